@@ -1,0 +1,87 @@
+import helmet from '@fastify/helmet';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from './deps.ts';
+import type { App } from './core/http/app-types.ts';
+import { registerAuthentication, type CredentialResolver } from './core/http/authenticate.ts';
+import { registerErrorHandling } from './core/http/error-handler.ts';
+import { requestIdFor } from './core/http/request-id.ts';
+import { ErrorBodySchema } from './core/http/responses.ts';
+import { healthRoutes } from './features/health/index.ts';
+import { identityRoutes } from './features/identity/index.ts';
+
+export interface BuildAppOptions {
+  /** Extra credential resolvers, tried after the built-in ones (tests use this; production never does). */
+  extraResolvers?: CredentialResolver[];
+}
+
+/** The whole HTTP surface. Tests and production build it the same way. */
+export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<App> {
+  const app = Fastify({
+    loggerInstance: deps.log,
+    genReqId: requestIdFor,
+    bodyLimit: deps.config.bodyLimitBytes,
+    trustProxy: deps.config.trustProxy,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  app.removeContentTypeParser('text/plain');
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+  await app.register(helmet, { contentSecurityPolicy: false, global: true });
+  app.addSchema(ErrorBodySchema);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Tessera Content Asset Platform API',
+        version: '1.5.0',
+        description: 'Self-hostable digital asset management. Compatible with the Content Asset Platform API v1.5.',
+      },
+      servers: [{ url: deps.config.publicUrl }],
+      components: {
+        securitySchemes: {
+          AccessToken: { type: 'apiKey', in: 'header', name: 'AccessToken', description: 'session.accessToken from POST /v1/auth/token' },
+          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'session.authorization (raw or with Bearer)' },
+          ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (tsk_…)' },
+        },
+      },
+      security: [{ AccessToken: [] }, { bearerAuth: [] }, { ApiKeyAuth: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  app.get(
+    '/openapi.json',
+    {
+      config: { public: true },
+      schema: {
+        tags: ['system'],
+        summary: 'This OpenAPI 3.1 document',
+        security: [],
+        response: { 200: Type.Object({}, { additionalProperties: true, description: 'OpenAPI 3.1 document' }) },
+      },
+    },
+    async () => app.swagger(),
+  );
+
+  healthRoutes(app, deps);
+
+  // Everything below requires credentials unless a route says `config: { public: true }`.
+  await app.register(async (api: App) => {
+    registerAuthentication(api, [...(options.extraResolvers ?? [])]);
+    await api.register(async (v1: App) => {
+      identityRoutes(v1, deps);
+    }, { prefix: '/v1' });
+  });
+
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,191 @@
+import { resolve } from 'node:path';
+
+/**
+ * The only reader of process.env. Every setting is parsed once at start; a bad value stops the
+ * process with a message naming the variable.
+ */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  readonly database: { readonly kind: 'sqlite'; readonly file: string } | { readonly kind: 'postgres'; readonly url: string };
+  readonly storage: LocalStorageConfig | S3StorageConfig;
+  readonly publicUrl: string;
+  readonly adminUsername: string | undefined;
+  readonly adminPassword: string | undefined;
+  readonly secretKey: string | undefined;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly workers: boolean;
+  readonly allowPrivateTargets: boolean;
+  readonly bodyLimitBytes: number;
+  readonly trustProxy: boolean;
+}
+
+export interface LocalStorageConfig {
+  readonly kind: 'local';
+  readonly dir: string;
+}
+
+export interface S3StorageConfig {
+  readonly kind: 's3';
+  readonly bucket: string;
+  readonly prefix: string;
+  readonly endpoint: string | undefined;
+  readonly region: string;
+  readonly accessKeyId: string | undefined;
+  readonly secretAccessKey: string | undefined;
+  readonly forcePathStyle: boolean;
+}
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, problem: string) {
+    super(`Invalid configuration: ${variable} ${problem}`);
+    this.variable = variable;
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export function parseConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = text(env, 'HOST', '127.0.0.1');
+  const dataDir = resolve(text(env, 'TESSERA_DATA_DIR', './data'));
+  const publicUrl = parsePublicUrl(env, host, port);
+  const logLevel = oneOf(env, 'TESSERA_LOG_LEVEL', LOG_LEVELS, 'info');
+  const adminPassword = optional(env, 'TESSERA_ADMIN_PASSWORD');
+  if (adminPassword !== undefined && (adminPassword.length < 8 || adminPassword.length > 1024)) {
+    throw new ConfigError('TESSERA_ADMIN_PASSWORD', 'must be 8 to 1024 characters long');
+  }
+  const adminUsername = optional(env, 'TESSERA_ADMIN_USERNAME');
+  if (adminUsername !== undefined && !/^[A-Za-z0-9._@+-]{1,50}$/.test(adminUsername)) {
+    throw new ConfigError('TESSERA_ADMIN_USERNAME', 'must be 1 to 50 letters, digits or . _ @ + -');
+  }
+  const secretKey = optional(env, 'TESSERA_SECRET_KEY');
+  if (secretKey !== undefined && secretKey.length < 32) {
+    throw new ConfigError('TESSERA_SECRET_KEY', 'must be at least 32 characters long');
+  }
+  return Object.freeze({
+    port,
+    host,
+    dataDir,
+    database: parseDatabase(env, dataDir),
+    storage: parseStorage(env, dataDir),
+    publicUrl,
+    adminUsername,
+    adminPassword,
+    secretKey,
+    logLevel,
+    workers: boolean(env, 'TESSERA_WORKERS', true),
+    allowPrivateTargets: boolean(env, 'TESSERA_ALLOW_PRIVATE_TARGETS', false),
+    bodyLimitBytes: integer(env, 'TESSERA_BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),
+    trustProxy: boolean(env, 'TESSERA_TRUST_PROXY', false),
+  });
+}
+
+function parseDatabase(env: Env, dataDir: string): Config['database'] {
+  const url = optional(env, 'DATABASE_URL');
+  if (url === undefined) return { kind: 'sqlite', file: resolve(dataDir, 'tessera.sqlite') };
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    try {
+      new URL(url);
+    } catch {
+      throw new ConfigError('DATABASE_URL', 'is not a valid postgres:// URL');
+    }
+    return { kind: 'postgres', url };
+  }
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length).replace(/^\/\//, '');
+    if (file === '') throw new ConfigError('DATABASE_URL', 'names no SQLite file (use sqlite:/path/to/file.sqlite)');
+    return { kind: 'sqlite', file: file === ':memory:' ? file : resolve(file) };
+  }
+  throw new ConfigError('DATABASE_URL', 'must start with postgres://, postgresql:// or sqlite:');
+}
+
+function parseStorage(env: Env, dataDir: string): Config['storage'] {
+  const value = optional(env, 'TESSERA_STORAGE');
+  if (value === undefined) return { kind: 'local', dir: resolve(dataDir, 'blobs') };
+  if (value.startsWith('file:')) {
+    const dir = value.slice('file:'.length).replace(/^\/\//, '');
+    if (dir === '') throw new ConfigError('TESSERA_STORAGE', 'names no directory (use file:/path/to/dir)');
+    return { kind: 'local', dir: resolve(dir) };
+  }
+  if (!value.startsWith('s3://')) throw new ConfigError('TESSERA_STORAGE', 'must be s3://bucket?endpoint=…&region=… or file:/dir');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('TESSERA_STORAGE', 'is not a valid s3:// URL');
+  }
+  const bucket = url.hostname;
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError('TESSERA_STORAGE', 'names an invalid S3 bucket');
+  const endpoint = url.searchParams.get('endpoint') ?? undefined;
+  if (endpoint !== undefined) {
+    try {
+      new URL(endpoint);
+    } catch {
+      throw new ConfigError('TESSERA_STORAGE', 'has an endpoint that is not a URL');
+    }
+  }
+  return {
+    kind: 's3',
+    bucket,
+    prefix: url.pathname.replace(/^\/+/, ''),
+    endpoint,
+    region: url.searchParams.get('region') ?? 'us-east-1',
+    accessKeyId: optional(env, 'AWS_ACCESS_KEY_ID'),
+    secretAccessKey: optional(env, 'AWS_SECRET_ACCESS_KEY'),
+    forcePathStyle: url.searchParams.get('forcePathStyle') !== 'false',
+  };
+}
+
+function parsePublicUrl(env: Env, host: string, port: number): string {
+  const value = optional(env, 'TESSERA_PUBLIC_URL');
+  if (value === undefined) {
+    const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+    return `http://${shown}:${port}`;
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError('TESSERA_PUBLIC_URL', 'is not a valid URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('TESSERA_PUBLIC_URL', 'must be an http or https URL');
+  return value.replace(/\/+$/, '');
+}
+
+function optional(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function text(env: Env, name: string, fallback: string): string {
+  return optional(env, name) ?? fallback;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const value = optional(env, name);
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value)) throw new ConfigError(name, `must be a whole number, got "${value}"`);
+  const n = Number(value);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const value = optional(env, name);
+  if (value === undefined) return fallback;
+  if (/^(true|1|yes|on)$/i.test(value)) return true;
+  if (/^(false|0|no|off)$/i.test(value)) return false;
+  throw new ConfigError(name, `must be true or false, got "${value}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const value = optional(env, name);
+  if (value === undefined) return fallback;
+  if (!(values as readonly string[]).includes(value)) throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${value}"`);
+  return value as T;
+}

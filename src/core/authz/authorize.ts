@@ -1,0 +1,73 @@
+import { sql } from 'kysely';
+import type { DbOrTrx } from '../db/connect.ts';
+import { fromJson } from '../db/json.ts';
+import { forbidden } from '../http/errors.ts';
+import { PERMISSIONS, PRIVILEGES, permissionFromId, type Permission, type Privilege } from './catalog.ts';
+import type { Principal } from './principal.ts';
+
+/**
+ * The only place privilege and permission rules live.
+ * - Privileges come from the caller's role (for an API key, already capped by its creator's).
+ * - Permissions on a thing are the union, over the thing's security templates, of what each
+ *   template grants to any of the caller's groups.
+ */
+export function hasPrivilege(principal: Principal, privilege: Privilege): boolean {
+  return principal.privileges.has(privilege);
+}
+
+/** Throws 403 unless the caller holds every named privilege. */
+export function requirePrivileges(principal: Principal, ...privileges: Privilege[]): void {
+  const missing = privileges.filter((p) => !principal.privileges.has(p));
+  if (missing.length > 0) {
+    throw forbidden(`Missing privilege: ${missing.map((p) => PRIVILEGES[p].name).join(', ')}`);
+  }
+}
+
+/** Throws 403 unless the caller holds at least one of the named privileges. */
+export function requireAnyPrivilege(principal: Principal, ...privileges: Privilege[]): void {
+  if (!privileges.some((p) => principal.privileges.has(p))) {
+    throw forbidden(`Missing privilege: one of ${privileges.map((p) => PRIVILEGES[p].name).join(', ')}`);
+  }
+}
+
+export async function permissionsOn(db: DbOrTrx, principal: Principal, templateIds: readonly string[]): Promise<Set<Permission>> {
+  const granted = new Set<Permission>();
+  if (templateIds.length === 0 || principal.groupIds.length === 0) return granted;
+  const rows = await db
+    .selectFrom('security_template_grants')
+    .select('permissions')
+    .where('org_id', '=', principal.orgId)
+    .where('template_id', 'in', [...templateIds])
+    .where('group_id', 'in', [...principal.groupIds])
+    .execute();
+  for (const row of rows) {
+    for (const id of fromJson<string[]>(row.permissions, [])) {
+      const permission = permissionFromId(id);
+      if (permission) granted.add(permission);
+    }
+  }
+  return granted;
+}
+
+export async function hasPermission(db: DbOrTrx, principal: Principal, templateIds: readonly string[], permission: Permission): Promise<boolean> {
+  return (await permissionsOn(db, principal, templateIds)).has(permission);
+}
+
+/**
+ * Whether `candidate` holds no privilege that `holder` lacks: used to refuse impersonating,
+ * or minting keys for, someone more powerful than the caller.
+ */
+export function privilegesWithin(candidate: ReadonlySet<Privilege>, holder: ReadonlySet<Privilege>): boolean {
+  for (const p of candidate) if (!holder.has(p)) return false;
+  return true;
+}
+
+/** Subquery of template ids that grant `permission` to any of the caller's groups, for SQL filters. */
+export function templatesGranting(db: DbOrTrx, principal: Principal, permission: Permission) {
+  return db
+    .selectFrom('security_template_grants')
+    .select('template_id')
+    .where('org_id', '=', principal.orgId)
+    .where('group_id', 'in', principal.groupIds.length > 0 ? [...principal.groupIds] : [''])
+    .where(sql<boolean>`permissions like ${'%' + PERMISSIONS[permission].id + '%'}`);
+}

@@ -1,0 +1,46 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { Config } from '../../config.ts';
+import type { Database } from './schema.ts';
+
+export type Db = Kysely<Database>;
+export type Trx = Transaction<Database>;
+/** Either the database or an open transaction: what repository functions take first. */
+export type DbOrTrx = Db | Trx;
+export type Engine = 'sqlite' | 'postgres';
+
+export interface DbHandle {
+  readonly db: Db;
+  readonly engine: Engine;
+  close(): Promise<void>;
+}
+
+// BIGINT columns hold epoch milliseconds, well inside Number's exact range.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+export function connectDb(config: Config['database'], options: { poolSize?: number } = {}): DbHandle {
+  if (config.kind === 'postgres') {
+    const pool = new pg.Pool({ connectionString: config.url, max: options.poolSize ?? 10 });
+    // An idle client that loses its connection must not crash the process.
+    pool.on('error', () => {});
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, engine: 'postgres', close: () => db.destroy() };
+  }
+  if (config.file !== ':memory:') mkdirSync(dirname(config.file), { recursive: true });
+  const sqlite = new SQLite(config.file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 10000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return { db, engine: 'sqlite', close: () => db.destroy() };
+}
+
+/** True when a database error is a unique-constraint violation, on either engine. */
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: string; message?: string };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

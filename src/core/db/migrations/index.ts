@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely/migration';
+import * as m0001 from './0001_foundation.ts';
+
+/** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
+export const migrations: Record<string, Migration> = {
+  '0001_foundation': m0001,
+};

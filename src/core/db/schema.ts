@@ -1,0 +1,131 @@
+import type { ColumnType } from 'kysely';
+
+/**
+ * The database as Kysely sees it. Conventions that hold on both engines:
+ * - ids are UUID strings; every tenant-owned row carries `org_id`;
+ * - times are epoch milliseconds (BIGINT), so comparisons and expiry are exact on both engines;
+ * - booleans are integers 0/1; structured values are JSON text.
+ * Features add their tables here (core/db owns the schema; features own the queries).
+ */
+export interface Database {
+  organizations: OrganizationsTable;
+  users: UsersTable;
+  groups: GroupsTable;
+  user_groups: UserGroupsTable;
+  roles: RolesTable;
+  security_templates: SecurityTemplatesTable;
+  security_template_grants: SecurityTemplateGrantsTable;
+  audit_log: AuditLogTable;
+  jobs: JobsTable;
+  server_state: ServerStateTable;
+}
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  customer_id: string;
+  created_at: number;
+}
+
+export interface UsersTable {
+  id: string;
+  org_id: string;
+  username: string;
+  username_key: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+  friendly_name: string;
+  status: 'enabled' | 'disabled' | 'pending';
+  account_type: 'local' | 'federated' | 'service';
+  role_id: string;
+  password_hash: string | null;
+  phone: string | null;
+  company: string | null;
+  country: string | null;
+  contact: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface GroupsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  name_key: string;
+  description: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UserGroupsTable {
+  org_id: string;
+  user_id: string;
+  group_id: string;
+}
+
+export interface RolesTable {
+  id: string;
+  org_id: string;
+  name: string;
+  name_key: string;
+  description: string;
+  /** JSON array of privilege keys */
+  privileges: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SecurityTemplatesTable {
+  id: string;
+  org_id: string;
+  name: string;
+  name_key: string;
+  description: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SecurityTemplateGrantsTable {
+  org_id: string;
+  template_id: string;
+  group_id: string;
+  /** JSON array of permission ids */
+  permissions: string;
+}
+
+export interface AuditLogTable {
+  id: string;
+  org_id: string;
+  at: number;
+  actor_id: string | null;
+  action: string;
+  target_type: string;
+  target_id: string | null;
+  ip: string | null;
+  /** JSON object */
+  data: string;
+}
+
+export interface JobsTable {
+  id: string;
+  org_id: string | null;
+  type: string;
+  /** JSON payload */
+  payload: string;
+  status: 'pending' | 'running' | 'done' | 'dead';
+  attempts: ColumnType<number, number | undefined, number>;
+  max_attempts: number;
+  run_at: number;
+  locked_until: number | null;
+  locked_by: string | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: ColumnType<number, number, number>;
+}
+
+export interface ServerStateTable {
+  key: string;
+  value: string;
+  updated_at: number;
+}

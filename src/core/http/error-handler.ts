@@ -1,0 +1,82 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from './errors.ts';
+
+const CONTEXT_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
+
+const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'Unsupported Content-Type: send application/json'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: ['bad_request', 'Content-Length does not match the body'],
+  FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', 'Request body is too large'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_json', 'Body is empty but Content-Type is application/json'],
+  FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_json', 'Body is not valid JSON'],
+  FST_ERR_CTP_EMPTY_TYPE: ['unsupported_media_type', 'Content-Type header is empty'],
+  FST_ERR_CTP_INVALID_TYPE: ['unsupported_media_type', 'Content-Type is invalid'],
+  FST_ERR_BAD_URL: ['bad_request', 'The URL is malformed'],
+  FST_ERR_ASYNC_CONSTRAINT: ['bad_request', 'Request constraints could not be evaluated'],
+};
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
+  if (error.headers) reply.headers(error.headers);
+  const body: Record<string, unknown> = { status: 'error', code: error.code, message: error.message, requestId: request.id };
+  if (error.details && error.details.length > 0) body.details = error.details;
+  return reply.code(error.status).type('application/json; charset=utf-8').send(body);
+}
+
+/** Turns any thrown value into the catalog's JSON error; 5xx are logged and masked. */
+export function toAppError(error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  const e = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
+  if (Array.isArray(e.validation)) {
+    const details = e.validation.map((issue) => validationDetail(e.validationContext ?? 'body', issue));
+    const first = details[0];
+    return new AppError('validation_failed', first ? `${first.field}: ${first.message}` : 'Request is invalid', { details });
+  }
+  const known = e.code ? FASTIFY_CODES[e.code] : undefined;
+  if (known) return new AppError(known[0], known[1]);
+  if (e instanceof SyntaxError && e.statusCode === 400) return new AppError('invalid_json', 'Body is not valid JSON');
+  const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    const code = (Object.keys(ERROR_STATUS) as ErrorCode[]).find((c) => ERROR_STATUS[c] === status) ?? 'bad_request';
+    return new AppError(code, e.message || 'Bad request');
+  }
+  return new AppError('internal', 'Internal server error', { cause: error });
+}
+
+interface ValidationIssue {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+function validationDetail(context: string, issue: ValidationIssue): ErrorDetail {
+  const prefix = CONTEXT_NAMES[context] ?? context;
+  const path = (issue.instancePath ?? '').split('/').filter(Boolean).join('.');
+  let field = path ? `${prefix}.${path}` : prefix;
+  let message = issue.message ?? 'is invalid';
+  if (issue.keyword === 'required' && typeof issue.params?.missingProperty === 'string') {
+    field = `${field === prefix ? prefix : field}.${issue.params.missingProperty}`;
+    message = 'is required';
+  } else if (issue.keyword === 'additionalProperties' && typeof issue.params?.additionalProperty === 'string') {
+    field = `${field}.${issue.params.additionalProperty}`;
+    message = 'is not an accepted field';
+  } else if (issue.keyword === 'enum' && Array.isArray(issue.params?.allowedValues)) {
+    message = `must be one of ${(issue.params.allowedValues as unknown[]).join(', ')}`;
+  }
+  return { field, message };
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error);
+    if (appError.status >= 500) {
+      request.log.error({ err: error }, 'request failed');
+    } else {
+      request.log.info({ code: appError.code, status: appError.status }, appError.message);
+    }
+    return sendError(request, reply, appError);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    sendError(request, reply, new AppError('not_found', `Route ${request.method} ${request.url.split('?')[0]} not found`)),
+  );
+}

@@ -1,0 +1,74 @@
+/** The one catalog of error codes and the HTTP status each one means. */
+export const ERROR_STATUS = {
+  bad_request: 400,
+  validation_failed: 400,
+  invalid_json: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  gone: 410,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  unprocessable: 422,
+  rate_limited: 429,
+  internal: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface ErrorDetail {
+  /** The field at fault, as a JSON path into the request part (`body.name`, `query.maxSize`). */
+  field: string;
+  message: string;
+}
+
+export interface AppErrorOptions {
+  details?: ErrorDetail[];
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly details: ErrorDetail[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+}
+
+/** 400 naming the field and the problem. */
+export function invalidField(field: string, message: string): AppError {
+  return new AppError('validation_failed', `${field}: ${message}`, { details: [{ field, message }] });
+}
+
+/** 404 for anything missing or not visible to the caller: the two are indistinguishable. */
+export function notFound(what: string): AppError {
+  return new AppError('not_found', `${what} not found`);
+}
+
+export function unauthorized(message = 'Unauthorized'): AppError {
+  return new AppError('unauthorized', message);
+}
+
+export function forbidden(message = 'Forbidden'): AppError {
+  return new AppError('forbidden', message);
+}
+
+export function conflict(message: string, field?: string): AppError {
+  return new AppError('conflict', message, field ? { details: [{ field, message }] } : {});
+}
+
+export function tooManyRequests(retryAfterSeconds: number, message = 'Too many requests'): AppError {
+  return new AppError('rate_limited', message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
+}

@@ -1,0 +1,41 @@
+import { Type, type TSchema } from 'typebox';
+import { ERROR_STATUS, type ErrorCode } from './errors.ts';
+
+export const ErrorBodySchema = Type.Object(
+  {
+    status: Type.Literal('error'),
+    code: Type.String({ description: 'Machine-readable error code from the catalog' }),
+    message: Type.String({ description: 'Human-readable explanation' }),
+    requestId: Type.String(),
+    details: Type.Optional(
+      Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), { description: 'Which field, what was wrong' }),
+    ),
+  },
+  { $id: 'Error', title: 'Error' },
+);
+
+const DESCRIPTIONS: Record<number, string> = {
+  400: 'Bad request: a field is missing or invalid',
+  401: 'Missing, invalid, expired or revoked credentials',
+  403: 'Authenticated, but lacking the privilege',
+  404: 'Not found, or not visible to the caller',
+  409: 'Conflicts with the current state',
+  413: 'Body too large',
+  415: 'Unsupported content type',
+  422: 'Well-formed but cannot be processed',
+  429: 'Too many requests; see Retry-After',
+  503: 'Not ready',
+};
+
+/** The error responses a route declares, spread into its `response` schema. */
+export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
+  const out: Record<number, TSchema> = {};
+  for (const code of codes) {
+    const status = ERROR_STATUS[code];
+    out[status] = Type.Ref('Error', { description: DESCRIPTIONS[status] ?? code });
+  }
+  return out;
+}
+
+/** Errors every authenticated route can return. */
+export const AUTHENTICATED_ERRORS: ErrorCode[] = ['bad_request', 'unauthorized', 'rate_limited'];

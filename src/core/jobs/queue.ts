@@ -1,0 +1,63 @@
+import type { DbOrTrx } from '../db/connect.ts';
+import { toJson } from '../db/json.ts';
+import { newId } from '../ids.ts';
+
+export interface JobSpec {
+  type: string;
+  payload: unknown;
+  orgId?: string | null;
+  /** Epoch ms; defaults to now. */
+  runAt?: number;
+  maxAttempts?: number;
+  id?: string;
+}
+
+/**
+ * Adds a job. Call it with the transaction of the change the job belongs to, so the job exists
+ * exactly when the change does (a rolled-back change leaves no job behind).
+ */
+export async function enqueueJob(db: DbOrTrx, now: number, spec: JobSpec): Promise<string> {
+  const id = spec.id ?? newId(now);
+  await db
+    .insertInto('jobs')
+    .values({
+      id,
+      org_id: spec.orgId ?? null,
+      type: spec.type,
+      payload: toJson(spec.payload ?? null),
+      status: 'pending',
+      max_attempts: spec.maxAttempts ?? 5,
+      run_at: spec.runAt ?? now,
+      locked_until: null,
+      locked_by: null,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  return id;
+}
+
+/** Thrown by a handler to be retried after a chosen delay rather than the default backoff. */
+export class RetryJob extends Error {
+  readonly delayMs: number;
+  constructor(message: string, delayMs: number) {
+    super(message);
+    this.delayMs = delayMs;
+  }
+}
+
+/** Thrown by a handler whose job can never succeed: the job goes dead at once. */
+export class FatalJobError extends Error {}
+
+/** Wakes idle workers of this process; across processes they poll. */
+export class JobSignal {
+  private listeners = new Set<() => void>();
+  wake(): void {
+    for (const listener of this.listeners) listener();
+  }
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

@@ -1,0 +1,178 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type Selectable } from 'kysely';
+import type { Clock } from '../clock.ts';
+import type { Db, Engine } from '../db/connect.ts';
+import type { JobsTable as JobsColumns } from '../db/schema.ts';
+
+type JobsTable = Selectable<JobsColumns>;
+import type { Log } from '../log.ts';
+import { FatalJobError, RetryJob, type JobSignal } from './queue.ts';
+
+export interface ClaimedJob {
+  id: string;
+  orgId: string | null;
+  type: string;
+  payload: unknown;
+  attempts: number;
+  maxAttempts: number;
+}
+
+export type JobHandler = (job: ClaimedJob) => Promise<void>;
+
+export interface WorkerOptions {
+  db: Db;
+  engine: Engine;
+  clock: Clock;
+  log: Log;
+  signal: JobSignal;
+  handlers: Readonly<Record<string, JobHandler>>;
+  concurrency?: number;
+  pollMs?: number;
+  leaseMs?: number;
+}
+
+export interface Worker {
+  stop(): Promise<void>;
+  /** Runs until no due job is left (tests use it to drive work deterministically). */
+  drain(): Promise<number>;
+}
+
+/** Default backoff: 1 s, 2 s, 4 s … capped at 10 min, with ±20 % jitter. */
+export function backoffMs(attempt: number): number {
+  const base = Math.min(600_000, 1000 * 2 ** Math.max(0, attempt - 1));
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
+/**
+ * Claims due jobs with a lease, runs their handlers, and retries or buries them. A job whose
+ * worker died is picked up again when its lease runs out, so every job runs at least once.
+ */
+export function startWorker(options: WorkerOptions): Worker {
+  const { db, engine, clock, log, signal, handlers } = options;
+  const concurrency = options.concurrency ?? 4;
+  const pollMs = options.pollMs ?? 100;
+  const leaseMs = options.leaseMs ?? 60_000;
+  const workerId = randomUUID();
+  const types = Object.keys(handlers);
+  let running = true;
+  let active = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let loop: Promise<void> = Promise.resolve();
+  let pending = false;
+
+  const claim = async (limit: number): Promise<JobsTable[]> => {
+    if (types.length === 0 || limit <= 0) return [];
+    const now = clock.now();
+    const lock = engine === 'postgres' ? sql`for update skip locked` : sql``;
+    const result = await sql<JobsTable>`
+      update jobs set status = 'running', locked_until = ${now + leaseMs}, locked_by = ${workerId},
+        attempts = attempts + 1, updated_at = ${now}
+      where id in (
+        select id from jobs
+        where type in (${sql.join(types)})
+          and ((status = 'pending' and run_at <= ${now}) or (status = 'running' and locked_until < ${now}))
+        order by run_at limit ${limit} ${lock}
+      )
+      returning *`.execute(db);
+    return result.rows;
+  };
+
+  const finish = async (row: JobsTable, error: unknown): Promise<void> => {
+    const now = clock.now();
+    if (error === undefined) {
+      await db.updateTable('jobs').set({ status: 'done', locked_until: null, last_error: null, updated_at: now })
+        .where('id', '=', row.id).where('locked_by', '=', workerId).execute();
+      return;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    const dead = error instanceof FatalJobError || (row.attempts >= row.max_attempts && !(error instanceof RetryJob));
+    const delay = error instanceof RetryJob ? error.delayMs : backoffMs(row.attempts);
+    await db
+      .updateTable('jobs')
+      .set({
+        status: dead ? 'dead' : 'pending',
+        run_at: dead ? row.run_at : now + delay,
+        locked_until: null,
+        locked_by: null,
+        last_error: message.slice(0, 2000),
+        updated_at: now,
+      })
+      .where('id', '=', row.id)
+      .where('locked_by', '=', workerId)
+      .execute();
+    if (dead) log.warn({ jobId: row.id, type: row.type, error: message }, 'job failed for good');
+  };
+
+  const runOne = async (row: JobsTable): Promise<void> => {
+    const handler = handlers[row.type];
+    let failure: unknown;
+    try {
+      if (!handler) throw new FatalJobError(`No handler for job type ${row.type}`);
+      await handler({ id: row.id, orgId: row.org_id, type: row.type, payload: JSON.parse(row.payload), attempts: row.attempts, maxAttempts: row.max_attempts });
+    } catch (error) {
+      failure = error ?? new Error('job failed');
+    }
+    try {
+      await finish(row, failure);
+    } catch (error) {
+      log.error({ err: error, jobId: row.id }, 'could not record job outcome');
+    }
+  };
+
+  const tick = async (): Promise<number> => {
+    let started = 0;
+    for (;;) {
+      const rows = await claim(concurrency - active);
+      if (rows.length === 0) return started;
+      started += rows.length;
+      active += rows.length;
+      await Promise.all(rows.map((row) => runOne(row).finally(() => { active -= 1; })));
+    }
+  };
+
+  const schedule = (delay: number) => {
+    if (!running) return;
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      loop = loop.then(async () => {
+        try {
+          await tick();
+        } catch (error) {
+          log.error({ err: error }, 'job worker tick failed');
+        }
+        schedule(pollMs);
+      });
+    }, delay);
+  };
+
+  const unsubscribe = signal.subscribe(() => {
+    if (!pending) {
+      pending = true;
+      queueMicrotask(() => {
+        pending = false;
+        schedule(0);
+      });
+    }
+  });
+  schedule(0);
+
+  return {
+    async stop() {
+      running = false;
+      clearTimeout(timer);
+      unsubscribe();
+      await loop;
+    },
+    async drain() {
+      let total = 0;
+      await (loop = loop.then(async () => {
+        for (;;) {
+          const n = await tick();
+          total += n;
+          if (n === 0) break;
+        }
+      }));
+      return total;
+    },
+  };
+}

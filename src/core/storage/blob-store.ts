@@ -1,0 +1,28 @@
+import type { Readable } from 'node:stream';
+import { invalidField } from '../http/errors.ts';
+
+export interface PutResult {
+  size: number;
+  sha256: string;
+}
+
+/** Where file bytes live. Keys are slash-separated relative paths chosen by the server. */
+export interface BlobStore {
+  readonly kind: 'local' | 's3';
+  /** Writes atomically: readers see the old object or the whole new one, never a part. */
+  put(key: string, body: Readable | Buffer, options?: { contentType?: string }): Promise<PutResult>;
+  /** Null when the object does not exist. `end` is inclusive. */
+  get(key: string, range?: { start: number; end?: number }): Promise<Readable | null>;
+  head(key: string): Promise<{ size: number } | null>;
+  delete(key: string): Promise<void>;
+  /** Throws when the store cannot be reached (readiness). */
+  ping(): Promise<void>;
+}
+
+const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._=-]*(\/[A-Za-z0-9][A-Za-z0-9._=-]*)*$/;
+
+export function assertSafeKey(key: string): void {
+  if (!SAFE_KEY.test(key) || key.length > 1024 || key.split('/').some((part) => part === '..' || part === '.')) {
+    throw invalidField('key', 'is not a safe storage key');
+  }
+}

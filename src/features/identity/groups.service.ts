@@ -1,0 +1,79 @@
+import type { Deps } from '../../deps.ts';
+import { audit } from '../../core/audit.ts';
+import { requirePrivileges } from '../../core/authz/authorize.ts';
+import type { Principal } from '../../core/authz/principal.ts';
+import { isUniqueViolation } from '../../core/db/connect.ts';
+import type { GroupsTable } from '../../core/db/schema.ts';
+import { conflict, notFound } from '../../core/http/errors.ts';
+import { newId } from '../../core/ids.ts';
+import type { Group } from './identity.schemas.ts';
+import { findGroup } from './identity.repo.ts';
+
+function toGroup(row: GroupsTable): Group {
+  return { groupId: row.id, groupName: row.name, description: row.description, createdEpoch: row.created_at, lastUpdatedEpoch: row.updated_at };
+}
+
+const duplicate = () => conflict('A group with this name already exists', 'body.groupName');
+
+export async function listGroups(deps: Deps, principal: Principal): Promise<Group[]> {
+  requirePrivileges(principal, 'user_management');
+  const rows = await deps.db.selectFrom('groups').selectAll().where('org_id', '=', principal.orgId).orderBy('name_key').execute();
+  return rows.map(toGroup);
+}
+
+export async function getGroup(deps: Deps, principal: Principal, id: string): Promise<Group> {
+  requirePrivileges(principal, 'user_management');
+  const row = await findGroup(deps.db, principal.orgId, id);
+  if (!row) throw notFound('Group');
+  return toGroup(row);
+}
+
+export async function createGroup(deps: Deps, principal: Principal, input: { groupName: string; description?: string }, ip: string): Promise<Group> {
+  requirePrivileges(principal, 'user_management');
+  const now = deps.clock.now();
+  const row: GroupsTable = { id: newId(now), org_id: principal.orgId, name: input.groupName, name_key: input.groupName.toLowerCase(), description: input.description ?? '', created_at: now, updated_at: now };
+  try {
+    await deps.db.transaction().execute(async (trx) => {
+      await trx.insertInto('groups').values(row).execute();
+      await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'group.created', targetType: 'group', targetId: row.id, ip });
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw duplicate();
+    throw error;
+  }
+  return toGroup(row);
+}
+
+export async function updateGroup(deps: Deps, principal: Principal, id: string, input: { groupName?: string; description?: string }, ip: string): Promise<Group> {
+  requirePrivileges(principal, 'user_management');
+  const now = deps.clock.now();
+  try {
+    return await deps.db.transaction().execute(async (trx) => {
+      const row = await findGroup(trx, principal.orgId, id);
+      if (!row) throw notFound('Group');
+      const patch: Partial<GroupsTable> = { updated_at: now };
+      if (input.groupName !== undefined) Object.assign(patch, { name: input.groupName, name_key: input.groupName.toLowerCase() });
+      if (input.description !== undefined) patch.description = input.description;
+      await trx.updateTable('groups').set(patch).where('org_id', '=', principal.orgId).where('id', '=', id).execute();
+      await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'group.updated', targetType: 'group', targetId: id, ip });
+      return toGroup({ ...row, ...patch });
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw duplicate();
+    throw error;
+  }
+}
+
+/** Deleting a group removes its memberships and its grants in security templates. */
+export async function deleteGroup(deps: Deps, principal: Principal, id: string, ip: string): Promise<void> {
+  requirePrivileges(principal, 'user_management');
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const row = await findGroup(trx, principal.orgId, id);
+    if (!row) throw notFound('Group');
+    await trx.deleteFrom('user_groups').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
+    await trx.deleteFrom('security_template_grants').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
+    await trx.deleteFrom('groups').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
+    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'group.deleted', targetType: 'group', targetId: id, ip, data: { name: row.name } });
+  });
+}

@@ -1,0 +1,16 @@
+import type { Deps } from '../../deps.ts';
+import type { App } from '../../core/http/app-types.ts';
+import { accessRoutes } from './access.routes.ts';
+import { userRoutes } from './users.routes.ts';
+
+export { bootstrapFirstOrganization } from './bootstrap.ts';
+export { createOrganization, type CreatedOrganization } from './organizations.service.ts';
+export { loadUserPrincipal, parsePrivileges } from './principal.ts';
+export { hashPassword, verifyPassword, dummyPasswordHash, passwordQueueDepth } from './password.ts';
+export { passwordProblem } from './password-policy.ts';
+export { findUser, findUserByUsername, findRole } from './identity.repo.ts';
+
+export function identityRoutes(app: App, deps: Deps): void {
+  userRoutes(app, deps);
+  accessRoutes(app, deps);
+}

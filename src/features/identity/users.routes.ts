@@ -1,0 +1,51 @@
+import { Type } from 'typebox';
+import type { Deps } from '../../deps.ts';
+import type { App } from '../../core/http/app-types.ts';
+import { clientIp, principalOf } from '../../core/http/authenticate.ts';
+import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
+import { GroupMembershipSchema, IdParamsSchema, StatusMessageSchema, UserCreateSchema, UserCreatedSchema, UserSchema, UserUpdateSchema } from './identity.schemas.ts';
+import { changeGroupMembership, createUser, getCurrentUser, getUser, updateUser } from './users.service.ts';
+
+const tags = ['people'];
+const UserRef = Type.Ref('User');
+
+export function userRoutes(app: App, deps: Deps): void {
+  app.addSchema(UserSchema);
+
+  app.get('/user', {
+    schema: { tags, summary: 'The current user', response: { 200: UserRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found') } },
+  }, async (request) => getCurrentUser(deps, principalOf(request)));
+
+  app.post('/user', {
+    schema: {
+      tags, summary: 'Create a user (User Management and Security Template Management)', body: UserCreateSchema,
+      response: { 200: UserCreatedSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'conflict') },
+    },
+  }, async (request) => {
+    const created = await createUser(deps, principalOf(request), request.body, clientIp(request));
+    return { status: 'success' as const, ...created };
+  });
+
+  app.get('/user/:id', {
+    schema: { tags, summary: 'A user by id', params: IdParamsSchema, response: { 200: UserRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found') } },
+  }, async (request) => getUser(deps, principalOf(request), request.params.id));
+
+  app.patch('/user/:id', {
+    schema: {
+      tags, summary: 'Update a user (own profile, or anyone with User Management)', params: IdParamsSchema, body: UserUpdateSchema,
+      response: { 200: UserRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict') },
+    },
+  }, async (request) => updateUser(deps, principalOf(request), request.params.id, request.body, clientIp(request)));
+
+  for (const change of ['add', 'remove'] as const) {
+    app.patch(`/user/:id/${change}-to-group`.replace('remove-to', 'remove-from'), {
+      schema: {
+        tags, summary: change === 'add' ? 'Add a user to a group' : 'Remove a user from a group', params: IdParamsSchema, body: GroupMembershipSchema,
+        response: { 200: StatusMessageSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict') },
+      },
+    }, async (request) => {
+      await changeGroupMembership(deps, principalOf(request), request.params.id, request.body, change, clientIp(request));
+      return { status: 'success' as const, message: 'User Profile update was successful' };
+    });
+  }
+}

@@ -1,0 +1,179 @@
+import type { Deps } from '../../deps.ts';
+import { audit } from '../../core/audit.ts';
+import { hasPrivilege, privilegesWithin, requirePrivileges } from '../../core/authz/authorize.ts';
+import type { Principal } from '../../core/authz/principal.ts';
+import { isUniqueViolation, type DbOrTrx } from '../../core/db/connect.ts';
+import type { UsersTable } from '../../core/db/schema.ts';
+import { AppError, conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
+import { newId } from '../../core/ids.ts';
+import type { GroupMembership, User, UserCreate, UserUpdate } from './identity.schemas.ts';
+import { existingGroupIds, findGroup, findGroupByName, findRole, findRoleByName, findUser, groupIdsOfUser, replaceUserGroups } from './identity.repo.ts';
+import { hashPassword } from './password.ts';
+import { parsePrivileges } from './principal.ts';
+import { passwordProblem } from './password-policy.ts';
+
+export function toUser(row: UsersTable, customerId: string, groups: string[]): User {
+  return {
+    userId: row.id,
+    customerId,
+    userName: row.account_type === 'federated' ? null : row.username,
+    emailId: row.email,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    friendlyName: row.friendly_name,
+    roleId: row.role_id,
+    status: row.status,
+    accountType: row.account_type,
+    groups,
+    phone: row.phone,
+    contact: row.contact,
+    country: row.country,
+    company: row.company,
+    createdEpoch: row.created_at,
+    lastUpdatedEpoch: row.updated_at,
+    createdDate: new Date(row.created_at).toISOString(),
+    lastUpdatedDate: new Date(row.updated_at).toISOString(),
+  };
+}
+
+async function customerIdOf(db: DbOrTrx, orgId: string): Promise<string> {
+  const org = await db.selectFrom('organizations').select('customer_id').where('id', '=', orgId).executeTakeFirstOrThrow();
+  return org.customer_id;
+}
+
+async function present(db: DbOrTrx, row: UsersTable): Promise<User> {
+  return toUser(row, await customerIdOf(db, row.org_id), await groupIdsOfUser(db, row.org_id, row.id));
+}
+
+export async function getCurrentUser(deps: Deps, principal: Principal): Promise<User> {
+  const row = await findUser(deps.db, principal.orgId, principal.userId);
+  if (!row) throw notFound('User');
+  return present(deps.db, row);
+}
+
+/** Users see themselves; seeing anyone else takes User Management. Anything else is "not found". */
+async function visibleUser(db: DbOrTrx, principal: Principal, id: string): Promise<UsersTable> {
+  const row = await findUser(db, principal.orgId, id);
+  if (!row || (row.id !== principal.userId && !hasPrivilege(principal, 'user_management'))) throw notFound('User');
+  return row;
+}
+
+export async function getUser(deps: Deps, principal: Principal, id: string): Promise<User> {
+  return present(deps.db, await visibleUser(deps.db, principal, id));
+}
+
+async function assignableRole(db: DbOrTrx, principal: Principal, field: string, by: { id?: string; name?: string }) {
+  const role = by.id ? await findRole(db, principal.orgId, by.id) : await findRoleByName(db, principal.orgId, by.name ?? '');
+  if (!role) throw invalidField(field, 'names no role of this organization');
+  if (!privilegesWithin(parsePrivileges(role.privileges), principal.privileges)) {
+    throw forbidden('A role with privileges you do not hold cannot be assigned');
+  }
+  return role;
+}
+
+async function assertGroupsExist(db: DbOrTrx, orgId: string, groups: readonly string[]): Promise<void> {
+  const found = await existingGroupIds(db, orgId, groups);
+  const missing = groups.filter((g) => !found.has(g));
+  if (missing.length > 0) throw invalidField('body.groups', `names groups that do not exist: ${missing.join(', ')}`);
+}
+
+export async function createUser(deps: Deps, principal: Principal, input: UserCreate, ip: string): Promise<{ userId: string; roleId: string }> {
+  requirePrivileges(principal, 'user_management', 'security_template_management');
+  if (input.accountType === 'local') {
+    if (!input.password) throw invalidField('body.password', 'is required for a local account');
+    const problem = passwordProblem(input.password, input.username);
+    if (problem) throw invalidField('body.password', problem);
+  }
+  const passwordHash = input.accountType === 'local' ? await hashPassword(input.password!) : null;
+  const now = deps.clock.now();
+  const userId = newId(now);
+  try {
+    await deps.db.transaction().execute(async (trx) => {
+      const role = await assignableRole(trx, principal, 'body.userRoleId', { id: input.userRoleId });
+      await assertGroupsExist(trx, principal.orgId, input.groups);
+      const attrs = input.customAttributes ?? {};
+      await trx.insertInto('users')
+        .values({
+          id: userId,
+          org_id: principal.orgId,
+          username: input.username,
+          username_key: input.username.toLowerCase(),
+          email: input.email,
+          first_name: input.firstName,
+          last_name: input.lastName,
+          friendly_name: input.friendlyName,
+          status: 'enabled',
+          account_type: input.accountType,
+          role_id: role.id,
+          password_hash: passwordHash,
+          phone: attrs.phone === undefined ? null : String(attrs.phone),
+          company: attrs.company ?? null,
+          country: attrs.country ?? null,
+          contact: attrs.contact === undefined ? null : String(attrs.contact),
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+      await replaceUserGroups(trx, principal.orgId, userId, input.groups);
+      await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'user.created', targetType: 'user', targetId: userId, ip });
+    });
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict('A user with this username already exists', 'body.username');
+    throw error;
+  }
+  return { userId, roleId: input.userRoleId };
+}
+
+const SELF_SERVICE_FIELDS = ['firstName', 'lastName', 'friendlyName', 'email', 'company', 'country', 'contact', 'phone'] as const;
+
+export async function updateUser(deps: Deps, principal: Principal, id: string, input: UserUpdate, ip: string): Promise<User> {
+  if (input.userRoleId && input.userRoleName) throw invalidField('body.userRoleName', 'send either userRoleId or userRoleName, not both');
+  const now = deps.clock.now();
+  const row = await deps.db.transaction().execute(async (trx) => {
+    const user = await visibleUser(trx, principal, id);
+    const privileged = input.userRoleId !== undefined || input.userRoleName !== undefined || input.groups !== undefined || input.status !== undefined;
+    if (privileged) requirePrivileges(principal, 'user_management');
+    if (input.status === 'disabled' && user.id === principal.userId) throw conflict('You cannot disable your own account', 'body.status');
+    const patch: Partial<UsersTable> = { updated_at: now };
+    for (const field of SELF_SERVICE_FIELDS) {
+      const value = input[field];
+      if (value === undefined) continue;
+      const column = ({ firstName: 'first_name', lastName: 'last_name', friendlyName: 'friendly_name', email: 'email', company: 'company', country: 'country', contact: 'contact', phone: 'phone' } as const)[field];
+      (patch as Record<string, unknown>)[column] = String(value);
+    }
+    if (input.userRoleId !== undefined || input.userRoleName !== undefined) {
+      const role = await assignableRole(trx, principal, input.userRoleId ? 'body.userRoleId' : 'body.userRoleName', { id: input.userRoleId, name: input.userRoleName });
+      patch.role_id = role.id;
+    }
+    if (input.status !== undefined) patch.status = input.status;
+    if (input.groups !== undefined) {
+      await assertGroupsExist(trx, principal.orgId, input.groups);
+      await replaceUserGroups(trx, principal.orgId, user.id, input.groups);
+    }
+    await trx.updateTable('users').set(patch).where('org_id', '=', principal.orgId).where('id', '=', user.id).execute();
+    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'user.updated', targetType: 'user', targetId: user.id, ip, data: { fields: Object.keys(input) } });
+    return (await findUser(trx, principal.orgId, user.id))!;
+  });
+  return present(deps.db, row);
+}
+
+export async function changeGroupMembership(deps: Deps, principal: Principal, id: string, input: GroupMembership, change: 'add' | 'remove', ip: string): Promise<void> {
+  requirePrivileges(principal, 'user_management');
+  if (!input.userGroupId && !input.userGroupName) throw invalidField('body.userGroupId', 'send userGroupId or userGroupName');
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const user = await visibleUser(trx, principal, id);
+    const group = input.userGroupId ? await findGroup(trx, principal.orgId, input.userGroupId) : await findGroupByName(trx, principal.orgId, input.userGroupName!);
+    if (!group) throw invalidField(input.userGroupId ? 'body.userGroupId' : 'body.userGroupName', 'names no group of this organization');
+    const member = await trx.selectFrom('user_groups').select('group_id').where('user_id', '=', user.id).where('group_id', '=', group.id).executeTakeFirst();
+    if (change === 'add') {
+      if (member) throw new AppError('conflict', 'User is already part of this group.');
+      await trx.insertInto('user_groups').values({ org_id: principal.orgId, user_id: user.id, group_id: group.id }).execute();
+    } else {
+      if (!member) throw new AppError('conflict', 'User is not part of this group.');
+      await trx.deleteFrom('user_groups').where('user_id', '=', user.id).where('group_id', '=', group.id).execute();
+    }
+    await trx.updateTable('users').set({ updated_at: now }).where('id', '=', user.id).execute();
+    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: `user.group_${change === 'add' ? 'added' : 'removed'}`, targetType: 'user', targetId: user.id, ip, data: { groupId: group.id } });
+  });
+}

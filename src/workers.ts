@@ -1,0 +1,11 @@
+import type { Deps } from './deps.ts';
+import { startWorker, type JobHandler, type Worker } from './core/jobs/worker.ts';
+
+/** Every background job type, by feature. */
+export function jobHandlers(_deps: Deps): Record<string, JobHandler> {
+  return {};
+}
+
+export function startWorkers(deps: Deps): Worker {
+  return startWorker({ db: deps.db, engine: deps.engine, clock: deps.clock, log: deps.log, signal: deps.jobs, handlers: jobHandlers(deps) });
+}
