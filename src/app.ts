@@ -14,7 +14,7 @@ import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 
 export interface BuildAppOptions {
-  /** Extra credential resolvers, tried after the built-in ones (tests use this; production never does). */
+  /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
   extraResolvers?: CredentialResolver[];
 }
 
@@ -76,7 +76,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
 
   // Everything below requires credentials unless a route says `config: { public: true }`.
   await app.register(async (api: App) => {
-    registerAuthentication(api, [...(options.extraResolvers ?? [])]);
+    // Order matters: user credentials come before API keys, so that when both are sent the user
+    // is the principal (and the key is only checked to belong to the same organization).
+    const resolvers: CredentialResolver[] = [];
+    registerAuthentication(api, [...(options.extraResolvers ?? []), ...resolvers]);
     await api.register(async (v1: App) => {
       identityRoutes(v1, deps);
     }, { prefix: '/v1' });
