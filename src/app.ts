@@ -16,6 +16,8 @@ import { identityRoutes } from './features/identity/index.ts';
 export interface BuildAppOptions {
   /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
   extraResolvers?: CredentialResolver[];
+  /** Called for every route as it is registered (the OpenAPI completeness test uses it). */
+  onRoute?: (route: { method: string | string[]; url: string; hidden: boolean }) => void;
 }
 
 /** The whole HTTP surface. Tests and production build it the same way. */
@@ -29,6 +31,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
+  if (options.onRoute) {
+    const report = options.onRoute;
+    app.addHook('onRoute', (route) => report({ method: route.method, url: route.url, hidden: Boolean((route.schema as { hide?: boolean } | undefined)?.hide) }));
+  }
   app.removeContentTypeParser('text/plain');
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { forEachEngine } from '../../../test/helpers/context.ts';
+import { createLog } from '../log.ts';
+import { enqueueJob, FatalJobError, RetryJob } from './queue.ts';
+import { startWorker, type ClaimedJob, type JobHandler } from './worker.ts';
+
+forEachEngine('jobs', (ctx) => {
+  const worker = (handlers: Record<string, JobHandler>, extra: { leaseMs?: number } = {}) =>
+    startWorker({ db: ctx().deps.db, engine: ctx().engine, clock: ctx().clock, log: createLog('silent'), signal: ctx().deps.jobs, handlers, pollMs: 60_000, ...extra });
+  const statusOf = async (id: string) => ctx().deps.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+
+  it('runs a job enqueued in a committed transaction, and none from a rolled-back one', async () => {
+    const seen: unknown[] = [];
+    const type = `t-${Math.random()}`;
+    const now = ctx().clock.now();
+    const committed = await ctx().deps.db.transaction().execute((trx) => enqueueJob(trx, now, { type, payload: { n: 1 } }));
+    await assert.rejects(ctx().deps.db.transaction().execute(async (trx) => {
+      await enqueueJob(trx, now, { type, payload: { n: 2 } });
+      throw new Error('roll back');
+    }));
+    const w = worker({ [type]: async (job) => { seen.push(job.payload); } });
+    try {
+      assert.equal(await w.drain(), 1);
+      assert.deepEqual(seen, [{ n: 1 }]);
+      assert.equal((await statusOf(committed)).status, 'done');
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('retries with backoff, honours RetryJob delays, and buries a job after max attempts', async () => {
+    const type = `t-${Math.random()}`;
+    const attempts: number[] = [];
+    const id = await enqueueJob(ctx().deps.db, ctx().clock.now(), { type, payload: null, maxAttempts: 3 });
+    const w = worker({ [type]: async (job: ClaimedJob) => { attempts.push(job.attempts); throw new Error(`boom ${job.attempts}`); } });
+    try {
+      await w.drain();
+      assert.deepEqual(attempts, [1]);
+      let row = await statusOf(id);
+      assert.equal(row.status, 'pending');
+      assert.ok(row.run_at > ctx().clock.now());
+      assert.equal(await w.drain(), 0, 'not due yet');
+      ctx().clock.advance(10 * 60_000);
+      await w.drain();
+      ctx().clock.advance(10 * 60_000);
+      await w.drain();
+      assert.deepEqual(attempts, [1, 2, 3]);
+      row = await statusOf(id);
+      assert.equal(row.status, 'dead');
+      assert.equal(row.last_error, 'boom 3');
+    } finally {
+      await w.stop();
+    }
+    const type2 = `t-${Math.random()}`;
+    const id2 = await enqueueJob(ctx().deps.db, ctx().clock.now(), { type: type2, payload: null });
+    const w2 = worker({ [type2]: async () => { throw new RetryJob('later', 5000); } });
+    try {
+      await w2.drain();
+      assert.equal((await statusOf(id2)).run_at, ctx().clock.now() + 5000);
+    } finally {
+      await w2.stop();
+    }
+    const type3 = `t-${Math.random()}`;
+    const id3 = await enqueueJob(ctx().deps.db, ctx().clock.now(), { type: type3, payload: null, maxAttempts: 10 });
+    const w3 = worker({ [type3]: async () => { throw new FatalJobError('never'); } });
+    try {
+      await w3.drain();
+      assert.equal((await statusOf(id3)).status, 'dead');
+    } finally {
+      await w3.stop();
+    }
+  });
+
+  it('picks a job up again when its worker died holding the lease', async () => {
+    const type = `t-${Math.random()}`;
+    const id = await enqueueJob(ctx().deps.db, ctx().clock.now(), { type, payload: null });
+    // Simulate a worker that claimed the job and then vanished.
+    await ctx().deps.db.updateTable('jobs').set({ status: 'running', locked_by: 'dead-worker', locked_until: ctx().clock.now() + 1000, attempts: 1 }).where('id', '=', id).execute();
+    let runs = 0;
+    const w = worker({ [type]: async () => { runs += 1; } });
+    try {
+      assert.equal(await w.drain(), 0, 'lease still held');
+      ctx().clock.advance(1001);
+      assert.equal(await w.drain(), 1);
+      assert.equal(runs, 1);
+      assert.equal((await statusOf(id)).status, 'done');
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('two workers never run the same job twice', async () => {
+    const type = `t-${Math.random()}`;
+    const now = ctx().clock.now();
+    for (let i = 0; i < 40; i++) await enqueueJob(ctx().deps.db, now, { type, payload: i });
+    const runs = new Map<number, number>();
+    const handler: JobHandler = async (job) => {
+      runs.set(job.payload as number, (runs.get(job.payload as number) ?? 0) + 1);
+      await new Promise((r) => setTimeout(r, 2));
+    };
+    const second = await ctx().secondInstance();
+    const a = worker({ [type]: handler });
+    const b = startWorker({ db: second.deps.db, engine: ctx().engine, clock: ctx().clock, log: createLog('silent'), signal: second.deps.jobs, handlers: { [type]: handler }, pollMs: 60_000 });
+    try {
+      await Promise.all([a.drain(), b.drain()]);
+      assert.equal(runs.size, 40);
+      assert.ok([...runs.values()].every((n) => n === 1));
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+});

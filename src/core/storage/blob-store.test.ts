@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { randomBytes, createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
+import { after, before, describe, it } from 'node:test';
+import { startS3 } from '../../../test/helpers/s3.ts';
+import type { BlobStore } from './blob-store.ts';
+import { createLocalBlobStore } from './local-blob-store.ts';
+import { createS3BlobStore } from './s3-blob-store.ts';
+
+async function bytes(stream: Readable | null): Promise<Buffer> {
+  assert.ok(stream);
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+function contract(name: string, make: () => Promise<{ store: BlobStore; close(): Promise<void> }>) {
+  describe(`blob store: ${name}`, () => {
+    let store: BlobStore;
+    let close: () => Promise<void>;
+    before(async () => ({ store, close } = await make()));
+    after(async () => close());
+
+    it('stores a buffer and a stream byte-exactly, with size and SHA-256', async () => {
+      const data = randomBytes(300_000);
+      const put = await store.put('a/b/buffer.bin', data);
+      assert.equal(put.size, data.length);
+      assert.equal(put.sha256, createHash('sha256').update(data).digest('hex'));
+      assert.ok((await bytes(await store.get('a/b/buffer.bin'))).equals(data));
+      const streamed = await store.put('a/b/stream.bin', Readable.from([data.subarray(0, 100_000), data.subarray(100_000)]));
+      assert.equal(streamed.size, data.length);
+      assert.ok((await bytes(await store.get('a/b/stream.bin'))).equals(data));
+      assert.deepEqual(await store.head('a/b/stream.bin'), { size: data.length });
+    });
+
+    it('reads byte ranges', async () => {
+      await store.put('range.txt', Buffer.from('0123456789'));
+      assert.equal(await text((await store.get('range.txt', { start: 2, end: 5 }))!), '2345');
+    });
+
+    it('answers null for missing objects and deletes idempotently', async () => {
+      assert.equal(await store.get('missing/object'), null);
+      assert.equal(await store.head('missing/object'), null);
+      await store.put('gone.txt', Buffer.from('x'));
+      await store.delete('gone.txt');
+      await store.delete('gone.txt');
+      assert.equal(await store.head('gone.txt'), null);
+    });
+
+    it('refuses unsafe keys', async () => {
+      for (const key of ['../etc/passwd', '/abs', 'a/../b', 'a//b', '', 'a/./b']) {
+        await assert.rejects(store.put(key, Buffer.from('x')), /not a safe storage key/, key);
+      }
+    });
+
+    it('is reachable (readiness ping)', async () => {
+      await store.ping();
+    });
+  });
+}
+
+contract('local disk', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-blobs-'));
+  return { store: createLocalBlobStore(dir), close: async () => rmSync(dir, { recursive: true, force: true }) };
+});
+
+contract('S3 (s3rver)', async () => {
+  const s3 = await startS3();
+  const store = createS3BlobStore({ kind: 's3', bucket: s3.bucket, prefix: 'tenant-data', endpoint: s3.endpoint, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true });
+  return { store, close: s3.close };
+});
+
+describe('local blob store atomicity', () => {
+  it('leaves no partial file when the source stream fails', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-blobs-'));
+    try {
+      const store = createLocalBlobStore(dir);
+      const failing = new Readable({
+        read() {
+          this.push(Buffer.alloc(1024));
+          this.destroy(new Error('client went away'));
+        },
+      });
+      await assert.rejects(store.put('x/broken.bin', failing), /client went away/);
+      assert.equal(await store.head('x/broken.bin'), null);
+      assert.deepEqual(readdirSync(join(dir, 'x')), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('S3 readiness', () => {
+  it('ping fails when the bucket does not exist', async () => {
+    const s3 = await startS3();
+    try {
+      const store = createS3BlobStore({ kind: 's3', bucket: 'no-such-bucket', prefix: '', endpoint: s3.endpoint, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true });
+      await assert.rejects(store.ping());
+    } finally {
+      await s3.close();
+    }
+  });
+});

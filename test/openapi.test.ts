@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { forEachEngine, json } from './helpers/context.ts';
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+const served: { method: string | string[]; url: string; hidden: boolean }[] = [];
+
+forEachEngine('OpenAPI document', (ctx) => {
+  it('is OpenAPI 3.1 and served at /openapi.json without credentials', async () => {
+    const res = await ctx().inject({ method: 'GET', url: '/openapi.json' });
+    assert.equal(res.statusCode, 200);
+    assert.equal(json(res).openapi, '3.1.0');
+  });
+
+  it('describes every route with request and response schemas', async () => {
+    const doc = json(await ctx().inject({ method: 'GET', url: '/openapi.json' }));
+    const documented = new Set<string>();
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const method of METHODS) {
+        const op = item[method];
+        if (!op) continue;
+        documented.add(`${method.toUpperCase()} ${path}`);
+        assert.ok(op.summary, `${method} ${path} has no summary`);
+        assert.ok(op.responses && Object.keys(op.responses).some((s) => s.startsWith('2')), `${method} ${path} has no success response schema`);
+        for (const [status, response] of Object.entries<any>(op.responses)) {
+          if (status === '204') continue;
+          assert.ok(response.content?.['application/json']?.schema, `${method} ${path} ${status} has no JSON schema`);
+        }
+        const hasPathParams = path.includes('{');
+        if (hasPathParams) assert.ok(op.parameters?.some((p: any) => p.in === 'path'), `${method} ${path} has no path parameter schema`);
+        if (['post', 'put', 'patch'].includes(method)) {
+          assert.ok(op.requestBody?.content, `${method} ${path} has no request body schema`);
+        }
+      }
+    }
+    // Every route the server serves (except the docs UI's own static files) is in the document.
+    assert.ok(served.length > 10);
+    for (const route of served) {
+      for (const method of [route.method].flat()) {
+        if (route.hidden || method === 'HEAD' || method === 'OPTIONS') continue;
+        const path = route.url.replace(/:([A-Za-z]+)/g, '{$1}').replace(/(.)\/$/, '$1');
+        assert.ok(documented.has(`${method} ${path}`), `${method} ${path} is served but not documented`);
+      }
+    }
+  });
+
+  it('serves a human docs page at /docs', async () => {
+    const res = await ctx().inject({ method: 'GET', url: '/docs/' });
+    assert.equal(res.statusCode, 200);
+    assert.match(res.headers['content-type'] as string, /text\/html/);
+  });
+}, { appOptions: { onRoute: (route) => served.push(route) } });
