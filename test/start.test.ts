@@ -17,7 +17,7 @@ async function freePort(): Promise<number> {
 }
 
 async function start(dataDir: string, port: number, extraEnv: Record<string, string> = {}): Promise<{ child: ChildProcess; output: () => string }> {
-  const env = { ...process.env, TESSERA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', TESSERA_LOG_LEVEL: 'info', ...extraEnv };
+  const env: Record<string, string | undefined> = { ...process.env, TESSERA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', TESSERA_LOG_LEVEL: 'info', ...extraEnv };
   delete env.DATABASE_URL;
   delete env.TESSERA_ADMIN_PASSWORD;
   delete env.TESSERA_ADMIN_USERNAME;
