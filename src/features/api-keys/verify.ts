@@ -1,0 +1,105 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import type { Deps } from '../../deps.ts';
+import { isPrivilege, type Privilege } from '../../core/authz/catalog.ts';
+import type { Principal } from '../../core/authz/principal.ts';
+import { fromJson } from '../../core/db/json.ts';
+import { clientIp, type CredentialResolver } from '../../core/http/authenticate.ts';
+import { unauthorized } from '../../core/http/errors.ts';
+import { isWellFormedKey } from './key-format.ts';
+import { usageTracker } from './usage.ts';
+
+export const API_KEY_HEADER = 'x-api-key';
+/** One message for malformed, unknown, revoked and expired keys: callers learn nothing more. */
+export const INVALID_KEY_MESSAGE = 'Invalid API key';
+
+function privilegeSet(json: string): Set<Privilege> {
+  return new Set(fromJson<string[]>(json, []).filter(isPrivilege));
+}
+
+/**
+ * Everything needed to authenticate a key, in one indexed round trip: the key (by its hash),
+ * its service account and role, and its creator (status, role, groups) as they are *now*, so a
+ * key never outlives its creator's rights. Checked on every request, never cached: revocation
+ * and expiry hold on the very next request on every instance.
+ */
+function lookup(deps: Deps, hash: string) {
+  const groupList = deps.engine === 'postgres'
+    ? sql<string | null>`(select string_agg(ug.group_id, ',') from user_groups ug where ug.org_id = k.org_id and ug.user_id = k.created_by)`
+    : sql<string | null>`(select group_concat(ug.group_id, ',') from user_groups ug where ug.org_id = k.org_id and ug.user_id = k.created_by)`;
+  return deps.db
+    .selectFrom('api_keys as k')
+    .innerJoin('users as su', 'su.id', 'k.service_user_id')
+    .innerJoin('roles as kr', 'kr.id', 'k.role_id')
+    .innerJoin('users as cu', 'cu.id', 'k.created_by')
+    .innerJoin('roles as cr', 'cr.id', 'cu.role_id')
+    .select([
+      'k.id', 'k.org_id', 'k.role_id', 'k.service_user_id', 'k.expires_at', 'k.revoked_at',
+      'su.username as service_username', 'su.status as service_status', 'kr.privileges as key_privileges',
+      'cu.status as creator_status', 'cu.org_id as creator_org_id', 'cr.privileges as creator_privileges',
+      groupList.as('creator_groups'),
+    ])
+    .where('k.key_hash', '=', hash)
+    .executeTakeFirst();
+}
+
+/**
+ * The principal a key authenticates as, or null when the key is malformed, unknown, revoked,
+ * expired, or its service account or creator is disabled. Malformed keys cost no I/O.
+ */
+export async function verifyApiKey(deps: Deps, key: string, ip: string): Promise<Principal | null> {
+  if (!isWellFormedKey(key)) return null;
+  const row = await lookup(deps, deps.keys.hash('api-key', key));
+  // Read the clock after the lookup: a key expiring while the query ran is already expired.
+  const now = deps.clock.now();
+  if (!row || row.revoked_at !== null || (row.expires_at !== null && now >= row.expires_at)) return null;
+  if (row.service_status !== 'enabled' || row.creator_status !== 'enabled' || row.creator_org_id !== row.org_id) return null;
+  const creatorPrivileges = privilegeSet(row.creator_privileges);
+  const privileges = new Set([...privilegeSet(row.key_privileges)].filter((p) => creatorPrivileges.has(p)));
+  const tracker = usageTracker(deps);
+  tracker.used(row.org_id, row.id, now);
+  await tracker.usedFrom(row.org_id, row.id, row.service_user_id, ip, now);
+  return {
+    kind: 'api_key',
+    orgId: row.org_id,
+    userId: row.service_user_id,
+    username: row.service_username,
+    roleId: row.role_id,
+    privileges,
+    groupIds: row.creator_groups ? row.creator_groups.split(',').sort() : [],
+    apiKeyId: row.id,
+  };
+}
+
+function headerKey(request: FastifyRequest): string | undefined {
+  const value = request.headers[API_KEY_HEADER];
+  if (value === undefined) return undefined;
+  return typeof value === 'string' ? value.trim() : '';
+}
+
+/** `X-API-Key: tsk_…` authenticates as the key's service account. */
+export function apiKeyResolver(deps: Deps): CredentialResolver {
+  return async (request) => {
+    const key = headerKey(request);
+    if (key === undefined) return null;
+    const principal = await verifyApiKey(deps, key, clientIp(request));
+    if (!principal) throw unauthorized(INVALID_KEY_MESSAGE);
+    return principal;
+  };
+}
+
+/**
+ * When a user credential won and an X-API-Key was sent too, the user stays the principal but the
+ * key must still be valid and belong to the user's organization. Add right after
+ * registerAuthentication, in the same scope, so it runs once the principal is known.
+ */
+export function registerApiKeyAlongsideUser(app: FastifyInstance, deps: Deps): void {
+  app.addHook('onRequest', async (request) => {
+    const principal = request.principal;
+    if (!principal || principal.kind !== 'user') return;
+    const key = headerKey(request);
+    if (key === undefined) return;
+    const keyPrincipal = await verifyApiKey(deps, key, clientIp(request));
+    if (!keyPrincipal || keyPrincipal.orgId !== principal.orgId) throw unauthorized(INVALID_KEY_MESSAGE);
+  });
+}
