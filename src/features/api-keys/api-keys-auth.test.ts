@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import type { KyselyPlugin } from 'kysely';
 import { it } from 'node:test';
 import { CREATE, LIST, REVOKE, createKey, roleWith } from '../../../test/helpers/api-keys.ts';
 import type { App } from '../../core/http/app-types.ts';
@@ -46,6 +47,19 @@ forEachEngine('api keys: authenticating with X-API-Key', (ctx) => {
       bodies.add(JSON.stringify(rest));
     }
     assert.deepEqual([...bodies], [JSON.stringify({ status: 'error', code: 'unauthorized', message: 'Invalid API key' })]);
+  });
+
+  it('malformed keys are refused without any database query; a well-formed one costs exactly one', async () => {
+    let queries = 0;
+    const counting: KyselyPlugin = { transformQuery: (args) => args.node, transformResult: async (args) => { queries += 1; return args.result; } };
+    const deps = { ...ctx().deps, db: ctx().deps.db.withPlugin(counting) };
+    const valid = generateKey();
+    for (const bad of ['', 'tsk_', valid.slice(0, -1) + (valid.endsWith('a') ? 'b' : 'a'), valid.toUpperCase(), `${valid} `, 'x'.repeat(10_000)]) {
+      assert.equal(await verifyApiKey(deps, bad, '127.0.0.1'), null);
+    }
+    assert.equal(queries, 0);
+    assert.equal(await verifyApiKey(deps, valid, '127.0.0.1'), null);
+    assert.equal(queries, 1);
   });
 
   it('expiry is exact to the millisecond (injected clock)', async () => {

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
+import { createQueryId, sql, type CompiledQuery, type InferResult } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { isPrivilege, type Privilege } from '../../core/authz/catalog.ts';
 import type { Principal } from '../../core/authz/principal.ts';
@@ -23,7 +23,7 @@ function privilegeSet(json: string): Set<Privilege> {
  * key never outlives its creator's rights. Checked on every request, never cached: revocation
  * and expiry hold on the very next request on every instance.
  */
-function lookup(deps: Deps, hash: string) {
+function buildLookup(deps: Deps, hash: string) {
   const groupList = deps.engine === 'postgres'
     ? sql<string | null>`(select string_agg(ug.group_id, ',') from user_groups ug where ug.org_id = k.org_id and ug.user_id = k.created_by)`
     : sql<string | null>`(select group_concat(ug.group_id, ',') from user_groups ug where ug.org_id = k.org_id and ug.user_id = k.created_by)`;
@@ -39,8 +39,24 @@ function lookup(deps: Deps, hash: string) {
       'cu.status as creator_status', 'cu.org_id as creator_org_id', 'cr.privileges as creator_privileges',
       groupList.as('creator_groups'),
     ])
-    .where('k.key_hash', '=', hash)
-    .executeTakeFirst();
+    .where('k.key_hash', '=', hash);
+}
+
+type LookupRow = InferResult<ReturnType<typeof buildLookup>>[number];
+
+// Built and compiled once per process: on the hot path only the parameter changes, which
+// saves the query builder's work on every authenticated request.
+const compiledLookups = new WeakMap<Deps, CompiledQuery<LookupRow>>();
+
+async function lookup(deps: Deps, hash: string): Promise<LookupRow | undefined> {
+  let compiled = compiledLookups.get(deps);
+  if (!compiled) {
+    compiled = buildLookup(deps, '').compile();
+    if (compiled.parameters.length !== 1) throw new Error('API key lookup must take exactly one parameter');
+    compiledLookups.set(deps, compiled);
+  }
+  const result = await deps.db.executeQuery<LookupRow>({ ...compiled, parameters: [hash], queryId: createQueryId() });
+  return result.rows[0];
 }
 
 /**
