@@ -22,6 +22,15 @@ export async function markRevoked(db: DbOrTrx, orgId: string, id: string, at: nu
   return Number(result.numUpdatedRows) === 1;
 }
 
+export async function disableServiceAccount(db: DbOrTrx, orgId: string, apiKeyId: string, at: number): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ status: 'disabled', updated_at: at })
+    .where('org_id', '=', orgId)
+    .where('id', '=', (eb) => eb.selectFrom('api_keys').select('service_user_id').where('org_id', '=', orgId).where('id', '=', apiKeyId))
+    .execute();
+}
+
 export interface PageQuery {
   orgId: string;
   now: number;

@@ -7,7 +7,7 @@ import { forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../core/http/pagination.ts';
 import { isUuid, newId } from '../../core/ids.ts';
 import { findRole, parsePrivileges } from '../identity/index.ts';
-import { findApiKey, insertApiKey, markRevoked, pageOfApiKeys } from './api-keys.repo.ts';
+import { disableServiceAccount, findApiKey, insertApiKey, markRevoked, pageOfApiKeys } from './api-keys.repo.ts';
 import { PAGE_DEFAULT, type ApiKey, type ApiKeyCreate, type ApiKeyCreated, type ApiKeyListInput, type ApiKeyPage } from './api-keys.schemas.ts';
 import { generateKey, keyHint } from './key-format.ts';
 import { usageTracker } from './usage.ts';
@@ -118,6 +118,8 @@ export async function revokeApiKey(deps: Deps, principal: Principal, id: string,
   const row = await deps.db.transaction().execute(async (trx) => {
     if (!(await findApiKey(trx, principal.orgId, id))) throw notFound('API key');
     if (await markRevoked(trx, principal.orgId, id, now, principal.userId)) {
+      // Keeps user listings truthful; authentication itself goes by revoked_at.
+      await disableServiceAccount(trx, principal.orgId, id, now);
       await audit(trx, {
         orgId: principal.orgId, at: now, actorId: principal.userId, action: 'api_key.revoked', targetType: 'api_key', targetId: id, ip,
         data: { impersonatorId: principal.impersonatorId },

@@ -164,6 +164,8 @@ forEachEngine('api keys: create, list, revoke', (ctx) => {
     const again = await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: created.id } });
     assert.equal(again.statusCode, 200, again.body);
     assert.deepEqual(json(again).apiKey, record);
+    const account = await ctx().deps.db.selectFrom('users').innerJoin('api_keys', 'api_keys.service_user_id', 'users.id').select('users.status').where('api_keys.id', '=', created.id).executeTakeFirstOrThrow();
+    assert.equal(account.status, 'disabled');
     const audits = await ctx().deps.db.selectFrom('audit_log').selectAll().where('target_id', '=', created.id).where('action', '=', 'api_key.revoked').execute();
     assert.equal(audits.length, 1);
     assert.equal(audits[0]!.actor_id, org.admin.userId);

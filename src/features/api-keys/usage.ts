@@ -36,12 +36,17 @@ class UsageTracker {
   }
 
   /** Records the first use of a key from `ip` (once per key and address, across instances). */
-  async usedFrom(orgId: string, apiKeyId: string, actorId: string, ip: string, at: number): Promise<void> {
+  usedFrom(orgId: string, apiKeyId: string, actorId: string, ip: string, at: number): Promise<void> | undefined {
     const pair = `${apiKeyId} ${ip}`;
-    if (this.knownIps.has(pair)) return;
+    // The common case (a known address) stays synchronous: no promise on the hot path.
+    if (this.knownIps.has(pair)) return undefined;
     if (this.knownIps.size >= MAX_REMEMBERED_IPS) this.knownIps.clear();
     // Remember before the write so concurrent first requests from one address write once.
     this.knownIps.add(pair);
+    return this.recordNewIp(pair, orgId, apiKeyId, actorId, ip, at);
+  }
+
+  private async recordNewIp(pair: string, orgId: string, apiKeyId: string, actorId: string, ip: string, at: number): Promise<void> {
     try {
       await this.deps.db.transaction().execute(async (trx) => {
         if (await rememberIp(trx, orgId, apiKeyId, ip, at)) {

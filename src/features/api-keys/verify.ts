@@ -74,7 +74,8 @@ export async function verifyApiKey(deps: Deps, key: string, ip: string): Promise
   const privileges = new Set([...privilegeSet(row.key_privileges)].filter((p) => creatorPrivileges.has(p)));
   const tracker = usageTracker(deps);
   tracker.used(row.org_id, row.id, now);
-  await tracker.usedFrom(row.org_id, row.id, row.service_user_id, ip, now);
+  const firstFromIp = tracker.usedFrom(row.org_id, row.id, row.service_user_id, ip, now);
+  if (firstFromIp) await firstFromIp;
   return {
     kind: 'api_key',
     orgId: row.org_id,
