@@ -99,6 +99,15 @@ forEachEngine('api keys: authenticating with X-API-Key', (ctx) => {
     assert.equal((await list()).statusCode, 200);
   });
 
+  it("disabling the key's service account stops the key", async () => {
+    const org = await createTestOrg(ctx());
+    const created = await createKey(ctx(), org);
+    const me = () => ctx().inject({ method: 'GET', url: ME, headers: { 'x-api-key': created.key } });
+    const account = json(await me()).userId;
+    await ctx().deps.db.updateTable('users').set({ status: 'disabled' }).where('id', '=', account).execute();
+    assert.equal((await me()).statusCode, 401);
+  });
+
   it("the key's principal: kind api_key, apiKeyId, its role, and its creator's current groups", async () => {
     const org = await createTestOrg(ctx());
     const created = await createKey(ctx(), org, { roleId: org.roles.viewer });

@@ -18,10 +18,11 @@ function privilegeSet(json: string): Set<Privilege> {
 }
 
 /**
- * Everything needed to authenticate a key, in one indexed round trip: the key (by its hash),
- * its service account and role, and its creator (status, role, groups) as they are *now*, so a
- * key never outlives its creator's rights. Checked on every request, never cached: revocation
- * and expiry hold on the very next request on every instance.
+ * Everything needed to authenticate a key, in one indexed round trip: the key (by its hash), its
+ * role, its service account, and its creator's role and groups as they are *now* (null when the
+ * creator or the account is disabled), so a key never outlives its creator's rights. Checked on
+ * every request, never cached: revocation and expiry hold on the very next request on every
+ * instance. Scalar subqueries rather than joins: PostgreSQL plans them in a fraction of the time.
  */
 function buildLookup(deps: Deps, hash: string) {
   const groupList = deps.engine === 'postgres'
@@ -29,14 +30,12 @@ function buildLookup(deps: Deps, hash: string) {
     : sql<string | null>`(select group_concat(ug.group_id, ',') from user_groups ug where ug.org_id = k.org_id and ug.user_id = k.created_by)`;
   return deps.db
     .selectFrom('api_keys as k')
-    .innerJoin('users as su', 'su.id', 'k.service_user_id')
-    .innerJoin('roles as kr', 'kr.id', 'k.role_id')
-    .innerJoin('users as cu', 'cu.id', 'k.created_by')
-    .innerJoin('roles as cr', 'cr.id', 'cu.role_id')
-    .select([
+    .select((eb) => [
       'k.id', 'k.org_id', 'k.role_id', 'k.service_user_id', 'k.expires_at', 'k.revoked_at',
-      'su.username as service_username', 'su.status as service_status', 'kr.privileges as key_privileges',
-      'cu.status as creator_status', 'cu.org_id as creator_org_id', 'cr.privileges as creator_privileges',
+      eb.selectFrom('roles as kr').select('kr.privileges').whereRef('kr.id', '=', 'k.role_id').whereRef('kr.org_id', '=', 'k.org_id').as('key_privileges'),
+      eb.selectFrom('users as su').select('su.username').whereRef('su.id', '=', 'k.service_user_id').where('su.status', '=', 'enabled').as('service_username'),
+      eb.selectFrom('users as cu').innerJoin('roles as cr', 'cr.id', 'cu.role_id').select('cr.privileges')
+        .whereRef('cu.id', '=', 'k.created_by').whereRef('cu.org_id', '=', 'k.org_id').where('cu.status', '=', 'enabled').as('creator_privileges'),
       groupList.as('creator_groups'),
     ])
     .where('k.key_hash', '=', hash);
@@ -48,14 +47,18 @@ type LookupRow = InferResult<ReturnType<typeof buildLookup>>[number];
 // saves the query builder's work on every authenticated request.
 const compiledLookups = new WeakMap<Deps, CompiledQuery<LookupRow>>();
 
+// Stands in for the hash when compiling; no real hash (base64url) contains a space.
+const HASH_SLOT = 'hash slot';
+
 async function lookup(deps: Deps, hash: string): Promise<LookupRow | undefined> {
   let compiled = compiledLookups.get(deps);
   if (!compiled) {
-    compiled = buildLookup(deps, '').compile();
-    if (compiled.parameters.length !== 1) throw new Error('API key lookup must take exactly one parameter');
+    compiled = buildLookup(deps, HASH_SLOT).compile();
+    if (compiled.parameters.filter((p) => p === HASH_SLOT).length !== 1) throw new Error('API key lookup must name the hash exactly once');
     compiledLookups.set(deps, compiled);
   }
-  const result = await deps.db.executeQuery<LookupRow>({ ...compiled, parameters: [hash], queryId: createQueryId() });
+  const parameters = compiled.parameters.map((p) => (p === HASH_SLOT ? hash : p));
+  const result = await deps.db.executeQuery<LookupRow>({ ...compiled, parameters, queryId: createQueryId() });
   return result.rows[0];
 }
 
@@ -69,7 +72,8 @@ export async function verifyApiKey(deps: Deps, key: string, ip: string): Promise
   // Read the clock after the lookup: a key expiring while the query ran is already expired.
   const now = deps.clock.now();
   if (!row || row.revoked_at !== null || (row.expires_at !== null && now >= row.expires_at)) return null;
-  if (row.service_status !== 'enabled' || row.creator_status !== 'enabled' || row.creator_org_id !== row.org_id) return null;
+  // Null when the service account or the creator is disabled or gone.
+  if (row.service_username === null || row.creator_privileges === null || row.key_privileges === null) return null;
   const creatorPrivileges = privilegeSet(row.creator_privileges);
   const privileges = new Set([...privilegeSet(row.key_privileges)].filter((p) => creatorPrivileges.has(p)));
   const tracker = usageTracker(deps);
