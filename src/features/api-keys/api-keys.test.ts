@@ -171,6 +171,16 @@ forEachEngine('api keys: create, list, revoke', (ctx) => {
     assert.equal(audits[0]!.actor_id, org.admin.userId);
   });
 
+  it('concurrent revokes of one key agree on revokedAt and audit once', async () => {
+    const org = await createTestOrg(ctx());
+    const created = await createKey(ctx(), org);
+    const results = await Promise.all(Array.from({ length: 10 }, () => ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: created.id } })));
+    assert.ok(results.every((r) => r.statusCode === 200));
+    assert.equal(new Set(results.map((r) => json(r).apiKey.revokedAt)).size, 1);
+    const audits = await ctx().deps.db.selectFrom('audit_log').select('id').where('target_id', '=', created.id).where('action', '=', 'api_key.revoked').execute();
+    assert.equal(audits.length, 1);
+  });
+
   it('revoke: unknown id or another organization key is 404; a malformed id is 400 naming body.id', async () => {
     const org = await createTestOrg(ctx());
     const other = await createTestOrg(ctx());
