@@ -10,6 +10,7 @@ import { registerAuthentication, type CredentialResolver } from './core/http/aut
 import { registerErrorHandling } from './core/http/error-handler.ts';
 import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
+import { apiKeyResolver, apiKeyRoutes, registerApiKeyAlongsideUser } from './features/api-keys/index.ts';
 import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 
@@ -84,11 +85,17 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   await app.register(async (api: App) => {
     // Order matters: user credentials come before API keys, so that when both are sent the user
     // is the principal (and the key is only checked to belong to the same organization).
-    const resolvers: CredentialResolver[] = [];
+    const resolvers: CredentialResolver[] = [
+      apiKeyResolver(deps),
+    ];
     registerAuthentication(api, [...(options.extraResolvers ?? []), ...resolvers]);
+    registerApiKeyAlongsideUser(api, deps);
     await api.register(async (v1: App) => {
       identityRoutes(v1, deps);
     }, { prefix: '/v1' });
+    await api.register(async (keys: App) => {
+      apiKeyRoutes(keys, deps);
+    }, { prefix: '/api/v1/api-key' });
   });
 
   await app.ready();

@@ -1,7 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../../src/deps.ts';
+import type { TestContext } from './context.ts';
+import type { TestOrg } from './factories.ts';
 import { unauthorized } from '../../src/core/http/errors.ts';
 import { isUuid } from '../../src/core/ids.ts';
+import { generateKey } from '../../src/features/api-keys/index.ts';
 import { loadUserPrincipal } from '../../src/features/identity/index.ts';
 
 /**
@@ -24,11 +27,23 @@ export function headersFor(userId: string): Record<string, string> {
   return { 'x-test-user': userId };
 }
 
+/** A real key of `org` (made through the API by its administrator), already revoked. */
+async function revokedApiKey(ctx: TestContext, org: TestOrg): Promise<string> {
+  const created = await ctx.inject({ method: 'POST', url: '/api/v1/api-key/create-api-key', headers: org.admin.headers, payload: { name: 'revoked', roleId: org.roles.viewer } });
+  const { id, key } = created.json() as { id: string; key: string };
+  await ctx.inject({ method: 'POST', url: '/api/v1/api-key/revoke-api-key', headers: org.admin.headers, payload: { id } });
+  return key;
+}
+
 /**
  * Credentials that must never authenticate, checked on every route by the security suite.
- * Each returns the headers of a request carrying that credential.
+ * Each returns the headers of a request carrying that credential (`org` is the caller's organization).
  */
-export const BAD_CREDENTIALS: { name: string; headers: () => Record<string, string> | Promise<Record<string, string>> }[] = [
+export const BAD_CREDENTIALS: { name: string; headers: (ctx: TestContext, org: TestOrg) => Record<string, string> | Promise<Record<string, string>> }[] = [
   { name: 'an unknown test user', headers: () => ({ 'x-test-user': '00000000-0000-4000-8000-000000000000' }) },
   { name: 'a malformed test user', headers: () => ({ 'x-test-user': 'not-a-uuid' }) },
+  // Right prefix and length, wrong checksum: refused before any database access.
+  { name: 'a malformed API key', headers: () => ({ 'x-api-key': `tsk_${'A'.repeat(49)}` }) },
+  { name: 'a well-formed but unknown API key', headers: () => ({ 'x-api-key': generateKey() }) },
+  { name: 'a revoked API key', headers: async (ctx, org) => ({ 'x-api-key': await revokedApiKey(ctx, org) }) },
 ];

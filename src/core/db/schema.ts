@@ -18,6 +18,8 @@ export interface Database {
   audit_log: AuditLogTable;
   jobs: JobsTable;
   server_state: ServerStateTable;
+  api_keys: ApiKeysTable;
+  api_key_ips: ApiKeyIpsTable;
 }
 
 export interface OrganizationsTable {
@@ -128,4 +130,28 @@ export interface ServerStateTable {
   key: string;
   value: string;
   updated_at: number;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  org_id: string;
+  name: string;
+  /** keys.hash('api-key', key): never the key itself */
+  key_hash: string;
+  key_hint: string;
+  role_id: string;
+  service_user_id: string;
+  created_by: string;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+  revoked_by: string | null;
+  last_used_at: number | null;
+}
+
+export interface ApiKeyIpsTable {
+  api_key_id: string;
+  ip: string;
+  org_id: string;
+  first_seen_at: number;
 }
