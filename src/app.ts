@@ -12,6 +12,7 @@ import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
 import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
+import { authenticationRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 
 export interface BuildAppOptions {
   /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
@@ -73,15 +74,17 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   );
 
   healthRoutes(app, deps);
+  wellKnownRoutes(app, deps);
 
   // Everything below requires credentials unless a route says `config: { public: true }`.
   await app.register(async (api: App) => {
     // Order matters: user credentials come before API keys, so that when both are sent the user
     // is the principal (and the key is only checked to belong to the same organization).
-    const resolvers: CredentialResolver[] = [];
+    const resolvers: CredentialResolver[] = [tokenResolver(deps)];
     registerAuthentication(api, [...(options.extraResolvers ?? []), ...resolvers]);
     await api.register(async (v1: App) => {
       identityRoutes(v1, deps);
+      authenticationRoutes(v1, deps);
     }, { prefix: '/v1' });
   });
 
