@@ -37,7 +37,7 @@ export async function rotateRefreshToken(deps: Deps, refreshToken: string, expec
       await touchSession(trx, session.id, now);
       return { ok: true, session, refreshToken: successor };
     }
-    if (now - row.used_at <= graceMs && row.successor_hash === successorHash) {
+    if (now - row.used_at < graceMs && row.successor_hash === successorHash) {
       const next = await findRefreshToken(trx, successorHash);
       if (next && next.used_at === null) return { ok: true, session, refreshToken: successor };
     }
