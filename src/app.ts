@@ -12,7 +12,7 @@ import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
 import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
-import { authenticationRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
+import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 
 export interface BuildAppOptions {
   /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
@@ -85,6 +85,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await api.register(async (v1: App) => {
       identityRoutes(v1, deps);
       authenticationRoutes(v1, deps);
+      await oauthRoutes(v1, deps);
     }, { prefix: '/v1' });
   });
 

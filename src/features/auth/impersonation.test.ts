@@ -77,7 +77,7 @@ forEachEngine('auth impersonation', (ctx) => {
     assert.equal(json(missing).details[0].field, 'body.username');
   });
 
-  securitySuite(ctx, 'POST /v1/auth/impersonate', {
+  securitySuite(ctx, '/v1/auth/impersonate', {
     method: 'POST',
     privileges: ['impersonate'],
     prepare: async (c, org) => ({ url: '/v1/auth/impersonate', body: { username: (await createTestUser(c, org)).username } }),

@@ -1,9 +1,10 @@
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { authRoutes } from './auth.routes.ts';
-import { jwksRoute } from './well-known.routes.ts';
+import { discoveryRoute, jwksRoute } from './well-known.routes.ts';
 
 export { tokenResolver, principalForToken } from './resolver.ts';
+export { oauthRoutes } from './oauth.routes.ts';
 export { publicJwks } from './signing-keys.ts';
 
 /** /v1/auth/* routes. */
@@ -14,4 +15,5 @@ export function authenticationRoutes(app: App, deps: Deps): void {
 /** Public discovery documents at the root (outside /v1): JWKS and OpenID configuration. */
 export function wellKnownRoutes(app: App, deps: Deps): void {
   jwksRoute(app, deps);
+  discoveryRoute(app, deps);
 }

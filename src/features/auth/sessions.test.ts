@@ -58,9 +58,9 @@ forEachEngine('auth sessions', (ctx) => {
     assert.equal((await second.app.inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: admin.session.accessToken } })).statusCode, 200);
   });
 
-  securitySuite(ctx, 'GET /v1/auth/sessions', { method: 'GET', prepare: () => ({ url: '/v1/auth/sessions' }) });
-  securitySuite(ctx, 'DELETE /v1/auth/sessions', { method: 'DELETE', prepare: () => ({ url: '/v1/auth/sessions' }) });
-  securitySuite(ctx, 'DELETE /v1/auth/sessions/{id}', {
+  securitySuite(ctx, '/v1/auth/sessions', { method: 'GET', prepare: () => ({ url: '/v1/auth/sessions' }) });
+  securitySuite(ctx, '/v1/auth/sessions', { method: 'DELETE', prepare: () => ({ url: '/v1/auth/sessions' }) });
+  securitySuite(ctx, '/v1/auth/sessions/{id}', {
     method: 'DELETE',
     resource: true,
     prepare: async (c, org) => ({ url: `/v1/auth/sessions/${decodeJwt((await login(c, org.admin)).session.accessToken).sid}` }),

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
+import type { DbOrTrx } from '../../core/db/connect.ts';
 import { AppError, unauthorized } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { dummyPasswordHash, findUserByUsername, passwordQueueDepth, verifyPassword } from '../identity/index.ts';
@@ -109,28 +110,40 @@ export async function checkPassword(deps: Deps, username: string, password: stri
   return user.id;
 }
 
-/** Opens a session (refresh family) for a user and returns its first tokens. */
-export async function openSession(
-  deps: Deps,
-  userId: string,
-  options: { kind: SessionRow['kind']; meta: RequestMeta; impersonatorId?: string; clientId?: string; scope?: string; ttlMs?: number; refreshable: boolean },
-): Promise<{ subject: TokenSubject; session: SessionRow; refreshToken: string }> {
-  const subject = await findTokenSubject(deps.db, userId);
-  if (!subject || subject.status !== 'enabled') throw unauthorized(BAD_CREDENTIALS_MESSAGE);
+export interface OpenSessionOptions {
+  kind: SessionRow['kind'];
+  meta: RequestMeta;
+  impersonatorId?: string;
+  clientId?: string;
+  scope?: string;
+  ttlMs?: number;
+  refreshable: boolean;
+  /** Pre-chosen session id (OAuth records it on the code in the same transaction). */
+  id?: string;
+}
+
+/** Writes a session and its first refresh token inside the caller's transaction. */
+export async function insertSessionRows(deps: Deps, trx: DbOrTrx, subject: TokenSubject, options: OpenSessionOptions): Promise<{ session: SessionRow; refreshToken: string }> {
   const now = deps.clock.now();
   const session: SessionRow = {
-    id: newId(now), org_id: subject.org_id, user_id: subject.id, kind: options.kind, client_id: options.clientId ?? null,
+    id: options.id ?? newId(now), org_id: subject.org_id, user_id: subject.id, kind: options.kind, client_id: options.clientId ?? null,
     impersonator_id: options.impersonatorId ?? null, scope: options.scope ?? null, ip: options.meta.ip,
     user_agent: options.meta.userAgent?.slice(0, 300) ?? null, created_at: now, last_used_at: now,
     expires_at: now + (options.ttlMs ?? REFRESH_FAMILY_TTL_MS), revoked_at: null, revoked_reason: null,
   };
   const refreshToken = options.refreshable ? newRefreshToken() : '';
-  await deps.db.transaction().execute(async (trx) => {
-    await insertSession(trx, session);
-    if (refreshToken) {
-      await insertRefreshToken(trx, { token_hash: refreshHash(deps, refreshToken), session_id: session.id, org_id: session.org_id, generation: 0, created_at: now });
-    }
-  });
+  await insertSession(trx, session);
+  if (refreshToken) {
+    await insertRefreshToken(trx, { token_hash: refreshHash(deps, refreshToken), session_id: session.id, org_id: session.org_id, generation: 0, created_at: now });
+  }
+  return { session, refreshToken };
+}
+
+/** Opens a session (refresh family) for an enabled user. */
+export async function openSession(deps: Deps, userId: string, options: OpenSessionOptions): Promise<{ subject: TokenSubject; session: SessionRow; refreshToken: string }> {
+  const subject = await findTokenSubject(deps.db, userId);
+  if (!subject || subject.status !== 'enabled') throw unauthorized(BAD_CREDENTIALS_MESSAGE);
+  const { session, refreshToken } = await deps.db.transaction().execute((trx) => insertSessionRows(deps, trx, subject, options));
   return { subject, session, refreshToken };
 }
 
