@@ -6,6 +6,18 @@ import { discoveryRoute, jwksRoute } from './well-known.routes.ts';
 export { tokenResolver, principalForToken } from './resolver.ts';
 export { oauthRoutes } from './oauth.routes.ts';
 export { publicJwks } from './signing-keys.ts';
+import { CLEANUP_JOB, cleanupAuthTables } from './cleanup.ts';
+import type { JobHandler } from '../../core/jobs/worker.ts';
+
+/** Background jobs of the auth feature, for src/workers.ts. */
+export function authJobHandlers(deps: Deps): Record<string, JobHandler> {
+  return {
+    [CLEANUP_JOB]: async () => {
+      const removed = await cleanupAuthTables(deps);
+      deps.log.info(removed, 'auth cleanup');
+    },
+  };
+}
 
 /** /v1/auth/* routes. */
 export function authenticationRoutes(app: App, deps: Deps): void {

@@ -4,6 +4,7 @@ import type { DbOrTrx } from '../../core/db/connect.ts';
 import { AppError, unauthorized } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { dummyPasswordHash, findUserByUsername, passwordQueueDepth, verifyPassword } from '../identity/index.ts';
+import { scheduleCleanup } from './cleanup.ts';
 import { assertNotThrottled, clearAccountFailures, recordLoginFailure } from './login-throttle.ts';
 import { findTokenSubject, insertRefreshToken, insertSession, type SessionRow } from './sessions.repo.ts';
 import { signToken } from './signing-keys.ts';
@@ -144,6 +145,7 @@ export async function openSession(deps: Deps, userId: string, options: OpenSessi
   const subject = await findTokenSubject(deps.db, userId);
   if (!subject || subject.status !== 'enabled') throw unauthorized(BAD_CREDENTIALS_MESSAGE);
   const { session, refreshToken } = await deps.db.transaction().execute((trx) => insertSessionRows(deps, trx, subject, options));
+  await scheduleCleanup(deps);
   return { subject, session, refreshToken };
 }
 
