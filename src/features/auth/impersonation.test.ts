@@ -10,7 +10,6 @@ forEachEngine('auth impersonation', (ctx) => {
   it('an administrator obtains non-refreshable tokens acting as a user, with an act claim and an audit entry', async () => {
     const org = await createTestOrg(ctx());
     const target = await createTestUser(ctx(), org, { privileges: ['download'] });
-    const admin = await loginHeaders(ctx(), org.admin);
     const res = await ctx().inject({ method: 'POST', url: '/v1/auth/impersonate', headers: { authorization: (await login(ctx(), org.admin)).session.authorization }, payload: { username: target.username, reason: 'ticket 42' } });
     assert.equal(res.statusCode, 200, res.body);
     const body = json(res);
@@ -35,7 +34,6 @@ forEachEngine('auth impersonation', (ctx) => {
     assert.equal(entry.target_id, target.userId);
     assert.equal(JSON.parse(entry.data).reason, 'ticket 42');
     assert.equal(JSON.parse(entry.data).impersonatorId, org.admin.userId);
-    assert.ok(admin.accesstoken);
   });
 
   it('impersonated tokens cannot be refreshed and end with their lifetime', async () => {
@@ -53,6 +51,22 @@ forEachEngine('auth impersonation', (ctx) => {
     assert.notEqual(whole.statusCode, 200);
     ctx().clock.advance(3600_000);
     assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: body.session.accessToken } })).statusCode, 401);
+  });
+
+  it('impersonation ends when the impersonator is disabled, and can be signed out like any session', async () => {
+    const org = await createTestOrg(ctx());
+    const helpdesk = await createTestUser(ctx(), org, { privileges: ['impersonate'] });
+    const target = await createTestUser(ctx(), org);
+    const headers = await loginHeaders(ctx(), helpdesk);
+    const imp = async () => json(await ctx().inject({ method: 'POST', url: '/v1/auth/impersonate', headers, payload: { username: target.username } }));
+    const first = await imp();
+    const out = await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', headers: { accesstoken: first.session.accessToken } });
+    assert.equal(out.statusCode, 200);
+    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: first.session.accessToken } })).statusCode, 401);
+    const second = await imp();
+    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: second.session.accessToken } })).statusCode, 200);
+    await ctx().deps.db.updateTable('users').set({ status: 'disabled' }).where('id', '=', helpdesk.userId).execute();
+    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: second.session.accessToken } })).statusCode, 401);
   });
 
   it('refuses users of another organization, more privileged users, self and chained impersonation', async () => {

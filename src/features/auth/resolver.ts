@@ -47,5 +47,12 @@ export async function principalForToken(deps: Deps, token: string): Promise<Prin
     ...(session.impersonator_id ? { impersonatorId: session.impersonator_id } : {}),
   });
   if (!principal || principal.orgId !== session.org_id) throw unauthorized();
+  // Impersonation lasts only while the impersonator may still sign in.
+  if (session.impersonator_id && !(await isEnabledUser(deps, session.impersonator_id, session.org_id))) throw unauthorized();
   return principal;
+}
+
+async function isEnabledUser(deps: Deps, userId: string, orgId: string): Promise<boolean> {
+  const row = await deps.db.selectFrom('users').select('status').where('id', '=', userId).where('org_id', '=', orgId).executeTakeFirst();
+  return row?.status === 'enabled';
 }

@@ -183,3 +183,14 @@ forEachEngine('auth tokens', (ctx) => {
     assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: `${h}.${other}.${session.accessToken.split('.')[2]}` } })).statusCode, 401);
   });
 });
+
+forEachEngine('auth OpenAPI', (ctx) => {
+  it('the OpenAPI document lists the auth, OAuth and discovery routes', async () => {
+    const res = await ctx().inject({ method: 'GET', url: '/openapi.json' });
+    assert.equal(res.statusCode, 200);
+    const paths = Object.keys(json(res).paths);
+    for (const path of ['/v1/auth/token', '/v1/auth/impersonate', '/v1/auth/sessions', '/v1/auth/sessions/{id}', '/v1/oauth2/authorize', '/v1/oauth2/token', '/v1/oauth2/revoke', '/v1/oauth2/clients', '/.well-known/jwks.json', '/.well-known/openid-configuration']) {
+      assert.ok(paths.includes(path), `${path} missing`);
+    }
+  });
+});
