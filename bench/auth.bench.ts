@@ -2,11 +2,13 @@
 // (DELETE /v1/auth/token) and an authenticated GET /v1/user next to the unauthenticated
 // GET /healthz, beside the original service's published averages. The per-request credential
 // check (JWT + session row + principal) is also timed in-process, where its overhead is visible.
+import { cpus, loadavg } from 'node:os';
 import { Agent, request } from 'undici';
 import { createOrganization, hashPassword } from '../src/features/identity/index.ts';
 import { principalForToken } from '../src/features/auth/index.ts';
 import { fmt, measure, percentile, printTable, startBenchServer } from './lib.ts';
 
+const loadBefore = loadavg().map((l) => l.toFixed(2)).join(' ');
 const server = await startBenchServer(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {});
 const agent = new Agent({ connections: 4 });
 const username = `bench-${Date.now()}`;
@@ -67,5 +69,6 @@ printTable(`Authentication (${server.deps.engine}, loopback HTTP, sequential)`, 
   row('credential check in-process (JWT + session row + principal)', inproc, '≤ 0.5 ms', '—'),
 ]);
 
+console.log(`\n${cpus().length} vCPU; load average before/after: ${loadBefore} / ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 await agent.close();
 await server.close();
