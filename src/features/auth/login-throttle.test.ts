@@ -3,6 +3,7 @@ import { it } from 'node:test';
 import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
 import { COMMON_PASSWORD_COUNT, isCommonPassword, passwordProblem } from '../identity/password-policy.ts';
+import { dummyPasswordHash, passwordQueueDepth, verifyPassword } from '../identity/index.ts';
 
 const attempt = (ctx: TestContext, username: string, password: string, ip = '127.0.0.1') =>
   ctx.app.inject({ method: 'POST', url: '/v1/auth/token', payload: { username, password }, remoteAddress: ip });
@@ -41,6 +42,19 @@ forEachEngine('auth login throttling', (ctx) => {
     assert.equal(blocked.statusCode, 429);
     assert.ok(Number(blocked.headers['retry-after']) >= 1);
     assert.equal((await attempt(ctx(), user.username, user.password, '10.9.9.9')).statusCode, 200);
+  });
+
+  it('answers 503 + Retry-After at once when too many hashes are already queued', async () => {
+    const org = await createTestOrg(ctx());
+    const hash = await dummyPasswordHash();
+    // Fill the bounded hash pool's queue far beyond the cap; it drains about two hashes per 10 ms.
+    const backlog = Array.from({ length: 120 }, () => verifyPassword(hash, 'x'));
+    assert.ok(passwordQueueDepth() >= 110);
+    const res = await attempt(ctx(), org.admin.username, org.admin.password, '10.7.7.7');
+    assert.equal(res.statusCode, 503, res.body);
+    assert.equal(res.headers['retry-after'], '1');
+    await Promise.all(backlog);
+    assert.equal((await attempt(ctx(), org.admin.username, org.admin.password, '10.7.7.7')).statusCode, 200);
   });
 
   it('the counters are shared by instances on the same database', async () => {
