@@ -1,13 +1,13 @@
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { clientIp, principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
-import { Type } from 'typebox';
 import { ExpireRequestSchema, ExpireResponseSchema, ImpersonateRequestSchema, RevokedCountSchema, SessionIdParamsSchema, SessionListSchema, SessionResponseSchema, TokenRequestSchema } from './auth.schemas.ts';
 import { impersonate } from './impersonation.service.ts';
 import { expireToken, listSessions, revokeAllOwnSessions, revokeOwnSession } from './sessions.service.ts';
 import { tokenRequest } from './token-request.ts';
-import type { FastifyRequest } from 'fastify';
 
 const tags = ['authentication'];
 const meta = (request: FastifyRequest) => ({ ip: clientIp(request), userAgent: request.headers['user-agent'] });

@@ -1,7 +1,5 @@
 import { Type } from 'typebox';
 
-const TokenString = Type.String({ minLength: 1, maxLength: 8192 });
-
 /** One body, three shapes: new token, refresh at top level, refresh inside `session` (or the whole previous response). */
 export const TokenRequestSchema = Type.Object({
   username: Type.Optional(Type.String({ maxLength: 256, description: 'New token: the user name' })),
@@ -73,4 +71,3 @@ export const SessionSchema = Type.Object({
 export const SessionListSchema = Type.Object({ sessions: Type.Array(SessionSchema) });
 export const SessionIdParamsSchema = Type.Object({ id: Type.String({ format: 'uuid' }) });
 export const RevokedCountSchema = Type.Object({ revoked: Type.Integer() });
-export { TokenString };

@@ -2,10 +2,9 @@ import type { Deps } from '../../deps.ts';
 import { audit } from '../../core/audit.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { notFound, unauthorized } from '../../core/http/errors.ts';
-import { findSession, listActiveSessions, revokeSession, revokeUserSessions } from './sessions.repo.ts';
+import { findSession, findTokenSubject, listActiveSessions, revokeSession, revokeUserSessions } from './sessions.repo.ts';
 import { verifySignature } from './signing-keys.ts';
 import { firstPartyClientId, userPoolId } from './tokens.service.ts';
-import { findTokenSubject } from './sessions.repo.ts';
 
 export interface SessionView {
   id: string;
