@@ -29,9 +29,9 @@ async function call(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unkn
 }
 const login = (): Promise<Session> => call('POST', '/v1/auth/token', { username, password });
 
-const N_LOGIN = 200;
-const N_REFRESH = 1000;
-const N_EXPIRE = 300;
+const N_LOGIN = 400;
+const N_REFRESH = 2000;
+const N_EXPIRE = 500;
 const N_GET = 3000;
 const N_INPROC = 20_000;
 
