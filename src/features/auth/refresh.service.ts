@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.ts';
 import { unauthorized } from '../../core/http/errors.ts';
-import { findRefreshToken, findTokenSubject, insertRefreshToken, lockSession, markRefreshTokenUsed, revokeSession, touchSession, type SessionRow } from './sessions.repo.ts';
+import { findRefreshToken, findSession, findTokenSubject, insertRefreshToken, lockRefreshToken, markRefreshTokenUsed, revokeSession, touchSession, type SessionRow } from './sessions.repo.ts';
 import { mintTokens, refreshHash, sessionResponse, successorOf, type SessionResponse, type TokenSubject } from './tokens.service.ts';
 import { verifySignature } from './signing-keys.ts';
 
@@ -9,26 +9,27 @@ export type RotationOutcome =
   | { ok: false; reason: 'unknown' | 'inactive' | 'client' | 'reuse' };
 
 /**
- * One refresh of a token family, serialized per family (row lock on PostgreSQL; SQLite runs one
- * transaction at a time), so a concurrent revoke or refresh can never fork the family:
+ * One refresh of a token family. The presented token's row is locked first (FOR UPDATE on
+ * PostgreSQL; SQLite runs one transaction at a time), so concurrent uses of one token are
+ * serialized and the family can never fork:
  * - the current token rotates to its successor (derived from it, stored only as a hash);
  * - the token just rotated, replayed inside the grace window while its successor is still
  *   current, yields that same successor (lost responses, parallel tabs);
- * - anything else already used is a replay: the whole family is revoked.
+ * - anything else already used is a replay: the whole session is revoked.
+ * A revocation racing a refresh needs no lock: every token is checked against the session row
+ * on use, so whatever a concurrent refresh mints for a revoked session is dead on arrival.
  */
 export async function rotateRefreshToken(deps: Deps, refreshToken: string, expect: { clientId: string | null; sessionId?: string }): Promise<RotationOutcome> {
   if (!refreshToken.startsWith('rt_') || refreshToken.length > 200) return { ok: false, reason: 'unknown' };
   const hash = refreshHash(deps, refreshToken);
-  const first = await findRefreshToken(deps.db, hash);
-  if (!first || (expect.sessionId !== undefined && first.session_id !== expect.sessionId)) return { ok: false, reason: 'unknown' };
   const graceMs = deps.config.refreshGraceSeconds * 1000;
-  const outcome = await deps.db.transaction().execute(async (trx): Promise<RotationOutcome> => {
+  const outcome = await deps.db.transaction().execute(async (trx): Promise<RotationOutcome & { sessionId?: string }> => {
     const now = deps.clock.now();
-    const session = await lockSession(trx, deps.engine, first.session_id);
+    const row = await lockRefreshToken(trx, deps.engine, hash);
+    if (!row || (expect.sessionId !== undefined && row.session_id !== expect.sessionId)) return { ok: false, reason: 'unknown' };
+    const session = await findSession(trx, row.session_id);
     if (!session || session.revoked_at !== null || session.expires_at <= now || session.kind === 'impersonation') return { ok: false, reason: 'inactive' };
     if (session.client_id !== expect.clientId) return { ok: false, reason: 'client' };
-    const row = await findRefreshToken(trx, hash);
-    if (!row) return { ok: false, reason: 'unknown' };
     const successor = successorOf(deps, refreshToken);
     const successorHash = refreshHash(deps, successor);
     if (row.used_at === null) {
@@ -42,9 +43,9 @@ export async function rotateRefreshToken(deps: Deps, refreshToken: string, expec
       if (next && next.used_at === null) return { ok: true, session, refreshToken: successor };
     }
     await revokeSession(trx, session.id, now, 'refresh_token_reuse');
-    return { ok: false, reason: 'reuse' };
+    return { ok: false, reason: 'reuse', sessionId: session.id };
   });
-  if (!outcome.ok && outcome.reason === 'reuse') deps.log.warn({ sessionId: first.session_id }, 'refresh token reuse: session revoked');
+  if (!outcome.ok && outcome.reason === 'reuse') deps.log.warn({ sessionId: outcome.sessionId }, 'refresh token reuse: session revoked');
   return outcome;
 }
 

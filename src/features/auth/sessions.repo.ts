@@ -18,9 +18,9 @@ export function findSession(db: DbOrTrx, id: string): Promise<SessionRow | undef
   return db.selectFrom('auth_sessions').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Reads the session row and, on PostgreSQL, locks it until the transaction ends (SQLite transactions are serialized anyway). */
-export function lockSession(trx: Trx, engine: Engine, id: string): Promise<SessionRow | undefined> {
-  return trx.selectFrom('auth_sessions').selectAll().where('id', '=', id).$if(engine === 'postgres', (q) => q.forUpdate()).executeTakeFirst();
+/** Reads a refresh token's row and, on PostgreSQL, locks it until the transaction ends (SQLite transactions are serialized anyway). */
+export function lockRefreshToken(trx: Trx, engine: Engine, tokenHash: string) {
+  return trx.selectFrom('auth_refresh_tokens').selectAll().where('token_hash', '=', tokenHash).$if(engine === 'postgres', (q) => q.forUpdate()).executeTakeFirst();
 }
 
 export async function revokeSession(db: DbOrTrx, id: string, now: number, reason: string): Promise<boolean> {

@@ -67,11 +67,9 @@ export async function expireToken(deps: Deps, accessToken: string | undefined, b
   if (!accessToken) throw unauthorized('AccessToken header is required');
   const claims = await verifySignature(deps, accessToken);
   if (!claims) throw unauthorized();
-  const session = await findSession(deps.db, claims.sid);
+  const [session, subject] = await Promise.all([findSession(deps.db, claims.sid), findTokenSubject(deps.db, claims.sub)]);
   const now = deps.clock.now();
-  if (!session || session.revoked_at !== null || session.user_id !== claims.sub || session.expires_at <= now) throw unauthorized();
-  const subject = await findTokenSubject(deps.db, session.user_id);
-  if (!subject) throw unauthorized();
+  if (!session || session.revoked_at !== null || session.user_id !== claims.sub || session.expires_at <= now || !subject) throw unauthorized();
   await deps.db.transaction().execute(async (trx) => {
     await revokeSession(trx, session.id, now, 'logout');
     await audit(trx, { orgId: session.org_id, at: now, actorId: session.impersonator_id ?? session.user_id, action: 'auth.logout', targetType: 'session', targetId: session.id, ip });
