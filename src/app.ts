@@ -13,6 +13,7 @@ import { ErrorBodySchema } from './core/http/responses.ts';
 import { apiKeyResolver, apiKeyRoutes, registerApiKeyAlongsideUser } from './features/api-keys/index.ts';
 import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
+import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 
 export interface BuildAppOptions {
   /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
@@ -80,18 +81,22 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   );
 
   healthRoutes(app, deps);
+  wellKnownRoutes(app, deps);
 
   // Everything below requires credentials unless a route says `config: { public: true }`.
   await app.register(async (api: App) => {
     // Order matters: user credentials come before API keys, so that when both are sent the user
     // is the principal (and the key is only checked to belong to the same organization).
     const resolvers: CredentialResolver[] = [
+      tokenResolver(deps),
       apiKeyResolver(deps),
     ];
     registerAuthentication(api, [...(options.extraResolvers ?? []), ...resolvers]);
     registerApiKeyAlongsideUser(api, deps);
     await api.register(async (v1: App) => {
       identityRoutes(v1, deps);
+      authenticationRoutes(v1, deps);
+      await oauthRoutes(v1, deps);
     }, { prefix: '/v1' });
     await api.register(async (keys: App) => {
       apiKeyRoutes(keys, deps);

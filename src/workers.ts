@@ -1,9 +1,12 @@
 import type { Deps } from './deps.ts';
 import { startWorker, type JobHandler, type Worker } from './core/jobs/worker.ts';
+import { authJobHandlers } from './features/auth/index.ts';
 
 /** Every background job type, by feature. */
-export function jobHandlers(_deps: Deps): Record<string, JobHandler> {
-  return {};
+export function jobHandlers(deps: Deps): Record<string, JobHandler> {
+  return {
+    ...authJobHandlers(deps),
+  };
 }
 
 export function startWorkers(deps: Deps): Worker {

@@ -6,6 +6,7 @@ import { unauthorized } from '../../src/core/http/errors.ts';
 import { isUuid } from '../../src/core/ids.ts';
 import { generateKey } from '../../src/features/api-keys/index.ts';
 import { loadUserPrincipal } from '../../src/features/identity/index.ts';
+import { expiredTokenHeaders, revokedTokenHeaders } from './auth.ts';
 
 /**
  * Test-only credential: `x-test-user: <userId>`. Passed to buildApp by the test harness only;
@@ -46,4 +47,8 @@ export const BAD_CREDENTIALS: { name: string; headers: (ctx: TestContext, org: T
   { name: 'a malformed API key', headers: () => ({ 'x-api-key': `tsk_${'A'.repeat(49)}` }) },
   { name: 'a well-formed but unknown API key', headers: () => ({ 'x-api-key': generateKey() }) },
   { name: 'a revoked API key', headers: async (ctx, org) => ({ 'x-api-key': await revokedApiKey(ctx, org) }) },
+  { name: 'a garbage AccessToken', headers: () => ({ accesstoken: 'garbage' }) },
+  { name: 'a garbage Bearer token', headers: () => ({ authorization: 'Bearer eyJhbGciOiJFZERTQSJ9.e30.c2ln' }) },
+  { name: 'an expired access token', headers: (ctx, org) => expiredTokenHeaders(ctx, org.admin) },
+  { name: 'a token of a signed-out session', headers: (ctx, org) => revokedTokenHeaders(ctx, org.admin) },
 ];

@@ -1,0 +1,31 @@
+import type { Deps } from '../../deps.ts';
+import type { App } from '../../core/http/app-types.ts';
+import type { JobHandler } from '../../core/jobs/worker.ts';
+import { authRoutes } from './auth.routes.ts';
+import { CLEANUP_JOB, cleanupAuthTables } from './cleanup.ts';
+import { discoveryRoute, jwksRoute } from './well-known.routes.ts';
+
+export { tokenResolver, principalForToken } from './resolver.ts';
+export { oauthRoutes } from './oauth.routes.ts';
+export { publicJwks } from './signing-keys.ts';
+
+/** /v1/auth/* routes: tokens, impersonation, sessions. */
+export function authenticationRoutes(app: App, deps: Deps): void {
+  authRoutes(app, deps);
+}
+
+/** Public discovery documents at the root (outside /v1): JWKS and OpenID configuration. */
+export function wellKnownRoutes(app: App, deps: Deps): void {
+  jwksRoute(app, deps);
+  discoveryRoute(app, deps);
+}
+
+/** Background jobs of the auth feature, for src/workers.ts. */
+export function authJobHandlers(deps: Deps): Record<string, JobHandler> {
+  return {
+    [CLEANUP_JOB]: async () => {
+      const removed = await cleanupAuthTables(deps);
+      deps.log.info(removed, 'auth cleanup');
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import { Type } from 'typebox';
+
+export const OAuthClientCreateSchema = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 100, description: 'Shown on the consent page' }),
+  redirectUris: Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { minItems: 1, maxItems: 10, description: 'Exact redirect URIs (https, or http on a loopback host)' }),
+  confidential: Type.Optional(Type.Boolean({ default: false, description: 'Issue a client secret (server-side apps); public clients use PKCE only' })),
+}, { additionalProperties: false });
+
+export const OAuthClientSchema = Type.Object({
+  clientId: Type.String(),
+  name: Type.String(),
+  redirectUris: Type.Array(Type.String()),
+  confidential: Type.Boolean(),
+  createdEpoch: Type.Integer(),
+}, { $id: 'OAuthClient', title: 'OAuthClient' });
+
+export const OAuthClientCreatedSchema = Type.Object({
+  clientId: Type.String(),
+  clientSecret: Type.Optional(Type.String({ description: 'Shown only once; absent for public clients' })),
+  name: Type.String(),
+  redirectUris: Type.Array(Type.String()),
+  confidential: Type.Boolean(),
+  createdEpoch: Type.Integer(),
+});
+
+export const OAuthClientListSchema = Type.Object({ clients: Type.Array(Type.Ref('OAuthClient')) });
+export const ClientIdParamsSchema = Type.Object({ id: Type.String({ format: 'uuid' }) });
+
+const Param = Type.Optional(Type.String({ maxLength: 2048 }));
+
+/** Authorization request parameters (RFC 6749 §4.1.1, RFC 7636): checked by the handler so errors follow the RFC. */
+export const AuthorizeQuerySchema = Type.Object({
+  client_id: Param, redirect_uri: Param, response_type: Param, state: Param, scope: Param,
+  code_challenge: Param, code_challenge_method: Param, nonce: Param,
+});
+
+export const AuthorizeFormSchema = Type.Object({
+  client_id: Param, redirect_uri: Param, response_type: Param, state: Param, scope: Param,
+  code_challenge: Param, code_challenge_method: Param, nonce: Param,
+  username: Type.Optional(Type.String({ maxLength: 256 })),
+  password: Type.Optional(Type.String({ maxLength: 4096 })),
+  csrf: Param,
+  decision: Param,
+});
+
+export const TokenFormSchema = Type.Object({
+  grant_type: Param, code: Param, redirect_uri: Param, code_verifier: Param, refresh_token: Param,
+  client_id: Param, client_secret: Param, scope: Param,
+});
+
+export const RevokeFormSchema = Type.Object({ token: Type.Optional(Type.String({ maxLength: 8192 })), token_type_hint: Param, client_id: Param, client_secret: Param });
+
+export const OAuthTokenResponseSchema = Type.Object({
+  access_token: Type.String(),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer(),
+  refresh_token: Type.String(),
+  id_token: Type.String(),
+  scope: Type.String(),
+});
+
+export const OAuthErrorSchema = Type.Object({
+  error: Type.String({ description: 'RFC 6749 §5.2 error code' }),
+  error_description: Type.Optional(Type.String()),
+});

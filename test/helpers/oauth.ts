@@ -1,0 +1,42 @@
+import type { LightMyRequestResponse } from 'fastify';
+import * as oauth from 'oauth4webapi';
+import type { App } from '../../src/core/http/app-types.ts';
+
+/** A fetch for oauth4webapi that goes through app.inject instead of the network. */
+export function injectFetch(app: App) {
+  return async (url: string, init: RequestInit = {}): Promise<Response> => {
+    const u = new URL(url);
+    const headers = Object.fromEntries(new Headers(init.headers).entries());
+    const res = await app.inject({ method: (init.method ?? 'GET') as 'GET', url: u.pathname + u.search, headers, payload: init.body === undefined || init.body === null ? undefined : String(init.body) });
+    const out = new Headers();
+    for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) out.set(k, Array.isArray(v) ? v.join(', ') : String(v));
+    return new Response(res.statusCode === 204 ? null : res.rawPayload, { status: res.statusCode, headers: out });
+  };
+}
+
+export function oauthOptions(app: App) {
+  return { [oauth.customFetch]: injectFetch(app), [oauth.allowInsecureRequests]: true } as const;
+}
+
+const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
+/** The hidden inputs of the login page, and the CSRF cookie it set. */
+export function loginForm(page: LightMyRequestResponse, cookieFallback?: string): { fields: Record<string, string>; cookie: string } {
+  const fields: Record<string, string> = {};
+  for (const m of page.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[unescape(m[1]!)] = unescape(m[2]!);
+  const setCookie = page.headers['set-cookie'];
+  const cookie = (Array.isArray(setCookie) ? setCookie[0] : setCookie)?.split(';')[0] ?? cookieFallback ?? '';
+  return { fields, cookie };
+}
+
+/** Opens the authorization URL, fills in the login form and submits it; returns the form response (303 to the client on success). */
+export async function signInThroughPage(app: App, authorizationUrl: URL, user: { username: string; password: string }, decision = 'allow'): Promise<LightMyRequestResponse> {
+  const page = await app.inject({ method: 'GET', url: authorizationUrl.pathname + authorizationUrl.search });
+  if (page.statusCode !== 200) return page;
+  const { fields, cookie } = loginForm(page);
+  return app.inject({
+    method: 'POST', url: '/v1/oauth2/authorize',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie },
+    payload: new URLSearchParams({ ...fields, username: user.username, password: user.password, decision }).toString(),
+  });
+}
