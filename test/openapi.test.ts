@@ -26,8 +26,9 @@ forEachEngine('OpenAPI document', (ctx) => {
         for (const [status, response] of Object.entries<any>(op.responses)) {
           if (status === '204' || status.startsWith('3')) continue;
           // A body-less response (a null schema) is documented by its description alone.
-          assert.ok(response.description && response.description !== 'Default Response', `${method} ${path} ${status} has no response schema`);
           const schemas = Object.values<any>(response.content ?? {}).map((c) => c.schema);
+          // @fastify/swagger invents a content-less "Default Response" for a route that declares none.
+          assert.ok(schemas.length > 0 || (response.description && response.description !== 'Default Response'), `${method} ${path} ${status} has no response schema`);
           assert.ok(schemas.every(Boolean), `${method} ${path} ${status} has content without a schema`);
         }
         const hasPathParams = path.includes('{');
