@@ -11,7 +11,8 @@ export const MAX_RESPONSE_BYTES = 2048;
 /** Response headers worth keeping in the attempt log. */
 export const KEPT_RESPONSE_HEADERS = ['content-type', 'content-length', 'location', 'retry-after', 'webhook-delivery', 'www-authenticate'] as const;
 
-export type ErrorClass = 'timeout' | 'connection_refused' | 'dns' | 'tls' | 'ssrf_blocked' | 'http_status' | 'reset' | 'other';
+/** 'oauth_token': the endpoint's OAuth token could not be obtained, so nothing was sent (see oauth-token.ts). */
+export type ErrorClass = 'timeout' | 'connection_refused' | 'dns' | 'tls' | 'ssrf_blocked' | 'http_status' | 'reset' | 'oauth_token' | 'other';
 
 export interface SendInput {
   url: string;
