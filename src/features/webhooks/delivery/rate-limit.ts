@@ -1,0 +1,82 @@
+// Per-endpoint delivery rate limit (`rateLimit`, messages per second) as a token bucket. The bucket
+// holds a tenth of a second's worth of messages (at least 1), so short bursts stay small while the
+// long-run rate is exact. In-memory and per process: with several worker processes each enforces
+// the limit on its own share (documented in docs/webhooks-delivery.md).
+
+export interface RateLimiter {
+  /**
+   * Takes one slot for `endpointId` and returns 0 when the message may be sent now; otherwise takes
+   * nothing and returns the milliseconds to wait before asking again. A rate that is not a positive
+   * finite number means unlimited.
+   */
+  take(endpointId: string, ratePerSecond: number | null | undefined): number;
+  /** Drops the state of one endpoint (deleted or reconfigured). */
+  forget(endpointId: string): void;
+  /** Endpoints currently tracked. */
+  readonly size: number;
+}
+
+export interface RateLimiterOptions {
+  /** Bucket size in seconds of traffic; default 0.1 (min 1 message). */
+  burstSeconds?: number;
+  /** Idle full buckets are swept once this many endpoints are tracked; default 10,000. */
+  maxTracked?: number;
+}
+
+interface Bucket {
+  tokens: number;
+  updatedAt: number;
+  rate: number;
+  capacity: number;
+}
+
+export function createRateLimiter(now: () => number = Date.now, options: RateLimiterOptions = {}): RateLimiter {
+  const burstSeconds = options.burstSeconds ?? 0.1;
+  const maxTracked = options.maxTracked ?? 10_000;
+  const buckets = new Map<string, Bucket>();
+
+  const refill = (bucket: Bucket, at: number) => {
+    const elapsed = Math.max(0, at - bucket.updatedAt);
+    bucket.tokens = Math.min(bucket.capacity, bucket.tokens + (elapsed * bucket.rate) / 1000);
+    bucket.updatedAt = Math.max(bucket.updatedAt, at);
+  };
+
+  const sweep = (at: number) => {
+    for (const [id, bucket] of buckets) {
+      refill(bucket, at);
+      if (bucket.tokens >= bucket.capacity) buckets.delete(id); // a full bucket equals no bucket
+    }
+  };
+
+  return {
+    take(endpointId, ratePerSecond) {
+      if (typeof ratePerSecond !== 'number' || !Number.isFinite(ratePerSecond) || ratePerSecond <= 0) return 0;
+      const at = now();
+      const capacity = Math.max(1, ratePerSecond * burstSeconds);
+      let bucket = buckets.get(endpointId);
+      if (!bucket) {
+        if (buckets.size >= maxTracked) sweep(at);
+        bucket = { tokens: capacity, updatedAt: at, rate: ratePerSecond, capacity };
+        buckets.set(endpointId, bucket);
+      } else {
+        refill(bucket, at);
+        if (bucket.rate !== ratePerSecond) {
+          bucket.rate = ratePerSecond;
+          bucket.capacity = capacity;
+          bucket.tokens = Math.min(bucket.tokens, capacity);
+        }
+      }
+      if (bucket.tokens >= 1) {
+        bucket.tokens -= 1;
+        return 0;
+      }
+      return Math.max(1, Math.ceil(((1 - bucket.tokens) * 1000) / bucket.rate));
+    },
+    forget(endpointId) {
+      buckets.delete(endpointId);
+    },
+    get size() {
+      return buckets.size;
+    },
+  };
+}
