@@ -12,6 +12,7 @@ import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
 import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
+import { webhookRoutes } from './features/webhooks/index.ts';
 
 export interface BuildAppOptions {
   /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
@@ -83,6 +84,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await api.register(async (v1: App) => {
       identityRoutes(v1, deps);
     }, { prefix: '/v1' });
+    // The spec shows webhook paths without a version; the reference serves them under v1 too.
+    await api.register(async (scope: App) => webhookRoutes(scope, deps));
+    await api.register(async (scope: App) => webhookRoutes(scope, deps), { prefix: '/v1' });
   });
 
   await app.ready();
