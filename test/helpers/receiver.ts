@@ -8,7 +8,7 @@ export interface Received {
   at: number;
 }
 
-export type Responder = (req: Received, res: ServerResponse) => void | Promise<void>;
+export type Responder = (req: Received, res: ServerResponse) => unknown;
 
 export interface Receiver {
   url: string;
