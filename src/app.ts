@@ -12,6 +12,7 @@ import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
 import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
+import { authenticationRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 import { webhookRoutes } from './features/webhooks/index.ts';
 
 export interface BuildAppOptions {
@@ -74,15 +75,17 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   );
 
   healthRoutes(app, deps);
+  wellKnownRoutes(app, deps);
 
   // Everything below requires credentials unless a route says `config: { public: true }`.
   await app.register(async (api: App) => {
     // Order matters: user credentials come before API keys, so that when both are sent the user
     // is the principal (and the key is only checked to belong to the same organization).
-    const resolvers: CredentialResolver[] = [];
+    const resolvers: CredentialResolver[] = [tokenResolver(deps)];
     registerAuthentication(api, [...(options.extraResolvers ?? []), ...resolvers]);
     await api.register(async (v1: App) => {
       identityRoutes(v1, deps);
+      authenticationRoutes(v1, deps);
     }, { prefix: '/v1' });
     // The spec shows webhook paths without a version; the reference serves them under v1 too.
     await api.register(async (scope: App) => webhookRoutes(scope, deps));

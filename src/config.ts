@@ -21,6 +21,10 @@ export interface Config {
   readonly webhookLeaseMs: number;
   readonly bodyLimitBytes: number;
   readonly trustProxy: boolean;
+  /** Auth: how long a just-rotated refresh token may be replayed for the same successor (s). */
+  readonly refreshGraceSeconds: number;
+  /** Auth: lifetime of impersonation tokens (s, at most the 1-hour access-token lifetime). */
+  readonly impersonationTtlSeconds: number;
 }
 
 export interface LocalStorageConfig {
@@ -85,6 +89,8 @@ export function parseConfig(env: Env = process.env): Config {
     webhookLeaseMs: integer(env, 'TESSERA_WEBHOOK_LEASE_MS', 20_000, 1000, 600_000),
     bodyLimitBytes: integer(env, 'TESSERA_BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),
     trustProxy: boolean(env, 'TESSERA_TRUST_PROXY', false),
+    refreshGraceSeconds: integer(env, 'TESSERA_REFRESH_GRACE_SECONDS', 10, 0, 60),
+    impersonationTtlSeconds: integer(env, 'TESSERA_IMPERSONATION_TTL_SECONDS', 3600, 60, 3600),
   });
 }
 

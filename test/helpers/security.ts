@@ -35,7 +35,7 @@ export function securitySuite(getCtx: () => TestContext, name: string, route: Se
         const ctx = getCtx();
         const org = await createTestOrg(ctx);
         const req = await route.prepare(ctx, org);
-        const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers: await bad.headers() });
+        const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers: await bad.headers(ctx, org) });
         assert.equal(res.statusCode, 401, res.body);
       });
     }

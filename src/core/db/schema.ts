@@ -18,6 +18,12 @@ export interface Database {
   audit_log: AuditLogTable;
   jobs: JobsTable;
   server_state: ServerStateTable;
+  auth_signing_keys: AuthSigningKeysTable;
+  auth_sessions: AuthSessionsTable;
+  auth_refresh_tokens: AuthRefreshTokensTable;
+  auth_login_failures: AuthLoginFailuresTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_codes: OAuthCodesTable;
   events: EventsTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
@@ -132,6 +138,82 @@ export interface ServerStateTable {
   key: string;
   value: string;
   updated_at: number;
+}
+
+// --- auth (migration 0002_auth) ---
+
+export interface AuthSigningKeysTable {
+  kid: string;
+  alg: string;
+  /** JSON JWK */
+  public_jwk: string;
+  /** JSON JWK sealed by the keyring */
+  private_jwk_sealed: string;
+  created_at: number;
+  retired_at: number | null;
+}
+
+export interface AuthSessionsTable {
+  id: string;
+  org_id: string;
+  user_id: string;
+  kind: 'password' | 'impersonation' | 'oauth';
+  client_id: string | null;
+  impersonator_id: string | null;
+  scope: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: number;
+  last_used_at: number;
+  /** Absolute end of the session (login + 30 days; impersonation: its token lifetime). */
+  expires_at: number;
+  revoked_at: number | null;
+  revoked_reason: string | null;
+}
+
+export interface AuthRefreshTokensTable {
+  token_hash: string;
+  session_id: string;
+  org_id: string;
+  generation: number;
+  created_at: number;
+  used_at: number | null;
+  successor_hash: string | null;
+}
+
+export interface AuthLoginFailuresTable {
+  key: string;
+  failures: number;
+  window_start: number;
+  locked_until: number;
+}
+
+export interface OAuthClientsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  /** JSON array of exact redirect URIs */
+  redirect_uris: string;
+  /** Null for public clients (PKCE only). */
+  secret_hash: string | null;
+  created_by: string | null;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface OAuthCodesTable {
+  code_hash: string;
+  client_id: string;
+  org_id: string;
+  user_id: string;
+  redirect_uri: string;
+  code_challenge: string;
+  scope: string;
+  nonce: string | null;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+  session_id: string | null;
 }
 
 /** The event outbox (core/events): one row per published event, in the transaction of its change. */

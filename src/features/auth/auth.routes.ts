@@ -1,0 +1,71 @@
+import type { Deps } from '../../deps.ts';
+import type { App } from '../../core/http/app-types.ts';
+import { clientIp, principalOf } from '../../core/http/authenticate.ts';
+import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
+import { Type } from 'typebox';
+import { ExpireRequestSchema, ExpireResponseSchema, ImpersonateRequestSchema, RevokedCountSchema, SessionIdParamsSchema, SessionListSchema, SessionResponseSchema, TokenRequestSchema } from './auth.schemas.ts';
+import { impersonate } from './impersonation.service.ts';
+import { expireToken, listSessions, revokeAllOwnSessions, revokeOwnSession } from './sessions.service.ts';
+import { tokenRequest } from './token-request.ts';
+import type { FastifyRequest } from 'fastify';
+
+const tags = ['authentication'];
+const meta = (request: FastifyRequest) => ({ ip: clientIp(request), userAgent: request.headers['user-agent'] });
+
+export function authRoutes(app: App, deps: Deps): void {
+  app.addSchema(SessionResponseSchema);
+  const AuthSession = Type.Ref('AuthSession');
+
+  app.post('/auth/token', {
+    config: { public: true },
+    schema: {
+      tags, summary: 'New token (username + password) or refresh (accessToken + refreshToken)', security: [], body: TokenRequestSchema,
+      response: { 200: AuthSession, ...errorResponses('validation_failed', 'unauthorized', 'rate_limited', 'service_unavailable') },
+    },
+  }, async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    return tokenRequest(deps, request.body, meta(request));
+  });
+
+  app.delete('/auth/token', {
+    config: { public: true },
+    schema: {
+      tags, summary: 'Expire the token named in the AccessToken header, with its whole refresh family', security: [{ AccessToken: [] }],
+      headers: Type.Object({ accesstoken: Type.Optional(Type.String({ maxLength: 8192 })) }),
+      body: ExpireRequestSchema,
+      response: { 200: ExpireResponseSchema, ...errorResponses('validation_failed', 'unauthorized') },
+    },
+    // The body only echoes the session; clients that send none are served too.
+    preValidation: async (request) => {
+      request.body ??= {};
+    },
+  }, async (request) => expireToken(deps, request.headers.accesstoken, request.body, clientIp(request)));
+
+  app.post('/auth/impersonate', {
+    schema: {
+      tags, summary: 'Tokens acting as another user of your organization (Impersonate privilege; not refreshable)', body: ImpersonateRequestSchema,
+      response: { 200: AuthSession, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found') },
+    },
+  }, async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    return impersonate(deps, principalOf(request), request.body, meta(request));
+  });
+
+  app.get('/auth/sessions', {
+    schema: { tags, summary: 'Your active sessions', response: { 200: SessionListSchema, ...errorResponses(...AUTHENTICATED_ERRORS) } },
+  }, async (request) => listSessions(deps, principalOf(request)));
+
+  app.delete('/auth/sessions/:id', {
+    schema: {
+      tags, summary: 'End one of your sessions', params: SessionIdParamsSchema,
+      response: { 204: Type.Null({ description: 'Ended' }), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'not_found') },
+    },
+  }, async (request, reply) => {
+    await revokeOwnSession(deps, principalOf(request), request.params.id, clientIp(request));
+    return reply.code(204).send(null);
+  });
+
+  app.delete('/auth/sessions', {
+    schema: { tags, summary: 'End all your sessions (sign out everywhere)', response: { 200: RevokedCountSchema, ...errorResponses(...AUTHENTICATED_ERRORS) } },
+  }, async (request) => revokeAllOwnSessions(deps, principalOf(request), clientIp(request)));
+}

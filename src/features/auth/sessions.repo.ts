@@ -1,0 +1,64 @@
+import type { DbOrTrx, Trx } from '../../core/db/connect.ts';
+import type { AuthSessionsTable } from '../../core/db/schema.ts';
+import type { Engine } from '../../core/db/connect.ts';
+
+/** Sessions (refresh families) and their refresh tokens. Tokens are stored only as keyed hashes. */
+export type SessionRow = AuthSessionsTable;
+
+export function insertSession(db: DbOrTrx, row: SessionRow): Promise<unknown> {
+  return db.insertInto('auth_sessions').values(row).execute();
+}
+
+/** The per-request revocation check: one primary-key read. */
+export function findSessionForAuth(db: DbOrTrx, id: string) {
+  return db.selectFrom('auth_sessions').select(['org_id', 'user_id', 'revoked_at', 'impersonator_id']).where('id', '=', id).executeTakeFirst();
+}
+
+export function findSession(db: DbOrTrx, id: string): Promise<SessionRow | undefined> {
+  return db.selectFrom('auth_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Reads the session row and, on PostgreSQL, locks it until the transaction ends (SQLite transactions are serialized anyway). */
+export function lockSession(trx: Trx, engine: Engine, id: string): Promise<SessionRow | undefined> {
+  return trx.selectFrom('auth_sessions').selectAll().where('id', '=', id).$if(engine === 'postgres', (q) => q.forUpdate()).executeTakeFirst();
+}
+
+export async function revokeSession(db: DbOrTrx, id: string, now: number, reason: string): Promise<boolean> {
+  const result = await db.updateTable('auth_sessions').set({ revoked_at: now, revoked_reason: reason }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export async function revokeUserSessions(db: DbOrTrx, orgId: string, userId: string, now: number, reason: string): Promise<number> {
+  const result = await db.updateTable('auth_sessions').set({ revoked_at: now, revoked_reason: reason })
+    .where('org_id', '=', orgId).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+export function listActiveSessions(db: DbOrTrx, orgId: string, userId: string, now: number): Promise<SessionRow[]> {
+  return db.selectFrom('auth_sessions').selectAll()
+    .where('org_id', '=', orgId).where('user_id', '=', userId).where('revoked_at', 'is', null).where('expires_at', '>', now)
+    .orderBy('created_at', 'desc').limit(500).execute();
+}
+
+export function insertRefreshToken(db: DbOrTrx, row: { token_hash: string; session_id: string; org_id: string; generation: number; created_at: number }): Promise<unknown> {
+  return db.insertInto('auth_refresh_tokens').values({ ...row, used_at: null, successor_hash: null }).execute();
+}
+
+export function findRefreshToken(db: DbOrTrx, tokenHash: string) {
+  return db.selectFrom('auth_refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+export function markRefreshTokenUsed(db: DbOrTrx, tokenHash: string, now: number, successorHash: string): Promise<unknown> {
+  return db.updateTable('auth_refresh_tokens').set({ used_at: now, successor_hash: successorHash }).where('token_hash', '=', tokenHash).execute();
+}
+
+export function touchSession(db: DbOrTrx, id: string, now: number): Promise<unknown> {
+  return db.updateTable('auth_sessions').set({ last_used_at: now }).where('id', '=', id).execute();
+}
+
+/** What a token response needs to know about the user and their organization. */
+export function findTokenSubject(db: DbOrTrx, userId: string) {
+  return db.selectFrom('users').innerJoin('organizations', 'organizations.id', 'users.org_id')
+    .select(['users.id', 'users.org_id', 'users.username', 'users.email', 'users.status', 'organizations.customer_id'])
+    .where('users.id', '=', userId).executeTakeFirst();
+}

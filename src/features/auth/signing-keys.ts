@@ -1,0 +1,142 @@
+import type { webcrypto } from 'node:crypto';
+import { compactVerify, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
+import type { Deps } from '../../deps.ts';
+
+/**
+ * JWT signing keys live in the database (private halves sealed by the keyring) so that every
+ * instance sharing it signs with the same key and verifies everyone's tokens. The active key id
+ * is claimed once through `server_state`, so instances starting together converge on one key.
+ */
+const ALG = 'EdDSA';
+const ACTIVE_KEY = 'auth.signing_kid';
+/** Reload keys on an unknown kid at most this often (garbage tokens must not hammer the DB). */
+const RELOAD_INTERVAL_MS = 1000;
+const VERIFIED_CACHE_MAX = 20_000;
+
+export interface TokenClaims {
+  iss: string;
+  sub: string;
+  aud?: string | string[];
+  exp: number;
+  iat: number;
+  sid: string;
+  token_use: 'id' | 'access';
+  jti?: string;
+  username?: string;
+  act?: { sub: string };
+  client_id?: string;
+  [claim: string]: unknown;
+}
+
+interface KeyState {
+  signing?: Promise<{ kid: string; key: webcrypto.CryptoKey }>;
+  verifying: Map<string, webcrypto.CryptoKey>;
+  publicJwks: JWK[];
+  lastReload: number;
+  /** Signature checks are pure, so a token verified once need not be verified again (expiry and revocation still are). */
+  verified: Map<string, TokenClaims>;
+}
+
+const states = new WeakMap<Deps, KeyState>();
+
+function stateOf(deps: Deps): KeyState {
+  let state = states.get(deps);
+  if (!state) {
+    state = { verifying: new Map(), publicJwks: [], lastReload: 0, verified: new Map() };
+    states.set(deps, state);
+  }
+  return state;
+}
+
+async function reload(deps: Deps, state: KeyState): Promise<void> {
+  state.lastReload = Date.now();
+  const rows = await deps.db.selectFrom('auth_signing_keys').select(['kid', 'public_jwk', 'retired_at']).orderBy('created_at').execute();
+  const jwks: JWK[] = [];
+  for (const row of rows) {
+    const jwk = JSON.parse(row.public_jwk) as JWK;
+    if (!state.verifying.has(row.kid)) state.verifying.set(row.kid, (await importJWK(jwk, ALG)) as webcrypto.CryptoKey);
+    if (row.retired_at === null) jwks.push({ ...jwk, kid: row.kid, alg: ALG, use: 'sig' });
+  }
+  state.publicJwks = jwks;
+}
+
+async function loadSigningKey(deps: Deps, state: KeyState): Promise<{ kid: string; key: webcrypto.CryptoKey }> {
+  const existing = await deps.db.selectFrom('server_state').select('value').where('key', '=', ACTIVE_KEY).executeTakeFirst();
+  let kid = existing?.value;
+  if (!kid) {
+    const now = deps.clock.now();
+    const pair = await generateKeyPair(ALG, { crv: 'Ed25519', extractable: true });
+    const candidate = `k${now.toString(36)}${Math.random().toString(36).slice(2, 8)}`;
+    await deps.db.insertInto('auth_signing_keys').values({
+      kid: candidate, alg: ALG, public_jwk: JSON.stringify(await exportJWK(pair.publicKey)),
+      private_jwk_sealed: deps.keys.encrypt(JSON.stringify(await exportJWK(pair.privateKey))), created_at: now, retired_at: null,
+    }).execute();
+    await deps.db.insertInto('server_state').values({ key: ACTIVE_KEY, value: candidate, updated_at: now })
+      .onConflict((oc) => oc.column('key').doNothing()).execute();
+    kid = (await deps.db.selectFrom('server_state').select('value').where('key', '=', ACTIVE_KEY).executeTakeFirstOrThrow()).value;
+    if (kid !== candidate) await deps.db.deleteFrom('auth_signing_keys').where('kid', '=', candidate).execute();
+  }
+  const row = await deps.db.selectFrom('auth_signing_keys').select('private_jwk_sealed').where('kid', '=', kid).executeTakeFirstOrThrow();
+  const key = (await importJWK(JSON.parse(deps.keys.decrypt(row.private_jwk_sealed)) as JWK, ALG)) as webcrypto.CryptoKey;
+  await reload(deps, state);
+  return { kid, key };
+}
+
+export async function signToken(deps: Deps, claims: Omit<TokenClaims, 'iss'> & { iss?: string }): Promise<string> {
+  const state = stateOf(deps);
+  state.signing ??= loadSigningKey(deps, state).catch((error) => {
+    state.signing = undefined;
+    throw error;
+  });
+  const { kid, key } = await state.signing;
+  return new SignJWT({ ...claims, iss: claims.iss ?? deps.config.publicUrl }).setProtectedHeader({ alg: ALG, kid, typ: 'JWT' }).sign(key);
+}
+
+/**
+ * The claims of a token this server signed, or null when it is not one (bad shape, unknown key,
+ * bad signature, other issuer). Expiry is NOT checked here: callers compare `exp` with the clock.
+ */
+export async function verifySignature(deps: Deps, token: string): Promise<TokenClaims | null> {
+  const state = stateOf(deps);
+  const cached = state.verified.get(token);
+  if (cached) return cached;
+  if (token.length > 4096) return null;
+  const dot = token.indexOf('.');
+  if (dot < 1) return null;
+  let kid: unknown;
+  try {
+    kid = JSON.parse(Buffer.from(token.slice(0, dot), 'base64url').toString('utf8')).kid;
+  } catch {
+    return null;
+  }
+  if (typeof kid !== 'string') return null;
+  let key = state.verifying.get(kid);
+  if (!key && Date.now() - state.lastReload >= RELOAD_INTERVAL_MS) {
+    await reload(deps, state);
+    key = state.verifying.get(kid);
+  }
+  if (!key) return null;
+  let claims: TokenClaims;
+  try {
+    const { payload } = await compactVerify(token, key, { algorithms: [ALG] });
+    claims = JSON.parse(Buffer.from(payload).toString('utf8')) as TokenClaims;
+  } catch {
+    return null;
+  }
+  if (claims.iss !== deps.config.publicUrl || typeof claims.sub !== 'string' || typeof claims.sid !== 'string' || typeof claims.exp !== 'number') return null;
+  if (claims.token_use !== 'id' && claims.token_use !== 'access') return null;
+  if (state.verified.size >= VERIFIED_CACHE_MAX) state.verified.clear();
+  state.verified.set(token, claims);
+  return claims;
+}
+
+/** The public keys, as published at /.well-known/jwks.json. */
+export async function publicJwks(deps: Deps): Promise<{ keys: JWK[] }> {
+  const state = stateOf(deps);
+  await reload(deps, state);
+  if (state.publicJwks.length === 0) {
+    state.signing ??= loadSigningKey(deps, state);
+    await state.signing;
+  }
+  return { keys: state.publicJwks };
+}
