@@ -58,9 +58,9 @@ forEachEngine('webhook delivery survives SIGKILL', (ctx) => {
       await start();
       const login = await fetch(`${base}/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
       assert.equal(login.status, 200, await login.clone().text());
-      const token = (await login.json()).session.accessToken as string;
+      const token = ((await login.json()) as { session: { accessToken: string } }).session.accessToken;
       const headers = { 'content-type': 'application/json', accesstoken: token };
-      const me = await (await fetch(`${base}/v1/user`, { headers })).json();
+      const me = (await (await fetch(`${base}/v1/user`, { headers })).json()) as { userId: string; roleId: string; groups: string[] };
       const created = await fetch(`${base}/webhooks/endpoint`, { method: 'POST', headers, body: JSON.stringify([{ description: 'Crash receiver', url: rx.url, eventTypes: ['user.created'] }]) });
       assert.equal(created.status, 200, await created.clone().text());
       const groups = me.groups as string[];
