@@ -209,6 +209,8 @@ export interface GuardedDispatcherOptions {
   /** Passed to undici's Agent (pool size per origin etc.). */
   connections?: number;
   keepAliveTimeoutMs?: number;
+  /** Extra trusted CA certificates (PEM) for HTTPS targets, e.g. an on-premises CA; default: system CAs only. */
+  ca?: string | Buffer | (string | Buffer)[];
 }
 
 /** A `net.connect` lookup that resolves all addresses and fails if any is internal. */
@@ -245,6 +247,7 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agen
   const base = buildConnector({
     timeout: options.connectTimeoutMs ?? 5000,
     lookup: guardedLookup(resolver, options.allowPrivate),
+    ...(options.ca === undefined ? {} : { ca: options.ca }),
   } as buildConnector.BuildOptions);
   const connect: buildConnector.connector = (opts, callback) => {
     if (!options.allowPrivate && isIP(opts.hostname) !== 0) {
