@@ -80,3 +80,35 @@ export function createRateLimiter(now: () => number = Date.now, options: RateLim
     },
   };
 }
+
+export interface InflightLimiter {
+  /** True (and one slot taken) when `endpointId` has fewer than `max` deliveries in flight. */
+  tryAcquire(endpointId: string, max?: number): boolean;
+  /** Frees a slot taken by tryAcquire. */
+  release(endpointId: string): void;
+  inflight(endpointId: string): number;
+}
+
+/**
+ * Caps concurrent deliveries per endpoint, so a slow or black-holed endpoint ties up at most
+ * `defaultMax` of the worker's delivery slots (and sockets) while the others keep flowing.
+ */
+export function createInflightLimiter(defaultMax: number): InflightLimiter {
+  const counts = new Map<string, number>();
+  return {
+    tryAcquire(endpointId, max = defaultMax) {
+      const n = counts.get(endpointId) ?? 0;
+      if (n >= max) return false;
+      counts.set(endpointId, n + 1);
+      return true;
+    },
+    release(endpointId) {
+      const n = counts.get(endpointId) ?? 0;
+      if (n <= 1) counts.delete(endpointId);
+      else counts.set(endpointId, n - 1);
+    },
+    inflight(endpointId) {
+      return counts.get(endpointId) ?? 0;
+    },
+  };
+}
