@@ -56,7 +56,8 @@ function parseIpv4(ip: string): number | null {
   if (parts.length !== 4) return null;
   let value = 0;
   for (const part of parts) {
-    if (!/^\d{1,3}$/.test(part)) return null;
+    // Canonical decimal only: "010" is octal to inet_aton but decimal to a naive parser.
+    if (!/^(0|[1-9]\d{0,2})$/.test(part)) return null;
     const n = Number(part);
     if (n > 255) return null;
     value = value * 256 + n;
@@ -218,7 +219,8 @@ function guardedLookup(resolver: Resolver, allowPrivate: boolean): LookupFunctio
   return (hostname, options, callback) => {
     resolver(hostname).then(
       (all) => {
-        const family = options.family === 4 || options.family === 6 ? options.family : 0;
+        const requested = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
+        const family = requested === 4 || requested === 6 ? requested : 0;
         const candidates = family === 0 ? all : all.filter((a) => a.family === family);
         if (candidates.length === 0) {
           const err = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
