@@ -5,6 +5,7 @@
 // connecting, and the peer address is re-checked after connecting. Redirects are never followed.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import { Agent, buildConnector } from 'undici';
 
 export type AddressClass =
@@ -210,7 +211,7 @@ export interface GuardedDispatcherOptions {
   /** Passed to undici's Agent (pool size per origin etc.). */
   connections?: number;
   keepAliveTimeoutMs?: number;
-  /** Extra trusted CA certificates (PEM) for HTTPS targets, e.g. an on-premises CA; default: system CAs only. */
+  /** Extra trusted CA certificates (PEM) for HTTPS targets, e.g. an on-premises CA, added to Node's public roots. */
   ca?: string | Buffer | (string | Buffer)[];
 }
 
@@ -249,7 +250,8 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agen
   const base = buildConnector({
     timeout: options.connectTimeoutMs ?? 5000,
     lookup: guardedLookup(resolver, options.allowPrivate),
-    ...(options.ca === undefined ? {} : { ca: options.ca }),
+    // Node replaces its CA list when `ca` is given; keep the public roots and add the extra ones.
+    ...(options.ca === undefined ? {} : { ca: [...rootCertificates, ...(Array.isArray(options.ca) ? options.ca : [options.ca])] }),
   } as buildConnector.BuildOptions);
   const connect: buildConnector.connector = (opts, callback) => {
     if (!options.allowPrivate && isIP(opts.hostname) !== 0) {
