@@ -30,7 +30,7 @@ export {
   type TargetCheckOptions,
   type TargetProblem,
 } from './ssrf.ts';
-export { classifyError, DEFAULT_TIMEOUT_MS, MAX_RESPONSE_BYTES, MAX_TIMEOUT_MS, parseRetryAfter, sendOnce, type ErrorClass, type SendInput, type SendResult } from './send.ts';
+export { classifyError, DEFAULT_TIMEOUT_MS, KEPT_RESPONSE_HEADERS, MAX_RESPONSE_BYTES, MAX_TIMEOUT_MS, parseRetryAfter, sendOnce, type ErrorClass, type SendInput, type SendResult } from './send.ts';
 export {
   configHash,
   createTokenProvider,
