@@ -50,6 +50,19 @@ describe('per-endpoint rate limiter', () => {
     assert.deepEqual(slow, [3, 3, 3, 3, 3]);
   });
 
+  it('peek() reports the wait without taking a slot', () => {
+    const clock = manualClock();
+    const limiter = createRateLimiter(clock.now);
+    assert.equal(limiter.peek('ep', 1), 0, 'untracked endpoint: allowed');
+    assert.equal(limiter.size, 0);
+    assert.equal(limiter.peek('ep', 1), 0);
+    assert.equal(limiter.take('ep', 1), 0, 'peeking consumed nothing');
+    assert.equal(limiter.peek('ep', 1), 1000);
+    clock.advance(400);
+    assert.equal(limiter.peek('ep', 1), 600);
+    assert.equal(limiter.take('ep', 1), 600);
+  });
+
   it('endpoints are independent', () => {
     const clock = manualClock();
     const limiter = createRateLimiter(clock.now);

@@ -10,6 +10,8 @@ export interface RateLimiter {
    * finite number means unlimited.
    */
   take(endpointId: string, ratePerSecond: number | null | undefined): number;
+  /** Like take() but never takes a slot: 0 when a message could be sent now, else ms to wait. */
+  peek(endpointId: string, ratePerSecond: number | null | undefined): number;
   /** Drops the state of one endpoint (deleted or reconfigured). */
   forget(endpointId: string): void;
   /** Endpoints currently tracked. */
@@ -48,29 +50,37 @@ export function createRateLimiter(now: () => number = Date.now, options: RateLim
     }
   };
 
+  function acquire(endpointId: string, ratePerSecond: number | null | undefined, consume: boolean): number {
+    if (typeof ratePerSecond !== 'number' || !Number.isFinite(ratePerSecond) || ratePerSecond <= 0) return 0;
+    const at = now();
+    const capacity = Math.max(1, ratePerSecond * burstSeconds);
+    let bucket = buckets.get(endpointId);
+    if (!bucket) {
+      if (!consume) return 0; // an untracked endpoint has a full bucket
+      if (buckets.size >= maxTracked) sweep(at);
+      bucket = { tokens: capacity, updatedAt: at, rate: ratePerSecond, capacity };
+      buckets.set(endpointId, bucket);
+    } else {
+      refill(bucket, at);
+      if (bucket.rate !== ratePerSecond) {
+        bucket.rate = ratePerSecond;
+        bucket.capacity = capacity;
+        bucket.tokens = Math.min(bucket.tokens, capacity);
+      }
+    }
+    if (bucket.tokens >= 1) {
+      if (consume) bucket.tokens -= 1;
+      return 0;
+    }
+    return Math.max(1, Math.ceil(((1 - bucket.tokens) * 1000) / bucket.rate));
+  }
+
   return {
     take(endpointId, ratePerSecond) {
-      if (typeof ratePerSecond !== 'number' || !Number.isFinite(ratePerSecond) || ratePerSecond <= 0) return 0;
-      const at = now();
-      const capacity = Math.max(1, ratePerSecond * burstSeconds);
-      let bucket = buckets.get(endpointId);
-      if (!bucket) {
-        if (buckets.size >= maxTracked) sweep(at);
-        bucket = { tokens: capacity, updatedAt: at, rate: ratePerSecond, capacity };
-        buckets.set(endpointId, bucket);
-      } else {
-        refill(bucket, at);
-        if (bucket.rate !== ratePerSecond) {
-          bucket.rate = ratePerSecond;
-          bucket.capacity = capacity;
-          bucket.tokens = Math.min(bucket.tokens, capacity);
-        }
-      }
-      if (bucket.tokens >= 1) {
-        bucket.tokens -= 1;
-        return 0;
-      }
-      return Math.max(1, Math.ceil(((1 - bucket.tokens) * 1000) / bucket.rate));
+      return acquire(endpointId, ratePerSecond, true);
+    },
+    peek(endpointId, ratePerSecond) {
+      return acquire(endpointId, ratePerSecond, false);
     },
     forget(endpointId) {
       buckets.delete(endpointId);
