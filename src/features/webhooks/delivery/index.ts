@@ -1,7 +1,21 @@
 // Delivery building blocks for the webhook worker: signing, retry schedule, SSRF guard, one-shot
 // send, endpoint OAuth tokens and per-endpoint rate limits. Pure or self-contained; no DB access.
 export { generateSecret, isValidSecret, secretKey, sign, signatureHeader, webhookHeaders, SECRET_PREFIX, USER_AGENT, type WebhookHeaders } from './signing.ts';
-export { AUTO_DISABLE_AFTER_MS, JITTER_RATIO, MAX_ATTEMPTS, MAX_JITTER_MS, MAX_RETRY_AFTER_MS, RETRY_SCHEDULE_MS, nextAttemptAt, nextDelayMs, shouldDisable, type NextDelayOptions } from './schedule.ts';
+export {
+  AUTO_DISABLE_AFTER_MS,
+  decideAfterAttempt,
+  JITTER_RATIO,
+  MAX_ATTEMPTS,
+  MAX_JITTER_MS,
+  MAX_RETRY_AFTER_MS,
+  RETRY_SCHEDULE_MS,
+  nextAttemptAt,
+  nextDelayMs,
+  shouldDisable,
+  type AttemptDecision,
+  type DecideOptions,
+  type NextDelayOptions,
+} from './schedule.ts';
 export {
   assertAllowedTarget,
   classifyAddress,
@@ -16,7 +30,7 @@ export {
   type TargetCheckOptions,
   type TargetProblem,
 } from './ssrf.ts';
-export { classifyError, DEFAULT_TIMEOUT_MS, MAX_RESPONSE_BYTES, MAX_TIMEOUT_MS, parseRetryAfter, sendOnce, type ErrorClass, type SendInput, type SendResult } from './send.ts';
+export { classifyError, DEFAULT_TIMEOUT_MS, KEPT_RESPONSE_HEADERS, MAX_RESPONSE_BYTES, MAX_TIMEOUT_MS, parseRetryAfter, sendOnce, type ErrorClass, type SendInput, type SendResult } from './send.ts';
 export {
   configHash,
   createTokenProvider,
@@ -31,4 +45,4 @@ export {
   type TokenProviderConfig,
   type TokenProviderOptions,
 } from './oauth-token.ts';
-export { createRateLimiter, type RateLimiter, type RateLimiterOptions } from './rate-limit.ts';
+export { createInflightLimiter, createRateLimiter, type InflightLimiter, type RateLimiter, type RateLimiterOptions } from './rate-limit.ts';

@@ -168,7 +168,7 @@ describe('OAuth client-credentials token provider', () => {
   });
 
   it('malformed token responses are invalid_response', async () => {
-    for (const body of ['not json', '{}', '{"access_token":""}', '{"access_token":"t","token_type":"mac"}', '[]']) {
+    for (const body of ['not json', '{}', '{"access_token":""}', '{"access_token":"t","token_type":"mac"}', '[]', '{"access_token":"a b"}', '{"access_token":"x\\r\\nx-injected: 1"}']) {
       reply = () => ({ status: 200, body });
       await assert.rejects(createTokenProvider(options()).getToken(), (err: TokenFetchError) => err.kind === 'invalid_response');
     }

@@ -133,6 +133,8 @@ async function fetchToken(options: TokenProviderOptions): Promise<{ token: strin
   }
   const token = json?.access_token;
   if (typeof token !== 'string' || token === '') throw new TokenFetchError('invalid_response', 'token response has no access_token', { status });
+  // It goes into an Authorization header: printable ASCII without spaces only.
+  if (!/^[\x21-\x7e]+$/.test(token) || token.length > 8192) throw new TokenFetchError('invalid_response', 'access_token is not a valid bearer token', { status });
   const tokenType = json?.token_type;
   if (typeof tokenType === 'string' && tokenType.toLowerCase() !== 'bearer') {
     throw new TokenFetchError('invalid_response', `unsupported token_type ${tokenType.slice(0, 40)}`, { status });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { createRateLimiter } from './rate-limit.ts';
+import { createInflightLimiter, createRateLimiter } from './rate-limit.ts';
 
 function manualClock(start = 1_700_000_000_000) {
   let t = start;
@@ -50,6 +50,19 @@ describe('per-endpoint rate limiter', () => {
     assert.deepEqual(slow, [3, 3, 3, 3, 3]);
   });
 
+  it('peek() reports the wait without taking a slot', () => {
+    const clock = manualClock();
+    const limiter = createRateLimiter(clock.now);
+    assert.equal(limiter.peek('ep', 1), 0, 'untracked endpoint: allowed');
+    assert.equal(limiter.size, 0);
+    assert.equal(limiter.peek('ep', 1), 0);
+    assert.equal(limiter.take('ep', 1), 0, 'peeking consumed nothing');
+    assert.equal(limiter.peek('ep', 1), 1000);
+    clock.advance(400);
+    assert.equal(limiter.peek('ep', 1), 600);
+    assert.equal(limiter.take('ep', 1), 600);
+  });
+
   it('endpoints are independent', () => {
     const clock = manualClock();
     const limiter = createRateLimiter(clock.now);
@@ -94,5 +107,27 @@ describe('per-endpoint rate limiter', () => {
     clock.advance(1000);
     limiter.take('d', 10);
     assert.equal(limiter.size, 1, 'full idle buckets were swept');
+  });
+});
+
+describe('per-endpoint in-flight limiter', () => {
+  it('caps concurrent deliveries per endpoint and frees slots on release', () => {
+    const limiter = createInflightLimiter(2);
+    assert.equal(limiter.tryAcquire('slow'), true);
+    assert.equal(limiter.tryAcquire('slow'), true);
+    assert.equal(limiter.tryAcquire('slow'), false);
+    assert.equal(limiter.tryAcquire('healthy'), true, 'other endpoints are unaffected');
+    assert.equal(limiter.inflight('slow'), 2);
+    limiter.release('slow');
+    assert.equal(limiter.tryAcquire('slow'), true);
+    assert.equal(limiter.tryAcquire('slow', 5), true, 'a per-call maximum overrides the default');
+  });
+
+  it('release never goes below zero', () => {
+    const limiter = createInflightLimiter(1);
+    limiter.release('x');
+    assert.equal(limiter.inflight('x'), 0);
+    assert.equal(limiter.tryAcquire('x'), true);
+    assert.equal(limiter.tryAcquire('x'), false);
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AUTO_DISABLE_AFTER_MS, MAX_ATTEMPTS, MAX_RETRY_AFTER_MS, nextAttemptAt, nextDelayMs, RETRY_SCHEDULE_MS, shouldDisable } from './schedule.ts';
+import { AUTO_DISABLE_AFTER_MS, decideAfterAttempt, MAX_ATTEMPTS, MAX_RETRY_AFTER_MS, nextAttemptAt, nextDelayMs, RETRY_SCHEDULE_MS, shouldDisable } from './schedule.ts';
 
 const S = 1000;
 const M = 60 * S;
@@ -75,5 +75,34 @@ describe('webhook retry schedule', () => {
     assert.equal(shouldDisable(undefined, first), false);
     assert.equal(shouldDisable(first, first + 5 * 24 * H - 1), false);
     assert.equal(shouldDisable(first, first + 5 * 24 * H), true);
+  });
+});
+
+describe('decideAfterAttempt', () => {
+  const fail = (extra: object = {}) => ({ ok: false, status: 500, responseHeaders: {}, ...extra });
+
+  it('success ends the message', () => {
+    assert.deepEqual(decideAfterAttempt({ ok: true, status: 200 }, 3), { action: 'succeeded' });
+  });
+
+  it('a failure retries on the schedule until the 8th attempt, then the message is exhausted', () => {
+    assert.deepEqual(decideAfterAttempt(fail(), 1, { random: zero }), { action: 'retry', delayMs: 5 * S });
+    assert.deepEqual(decideAfterAttempt(fail(), 7, { random: zero }), { action: 'retry', delayMs: 10 * H });
+    assert.deepEqual(decideAfterAttempt(fail(), 8, { random: zero }), { action: 'failed', reason: 'exhausted' });
+  });
+
+  it('passes Retry-After through', () => {
+    assert.deepEqual(decideAfterAttempt(fail({ status: 429, retryAfterSeconds: 60 }), 1, { random: zero }), { action: 'retry', delayMs: 60 * S });
+  });
+
+  it('webhook-delivery: abort-message stops the retries (unless turned off)', () => {
+    const aborted = fail({ responseHeaders: { 'webhook-delivery': 'Abort-Message' } });
+    assert.deepEqual(decideAfterAttempt(aborted, 1), { action: 'failed', reason: 'aborted_by_receiver' });
+    assert.equal(decideAfterAttempt(aborted, 1, { stopOnAbortHeader: false }).action, 'retry');
+  });
+
+  it('410 Gone retries by default and stops only when asked', () => {
+    assert.equal(decideAfterAttempt(fail({ status: 410 }), 1).action, 'retry');
+    assert.deepEqual(decideAfterAttempt(fail({ status: 410 }), 1, { stopOnGone: true }), { action: 'failed', reason: 'gone' });
   });
 });

@@ -52,3 +52,35 @@ export function shouldDisable(firstFailureAt: number | null | undefined, now: nu
   if (firstFailureAt === null || firstFailureAt === undefined) return false;
   return now - firstFailureAt >= AUTO_DISABLE_AFTER_MS;
 }
+
+/** What the worker does after an attempt. */
+export type AttemptDecision =
+  | { action: 'succeeded' }
+  | { action: 'retry'; delayMs: number }
+  | { action: 'failed'; reason: 'exhausted' | 'aborted_by_receiver' | 'gone' };
+
+export interface DecideOptions {
+  random?: () => number;
+  /** Svix: a receiver answering with `webhook-delivery: abort-message` stops the retries; default true. */
+  stopOnAbortHeader?: boolean;
+  /** Standard Webhooks: 410 Gone stops the retries (the worker may also disable the endpoint); default false. */
+  stopOnGone?: boolean;
+}
+
+/** Decides after attempt number `attemptNumber` (1-based) from its result (a SendResult fits). */
+export function decideAfterAttempt(
+  result: { ok: boolean; status?: number; retryAfterSeconds?: number; responseHeaders?: Record<string, string> },
+  attemptNumber: number,
+  options: DecideOptions = {},
+): AttemptDecision {
+  if (result.ok) return { action: 'succeeded' };
+  if ((options.stopOnAbortHeader ?? true) && result.responseHeaders?.['webhook-delivery']?.trim().toLowerCase() === 'abort-message') {
+    return { action: 'failed', reason: 'aborted_by_receiver' };
+  }
+  if (options.stopOnGone === true && result.status === 410) return { action: 'failed', reason: 'gone' };
+  const delayMs = nextDelayMs(attemptNumber, {
+    ...(result.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: result.retryAfterSeconds }),
+    ...(options.random ? { random: options.random } : {}),
+  });
+  return delayMs === null ? { action: 'failed', reason: 'exhausted' } : { action: 'retry', delayMs };
+}

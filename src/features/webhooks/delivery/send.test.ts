@@ -1,11 +1,30 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { generateSecret, webhookHeaders } from './signing.ts';
 import { MAX_RESPONSE_BYTES, parseRetryAfter, sendOnce } from './send.ts';
 import { createGuardedDispatcher } from './ssrf.ts';
+
+// A self-signed certificate for localhost/127.0.0.1 (test fixture only, valid until 2126).
+const TEST_KEY = `-----BEGIN PRIVATE KEY-----
+MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgN4M4zRQFcuwmw77q
+Zja3vqymu/VhJr6RAWIlsrfrwvqhRANCAAT94ppnCLt/D8Q2g6KOQjL8i//bFatb
+PV4P8tnkUIzwGZo3zjdoIPLDUtnkuF71XSpE5ryIopN4easSJNyS1HOS
+-----END PRIVATE KEY-----`;
+const TEST_CERT = `-----BEGIN CERTIFICATE-----
+MIIBnDCCAUGgAwIBAgIUWBBLNO+NWTFMOTClODB+mY1Jsd8wCgYIKoZIzj0EAwIw
+FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyMjAyMzEyMFoYDzIxMjYxMDI5
+MDIzMTIwWjAUMRIwEAYDVQQDDAlsb2NhbGhvc3QwWTATBgcqhkjOPQIBBggqhkjO
+PQMBBwNCAAT94ppnCLt/D8Q2g6KOQjL8i//bFatbPV4P8tnkUIzwGZo3zjdoIPLD
+UtnkuF71XSpE5ryIopN4easSJNyS1HOSo28wbTAdBgNVHQ4EFgQUHtCJxJNL8K3S
+B6a81HLOIwluT58wHwYDVR0jBBgwFoAUHtCJxJNL8K3SB6a81HLOIwluT58wDwYD
+VR0TAQH/BAUwAwEB/zAaBgNVHREEEzARgglsb2NhbGhvc3SHBH8AAAEwCgYIKoZI
+zj0EAwIDSQAwRgIhAO4yW6R6U+nILqiCEiiA4XM0/tEfkSkQ+BWxAOIcl90lAiEA
+5DRSAhEPaZrV+V7nZVgfkIjaP1HrOTxhKi/X1SCbEPY=
+-----END CERTIFICATE-----`;
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
 
@@ -97,14 +116,15 @@ describe('sendOnce', () => {
     assert.match(result.error!, /timeout/);
   });
 
-  it('a 2xx whose body stalls is still a success (the status decided it)', async () => {
-    routes.set('/stall-body', (_req, res) => {
+  it('a 2xx whose body breaks off is still a success (the status decided it)', async () => {
+    routes.set('/broken-body', (req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
-      res.write('partial');
+      res.write('partial', () => req.socket.destroy());
     });
-    const result = await sendOnce({ url: `${base}/stall-body`, body: '{}', headers: signed('{}').headers, dispatcher, timeoutMs: 150 });
+    const result = await sendOnce({ url: `${base}/broken-body`, body: '{}', headers: signed('{}').headers, dispatcher });
     assert.equal(result.ok, true);
     assert.equal(result.status, 200);
+    assert.equal(result.errorClass, undefined);
   });
 
   it('a closed port: connection_refused', async () => {
@@ -139,6 +159,31 @@ describe('sendOnce', () => {
     const result = await sendOnce({ url: 'http://receiver.invalid/', body: '{}', headers: signed('{}').headers, dispatcher: noDns });
     assert.equal(result.errorClass, 'dns');
     await noDns.close();
+  });
+
+  it('HTTPS: an untrusted certificate is a tls failure; trusting its CA delivers', async () => {
+    const tls = createTlsServer({ key: TEST_KEY, cert: TEST_CERT }, (req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200).end('secure'));
+    });
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    const url = `https://localhost:${(tls.address() as AddressInfo).port}/hook`;
+    try {
+      const untrusted = await sendOnce({ url, body: '{}', headers: signed('{}').headers, dispatcher });
+      assert.equal(untrusted.ok, false);
+      assert.equal(untrusted.errorClass, 'tls');
+      const trusting = createGuardedDispatcher({ allowPrivate: true, ca: TEST_CERT, resolver: async () => [{ address: '127.0.0.1', family: 4 }] });
+      const trusted = await sendOnce({ url, body: '{}', headers: signed('{}').headers, dispatcher: trusting });
+      assert.equal(trusted.ok, true);
+      assert.equal(trusted.responseBody, 'secure');
+      await trusting.close();
+      const strict = createGuardedDispatcher({ allowPrivate: false, ca: TEST_CERT });
+      assert.equal((await sendOnce({ url, body: '{}', headers: signed('{}').headers, dispatcher: strict })).errorClass, 'ssrf_blocked');
+      await strict.close();
+    } finally {
+      tls.closeAllConnections();
+      await new Promise<void>((resolve) => tls.close(() => resolve()));
+    }
   });
 
   it('an invalid URL: other, never throws', async () => {

@@ -78,7 +78,7 @@ export function classifyError(err: unknown, timedOut = false): ErrorClass {
   return 'other';
 }
 
-function describe(err: unknown): string {
+function describeError(err: unknown): string {
   const e = err as { code?: unknown; message?: unknown };
   const message = typeof e?.message === 'string' ? e.message : String(err);
   return (typeof e?.code === 'string' && !message.includes(e.code) ? `${e.code}: ${message}` : message).slice(0, 500);
@@ -149,7 +149,7 @@ export async function sendOnce(input: SendInput): Promise<SendResult> {
       responseBody: '',
       responseHeaders,
       errorClass,
-      error: timedOut ? `timeout: no complete response within ${timeoutMs} ms` : describe(err),
+      error: timedOut ? `timeout: no complete response within ${timeoutMs} ms` : describeError(err),
     };
   } finally {
     clearTimeout(timer);

@@ -80,6 +80,8 @@ describe('classifyAddress', () => {
     ['0x7f.1', 'invalid'],
     ['1.2.3', 'invalid'],
     ['256.1.1.1', 'invalid'],
+    ['010.0.0.1', 'invalid'],
+    ['::ffff:010.0.0.1', 'invalid'],
     ['', 'invalid'],
   ];
   for (const [ip, expected] of cases) {

@@ -5,6 +5,7 @@
 // connecting, and the peer address is re-checked after connecting. Redirects are never followed.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import { Agent, buildConnector } from 'undici';
 
 export type AddressClass =
@@ -56,7 +57,8 @@ function parseIpv4(ip: string): number | null {
   if (parts.length !== 4) return null;
   let value = 0;
   for (const part of parts) {
-    if (!/^\d{1,3}$/.test(part)) return null;
+    // Canonical decimal only: "010" is octal to inet_aton but decimal to a naive parser.
+    if (!/^(0|[1-9]\d{0,2})$/.test(part)) return null;
     const n = Number(part);
     if (n > 255) return null;
     value = value * 256 + n;
@@ -209,6 +211,8 @@ export interface GuardedDispatcherOptions {
   /** Passed to undici's Agent (pool size per origin etc.). */
   connections?: number;
   keepAliveTimeoutMs?: number;
+  /** Extra trusted CA certificates (PEM) for HTTPS targets, e.g. an on-premises CA, added to Node's public roots. */
+  ca?: string | Buffer | (string | Buffer)[];
 }
 
 /** A `net.connect` lookup that resolves all addresses and fails if any is internal. */
@@ -216,7 +220,8 @@ function guardedLookup(resolver: Resolver, allowPrivate: boolean): LookupFunctio
   return (hostname, options, callback) => {
     resolver(hostname).then(
       (all) => {
-        const family = options.family === 4 || options.family === 6 ? options.family : 0;
+        const requested = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : options.family;
+        const family = requested === 4 || requested === 6 ? requested : 0;
         const candidates = family === 0 ? all : all.filter((a) => a.family === family);
         if (candidates.length === 0) {
           const err = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', hostname });
@@ -245,6 +250,8 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agen
   const base = buildConnector({
     timeout: options.connectTimeoutMs ?? 5000,
     lookup: guardedLookup(resolver, options.allowPrivate),
+    // Node replaces its CA list when `ca` is given; keep the public roots and add the extra ones.
+    ...(options.ca === undefined ? {} : { ca: [...rootCertificates, ...(Array.isArray(options.ca) ? options.ca : [options.ca])] }),
   } as buildConnector.BuildOptions);
   const connect: buildConnector.connector = (opts, callback) => {
     if (!options.allowPrivate && isIP(opts.hostname) !== 0) {
