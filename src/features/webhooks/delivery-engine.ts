@@ -220,7 +220,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
       const leftovers: HeldMessage[] = [];
       let wait = 0;
       for (const state of states.values()) {
-        if (state.queue.length > 0) wait = Math.max(wait, limiter.take(state.row.id, state.row.rate_limit));
+        if (state.queue.length > 0) wait = Math.max(wait, limiter.peek(state.row.id, state.row.rate_limit));
         leftovers.push(...state.queue.splice(0));
       }
       held -= leftovers.length;
