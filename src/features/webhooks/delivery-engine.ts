@@ -80,7 +80,8 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     return value;
   };
 
-  const capacityOf = (row: EndpointRow) => Math.max(concurrency * 4, Math.min(row.rate_limit ?? 0, 1000));
+  // How many messages of one endpoint this process holds at most (queued + in flight).
+  const capacityOf = (row: EndpointRow) => Math.max(concurrency * 16, Math.min(row.rate_limit ?? 0, 2000));
   const load = (id: string) => { const s = states.get(id); return s ? s.queue.length + s.inFlight : 0; };
 
   async function send(row: EndpointRow, message: HeldMessage): Promise<SendResult> {
@@ -102,7 +103,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     const at = now();
     const p = send(state.row, message)
       .then((result) => {
-        outcomes.push({ message, at, ok: result.ok, status: result.status, latencyMs: result.latencyMs, responseBody: result.responseBody, errorClass: result.errorClass, retryAfterSeconds: result.retryAfterSeconds });
+        outcomes.push({ message, at, ok: result.ok, status: result.status, latencyMs: result.latencyMs, responseBody: result.responseBody, errorClass: result.errorClass, retryAfterSeconds: result.retryAfterSeconds, abort: !result.ok && result.responseHeaders['webhook-delivery'] === 'abort-message' });
       }, (error: unknown) => {
         outcomes.push({ message, at, ok: false, latencyMs: 0, responseBody: '', errorClass: 'other' });
         deps.log.error({ err: error, messageId: message.id }, 'webhook send failed unexpectedly');
@@ -113,6 +114,8 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
         inFlight.delete(p);
         scheduleFlush();
         pump(state);
+        // A backlogged endpoint running low: fetch more now rather than at the next poll.
+        if (state.queue.length === capacityOf(state.row) >> 2) wake?.();
       });
     inFlight.add(p);
   }

@@ -8,10 +8,10 @@ import { publishEvent } from '../../core/events/index.ts';
 import { newId } from '../../core/ids.ts';
 import { createDeliveryEngine } from './index.ts';
 
-async function waitFor(check: () => boolean | Promise<boolean>, what: string, limitMs = 15_000): Promise<void> {
+async function waitFor(check: () => boolean | Promise<boolean>, what: string, limitMs = 30_000): Promise<void> {
   const until = Date.now() + limitMs;
   while (!(await check())) {
-    if (Date.now() > until) throw new Error(`gave up waiting for ${what}`);
+    if (Date.now() > until) throw new Error(`gave up waiting for ${what} after ${limitMs} ms`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -33,7 +33,11 @@ forEachEngine('webhook delivery loop', (ctx) => {
       await waitFor(() => held.length === 4, 'the hanging endpoint to hold its concurrency');
       const { id: healthyId } = await create(healthy.url);
       for (let i = 0; i < 10; i++) await publish();
-      await waitFor(() => healthy.received.length === 10, 'the healthy endpoint');
+      await waitFor(() => healthy.received.length === 10, 'the healthy endpoint').catch(async (error: Error) => {
+        const rows = await ctx().deps.db.selectFrom('webhook_messages').select(['endpoint_id', 'status', 'locked_by', 'locked_until', 'next_attempt_at']).execute();
+        const events = await ctx().deps.db.selectFrom('events').select(['id', 'fanned_out']).execute();
+        throw new Error(`${error.message}: healthy got ${healthy.received.length}; messages ${JSON.stringify(rows.map((r) => [r.endpoint_id === healthyId, r.status, r.locked_until]))}; events ${JSON.stringify(events.map((e) => e.fanned_out))}`);
+      });
       assert.equal(held.length, 4, 'the hanging endpoint still has only its 4 requests open, none answered');
       await waitFor(async () => (await ctx().deps.db.selectFrom('webhook_messages').select('id').where('endpoint_id', '=', healthyId).where('status', '=', 'succeeded').execute()).length === 10, 'the healthy attempts to be recorded');
     } finally {

@@ -19,6 +19,8 @@ export interface AttemptOutcome {
   responseBody: string;
   errorClass?: string;
   retryAfterSeconds?: number;
+  /** The receiver answered `webhook-delivery: abort-message`: no more retries. */
+  abort?: boolean;
 }
 
 export interface RecordSummary {
@@ -57,11 +59,11 @@ export async function recordOutcomes(db: Db, workerId: string, now: number, outc
         summary.succeeded += 1;
       } else {
         h.firstFailure = Math.min(h.firstFailure, o.at);
-        const delay = nextDelayMs(o.message.attempts + 1, o.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: o.retryAfterSeconds });
+        const delay = o.abort ? null : nextDelayMs(o.message.attempts + 1, o.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: o.retryAfterSeconds });
         const base = { attempts: o.message.attempts + 1, total_attempts: o.message.totalAttempts + 1, last_status: o.status ?? null, last_attempt_at: o.at, locked_until: null, locked_by: null, updated_at: now };
         const update = delay === null ? { ...base, status: 'failed' as const } : { ...base, status: 'pending' as const, next_attempt_at: now + delay };
         const result = await trx.updateTable('webhook_messages').set(update).where('id', '=', o.message.id).where('locked_by', '=', workerId).executeTakeFirst();
-        if (delay === null && Number(result.numUpdatedRows) > 0) {
+        if (delay === null && !o.abort && Number(result.numUpdatedRows) > 0) {
           summary.exhausted += 1;
           // An exhaustion notice about an exhaustion notice would chain forever: stop at one level.
           if (!OPERATIONAL_EVENT_TYPES.has(o.message.eventType)) {

@@ -245,6 +245,21 @@ forEachEngine('webhook delivery', (ctx) => {
     assert.equal(Date.parse(message.nextAttemptDate) - ctx().clock.now(), 120 * SECOND);
   });
 
+  it('stops retrying when the receiver answers webhook-delivery: abort-message', async () => {
+    resetClock();
+    const org = await createTestOrg(ctx());
+    const rx = await receiver((_req, res) => { res.statusCode = 400; res.setHeader('webhook-delivery', 'abort-message'); res.end(); });
+    const { id } = await endpoint(ctx(), org, rx.url, { eventTypes: ['asset.*'] });
+    await publishAsset(ctx(), org);
+    await runDeliveryOnce(ctx().deps);
+    const [message] = await messagesOf(ctx(), org, id);
+    assert.equal(message.status, 'failed');
+    assert.equal(message.attempts, 1);
+    ctx().clock.advance(DAY);
+    await runDeliveryOnce(ctx().deps);
+    assert.equal(rx.received.length, 1);
+  });
+
   it('disables an endpoint that failed continuously for 5 days and emits endpoint.disabled', async () => {
     resetClock();
     const org = await createTestOrg(ctx());
