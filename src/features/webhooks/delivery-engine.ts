@@ -167,6 +167,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
         totals.failed += batch.length - summary.succeeded;
         totals.exhausted += summary.exhausted;
         for (const id of summary.disabledEndpoints) states.get(id)?.queue.splice(0).forEach((m) => { held -= 1; dropped.push(m); });
+        if (dropped.length > 0) scheduleFlush();
       } catch (error) {
         // Unrecorded outcomes are retried when the leases run out: at least once, never lost.
         deps.log.error({ err: error, count: batch.length }, 'could not record webhook attempts');
@@ -220,6 +221,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
         await flush();
         if (f === 0 && taken === 0) break;
       }
+      if (dropped.length > 0) await flush();
       const leftovers: HeldMessage[] = [];
       let wait = 0;
       for (const state of states.values()) {
@@ -234,7 +236,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
       running = true;
       unsubscribe = eventsPublished.subscribe(() => wake?.());
       heartbeat = setInterval(() => {
-        if (held > 0) extendLeases(deps.db, workerId, now() + leaseMs).catch((error: unknown) => deps.log.error({ err: error }, 'could not extend webhook leases'));
+        if (held > 0) extendLeases(deps.db, deps.engine, workerId, now() + leaseMs).catch((error: unknown) => deps.log.error({ err: error }, 'could not extend webhook leases'));
       }, Math.max(250, Math.floor(leaseMs / 4)));
       heartbeat.unref();
       loop = (async () => {

@@ -40,6 +40,13 @@ export async function recordOutcomes(db: Db, workerId: string, now: number, outc
   const summary: RecordSummary = { succeeded: 0, retrying: 0, exhausted: 0, disabledEndpoints: [] };
   if (outcomes.length === 0 && dropped.length === 0) return summary;
   await db.transaction().execute(async (trx) => {
+    // An endpoint deleted while its messages were in flight took its messages and log with it.
+    const endpointIds = [...new Set(outcomes.map((o) => o.message.endpointId))];
+    const existing = new Set<string>();
+    for (let i = 0; i < endpointIds.length; i += 500) {
+      for (const row of await trx.selectFrom('webhook_endpoints').select('id').where('id', 'in', endpointIds.slice(i, i + 500)).execute()) existing.add(row.id);
+    }
+    outcomes = outcomes.filter((o) => existing.has(o.message.endpointId));
     const attempts: WebhookAttemptsTable[] = outcomes.map((o) => ({
       id: newId(o.at), org_id: o.message.orgId, endpoint_id: o.message.endpointId, message_id: o.message.id, attempt: o.message.totalAttempts + 1,
       at: o.at, ok: o.ok ? 1 : 0, status_code: o.status ?? null, latency_ms: Math.round(o.latencyMs),

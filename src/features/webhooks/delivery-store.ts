@@ -109,8 +109,10 @@ export async function claimDue(db: Db, engine: Engine, now: number, options: { w
 }
 
 /** Keeps this worker's leases alive while messages wait in its queues or are in flight. */
-export async function extendLeases(db: Db, workerId: string, until: number): Promise<void> {
-  await db.updateTable('webhook_messages').set({ locked_until: until }).where('locked_by', '=', workerId).where('status', '=', 'delivering').execute();
+export async function extendLeases(db: Db, engine: Engine, workerId: string, until: number): Promise<void> {
+  // Rows a concurrent outcome write holds are skipped (their lease ends there anyway): no lock-order deadlock.
+  await sql`update webhook_messages set locked_until = ${until}
+    where id in (select id from webhook_messages where locked_by = ${workerId} and status = 'delivering' ${lockClause(engine)})`.execute(db);
 }
 
 /** Gives messages back unsent (rate-limited, shutting down), due again at `at`. */

@@ -389,6 +389,24 @@ forEachEngine('webhook delivery', (ctx) => {
     assert.ok(messages.every((m: { status: string }) => m.status === 'succeeded'));
   });
 
+  it('records the other outcomes when an endpoint is deleted while its message is in flight', async () => {
+    resetClock();
+    const org = await createTestOrg(ctx());
+    let doomedId = '';
+    const doomed = await receiver(async (_req, res) => {
+      await ctx().inject({ method: 'DELETE', url: `/webhooks/endpoint/${doomedId}`, headers: org.admin.headers });
+      res.end();
+    });
+    const healthy = await receiver();
+    doomedId = (await endpoint(ctx(), org, doomed.url, { eventTypes: ['asset.*'] })).id;
+    const { id } = await endpoint(ctx(), org, healthy.url, { eventTypes: ['asset.*'] });
+    await publishAsset(ctx(), org);
+    await runDeliveryOnce(ctx().deps);
+    assert.equal(doomed.received.length, 1);
+    assert.equal((await messagesOf(ctx(), org, id))[0].status, 'succeeded');
+    assert.equal((await ctx().deps.db.selectFrom('webhook_messages').select('id').where('endpoint_id', '=', doomedId).execute()).length, 0);
+  });
+
   it('closes its receivers', async () => {
     for (const r of receivers) await r.close();
   });

@@ -142,6 +142,15 @@ forEachEngine('webhook endpoints', (ctx) => {
     assert.equal((await ctx().inject({ method: 'DELETE', url: `/webhooks/endpoint/oauth/${id}`, headers: org.admin.headers })).statusCode, 404);
   });
 
+  it('documents every webhook route in the OpenAPI document', async () => {
+    const res = await ctx().inject({ method: 'GET', url: '/openapi.json' });
+    assert.equal(res.statusCode, 200);
+    const paths = Object.keys(json(res).paths);
+    for (const path of ['/webhooks/endpoint', '/webhooks/endpoint/list', '/webhooks/event-type/list', '/webhooks/endpoint/{id}', '/webhooks/endpoint/oauth/{endpointId}', '/v1/webhooks/endpoint/{id}/recover']) {
+      assert.ok(paths.includes(path), path);
+    }
+  });
+
   const withEndpoint = async (c: TestContext, org: TestOrg) => (await createEndpoint(c, org)).id;
   const privileges = ['webhooks_administration'] as const;
   securitySuite(ctx, 'POST /webhooks/endpoint', { method: 'POST', privileges: [...privileges], prepare: () => ({ url: '/webhooks/endpoint', body: [endpointBody()] }) });
