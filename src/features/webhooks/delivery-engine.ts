@@ -184,7 +184,32 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   }
 
   /** One round: fan out new events, claim due messages; returns how many messages it took on. */
+  /**
+   * Re-reads the endpoints this process holds queued messages for (at most once a second), so an
+   * endpoint disabled, deleted or re-pointed meanwhile is honoured for what is still queued.
+   */
+  let refreshedAt = 0;
+  async function refreshHeldEndpoints(): Promise<void> {
+    if (now() - refreshedAt < 1000) return;
+    refreshedAt = now();
+    const waiting = [...states.values()].filter((s) => s.queue.length > 0);
+    if (waiting.length === 0) return;
+    const rows = await loadEndpoints(deps.db, waiting.map((s) => s.row.id));
+    for (const state of waiting) {
+      const row = rows.get(state.row.id);
+      if (row && row.disabled === 0) {
+        state.row = row;
+        continue;
+      }
+      const gone = state.queue.splice(0);
+      held -= gone.length;
+      dropped.push(...gone);
+    }
+    if (dropped.length > 0) scheduleFlush();
+  }
+
   async function round(): Promise<{ fannedOut: number; taken: number }> {
+    if (!manual) await refreshHeldEndpoints();
     const provisional = new Map<string, number>();
     const fan = await fanOut(deps.db, deps.engine, now(), {
       workerId, leaseMs, limit: batchSize,

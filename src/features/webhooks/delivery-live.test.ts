@@ -24,7 +24,7 @@ forEachEngine('webhook delivery loop', (ctx) => {
     const hanging = await startReceiver((_req, res) => { held.push(res); });
     const healthy = await startReceiver();
     const create = async (url: string) => json(await ctx().inject({ method: 'POST', url: '/webhooks/endpoint', headers: org.admin.headers, payload: [{ description: 'Live test', url, eventTypes: ['asset.*'], timeoutSeconds: 30 }] }));
-    await create(hanging.url);
+    const { id: hangingId } = await create(hanging.url);
     const engine = createDeliveryEngine(ctx().deps, { pollMs: 10, endpointConcurrency: 4 });
     engine.start();
     try {
@@ -40,6 +40,14 @@ forEachEngine('webhook delivery loop', (ctx) => {
       });
       assert.equal(held.length, 4, 'the hanging endpoint still has only its 4 requests open, none answered');
       await waitFor(async () => (await ctx().deps.db.selectFrom('webhook_messages').select('id').where('endpoint_id', '=', healthyId).where('status', '=', 'succeeded').execute()).length === 10, 'the healthy attempts to be recorded');
+      // Disabling the hanging endpoint stops what this process still had queued for it (30 messages, 4 in flight):
+      // the queued ones are marked failed (recoverable).
+      assert.equal((await ctx().inject({ method: 'PATCH', url: `/webhooks/endpoint/${hangingId}`, headers: org.admin.headers, payload: { disabled: true } })).statusCode, 204);
+      await waitFor(async () => (await ctx().deps.db.selectFrom('webhook_messages').select('id').where('endpoint_id', '=', hangingId).where('status', '=', 'failed').execute()).length === 26, 'the queued messages of the disabled endpoint to be dropped').catch(async (error: Error) => {
+        const rows = await ctx().deps.db.selectFrom('webhook_messages').select(['status']).where('endpoint_id', '=', hangingId).execute();
+        throw new Error(`${error.message}: ${JSON.stringify(rows.map((r) => r.status))}`);
+      });
+      assert.equal(held.length, 4);
     } finally {
       for (const res of held) res.end();
       hanging.respond((_req, res) => res.end());
