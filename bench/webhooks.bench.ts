@@ -45,16 +45,19 @@ server.keepAliveTimeout = 60000;
 process.on('message', (msg) => {
   if (msg === 'collect') { process.send(arrivals.splice(0)); }
 });
-server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+// A black hole: accepts requests and never answers (the deliveries to it time out).
+const hole = http.createServer(() => {});
+hole.listen(0, '127.0.0.1', () => server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port, hole: hole.address().port })));
 `;
 
-interface ReceiverProcess { url: string; child: ChildProcess; collect(): Promise<[string, number][]> }
+interface ReceiverProcess { url: string; holeUrl: string; child: ChildProcess; collect(): Promise<[string, number][]> }
 
 async function startReceiver(): Promise<ReceiverProcess> {
   const child = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
+  const { port, hole } = await new Promise<{ port: number; hole: number }>((resolve) => child.once('message', (m: { port: number; hole: number }) => resolve(m)));
   return {
     url: `http://127.0.0.1:${port}/hook`,
+    holeUrl: `http://127.0.0.1:${hole}/hook`,
     child,
     collect: () => new Promise((resolve) => { child.once('message', (m) => resolve(m as [string, number][])); child.send('collect'); }),
   };
@@ -110,9 +113,10 @@ async function throughput(engine: string, rx: ReceiverProcess) {
 }
 
 /** Events committed one per transaction at a steady rate; commit → first attempt at the receiver. */
-async function latency(engine: string, rx: ReceiverProcess) {
+async function latency(engine: string, rx: ReceiverProcess, withHole = false) {
   const env = await setup(engine);
   await createEndpoints(env.deps, env.principal, [{ description: 'Bench receiver', url: rx.url, eventTypes: ['asset.*'] }], '127.0.0.1');
+  if (withHole) await createEndpoints(env.deps, env.principal, [{ description: 'Black hole', url: rx.holeUrl, eventTypes: ['asset.*'], timeoutSeconds: 30 }], '127.0.0.1');
   const delivery = createDeliveryEngine(env.deps, { pollMs: 50 });
   delivery.start();
   await rx.collect();
@@ -127,7 +131,7 @@ async function latency(engine: string, rx: ReceiverProcess) {
     committedAt.set(id, nowMs());
   }
   while ((await countSucceeded(env.deps)) < total) await sleep(20);
-  await delivery.stop();
+  await (withHole ? delivery.abandon() : delivery.stop());
   const arrivals = await rx.collect();
   const lat = arrivals.filter(([id]) => committedAt.has(id)).map(([id, at]) => at - committedAt.get(id)!);
   await env.close();
@@ -159,6 +163,8 @@ for (const engine of ENGINES) {
     const t = await throughput(engine, rx);
     const l = await latency(engine, rx);
     rows.push([`Tessera outbox → delivery, attempts recorded`, engine, N, fmt(t.rate, 0), `${t.attempts}/${t.received}`, fmt(l.p50, 1), fmt(l.p99, 1)]);
+    const h = await latency(engine, rx, true);
+    rows.push([`  same, with a black-hole endpoint also subscribed`, engine, '—', '—', '—', fmt(h.p50, 1), fmt(h.p99, 1)]);
   } catch (error) {
     rows.push([`Tessera (${(error as Error).message.slice(0, 60)})`, engine, '—', '—', '—', '—', '—']);
   }

@@ -155,6 +155,11 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     const run = async () => {
       clearTimeout(flushTimer);
       flushTimer = undefined;
+      if (abandoned) {
+        outcomes = [];
+        dropped = [];
+        return;
+      }
       if (outcomes.length === 0 && dropped.length === 0) return;
       const batch = outcomes;
       const gone = dropped;
@@ -228,6 +233,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   }
 
   let running = !manual;
+  let abandoned = false;
   let wake: (() => void) | undefined;
   let loop: Promise<void> = Promise.resolve();
   let heartbeat: NodeJS.Timeout | undefined;
@@ -302,7 +308,14 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     /** Stops without giving anything back (a crash, as far as the database can tell). */
     async abandon(): Promise<void> {
       running = false;
+      abandoned = true;
+      wake?.();
+      unsubscribe?.();
+      clearInterval(heartbeat);
+      await loop;
+      for (const state of states.values()) clearTimeout(state.timer);
       await dispatcher.destroy();
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
   };
 }
