@@ -115,7 +115,10 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
         scheduleFlush();
         pump(state);
         // A backlogged endpoint running low: fetch more now rather than at the next poll.
-        if (state.queue.length === capacityOf(state.row) >> 2) wake?.();
+        if (state.queue.length === capacityOf(state.row) >> 2) {
+          claimSoon = true;
+          wake?.();
+        }
       });
     inFlight.add(p);
   }
@@ -194,6 +197,8 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
    * endpoint disabled, deleted or re-pointed meanwhile is honoured for what is still queued.
    */
   let refreshedAt = 0;
+  let claimSoon = true;
+  let nextClaimAt = 0;
   async function refreshHeldEndpoints(): Promise<void> {
     if (now() - refreshedAt < 1000) return;
     refreshedAt = now();
@@ -226,9 +231,17 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
       },
     });
     enqueue(fan.held, fan.endpoints);
+    // Fresh events take the fan-out path above; the claim (retries, backlog, expired leases) scans
+    // due rows, so it runs once per poll interval unless an endpoint just asked for more.
+    if (!manual && !claimSoon && now() < nextClaimAt) return { fannedOut: fan.events, taken: fan.held.length };
+    claimSoon = false;
+    nextClaimAt = now() + pollMs;
     const skip = [...states.values()].filter((s) => s.queue.length + s.inFlight >= capacityOf(s.row)).map((s) => s.row.id);
     const claimed = await claimDue(deps.db, deps.engine, now(), { workerId, leaseMs, limit: Math.min(batchSize, maxHeld - held), skipEndpoints: skip });
-    if (claimed.length > 0) enqueue(claimed, await loadEndpoints(deps.db, claimed.map((m) => m.endpointId)));
+    if (claimed.length > 0) {
+      claimSoon = true;
+      enqueue(claimed, await loadEndpoints(deps.db, claimed.map((m) => m.endpointId)));
+    }
     return { fannedOut: fan.events, taken: fan.held.length + claimed.length };
   }
 
