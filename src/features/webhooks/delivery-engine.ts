@@ -8,7 +8,7 @@ import { sendOnce, type SendResult } from './delivery/send.ts';
 import { webhookHeaders } from './delivery/signing.ts';
 import { createGuardedDispatcher } from './delivery/ssrf.ts';
 import { recordOutcomes, type AttemptOutcome } from './delivery-record.ts';
-import { claimDue, extendLeases, fanOut, loadEndpoints, releaseMessages, type EndpointRow, type HeldMessage } from './delivery-store.ts';
+import { claimDue, extendLeases, fanOut, loadEndpoints, pruneDeliveryLog, releaseMessages, type EndpointRow, type HeldMessage } from './delivery-store.ts';
 import type { OAuthConfig } from './webhooks.repo.ts';
 
 export interface DeliveryOptions {
@@ -250,6 +250,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   let wake: (() => void) | undefined;
   let loop: Promise<void> = Promise.resolve();
   let heartbeat: NodeJS.Timeout | undefined;
+  let pruner: NodeJS.Timeout | undefined;
   let unsubscribe: (() => void) | undefined;
 
   return {
@@ -283,6 +284,10 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
         if (held > 0) extendLeases(deps.db, deps.engine, workerId, now() + leaseMs).catch((error: unknown) => deps.log.error({ err: error }, 'could not extend webhook leases'));
       }, Math.max(250, Math.floor(leaseMs / 4)));
       heartbeat.unref();
+      pruner = setInterval(() => {
+        pruneDeliveryLog(deps.db, now()).catch((error: unknown) => deps.log.error({ err: error }, 'could not prune the webhook delivery log'));
+      }, 3_600_000);
+      pruner.unref();
       loop = (async () => {
         while (running) {
           let busy = false;
@@ -306,6 +311,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
       wake?.();
       unsubscribe?.();
       clearInterval(heartbeat);
+      clearInterval(pruner);
       await loop;
       const queued: HeldMessage[] = [];
       for (const state of states.values()) {
@@ -325,6 +331,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
       wake?.();
       unsubscribe?.();
       clearInterval(heartbeat);
+      clearInterval(pruner);
       await loop;
       for (const state of states.values()) clearTimeout(state.timer);
       await dispatcher.destroy();

@@ -122,3 +122,17 @@ export async function releaseMessages(db: Db, workerId: string, ids: readonly st
       .where('id', 'in', part).where('locked_by', '=', workerId).where('status', '=', 'delivering').execute();
   }
 }
+
+/** How long the delivery log (events, finished messages, attempts) is kept. */
+export const RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
+
+/** Deletes what is older than the retention period and no longer needed for delivery. */
+export async function pruneDeliveryLog(db: Db, now: number, retentionMs = RETENTION_MS): Promise<{ attempts: number; messages: number; events: number }> {
+  const cutoff = now - retentionMs;
+  const attempts = await db.deleteFrom('webhook_attempts').where('at', '<', cutoff).executeTakeFirst();
+  const messages = await db.deleteFrom('webhook_messages').where('created_at', '<', cutoff).where('status', 'in', ['succeeded', 'failed']).executeTakeFirst();
+  const events = await db.deleteFrom('events').where('created_at', '<', cutoff).where('fanned_out', '=', 1)
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_messages').select('webhook_messages.id').whereRef('webhook_messages.event_id', '=', 'events.id'))))
+    .executeTakeFirst();
+  return { attempts: Number(attempts.numDeletedRows), messages: Number(messages.numDeletedRows), events: Number(events.numDeletedRows) };
+}

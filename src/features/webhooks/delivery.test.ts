@@ -7,7 +7,7 @@ import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts'
 import { startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
 import { envelopeSchema, isEventType, publishEvent } from '../../core/events/index.ts';
 import { newId } from '../../core/ids.ts';
-import { runDeliveryOnce } from './index.ts';
+import { pruneDeliveryLog, runDeliveryOnce } from './index.ts';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -405,6 +405,25 @@ forEachEngine('webhook delivery', (ctx) => {
     assert.equal(doomed.received.length, 1);
     assert.equal((await messagesOf(ctx(), org, id))[0].status, 'succeeded');
     assert.equal((await ctx().deps.db.selectFrom('webhook_messages').select('id').where('endpoint_id', '=', doomedId).execute()).length, 0);
+  });
+
+  it('prunes the delivery log after 90 days, keeping what is still to be delivered', async () => {
+    resetClock();
+    const org = await createTestOrg(ctx());
+    const ok = await receiver();
+    const down = await receiver((_req, res) => { res.statusCode = 500; res.end(); });
+    const done = await endpoint(ctx(), org, ok.url, { eventTypes: ['asset.*'] });
+    const open = await endpoint(ctx(), org, down.url, { eventTypes: ['asset.deleted'] });
+    await publishAsset(ctx(), org, 'asset.created');
+    await publishAsset(ctx(), org, 'asset.deleted');
+    await runDeliveryOnce(ctx().deps);
+    ctx().clock.advance(91 * DAY);
+    await pruneDeliveryLog(ctx().deps.db, ctx().clock.now());
+    const left = await ctx().deps.db.selectFrom('webhook_messages').select(['endpoint_id', 'status']).where('org_id', '=', org.orgId).execute();
+    assert.deepEqual(left.map((m) => [m.endpoint_id === open.id, m.status]), [[true, 'pending']]);
+    assert.equal((await ctx().deps.db.selectFrom('webhook_attempts').select('id').where('endpoint_id', '=', done.id).execute()).length, 0);
+    const events = await ctx().deps.db.selectFrom('events').select('type').where('org_id', '=', org.orgId).execute();
+    assert.deepEqual(events.map((e) => e.type), ['asset.deleted']);
   });
 
   it('closes its receivers', async () => {

@@ -110,7 +110,6 @@ export const MessageSchema = Type.Object({
   lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
   lastAttemptDate: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
   createdDate: Type.String({ format: 'date-time' }),
-  payload: Type.Optional(Type.Object({}, { additionalProperties: true })),
 });
 export const MessageListQuerySchema = Type.Object({
   after: Type.Optional(Cursor),
