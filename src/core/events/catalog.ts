@@ -130,8 +130,8 @@ export const EVENT_CATALOG = {
   'message.attempt.exhausted': def('operational', 'Every delivery attempt of a webhook message failed; the message is marked failed', {
     message: Type.Object({ id: Id, endpointId: Id, eventId: Type.String(), eventType: Type.String(), attempts: Type.Integer(), lastStatus: Nullable(Type.Integer()) }),
   }),
-  'endpoint.disabled': def('operational', 'A webhook endpoint failed continuously for 5 days and was disabled', {
-    endpoint: Type.Object({ id: Id, url: Type.String(), failingSince: Type.String({ format: 'date-time' }) }),
+  'endpoint.disabled': def('operational', 'A webhook endpoint was disabled: 5 days of failures, or 410 Gone', {
+    endpoint: Type.Object({ id: Id, url: Type.String(), failingSince: Type.String({ format: 'date-time' }), reason: Type.String() }),
   }),
 } as const;
 

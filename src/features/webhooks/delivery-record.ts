@@ -55,9 +55,9 @@ export async function recordOutcomes(db: Db, workerId: string, now: number, outc
     for (let i = 0; i < attempts.length; i += 100) await trx.insertInto('webhook_attempts').values(attempts.slice(i, i + 100)).execute();
 
     const successesByStatus = new Map<number, string[]>();
-    const health = new Map<string, { ok: boolean; firstFailure: number; orgId: string }>();
+    const health = new Map<string, { ok: boolean; gone: boolean; firstFailure: number; orgId: string }>();
     for (const o of outcomes) {
-      const h = health.get(o.message.endpointId) ?? { ok: false, firstFailure: Number.MAX_SAFE_INTEGER, orgId: o.message.orgId };
+      const h = health.get(o.message.endpointId) ?? { ok: false, gone: false, firstFailure: Number.MAX_SAFE_INTEGER, orgId: o.message.orgId };
       if (o.ok) {
         h.ok = true;
         const list = successesByStatus.get(o.status ?? 200) ?? [];
@@ -66,6 +66,8 @@ export async function recordOutcomes(db: Db, workerId: string, now: number, outc
         summary.succeeded += 1;
       } else {
         h.firstFailure = Math.min(h.firstFailure, o.at);
+        // 410 Gone: the receiver says the endpoint no longer exists (Standard Webhooks: disable it).
+        if (o.status === 410) h.gone = true;
         const delay = o.abort ? null : nextDelayMs(o.message.attempts + 1, o.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: o.retryAfterSeconds });
         const base = { attempts: o.message.attempts + 1, total_attempts: o.message.totalAttempts + 1, last_status: o.status ?? null, last_attempt_at: o.at, locked_until: null, locked_by: null, updated_at: now };
         const update = delay === null ? { ...base, status: 'failed' as const } : { ...base, status: 'pending' as const, next_attempt_at: now + delay };
@@ -101,9 +103,10 @@ export async function recordOutcomes(db: Db, workerId: string, now: number, outc
       const row = await trx.selectFrom('webhook_endpoints').select(['failing_since', 'disabled', 'url']).where('id', '=', endpointId).executeTakeFirst();
       if (!row || row.disabled === 1) continue;
       const since = row.failing_since ?? h.firstFailure;
-      if (shouldDisable(since, now)) {
-        await trx.updateTable('webhook_endpoints').set({ disabled: 1, disabled_reason: 'every delivery failed for 5 days', failing_since: since, updated_at: now }).where('id', '=', endpointId).execute();
-        await publishEvent(trx, now, { orgId: h.orgId, type: 'endpoint.disabled', actor: null, data: { endpoint: { id: endpointId, url: row.url, failingSince: new Date(since).toISOString() } } });
+      if (h.gone || shouldDisable(since, now)) {
+        const reason = h.gone ? 'the receiver answered 410 Gone' : 'every delivery failed for 5 days';
+        await trx.updateTable('webhook_endpoints').set({ disabled: 1, disabled_reason: reason, failing_since: since, updated_at: now }).where('id', '=', endpointId).execute();
+        await publishEvent(trx, now, { orgId: h.orgId, type: 'endpoint.disabled', actor: null, data: { endpoint: { id: endpointId, url: row.url, failingSince: new Date(since).toISOString(), reason } } });
         summary.disabledEndpoints.push(endpointId);
       } else if (row.failing_since === null) {
         await trx.updateTable('webhook_endpoints').set({ failing_since: since }).where('id', '=', endpointId).execute();

@@ -308,6 +308,21 @@ forEachEngine('webhook delivery', (ctx) => {
     assert.ok(dead.received.length > before);
   });
 
+  it('disables an endpoint at once when its receiver answers 410 Gone', async () => {
+    resetClock();
+    const org = await createTestOrg(ctx());
+    const gone = await receiver((_req, res) => { res.statusCode = 410; res.end(); });
+    const ops = await receiver();
+    const { id } = await endpoint(ctx(), org, gone.url, { eventTypes: ['asset.*'] });
+    await endpoint(ctx(), org, ops.url, { eventTypes: ['endpoint.disabled'] });
+    await publishAsset(ctx(), org);
+    await runDeliveryOnce(ctx().deps);
+    const state = json(await ctx().inject({ method: 'GET', url: `/webhooks/endpoint/${id}`, headers: org.admin.headers }));
+    assert.equal(state.disabled, true);
+    assert.match(state.disabledReason, /410/);
+    assert.equal(assertValidPayload(ops.received[0]!.body).endpoint.reason, 'the receiver answered 410 Gone');
+  });
+
   it('enforces the per-endpoint rate limit without slowing other endpoints', async () => {
     resetClock();
     const org = await createTestOrg(ctx());
