@@ -1,15 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
-import { fromJson } from '../../core/db/json.ts';
 import { eventsPublished } from '../../core/events/index.ts';
-import { sendWithOAuth, TokenProviderCache } from './delivery/oauth-token.ts';
 import { createRateLimiter } from './delivery/rate-limit.ts';
-import { sendOnce, type SendResult } from './delivery/send.ts';
-import { webhookHeaders } from './delivery/signing.ts';
 import { createGuardedDispatcher } from './delivery/ssrf.ts';
 import { recordOutcomes, type AttemptOutcome } from './delivery-record.ts';
+import { createSender } from './delivery-send.ts';
 import { claimDue, extendLeases, fanOut, loadEndpoints, pruneDeliveryLog, releaseMessages, type EndpointRow, type HeldMessage } from './delivery-store.ts';
-import type { OAuthConfig } from './webhooks.repo.ts';
 
 export interface DeliveryOptions {
   /** How long a claimed message stays leased to this process without a heartbeat; default 20 s. */
@@ -59,9 +55,8 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   const now = () => deps.clock.now();
   const dispatcher = createGuardedDispatcher({ allowPrivate: deps.config.allowPrivateTargets, connections: concurrency });
   const limiter = createRateLimiter(now);
-  const tokens = new TokenProviderCache({ dispatcher, now });
+  const send = createSender(deps, dispatcher);
   const states = new Map<string, EndpointState>();
-  const plain = new Map<string, string>();
   const inFlight = new Set<Promise<void>>();
   let held = 0;
   let outcomes: AttemptOutcome[] = [];
@@ -70,33 +65,9 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   let flushTimer: NodeJS.Timeout | undefined;
   const totals = { succeeded: 0, failed: 0, exhausted: 0, attempted: 0 };
 
-  const decrypt = (sealed: string) => {
-    let value = plain.get(sealed);
-    if (value === undefined) {
-      if (plain.size > 10_000) plain.clear();
-      value = deps.keys.decrypt(sealed);
-      plain.set(sealed, value);
-    }
-    return value;
-  };
-
   // How many messages of one endpoint this process holds at most (queued + in flight).
   const capacityOf = (row: EndpointRow) => Math.max(concurrency * 16, Math.min(row.rate_limit ?? 0, 2000));
   const load = (id: string) => { const s = states.get(id); return s ? s.queue.length + s.inFlight : 0; };
-
-  async function send(row: EndpointRow, message: HeldMessage): Promise<SendResult> {
-    const at = now();
-    const secrets = [decrypt(row.secret)];
-    if (row.previous_secret && (row.previous_secret_until ?? 0) > at) secrets.push(decrypt(row.previous_secret));
-    const headers: Record<string, string> = webhookHeaders({ msgId: message.id, timestamp: Math.floor(at / 1000), body: message.body, secrets });
-    const input = { url: row.url, body: message.body, headers, dispatcher, timeoutMs: row.timeout_ms, now };
-    if (row.oauth && row.oauth_client_secret) {
-      const config = fromJson<OAuthConfig>(row.oauth, null as never);
-      const provider = tokens.get(row.id, { ...config, clientSecret: decrypt(row.oauth_client_secret) });
-      return sendWithOAuth(provider, input);
-    }
-    return sendOnce(input);
-  }
 
   function deliver(state: EndpointState, message: HeldMessage): void {
     state.inFlight += 1;
@@ -341,19 +312,3 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
 }
 
 export type DeliveryEngine = ReturnType<typeof createDeliveryEngine>;
-
-const manualEngines = new WeakMap<Deps, DeliveryEngine>();
-
-/** Drives delivery deterministically (tests, CLI): one engine per Deps, so token caches and rate limits persist across calls. */
-export function runDeliveryOnce(deps: Deps): Promise<RoundSummary> {
-  let engine = manualEngines.get(deps);
-  if (!engine) manualEngines.set(deps, (engine = createDeliveryEngine(deps, { manual: true })));
-  return engine.runOnce();
-}
-
-/** Production: the delivery loop of this process. */
-export function startDelivery(deps: Deps, options: DeliveryOptions = {}): { stop(): Promise<void> } {
-  const engine = createDeliveryEngine(deps, options);
-  engine.start();
-  return { stop: () => engine.stop() };
-}
