@@ -441,6 +441,24 @@ forEachEngine('webhook delivery', (ctx) => {
     assert.deepEqual(events.map((e) => e.type), ['asset.deleted']);
   });
 
+  it('two instances on one PostgreSQL database share the work without sending anything twice', async (t) => {
+    if (ctx().engine !== 'postgres') return t.skip('SQLite is single-writer: several delivering instances is a PostgreSQL deployment');
+    resetClock();
+    const org = await createTestOrg(ctx());
+    const rx = await receiver();
+    await endpoint(ctx(), org, rx.url, { eventTypes: ['asset.*'] });
+    const second = await ctx().secondInstance();
+    for (let i = 0; i < 10; i++) {
+      await ctx().deps.db.transaction().execute(async (trx) => {
+        for (let j = 0; j < 20; j++) await publishEvent(trx, ctx().clock.now(), { orgId: org.orgId, type: 'asset.created', actor: null, data: { asset: { id: newId(), filename: 'p.jpg', metadataTemplate: null, securityTemplates: [] } } });
+      });
+    }
+    const [a, b] = await Promise.all([runDeliveryOnce(ctx().deps), runDeliveryOnce(second.deps)]);
+    assert.equal(rx.received.length, 200);
+    assert.equal(new Set(rx.received.map((r) => r.headers['webhook-id'])).size, 200);
+    assert.equal(a.fannedOut + b.fannedOut >= 200, true);
+  });
+
   it('closes its receivers', async () => {
     for (const r of receivers) await r.close();
   });
