@@ -2,11 +2,14 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { forEachEngine, TEST_SECRET } from '../../../test/helpers/context.ts';
 import { startReceiver } from '../../../test/helpers/receiver.ts';
 
 const ADMIN = { username: 'crash-admin', password: 'Crash-Test-Password-1' };
 const KILLS = 5;
+const MAIN = fileURLToPath(new URL('../../main.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -33,7 +36,7 @@ forEachEngine('webhook delivery survives SIGKILL', (ctx) => {
     };
     let child: ChildProcess | undefined;
     const start = async () => {
-      child = spawn(process.execPath, ['src/main.ts', 'serve'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+      child = spawn(process.execPath, [MAIN, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
       for (let i = 0; i < 300; i++) {
         try {
           if ((await fetch(`${base}/healthz`)).ok) return;
