@@ -14,6 +14,7 @@ import { apiKeyResolver, apiKeyRoutes, registerApiKeyAlongsideUser } from './fea
 import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
+import { webhookRoutes } from './features/webhooks/index.ts';
 
 export interface BuildAppOptions {
   /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
@@ -101,6 +102,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await api.register(async (keys: App) => {
       apiKeyRoutes(keys, deps);
     }, { prefix: '/api/v1/api-key' });
+    // The spec shows webhook paths without a version; the reference serves them under v1 too.
+    await api.register(async (scope: App) => webhookRoutes(scope, deps));
+    await api.register(async (scope: App) => webhookRoutes(scope, deps), { prefix: '/v1' });
   });
 
   await app.ready();

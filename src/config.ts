@@ -17,6 +17,8 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly workers: boolean;
   readonly allowPrivateTargets: boolean;
+  /** How long a webhook message claimed by a process stays leased without a heartbeat (crash recovery time). */
+  readonly webhookLeaseMs: number;
   readonly bodyLimitBytes: number;
   readonly trustProxy: boolean;
   /** Auth: how long a just-rotated refresh token may be replayed for the same successor (s). */
@@ -84,6 +86,7 @@ export function parseConfig(env: Env = process.env): Config {
     logLevel,
     workers: boolean(env, 'TESSERA_WORKERS', true),
     allowPrivateTargets: boolean(env, 'TESSERA_ALLOW_PRIVATE_TARGETS', false),
+    webhookLeaseMs: integer(env, 'TESSERA_WEBHOOK_LEASE_MS', 20_000, 1000, 600_000),
     bodyLimitBytes: integer(env, 'TESSERA_BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),
     trustProxy: boolean(env, 'TESSERA_TRUST_PROXY', false),
     refreshGraceSeconds: integer(env, 'TESSERA_REFRESH_GRACE_SECONDS', 10, 0, 60),

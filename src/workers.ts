@@ -1,6 +1,7 @@
 import type { Deps } from './deps.ts';
 import { startWorker, type JobHandler, type Worker } from './core/jobs/worker.ts';
 import { authJobHandlers } from './features/auth/index.ts';
+import { startDelivery } from './features/webhooks/index.ts';
 
 /** Every background job type, by feature. */
 export function jobHandlers(deps: Deps): Record<string, JobHandler> {
@@ -10,5 +11,13 @@ export function jobHandlers(deps: Deps): Record<string, JobHandler> {
 }
 
 export function startWorkers(deps: Deps): Worker {
-  return startWorker({ db: deps.db, engine: deps.engine, clock: deps.clock, log: deps.log, signal: deps.jobs, handlers: jobHandlers(deps) });
+  const jobs = startWorker({ db: deps.db, engine: deps.engine, clock: deps.clock, log: deps.log, signal: deps.jobs, handlers: jobHandlers(deps) });
+  // Webhook delivery has its own loop and tables (leases, per-endpoint queues, batched attempt log).
+  const delivery = startDelivery(deps, { leaseMs: deps.config.webhookLeaseMs });
+  return {
+    async stop() {
+      await Promise.all([jobs.stop(), delivery.stop()]);
+    },
+    drain: () => jobs.drain(),
+  };
 }

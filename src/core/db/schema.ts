@@ -26,6 +26,10 @@ export interface Database {
   oauth_codes: OAuthCodesTable;
   api_keys: ApiKeysTable;
   api_key_ips: ApiKeyIpsTable;
+  events: EventsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }
 
 export interface OrganizationsTable {
@@ -238,4 +242,75 @@ export interface ApiKeyIpsTable {
   ip: string;
   org_id: string;
   first_seen_at: number;
+}
+
+// --- webhooks (migration 0004_webhooks) ---
+
+/** The event outbox (core/events): one row per published event, in the transaction of its change. */
+export interface EventsTable {
+  id: string;
+  org_id: string;
+  type: string;
+  /** The exact JSON body delivered to webhook endpoints (envelope of reference §14.3). */
+  body: string;
+  fanned_out: ColumnType<number, number | undefined, number>;
+  created_at: number;
+}
+
+export interface WebhookEndpointsTable {
+  id: string;
+  org_id: string;
+  description: string;
+  url: string;
+  /** JSON array of event-type patterns ('asset.created', 'asset.*', '*') */
+  event_types: string;
+  rate_limit: number | null;
+  timeout_ms: number;
+  disabled: number;
+  disabled_reason: string | null;
+  /** Signing secrets, encrypted with the keyring. */
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: number | null;
+  /** JSON {clientId, tokenUrl, scope, extraParams, authMethod}; the client secret is apart, encrypted. */
+  oauth: string | null;
+  oauth_client_secret: string | null;
+  /** Start of the current unbroken run of failed attempts (null while healthy). */
+  failing_since: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookMessagesTable {
+  /** Also the `webhook-id` header: stable across retries and replays. */
+  id: string;
+  org_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: 'pending' | 'delivering' | 'succeeded' | 'failed';
+  /** Attempts in the current round (the retry schedule restarts on resend/recover). */
+  attempts: ColumnType<number, number | undefined, number>;
+  total_attempts: ColumnType<number, number | undefined, number>;
+  next_attempt_at: number;
+  locked_until: number | null;
+  locked_by: string | null;
+  last_status: number | null;
+  last_attempt_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  org_id: string;
+  endpoint_id: string;
+  message_id: string;
+  attempt: number;
+  at: number;
+  ok: number;
+  status_code: number | null;
+  latency_ms: number;
+  response_body: string | null;
+  error_class: string | null;
 }

@@ -10,6 +10,7 @@ import { conflict, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { SecurityTemplate, SecurityTemplateUpdate, SecurityTemplateWrite } from './identity.schemas.ts';
 import { existingGroupIds, findTemplate } from './identity.repo.ts';
+import { EMPTY_TEMPLATE, publishTemplateEvent, templateSnapshot } from './events.ts';
 
 type Grants = Map<string, string[]>;
 
@@ -92,6 +93,7 @@ export async function createTemplate(deps: Deps, principal: Principal, input: Se
       await trx.insertInto('security_templates').values(row).execute();
       await writeGrants(trx, principal.orgId, row.id, grants);
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'security_template.created', targetType: 'security_template', targetId: row.id, ip });
+      await publishTemplateEvent(trx, now, principal.orgId, principal.userId, 'security.template.created', row.id, EMPTY_TEMPLATE);
       return (await present(trx, [row]))[0]!;
     });
   } catch (error) {
@@ -108,12 +110,14 @@ export async function updateTemplate(deps: Deps, principal: Principal, id: strin
     return await deps.db.transaction().execute(async (trx) => {
       const row = await findTemplate(trx, principal.orgId, id);
       if (!row) throw notFound('Security template');
+      const before = await templateSnapshot(trx, principal.orgId, id);
       const patch: Partial<SecurityTemplatesTable> = { updated_at: now };
       if (input.templateName !== undefined) Object.assign(patch, { name: input.templateName, name_key: input.templateName.toLowerCase() });
       if (input.description !== undefined) patch.description = input.description;
       await trx.updateTable('security_templates').set(patch).where('org_id', '=', principal.orgId).where('id', '=', id).execute();
       if (grants) await writeGrants(trx, principal.orgId, id, grants);
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'security_template.updated', targetType: 'security_template', targetId: id, ip });
+      await publishTemplateEvent(trx, now, principal.orgId, principal.userId, 'security.template.updated', id, before);
       return (await present(trx, [{ ...row, ...patch }]))[0]!;
     });
   } catch (error) {
@@ -128,6 +132,7 @@ export async function deleteTemplate(deps: Deps, principal: Principal, id: strin
   await deps.db.transaction().execute(async (trx) => {
     const row = await findTemplate(trx, principal.orgId, id);
     if (!row) throw notFound('Security template');
+    await publishTemplateEvent(trx, now, principal.orgId, principal.userId, 'security.template.deleted', id, { name: row.name, grants: new Map() });
     await trx.deleteFrom('security_template_grants').where('org_id', '=', principal.orgId).where('template_id', '=', id).execute();
     await trx.deleteFrom('security_templates').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'security_template.deleted', targetType: 'security_template', targetId: id, ip, data: { name: row.name } });

@@ -11,6 +11,7 @@ import { existingGroupIds, findGroup, findGroupByName, findRole, findRoleByName,
 import { hashPassword } from './password.ts';
 import { parsePrivileges } from './principal.ts';
 import { passwordProblem } from './password-policy.ts';
+import { publishUserEvent } from './events.ts';
 
 export function toUser(row: UsersTable, customerId: string, groups: string[]): User {
   return {
@@ -116,6 +117,7 @@ export async function createUser(deps: Deps, principal: Principal, input: UserCr
         .execute();
       await replaceUserGroups(trx, principal.orgId, userId, input.groups);
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'user.created', targetType: 'user', targetId: userId, ip });
+      await publishUserEvent(trx, now, principal.orgId, principal.userId, 'user.created', userId);
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw conflict('A user with this username already exists', 'body.username');
@@ -152,6 +154,7 @@ export async function updateUser(deps: Deps, principal: Principal, id: string, i
     }
     await trx.updateTable('users').set(patch).where('org_id', '=', principal.orgId).where('id', '=', user.id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'user.updated', targetType: 'user', targetId: user.id, ip, data: { fields: Object.keys(input) } });
+    await publishUserEvent(trx, now, principal.orgId, principal.userId, 'user.updated', user.id);
     return (await findUser(trx, principal.orgId, user.id))!;
   });
   return present(deps.db, row);
@@ -175,5 +178,6 @@ export async function changeGroupMembership(deps: Deps, principal: Principal, id
     }
     await trx.updateTable('users').set({ updated_at: now }).where('id', '=', user.id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: `user.group_${change === 'add' ? 'added' : 'removed'}`, targetType: 'user', targetId: user.id, ip, data: { groupId: group.id } });
+    await publishUserEvent(trx, now, principal.orgId, principal.userId, 'user.updated', user.id);
   });
 }

@@ -1,0 +1,179 @@
+// End-to-end webhook delivery: events published through the outbox (one transaction each, as a
+// feature would), fanned out, signed, POSTed to a receiver in another process, and every attempt
+// durably recorded (attempt log + message state, group-committed). Beside it, the raw baseline:
+// the same signed POSTs with no database at all. Run: `npm run bench -- webhooks`
+// (BENCH_ENGINES=sqlite,postgres; BENCH_N events for the throughput run).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig } from '../src/config.ts';
+import { createDeps, type Deps } from '../src/deps.ts';
+import { migrateToLatest } from '../src/core/db/migrate.ts';
+import { publishEvent } from '../src/core/events/index.ts';
+import { newId } from '../src/core/ids.ts';
+import { createOrganization, loadUserPrincipal } from '../src/features/identity/index.ts';
+import { createDeliveryEngine } from '../src/features/webhooks/index.ts';
+import { createGuardedDispatcher, generateSecret, sendOnce, webhookHeaders } from '../src/features/webhooks/delivery/index.ts';
+import { createEndpoints } from '../src/features/webhooks/webhooks.service.ts';
+import { createPgDatabase } from '../test/helpers/engines.ts';
+import { fmt, percentile, printTable } from './lib.ts';
+
+const N = Number(process.env.BENCH_N ?? 20_000);
+const LATENCY_RATE = Number(process.env.BENCH_RATE ?? 500);
+const LATENCY_SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
+const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',');
+
+// The receiver runs in its own process (its own core), like a real consumer. It records the arrival
+// time (epoch ms, sub-ms precision) of each event id and reports them over IPC when asked.
+const RECEIVER = `
+const http = require('node:http');
+const arrivals = [];
+const now = () => performance.timeOrigin + performance.now();
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks).toString();
+    const m = /"event":\\{"id":"([^"]+)"/.exec(body);
+    arrivals.push([m ? m[1] : '', now()]);
+    res.writeHead(200, { 'content-type': 'text/plain' });
+    res.end('ok');
+  });
+});
+server.keepAliveTimeout = 60000;
+process.on('message', (msg) => {
+  if (msg === 'collect') { process.send(arrivals.splice(0)); }
+});
+// A black hole: accepts requests and never answers (the deliveries to it time out).
+const hole = http.createServer(() => {});
+hole.listen(0, '127.0.0.1', () => server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port, hole: hole.address().port })));
+`;
+
+interface ReceiverProcess { url: string; holeUrl: string; child: ChildProcess; collect(): Promise<[string, number][]> }
+
+async function startReceiver(): Promise<ReceiverProcess> {
+  const child = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const { port, hole } = await new Promise<{ port: number; hole: number }>((resolve) => child.once('message', (m: { port: number; hole: number }) => resolve(m)));
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    holeUrl: `http://127.0.0.1:${hole}/hook`,
+    child,
+    collect: () => new Promise((resolve) => { child.once('message', (m) => resolve(m as [string, number][])); child.send('collect'); }),
+  };
+}
+
+const nowMs = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const assetData = () => ({ asset: { id: newId(), filename: 'campaign-hero.jpg', metadataTemplate: { id: newId(), name: 'Marketing' }, securityTemplates: [{ id: newId(), name: 'Everyone' }] } });
+
+async function setup(engine: string) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'tessera-bench-wh-'));
+  const pg = engine === 'postgres' ? await createPgDatabase() : undefined;
+  const config = parseConfig({ TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'silent', TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123', TESSERA_ALLOW_PRIVATE_TARGETS: 'true', ...(pg ? { DATABASE_URL: pg.url } : {}) });
+  const deps = createDeps(config, { poolSize: 10 });
+  await migrateToLatest(deps.db);
+  const org = await deps.db.transaction().execute((trx) => createOrganization(trx, Date.now(), { name: 'Bench', admin: { username: `bench-${newId()}`, email: 'bench@example.test', passwordHash: 'x' } }));
+  const principal = (await loadUserPrincipal(deps.db, org.adminUserId))!;
+  return {
+    deps, org, principal,
+    async close() { await deps.close(); await pg?.drop(); rmSync(dataDir, { recursive: true, force: true }); },
+  };
+}
+
+async function publishBatch(deps: Deps, orgId: string, count: number): Promise<void> {
+  for (let done = 0; done < count; done += 500) {
+    await deps.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < Math.min(500, count - done); i++) await publishEvent(trx, Date.now(), { orgId, type: 'asset.created', actor: null, data: assetData() });
+    });
+  }
+}
+
+async function countSucceeded(deps: Deps): Promise<number> {
+  const row = await deps.db.selectFrom('webhook_messages').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'succeeded').executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** N backlogged events → all delivered and recorded; deliveries/s. */
+async function throughput(engine: string, rx: ReceiverProcess) {
+  const env = await setup(engine);
+  await createEndpoints(env.deps, env.principal, [{ description: 'Bench receiver', url: rx.url, eventTypes: ['asset.*'] }], '127.0.0.1');
+  await publishBatch(env.deps, env.org.orgId, N);
+  await rx.collect();
+  const delivery = createDeliveryEngine(env.deps, { pollMs: 20 });
+  const started = nowMs();
+  delivery.start();
+  while ((await countSucceeded(env.deps)) < N) await sleep(20);
+  const elapsed = nowMs() - started;
+  await delivery.stop();
+  const attempts = await env.deps.db.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const received = (await rx.collect()).length;
+  await env.close();
+  return { rate: (N / elapsed) * 1000, attempts: Number(attempts.n), received };
+}
+
+/** Events committed one per transaction at a steady rate; commit → first attempt at the receiver. */
+async function latency(engine: string, rx: ReceiverProcess, withHole = false) {
+  const env = await setup(engine);
+  await createEndpoints(env.deps, env.principal, [{ description: 'Bench receiver', url: rx.url, eventTypes: ['asset.*'] }], '127.0.0.1');
+  if (withHole) await createEndpoints(env.deps, env.principal, [{ description: 'Black hole', url: rx.holeUrl, eventTypes: ['asset.*'], timeoutSeconds: 30 }], '127.0.0.1');
+  const delivery = createDeliveryEngine(env.deps, { pollMs: 50 });
+  delivery.start();
+  await rx.collect();
+  const committedAt = new Map<string, number>();
+  const total = LATENCY_RATE * LATENCY_SECONDS;
+  const started = nowMs();
+  for (let i = 0; i < total; i++) {
+    const due = started + (i * 1000) / LATENCY_RATE;
+    const wait = due - nowMs();
+    if (wait > 1) await sleep(wait);
+    const id = await env.deps.db.transaction().execute((trx) => publishEvent(trx, Date.now(), { orgId: env.org.orgId, type: 'asset.created', actor: null, data: assetData() }));
+    committedAt.set(id, nowMs());
+  }
+  while ((await countSucceeded(env.deps)) < total) await sleep(20);
+  await (withHole ? delivery.abandon() : delivery.stop());
+  const arrivals = await rx.collect();
+  const lat = arrivals.filter(([id]) => committedAt.has(id)).map(([id, at]) => at - committedAt.get(id)!);
+  await env.close();
+  return { p50: percentile(lat, 50), p99: percentile(lat, 99), count: lat.length };
+}
+
+/** The same signed POSTs with no database: the ceiling the durable path is measured against. */
+async function rawBaseline(rx: ReceiverProcess) {
+  const dispatcher = createGuardedDispatcher({ allowPrivate: true, connections: 32 });
+  const secret = generateSecret();
+  const body = JSON.stringify({ eventType: 'asset.created', event: { id: `asset-created-${newId()}`, time: new Date().toISOString(), user: null }, ...assetData() });
+  const send = (i: number) => sendOnce({ url: rx.url, body, dispatcher, headers: webhookHeaders({ msgId: `m${i}`, timestamp: Math.floor(Date.now() / 1000), body, secrets: [secret] }) });
+  for (let i = 0; i < 500; i++) await send(i);
+  let next = 0;
+  const started = nowMs();
+  await Promise.all(Array.from({ length: 32 }, async () => { while (next < N) await send(next++); }));
+  const elapsed = nowMs() - started;
+  await dispatcher.close();
+  await rx.collect();
+  return (N / elapsed) * 1000;
+}
+
+const rx = await startReceiver();
+const rows: (string | number)[][] = [];
+const raw = await rawBaseline(rx);
+rows.push(['raw signed POST, no DB (baseline)', 'none', N, fmt(raw, 0), '—', '—', '—']);
+for (const engine of ENGINES) {
+  try {
+    const t = await throughput(engine, rx);
+    const l = await latency(engine, rx);
+    rows.push([`Tessera outbox → delivery, attempts recorded`, engine, N, fmt(t.rate, 0), `${t.attempts}/${t.received}`, fmt(l.p50, 1), fmt(l.p99, 1)]);
+    const h = await latency(engine, rx, true);
+    rows.push([`  same, with a black-hole endpoint also subscribed`, engine, '—', '—', '—', fmt(h.p50, 1), fmt(h.p99, 1)]);
+  } catch (error) {
+    rows.push([`Tessera (${(error as Error).message.slice(0, 60)})`, engine, '—', '—', '—', '—', '—']);
+  }
+}
+printTable(
+  `Webhook delivery on this machine (receiver in another process; latency at ${LATENCY_RATE} events/s for ${LATENCY_SECONDS} s, one transaction per event)`,
+  ['path', 'database', 'messages', 'deliveries/s', 'attempts recorded/received', 'commit→first attempt p50 ms', 'p99 ms'],
+  rows,
+);
+printTable('Targets (issue 5)', ['metric', 'target'], [['signed deliveries/s, every attempt durably recorded', '≥ 2,000'], ['commit → first attempt p99', '≤ 250 ms']]);
+rx.child.kill();
+process.exit(0);

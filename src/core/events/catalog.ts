@@ -1,0 +1,163 @@
+import { Type, type Static, type TObject, type TProperties, type TSchema } from 'typebox';
+
+/**
+ * Every event Tessera can publish (reference §14.4), with a description and the JSON Schema of its
+ * topic objects (§14.5). Features publish through `publishEvent`, typed by this table, so a payload
+ * that does not match its schema does not compile. Types listed before their producing feature
+ * exists are marked in `since` so subscribers can subscribe ahead of time.
+ */
+const Id = Type.String({ format: 'uuid' });
+const Ref = Type.Object({ id: Id, name: Type.String() });
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Change = <T extends TSchema>(t: T) => Type.Object({ previous: Nullable(t), current: Nullable(t) });
+
+const Asset = Type.Object({
+  id: Id,
+  filename: Type.String(),
+  metadataTemplate: Nullable(Ref),
+  securityTemplates: Type.Array(Ref),
+});
+const AssetBrief = Type.Object({ id: Id, filename: Type.String() });
+const User = Type.Object({
+  id: Id,
+  username: Nullable(Type.String()),
+  email: Type.String(),
+  firstName: Type.String(),
+  lastName: Type.String(),
+  friendlyName: Type.String(),
+  company: Nullable(Type.String()),
+  country: Nullable(Type.String()),
+  phone: Nullable(Type.String()),
+  contact: Nullable(Type.String()),
+  role: Ref,
+  status: Type.Union([Type.Literal('enabled'), Type.Literal('disabled'), Type.Literal('pending')]),
+  accountType: Type.String({ description: 'local, federated (SSO) or service' }),
+  groups: Type.Array(Ref),
+});
+const CollectionType = Type.Union([Type.Literal('Private'), Type.Literal('Shared')]);
+const Collection = Type.Object({ id: Id, name: Type.String(), type: CollectionType });
+const CollectionUpdate = Type.Object({
+  id: Id,
+  name: Type.String(),
+  type: CollectionType,
+  metadata: Type.Optional(Type.Array(Type.Object({ attributeId: Id, value: Type.Unknown() }), { description: 'Only the changed attributes' })),
+  security: Type.Optional(Type.Object({ current: Type.Array(Ref), previous: Type.Array(Ref) })),
+});
+const Share = Type.Object({
+  type: Type.Union([Type.Literal('Internal'), Type.Literal('External'), Type.Literal('Internal Share Link Created')]),
+  recipients: Type.Array(Type.String()),
+});
+const Version = Type.Object({ latest: Type.Boolean(), versionNumber: Type.Integer({ minimum: 1 }), previousVersionNumber: Nullable(Type.Integer()) });
+const Relationship = Type.Object({ type: Type.String({ description: 'e.g. child' }), parent: Id, previousType: Type.Optional(Type.String()) });
+const Permissions = Type.Object({ added: Type.Array(Type.String()), removed: Type.Array(Type.String()) });
+const SecurityTemplate = Type.Object({
+  id: Id,
+  name: Change(Type.String()),
+  groups: Type.Array(Type.Object({ id: Id, name: Type.String(), permissions: Permissions }), { description: 'Groups whose permissions changed; permission names' }),
+});
+const MetadataTemplate = Type.Object({
+  id: Id,
+  name: Change(Type.String()),
+  type: Change(Type.String({ description: 'Asset | Action | Action Form | Supporting | Proof Submission' })),
+  groups: Type.Object({ added: Type.Array(Type.Object({ groupId: Id })), removed: Type.Array(Type.Object({ groupId: Id })) }),
+});
+const Storyboard = Type.Object({ id: Id, title: Type.Optional(Type.String()), published: Type.Optional(Type.Boolean()) });
+const ApiKey = Type.Object({ id: Id, name: Type.String(), keyHint: Type.String(), roleId: Id, expiresAt: Nullable(Type.String({ format: 'date-time' })) });
+const PullZone = Type.Object({ id: Id, name: Type.String(), region: Type.String() });
+
+type Topic = 'assets' | 'versions' | 'collections' | 'relationships' | 'users' | 'metadata' | 'security' | 'storyboards' | 'api_keys' | 'cdn' | 'operational';
+
+interface EventDefinition<P extends TProperties> {
+  readonly topic: Topic;
+  readonly description: string;
+  /** The topic objects beside `eventType` and `event` in the envelope. */
+  readonly data: TObject<P>;
+}
+
+const def = <P extends TProperties>(topic: Topic, description: string, data: P): EventDefinition<P> => ({ topic, description, data: Type.Object(data) });
+
+export const EVENT_CATALOG = {
+  'asset.created': def('assets', 'An asset was created: its metadata and content are available', { asset: Asset }),
+  'asset.deleted': def('assets', 'An asset was sent to the recycle bin', { asset: Asset }),
+  'asset.purged': def('assets', 'An asset was permanently removed from the recycle bin', { asset: Type.Object({ id: Id, filename: Type.String() }) }),
+  'asset.restored': def('assets', 'An asset was restored from the recycle bin', { asset: Asset }),
+  'asset.downloaded': def('assets', 'A download of one or more assets started', { assets: Type.Array(AssetBrief, { minItems: 1 }) }),
+  'asset.shared': def('assets', 'Assets were shared internally or externally', { share: Type.Object({ ...Share.properties, assets: Type.Array(AssetBrief) }) }),
+  'asset.metadata.updated': def('assets', 'Only the metadata of an asset changed', { asset: Asset }),
+  'asset.security.updated': def('assets', 'Only the security templates of an asset changed', {
+    asset: Asset,
+    changes: Type.Object({ securityTemplates: Type.Object({ current: Type.Array(Ref), previous: Type.Array(Ref) }) }),
+  }),
+  'asset.renditions.created': def('assets', 'The system renditions of an asset are ready', {
+    asset: Type.Object({ ...Asset.properties, renditions: Type.Record(Type.String(), Type.String({ description: 'URL' })) }),
+  }),
+  'version.created': def('versions', 'A new version of an asset was uploaded (not the initial ingest)', { asset: Asset, version: Version }),
+  'version.promoted': def('versions', 'An older version of an asset was made the latest', { asset: Asset, version: Version }),
+  'collection.created': def('collections', 'A collection was created', { collection: Collection }),
+  'collection.updated': def('collections', 'A collection changed', { collection: CollectionUpdate }),
+  'collection.deleted': def('collections', 'A collection was permanently deleted', { collection: Collection }),
+  'collection.shared': def('collections', 'A collection was shared', { collection: Collection, share: Share }),
+  'collection.downloaded': def('collections', 'A download of a collection started', { collection: Collection }),
+  'collection.assets.updated': def('collections', 'Assets were added to or removed from a collection', {
+    collection: Type.Object({ ...Collection.properties, assets: Type.Object({ added: Type.Array(Id), removed: Type.Array(Id) }) }),
+  }),
+  'collection.metadata.updated': def('collections', 'Only the metadata of a shared collection changed', { collection: CollectionUpdate }),
+  'collection.security.updated': def('collections', 'Only the security of a shared collection changed', { collection: CollectionUpdate }),
+  'relationship.created': def('relationships', 'Two assets were related', { asset: Type.Object({ id: Id }), relationship: Relationship }),
+  'relationship.updated': def('relationships', 'The type of a relationship changed', { asset: Type.Object({ id: Id }), relationship: Relationship }),
+  'relationship.deleted': def('relationships', 'A relationship between two assets was removed', { asset: Type.Object({ id: Id }), relationship: Relationship }),
+  'user.created': def('users', 'A user account was created', { user: User }),
+  'user.updated': def('users', 'A user account changed (profile, role, status or group membership)', { user: User }),
+  'metadata.template.created': def('metadata', 'A metadata template was created', { template: MetadataTemplate }),
+  'metadata.template.updated': def('metadata', 'A metadata template changed', { template: MetadataTemplate }),
+  'metadata.template.deleted': def('metadata', 'A metadata template was deleted', { template: Ref }),
+  'metadata.group.created': def('metadata', 'A metadata group was created', { group: Ref }),
+  'metadata.group.updated': def('metadata', 'A metadata group changed', { group: Ref }),
+  'metadata.group.deleted': def('metadata', 'A metadata group was deleted', { group: Ref }),
+  'security.template.created': def('security', 'A security template was created', { securityTemplate: SecurityTemplate }),
+  'security.template.updated': def('security', 'A security template changed (name or group permissions)', { securityTemplate: SecurityTemplate }),
+  'security.template.deleted': def('security', 'A security template was deleted', { securityTemplate: Ref }),
+  'storyboard.created': def('storyboards', 'A story board was created (enabled or disabled)', { storyboard: Storyboard }),
+  'storyboard.updated': def('storyboards', 'A story board changed (metadata, or content blocks added)', { storyboard: Storyboard }),
+  'storyboard.deleted': def('storyboards', 'A story board was deleted', { storyboard: Storyboard }),
+  'storyboard.shared': def('storyboards', 'A story board was shared internally or externally', { storyboard: Storyboard, share: Share }),
+  'api_key.created': def('api_keys', 'An API key was created', { apiKey: ApiKey }),
+  'api_key.revoked': def('api_keys', 'An API key was revoked', { apiKey: ApiKey }),
+  'cdn.pullzone.created': def('cdn', 'A CDN pull zone was created', { pullZone: PullZone }),
+  'cdn.pullzone.updated': def('cdn', 'A CDN pull zone changed', { pullZone: PullZone }),
+  'cdn.pullzone.deleted': def('cdn', 'A CDN pull zone was deleted', { pullZone: PullZone }),
+  'cdn.purge.completed': def('cdn', 'A CDN cache purge finished', { pullZone: PullZone, purge: Type.Object({ id: Id, paths: Type.Array(Type.String()) }) }),
+  'message.attempt.exhausted': def('operational', 'Every delivery attempt of a webhook message failed; the message is marked failed', {
+    message: Type.Object({ id: Id, endpointId: Id, eventId: Type.String(), eventType: Type.String(), attempts: Type.Integer(), lastStatus: Nullable(Type.Integer()) }),
+  }),
+  'endpoint.disabled': def('operational', 'A webhook endpoint was disabled: 5 days of failures, or 410 Gone', {
+    endpoint: Type.Object({ id: Id, url: Type.String(), failingSince: Type.String({ format: 'date-time' }), reason: Type.String() }),
+  }),
+} as const;
+
+export type EventType = keyof typeof EVENT_CATALOG;
+export type EventData<T extends EventType> = Static<(typeof EVENT_CATALOG)[T]['data']>;
+export const EVENT_TYPES = Object.keys(EVENT_CATALOG) as EventType[];
+
+/** Events about webhook delivery itself: never fanned out into another exhaustion event. */
+export const OPERATIONAL_EVENT_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES.filter((t) => EVENT_CATALOG[t].topic === 'operational'));
+
+export function isEventType(value: string): value is EventType {
+  return Object.hasOwn(EVENT_CATALOG, value);
+}
+
+/** When the catalog entries were introduced (the reference lists a createdDate per type). */
+export const CATALOG_DATE = '2026-11-22T00:00:00.000Z';
+
+export const EventActorSchema = Type.Object({ id: Id, firstName: Type.String(), lastName: Type.String() });
+export const EventMetaSchema = Type.Object({
+  id: Type.String({ description: '<event-type-slug>-<uuid>, e.g. asset-metadata-updated-0190…' }),
+  time: Type.String({ format: 'date-time' }),
+  user: Nullable(EventActorSchema),
+});
+
+/** The full JSON Schema of the delivered body of one event type (envelope of reference §14.3). */
+export function envelopeSchema(type: EventType): TSchema {
+  const entry = EVENT_CATALOG[type];
+  return Type.Object({ eventType: Type.Literal(type), event: EventMetaSchema, ...entry.data.properties }, { additionalProperties: false });
+}

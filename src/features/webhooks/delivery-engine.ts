@@ -1,0 +1,314 @@
+import { randomUUID } from 'node:crypto';
+import type { Deps } from '../../deps.ts';
+import { eventsPublished } from '../../core/events/index.ts';
+import { createRateLimiter } from './delivery/rate-limit.ts';
+import { createGuardedDispatcher } from './delivery/ssrf.ts';
+import { recordOutcomes, type AttemptOutcome } from './delivery-record.ts';
+import { createSender } from './delivery-send.ts';
+import { claimDue, extendLeases, fanOut, loadEndpoints, pruneDeliveryLog, releaseMessages, type EndpointRow, type HeldMessage } from './delivery-store.ts';
+
+export interface DeliveryOptions {
+  /** How long a claimed message stays leased to this process without a heartbeat; default 20 s. */
+  leaseMs?: number;
+  /** Idle poll interval for events published by other processes; default 50 ms. */
+  pollMs?: number;
+  /** Events fanned out / messages claimed per round trip; default 500. */
+  batchSize?: number;
+  /** Concurrent requests per endpoint; default 32. */
+  endpointConcurrency?: number;
+  /** Messages held in memory (queued + in flight) across endpoints; default 4,000. */
+  maxHeld?: number;
+  /** Group-commit window for attempt results; default 5 ms. */
+  flushMs?: number;
+}
+
+export interface RoundSummary {
+  fannedOut: number;
+  attempted: number;
+  succeeded: number;
+  failed: number;
+  exhausted: number;
+}
+
+interface EndpointState {
+  row: EndpointRow;
+  queue: HeldMessage[];
+  inFlight: number;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * Delivers webhook messages: fans committed events out to matching endpoints, holds each endpoint's
+ * messages in its own queue (its own concurrency and rate limit, so a slow or dead endpoint only
+ * slows itself), signs and sends them, and records every attempt in batched transactions. Leases
+ * make it crash-safe: whatever a dead process held is picked up again when its lease runs out.
+ */
+export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { manual?: boolean } = {}) {
+  const leaseMs = options.leaseMs ?? 20_000;
+  const pollMs = options.pollMs ?? 50;
+  const batchSize = options.batchSize ?? 500;
+  const concurrency = options.endpointConcurrency ?? 32;
+  const maxHeld = options.maxHeld ?? 4000;
+  const flushMs = options.flushMs ?? 5;
+  const manual = options.manual ?? false;
+  const workerId = randomUUID();
+  const now = () => deps.clock.now();
+  const dispatcher = createGuardedDispatcher({ allowPrivate: deps.config.allowPrivateTargets, connections: concurrency });
+  const limiter = createRateLimiter(now);
+  const send = createSender(deps, dispatcher);
+  const states = new Map<string, EndpointState>();
+  const inFlight = new Set<Promise<void>>();
+  let held = 0;
+  let outcomes: AttemptOutcome[] = [];
+  let dropped: HeldMessage[] = [];
+  let flushing: Promise<void> = Promise.resolve();
+  let flushTimer: NodeJS.Timeout | undefined;
+  const totals = { succeeded: 0, failed: 0, exhausted: 0, attempted: 0 };
+
+  // How many messages of one endpoint this process holds at most (queued + in flight).
+  const capacityOf = (row: EndpointRow) => Math.max(concurrency * 16, Math.min(row.rate_limit ?? 0, 2000));
+  const load = (id: string) => { const s = states.get(id); return s ? s.queue.length + s.inFlight : 0; };
+
+  function deliver(state: EndpointState, message: HeldMessage): void {
+    state.inFlight += 1;
+    const at = now();
+    const p = send(state.row, message)
+      .then((result) => {
+        outcomes.push({ message, at, ok: result.ok, status: result.status, latencyMs: result.latencyMs, responseBody: result.responseBody, errorClass: result.errorClass, retryAfterSeconds: result.retryAfterSeconds, abort: !result.ok && result.responseHeaders['webhook-delivery'] === 'abort-message' });
+      }, (error: unknown) => {
+        outcomes.push({ message, at, ok: false, latencyMs: 0, responseBody: '', errorClass: 'other' });
+        deps.log.error({ err: error, messageId: message.id }, 'webhook send failed unexpectedly');
+      })
+      .finally(() => {
+        state.inFlight -= 1;
+        held -= 1;
+        inFlight.delete(p);
+        scheduleFlush();
+        pump(state);
+        // A backlogged endpoint running low: fetch more now rather than at the next poll.
+        if (state.queue.length === capacityOf(state.row) >> 2) {
+          claimSoon = true;
+          wake?.();
+        }
+      });
+    inFlight.add(p);
+  }
+
+  function pump(state: EndpointState): void {
+    while (state.queue.length > 0 && state.inFlight < concurrency) {
+      const wait = limiter.take(state.row.id, state.row.rate_limit);
+      if (wait > 0) {
+        if (!manual && !state.timer && running) state.timer = setTimeout(() => { state.timer = undefined; pump(state); }, wait);
+        return;
+      }
+      deliver(state, state.queue.shift()!);
+    }
+  }
+
+  function enqueue(messages: readonly HeldMessage[], rows: ReadonlyMap<string, EndpointRow>): void {
+    for (const message of messages) {
+      const row = rows.get(message.endpointId);
+      if (!row || row.disabled === 1) {
+        dropped.push(message);
+        continue;
+      }
+      let state = states.get(row.id);
+      if (!state) states.set(row.id, (state = { row, queue: [], inFlight: 0 }));
+      state.row = row;
+      state.queue.push(message);
+      held += 1;
+    }
+    for (const id of new Set(messages.map((m) => m.endpointId))) {
+      const state = states.get(id);
+      if (state) pump(state);
+    }
+    if (dropped.length > 0) scheduleFlush();
+  }
+
+  async function flush(): Promise<void> {
+    const run = async () => {
+      clearTimeout(flushTimer);
+      flushTimer = undefined;
+      if (abandoned) {
+        outcomes = [];
+        dropped = [];
+        return;
+      }
+      if (outcomes.length === 0 && dropped.length === 0) return;
+      const batch = outcomes;
+      const gone = dropped;
+      outcomes = [];
+      dropped = [];
+      try {
+        const summary = await recordOutcomes(deps.db, workerId, now(), batch, gone);
+        totals.attempted += batch.length;
+        totals.succeeded += summary.succeeded;
+        totals.failed += batch.length - summary.succeeded;
+        totals.exhausted += summary.exhausted;
+        for (const id of summary.disabledEndpoints) states.get(id)?.queue.splice(0).forEach((m) => { held -= 1; dropped.push(m); });
+        if (dropped.length > 0) scheduleFlush();
+      } catch (error) {
+        // Unrecorded outcomes are retried when the leases run out: at least once, never lost.
+        deps.log.error({ err: error, count: batch.length }, 'could not record webhook attempts');
+      }
+    };
+    flushing = flushing.then(run, run);
+    return flushing;
+  }
+
+  function scheduleFlush(): void {
+    if (manual) return;
+    if (outcomes.length >= 256) void flush();
+    else if (!flushTimer) flushTimer = setTimeout(() => void flush(), flushMs);
+  }
+
+  /** One round: fan out new events, claim due messages; returns how many messages it took on. */
+  /**
+   * Re-reads the endpoints this process holds queued messages for (at most once a second), so an
+   * endpoint disabled, deleted or re-pointed meanwhile is honoured for what is still queued.
+   */
+  let refreshedAt = 0;
+  let claimSoon = true;
+  let nextClaimAt = 0;
+  async function refreshHeldEndpoints(): Promise<void> {
+    if (now() - refreshedAt < 1000) return;
+    refreshedAt = now();
+    const waiting = [...states.values()].filter((s) => s.queue.length > 0);
+    if (waiting.length === 0) return;
+    const rows = await loadEndpoints(deps.db, waiting.map((s) => s.row.id));
+    for (const state of waiting) {
+      const row = rows.get(state.row.id);
+      if (row && row.disabled === 0) {
+        state.row = row;
+        continue;
+      }
+      const gone = state.queue.splice(0);
+      held -= gone.length;
+      dropped.push(...gone);
+    }
+    if (dropped.length > 0) scheduleFlush();
+  }
+
+  async function round(): Promise<{ fannedOut: number; taken: number }> {
+    if (!manual) await refreshHeldEndpoints();
+    const provisional = new Map<string, number>();
+    const fan = await fanOut(deps.db, deps.engine, now(), {
+      workerId, leaseMs, limit: batchSize,
+      canTake: (row) => {
+        const n = (provisional.get(row.id) ?? load(row.id)) + 1;
+        if (n > capacityOf(row) || held + provisional.size > maxHeld) return false;
+        provisional.set(row.id, n);
+        return true;
+      },
+    });
+    enqueue(fan.held, fan.endpoints);
+    // Fresh events take the fan-out path above; the claim (retries, backlog, expired leases) scans
+    // due rows, so it runs once per poll interval unless an endpoint just asked for more.
+    if (!manual && !claimSoon && now() < nextClaimAt) return { fannedOut: fan.events, taken: fan.held.length };
+    claimSoon = false;
+    nextClaimAt = now() + pollMs;
+    const skip = [...states.values()].filter((s) => s.queue.length + s.inFlight >= capacityOf(s.row)).map((s) => s.row.id);
+    const claimed = await claimDue(deps.db, deps.engine, now(), { workerId, leaseMs, limit: Math.min(batchSize, maxHeld - held), skipEndpoints: skip });
+    if (claimed.length > 0) {
+      claimSoon = true;
+      enqueue(claimed, await loadEndpoints(deps.db, claimed.map((m) => m.endpointId)));
+    }
+    return { fannedOut: fan.events, taken: fan.held.length + claimed.length };
+  }
+
+  let running = !manual;
+  let abandoned = false;
+  let wake: (() => void) | undefined;
+  let loop: Promise<void> = Promise.resolve();
+  let heartbeat: NodeJS.Timeout | undefined;
+  let pruner: NodeJS.Timeout | undefined;
+  let unsubscribe: (() => void) | undefined;
+
+  return {
+    workerId,
+    /** Tests: everything due now, to the end (sends awaited, outcomes recorded). Rate-limited leftovers are given back. */
+    async runOnce(): Promise<RoundSummary> {
+      const before = { ...totals };
+      let fannedOut = 0;
+      for (let i = 0; i < 1000; i++) {
+        const { fannedOut: f, taken } = await round();
+        fannedOut += f;
+        while (inFlight.size > 0) await Promise.all([...inFlight]);
+        await flush();
+        if (f === 0 && taken === 0) break;
+      }
+      if (dropped.length > 0) await flush();
+      const leftovers: HeldMessage[] = [];
+      let wait = 0;
+      for (const state of states.values()) {
+        if (state.queue.length > 0) wait = Math.max(wait, limiter.peek(state.row.id, state.row.rate_limit));
+        leftovers.push(...state.queue.splice(0));
+      }
+      held -= leftovers.length;
+      if (leftovers.length > 0) await releaseMessages(deps.db, workerId, leftovers.map((m) => m.id), now() + Math.max(wait, 1));
+      return { fannedOut, attempted: totals.attempted - before.attempted, succeeded: totals.succeeded - before.succeeded, failed: totals.failed - before.failed, exhausted: totals.exhausted - before.exhausted };
+    },
+    start(): void {
+      running = true;
+      unsubscribe = eventsPublished.subscribe(() => wake?.());
+      heartbeat = setInterval(() => {
+        if (held > 0) extendLeases(deps.db, deps.engine, workerId, now() + leaseMs).catch((error: unknown) => deps.log.error({ err: error }, 'could not extend webhook leases'));
+      }, Math.max(250, Math.floor(leaseMs / 4)));
+      heartbeat.unref();
+      pruner = setInterval(() => {
+        pruneDeliveryLog(deps.db, now()).catch((error: unknown) => deps.log.error({ err: error }, 'could not prune the webhook delivery log'));
+      }, 3_600_000);
+      pruner.unref();
+      loop = (async () => {
+        while (running) {
+          let busy = false;
+          try {
+            const { fannedOut, taken } = await round();
+            busy = fannedOut > 0 || taken > 0;
+          } catch (error) {
+            deps.log.error({ err: error }, 'webhook delivery round failed');
+          }
+          if (!running) break;
+          if (busy && held < maxHeld) continue;
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(() => { wake = undefined; resolve(); }, pollMs);
+            wake = () => { clearTimeout(timer); wake = undefined; resolve(); };
+          });
+        }
+      })();
+    },
+    async stop(): Promise<void> {
+      running = false;
+      wake?.();
+      unsubscribe?.();
+      clearInterval(heartbeat);
+      clearInterval(pruner);
+      await loop;
+      const queued: HeldMessage[] = [];
+      for (const state of states.values()) {
+        clearTimeout(state.timer);
+        queued.push(...state.queue.splice(0));
+      }
+      held -= queued.length;
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+      await flush();
+      if (queued.length > 0) await releaseMessages(deps.db, workerId, queued.map((m) => m.id), now()).catch(() => {});
+      await dispatcher.close();
+    },
+    /** Stops without giving anything back (a crash, as far as the database can tell). */
+    async abandon(): Promise<void> {
+      running = false;
+      abandoned = true;
+      wake?.();
+      unsubscribe?.();
+      clearInterval(heartbeat);
+      clearInterval(pruner);
+      await loop;
+      for (const state of states.values()) clearTimeout(state.timer);
+      await dispatcher.destroy();
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
+    },
+  };
+}
+
+export type DeliveryEngine = ReturnType<typeof createDeliveryEngine>;

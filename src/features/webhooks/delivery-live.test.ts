@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import type { ServerResponse } from 'node:http';
+import { it } from 'node:test';
+import { forEachEngine, json } from '../../../test/helpers/context.ts';
+import { createTestOrg } from '../../../test/helpers/factories.ts';
+import { startReceiver } from '../../../test/helpers/receiver.ts';
+import { publishEvent } from '../../core/events/index.ts';
+import { newId } from '../../core/ids.ts';
+import { createDeliveryEngine } from './index.ts';
+
+async function waitFor(check: () => boolean | Promise<boolean>, what: string, limitMs = 30_000): Promise<void> {
+  const until = Date.now() + limitMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`gave up waiting for ${what} after ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+// The real delivery loop (as `serve` runs it), on the real clock.
+forEachEngine('webhook delivery loop', (ctx) => {
+  it('a hanging endpoint does not hold up deliveries to a healthy one', async () => {
+    const org = await createTestOrg(ctx());
+    const held: ServerResponse[] = [];
+    const hanging = await startReceiver((_req, res) => { held.push(res); });
+    const healthy = await startReceiver();
+    const create = async (url: string) => json(await ctx().inject({ method: 'POST', url: '/webhooks/endpoint', headers: org.admin.headers, payload: [{ description: 'Live test', url, eventTypes: ['asset.*'], timeoutSeconds: 30 }] }));
+    const { id: hangingId } = await create(hanging.url);
+    const engine = createDeliveryEngine(ctx().deps, { pollMs: 10, endpointConcurrency: 4 });
+    engine.start();
+    try {
+      const publish = () => ctx().deps.db.transaction().execute((trx) => publishEvent(trx, Date.now(), { orgId: org.orgId, type: 'asset.created', actor: null, data: { asset: { id: newId(), filename: 'a.png', metadataTemplate: null, securityTemplates: [] } } }));
+      for (let i = 0; i < 20; i++) await publish();
+      await waitFor(() => held.length === 4, 'the hanging endpoint to hold its concurrency');
+      const { id: healthyId } = await create(healthy.url);
+      for (let i = 0; i < 10; i++) await publish();
+      await waitFor(() => healthy.received.length === 10, 'the healthy endpoint').catch(async (error: Error) => {
+        const rows = await ctx().deps.db.selectFrom('webhook_messages').select(['endpoint_id', 'status', 'locked_by', 'locked_until', 'next_attempt_at']).execute();
+        const events = await ctx().deps.db.selectFrom('events').select(['id', 'fanned_out']).execute();
+        throw new Error(`${error.message}: healthy got ${healthy.received.length}; messages ${JSON.stringify(rows.map((r) => [r.endpoint_id === healthyId, r.status, r.locked_until]))}; events ${JSON.stringify(events.map((e) => e.fanned_out))}`);
+      });
+      assert.equal(held.length, 4, 'the hanging endpoint still has only its 4 requests open, none answered');
+      await waitFor(async () => (await ctx().deps.db.selectFrom('webhook_messages').select('id').where('endpoint_id', '=', healthyId).where('status', '=', 'succeeded').execute()).length === 10, 'the healthy attempts to be recorded');
+      // Disabling the hanging endpoint stops what this process still had queued for it (30 messages, 4 in flight):
+      // the queued ones are marked failed (recoverable).
+      assert.equal((await ctx().inject({ method: 'PATCH', url: `/webhooks/endpoint/${hangingId}`, headers: org.admin.headers, payload: { disabled: true } })).statusCode, 204);
+      await waitFor(async () => (await ctx().deps.db.selectFrom('webhook_messages').select('id').where('endpoint_id', '=', hangingId).where('status', '=', 'failed').execute()).length === 26, 'the queued messages of the disabled endpoint to be dropped').catch(async (error: Error) => {
+        const rows = await ctx().deps.db.selectFrom('webhook_messages').select(['status']).where('endpoint_id', '=', hangingId).execute();
+        throw new Error(`${error.message}: ${JSON.stringify(rows.map((r) => r.status))}`);
+      });
+      assert.equal(held.length, 4);
+    } finally {
+      for (const res of held) res.end();
+      hanging.respond((_req, res) => res.end());
+      await engine.stop();
+      await hanging.close();
+      await healthy.close();
+    }
+  });
+}, { realClock: true });

@@ -1,0 +1,138 @@
+import { sql, type Selectable } from 'kysely';
+import type { Db, Engine, Trx } from '../../core/db/connect.ts';
+import { fromJson } from '../../core/db/json.ts';
+import type { Insertable } from 'kysely';
+import type { WebhookEndpointsTable, WebhookMessagesTable } from '../../core/db/schema.ts';
+import { newId } from '../../core/ids.ts';
+import { matchesEventType } from './event-types.ts';
+
+export type EndpointRow = Selectable<WebhookEndpointsTable>;
+
+/** A message this worker holds a lease on, with what it takes to send it. */
+export interface HeldMessage {
+  id: string;
+  orgId: string;
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  /** Attempts in the current round, before this one. */
+  attempts: number;
+  totalAttempts: number;
+  body: string;
+}
+
+const CHUNK = 200;
+
+function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+const lockClause = (engine: Engine) => (engine === 'postgres' ? sql`for update skip locked` : sql``);
+
+export async function loadEndpoints(db: Db | Trx, ids: readonly string[]): Promise<Map<string, EndpointRow>> {
+  const out = new Map<string, EndpointRow>();
+  for (const part of chunks([...new Set(ids)])) {
+    for (const row of await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', part).execute()) out.set(row.id, row);
+  }
+  return out;
+}
+
+/**
+ * Turns committed, not yet fanned-out events into one message per matching enabled endpoint of the
+ * same organization, in one transaction (so a crash never loses or doubles the fan-out). Messages
+ * of endpoints with spare capacity (`canTake`) are inserted already leased to this worker and
+ * returned, which saves a claim round trip on the hot path.
+ */
+export async function fanOut(db: Db, engine: Engine, now: number, options: { workerId: string; leaseMs: number; limit: number; canTake: (endpoint: EndpointRow) => boolean }) {
+  return db.transaction().execute(async (trx) => {
+    const events = (await sql<{ id: string; org_id: string; type: string; body: string; created_at: number }>`
+      select id, org_id, type, body, created_at from events where fanned_out = 0
+      order by created_at limit ${options.limit} ${lockClause(engine)}`.execute(trx)).rows;
+    if (events.length === 0) return { events: 0, held: [] as HeldMessage[], endpoints: new Map<string, EndpointRow>() };
+    const orgIds = [...new Set(events.map((e) => e.org_id))];
+    const endpoints = await trx.selectFrom('webhook_endpoints').selectAll().where('org_id', 'in', orgIds).where('disabled', '=', 0).execute();
+    const byOrg = new Map<string, { row: EndpointRow; types: string[] }[]>();
+    for (const row of endpoints) {
+      const list = byOrg.get(row.org_id) ?? [];
+      list.push({ row, types: fromJson<string[]>(row.event_types, []) });
+      byOrg.set(row.org_id, list);
+    }
+    const rows: Insertable<WebhookMessagesTable>[] = [];
+    const held: HeldMessage[] = [];
+    const touched = new Map<string, EndpointRow>();
+    for (const event of events) {
+      for (const { row, types } of byOrg.get(event.org_id) ?? []) {
+        if (!matchesEventType(types, event.type)) continue;
+        const id = newId(now);
+        const take = options.canTake(row);
+        rows.push({
+          id, org_id: event.org_id, endpoint_id: row.id, event_id: event.id, event_type: event.type,
+          status: take ? 'delivering' : 'pending', attempts: 0, total_attempts: 0, next_attempt_at: now,
+          locked_until: take ? now + options.leaseMs : null, locked_by: take ? options.workerId : null,
+          last_status: null, last_attempt_at: null, created_at: event.created_at, updated_at: now,
+        });
+        if (take) {
+          held.push({ id, orgId: event.org_id, endpointId: row.id, eventId: event.id, eventType: event.type, attempts: 0, totalAttempts: 0, body: event.body });
+          touched.set(row.id, row);
+        }
+      }
+    }
+    for (const part of chunks(rows, 100)) await trx.insertInto('webhook_messages').values(part).execute();
+    for (const part of chunks(events.map((e) => e.id), 500)) await trx.updateTable('events').set({ fanned_out: 1 }).where('id', 'in', part).execute();
+    return { events: events.length, held, endpoints: touched };
+  });
+}
+
+/** Leases due messages (and those whose holder's lease ran out), skipping saturated endpoints. */
+export async function claimDue(db: Db, engine: Engine, now: number, options: { workerId: string; leaseMs: number; limit: number; skipEndpoints: readonly string[] }): Promise<HeldMessage[]> {
+  if (options.limit <= 0) return [];
+  const skip = options.skipEndpoints.length > 0 ? sql`and endpoint_id not in (${sql.join([...options.skipEndpoints])})` : sql``;
+  const claimed = (await sql<{ id: string; org_id: string; endpoint_id: string; event_id: string; event_type: string; attempts: number; total_attempts: number }>`
+    update webhook_messages set status = 'delivering', locked_until = ${now + options.leaseMs}, locked_by = ${options.workerId}, updated_at = ${now}
+    where id in (
+      select id from webhook_messages
+      where ((status = 'pending' and next_attempt_at <= ${now}) or (status = 'delivering' and locked_until < ${now})) ${skip}
+      order by next_attempt_at limit ${options.limit} ${lockClause(engine)}
+    )
+    returning id, org_id, endpoint_id, event_id, event_type, attempts, total_attempts`.execute(db)).rows;
+  if (claimed.length === 0) return [];
+  const bodies = new Map<string, string>();
+  for (const part of chunks([...new Set(claimed.map((m) => m.event_id))])) {
+    for (const e of await db.selectFrom('events').select(['id', 'body']).where('id', 'in', part).execute()) bodies.set(e.id, e.body);
+  }
+  return claimed.map((m) => ({
+    id: m.id, orgId: m.org_id, endpointId: m.endpoint_id, eventId: m.event_id, eventType: m.event_type,
+    attempts: Number(m.attempts), totalAttempts: Number(m.total_attempts), body: bodies.get(m.event_id) ?? '{}',
+  }));
+}
+
+/** Keeps this worker's leases alive while messages wait in its queues or are in flight. */
+export async function extendLeases(db: Db, engine: Engine, workerId: string, until: number): Promise<void> {
+  // Rows a concurrent outcome write holds are skipped (their lease ends there anyway): no lock-order deadlock.
+  await sql`update webhook_messages set locked_until = ${until}
+    where id in (select id from webhook_messages where locked_by = ${workerId} and status = 'delivering' ${lockClause(engine)})`.execute(db);
+}
+
+/** Gives messages back unsent (rate-limited, shutting down), due again at `at`. */
+export async function releaseMessages(db: Db, workerId: string, ids: readonly string[], at: number): Promise<void> {
+  for (const part of chunks(ids, 500)) {
+    await db.updateTable('webhook_messages').set({ status: 'pending', next_attempt_at: at, locked_until: null, locked_by: null })
+      .where('id', 'in', part).where('locked_by', '=', workerId).where('status', '=', 'delivering').execute();
+  }
+}
+
+/** How long the delivery log (events, finished messages, attempts) is kept. */
+export const RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
+
+/** Deletes what is older than the retention period and no longer needed for delivery. */
+export async function pruneDeliveryLog(db: Db, now: number, retentionMs = RETENTION_MS): Promise<{ attempts: number; messages: number; events: number }> {
+  const cutoff = now - retentionMs;
+  const attempts = await db.deleteFrom('webhook_attempts').where('at', '<', cutoff).executeTakeFirst();
+  const messages = await db.deleteFrom('webhook_messages').where('created_at', '<', cutoff).where('status', 'in', ['succeeded', 'failed']).executeTakeFirst();
+  const events = await db.deleteFrom('events').where('created_at', '<', cutoff).where('fanned_out', '=', 1)
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_messages').select('webhook_messages.id').whereRef('webhook_messages.event_id', '=', 'events.id'))))
+    .executeTakeFirst();
+  return { attempts: Number(attempts.numDeletedRows), messages: Number(messages.numDeletedRows), events: Number(events.numDeletedRows) };
+}
