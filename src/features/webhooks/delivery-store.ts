@@ -64,7 +64,9 @@ export async function fanOut(db: Db, engine: Engine, now: number, options: { wor
     const touched = new Map<string, EndpointRow>();
     for (const event of events) {
       for (const { row, types } of byOrg.get(event.org_id) ?? []) {
-        if (!matchesEventType(types, event.type)) continue;
+        // An endpoint hears of what happened after it subscribed, not of an older backlog that
+        // happened to be fanned out late.
+        if (row.created_at > event.created_at || !matchesEventType(types, event.type)) continue;
         const id = newId(now);
         const take = options.canTake(row);
         rows.push({

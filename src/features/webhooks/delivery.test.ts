@@ -99,6 +99,19 @@ forEachEngine('webhook delivery', (ctx) => {
     assert.equal(stranger.received.length, 0);
   });
 
+  it('an endpoint receives only events that happened after it subscribed', async () => {
+    resetClock();
+    const org = await createTestOrg(ctx());
+    await publishAsset(ctx(), org);
+    ctx().clock.advance(1);
+    const rx = await receiver();
+    await endpoint(ctx(), org, rx.url);
+    ctx().clock.advance(1);
+    await publishAsset(ctx(), org);
+    await runDeliveryOnce(ctx().deps);
+    assert.equal(rx.received.length, 1);
+  });
+
   it('a rolled-back transaction emits nothing', async () => {
     resetClock();
     const org = await createTestOrg(ctx());
