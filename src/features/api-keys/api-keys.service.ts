@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.ts';
+import { publishEvent } from '../../core/events/index.ts';
 import { audit } from '../../core/audit.ts';
 import { privilegesWithin, requirePrivileges } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
@@ -78,6 +79,10 @@ export async function createApiKey(deps: Deps, principal: Principal, input: ApiK
       orgId: principal.orgId, at: now, actorId: principal.userId, action: 'api_key.created', targetType: 'api_key', targetId: id, ip,
       data: { name, roleId: role.id, keyHint: hint, expiresAt: iso(expiresAt), serviceUserId, impersonatorId: principal.impersonatorId },
     });
+    await publishEvent(trx, now, {
+      orgId: principal.orgId, type: 'api_key.created', actor: principal.userId,
+      data: { apiKey: { id, name, keyHint: hint, roleId: role.id, expiresAt: iso(expiresAt) } },
+    });
   });
   return { id, name, keyHint: hint, ...(expiresAt === null ? {} : { expiresAt: iso(expiresAt)! }), key };
 }
@@ -123,6 +128,11 @@ export async function revokeApiKey(deps: Deps, principal: Principal, id: string,
       await audit(trx, {
         orgId: principal.orgId, at: now, actorId: principal.userId, action: 'api_key.revoked', targetType: 'api_key', targetId: id, ip,
         data: { impersonatorId: principal.impersonatorId },
+      });
+      const revoked = (await findApiKey(trx, principal.orgId, id))!;
+      await publishEvent(trx, now, {
+        orgId: principal.orgId, type: 'api_key.revoked', actor: principal.userId,
+        data: { apiKey: { id, name: revoked.name, keyHint: revoked.key_hint, roleId: revoked.role_id, expiresAt: iso(revoked.expires_at) } },
       });
     }
     return (await findApiKey(trx, principal.orgId, id))!;

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
+import { Value } from 'typebox/value';
+import { envelopeSchema } from '../../core/events/index.ts';
 import { newId } from '../../core/ids.ts';
 import { CREATE, LIST, REVOKE, assertFieldError, createKey } from '../../../test/helpers/api-keys.ts';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
@@ -222,3 +224,25 @@ forEachEngine('api keys: create, list, revoke', (ctx) => {
   });
 });
 
+
+forEachEngine('api keys: webhook events', (ctx) => {
+  it('creating and revoking a key publish api_key.created and api_key.revoked once, in the catalog shape', async () => {
+    const org = await createTestOrg(ctx());
+    const created = await createKey(ctx(), org, { name: 'events' });
+    for (let i = 0; i < 2; i++) {
+      const res = await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: created.id } });
+      assert.equal(res.statusCode, 200, res.body);
+    }
+    const rows = await ctx().deps.db.selectFrom('events').select(['type', 'body']).where('org_id', '=', org.orgId).where('type', 'like', 'api_key.%').orderBy('created_at').orderBy('id').execute();
+    assert.deepEqual(rows.map((r) => r.type).sort(), ['api_key.created', 'api_key.revoked']);
+    for (const row of rows) {
+      const body = JSON.parse(row.body);
+      assert.equal(body.eventType, row.type);
+      assert.deepEqual(body.apiKey, { id: created.id, name: 'events', keyHint: created.keyHint, roleId: org.roles.viewer, expiresAt: null });
+      assert.equal(body.event.user.id, org.admin.userId);
+      assert.ok(!row.body.includes(created.key), 'the key never appears in an event');
+      const errors = [...Value.Errors(envelopeSchema(row.type as 'api_key.created'), body)];
+      assert.deepEqual(errors, []);
+    }
+  });
+});
