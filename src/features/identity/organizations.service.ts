@@ -28,7 +28,8 @@ const VIEWER: Privilege[] = ['download', 'view_storyboards'];
  */
 export async function createOrganization(db: DbOrTrx, now: number, input: NewOrganization): Promise<CreatedOrganization> {
   const orgId = newId(now);
-  const customerId = `1${randomInt(1e6, 1e7 - 1)}${randomInt(1e5, 1e6 - 1)}`;
+  // 13 digits, like the reference's epoch-millisecond-looking customer ids.
+  const customerId = `1${randomInt(1e5, 1e6)}${randomInt(1e5, 1e6)}`;
   await db.insertInto('organizations').values({ id: orgId, name: input.name, customer_id: customerId, created_at: now }).execute();
 
   const role = (name: string, description: string, privileges: Privilege[]) => ({

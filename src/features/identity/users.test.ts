@@ -13,6 +13,7 @@ forEachEngine('users', (ctx) => {
     assert.equal(user.userId, org.admin.userId);
     assert.equal(user.userName, org.admin.username);
     assert.equal(user.customerId, org.customerId);
+    assert.match(user.customerId, /^\d{13}$/);
     assert.equal(user.roleId, org.roles.administrator);
     assert.equal(user.status, 'enabled');
     assert.deepEqual([...user.groups].sort(), [org.groups.administrators, org.groups.everyone].sort());
