@@ -3,18 +3,10 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { freePort } from './helpers/net.ts';
 
 async function start(dataDir: string, port: number, extraEnv: Record<string, string> = {}): Promise<{ child: ChildProcess; output: () => string }> {
   const env: Record<string, string | undefined> = { ...process.env, TESSERA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', TESSERA_LOG_LEVEL: 'info', ...extraEnv };

@@ -1,23 +1,15 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { forEachEngine, TEST_SECRET } from '../../../test/helpers/context.ts';
 import { startReceiver } from '../../../test/helpers/receiver.ts';
+import { freePort } from '../../../test/helpers/net.ts';
 
 const ADMIN = { username: 'crash-admin', password: 'Crash-Test-Password-1' };
 const KILLS = 5;
 const MAIN = fileURLToPath(new URL('../../main.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
