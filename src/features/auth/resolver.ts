@@ -3,8 +3,8 @@ import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { CredentialResolver } from '../../core/http/authenticate.ts';
 import { unauthorized } from '../../core/http/errors.ts';
-import { loadUserPrincipal } from '../identity/index.ts';
-import { findSessionForAuth } from './sessions.repo.ts';
+import { principalFromRow } from '../identity/index.ts';
+import { findSessionWithUser } from './sessions.repo.ts';
 import { verifySignature } from './signing-keys.ts';
 
 /**
@@ -40,11 +40,11 @@ export function tokenResolver(deps: Deps): CredentialResolver {
 export async function principalForToken(deps: Deps, token: string): Promise<Principal> {
   const claims = await verifySignature(deps, token);
   if (!claims || claims.exp * 1000 <= deps.clock.now()) throw unauthorized();
-  // Both reads at once: on PostgreSQL they take two pooled connections, so the check costs the
-  // latency of the slower read rather than the sum.
-  const [session, loaded] = await Promise.all([findSessionForAuth(deps.db, claims.sid), loadUserPrincipal(deps.db, claims.sub, { sessionId: claims.sid })]);
-  if (!session || session.revoked_at !== null || session.user_id !== claims.sub) throw unauthorized();
-  if (!loaded || loaded.orgId !== session.org_id) throw unauthorized();
+  // One round trip for the session (revocation is seen at once) and the user it belongs to.
+  const session = await findSessionWithUser(deps.db, claims.sid);
+  if (!session || session.revoked_at !== null || session.session_user_id !== claims.sub) throw unauthorized();
+  const loaded = principalFromRow(session, { sessionId: claims.sid });
+  if (!loaded || loaded.orgId !== session.session_org_id) throw unauthorized();
   const principal: Principal = session.impersonator_id ? { ...loaded, impersonatorId: session.impersonator_id } : loaded;
   // Impersonation lasts only while the impersonator may still sign in.
   if (session.impersonator_id && !(await isEnabledUser(deps, session.impersonator_id, session.org_id))) throw unauthorized();

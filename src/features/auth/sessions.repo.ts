@@ -1,6 +1,7 @@
 import type { DbOrTrx, Trx } from '../../core/db/connect.ts';
 import type { AuthSessionsTable } from '../../core/db/schema.ts';
 import type { Engine } from '../../core/db/connect.ts';
+import { groupIdsJson } from '../identity/index.ts';
 
 /** Sessions (refresh families) and their refresh tokens. Tokens are stored only as keyed hashes. */
 export type SessionRow = AuthSessionsTable;
@@ -9,9 +10,22 @@ export function insertSession(db: DbOrTrx, row: SessionRow): Promise<unknown> {
   return db.insertInto('auth_sessions').values(row).execute();
 }
 
-/** The per-request revocation check: one primary-key read. */
-export function findSessionForAuth(db: DbOrTrx, id: string) {
-  return db.selectFrom('auth_sessions').select(['org_id', 'user_id', 'revoked_at', 'impersonator_id']).where('id', '=', id).executeTakeFirst();
+/**
+ * The session and its user (with role privileges and group ids) in one round trip: the credential
+ * check runs on every request, and on PostgreSQL each round trip is most of its cost.
+ */
+export function findSessionWithUser(db: DbOrTrx, id: string) {
+  return db
+    .selectFrom('auth_sessions')
+    .innerJoin('users', 'users.id', 'auth_sessions.user_id')
+    .innerJoin('roles', 'roles.id', 'users.role_id')
+    .select([
+      'auth_sessions.org_id as session_org_id', 'auth_sessions.user_id as session_user_id', 'auth_sessions.revoked_at', 'auth_sessions.impersonator_id',
+      'users.id', 'users.org_id', 'users.username', 'users.status', 'users.role_id', 'roles.privileges',
+    ])
+    .select(groupIdsJson(db).as('group_ids'))
+    .where('auth_sessions.id', '=', id)
+    .executeTakeFirst();
 }
 
 export function findSession(db: DbOrTrx, id: string): Promise<SessionRow | undefined> {
