@@ -50,7 +50,9 @@ export function backoffMs(attempt: number): number {
 export function startWorker(options: WorkerOptions): Worker {
   const { db, engine, clock, log, signal, handlers } = options;
   const concurrency = options.concurrency ?? 4;
-  const pollMs = options.pollMs ?? 100;
+  // In-process enqueuers wake the worker at once (deps.jobs.wake()); polling only covers jobs that
+  // other processes enqueue or that come due later, so it need not hammer an idle database.
+  const pollMs = options.pollMs ?? 1000;
   const leaseMs = options.leaseMs ?? 60_000;
   const workerId = randomUUID();
   const types = Object.keys(handlers);

@@ -1,3 +1,4 @@
+import { PostgresAdapter, sql } from 'kysely';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import type { GroupsTable, RolesTable, SecurityTemplatesTable, UsersTable } from '../../core/db/schema.ts';
 
@@ -6,33 +7,23 @@ export function findUser(db: DbOrTrx, orgId: string, id: string): Promise<UsersT
   return db.selectFrom('users').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
 }
 
+/** A user with its organization's customer id and its group ids (a JSON array), in one query. */
+export function findUserProfile(db: DbOrTrx, orgId: string, id: string) {
+  return db
+    .selectFrom('users')
+    .innerJoin('organizations', 'organizations.id', 'users.org_id')
+    .selectAll('users')
+    .select('organizations.customer_id')
+    .select(groupIdsJson(db).as('group_ids'))
+    .where('users.org_id', '=', orgId)
+    .where('users.id', '=', id)
+    .executeTakeFirst();
+}
+
+export type UserProfileRow = NonNullable<Awaited<ReturnType<typeof findUserProfile>>>;
+
 export function findUserByUsername(db: DbOrTrx, username: string): Promise<UsersTable | undefined> {
   return db.selectFrom('users').selectAll().where('username_key', '=', username.toLowerCase()).executeTakeFirst();
-}
-
-export async function groupIdsOfUser(db: DbOrTrx, orgId: string, userId: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('user_groups')
-    .select('group_id')
-    .where('org_id', '=', orgId)
-    .where('user_id', '=', userId)
-    .orderBy('group_id')
-    .execute();
-  return rows.map((r) => r.group_id);
-}
-
-export async function groupIdsByUser(db: DbOrTrx, orgId: string, userIds: string[]): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>(userIds.map((id) => [id, []]));
-  if (userIds.length === 0) return out;
-  const rows = await db
-    .selectFrom('user_groups')
-    .select(['user_id', 'group_id'])
-    .where('org_id', '=', orgId)
-    .where('user_id', 'in', userIds)
-    .orderBy('group_id')
-    .execute();
-  for (const row of rows) out.get(row.user_id)?.push(row.group_id);
-  return out;
 }
 
 export function findRole(db: DbOrTrx, orgId: string, id: string): Promise<RolesTable | undefined> {
@@ -66,4 +57,15 @@ export async function replaceUserGroups(db: DbOrTrx, orgId: string, userId: stri
   if (groupIds.length > 0) {
     await db.insertInto('user_groups').values(groupIds.map((group_id) => ({ org_id: orgId, user_id: userId, group_id }))).execute();
   }
+}
+
+/**
+ * The group-id aggregate of a query over `users` (loadUserPrincipal, findUserProfile), so
+ * other hot paths (the token check) can fetch a principal in the same round trip as their own row.
+ */
+export function groupIdsJson(db: DbOrTrx) {
+  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
+  return postgres
+    ? sql<string>`(select coalesce(json_agg(ug.group_id)::text, '[]') from user_groups ug where ug.user_id = users.id and ug.org_id = users.org_id)`
+    : sql<string>`(select json_group_array(ug.group_id) from user_groups ug where ug.user_id = users.id and ug.org_id = users.org_id)`;
 }

@@ -5,7 +5,8 @@ import { userRoutes } from './users.routes.ts';
 
 export { bootstrapFirstOrganization } from './bootstrap.ts';
 export { createOrganization, type CreatedOrganization } from './organizations.service.ts';
-export { loadUserPrincipal, parsePrivileges, principalFromRow, groupIdsJson, type UserPrincipalRow } from './principal.ts';
+export { loadUserPrincipal, parsePrivileges, principalFromRow, type UserPrincipalRow } from './principal.ts';
+export { groupIdsJson } from './identity.repo.ts';
 export { hashPassword, verifyPassword, dummyPasswordHash, passwordQueueDepth } from './password.ts';
 export { passwordProblem } from './password-policy.ts';
 export { findUser, findUserByUsername, findRole } from './identity.repo.ts';

@@ -2,7 +2,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import { isPrivilege, type Privilege } from '../../core/authz/catalog.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { fromJson } from '../../core/db/json.ts';
-import { PostgresAdapter, sql } from 'kysely';
+import { groupIdsJson } from './identity.repo.ts';
 
 export function parsePrivileges(json: string): Set<Privilege> {
   return new Set(fromJson<string[]>(json, []).filter(isPrivilege));
@@ -49,15 +49,4 @@ export function principalFromRow(row: UserPrincipalRow | undefined, extra: Parti
     groupIds: fromJson<(string | null)[]>(row.group_ids, []).filter((g): g is string => g !== null).sort(),
     ...extra,
   };
-}
-
-/**
- * The group-id aggregate of a query over `users` joined with `roles` (as in loadUserPrincipal), so
- * other hot paths (the token check) can fetch a principal in the same round trip as their own row.
- */
-export function groupIdsJson(db: DbOrTrx) {
-  const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
-  return postgres
-    ? sql<string>`(select coalesce(json_agg(ug.group_id)::text, '[]') from user_groups ug where ug.user_id = users.id and ug.org_id = users.org_id)`
-    : sql<string>`(select json_group_array(ug.group_id) from user_groups ug where ug.user_id = users.id and ug.org_id = users.org_id)`;
 }

@@ -3,20 +3,21 @@ import { audit } from '../../core/audit.ts';
 import { hasPrivilege, privilegesWithin, requirePrivileges } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation, type DbOrTrx } from '../../core/db/connect.ts';
+import { fromJson } from '../../core/db/json.ts';
 import type { UsersTable } from '../../core/db/schema.ts';
 import { AppError, conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { GroupMembership, User, UserCreate, UserUpdate } from './identity.schemas.ts';
-import { existingGroupIds, findGroup, findGroupByName, findRole, findRoleByName, findUser, groupIdsOfUser, replaceUserGroups } from './identity.repo.ts';
+import { existingGroupIds, findGroup, findGroupByName, findRole, findRoleByName, findUserProfile, replaceUserGroups, type UserProfileRow } from './identity.repo.ts';
 import { hashPassword } from './password.ts';
 import { parsePrivileges } from './principal.ts';
 import { passwordProblem } from './password-policy.ts';
 import { publishUserEvent } from './events.ts';
 
-export function toUser(row: UsersTable, customerId: string, groups: string[]): User {
+export function toUser(row: UserProfileRow): User {
   return {
     userId: row.id,
-    customerId,
+    customerId: row.customer_id,
     userName: row.account_type === 'federated' ? null : row.username,
     emailId: row.email,
     firstName: row.first_name,
@@ -25,7 +26,7 @@ export function toUser(row: UsersTable, customerId: string, groups: string[]): U
     roleId: row.role_id,
     status: row.status,
     accountType: row.account_type,
-    groups,
+    groups: fromJson<(string | null)[]>(row.group_ids, []).filter((g): g is string => g !== null).sort(),
     phone: row.phone,
     contact: row.contact,
     country: row.country,
@@ -37,30 +38,21 @@ export function toUser(row: UsersTable, customerId: string, groups: string[]): U
   };
 }
 
-async function customerIdOf(db: DbOrTrx, orgId: string): Promise<string> {
-  const org = await db.selectFrom('organizations').select('customer_id').where('id', '=', orgId).executeTakeFirstOrThrow();
-  return org.customer_id;
-}
-
-async function present(db: DbOrTrx, row: UsersTable): Promise<User> {
-  return toUser(row, await customerIdOf(db, row.org_id), await groupIdsOfUser(db, row.org_id, row.id));
-}
-
 export async function getCurrentUser(deps: Deps, principal: Principal): Promise<User> {
-  const row = await findUser(deps.db, principal.orgId, principal.userId);
+  const row = await findUserProfile(deps.db, principal.orgId, principal.userId);
   if (!row) throw notFound('User');
-  return present(deps.db, row);
+  return toUser(row);
 }
 
 /** Users see themselves; seeing anyone else takes User Management. Anything else is "not found". */
-async function visibleUser(db: DbOrTrx, principal: Principal, id: string): Promise<UsersTable> {
-  const row = await findUser(db, principal.orgId, id);
+async function visibleUser(db: DbOrTrx, principal: Principal, id: string): Promise<UserProfileRow> {
+  const row = await findUserProfile(db, principal.orgId, id);
   if (!row || (row.id !== principal.userId && !hasPrivilege(principal, 'user_management'))) throw notFound('User');
   return row;
 }
 
 export async function getUser(deps: Deps, principal: Principal, id: string): Promise<User> {
-  return present(deps.db, await visibleUser(deps.db, principal, id));
+  return toUser(await visibleUser(deps.db, principal, id));
 }
 
 async function assignableRole(db: DbOrTrx, principal: Principal, field: string, by: { id?: string; name?: string }) {
@@ -155,9 +147,9 @@ export async function updateUser(deps: Deps, principal: Principal, id: string, i
     await trx.updateTable('users').set(patch).where('org_id', '=', principal.orgId).where('id', '=', user.id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'user.updated', targetType: 'user', targetId: user.id, ip, data: { fields: Object.keys(input) } });
     await publishUserEvent(trx, now, principal.orgId, principal.userId, 'user.updated', user.id);
-    return (await findUser(trx, principal.orgId, user.id))!;
+    return (await findUserProfile(trx, principal.orgId, user.id))!;
   });
-  return present(deps.db, row);
+  return toUser(row);
 }
 
 export async function changeGroupMembership(deps: Deps, principal: Principal, id: string, input: GroupMembership, change: 'add' | 'remove', ip: string): Promise<void> {
