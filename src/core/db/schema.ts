@@ -117,6 +117,8 @@ export interface AuditLogTable {
   ip: string | null;
   /** JSON object */
   data: string;
+  /** The administrator who acted as actor_id (impersonation); migration 0005 */
+  impersonator_id: string | null;
 }
 
 export interface JobsTable {

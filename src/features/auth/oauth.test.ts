@@ -24,7 +24,7 @@ async function authorizationUrl(as: oauth.AuthorizationServer, clientId: string,
   const state = oauth.generateRandomState();
   const nonce = oauth.generateRandomNonce();
   const url = new URL(as.authorization_endpoint!);
-  const params = { client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email', state, nonce, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...overrides };
+  const params = { client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email offline_access', state, nonce, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...overrides };
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   return { url, verifier, state, nonce };
 }

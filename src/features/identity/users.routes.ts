@@ -13,6 +13,7 @@ export function userRoutes(app: App, deps: Deps): void {
   app.addSchema(UserSchema);
 
   app.get('/user', {
+    config: { scope: 'identity' },
     schema: { tags, summary: 'The current user', response: { 200: UserRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found') } },
   }, async (request) => getCurrentUser(deps, principalOf(request)));
 
