@@ -190,6 +190,8 @@ export interface AuthLoginFailuresTable {
   failures: number;
   window_start: number;
   locked_until: number;
+  /** Which attempt last reserved this key (migration 0005): tells an admitted attempt from a refused one in one statement. */
+  reservation: string | null;
 }
 
 export interface OAuthClientsTable {

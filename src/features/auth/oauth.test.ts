@@ -241,7 +241,7 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
   });
 
   const prepareClient = async (c: TestContext, org: TestOrg) => ({ url: `/v1/oauth2/clients/${(await registerClient(c, org)).clientId}` });
-  securitySuite(ctx, '/v1/oauth2/clients', { method: 'POST', privileges: ['user_management'], prepare: () => ({ url: '/v1/oauth2/clients', body: { name: 'x', redirectUris: [REDIRECT] } }) });
+  securitySuite(ctx, '/v1/oauth2/clients', { method: 'POST', privileges: ['user_management'], credentials: true, prepare: () => ({ url: '/v1/oauth2/clients', body: { name: 'x', redirectUris: [REDIRECT] } }) });
   securitySuite(ctx, '/v1/oauth2/clients', { method: 'GET', privileges: ['user_management'], prepare: () => ({ url: '/v1/oauth2/clients' }) });
   securitySuite(ctx, '/v1/oauth2/clients/{id}', { method: 'GET', privileges: ['user_management'], resource: true, prepare: prepareClient });
   securitySuite(ctx, '/v1/oauth2/clients/{id}', { method: 'DELETE', privileges: ['user_management'], resource: true, prepare: prepareClient });
