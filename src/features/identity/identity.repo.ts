@@ -55,7 +55,9 @@ export function findTemplate(db: DbOrTrx, orgId: string, id: string): Promise<Se
 export async function replaceUserGroups(db: DbOrTrx, orgId: string, userId: string, groupIds: readonly string[]): Promise<void> {
   await db.deleteFrom('user_groups').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
   if (groupIds.length > 0) {
-    await db.insertInto('user_groups').values(groupIds.map((group_id) => ({ org_id: orgId, user_id: userId, group_id }))).execute();
+    // A concurrent replacement may have inserted the same rows already: that is the same outcome.
+    await db.insertInto('user_groups').values(groupIds.map((group_id) => ({ org_id: orgId, user_id: userId, group_id })))
+      .onConflict((oc) => oc.columns(['user_id', 'group_id']).doNothing()).execute();
   }
 }
 

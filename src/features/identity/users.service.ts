@@ -189,11 +189,24 @@ export async function updateUser(deps: Deps, principal: Principal, id: string, i
         .where('org_id', '=', principal.orgId).where('impersonator_id', '=', user.id).where('revoked_at', 'is', null).execute();
     }
     if (heldBefore) await assertPrivilegesStillHeld(trx, principal.orgId, heldBefore);
+    const after = (await findUserProfile(trx, principal.orgId, user.id))!;
+    // A change that changes nothing records nothing (no audit row, no event, same lastUpdated).
+    if (sameProfile(user, after)) {
+      await trx.updateTable('users').set({ updated_at: user.updated_at }).where('org_id', '=', principal.orgId).where('id', '=', user.id).execute();
+      return user;
+    }
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'user.updated', targetType: 'user', targetId: user.id, ip, data: { fields: Object.keys(input) } });
     await publishUserEvent(trx, now, principal.orgId, principal.userId, 'user.updated', user.id);
-    return (await findUserProfile(trx, principal.orgId, user.id))!;
+    return after;
   });
   return toUser(row);
+}
+
+function sameProfile(a: UserProfileRow, b: UserProfileRow): boolean {
+  const groups = (row: UserProfileRow) => fromJson<(string | null)[]>(row.group_ids, []).filter((g) => g !== null).sort().join(',');
+  const { updated_at: _a, group_ids: _ga, ...restA } = a;
+  const { updated_at: _b, group_ids: _gb, ...restB } = b;
+  return groups(a) === groups(b) && JSON.stringify(restA) === JSON.stringify(restB);
 }
 
 export async function changeGroupMembership(deps: Deps, principal: Principal, id: string, input: GroupMembership, change: 'add' | 'remove', ip: string): Promise<void> {
