@@ -8,6 +8,7 @@ import type { Deps } from './deps.ts';
 import type { App } from './core/http/app-types.ts';
 import { registerAuthentication, type CredentialResolver } from './core/http/authenticate.ts';
 import { registerErrorHandling } from './core/http/error-handler.ts';
+import { registerInputGuards } from './core/http/input-guard.ts';
 import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
 import { apiKeyResolver, apiKeyRoutes, registerApiKeyAlongsideUser } from './features/api-keys/index.ts';
@@ -43,6 +44,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     reply.header('x-request-id', request.id);
   });
   registerErrorHandling(app);
+  registerInputGuards(app);
   await app.register(helmet, { contentSecurityPolicy: false, global: true });
   app.addSchema(ErrorBodySchema);
 
