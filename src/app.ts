@@ -16,6 +16,19 @@ import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 import { webhookRoutes } from './features/webhooks/index.ts';
 
+/**
+ * `Content-Type: application/json` with an empty body is "no body" (clients of the reference send
+ * it on DELETEs and other body-less calls); a route that needs a body still answers 400 naming it.
+ */
+function acceptEmptyJsonBodies(app: App): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0 || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    return parseJson(request, body as string, done);
+  });
+}
+
 export interface BuildAppOptions {
   /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
   extraResolvers?: CredentialResolver[];
@@ -39,6 +52,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     app.addHook('onRoute', (route) => report({ method: route.method, url: route.url, hidden: Boolean((route.schema as { hide?: boolean } | undefined)?.hide) }));
   }
   app.removeContentTypeParser('text/plain');
+  acceptEmptyJsonBodies(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -7,6 +7,7 @@ import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.
 import { ExpireRequestSchema, ExpireResponseSchema, ImpersonateRequestSchema, RevokedCountSchema, SessionIdParamsSchema, SessionListSchema, SessionResponseSchema, TokenRequestSchema } from './auth.schemas.ts';
 import { impersonate } from './impersonation.service.ts';
 import { expireToken, listSessions, revokeAllOwnSessions, revokeOwnSession } from './sessions.service.ts';
+import { presentedToken } from './resolver.ts';
 import { tokenRequest } from './token-request.ts';
 
 const tags = ['authentication'];
@@ -30,8 +31,8 @@ export function authRoutes(app: App, deps: Deps): void {
   app.delete('/auth/token', {
     config: { public: true },
     schema: {
-      tags, summary: 'Expire the token named in the AccessToken header, with its whole refresh family', security: [{ AccessToken: [] }],
-      headers: Type.Object({ accesstoken: Type.Optional(Type.String({ maxLength: 8192 })) }),
+      tags, summary: 'Expire the token sent in AccessToken or Authorization (raw or Bearer), with its whole refresh family', security: [{ AccessToken: [] }, { bearerAuth: [] }],
+      headers: Type.Object({ accesstoken: Type.Optional(Type.String({ maxLength: 8192 })), authorization: Type.Optional(Type.String({ maxLength: 8192 })) }),
       body: ExpireRequestSchema,
       response: { 200: ExpireResponseSchema, ...errorResponses('validation_failed', 'unauthorized') },
     },
@@ -39,7 +40,7 @@ export function authRoutes(app: App, deps: Deps): void {
     preValidation: async (request) => {
       request.body ??= {};
     },
-  }, async (request) => expireToken(deps, request.headers.accesstoken, request.body, clientIp(request)));
+  }, async (request) => expireToken(deps, presentedToken(request), request.body, clientIp(request)));
 
   app.post('/auth/impersonate', {
     schema: {
