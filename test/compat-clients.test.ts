@@ -42,7 +42,7 @@ forEachEngine('clients of the reference', (ctx) => {
   it('a foreign X-API-Key (gateway key, "undefined") beside a valid token is ignored', async () => {
     const org = await createTestOrg(ctx());
     const session = await login(ctx(), org.admin);
-    const tokenHeaders = [
+    const tokenHeaders: Record<string, string>[] = [
       { accesstoken: session.session.accessToken },
       { authorization: session.session.authorization },
       { authorization: `Bearer ${session.session.authorization}` },
