@@ -20,7 +20,7 @@ export function authRoutes(app: App, deps: Deps): void {
   app.post('/auth/token', {
     config: { public: true },
     schema: {
-      tags, summary: 'New token (username + password) or refresh (accessToken + refreshToken)', security: [], body: TokenRequestSchema,
+      tags, summary: 'New token (username + password) or refresh (refreshToken, optionally with its accessToken; the same refresh token is returned)', security: [], body: TokenRequestSchema,
       response: { 200: AuthSession, ...errorResponses('validation_failed', 'unauthorized', 'rate_limited', 'service_unavailable') },
     },
   }, async (request, reply) => {
