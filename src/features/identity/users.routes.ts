@@ -4,6 +4,7 @@ import type { App } from '../../core/http/app-types.ts';
 import { clientIp, principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
 import { GroupMembershipSchema, IdParamsSchema, StatusMessageSchema, UserCreateSchema, UserCreatedSchema, UserSchema, UserUpdateSchema } from './identity.schemas.ts';
+import { searchUsers, UserSearchParamsSchema, UserSearchQuerySchema, UserSearchResultSchema } from './user-search.ts';
 import { changeGroupMembership, createUser, getCurrentUser, getUser, updateUser } from './users.service.ts';
 
 const tags = ['people'];
@@ -25,6 +26,14 @@ export function userRoutes(app: App, deps: Deps): void {
     const created = await createUser(deps, principalOf(request), request.body, clientIp(request));
     return { status: 'success' as const, ...created };
   });
+
+  app.get('/user/search/:searchText', {
+    schema: {
+      tags, summary: 'Search people by name, username, email, phone, company, contact, country, status, group or role (User Management)',
+      params: UserSearchParamsSchema, querystring: UserSearchQuerySchema,
+      response: { 200: UserSearchResultSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden') },
+    },
+  }, async (request) => searchUsers(deps, principalOf(request), request.params.searchText, request.query));
 
   app.get('/user/:id', {
     schema: { tags, summary: 'A user by id', params: IdParamsSchema, response: { 200: UserRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found') } },
