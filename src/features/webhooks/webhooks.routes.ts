@@ -7,7 +7,7 @@ import { listEventTypes } from './event-types.ts';
 import { listAttempts, listMessages, recoverMessages, resendMessage } from './messages.service.ts';
 import {
   AttemptListQuerySchema, AttemptListSchema, EndpointCreateSchema, EndpointCreatedSchema, EndpointIdParamsSchema, EndpointSchema, EndpointUpdateSchema,
-  EventTypeSchema, IdParamsSchema, ListQuerySchema, MessageListQuerySchema, MessageListSchema, MessageParamsSchema, OAuthSchema, RecoverSchema,
+  EventTypeListQuerySchema, EventTypeSchema, IdParamsSchema, ListQuerySchema, MessageListQuerySchema, MessageListSchema, MessageParamsSchema, OAuthSchema, RecoverSchema,
   RecoveredSchema, ResentSchema, RotateSecretSchema, SecretSchema,
 } from './webhooks.schemas.ts';
 import { createEndpoints, deleteEndpoint, getEndpoint, getSecret, listEndpoints, removeOAuthClient, rotateSecret, setOAuthClient, updateEndpoint } from './webhooks.service.ts';
@@ -30,7 +30,7 @@ export function webhookRoutes(app: App, deps: Deps): void {
   }, async (request) => listEndpoints(deps, principalOf(request), request.query));
 
   app.get('/webhooks/event-type/list', {
-    schema: { operationId: 'getEventTypeList', tags, summary: 'Every event type, with its description and JSON Schema (cursor: an event-type name)', querystring: ListQuerySchema, response: { 200: Type.Array(EventTypeSchema), ...errors('validation_failed') } },
+    schema: { operationId: 'getEventTypeList', tags, summary: 'Every event type, with its description and JSON Schema (cursor: an event-type name)', querystring: EventTypeListQuerySchema, response: { 200: Type.Array(EventTypeSchema), ...errors('validation_failed') } },
   }, async (request) => {
     principalOf(request);
     return listEventTypes(request.query);
