@@ -1,3 +1,4 @@
+import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -15,6 +16,22 @@ import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 import { webhookRoutes } from './features/webhooks/index.ts';
+
+/**
+ * CORS for in-browser integrations (TESSERA_CORS_ORIGINS). Preflights are answered before
+ * authentication, and every response — errors included — carries the headers, so a browser
+ * client can read a 401. Credentials travel in headers (AccessToken, Authorization, X-API-Key),
+ * never cookies, so `Access-Control-Allow-Credentials` is not needed.
+ */
+async function registerCors(app: App, origins: readonly string[]): Promise<void> {
+  await app.register(cors, {
+    origin: origins[0] === '*' ? '*' : [...origins],
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['AccessToken', 'Authorization', 'X-API-Key', 'Content-Type', 'X-Request-Id', 'Idempotency-Key'],
+    exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'Location'],
+    maxAge: 600,
+  });
+}
 
 /** The docs page's logo and icon: four mosaic tiles and the name. */
 const TESSERA_LOGO = Buffer.from(
@@ -67,6 +84,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   });
   registerErrorHandling(app);
   await app.register(helmet, { contentSecurityPolicy: false, global: true });
+  if (deps.config.corsOrigins.length > 0) await registerCors(app, deps.config.corsOrigins);
   app.addSchema(ErrorBodySchema);
 
   await app.register(swagger, {
