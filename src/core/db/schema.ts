@@ -456,6 +456,8 @@ export interface ActionsTable {
   total: number | null;
   processed: number;
   created_by: string | null;
+  /** Besides the creator, holders of this privilege may see the action. */
+  view_privilege: string | null;
   job_id: string | null;
   /** JSON */
   input: string;

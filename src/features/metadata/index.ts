@@ -16,9 +16,6 @@
  * Definitions change; register a UsageProbe (what uses a template/attribute/vocabulary, so deletes
  * are refused with 409) and an ApplyHandler (rewrite stored documents on POST /v1/metadata/apply).
  */
-import type { Deps } from '../../deps.ts';
-import type { App } from '../../core/http/app-types.ts';
-import type { JobHandler } from '../../core/jobs/worker.ts';
 
 export type {
   AttributeDef, AttributeType, CompiledTemplate, DateFormat, LegacyItem, LegacyValue, Problem, SimplifiedItem, SimplifiedValue, VocabRef, VocabularyDef, VocabularyValue,
@@ -32,12 +29,5 @@ export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NA
 export { registerUsageProbe, registerApplyHandler, type UsageProbe, type UsageKind, type ApplyHandler, type ApplyContext, type DefinitionChange } from './hooks.ts';
 export { canUseTemplate, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
 
-export function metadataRoutes(app: App, deps: Deps): void {
-  void app;
-  void deps;
-}
-
-export function metadataJobHandlers(deps: Deps): Record<string, JobHandler> {
-  void deps;
-  return {};
-}
+export { metadataRoutes } from './metadata.routes.ts';
+export { metadataJobHandlers, APPLY_ACTION } from './apply.service.ts';

@@ -68,35 +68,33 @@ export function validateMetadata(t: CompiledTemplate, input: unknown, options: V
   if (input.length > LIMITS.items) {
     return { ok: false, problems: [{ path: prefix, message: `has ${input.length} items; at most ${LIMITS.items}` }], document: [] };
   }
-  const given = new Map<string, LegacyItem | null>();
+  const given = new Map<string, LegacyItem>();
+  const invalid = new Set<string>();
   input.forEach((raw, i) => {
     const path = `${prefix}[${i}]`;
     const found = resolveItem(ctx, t.byId, t.byName, raw, path, 'attribute');
     if (!found) return;
     const { def, encoding } = found;
-    if (given.has(def.id)) {
+    if (given.has(def.id) || invalid.has(def.id)) {
       ctx.problems.push({ path, message: `${show(def.name)} appears more than once` });
       return;
     }
     const parsed = parseAttribute(ctx, def, raw as Record<string, unknown>, encoding, path);
-    if (parsed === INVALID) {
-      given.set(def.id, null);
-      return;
-    }
-    given.set(def.id, parsed);
+    if (parsed === INVALID) invalid.add(def.id);
+    else given.set(def.id, parsed ?? { metadataDefinitionId: def.id });
   });
 
   // Defaults: only for attributes the document leaves out entirely, on create.
   if (mode === 'create' && options.applyDefaults) {
     for (const d of t.defaults) {
       const def = t.attributes.find((a) => a.searchField === d.searchField);
-      if (!def || given.has(def.id)) continue;
+      if (!def || given.has(def.id) || invalid.has(def.id)) continue;
       const parsed = parseAttribute({ ...ctx, allowReadonly: true }, def, { name: def.name, value: d.value }, 'simplified', `template.attributesDefaultValue.${d.searchField}`);
       if (parsed !== INVALID && parsed) given.set(def.id, parsed);
     }
   }
 
-  const merged = new Map<string, LegacyItem | null>();
+  const merged = new Map<string, LegacyItem>();
   if (mode === 'patch' && options.current) {
     for (const item of options.current) if (t.byId.has(item.metadataDefinitionId) && hasValue(item)) merged.set(item.metadataDefinitionId, item);
   }
@@ -105,7 +103,7 @@ export function validateMetadata(t: CompiledTemplate, input: unknown, options: V
   if (mode === 'create' || options.current) {
     for (const def of t.attributes) {
       if (!def.required || def.readonly) continue;
-      if (given.get(def.id) === null && given.has(def.id)) continue; // already reported as invalid
+      if (invalid.has(def.id)) continue; // already reported
       const item = merged.get(def.id);
       if (!item || !hasValue(item)) ctx.problems.push({ path: `${prefix}.${def.searchField}`, message: `${show(def.name)} is required` });
     }

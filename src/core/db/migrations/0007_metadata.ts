@@ -156,6 +156,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('total', 'integer')
     .addColumn('processed', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('created_by', 'text')
+    // Besides its creator, who may see the action: holders of this privilege (null: nobody else).
+    .addColumn('view_privilege', 'text')
     .addColumn('job_id', 'text')
     .addColumn('input', 'text', (c) => c.notNull())
     .addColumn('result', 'text')
