@@ -8,6 +8,7 @@ import { publishEvent } from '../../core/events/publish.ts';
 import { AppError, conflict, invalidField } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { recordDefinitionChange } from './access.ts';
+import { nameContains } from './groups.service.ts';
 import { settingsOf, type AttributeRow, type AttributeSettings } from './definitions.repo.ts';
 import { externalUsage } from './hooks.ts';
 import { attributeFamily, findAttribute, freeSearchField, groupsUsingAttributes, tablesUsingAttributes } from './metadata.repo.ts';
@@ -145,7 +146,7 @@ const summary = (row: AttributeRow) => ({ id: row.id, name: row.name, searchFiel
 export async function listAttributes(deps: Deps, principal: Principal, query: { searchTerm?: string; type?: string }): Promise<AttributeOut[]> {
   requirePrivileges(principal, 'metadata_management');
   let q = deps.db.selectFrom('metadata_attributes').select('id').where('org_id', '=', principal.orgId).where('parent_id', 'is', null);
-  if (query.searchTerm) q = q.where('name_key', 'like', `%${query.searchTerm.toLowerCase().replace(/[%_\\]/g, (c) => `\\${c}`)}%`);
+  if (query.searchTerm) q = q.where(nameContains(query.searchTerm));
   if (query.type) q = q.where('type', '=', normalizeType(query.type, 'query.type'));
   const ids = (await q.orderBy('name_key').execute()).map((r) => r.id);
   return present(deps.db, principal.orgId, ids);

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { audit } from '../../core/audit.ts';
 import { requirePrivileges } from '../../core/authz/authorize.ts';
@@ -18,8 +18,10 @@ type GroupRow = Selectable<MetadataGroupsTable>;
 const groupNotFound = () => new AppError('not_found', 'Metadata group not found');
 const duplicateName = () => conflict('A metadata group with this name already exists', 'body.name');
 
-export function likePattern(term: string): string {
-  return `%${term.toLowerCase().replace(/[%_\\]/g, (c) => `\\${c}`)}%`;
+/** `name_key` contains the term, case-insensitively; % and _ in the term are literal. */
+export function nameContains(term: string) {
+  const pattern = `%${term.toLowerCase().replace(/[%_\\]/g, (c) => `\\${c}`)}%`;
+  return sql<boolean>`name_key like ${pattern} escape '\\'`;
 }
 
 async function present(db: DbOrTrx, orgId: string, rows: GroupRow[]) {
@@ -92,7 +94,7 @@ export async function listGroups(deps: Deps, principal: Principal, query: GroupL
   requirePrivileges(principal, 'metadata_management');
   const sort = { groupName: 'name_key', createdEpoch: 'created_at', lastUpdatedEpoch: 'updated_at' } as const;
   let base = deps.db.selectFrom('metadata_groups').where('org_id', '=', principal.orgId);
-  if (query.searchTerm) base = base.where('name_key', 'like', likePattern(query.searchTerm));
+  if (query.searchTerm) base = base.where(nameContains(query.searchTerm));
   const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const order = query.order ?? 'asc';
   const rows = await base.selectAll().orderBy(sort[query.sortField ?? 'groupName'], order).orderBy('id', order).limit(query.limit ?? 100).offset(query.from ?? 0).execute();

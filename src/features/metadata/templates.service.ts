@@ -11,7 +11,7 @@ import { AppError, conflict, invalidField } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { recordDefinitionChange } from './access.ts';
 import { groupAttributeIds, loadCompiledTemplate } from './definitions.repo.ts';
-import { checkNoDuplicateAttributes, likePattern } from './groups.service.ts';
+import { checkNoDuplicateAttributes, nameContains } from './groups.service.ts';
 import { externalUsage } from './hooks.ts';
 import { attributeFamily } from './metadata.repo.ts';
 import type { TemplateCreate, TemplateListQuery, TemplateUpdate } from './metadata.schemas.ts';
@@ -158,7 +158,7 @@ export async function listTemplatesPaged(deps: Deps, principal: Principal, query
   requirePrivileges(principal, 'metadata_management');
   const sort = { templateName: 'name_key', createdEpoch: 'created_at', lastUpdatedEpoch: 'updated_at' } as const;
   let base = deps.db.selectFrom('metadata_templates').where('org_id', '=', principal.orgId);
-  if (query.searchTerm) base = base.where('name_key', 'like', likePattern(query.searchTerm));
+  if (query.searchTerm) base = base.where(nameContains(query.searchTerm));
   const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const order = query.order ?? 'asc';
   const rows = await base.selectAll().orderBy(sort[query.sortField ?? 'templateName'], order).orderBy('id', order).limit(query.limit ?? 50).offset(query.from ?? 0).execute();
