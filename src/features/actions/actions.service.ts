@@ -106,7 +106,8 @@ export function actionJobHandler(deps: Deps, work: (ctx: ActionContext) => Promi
     await deps.db.updateTable('actions').set({ status: 'running', started_at: row.started_at ?? started, updated_at: started }).where('id', '=', actionId).execute();
     const ctx: ActionContext = {
       actionId, orgId: row.org_id, input: fromJson<unknown>(row.input, {}), createdBy: row.created_by,
-      async progress(processed, total) {
+      async progress(done, total) {
+        const processed = Math.max(0, Math.round(done));
         const t = total ?? (await deps.db.selectFrom('actions').select('total').where('id', '=', actionId).executeTakeFirst())?.total ?? null;
         const pct = t && t > 0 ? Math.min(99, Math.floor((processed / t) * 100)) : 0;
         await deps.db.updateTable('actions').set({ processed, total: t, progress: pct, updated_at: deps.clock.now() }).where('id', '=', actionId).execute();

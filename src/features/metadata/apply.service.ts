@@ -54,16 +54,18 @@ export function metadataJobHandlers(deps: Deps): Record<string, JobHandler> {
       const perHandler: Record<string, number> = {};
       const errors: { item: string; message: string }[] = [];
       let updated = 0;
-      await ctx.progress(0, Math.max(1, handlers.length));
+      // Progress in thousandths of a handler's share, so a handler may report fractions.
+      const total = Math.max(1, handlers.length) * 1000;
+      await ctx.progress(0, total);
       for (const [i, [name, handler]] of handlers.entries()) {
         const out = await handler(deps.db, {
           orgId: ctx.orgId, actionId: ctx.actionId, changes,
-          progress: (fraction) => ctx.progress(i + Math.max(0, Math.min(1, fraction)), handlers.length),
+          progress: (fraction) => ctx.progress(Math.round((i + Math.max(0, Math.min(1, fraction))) * 1000), total),
         });
         perHandler[name] = out.updated;
         updated += out.updated;
         errors.push(...(out.errors ?? []));
-        await ctx.progress(i + 1, handlers.length);
+        await ctx.progress((i + 1) * 1000, total);
       }
       const now = deps.clock.now();
       await deps.db.transaction().execute(async (trx) => {
