@@ -54,7 +54,7 @@ export interface VocabularyDef {
   name: string;
   values: VocabularyValue[];
   byId: Map<string, VocabularyValue>;
-  /** lower-cased name → value */
+  /** name (as written, and lower-cased) → value */
   byName: Map<string, VocabularyValue>;
 }
 
@@ -64,7 +64,7 @@ export interface CompiledTemplate {
   name: string;
   attributes: AttributeDef[];
   byId: Map<string, AttributeDef>;
-  /** lower-cased display name → attribute */
+  /** display name (as written, and lower-cased) → attribute */
   byName: Map<string, AttributeDef>;
   vocabularies: Map<string, VocabularyDef>;
   /** searchField → default value (simplified encoding) */
@@ -106,6 +106,8 @@ export function buildVocabulary(id: string, name: string, values: VocabularyValu
     byId.set(v.id, v);
     if (!byName.has(v.name.toLowerCase())) byName.set(v.name.toLowerCase(), v);
   }
+  // Exact names too, so the common case needs no lower-casing (a name never shadows another's lower case).
+  for (const v of values) if (!byName.has(v.name)) byName.set(v.name, v);
   return { id, name, values, byId, byName };
 }
 
@@ -116,6 +118,7 @@ export function compileTemplate(input: { id: string; name: string; attributes: A
     byId.set(a.id, a);
     if (!byName.has(a.name.toLowerCase())) byName.set(a.name.toLowerCase(), a);
   }
+  for (const a of input.attributes) if (!byName.has(a.name)) byName.set(a.name, a);
   return {
     id: input.id,
     name: input.name,

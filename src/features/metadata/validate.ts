@@ -43,6 +43,48 @@ interface Ctx {
   allowReadonly: boolean;
 }
 
+/**
+ * A path into the request, built as a chain and rendered to text only when a problem is reported
+ * (valid documents, the common case, never pay for path strings).
+ */
+interface Path {
+  readonly up: Path | null;
+  readonly seg: string | number;
+}
+const at = (up: Path, seg: string | number): Path => ({ up, seg });
+function render(path: Path): string {
+  const parts: (string | number)[] = [];
+  for (let p: Path | null = path; p; p = p.up) parts.push(p.seg);
+  let out = String(parts.pop());
+  while (parts.length > 0) {
+    const seg = parts.pop()!;
+    out += typeof seg === 'number' ? `[${seg}]` : `.${seg}`;
+  }
+  return out;
+}
+
+interface Lookup {
+  byId: Map<string, AttributeDef>;
+  /** exact and lower-cased names */
+  byName: Map<string, AttributeDef>;
+}
+
+// Per table/cascade lookups, built once per definition object (definitions are immutable once compiled).
+const lookups = new WeakMap<AttributeDef, Lookup>();
+function lookupOf(def: AttributeDef, children: AttributeDef[]): Lookup {
+  let found = lookups.get(def);
+  if (!found) {
+    found = { byId: new Map(), byName: new Map() };
+    for (const c of children) {
+      found.byId.set(c.id, c);
+      if (!found.byName.has(c.name)) found.byName.set(c.name, c);
+      if (!found.byName.has(c.name.toLowerCase())) found.byName.set(c.name.toLowerCase(), c);
+    }
+    lookups.set(def, found);
+  }
+  return found;
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const describe = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : typeof v);
 const show = (s: string) => JSON.stringify(s.length > 60 ? `${s.slice(0, 57)}...` : s);
@@ -68,15 +110,16 @@ export function validateMetadata(t: CompiledTemplate, input: unknown, options: V
   if (input.length > LIMITS.items) {
     return { ok: false, problems: [{ path: prefix, message: `has ${input.length} items; at most ${LIMITS.items}` }], document: [] };
   }
+  const root: Path = { up: null, seg: prefix };
   const given = new Map<string, LegacyItem>();
   const invalid = new Set<string>();
   input.forEach((raw, i) => {
-    const path = `${prefix}[${i}]`;
+    const path = at(root, i);
     const found = resolveItem(ctx, t.byId, t.byName, raw, path, 'attribute');
     if (!found) return;
     const { def, encoding } = found;
     if (given.has(def.id) || invalid.has(def.id)) {
-      ctx.problems.push({ path, message: `${show(def.name)} appears more than once` });
+      ctx.problems.push({ path: render(path), message: `${show(def.name)} appears more than once` });
       return;
     }
     const parsed = parseAttribute(ctx, def, raw as Record<string, unknown>, encoding, path);
@@ -89,7 +132,7 @@ export function validateMetadata(t: CompiledTemplate, input: unknown, options: V
     for (const d of t.defaults) {
       const def = t.attributes.find((a) => a.searchField === d.searchField);
       if (!def || given.has(def.id) || invalid.has(def.id)) continue;
-      const parsed = parseAttribute({ ...ctx, allowReadonly: true }, def, { name: def.name, value: d.value }, 'simplified', `template.attributesDefaultValue.${d.searchField}`);
+      const parsed = parseAttribute({ ...ctx, allowReadonly: true }, def, { name: def.name, value: d.value }, 'simplified', { up: null, seg: `template.attributesDefaultValue.${d.searchField}` });
       if (parsed !== INVALID && parsed) given.set(def.id, parsed);
     }
   }
@@ -125,63 +168,63 @@ export function hasValue(item: LegacyItem): boolean {
 }
 
 /** Which definition an item names, and in which encoding it is written. */
-function resolveItem(ctx: Ctx, byId: Map<string, AttributeDef>, byName: Map<string, AttributeDef>, raw: unknown, path: string, what: string): { def: AttributeDef; encoding: Encoding } | undefined {
+function resolveItem(ctx: Ctx, byId: Map<string, AttributeDef>, byName: Map<string, AttributeDef>, raw: unknown, path: Path, what: string): { def: AttributeDef; encoding: Encoding } | undefined {
   if (!isObject(raw)) {
-    ctx.problems.push({ path, message: `must be an object ({metadataDefinitionId, metadataDefinitionValue} or {name, value}), not ${describe(raw)}` });
+    ctx.problems.push({ path: render(path), message: `must be an object ({metadataDefinitionId, metadataDefinitionValue} or {name, value}), not ${describe(raw)}` });
     return undefined;
   }
   if (raw.metadataDefinitionId !== undefined) {
     if (typeof raw.metadataDefinitionId !== 'string') {
-      ctx.problems.push({ path: `${path}.metadataDefinitionId`, message: 'must be a string' });
+      ctx.problems.push({ path: render(at(path, 'metadataDefinitionId')), message: 'must be a string' });
       return undefined;
     }
-    const def = byId.get(raw.metadataDefinitionId.toLowerCase()) ?? byId.get(raw.metadataDefinitionId);
+    const def = byId.get(raw.metadataDefinitionId) ?? byId.get(raw.metadataDefinitionId.toLowerCase());
     if (!def) {
-      ctx.problems.push({ path: `${path}.metadataDefinitionId`, message: `${show(raw.metadataDefinitionId)} is not an ${what} of ${what === 'attribute' ? `template ${show(ctx.t.name)}` : 'this attribute'}` });
+      ctx.problems.push({ path: render(at(path, 'metadataDefinitionId')), message: `${show(raw.metadataDefinitionId)} is not an ${what} of ${what === 'attribute' ? `template ${show(ctx.t.name)}` : 'this attribute'}` });
       return undefined;
     }
     return { def, encoding: 'legacy' };
   }
   if (raw.name !== undefined) {
     if (typeof raw.name !== 'string') {
-      ctx.problems.push({ path: `${path}.name`, message: 'must be a string' });
+      ctx.problems.push({ path: render(at(path, 'name')), message: 'must be a string' });
       return undefined;
     }
-    const def = byName.get(raw.name.trim().toLowerCase());
+    const def = byName.get(raw.name) ?? byName.get(raw.name.trim().toLowerCase());
     if (!def) {
-      ctx.problems.push({ path: `${path}.name`, message: `${show(raw.name)} is not an ${what} of ${what === 'attribute' ? `template ${show(ctx.t.name)}` : 'this attribute'}` });
+      ctx.problems.push({ path: render(at(path, 'name')), message: `${show(raw.name)} is not an ${what} of ${what === 'attribute' ? `template ${show(ctx.t.name)}` : 'this attribute'}` });
       return undefined;
     }
     return { def, encoding: 'simplified' };
   }
-  ctx.problems.push({ path, message: 'names no attribute: send metadataDefinitionId (legacy) or name (simplified)' });
+  ctx.problems.push({ path: render(path), message: 'names no attribute: send metadataDefinitionId (legacy) or name (simplified)' });
   return undefined;
 }
 
 /** One attribute's item → its canonical legacy item (null when empty), or INVALID after recording problems. */
-function parseAttribute(ctx: Ctx, def: AttributeDef, raw: Record<string, unknown>, encoding: Encoding, path: string): Parsed {
+function parseAttribute(ctx: Ctx, def: AttributeDef, raw: Record<string, unknown>, encoding: Encoding, path: Path): Parsed {
   let value: unknown;
-  let valuePath: string;
+  let valuePath: Path;
   if (encoding === 'legacy') {
     const table = raw.metadataDefinitionTableValue;
     if (def.type === 'table' && table !== undefined) {
       value = table;
-      valuePath = `${path}.metadataDefinitionTableValue`;
+      valuePath = at(path, 'metadataDefinitionTableValue');
     } else {
       value = raw.metadataDefinitionValue;
-      valuePath = `${path}.metadataDefinitionValue`;
+      valuePath = at(path, 'metadataDefinitionValue');
       if (table !== undefined) {
-        ctx.problems.push({ path: `${path}.metadataDefinitionTableValue`, message: `${show(def.name)} is not a table attribute` });
+        ctx.problems.push({ path: render(at(path, 'metadataDefinitionTableValue')), message: `${show(def.name)} is not a table attribute` });
         return INVALID;
       }
     }
   } else {
     value = raw.value;
-    valuePath = `${path}.value`;
+    valuePath = at(path, 'value');
   }
   if (isEmptyRaw(value)) return null;
   if (def.readonly && !ctx.allowReadonly) {
-    ctx.problems.push({ path: valuePath, message: `${show(def.name)} is read-only` });
+    ctx.problems.push({ path: render(valuePath), message: `${show(def.name)} is read-only` });
     return INVALID;
   }
   const before = ctx.problems.length;
@@ -191,7 +234,7 @@ function parseAttribute(ctx: Ctx, def: AttributeDef, raw: Record<string, unknown
   return out;
 }
 
-function parseValue(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encoding, path: string): Parsed {
+function parseValue(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encoding, path: Path): Parsed {
   switch (def.type) {
     case 'text':
       return parseText(ctx, def, value, path);
@@ -208,84 +251,89 @@ function parseValue(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encod
   }
 }
 
-function parseText(ctx: Ctx, def: AttributeDef, value: unknown, path: string): Parsed {
+function parseText(ctx: Ctx, def: AttributeDef, value: unknown, path: Path): Parsed {
   let text: string;
   if (typeof value === 'string') text = value;
   else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
   else {
-    ctx.problems.push({ path, message: `${show(def.name)} takes text, not ${describe(value)}` });
+    ctx.problems.push({ path: render(path), message: `${show(def.name)} takes text, not ${describe(value)}` });
     return INVALID;
   }
   const max = Math.min(def.length ?? LIMITS.textLength, LIMITS.textLength);
-  if ([...text].length > max) ctx.problems.push({ path, message: `${show(def.name)} is longer than ${max} characters` });
-  if (!def.multiLine && /[\r\n]/.test(text)) ctx.problems.push({ path, message: `${show(def.name)} is a single-line field: no line breaks` });
+  // UTF-16 length bounds the code-point count from above, so most texts skip the exact count.
+  if (text.length > max && [...text].length > max) ctx.problems.push({ path: render(path), message: `${show(def.name)} is longer than ${max} characters` });
+  if (!def.multiLine && /[\r\n]/.test(text)) ctx.problems.push({ path: render(path), message: `${show(def.name)} is a single-line field: no line breaks` });
   return { metadataDefinitionId: def.id, metadataDefinitionValue: text };
 }
 
-function parseDateValue(ctx: Ctx, def: AttributeDef, value: unknown, path: string): Parsed {
+function parseDateValue(ctx: Ctx, def: AttributeDef, value: unknown, path: Path): Parsed {
   if (typeof value !== 'string') {
-    ctx.problems.push({ path, message: `${show(def.name)} takes a date as text (${def.dateFormat ?? 'yyyy-MM-dd'}), not ${describe(value)}` });
+    ctx.problems.push({ path: render(path), message: `${show(def.name)} takes a date as text (${def.dateFormat ?? 'yyyy-MM-dd'}), not ${describe(value)}` });
     return INVALID;
   }
   const date = parseDate(value, def.dateFormat);
   if (!date) {
-    ctx.problems.push({ path, message: `${show(value)} is not a date in the format ${def.dateFormat ?? 'yyyy-MM-dd'} (or yyyy-MM-dd)` });
+    ctx.problems.push({ path: render(path), message: `${show(value)} is not a date in the format ${def.dateFormat ?? 'yyyy-MM-dd'} (or yyyy-MM-dd)` });
     return INVALID;
   }
   return { metadataDefinitionId: def.id, metadataDefinitionValue: date };
 }
 
-function vocabularyOf(ctx: Ctx, def: AttributeDef, path: string): VocabularyDef | undefined {
+function vocabularyOf(ctx: Ctx, def: AttributeDef, path: Path): VocabularyDef | undefined {
   const vocab = def.vocabularyId ? ctx.t.vocabularies.get(def.vocabularyId) : undefined;
-  if (!vocab) ctx.problems.push({ path, message: `${show(def.name)} has no vocabulary; ask an administrator to fix the attribute` });
+  if (!vocab) ctx.problems.push({ path: render(path), message: `${show(def.name)} has no vocabulary; ask an administrator to fix the attribute` });
   return vocab;
 }
 
 /** One vocabulary token: `{valueId}`, `{valueName}`/`{name}`, or a string (an id or a name). */
-function resolveToken(ctx: Ctx, def: AttributeDef, vocab: VocabularyDef, token: unknown, encoding: Encoding, path: string): VocabularyValue | undefined {
+function resolveToken(ctx: Ctx, def: AttributeDef, vocab: VocabularyDef, token: unknown, encoding: Encoding, path: Path): VocabularyValue | undefined {
   let found: VocabularyValue | undefined;
   let label: string;
   if (typeof token === 'string') {
-    const key = token.trim();
-    found = encoding === 'legacy'
-      ? vocab.byId.get(key.toLowerCase()) ?? vocab.byId.get(key) ?? vocab.byName.get(key.toLowerCase())
-      : vocab.byName.get(key.toLowerCase()) ?? vocab.byId.get(key.toLowerCase()) ?? vocab.byId.get(key);
+    found = encoding === 'legacy' ? vocab.byId.get(token) : vocab.byName.get(token);
+    if (!found) {
+      const key = token.trim();
+      const lower = key.toLowerCase();
+      found = encoding === 'legacy'
+        ? vocab.byId.get(lower) ?? vocab.byId.get(key) ?? vocab.byName.get(lower)
+        : vocab.byName.get(lower) ?? vocab.byId.get(lower) ?? vocab.byId.get(key);
+    }
     label = token;
   } else if (isObject(token) && typeof token.valueId === 'string') {
-    found = vocab.byId.get(token.valueId.toLowerCase()) ?? vocab.byId.get(token.valueId);
+    found = vocab.byId.get(token.valueId) ?? vocab.byId.get(token.valueId.toLowerCase());
     label = token.valueId;
-    path = `${path}.valueId`;
+    path = at(path, 'valueId');
   } else if (isObject(token) && (typeof token.valueName === 'string' || typeof token.name === 'string')) {
     label = (token.valueName ?? token.name) as string;
     found = vocab.byName.get(label.trim().toLowerCase());
   } else {
-    ctx.problems.push({ path, message: `${show(def.name)} takes a value of vocabulary ${show(vocab.name)} (${encoding === 'legacy' ? '{valueId}' : 'its name'}), not ${describe(token)}` });
+    ctx.problems.push({ path: render(path), message: `${show(def.name)} takes a value of vocabulary ${show(vocab.name)} (${encoding === 'legacy' ? '{valueId}' : 'its name'}), not ${describe(token)}` });
     return undefined;
   }
-  if (!found) ctx.problems.push({ path, message: `${show(label)} is not a value of vocabulary ${show(vocab.name)}` });
+  if (!found) ctx.problems.push({ path: render(path), message: `${show(label)} is not a value of vocabulary ${show(vocab.name)}` });
   return found;
 }
 
 /** A vocabulary attribute's value → `{valueId}` or `[{valueId}]`. */
-function parseVocab(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encoding, path: string): VocabRef | VocabRef[] | null | typeof INVALID {
+function parseVocab(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encoding, path: Path): VocabRef | VocabRef[] | null | typeof INVALID {
   const vocab = vocabularyOf(ctx, def, path);
   if (!vocab) return INVALID;
   const tokens = Array.isArray(value) ? value : [value];
   if (!def.multiple && tokens.length > 1) {
-    ctx.problems.push({ path, message: `${show(def.name)} is single-select: one value, not ${tokens.length}` });
+    ctx.problems.push({ path: render(path), message: `${show(def.name)} is single-select: one value, not ${tokens.length}` });
     return INVALID;
   }
   if (tokens.length > LIMITS.multiValues) {
-    ctx.problems.push({ path, message: `${show(def.name)} has more than ${LIMITS.multiValues} values` });
+    ctx.problems.push({ path: render(path), message: `${show(def.name)} has more than ${LIMITS.multiValues} values` });
     return INVALID;
   }
   const out: VocabRef[] = [];
   const seen = new Set<string>();
   tokens.forEach((token, i) => {
-    const found = resolveToken(ctx, def, vocab, token, encoding, Array.isArray(value) ? `${path}[${i}]` : path);
+    const found = resolveToken(ctx, def, vocab, token, encoding, Array.isArray(value) ? at(path, i) : path);
     if (!found) return;
     if (seen.has(found.id)) {
-      ctx.problems.push({ path: Array.isArray(value) ? `${path}[${i}]` : path, message: `${show(found.name)} is chosen twice` });
+      ctx.problems.push({ path: render(Array.isArray(value) ? at(path, i) : path), message: `${show(found.name)} is chosen twice` });
       return;
     }
     seen.add(found.id);
@@ -295,23 +343,22 @@ function parseVocab(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encod
   return def.multiple ? out : out[0]!;
 }
 
-function parseCascade(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encoding, path: string): Parsed {
+function parseCascade(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encoding, path: Path): Parsed {
   const levels = def.levels ?? [];
   if (!Array.isArray(value)) {
-    ctx.problems.push({ path, message: `${show(def.name)} is a cascade: an array of level items, not ${describe(value)}` });
+    ctx.problems.push({ path: render(path), message: `${show(def.name)} is a cascade: an array of level items, not ${describe(value)}` });
     return INVALID;
   }
-  const byId = new Map(levels.map((l) => [l.id, l]));
-  const byName = new Map(levels.map((l) => [l.name.toLowerCase(), l]));
-  const chosen = new Map<string, { refs: VocabRef[]; path: string }>();
+  const { byId, byName } = lookupOf(def, levels);
+  const chosen = new Map<string, { refs: VocabRef[]; path: Path }>();
   let bad = false;
   value.forEach((raw, i) => {
-    const itemPath = `${path}[${i}]`;
+    const itemPath = at(path, i);
     // Simplified shorthand: a plain string at position i is the value of level i.
     if (encoding === 'simplified' && (typeof raw === 'string' || Array.isArray(raw))) {
       const level = levels[i];
       if (!level) {
-        ctx.problems.push({ path: itemPath, message: `${show(def.name)} has only ${levels.length} levels` });
+        ctx.problems.push({ path: render(itemPath), message: `${show(def.name)} has only ${levels.length} levels` });
         bad = true;
         return;
       }
@@ -323,13 +370,13 @@ function parseCascade(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Enc
       return;
     }
     if (chosen.has(found.def.id)) {
-      ctx.problems.push({ path: itemPath, message: `level ${show(found.def.name)} appears more than once` });
+      ctx.problems.push({ path: render(itemPath), message: `level ${show(found.def.name)} appears more than once` });
       bad = true;
       return;
     }
     const levelRaw = raw as Record<string, unknown>;
     const levelValue = found.encoding === 'legacy' ? levelRaw.metadataDefinitionValue : levelRaw.value;
-    const valuePath = `${itemPath}.${found.encoding === 'legacy' ? 'metadataDefinitionValue' : 'value'}`;
+    const valuePath = at(itemPath, found.encoding === 'legacy' ? 'metadataDefinitionValue' : 'value');
     if (isEmptyRaw(levelValue)) return;
     const refs = parseVocab(ctx, found.def, levelValue, found.encoding, valuePath);
     if (refs === INVALID) {
@@ -348,13 +395,13 @@ function parseCascade(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Enc
   for (const level of levels) {
     const entry = chosen.get(level.id);
     if (!entry) {
-      if (level.required) ctx.problems.push({ path, message: `${show(def.name)}: level ${show(level.name)} is required` });
+      if (level.required) ctx.problems.push({ path: render(path), message: `${show(def.name)}: level ${show(level.name)} is required` });
       gap ??= level;
       previous = undefined;
       continue;
     }
     if (gap) {
-      ctx.problems.push({ path: entry.path, message: `${show(def.name)}: level ${show(level.name)} needs a value at level ${show(gap.name)} first` });
+      ctx.problems.push({ path: render(entry.path), message: `${show(def.name)}: level ${show(level.name)} needs a value at level ${show(gap.name)} first` });
     } else if (previous) {
       const vocab = ctx.t.vocabularies.get(level.vocabularyId ?? '');
       for (const ref of entry.refs) {
@@ -362,7 +409,7 @@ function parseCascade(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Enc
         if (v && v.parentId !== null && !previous.ids.has(v.parentId)) {
           const parentVocab = ctx.t.vocabularies.get(previous.level.vocabularyId ?? '');
           const parentName = parentVocab?.byId.get(v.parentId)?.name ?? v.parentId;
-          ctx.problems.push({ path: entry.path, message: `${show(v.name)} belongs under ${show(parentName)}, which is not the value chosen at level ${show(previous.level.name)}` });
+          ctx.problems.push({ path: render(entry.path), message: `${show(v.name)} belongs under ${show(parentName)}, which is not the value chosen at level ${show(previous.level.name)}` });
         }
       }
     }
@@ -372,44 +419,43 @@ function parseCascade(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Enc
   return { metadataDefinitionId: def.id, metadataDefinitionValue: items };
 }
 
-function parseTable(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encoding, path: string): Parsed {
+function parseTable(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encoding, path: Path): Parsed {
   const columns = def.columns ?? [];
   if (!Array.isArray(value)) {
-    ctx.problems.push({ path, message: `${show(def.name)} is a table: an array of rows, not ${describe(value)}` });
+    ctx.problems.push({ path: render(path), message: `${show(def.name)} is a table: an array of rows, not ${describe(value)}` });
     return INVALID;
   }
   // A single row sent as a flat array of cells is accepted as one row.
   const rows: unknown[] = value.length > 0 && value.every((r) => isObject(r)) ? [value] : value;
   if (def.singleRow && rows.length > 1) {
-    ctx.problems.push({ path, message: `${show(def.name)} is a single-row table: 1 row, not ${rows.length}` });
+    ctx.problems.push({ path: render(path), message: `${show(def.name)} is a single-row table: 1 row, not ${rows.length}` });
     return INVALID;
   }
   if (rows.length > LIMITS.rows) {
-    ctx.problems.push({ path, message: `${show(def.name)} has more than ${LIMITS.rows} rows` });
+    ctx.problems.push({ path: render(path), message: `${show(def.name)} has more than ${LIMITS.rows} rows` });
     return INVALID;
   }
-  const byId = new Map(columns.map((c) => [c.id, c]));
-  const byName = new Map(columns.map((c) => [c.name.toLowerCase(), c]));
+  const { byId, byName } = lookupOf(def, columns);
   const out: LegacyItem[][] = [];
   let bad = false;
   rows.forEach((row, r) => {
-    const rowPath = rows === value ? `${path}[${r}]` : path;
+    const rowPath = rows === value ? at(path, r) : path;
     if (!Array.isArray(row)) {
-      ctx.problems.push({ path: rowPath, message: `a row must be an array of cells, not ${describe(row)}` });
+      ctx.problems.push({ path: render(rowPath), message: `a row must be an array of cells, not ${describe(row)}` });
       bad = true;
       return;
     }
     const cells = new Map<string, LegacyItem | null>();
     const invalid = new Set<string>();
     row.forEach((cell, c) => {
-      const cellPath = `${rowPath}[${c}]`;
+      const cellPath = at(rowPath, c);
       const found = resolveItem(ctx, byId, byName, cell, cellPath, 'column');
       if (!found) {
         bad = true;
         return;
       }
       if (cells.has(found.def.id)) {
-        ctx.problems.push({ path: cellPath, message: `column ${show(found.def.name)} appears more than once in this row` });
+        ctx.problems.push({ path: render(cellPath), message: `column ${show(found.def.name)} appears more than once in this row` });
         bad = true;
         return;
       }
@@ -426,7 +472,7 @@ function parseTable(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encod
     if (present.length === 0 && invalid.size === 0) return;
     for (const column of columns) {
       if (column.required && !column.readonly && !cells.get(column.id) && !invalid.has(column.id)) {
-        ctx.problems.push({ path: rowPath, message: `${show(def.name)}: column ${show(column.name)} is required in every row` });
+        ctx.problems.push({ path: render(rowPath), message: `${show(def.name)}: column ${show(column.name)} is required in every row` });
         bad = true;
       }
     }
