@@ -5,6 +5,7 @@ import { migrateToLatest } from './core/db/migrate.ts';
 import { bootstrapFirstOrganization } from './features/identity/index.ts';
 import { orgCreate, usage, UsageError, userCreate, userResetPassword } from './cli.ts';
 import { announceFirstRun, databaseError, listenError, prepareDataDir, probeListen, StartupError } from './startup.ts';
+import { seedMissingOrganizations } from './features/metadata/index.ts';
 import { startWorkers } from './workers.ts';
 
 /** Connects and migrates; a database that cannot be reached or opened is a one-line StartupError. */
@@ -27,6 +28,8 @@ async function serve(config: Config): Promise<void> {
   await probeListen(config);
   const deps = await openDatabase(config);
   announceFirstRun(deps, await bootstrapFirstOrganization(deps));
+  // Organizations made before metadata existed get its system group and Default template.
+  await deps.db.transaction().execute((trx) => seedMissingOrganizations(trx, deps.clock.now())).catch((error) => deps.log.warn({ err: error }, 'metadata seeding skipped'));
   const app = await buildApp(deps);
   const worker = deps.config.workers ? startWorkers(deps) : undefined;
   try {
