@@ -5,6 +5,7 @@ import { migrateToLatest } from './core/db/migrate.ts';
 import { bootstrapFirstOrganization } from './features/identity/index.ts';
 import { orgCreate, usage, UsageError, userCreate } from './cli.ts';
 import { startWorkers } from './workers.ts';
+import { runEdge } from './features/cdn/index.ts';
 
 async function serve(deps: Deps): Promise<void> {
   const applied = await migrateToLatest(deps.db);
@@ -55,13 +56,17 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${usage()}\n`);
     return;
   }
-  const known = command === 'serve' || command === 'migrate' || (command === 'org' && sub === 'create') || (command === 'user' && sub === 'create');
+  const known = command === 'serve' || command === 'edge' || command === 'migrate' || (command === 'org' && sub === 'create') || (command === 'user' && sub === 'create');
   if (!known) {
     process.stderr.write(`Unknown command: ${argv.join(' ')}\n${usage()}\n`);
     process.exit(2);
   }
   const deps = createDeps(config);
   if (command === 'serve') return serve(deps);
+  if (command === 'edge') {
+    await migrateToLatest(deps.db);
+    return runEdge(deps);
+  }
   try {
     await migrateToLatest(deps.db);
     if (command === 'migrate') process.stdout.write('Database is up to date\n');
