@@ -45,6 +45,9 @@ interface Fetched {
 }
 
 const TOKEN_PARAMS = new Set(['token', 'expires']);
+/** Client headers not passed to the origin: hop-by-hop, credentials, and what the edge decides itself. */
+const NOT_FORWARDED = new Set(['host', 'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-connection',
+  'cookie', 'authorization', 'range', 'if-range', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'content-length', 'expect', 'accept-encoding']);
 const STRIP_TO_CLIENT = new Set(['cdn-tag', 'surrogate-key', 'cache-tag', 'surrogate-control']);
 
 /** One edge process: its own cache, counters and limits; configuration and purges from the database and the API. */
@@ -331,6 +334,15 @@ export class Edge {
         query = new URLSearchParams(kept).toString();
       }
     }
+    const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
+    const cors = s.enableAccessControlOriginHeader && (rt.corsExt.size === 0 || rt.corsExt.has(ext));
+    if (req.method === 'OPTIONS') {
+      cacheStatus = 'BYPASS';
+      res.writeHead(204, cors ? { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'GET, HEAD, OPTIONS', 'access-control-allow-headers': String(req.headers['access-control-request-headers'] ?? '*'), 'access-control-max-age': '86400' } : { allow: 'GET, HEAD, OPTIONS' });
+      res.end();
+      return record(204);
+    }
+
     if (s.zoneSecurityEnabled) {
       const ok = token !== undefined && expires !== undefined
         && verifyToken(s.zoneSecurityKey, path, token, Number(expires), Math.floor(now / 1000), s.zoneSecurityIncludeHashRemoteIP ? ip : undefined);
@@ -354,15 +366,6 @@ export class Edge {
         return refuse(429, 'The pull zone reached its monthly bandwidth limit', { 'retry-after': String(Math.ceil((next - now) / 1000)) });
       }
     }
-    const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
-    const cors = s.enableAccessControlOriginHeader && (rt.corsExt.size === 0 || rt.corsExt.has(ext));
-    if (req.method === 'OPTIONS') {
-      cacheStatus = 'BYPASS';
-      res.writeHead(204, cors ? { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'GET, HEAD, OPTIONS', 'access-control-allow-headers': String(req.headers['access-control-request-headers'] ?? '*'), 'access-control-max-age': '86400' } : { allow: 'GET, HEAD, OPTIONS' });
-      res.end();
-      return record(204);
-    }
-
     // --- cache lookup ---
     const base = `${zone.id}:${path}${query ? `?${query}` : ''}`;
     const header = (name: string) => { const v = req.headers[name]; return Array.isArray(v) ? v.join(', ') : v; };
@@ -374,9 +377,13 @@ export class Edge {
     let entry = bypass ? undefined : this.cache.lookup(base, variant);
     let fetched: Fetched | undefined;
     const originHeaders = (): Record<string, string> => {
-      const h: Record<string, string> = { 'user-agent': 'Tessera-Edge/1', 'accept-encoding': 'identity' };
-      if (accept) h.accept = accept;
-      for (const name of this.cache.varies.get(base) ?? []) { const v = header(name); if (v !== undefined) h[name] = v; }
+      const h: Record<string, string> = {};
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (value === undefined || NOT_FORWARDED.has(name)) continue;
+        h[name] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      h['user-agent'] = 'Tessera-Edge/1';
+      h['accept-encoding'] = 'identity';
       return h;
     };
     if (entry) {
