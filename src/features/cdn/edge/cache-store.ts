@@ -28,6 +28,8 @@ export interface CacheEntry {
   variants: Map<string, { body: Buffer; headers: Record<string, string> }>;
   /** Set when removed: a reader holding the entry must not serve it. */
   dead: boolean;
+  /** Client headers prepared for the hit fast path (per zone version and CORS decision). */
+  fast?: { version: number; cors: boolean; headers: string[] };
 }
 
 export interface CacheStoreOptions {
@@ -97,7 +99,7 @@ export class CacheStore {
     const old = this.entries.get(key);
     if (old) this.remove(old);
     const file = join(this.opts.dir, createHash('sha1').update(key).update(String(entry.storedAt)).digest('hex'));
-    const full: CacheEntry = { ...entry, key, body: null, file, dead: false, variants: new Map() };
+    const full: CacheEntry = { ...entry, key, body: null, file, dead: false, variants: new Map(), fast: undefined };
     this.entries.set(key, full);
     let group = this.groups.get(baseKey);
     if (!group) this.groups.set(baseKey, (group = new Map()));

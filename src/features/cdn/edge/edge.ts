@@ -389,8 +389,23 @@ export class Edge {
     if (entry) {
       const cached = entry;
       const age = now - cached.storedAt + cached.initialAgeMs;
-      if (!entry.alwaysRevalidate && age < entry.ttlMs) {
+      if (!cached.alwaysRevalidate && age < cached.ttlMs) {
         cacheStatus = 'HIT';
+        // Fast path: a fresh in-memory object, plain GET, nothing to negotiate, slice or throttle.
+        const body = cached.body;
+        if (body !== null && req.method === 'GET' && cached.status === 200 && req.headers.range === undefined && req.headers['if-none-match'] === undefined
+          && req.headers['if-modified-since'] === undefined && (s.limitRatePerSecond === 0 || body.length <= s.limitRateAfter)
+          && !(s.optimizerEnabled && isOptimizableImage(cached.headers['content-type']))) {
+          let fast = cached.fast;
+          if (fast === undefined || fast.version !== zone.version || fast.cors !== cors) {
+            fast = { version: zone.version, cors, headers: this.clientHeaders(cached.headers, cached.headers['vary'], cached.etag, zone, cors) };
+            cached.fast = fast;
+          }
+          res.writeHead(200, [...fast.headers, 'age', String(Math.floor(age / 1000)), 'cdn-cache', 'HIT', 'content-length', String(body.length)]);
+          sent = body.length;
+          res.end(body);
+          return record(200);
+        }
       } else if (!entry.alwaysRevalidate && age < entry.ttlMs + entry.swrMs) {
         cacheStatus = 'STALE';
         void this.fetchCoalesced(rt, base, variant, path, query, originHeaders(), entry).catch(() => {});
@@ -453,20 +468,14 @@ export class Edge {
       headers = chosen.headers;
       etag = headers['etag'];
       vary = vary ? `${vary}, Accept` : 'Accept';
-    } else if (s.enableAvifVary || s.enableWebpVary) {
-      vary = vary ? (/\baccept\b/i.test(vary) ? vary : `${vary}, Accept`) : 'Accept';
     }
 
     // --- respond ---
     const out: Record<string, string | number> = {};
-    for (const [k, v] of Object.entries(headers)) if (!STRIP_TO_CLIENT.has(k) && k !== 'vary' && k !== 'etag') out[k] = v;
-    if (vary) out['vary'] = vary;
-    if (etag) out['etag'] = etag;
+    const prepared = this.clientHeaders(headers, vary, etag, zone, cors);
+    for (let i = 0; i < prepared.length; i += 2) out[prepared[i]!] = prepared[i + 1]!;
     out['age'] = ageSeconds;
     out['cdn-cache'] = cacheStatus;
-    out['accept-ranges'] = 'bytes';
-    if (s.cacheControlPublicMaxAgeOverride !== null) out['cache-control'] = `public, max-age=${s.cacheControlPublicMaxAgeOverride}`;
-    if (cors) out['access-control-allow-origin'] = '*';
     if (status === 200 && notModified({ ifNoneMatch: header('if-none-match'), ifModifiedSince: header('if-modified-since') }, etag, lastModified)) {
       delete out['content-type'];
       res.writeHead(304, out);
@@ -499,6 +508,21 @@ export class Edge {
     sent = slice.length;
     res.end(slice);
     record(code);
+  }
+
+  /** Response headers for clients (flat name/value list), without age, cache status and length. */
+  private clientHeaders(headers: Record<string, string>, vary: string | undefined, etag: string | undefined, zone: ZoneConfig, cors: boolean): string[] {
+    const s = zone.settings;
+    const out: string[] = [];
+    for (const k in headers) if (!STRIP_TO_CLIENT.has(k) && k !== 'vary' && k !== 'etag' && k !== 'cache-control') out.push(k, headers[k]!);
+    if ((s.enableAvifVary || s.enableWebpVary) && !/\baccept\b/i.test(vary ?? '')) vary = vary ? `${vary}, Accept` : 'Accept';
+    if (vary) out.push('vary', vary);
+    if (etag) out.push('etag', etag);
+    const cc = s.cacheControlPublicMaxAgeOverride !== null ? `public, max-age=${s.cacheControlPublicMaxAgeOverride}` : headers['cache-control'];
+    if (cc) out.push('cache-control', cc);
+    out.push('accept-ranges', 'bytes');
+    if (cors) out.push('access-control-allow-origin', '*');
+    return out;
   }
 
   /** Writes `after` bytes at once, then at most `rate` bytes per second (paced every 50 ms). */
@@ -597,6 +621,7 @@ export class Edge {
       const f = freshness(stale.status, merged, opts);
       if (purged || bypass) return { status: stale.status, headers: merged, body: (await this.cache.body(stale)) ?? Buffer.alloc(0), entry: null, revalidated: true };
       stale.headers = merged;
+      stale.fast = undefined;
       stale.storedAt = now;
       stale.ttlMs = f.ttlMs;
       stale.swrMs = f.swrMs;

@@ -22,11 +22,20 @@ export class EdgeStats {
   readonly unflushedBytes = new Map<number, number>();
   private flushing: Promise<void> = Promise.resolve();
 
+  /** Per zone: the counters of the hour last written (saves building map keys on every request). */
+  private last = new Map<number, { hour: number; c: Counters; geo: Map<string, { requests: number; bytes: number }> }>();
+
   request(zoneId: number, now: number, status: number, bytes: number, cache: CacheStatus, country: string): void {
-    const hour = Math.floor(now / HOUR) * HOUR;
-    const k = `${zoneId}:${hour}`;
-    let c = this.hourly.get(k);
-    if (!c) this.hourly.set(k, (c = zero()));
+    const hour = now - (now % HOUR);
+    let cur = this.last.get(zoneId);
+    if (cur === undefined || cur.hour !== hour) {
+      const k = `${zoneId}:${hour}`;
+      let counters = this.hourly.get(k);
+      if (!counters) this.hourly.set(k, (counters = zero()));
+      cur = { hour, c: counters, geo: new Map() };
+      this.last.set(zoneId, cur);
+    }
+    const c = cur.c;
     c.requests++;
     c.bytes_served += bytes;
     if (cache === 'HIT' || cache === 'STALE' || cache === 'REVALIDATED') {
@@ -39,9 +48,13 @@ export class EdgeStats {
     else if (status < 400) c.status_3xx++;
     else if (status < 500) c.status_4xx++;
     else c.status_5xx++;
-    const g = `${zoneId}:${hour}:${country}`;
-    let gc = this.geo.get(g);
-    if (!gc) this.geo.set(g, (gc = { requests: 0, bytes: 0 }));
+    let gc = cur.geo.get(country);
+    if (!gc) {
+      const g = `${zoneId}:${hour}:${country}`;
+      gc = this.geo.get(g);
+      if (!gc) this.geo.set(g, (gc = { requests: 0, bytes: 0 }));
+      cur.geo.set(country, gc);
+    }
     gc.requests++;
     gc.bytes += bytes;
     this.unflushedBytes.set(zoneId, (this.unflushedBytes.get(zoneId) ?? 0) + bytes);
@@ -68,6 +81,7 @@ export class EdgeStats {
     if (hourly.size === 0 && geo.size === 0) return;
     this.hourly = new Map();
     this.geo = new Map();
+    this.last = new Map();
     const unflushed = new Map(this.unflushedBytes);
     try {
       await db.transaction().execute(async (trx) => {
