@@ -103,7 +103,7 @@ forEachEngine('CDN zone fields at the edge', (ctx) => {
     const dead = await makeZone(ctx(), org, origin, { originUrl: 'http://127.0.0.1:9' });
     const res = await get(`/${dead.name}/x`);
     assert.equal(res.status, 502);
-    assert.match((await res.json()).message, /Origin unavailable/);
+    assert.match(((await res.json()) as { message: string }).message, /Origin unavailable/);
     assert.equal((await fetch(`${edge.url}/${zone.name}/x`, { method: 'POST', body: 'a' })).status, 405);
     const { request } = await import('node:http');
     for (const path of [`/${zone.name}/%2e%2e/x`, `/${zone.name}/a/../../etc/passwd`, `/${zone.name}/a\\b`]) {
