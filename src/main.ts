@@ -7,6 +7,7 @@ import { orgCreate, usage, UsageError, userCreate, userResetPassword } from './c
 import { announceFirstRun, databaseError, listenError, prepareDataDir, probeListen, StartupError } from './startup.ts';
 import { seedMissingOrganizations } from './features/metadata/index.ts';
 import { startWorkers } from './workers.ts';
+import { runEdge } from './features/cdn/index.ts';
 
 /** Connects and migrates; a database that cannot be reached or opened is a one-line StartupError. */
 async function openDatabase(config: Config): Promise<Deps> {
@@ -72,7 +73,7 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${usage()}\n`);
     return;
   }
-  const known = command === 'serve' || command === 'migrate' || (command === 'org' && sub === 'create')
+  const known = command === 'serve' || command === 'edge' || command === 'migrate' || (command === 'org' && sub === 'create')
     || (command === 'user' && (sub === 'create' || sub === 'reset-password'));
   if (!known) {
     process.stderr.write(`Unknown command: ${argv.join(' ')}\n${usage()}\n`);
@@ -98,6 +99,7 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(`${error.message}\n`);
     process.exit(2);
   }
+  if (command === 'edge') return runEdge(deps);
   try {
     if (command === 'migrate') process.stdout.write('Database is up to date\n');
     else if (command === 'org') process.stdout.write(`${await orgCreate(deps, rest)}\n`);
