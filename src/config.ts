@@ -30,6 +30,32 @@ export interface Config {
   readonly refreshGraceSeconds: number;
   /** Auth: lifetime of impersonation tokens (s, at most the 1-hour access-token lifetime). */
   readonly impersonationTtlSeconds: number;
+  /** Browser origins allowed to call the API (CORS); empty = none, ['*'] = any. */
+  readonly corsOrigins: readonly string[];
+  /** The CDN edge process (`tessera edge`). */
+  readonly edge: EdgeConfig;
+}
+
+export interface EdgeConfig {
+  readonly port: number;
+  readonly host: string;
+  /** Region of this edge (de, ny, la, sg): zones that disable its geo zone are not served here. */
+  readonly region: string;
+  readonly cacheDir: string;
+  readonly cacheMaxBytes: number;
+  readonly memoryMaxBytes: number;
+  readonly maxObjectBytes: number;
+  readonly controlHost: string;
+  readonly controlPort: number;
+  /** URL the API uses to reach this edge's control server (default http://<controlHost>:<port>). */
+  readonly controlUrl: string | undefined;
+  readonly heartbeatMs: number;
+  /** Trust X-Forwarded-For from these proxies (IPs/CIDRs; "loopback" for 127.0.0.1/::1). */
+  readonly trustedProxies: readonly string[];
+  /** Worker processes (each is an edge with its own cache, sharing the port). */
+  readonly workers: number;
+  /** An .mmdb country database (default: the bundled CC0 geo-whois-asn-country). */
+  readonly geoipDb: string | undefined;
 }
 
 export interface LocalStorageConfig {
@@ -96,7 +122,32 @@ export function parseConfig(env: Env = process.env): Config {
     trustProxy: parseTrustProxy(env),
     refreshGraceSeconds: integer(env, 'TESSERA_REFRESH_GRACE_SECONDS', 10, 0, 60),
     impersonationTtlSeconds: integer(env, 'TESSERA_IMPERSONATION_TTL_SECONDS', 3600, 60, 3600),
+    corsOrigins: parseCorsOrigins(env),
+    edge: parseEdge(env, dataDir),
   });
+}
+
+/** `TESSERA_CORS_ORIGINS`: comma- or space-separated origins (`https://app.example.com`), or `*`. */
+function parseCorsOrigins(env: Env): readonly string[] {
+  const value = optional(env, 'TESSERA_CORS_ORIGINS');
+  if (value === undefined) return Object.freeze([]);
+  const origins = value.split(/[\s,]+/).filter(Boolean);
+  if (origins.includes('*')) {
+    if (origins.length > 1) throw new ConfigError('TESSERA_CORS_ORIGINS', 'is either * or a list of origins, not both');
+    return Object.freeze(['*']);
+  }
+  for (const origin of origins) {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw new ConfigError('TESSERA_CORS_ORIGINS', `has "${origin}", which is not an origin like https://app.example.com`);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin.replace(/\/$/, '')) {
+      throw new ConfigError('TESSERA_CORS_ORIGINS', `has "${origin}", which is not an origin like https://app.example.com (scheme, host and port only)`);
+    }
+  }
+  return Object.freeze(origins.map((o) => o.replace(/\/$/, '')));
 }
 
 function parseDatabase(env: Env, dataDir: string): Config['database'] {
@@ -235,4 +286,28 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   if (value === undefined) return fallback;
   if (!(values as readonly string[]).includes(value)) throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${value}"`);
   return value as T;
+}
+
+function parseEdge(env: Env, dataDir: string): EdgeConfig {
+  const port = integer(env, 'EDGE_PORT', 8081, 0, 65535);
+  const controlHost = text(env, 'EDGE_CONTROL_HOST', '127.0.0.1');
+  const controlUrl = optional(env, 'EDGE_CONTROL_URL');
+  if (controlUrl !== undefined && !/^https?:\/\/[^/]+$/.test(controlUrl.replace(/\/+$/, ''))) throw new ConfigError('EDGE_CONTROL_URL', 'must be http(s)://host:port');
+  const proxies = (optional(env, 'EDGE_TRUSTED_PROXIES') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return {
+    port,
+    host: text(env, 'EDGE_HOST', '0.0.0.0'),
+    region: oneOf(env, 'EDGE_REGION', ['de', 'ny', 'la', 'sg'] as const, 'de'),
+    cacheDir: resolve(text(env, 'EDGE_CACHE_DIR', resolve(dataDir, 'edge-cache'))),
+    cacheMaxBytes: integer(env, 'EDGE_CACHE_MAX_BYTES', 1_073_741_824, 1_048_576, Number.MAX_SAFE_INTEGER),
+    memoryMaxBytes: integer(env, 'EDGE_MEMORY_MAX_BYTES', 268_435_456, 0, Number.MAX_SAFE_INTEGER),
+    maxObjectBytes: integer(env, 'EDGE_MAX_OBJECT_BYTES', 67_108_864, 1024, 4_294_967_296),
+    controlHost,
+    controlPort: integer(env, 'EDGE_CONTROL_PORT', 0, 0, 65535),
+    controlUrl: controlUrl?.replace(/\/+$/, ''),
+    heartbeatMs: integer(env, 'EDGE_HEARTBEAT_MS', 1000, 50, 60_000),
+    trustedProxies: proxies,
+    workers: integer(env, 'EDGE_WORKERS', 1, 1, 64),
+    geoipDb: optional(env, 'EDGE_GEOIP_DB'),
+  };
 }
