@@ -10,6 +10,7 @@ import type { App } from './core/http/app-types.ts';
 import { registerAuthentication, type CredentialResolver } from './core/http/authenticate.ts';
 import { registerErrorHandling } from './core/http/error-handler.ts';
 import { clientErrorHandler, frameworkErrors } from './core/http/framework-errors.ts';
+import { registerInputGuards } from './core/http/input-guard.ts';
 import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
 import { apiKeyResolver, apiKeyRoutes, registerApiKeyAlongsideUser } from './features/api-keys/index.ts';
@@ -17,6 +18,9 @@ import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 import { webhookRoutes } from './features/webhooks/index.ts';
+import { metadataRoutes } from './features/metadata/index.ts';
+import { actionRoutes } from './features/actions/index.ts';
+import { cdnRoutes } from './features/cdn/index.ts';
 
 /**
  * CORS for in-browser integrations (TESSERA_CORS_ORIGINS). Preflights are answered before
@@ -62,13 +66,18 @@ export interface BuildAppOptions {
   onRoute?: (route: { method: string | string[]; url: string; hidden: boolean }) => void;
 }
 
+function trustHops(hops: number) {
+  return (_address: string, hop: number) => hop < hops;
+}
+
 /** The whole HTTP surface. Tests and production build it the same way. */
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<App> {
   const app = Fastify({
     loggerInstance: deps.log,
     genReqId: requestIdFor,
     bodyLimit: deps.config.bodyLimitBytes,
-    trustProxy: deps.config.trustProxy,
+    // A hop count believes only the n nearest proxies (Fastify's own number handling, typed as a function).
+    trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     frameworkErrors,
     clientErrorHandler,
@@ -86,6 +95,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     reply.header('x-request-id', request.id);
   });
   registerErrorHandling(app);
+  registerInputGuards(app);
   await app.register(helmet, { contentSecurityPolicy: false, global: true });
   if (deps.config.corsOrigins.length > 0) await registerCors(app, deps.config.corsOrigins);
   app.addSchema(ErrorBodySchema);
@@ -148,6 +158,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       identityRoutes(v1, deps);
       authenticationRoutes(v1, deps);
       await oauthRoutes(v1, deps);
+      metadataRoutes(v1, deps);
+      actionRoutes(v1, deps);
+      cdnRoutes(v1, deps);
     }, { prefix: '/v1' });
     await api.register(async (keys: App) => {
       apiKeyRoutes(keys, deps);

@@ -15,6 +15,7 @@ export class UsageError extends Error {}
 const USAGE = `Usage: tessera <command>
   serve                                   migrate, then serve the API and run background workers
   migrate                                 bring the database schema up to date
+  edge                                    run a CDN edge server (EDGE_PORT, default 8081; EDGE_WORKERS processes)
   org create --name N --admin-username U --admin-email E --admin-password P
   user create --org ORG --username U --email E --password P [--role ROLE] [--first-name F] [--last-name L]
               ORG is an organization id or name; ROLE a role id or name (default Viewer)

@@ -5,7 +5,9 @@ import { migrateToLatest } from './core/db/migrate.ts';
 import { bootstrapFirstOrganization } from './features/identity/index.ts';
 import { orgCreate, usage, UsageError, userCreate, userResetPassword } from './cli.ts';
 import { announceFirstRun, databaseError, listenError, prepareDataDir, probeListen, StartupError } from './startup.ts';
+import { seedMissingOrganizations } from './features/metadata/index.ts';
 import { startWorkers } from './workers.ts';
+import { runEdge } from './features/cdn/index.ts';
 
 /** Connects and migrates; a database that cannot be reached or opened is a one-line StartupError. */
 async function openDatabase(config: Config): Promise<Deps> {
@@ -27,6 +29,8 @@ async function serve(config: Config): Promise<void> {
   await probeListen(config);
   const deps = await openDatabase(config);
   announceFirstRun(deps, await bootstrapFirstOrganization(deps));
+  // Organizations made before metadata existed get its system group and Default template.
+  await deps.db.transaction().execute((trx) => seedMissingOrganizations(trx, deps.clock.now())).catch((error) => deps.log.warn({ err: error }, 'metadata seeding skipped'));
   const app = await buildApp(deps);
   const worker = deps.config.workers ? startWorkers(deps) : undefined;
   try {
@@ -69,7 +73,7 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${usage()}\n`);
     return;
   }
-  const known = command === 'serve' || command === 'migrate' || (command === 'org' && sub === 'create')
+  const known = command === 'serve' || command === 'edge' || command === 'migrate' || (command === 'org' && sub === 'create')
     || (command === 'user' && (sub === 'create' || sub === 'reset-password'));
   if (!known) {
     process.stderr.write(`Unknown command: ${argv.join(' ')}\n${usage()}\n`);
@@ -95,6 +99,7 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(`${error.message}\n`);
     process.exit(2);
   }
+  if (command === 'edge') return runEdge(deps);
   try {
     if (command === 'migrate') process.stdout.write('Database is up to date\n');
     else if (command === 'org') process.stdout.write(`${await orgCreate(deps, rest)}\n`);

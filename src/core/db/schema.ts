@@ -30,6 +30,23 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
+  metadata_vocabularies: MetadataVocabulariesTable;
+  metadata_vocabulary_values: MetadataVocabularyValuesTable;
+  metadata_attributes: MetadataAttributesTable;
+  metadata_groups: MetadataGroupsTable;
+  metadata_group_attributes: MetadataGroupAttributesTable;
+  metadata_templates: MetadataTemplatesTable;
+  metadata_template_groups: MetadataTemplateGroupsTable;
+  metadata_template_access: MetadataTemplateAccessTable;
+  metadata_changes: MetadataChangesTable;
+  actions: ActionsTable;
+  cdn_zones: CdnZonesTable;
+  cdn_zone_hostnames: CdnZoneHostnamesTable;
+  cdn_published_assets: CdnPublishedAssetsTable;
+  cdn_purges: CdnPurgesTable;
+  cdn_edges: CdnEdgesTable;
+  cdn_stats_hourly: CdnStatsHourlyTable;
+  cdn_stats_geo: CdnStatsGeoTable;
 }
 
 export interface OrganizationsTable {
@@ -117,6 +134,8 @@ export interface AuditLogTable {
   ip: string | null;
   /** JSON object */
   data: string;
+  /** The administrator who acted as actor_id (impersonation); migration 0005 */
+  impersonator_id: string | null;
 }
 
 export interface JobsTable {
@@ -188,6 +207,8 @@ export interface AuthLoginFailuresTable {
   failures: number;
   window_start: number;
   locked_until: number;
+  /** Which attempt last reserved this key (migration 0005): tells an admitted attempt from a refused one in one statement. */
+  reservation: string | null;
 }
 
 export interface OAuthClientsTable {
@@ -313,4 +334,221 @@ export interface WebhookAttemptsTable {
   latency_ms: number;
   response_body: string | null;
   error_class: string | null;
+}
+
+// --- metadata (migration 0007_metadata) ---
+
+export interface MetadataVocabulariesTable {
+  id: string;
+  org_id: string;
+  name: string;
+  name_key: string;
+  search_field: string;
+  searchable: number;
+  system: number;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MetadataVocabularyValuesTable {
+  id: string;
+  org_id: string;
+  vocabulary_id: string;
+  name: string;
+  name_key: string;
+  /** Cascades: the value of the previous level's vocabulary this value belongs under. */
+  parent_id: string | null;
+  position: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MetadataAttributesTable {
+  id: string;
+  org_id: string;
+  /** Levels of a cascading attribute point at their cascade. */
+  parent_id: string | null;
+  name: string;
+  name_key: string;
+  search_field: string;
+  /** text | date | controlledVocabulary | table | cascade */
+  type: string;
+  sub_type: string;
+  /** JSON: length, multiLine, dateFormat, vocabularyId, multiple, singleRow, columnIds */
+  settings: string;
+  required: number;
+  readonly: number;
+  visible: number;
+  facetable: number;
+  sortable: number;
+  restricted: number;
+  system: number;
+  position: number;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MetadataGroupsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  name_key: string;
+  search_field: string;
+  description: string;
+  name_visible: number;
+  system: number;
+  created_by: string | null;
+  updated_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MetadataGroupAttributesTable {
+  org_id: string;
+  group_id: string;
+  attribute_id: string;
+  position: number;
+}
+
+export interface MetadataTemplatesTable {
+  id: string;
+  org_id: string;
+  name: string;
+  name_key: string;
+  /** JSON array: default | asset | action | search | proof | tile */
+  template_types: string;
+  /** JSON [{searchField, value}] */
+  default_values: string;
+  template_override: string | null;
+  is_default: number;
+  created_by: string | null;
+  updated_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MetadataTemplateGroupsTable {
+  org_id: string;
+  template_id: string;
+  group_id: string;
+  position: number;
+}
+
+export interface MetadataTemplateAccessTable {
+  org_id: string;
+  template_id: string;
+  security_template_id: string;
+}
+
+/** Definition changes awaiting POST /v1/metadata/apply. */
+export interface MetadataChangesTable {
+  id: string;
+  org_id: string;
+  kind: string;
+  subject_type: string;
+  subject_id: string;
+  /** JSON details (before/after) */
+  data: string;
+  created_by: string | null;
+  created_at: number;
+  applied_at: number | null;
+  action_id: string | null;
+}
+
+/** Actions (GET /v1/action/{id}): long-running work backed by a job. */
+export interface ActionsTable {
+  id: string;
+  org_id: string;
+  type: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  progress: number;
+  total: number | null;
+  processed: number;
+  created_by: string | null;
+  /** Besides the creator, holders of this privilege may see the action. */
+  view_privilege: string | null;
+  job_id: string | null;
+  /** JSON */
+  input: string;
+  /** JSON */
+  result: string | null;
+  /** JSON array of {item, message} */
+  errors: string;
+  cancel_requested: number;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+// --- cdn (migration 0011_cdn) ---
+export interface CdnZonesTable {
+  id: number;
+  org_id: string;
+  name: string;
+  name_key: string;
+  region: string;
+  enabled: number;
+  /** Every other zone field, as JSON (see features/cdn/zone-settings.ts). */
+  settings: string;
+  version: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CdnZoneHostnamesTable {
+  hostname: string;
+  zone_id: number;
+  org_id: string;
+}
+
+export interface CdnPublishedAssetsTable {
+  zone_id: number;
+  asset_id: string;
+  org_id: string;
+  published_at: number;
+}
+
+export interface CdnPurgesTable {
+  id: string;
+  zone_id: number;
+  org_id: string;
+  kind: 'url' | 'prefix' | 'tag' | 'all' | 'asset';
+  value: string;
+  created_at: number;
+}
+
+export interface CdnEdgesTable {
+  id: string;
+  control_url: string;
+  region: string;
+  started_at: number;
+  last_seen_at: number;
+}
+
+export interface CdnStatsHourlyTable {
+  zone_id: number;
+  hour: number;
+  requests: ColumnType<number, number | undefined, number>;
+  bytes_served: ColumnType<number, number | undefined, number>;
+  bytes_origin: ColumnType<number, number | undefined, number>;
+  hits: ColumnType<number, number | undefined, number>;
+  misses: ColumnType<number, number | undefined, number>;
+  hit_bytes: ColumnType<number, number | undefined, number>;
+  origin_fetches: ColumnType<number, number | undefined, number>;
+  origin_ms: ColumnType<number, number | undefined, number>;
+  status_2xx: ColumnType<number, number | undefined, number>;
+  status_3xx: ColumnType<number, number | undefined, number>;
+  status_4xx: ColumnType<number, number | undefined, number>;
+  status_5xx: ColumnType<number, number | undefined, number>;
+}
+
+export interface CdnStatsGeoTable {
+  zone_id: number;
+  hour: number;
+  country: string;
+  requests: ColumnType<number, number | undefined, number>;
+  bytes: ColumnType<number, number | undefined, number>;
 }

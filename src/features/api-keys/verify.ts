@@ -82,6 +82,7 @@ export async function verifyApiKey(deps: Deps, key: string, ip: string): Promise
   if (firstFromIp) await firstFromIp;
   return {
     kind: 'api_key',
+    via: 'api_key',
     orgId: row.org_id,
     userId: row.service_user_id,
     username: row.service_username,
