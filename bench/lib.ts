@@ -58,7 +58,25 @@ export const COLUMN_GLOSSARY: Record<string, string> = {
   'attempts recorded/received': 'delivery attempts written to the database / requests the receiver got (equal: nothing lost)',
   'commit→first attempt p50 ms': 'median time from the event\'s commit to the first delivery attempt, in milliseconds',
   'µs/op': 'microseconds per operation (lower is better)',
+  object: 'the file requested (its size)',
+  'MB/s': 'megabytes of response bodies per second',
+  'all runs req/s': 'requests per second of every run, in order (the median is in req/s)',
+  'Tessera edge': 'how the Tessera edge ran: one process, or several workers',
+  'req/s ratio': 'Tessera\'s requests per second divided by the peer\'s (above 1: Tessera is faster)',
+  'p99 ratio (lower is better)': 'Tessera\'s 99th-percentile latency divided by the peer\'s',
+  '200 responses': 'requests answered 200 (should be all)',
+  'origin fetches': 'requests that reached the origin (1: the others waited for it)',
+  'all done ms': 'milliseconds until the last response',
+  check: 'the validator measured',
+  'documents/s': 'documents validated per second',
+  'µs/document': 'microseconds per document (lower is better)',
+  'vs Ajv (same encoding)': 'speed relative to Ajv, a general JSON Schema validator, on the same documents in the same run',
 };
+
+/** The glossary entry of a column, ignoring case. */
+export function glossary(column: string): string | undefined {
+  return COLUMN_GLOSSARY[column] ?? Object.entries(COLUMN_GLOSSARY).find(([name]) => name.toLowerCase() === column.toLowerCase())?.[1];
+}
 
 /**
  * Prints rows as a Markdown table (the format the closing notes quote), followed by what each
@@ -74,7 +92,7 @@ export function printTable(title: string, header: string[], rows: (string | numb
   for (const r of cells.slice(1)) console.log(line(r));
   console.log('');
   for (const column of header) {
-    const meaning = legend[column] ?? COLUMN_GLOSSARY[column];
+    const meaning = legend[column] ?? glossary(column);
     console.log(`- ${column}: ${meaning ?? 'see this benchmark\'s source'}`);
   }
 }
