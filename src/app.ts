@@ -9,6 +9,7 @@ import type { Deps } from './deps.ts';
 import type { App } from './core/http/app-types.ts';
 import { registerAuthentication, type CredentialResolver } from './core/http/authenticate.ts';
 import { registerErrorHandling } from './core/http/error-handler.ts';
+import { clientErrorHandler, frameworkErrors } from './core/http/framework-errors.ts';
 import { registerInputGuards } from './core/http/input-guard.ts';
 import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
@@ -78,6 +79,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // A hop count believes only the n nearest proxies (Fastify's own number handling, typed as a function).
     trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    frameworkErrors,
+    clientErrorHandler,
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
