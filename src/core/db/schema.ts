@@ -470,8 +470,8 @@ export interface ActionsTable {
   /** Besides the creator, holders of this privilege may see the action. */
   view_privilege: string | null;
   job_id: string | null;
-  /** JSON: what the action was asked to do */
-  request: string;
+  /** JSON */
+  input: string;
   /** JSON */
   result: string | null;
   /** JSON array of {item, message} */

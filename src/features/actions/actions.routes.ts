@@ -23,7 +23,7 @@ export const ActionSchema = Type.Object({
   lastUpdatedDate: Type.String({ format: 'date-time' }),
   startedDate: Nullable(Type.String({ format: 'date-time' })),
   finishedDate: Nullable(Type.String({ format: 'date-time' })),
-  request: Type.Unknown({ description: 'What the action was asked to do' }),
+  input: Type.Unknown(),
   result: Type.Unknown(),
   errors: Type.Array(Type.Object({ item: Type.String(), message: Type.String() })),
 }, { $id: 'Action' });

@@ -34,7 +34,7 @@ export async function createAction(db: DbOrTrx, now: number, spec: NewAction): P
   const jobId = newId(now);
   await db.insertInto('actions').values({
     id, org_id: spec.orgId, type: spec.type, status: 'queued', progress: 0, total: null, processed: 0, created_by: spec.createdBy,
-    view_privilege: spec.viewPrivilege ?? null, job_id: jobId, request: toJson(spec.input ?? {}), result: null, errors: toJson([]), cancel_requested: 0,
+    view_privilege: spec.viewPrivilege ?? null, job_id: jobId, input: toJson(spec.input ?? {}), result: null, errors: toJson([]), cancel_requested: 0,
     created_at: now, updated_at: now, started_at: null, finished_at: null,
   }).execute();
   await enqueueJob(db, now, { id: jobId, type: spec.type, orgId: spec.orgId, payload: { actionId: id }, maxAttempts: spec.maxAttempts ?? 3 });
@@ -59,7 +59,7 @@ export function actionOut(row: ActionRow) {
     lastUpdatedDate: iso(row.updated_at)!,
     startedDate: iso(row.started_at),
     finishedDate: iso(row.finished_at),
-    request: fromJson<unknown>(row.request, {}),
+    input: fromJson<unknown>(row.input, {}),
     result: fromJson<unknown>(row.result, null),
     errors: fromJson<{ item: string; message: string }[]>(row.errors, []),
   };
@@ -105,7 +105,7 @@ export function actionJobHandler(deps: Deps, work: (ctx: ActionContext) => Promi
     const started = deps.clock.now();
     await deps.db.updateTable('actions').set({ status: 'running', started_at: row.started_at ?? started, updated_at: started }).where('id', '=', actionId).execute();
     const ctx: ActionContext = {
-      actionId, orgId: row.org_id, input: fromJson<unknown>(row.request, {}), createdBy: row.created_by,
+      actionId, orgId: row.org_id, input: fromJson<unknown>(row.input, {}), createdBy: row.created_by,
       async progress(done, total) {
         const processed = Math.max(0, Math.round(done));
         const t = total ?? (await deps.db.selectFrom('actions').select('total').where('id', '=', actionId).executeTakeFirst())?.total ?? null;

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 
 // Never edit after it lands: add a new migration instead.
 // Metadata definitions (vocabularies, attributes, groups, templates), the log of definition
@@ -62,9 +62,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addUniqueConstraint('metadata_attributes_org_sf_unique', ['org_id', 'search_field'])
     .execute();
-  // Names are unique among an organization's attributes; cascade levels are named within their cascade.
-  await db.schema.createIndex('metadata_attributes_org_name_unique').on('metadata_attributes').columns(['org_id', 'name_key']).unique()
-    .where(sql.ref('parent_id'), 'is', null).execute();
+  await db.schema.createIndex('metadata_attributes_org_idx').on('metadata_attributes').columns(['org_id', 'name_key']).execute();
   await db.schema.createIndex('metadata_attributes_parent_idx').on('metadata_attributes').column('parent_id').execute();
 
   await db.schema
@@ -161,7 +159,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     // Besides its creator, who may see the action: holders of this privilege (null: nobody else).
     .addColumn('view_privilege', 'text')
     .addColumn('job_id', 'text')
-    .addColumn('request', 'text', (c) => c.notNull())
+    .addColumn('input', 'text', (c) => c.notNull())
     .addColumn('result', 'text')
     .addColumn('errors', 'text', (c) => c.notNull())
     .addColumn('cancel_requested', 'integer', (c) => c.notNull().defaultTo(0))
@@ -170,7 +168,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('started_at', 'bigint')
     .addColumn('finished_at', 'bigint')
     .execute();
-  await db.schema.createIndex('actions_org_creator_idx').on('actions').columns(['org_id', 'created_by', 'created_at']).execute();
+  await db.schema.createIndex('actions_org_idx').on('actions').columns(['org_id', 'created_at']).execute();
 }
 
 export async function down(): Promise<void> {
