@@ -49,6 +49,11 @@ async function present(db: DbOrTrx, orgId: string, rows: VocabRow[], key: 'metad
   }));
 }
 
+/** In slices, so that thousands of values stay under each engine's bound-parameter limit. */
+async function insertValues(db: DbOrTrx, rows: ValueRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 500) await db.insertInto('metadata_vocabulary_values').values(rows.slice(i, i + 500)).execute();
+}
+
 async function findVocabulary(db: DbOrTrx, orgId: string, id: string): Promise<VocabRow | undefined> {
   return db.selectFrom('metadata_vocabularies').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
 }
@@ -114,11 +119,9 @@ export async function createVocabulary(deps: Deps, principal: Principal, input: 
         searchable: input.searchable === false ? 0 : 1, system: 0, created_by: principal.userId, created_at: now, updated_at: now,
       };
       await trx.insertInto('metadata_vocabularies').values(row).execute();
-      if (values.length > 0) {
-        await trx.insertInto('metadata_vocabulary_values').values(values.map((v, position) => ({
-          id: newId(now), org_id: principal.orgId, vocabulary_id: id, name: v.name, name_key: v.name.toLowerCase(), parent_id: v.parentId ?? null, position, created_at: now, updated_at: now,
-        }))).execute();
-      }
+      await insertValues(trx, values.map((v, position) => ({
+        id: newId(now), org_id: principal.orgId, vocabulary_id: id, name: v.name, name_key: v.name.toLowerCase(), parent_id: v.parentId ?? null, position, created_at: now, updated_at: now,
+      })));
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.vocabulary.created', targetType: 'metadata_vocabulary', targetId: id, ip });
       await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.vocabulary.created', actor: principal.userId, data: { vocabulary: { id, name } } });
       return (await present(trx, principal.orgId, [row], 'metadataDocument'))[0]!;
@@ -199,7 +202,7 @@ export async function updateVocabulary(deps: Deps, principal: Principal, id: str
         addedRows.push(...adds.map((v, i) => ({
           id: newId(now), org_id: principal.orgId, vocabulary_id: id, name: v.name, name_key: v.name.toLowerCase(), parent_id: v.parentId ?? null, position: start + i, created_at: now, updated_at: now,
         })));
-        await trx.insertInto('metadata_vocabulary_values').values(addedRows).execute();
+        await insertValues(trx, addedRows);
       }
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.vocabulary.updated', targetType: 'metadata_vocabulary', targetId: id, ip, data: { added: addedRows.length, updated: updates.length, deleted: deleted.size } });
       await publishEvent(trx, now, {
