@@ -87,14 +87,22 @@ forEachEngine('metadata: validating documents against stored templates', (ctx) =
       'body.metadata[4].value',
     ]);
     const legacy = validateMetadata(t, [
+      { metadataDefinitionId: ids.headline, metadataDefinitionValue: 'Far too long for ten' },
       { metadataDefinitionId: ids.live, metadataDefinitionValue: '2025-13-01' },
       { metadataDefinitionId: ids.usage, metadataDefinitionTableValue: [[{ metadataDefinitionId: ids.palette, metadataDefinitionValue: [{ metadataDefinitionId: ids.levels[1], metadataDefinitionValue: { valueId: ids.red } }] }]] },
     ]);
     assert.deepEqual(legacy.problems.map((p) => p.path), [
       'body.metadata[0].metadataDefinitionValue',
-      'body.metadata[1].metadataDefinitionTableValue[0][0].metadataDefinitionValue[0].metadataDefinitionValue.valueId',
-      'body.metadata.headline',
+      'body.metadata[1].metadataDefinitionValue',
+      'body.metadata[2].metadataDefinitionTableValue[0][0].metadataDefinitionValue[0].metadataDefinitionValue.valueId',
     ]);
+    const vocabulary = validateMetadata(t, [
+      { metadataDefinitionId: ids.headline, metadataDefinitionValue: 'ok' },
+      { metadataDefinitionId: ids.usage, metadataDefinitionTableValue: [[{ metadataDefinitionId: ids.channel, metadataDefinitionValue: [{ valueId: ids.red }] }]] },
+    ]);
+    assert.deepEqual(vocabulary.problems.map((p) => p.path), ['body.metadata[1].metadataDefinitionTableValue[0][0].metadataDefinitionValue[0].valueId']);
+    assert.match(vocabulary.problems[0]!.message, /is not a value of vocabulary "Channels"/);
+    assert.deepEqual(validateMetadata(t, [{ metadataDefinitionId: ids.live, metadataDefinitionValue: '01/02/2025' }]).problems.map((p) => p.path), ['body.metadata.headline'], 'required Headline missing');
   });
 
   it('a definition change takes effect on the next load: a renamed value is accepted by its new name only', async () => {
