@@ -9,6 +9,7 @@ import { publishEvent } from '../../core/events/publish.ts';
 import { AppError, conflict, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { recordDefinitionChange } from './access.ts';
+import { touchDefinitions } from './template-cache.ts';
 import { externalUsage } from './hooks.ts';
 import { attributesUsingVocabularies, freeSearchField } from './metadata.repo.ts';
 import type { VocabValueInput, VocabularyCreate, VocabularyUpdate } from './metadata.schemas.ts';
@@ -123,6 +124,7 @@ export async function createVocabulary(deps: Deps, principal: Principal, input: 
         id: newId(now), org_id: principal.orgId, vocabulary_id: id, name: v.name, name_key: v.name.toLowerCase(), parent_id: v.parentId ?? null, position, created_at: now, updated_at: now,
       })));
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.vocabulary.created', targetType: 'metadata_vocabulary', targetId: id, ip });
+      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.vocabulary.created', actor: principal.userId, data: { vocabulary: { id, name } } });
       return (await present(trx, principal.orgId, [row], 'metadataDocument'))[0]!;
     });
@@ -205,6 +207,7 @@ export async function updateVocabulary(deps: Deps, principal: Principal, id: str
         await insertValues(trx, addedRows);
       }
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.vocabulary.updated', targetType: 'metadata_vocabulary', targetId: id, ip, data: { added: addedRows.length, updated: updates.length, deleted: deleted.size } });
+      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, {
         orgId: principal.orgId, type: 'metadata.vocabulary.updated', actor: principal.userId,
         data: { vocabulary: { id, name: patch.name ?? row.name, values: { added: addedRows.map((v) => ({ id: v.id, name: v.name })), updated: updates.map((u) => ({ id: u.current.id, name: u.name })), deleted: [...deleted] } } },
@@ -234,6 +237,7 @@ export async function deleteVocabulary(deps: Deps, principal: Principal, id: str
     if (children.length > 0) throw conflict(`Values of vocabulary ${JSON.stringify(children[0]!.name)} sit under this vocabulary's values (a cascade); delete that vocabulary or its parent links first`);
     await trx.deleteFrom('metadata_vocabularies').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.vocabulary.deleted', targetType: 'metadata_vocabulary', targetId: id, ip, data: { name: row.name } });
+    await touchDefinitions(trx, principal.orgId, now);
     await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.vocabulary.deleted', actor: principal.userId, data: { vocabulary: { id, name: row.name } } });
   });
   return { status: 'success' as const, message: 'Metadata Definition delete operation succeeded' };
