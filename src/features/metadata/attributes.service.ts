@@ -172,6 +172,9 @@ export async function createAttribute(deps: Deps, principal: Principal, input: A
   const id = newId(now);
   try {
     return await deps.db.transaction().execute(async (trx) => {
+      // Bumping the version first takes the organization's definitions lock (a row lock on
+      // PostgreSQL), so concurrent creates check names one after the other.
+      await touchDefinitions(trx, principal.orgId, now);
       if (await nameTaken(trx, principal.orgId, name)) throw duplicateName();
       if (settings.vocabularyId) await checkVocabularies(trx, principal.orgId, [{ id: settings.vocabularyId, field: 'body.controlledVocabularyId' }]);
       await checkVocabularies(trx, principal.orgId, levels.map((l, i) => ({ id: l.controlledVocabularyId, field: `body.levels[${i}].controlledVocabularyId` })));
@@ -215,6 +218,7 @@ export async function updateAttribute(deps: Deps, principal: Principal, id: stri
   const now = deps.clock.now();
   try {
     return await deps.db.transaction().execute(async (trx) => {
+      await touchDefinitions(trx, principal.orgId, now);
       const row = await findAttribute(trx, principal.orgId, id);
       if (!row) throw attributeNotFound();
       const type = row.type as AttributeType;
