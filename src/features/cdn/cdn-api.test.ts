@@ -183,19 +183,19 @@ forEachEngine('CDN pull-zone API', (ctx) => {
 
   const zoneFor = async (c: ReturnType<typeof ctx>, org: { admin: { headers: Record<string, string> } }) =>
     json(await c.inject({ method: 'POST', url: '/v1/cdn/pullzones', headers: org.admin.headers, payload: { name: `sec-${unique()}`, originUrl: origin.url } }));
-  securitySuite(ctx, 'POST /v1/cdn/configure', { method: 'POST', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/configure', body: { name: `sec-${unique()}`, region: 'de', url: `s${unique()}.example.com` } }) });
-  securitySuite(ctx, 'PATCH /v1/cdn/configure', { method: 'PATCH', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/configure', body: { enabled: true } }) });
-  securitySuite(ctx, 'POST /v1/cdn/publish', { method: 'POST', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/publish', body: { assets: [crypto.randomUUID()] } }) });
-  securitySuite(ctx, 'POST /v1/cdn/unpublish', { method: 'POST', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/unpublish', body: { assets: [crypto.randomUUID()] } }) });
-  securitySuite(ctx, 'GET /v1/cdn/pullzone/stats/{id}', { method: 'GET', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzone/stats/${(await zoneFor(c, org)).id}` }) });
-  securitySuite(ctx, 'POST /v1/cdn/pullzones', { method: 'POST', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/pullzones', body: { name: `sec-${unique()}`, originUrl: origin.url } }) });
-  securitySuite(ctx, 'GET /v1/cdn/pullzones', { method: 'GET', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/pullzones' }) });
-  securitySuite(ctx, 'GET /v1/cdn/pullzones/{id}', { method: 'GET', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}` }) });
-  securitySuite(ctx, 'PATCH /v1/cdn/pullzones/{id}', { method: 'PATCH', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}`, body: { enabled: true } }) });
-  securitySuite(ctx, 'DELETE /v1/cdn/pullzones/{id}', { method: 'DELETE', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}` }) });
-  securitySuite(ctx, 'POST /v1/cdn/pullzones/{id}/purge', { method: 'POST', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}/purge`, body: { everything: true } }) });
-  securitySuite(ctx, 'GET /v1/cdn/pullzones/{id}/stats', { method: 'GET', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}/stats` }) });
-  securitySuite(ctx, 'GET /v1/cdn/pullzones/{id}/dashboard', { method: 'GET', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}/dashboard` }) });
-  securitySuite(ctx, 'POST /v1/cdn/pullzones/{id}/sign', { method: 'POST', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}/sign`, body: { path: '/a.txt' } }) });
-  securitySuite(ctx, 'GET /v1/cdn/edges', { method: 'GET', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/edges' }) });
+  securitySuite(ctx, '/v1/cdn/configure', { method: 'POST', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/configure', body: { name: `sec-${unique()}`, region: 'de', url: `s${unique()}.example.com` } }) });
+  securitySuite(ctx, '/v1/cdn/configure', { method: 'PATCH', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/configure', body: { enabled: true } }) });
+  securitySuite(ctx, '/v1/cdn/publish', { method: 'POST', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/publish', body: { assets: [crypto.randomUUID()] } }) });
+  securitySuite(ctx, '/v1/cdn/unpublish', { method: 'POST', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/unpublish', body: { assets: [crypto.randomUUID()] } }) });
+  securitySuite(ctx, '/v1/cdn/pullzone/stats/{id}', { method: 'GET', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzone/stats/${(await zoneFor(c, org)).id}` }) });
+  securitySuite(ctx, '/v1/cdn/pullzones', { method: 'POST', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/pullzones', body: { name: `sec-${unique()}`, originUrl: origin.url } }) });
+  securitySuite(ctx, '/v1/cdn/pullzones', { method: 'GET', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/pullzones' }) });
+  securitySuite(ctx, '/v1/cdn/pullzones/{id}', { method: 'GET', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}` }) });
+  securitySuite(ctx, '/v1/cdn/pullzones/{id}', { method: 'PATCH', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}`, body: { enabled: true } }) });
+  securitySuite(ctx, '/v1/cdn/pullzones/{id}', { method: 'DELETE', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}` }) });
+  securitySuite(ctx, '/v1/cdn/pullzones/{id}/purge', { method: 'POST', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}/purge`, body: { everything: true } }) });
+  securitySuite(ctx, '/v1/cdn/pullzones/{id}/stats', { method: 'GET', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}/stats` }) });
+  securitySuite(ctx, '/v1/cdn/pullzones/{id}/dashboard', { method: 'GET', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}/dashboard` }) });
+  securitySuite(ctx, '/v1/cdn/pullzones/{id}/sign', { method: 'POST', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}/sign`, body: { path: '/a.txt' } }) });
+  securitySuite(ctx, '/v1/cdn/edges', { method: 'GET', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/edges' }) });
 });
