@@ -15,6 +15,7 @@ import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 import { webhookRoutes } from './features/webhooks/index.ts';
+import { assetsRoutes } from './features/assets/index.ts';
 import { cdnRoutes } from './features/cdn/index.ts';
 
 export interface BuildAppOptions {
@@ -99,6 +100,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       identityRoutes(v1, deps);
       authenticationRoutes(v1, deps);
       await oauthRoutes(v1, deps);
+      assetsRoutes(v1, deps);
       cdnRoutes(v1, deps);
     }, { prefix: '/v1' });
     await api.register(async (keys: App) => {
