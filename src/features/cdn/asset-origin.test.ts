@@ -67,6 +67,21 @@ forEachEngine('CDN with the asset store as origin', (ctx) => {
     assert.equal((await ctx().inject({ method: 'POST', url: '/v1/cdn/publish', headers: org.admin.headers, payload: { assets: [], pullZoneId: zone.id } })).statusCode, 400);
   });
 
+  it('an asset sent to the recycle bin stops being served once its edge copy expires (revalidation)', async () => {
+    const zone = await configure(org, { cacheControlMaxAgeOverride: 1 });
+    const asset = await uploadAsset(ctx(), org, await jpeg(), 'gone.jpg');
+    await ctx().inject({ method: 'POST', url: '/v1/cdn/publish', headers: org.admin.headers, payload: { assets: [asset.objectId], pullZoneId: zone.id } });
+    assert.equal((await fetch(`${edge.url}/${zone.name}/${asset.objectId}`)).status, 200);
+    await new Promise((r) => setTimeout(r, 1100));
+    const again = await fetch(`${edge.url}/${zone.name}/${asset.objectId}`);
+    assert.equal(again.status, 200);
+    assert.equal(again.headers.get('cdn-cache'), 'REVALIDATED');
+    const del = await ctx().inject({ method: 'POST', url: `/v1/asset/${asset.objectId}/delete`, headers: org.admin.headers, payload: { action: 'delete' } });
+    assert.equal(del.statusCode, 200, del.body);
+    await new Promise((r) => setTimeout(r, 1100));
+    assert.equal((await fetch(`${edge.url}/${zone.name}/${asset.objectId}`)).status, 404);
+  });
+
   it('published images go through the optimizer (WebP by Accept)', async () => {
     const zone = await configure(org, { optimizerEnabled: true, optimizerEnableAvif: false });
     const asset = await uploadAsset(ctx(), org, await jpeg(200, 100), 'pic.jpg');

@@ -57,7 +57,9 @@ export function assetOriginFor(deps: { db: Db; blobs: BlobStore }): AssetOrigin 
         'content-type': row.content_type ?? 'application/octet-stream',
         etag,
         'last-modified': new Date(row.updated_at).toUTCString(),
-        'cache-control': 'public, max-age=86400',
+        // Short and must-revalidate: a deleted or replaced asset leaves every edge within a minute
+        // (revalidation is one indexed lookup and a 304); unpublish and purges act at once.
+        'cache-control': 'public, max-age=60, must-revalidate',
         'cdn-tag': `asset-${assetId}`,
       };
       if (headers['if-none-match'] === etag) return { status: 304, headers: base, body: Buffer.alloc(0), ms: performance.now() - started };
