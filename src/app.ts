@@ -15,6 +15,8 @@ import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 import { webhookRoutes } from './features/webhooks/index.ts';
+import { metadataRoutes } from './features/metadata/index.ts';
+import { actionRoutes } from './features/actions/index.ts';
 import { assetsRoutes } from './features/assets/index.ts';
 import { cdnRoutes } from './features/cdn/index.ts';
 
@@ -100,6 +102,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       identityRoutes(v1, deps);
       authenticationRoutes(v1, deps);
       await oauthRoutes(v1, deps);
+      metadataRoutes(v1, deps);
+      actionRoutes(v1, deps);
       assetsRoutes(v1, deps);
       cdnRoutes(v1, deps);
     }, { prefix: '/v1' });
