@@ -20,6 +20,7 @@ import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } fro
 import { webhookRoutes } from './features/webhooks/index.ts';
 import { metadataRoutes } from './features/metadata/index.ts';
 import { actionRoutes } from './features/actions/index.ts';
+import { assetsRoutes } from './features/assets/index.ts';
 import { cdnRoutes } from './features/cdn/index.ts';
 
 /**
@@ -160,6 +161,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       await oauthRoutes(v1, deps);
       metadataRoutes(v1, deps);
       actionRoutes(v1, deps);
+      assetsRoutes(v1, deps);
       cdnRoutes(v1, deps);
     }, { prefix: '/v1' });
     await api.register(async (keys: App) => {

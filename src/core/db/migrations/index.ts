@@ -6,6 +6,7 @@ import * as m0004 from './0004_webhooks.ts';
 import * as m0005 from './0005_security.ts';
 import * as m0006 from './0006_compat.ts';
 import * as m0007 from './0007_metadata.ts';
+import * as m0008 from './0008_assets.ts';
 import * as m0011 from './0011_cdn.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
@@ -17,5 +18,6 @@ export const migrations: Record<string, Migration> = {
   '0005_security': m0005,
   '0006_compat': m0006,
   '0007_metadata': m0007,
+  '0008_assets': m0008,
   '0011_cdn': m0011,
 };

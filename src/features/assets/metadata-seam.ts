@@ -1,0 +1,92 @@
+import type { Principal } from '../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../core/db/connect.ts';
+import { invalidField } from '../../core/http/errors.ts';
+import {
+  canUseTemplate, denormalize as denormalizeWith, hasValue, loadTemplate, mergeMetadata as mergeWith, metadataInvalid, presentLegacy as presentLegacyWith,
+  toSimplified as toSimplifiedWith, validateMetadata, type CompiledTemplate, type LegacyItem, type SimplifiedItem,
+} from '../metadata/index.ts';
+
+/**
+ * The asset side of metadata documents: every write is validated by the metadata feature
+ * against the asset's template (either encoding of reference §7.17) and stored canonical
+ * (legacy, id-based), with the searchField → value map beside it.
+ */
+export type { LegacyItem, SimplifiedItem };
+
+export interface PreparedMetadata {
+  doc: LegacyItem[];
+  denormalized: Record<string, unknown>;
+}
+
+// Compiled templates are read on every asset read; a short cache keeps GET to a couple of queries.
+const CACHE_MS = 2000;
+const cache = new Map<string, { at: number; t: CompiledTemplate | undefined }>();
+
+export async function templateOf(db: DbOrTrx, orgId: string, templateId: string | null): Promise<CompiledTemplate | undefined> {
+  if (!templateId) return undefined;
+  const key = `${orgId}:${templateId}`;
+  const hit = cache.get(key);
+  const now = Date.now();
+  if (hit && now - hit.at < CACHE_MS) return hit.t;
+  const t = await loadTemplate(db, orgId, templateId);
+  if (cache.size > 5000) cache.clear();
+  cache.set(key, { at: now, t });
+  return t;
+}
+
+/** The template for a write: it must exist in the organization and be open to the caller. */
+export async function templateForWrite(db: DbOrTrx, principal: Principal, templateId: string, field = 'body.metadataTemplateId'): Promise<CompiledTemplate> {
+  const t = await loadTemplate(db, principal.orgId, templateId);
+  if (!t || !(await canUseTemplate(db, principal, templateId))) throw invalidField(field, 'Invalid metadataTemplateId: no metadata template of this organization you may use has this id');
+  return t;
+}
+
+/** A whole document (a new asset): required attributes and defaults apply. */
+export function prepareCreate(t: CompiledTemplate, doc: unknown, field = 'body.metadata'): PreparedMetadata {
+  const r = validateMetadata(t, doc ?? [], { mode: 'create', applyDefaults: true, path: field });
+  if (!r.ok) throw metadataInvalid(r.problems);
+  return { doc: r.document, denormalized: denormalizeWith(t, r.document) };
+}
+
+/** A change: what is sent replaces (an empty item clears), the rest of `current` stays. */
+export function preparePatch(t: CompiledTemplate, doc: unknown, current: readonly LegacyItem[], field = 'body.metadata'): PreparedMetadata {
+  const r = validateMetadata(t, doc ?? [], { mode: 'patch', current: [...current], path: field });
+  if (!r.ok) throw metadataInvalid(r.problems);
+  return { doc: r.document, denormalized: denormalizeWith(t, r.document) };
+}
+
+/** A document moved onto a (possibly different) template: attributes it lacks are dropped. */
+export function project(t: CompiledTemplate, doc: readonly LegacyItem[]): PreparedMetadata {
+  const merged = mergeWith(t, doc);
+  return { doc: merged, denormalized: denormalizeWith(t, merged) };
+}
+
+/** Read-only system attributes (file name, size, type) set by Tessera itself. */
+export function withSystemValues(t: CompiledTemplate | undefined, doc: readonly LegacyItem[], values: { filename?: string; size?: number | null; type?: string | null }): PreparedMetadata | undefined {
+  if (!t) return undefined;
+  const patch: LegacyItem[] = [];
+  const set = (searchField: string, value: string | undefined) => {
+    const def = t.attributes.find((a) => a.searchField === searchField);
+    if (def && value !== undefined) patch.push({ metadataDefinitionId: def.id, metadataDefinitionValue: value });
+  };
+  set('system_filename', values.filename);
+  set('system_file_size', values.size === null || values.size === undefined ? undefined : String(values.size));
+  set('system_file_type', values.type ?? undefined);
+  if (patch.length === 0) return undefined;
+  const merged = mergeWith(t, doc, patch);
+  return { doc: merged, denormalized: denormalizeWith(t, merged) };
+}
+
+export function forLegacyRead(t: CompiledTemplate | undefined, doc: readonly LegacyItem[]): LegacyItem[] {
+  return t ? presentLegacyWith(t, doc) : [...doc];
+}
+
+export function forSimplifiedRead(t: CompiledTemplate | undefined, doc: readonly LegacyItem[]): SimplifiedItem[] {
+  return t ? toSimplifiedWith(t, doc) : [];
+}
+
+export function isEmptyValue(value: unknown): boolean {
+  return value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
+}
+
+export { hasValue };
