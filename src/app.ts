@@ -15,6 +15,7 @@ import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 import { webhookRoutes } from './features/webhooks/index.ts';
+import { storyboardRoutes } from './features/storyboards/index.ts';
 
 export interface BuildAppOptions {
   /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
@@ -105,6 +106,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // The spec shows webhook paths without a version; the reference serves them under v1 too.
     await api.register(async (scope: App) => webhookRoutes(scope, deps));
     await api.register(async (scope: App) => webhookRoutes(scope, deps), { prefix: '/v1' });
+    await api.register(async (scope: App) => storyboardRoutes(scope, deps));
   });
 
   await app.ready();

@@ -30,6 +30,11 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
+  storyboards: StoryboardsTable;
+  storyboard_security_templates: StoryboardSecurityTemplatesTable;
+  storyboard_shares: StoryboardSharesTable;
+  storyboard_links: StoryboardLinksTable;
+  adaptive_templates: AdaptiveTemplatesTable;
 }
 
 export interface OrganizationsTable {
@@ -313,4 +318,74 @@ export interface WebhookAttemptsTable {
   latency_ms: number;
   response_body: string | null;
   error_class: string | null;
+}
+
+// --- storyboards (migration 0010_storyboards) ---
+
+export interface StoryboardsTable {
+  id: string;
+  org_id: string;
+  title: string;
+  title_key: string;
+  description: string;
+  description_key: string;
+  locale: string;
+  cover_asset_id: string | null;
+  status: 'draft' | 'published';
+  secured: number;
+  /** JSON array of blocks, in order */
+  blocks: string;
+  version: number;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+  published_at: number | null;
+}
+
+export interface StoryboardSecurityTemplatesTable {
+  storyboard_id: string;
+  template_id: string;
+  org_id: string;
+  position: number;
+}
+
+export interface StoryboardSharesTable {
+  id: string;
+  org_id: string;
+  storyboard_id: string;
+  subject_type: 'user' | 'group';
+  subject_id: string;
+  created_by: string;
+  created_at: number;
+}
+
+export interface StoryboardLinksTable {
+  id: string;
+  org_id: string;
+  storyboard_id: string;
+  token_hash: string;
+  token_hint: string;
+  password_hash: string | null;
+  expires_at: number | null;
+  revoked_at: number | null;
+  created_by: string;
+  created_at: number;
+  last_opened_at: number | null;
+  open_count: ColumnType<number, number | undefined, number>;
+}
+
+export interface AdaptiveTemplatesTable {
+  id: string;
+  org_id: string;
+  asset_id: string;
+  name: string;
+  name_key: string;
+  description: string;
+  kind: 'svg' | 'html';
+  source: string;
+  /** JSON array of field definitions */
+  fields: string;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
 }
