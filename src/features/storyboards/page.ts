@@ -25,7 +25,8 @@ header{background:#1d2430;color:#fff;padding:2rem 1rem}header .inner,main{max-wi
 header h1{margin:0 0 .5rem;font-size:clamp(1.5rem,4vw,2.4rem);line-height:1.2}header p{margin:0;opacity:.85}
 .cover{display:block;width:100%;max-height:28rem;object-fit:cover;margin-top:1rem;border-radius:6px}
 main{padding:1rem}section{background:#fff;border-radius:8px;padding:1rem 1.25rem;margin:0 0 1rem;box-shadow:0 1px 3px #0001}
-section.divider{background:none;box-shadow:none;padding:0}hr{border:0;border-top:1px solid #d5d9e0;margin:1.5rem 0}
+section.divider,section.heading{background:none;box-shadow:none;padding:0}section.heading{margin:1.5rem 0 .5rem}
+.rich>:first-child{margin-top:0}.rich>:last-child{margin-bottom:0}hr{border:0;border-top:1px solid #d5d9e0;margin:1.5rem 0}
 h2,h3,h4{margin:.25rem 0 .5rem;line-height:1.25}figure{margin:0}figure img{display:block;width:100%;height:auto;border-radius:4px;background:#eef0f3}
 figcaption,.caption,.meta{color:#5b6472;font-size:.9rem;margin-top:.4rem}
 .grid{display:grid;gap:.75rem;grid-template-columns:repeat(auto-fill,minmax(min(100%,12rem),1fr))}

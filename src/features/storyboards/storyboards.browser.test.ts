@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { before, it } from 'node:test';
+import { chromium, type Page } from 'playwright-core';
+import { forEachEngine, json } from '../../../test/helpers/context.ts';
+import { createTestOrg } from '../../../test/helpers/factories.ts';
+import { freePort } from '../../../test/helpers/net.ts';
+import { boardWithAssets } from './test-fixtures.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const skip = existsSync(CHROMIUM) ? false : `Chromium is not installed at ${CHROMIUM} (apt-get install chromium): the share page is not checked in a browser here`;
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const PORT = await freePort();
+const ORIGIN = `http://127.0.0.1:${PORT}`;
+
+/** Where the screenshots go (kept after the run so a person can look at them). */
+export const SCREENSHOT_DIR = process.env.TESSERA_SCREENSHOT_DIR ?? join(tmpdir(), 'tessera-screenshots');
+
+async function layoutFacts(page: Page) {
+  return page.evaluate(() => {
+    // Runs in the page; the project's TypeScript has no DOM types.
+    const w = globalThis as any;
+    const d = w.document;
+    const images = [...d.querySelectorAll('img')].map((img: any) => ({ src: img.currentSrc as string, loaded: img.complete && img.naturalWidth > 0, width: img.getBoundingClientRect().width as number }));
+    return {
+      scrollWidth: d.documentElement.scrollWidth as number,
+      innerWidth: w.innerWidth as number,
+      title: d.title as string,
+      headings: [...d.querySelectorAll('h1,h2,h3,h4')].map((h: any) => h.textContent as string),
+      scripts: d.querySelectorAll('script').length as number,
+      images,
+    };
+  });
+}
+
+forEachEngine('story boards: share page in a real browser', (ctx) => {
+  before(async () => {
+    await ctx().app.listen({ port: PORT, host: '127.0.0.1' });
+  });
+
+  it('renders the shared story board, readable and without horizontal scrolling on a phone and on a desktop', { skip }, async () => {
+    const org = await createTestOrg(ctx());
+    const { board, assetCount } = await boardWithAssets(ctx(), org);
+    const link = json(await ctx().inject({ method: 'POST', url: `/v1/storyboards/${board.id}/links`, headers: org.admin.headers, payload: { password: 'let me in' } }));
+    const profile = mkdtempSync(join(tmpdir(), 'tessera-chromium-'));
+    const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS });
+    const violations: string[] = [];
+    const failed: string[] = [];
+    try {
+      const page = await browser.newPage();
+      page.on('console', (m) => { if (/Content Security Policy|Refused/i.test(m.text())) violations.push(m.text()); });
+      page.on('requestfailed', (r) => failed.push(r.url()));
+      page.on('response', (r) => { if (r.status() >= 400 && !r.url().endsWith(link.token) && !r.url().endsWith('/unlock')) failed.push(`${r.status()} ${r.url()}`); });
+
+      // Phone first: the password form, then the page.
+      await page.setViewportSize({ width: 375, height: 812 });
+      const first = await page.goto(link.url);
+      assert.equal(first?.status(), 401);
+      assert.equal(await page.title(), 'Password required');
+      await page.fill('#password', 'wrong');
+      await Promise.all([page.waitForLoadState('load'), page.click('#unlock')]);
+      assert.match((await page.textContent('.error')) ?? '', /Wrong password/);
+      await page.fill('#password', 'let me in');
+      await Promise.all([page.waitForURL(link.url), page.click('#unlock')]);
+      await page.waitForLoadState('networkidle');
+      const phone = await layoutFacts(page);
+      assert.equal(phone.title, board.title);
+      assert.ok(phone.scrollWidth <= phone.innerWidth, `no horizontal scrolling on a phone (${phone.scrollWidth} > ${phone.innerWidth})`);
+      assert.equal(phone.scripts, 0);
+      assert.ok(phone.headings.includes(board.title));
+      assert.ok(phone.headings.includes('The collection'), JSON.stringify(phone.headings));
+      assert.equal(phone.images.length, assetCount, JSON.stringify(phone.images));
+      for (const img of phone.images) {
+        assert.ok(img.loaded, `image loaded: ${img.src}`);
+        assert.ok(img.width <= phone.innerWidth);
+        assert.ok(img.src.startsWith(`${ORIGIN}/shared/storyboards/${link.token}/assets/`), img.src);
+      }
+      const shot = join(SCREENSHOT_DIR, `storyboard-share-${ctx().engine}-phone.png`);
+      await page.screenshot({ path: shot, fullPage: true });
+      assert.ok(existsSync(shot));
+
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await page.reload();
+      await page.waitForLoadState('networkidle');
+      const desktop = await layoutFacts(page);
+      assert.ok(desktop.scrollWidth <= desktop.innerWidth);
+      await page.screenshot({ path: join(SCREENSHOT_DIR, `storyboard-share-${ctx().engine}-desktop.png`), fullPage: true });
+
+      // The JSON form of the same view, in the same browser session (cookie from the unlock).
+      const viewResponse = await page.goto(`${link.url}/view`);
+      assert.equal(viewResponse?.status(), 200);
+      const view = JSON.parse((await page.textContent('body')) ?? '{}');
+      assert.equal(view.id, board.id);
+      assert.equal(violations.length, 0, violations.join('\n'));
+      assert.deepEqual(failed, []);
+    } finally {
+      await browser.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  });
+}, { env: { TESSERA_PUBLIC_URL: ORIGIN } });
