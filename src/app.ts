@@ -15,6 +15,7 @@ import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 import { webhookRoutes } from './features/webhooks/index.ts';
+import { searchRoutes } from './features/search/index.ts';
 
 export interface BuildAppOptions {
   /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
@@ -98,6 +99,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       identityRoutes(v1, deps);
       authenticationRoutes(v1, deps);
       await oauthRoutes(v1, deps);
+      searchRoutes(v1, deps);
     }, { prefix: '/v1' });
     await api.register(async (keys: App) => {
       apiKeyRoutes(keys, deps);
