@@ -16,6 +16,7 @@ import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 import { webhookRoutes } from './features/webhooks/index.ts';
 import { searchRoutes } from './features/search/index.ts';
+import { collectionRoutes } from './features/collections/index.ts';
 
 export interface BuildAppOptions {
   /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
@@ -100,6 +101,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       authenticationRoutes(v1, deps);
       await oauthRoutes(v1, deps);
       searchRoutes(v1, deps);
+      collectionRoutes(v1, deps);
     }, { prefix: '/v1' });
     await api.register(async (keys: App) => {
       apiKeyRoutes(keys, deps);

@@ -4,3 +4,4 @@ export { parseQuery, type SearchSpec } from './search.query.ts';
 export { upsertDocuments, removeDocuments, type SearchDocumentInput } from './search-index.repo.ts';
 export { viewableTemplateIds } from './visibility.ts';
 export type { FacetResult } from './search.engine.ts';
+export { KeywordSearchBodySchema, SearchResultSchema } from './search.schemas.ts';
