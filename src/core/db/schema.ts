@@ -30,6 +30,16 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
+  search_docs: SearchDocsTable;
+  search_doc_templates: SearchDocTemplatesTable;
+  search_doc_facets: SearchDocFacetsTable;
+  search_doc_sorts: SearchDocSortsTable;
+  search_index_state: SearchIndexStateTable;
+  collections: CollectionsTable;
+  collection_members: CollectionMembersTable;
+  collection_templates: CollectionTemplatesTable;
+  saved_searches: SavedSearchesTable;
+  saved_search_templates: SavedSearchTemplatesTable;
   storyboards: StoryboardsTable;
   storyboard_security_templates: StoryboardSecurityTemplatesTable;
   storyboard_shares: StoryboardSharesTable;
@@ -320,6 +330,105 @@ export interface WebhookAttemptsTable {
   error_class: string | null;
 }
 
+// --- collections and search (migration 0009_search) ---
+
+/** One row per asset version; `doc_no` is the FTS rowid and never changes for an asset. */
+export interface SearchDocsTable {
+  doc_no: ColumnType<number, number | undefined, never>;
+  org_id: string;
+  asset_id: string;
+  file_id: string | null;
+  original_file_id: string | null;
+  filename: string;
+  filename_key: string;
+  file_type: string;
+  metadata_template_id: string | null;
+  deleted: number;
+  current_version: number;
+  created_epoch: number;
+  updated_epoch: number;
+  /** JSON asset record returned in results */
+  record: string;
+  indexed_at: number;
+}
+
+export interface SearchDocTemplatesTable {
+  org_id: string;
+  doc_no: number;
+  template_id: string;
+}
+
+export interface SearchDocFacetsTable {
+  org_id: string;
+  doc_no: number;
+  facet_key: string;
+  value_key: string;
+  facet: string;
+  value: string;
+}
+
+export interface SearchDocSortsTable {
+  org_id: string;
+  doc_no: number;
+  field: string;
+  num: number | null;
+  txt: string | null;
+}
+
+export interface SearchIndexStateTable {
+  key: string;
+  value: string;
+}
+
+export interface CollectionsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  name_key: string;
+  collection_type: 'private' | 'secured';
+  owner_id: string;
+  metadata_template_id: string | null;
+  /** JSON metadata document */
+  metadata: string;
+  shared: 'Y' | 'N';
+  /** JSON array of share ids */
+  share_document: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CollectionMembersTable {
+  org_id: string;
+  collection_id: string;
+  file_id: string;
+  position: number;
+  added_at: number;
+}
+
+export interface CollectionTemplatesTable {
+  org_id: string;
+  collection_id: string;
+  template_id: string;
+}
+
+export interface SavedSearchesTable {
+  id: string;
+  org_id: string;
+  owner_id: string;
+  name: string;
+  description: string;
+  visibility: 'private' | 'shared';
+  /** JSON query */
+  query: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SavedSearchTemplatesTable {
+  org_id: string;
+  saved_search_id: string;
+  template_id: string;
+}
 // --- storyboards (migration 0010_storyboards) ---
 
 export interface StoryboardsTable {
