@@ -1,5 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
+import { AppError } from '../../core/http/errors.ts';
+import { collectionAssetsForViewer, loadVisibleCollection } from '../collections/index.ts';
 
 /**
  * What story boards need from assets, collections and saved searches, always "as this viewer":
@@ -14,8 +16,8 @@ export interface AssetCard {
   mimeType: string;
   width: number | null;
   height: number | null;
-  /** Names of the renditions that exist (imageThumb, imagePreview, imagePreviewLarge, …). */
-  renditions: string[];
+  /** The renditions that exist (imageThumb, imagePreview, imagePreviewLarge, …) → their API URL. */
+  renditions: Record<string, string>;
 }
 
 export interface AssetList {
@@ -54,21 +56,68 @@ export interface ContentSource {
   original(deps: Deps, viewer: Principal, assetId: string, maxBytes: number): Promise<{ filename: string; mimeType: string; bytes: Buffer } | null>;
   /** Creates a new asset as `creator` and relates it to its parent as `derivative`; returns its id. */
   createDerivative(deps: Deps, creator: Principal, input: NewDerivative): Promise<string>;
-  /** Where an authenticated client fetches a rendition (the assets feature's own URL). */
-  renditionUrl(assetId: string, name: string): string;
+}
+
+const RENDITIONS = ['imageThumb', 'imagePreview', 'imagePreviewLarge', 'mezzaninePreview'] as const;
+
+const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {});
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
+
+/** A card from the legacy Asset record (reference §7.1) that search results carry. */
+export function cardFromRecord(record: Record<string, unknown>): AssetCard | null {
+  const id = str(record.objectId);
+  if (!id) return null;
+  const renditionsDoc = obj(record.renditions ?? record.renditionsDocument);
+  const image = obj(obj(record.technicalMetadata).image_metadata);
+  const denormalized = obj(record.metadataDenormalized);
+  const filename = str(record.filename) ?? id;
+  const renditions: Record<string, string> = {};
+  for (const name of RENDITIONS) {
+    const url = str(renditionsDoc[name]);
+    if (url) renditions[name] = url;
+  }
+  return {
+    id,
+    filename,
+    title: str(denormalized.title) ?? str(denormalized.name) ?? filename,
+    mimeType: str(image.mimeType) ?? str(record.mimeType) ?? 'application/octet-stream',
+    width: int(renditionsDoc.width) ?? int(image.imageWidth),
+    height: int(renditionsDoc.height) ?? int(image.imageHeight),
+    renditions,
+  };
+}
+
+/** Null for "not found or not visible", which the other features signal with a 404 error. */
+async function orNull<T>(work: Promise<T>): Promise<T | null> {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof AppError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+const cards = (records: Record<string, unknown>[]) => records.map(cardFromRecord).filter((c): c is AssetCard => c !== null);
+
+async function collectionAssets(deps: Deps, viewer: Principal, collectionId: string, limit: number): Promise<AssetList | null> {
+  const collection = await orNull(loadVisibleCollection(deps.db, viewer, collectionId));
+  if (!collection) return null;
+  const result = await orNull(collectionAssetsForViewer(deps, viewer, collectionId, { limit }));
+  if (!result) return null;
+  return { name: collection.row.name, total: result.total, assets: cards(result.records) };
 }
 
 /** Until assets, collections and saved searches exist, every source is empty (nothing visible). */
 const empty: ContentSource = {
   visibleAssets: async () => [],
-  collectionAssets: async () => null,
+  collectionAssets,
   savedSearchAssets: async () => null,
   rendition: async () => null,
   original: async () => null,
   createDerivative: async () => {
     throw new Error('assets are not available');
   },
-  renditionUrl: (assetId, name) => `/v1/asset/${assetId}/rendition/${name}`,
 };
 
 /** The content story boards and adaptive templates read: wired to the assets and search features. */

@@ -16,7 +16,7 @@ import {
   deleteBoard, existingTemplates, findVisibleBoard, insertBoard, listVisibleBoards, setTemplates, templatesOf, updateBoardIfVersion,
 } from './storyboards.repo.ts';
 import type { Block, BlockInput, CreateInput, ListQuery, Storyboard, StoryboardSummary, UpdateInput } from './storyboards.schemas.ts';
-import { blocksOf, resolveView, type StoryboardView } from './view.ts';
+import { apiRenditionUrl, blocksOf, resolveView, type StoryboardView } from './view.ts';
 
 type Flag = keyof Access['flags'];
 const FLAG_NAMES: Record<Flag, string> = {
@@ -103,7 +103,7 @@ export async function getStoryboard(deps: Deps, principal: Principal, id: string
 async function present(deps: Deps, principal: Principal, loaded: LoadedBoard): Promise<Storyboard> {
   let blocks = blocksOf(loaded.row);
   if (!loaded.access.flags.canEdit) {
-    const shown = new Set((await resolveView(deps, principal, loaded.row, content.renditionUrl)).blocks.map((b) => b.id));
+    const shown = new Set((await resolveView(deps, principal, loaded.row, apiRenditionUrl)).blocks.map((b) => b.id));
     blocks = blocks.filter((b) => shown.has(b.id));
   }
   return { ...toSummary(loaded.row, loaded.templateIds, loaded.access), blocks };
@@ -111,7 +111,7 @@ async function present(deps: Deps, principal: Principal, loaded: LoadedBoard): P
 
 export async function viewStoryboard(deps: Deps, principal: Principal, id: string): Promise<StoryboardView> {
   const loaded = await loadBoard(deps, principal, id);
-  return resolveView(deps, principal, loaded.row, content.renditionUrl);
+  return resolveView(deps, principal, loaded.row, apiRenditionUrl);
 }
 
 /** Ids of sources the blocks name that were not named before: the editor must be able to see them. */

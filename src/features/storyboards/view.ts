@@ -42,11 +42,14 @@ export interface StoryboardView {
 }
 
 /** Where a rendition of an asset is fetched from, in the context of the view (API or share link). */
-export type RenditionUrl = (assetId: string, rendition: string) => string;
+export type RenditionUrl = (assetId: string, rendition: string, apiUrl: string) => string;
+
+/** For authenticated callers: the assets feature's own URL (it checks the caller's permissions). */
+export const apiRenditionUrl: RenditionUrl = (_assetId, _rendition, apiUrl) => apiUrl;
 
 const card = (asset: AssetCard, url: RenditionUrl): ViewAsset => ({
   id: asset.id, filename: asset.filename, title: asset.title, mimeType: asset.mimeType, width: asset.width, height: asset.height,
-  renditions: Object.fromEntries(asset.renditions.map((name) => [name, url(asset.id, name)])),
+  renditions: Object.fromEntries(Object.entries(asset.renditions).map(([name, apiUrl]) => [name, url(asset.id, name, apiUrl)])),
 });
 
 export function blocksOf(row: BoardRow): Block[] {

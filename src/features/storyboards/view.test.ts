@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../../../test/helpers/factories.ts';
+import { createGroup, createTemplate, docInput, indexDocs } from '../search/search.fixtures.ts';
+
+interface World {
+  org: TestOrg;
+  alice: TestUser;
+  bob: TestUser;
+  carol: TestUser;
+  assets: { onlyA: string; onlyB: string; both: string };
+  collectionId: string;
+}
+
+/**
+ * Alice (group A) and Bob (group B) both see a secured collection; each sees one asset the other
+ * cannot, and both see a third. Carol (no group) sees neither the collection nor any asset.
+ */
+async function world(ctx: TestContext): Promise<World> {
+  const org = await createTestOrg(ctx);
+  const groupA = await createGroup(ctx, org.orgId);
+  const groupB = await createGroup(ctx, org.orgId);
+  const admins = org.groups.administrators;
+  const tplA = await createTemplate(ctx, org.orgId, { [groupA]: ['view'], [admins]: ['view'] });
+  const tplB = await createTemplate(ctx, org.orgId, { [groupB]: ['view'], [admins]: ['view'] });
+  const tplBoth = await createTemplate(ctx, org.orgId, { [groupA]: ['view'], [groupB]: ['view'], [admins]: ['view'] });
+  const docs = [
+    docInput(org.orgId, { filename: 'only-a.jpg', securityTemplateIds: [tplA], record: { metadataDenormalized: { title: 'Only A' }, renditions: { imageThumb: '/v1/x/thumb-a', width: 800, height: 600 } } }),
+    docInput(org.orgId, { filename: 'only-b.jpg', securityTemplateIds: [tplB], record: { metadataDenormalized: { title: 'Only B' }, renditions: {} } }),
+    docInput(org.orgId, { filename: 'both.jpg', securityTemplateIds: [tplBoth] }),
+  ];
+  await indexDocs(ctx, docs);
+  const created = await ctx.inject({
+    method: 'POST', url: '/v1/collection', headers: org.admin.headers,
+    payload: { collectionType: 'secured', name: `Shared pool ${Math.random()}`, securityTemplateIds: [tplBoth], collectionDocument: docs.map((d) => d.assetId) },
+  });
+  assert.ok(created.statusCode < 300, created.body);
+  const privileges = ['view_storyboards' as const];
+  return {
+    org,
+    alice: await createTestUser(ctx, org, { privileges, groupIds: [groupA] }),
+    bob: await createTestUser(ctx, org, { privileges, groupIds: [groupB] }),
+    carol: await createTestUser(ctx, org, { privileges, groupIds: [] }),
+    assets: { onlyA: docs[0]!.assetId, onlyB: docs[1]!.assetId, both: docs[2]!.assetId },
+    collectionId: json(created).collectionId,
+  };
+}
+
+forEachEngine('story boards: each viewer sees their own assets', (ctx) => {
+  it('shows the same story board with different collection assets to two users, and omits a collection a third cannot see', async () => {
+    const w = await world(ctx());
+    const board = await ctx().inject({
+      method: 'POST', url: '/v1/storyboards', headers: w.org.admin.headers,
+      payload: {
+        title: 'Pool', status: 'published',
+        blocks: [{ type: 'heading', text: 'Before' }, { type: 'collection', collectionId: w.collectionId, limit: 10 }, { type: 'heading', text: 'After' }],
+      },
+    });
+    assert.equal(board.statusCode, 201, board.body);
+    const id = json(board).id;
+    const collectionBlock = json(board).blocks[1].id;
+
+    const viewOf = async (user: TestUser) => {
+      const res = await ctx().inject({ method: 'GET', url: `/v1/storyboards/${id}/view`, headers: user.headers });
+      assert.equal(res.statusCode, 200, res.body);
+      return json(res);
+    };
+    const alice = await viewOf(w.alice);
+    const bob = await viewOf(w.bob);
+    const carol = await viewOf(w.carol);
+    const ids = (view: any) => view.blocks.find((b: any) => b.type === 'collection')?.assets.map((a: any) => a.id).sort();
+
+    assert.deepEqual(ids(alice), [w.assets.onlyA, w.assets.both].sort());
+    assert.deepEqual(ids(bob), [w.assets.onlyB, w.assets.both].sort());
+    assert.equal(alice.blocks[1].total, 2);
+    assert.equal(bob.blocks[1].total, 2);
+    assert.match(alice.blocks[1].title, /^Shared pool/);
+    const aCard = alice.blocks[1].assets.find((a: any) => a.id === w.assets.onlyA);
+    assert.deepEqual(aCard, { id: w.assets.onlyA, filename: 'only-a.jpg', title: 'Only A', mimeType: 'application/octet-stream', width: 800, height: 600, renditions: { imageThumb: '/v1/x/thumb-a' } });
+    // Carol cannot see the collection: the block is gone, the rest remains, nothing says why.
+    assert.deepEqual(carol.blocks.map((b: any) => b.type), ['heading', 'heading']);
+    assert.ok(!JSON.stringify(carol).includes(w.collectionId));
+    // The definitions follow the same rule for those who cannot edit.
+    const asCarol = json(await ctx().inject({ method: 'GET', url: `/v1/storyboards/${id}`, headers: w.carol.headers }));
+    assert.deepEqual(asCarol.blocks.map((b: any) => b.type), ['heading', 'heading']);
+    const asAlice = json(await ctx().inject({ method: 'GET', url: `/v1/storyboards/${id}`, headers: w.alice.headers }));
+    assert.equal(asAlice.blocks[1].id, collectionBlock);
+    assert.equal(asAlice.blocks[1].collectionId, w.collectionId);
+  });
+
+  it('refuses a collection block naming a collection the editor cannot see, like a missing one', async () => {
+    const w = await world(ctx());
+    const editor = await createTestUser(ctx(), w.org, { privileges: ['view_storyboards', 'storyboard_management'], groupIds: [] });
+    for (const collectionId of [w.collectionId, '0190a0a0-0000-7000-8000-00000000abcd']) {
+      const res = await ctx().inject({ method: 'POST', url: '/v1/storyboards', headers: editor.headers, payload: { title: 'x', blocks: [{ type: 'collection', collectionId }] } });
+      assert.equal(res.statusCode, 400);
+      assert.deepEqual(json(res).details, [{ field: 'body.blocks.0.collectionId', message: 'collection not found' }]);
+    }
+  });
+});
