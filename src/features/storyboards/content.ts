@@ -2,6 +2,7 @@ import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { AppError } from '../../core/http/errors.ts';
 import { collectionAssetsForViewer, loadVisibleCollection } from '../collections/index.ts';
+import { runSearch, specFromBody } from '../search/index.ts';
 
 /**
  * What story boards need from assets, collections and saved searches, always "as this viewer":
@@ -100,6 +101,22 @@ async function orNull<T>(work: Promise<T>): Promise<T | null> {
 
 const cards = (records: Record<string, unknown>[]) => records.map(cardFromRecord).filter((c): c is AssetCard => c !== null);
 
+/**
+ * Assets by id through the search index, whose query applies the viewer's visibility itself: each
+ * id is a quoted term on the asset-id field, OR-ed, current versions only.
+ */
+async function visibleAssets(deps: Deps, viewer: Principal, ids: readonly string[]): Promise<AssetCard[]> {
+  const found = new Map<string, AssetCard>();
+  const unique = [...new Set(ids)];
+  for (let i = 0; i < unique.length; i += 50) {
+    const chunk = unique.slice(i, i + 50);
+    const spec = specFromBody({ searchTerm: chunk.map((id) => `"${id}"`), keywordSearchField: 'assetId', operation: 'OR' });
+    const result = await runSearch(deps, viewer, spec, { from: 0, limit: chunk.length * 2 });
+    for (const card of cards(result.records)) if (chunk.includes(card.id)) found.set(card.id, card);
+  }
+  return ids.map((id) => found.get(id)).filter((c): c is AssetCard => c !== undefined);
+}
+
 async function collectionAssets(deps: Deps, viewer: Principal, collectionId: string, limit: number): Promise<AssetList | null> {
   const collection = await orNull(loadVisibleCollection(deps.db, viewer, collectionId));
   if (!collection) return null;
@@ -110,7 +127,7 @@ async function collectionAssets(deps: Deps, viewer: Principal, collectionId: str
 
 /** Until assets, collections and saved searches exist, every source is empty (nothing visible). */
 const empty: ContentSource = {
-  visibleAssets: async () => [],
+  visibleAssets,
   collectionAssets,
   savedSearchAssets: async () => null,
   rendition: async () => null,

@@ -115,18 +115,19 @@ export async function viewStoryboard(deps: Deps, principal: Principal, id: strin
 }
 
 /** Ids of sources the blocks name that were not named before: the editor must be able to see them. */
-async function checkNewSources(deps: Deps, principal: Principal, blocks: Block[], before: Block[], field: string, coverAssetId?: string | null, previousCover?: string | null): Promise<void> {
+async function checkNewSources(deps: Deps, principal: Principal, blocks: Block[], before: Block[], field: string | ((i: number) => string), coverAssetId?: string | null, previousCover?: string | null): Promise<void> {
+  const at = typeof field === 'string' ? (i: number) => `${field}.${i}` : field;
   const old = new Set(before.flatMap((b) => [b.assetId, ...(b.assetIds ?? []), b.collectionId, b.savedSearchId]).filter(Boolean));
   const assetRefs: { id: string; path: string }[] = [];
   const checks: Promise<void>[] = [];
   blocks.forEach((b, i) => {
-    if (b.assetId && !old.has(b.assetId)) assetRefs.push({ id: b.assetId, path: `${field}.${i}.assetId` });
-    (b.assetIds ?? []).forEach((a, j) => { if (!old.has(a)) assetRefs.push({ id: a, path: `${field}.${i}.assetIds.${j}` }); });
+    if (b.assetId && !old.has(b.assetId)) assetRefs.push({ id: b.assetId, path: `${at(i)}.assetId` });
+    (b.assetIds ?? []).forEach((a, j) => { if (!old.has(a)) assetRefs.push({ id: a, path: `${at(i)}.assetIds.${j}` }); });
     if (b.collectionId && !old.has(b.collectionId)) {
-      checks.push(content.collectionAssets(deps, principal, b.collectionId, 1).then((r) => { if (!r) throw invalidField(`${field}.${i}.collectionId`, 'collection not found'); }));
+      checks.push(content.collectionAssets(deps, principal, b.collectionId, 1).then((r) => { if (!r) throw invalidField(`${at(i)}.collectionId`, 'collection not found'); }));
     }
     if (b.savedSearchId && !old.has(b.savedSearchId)) {
-      checks.push(content.savedSearchAssets(deps, principal, b.savedSearchId, 1).then((r) => { if (!r) throw invalidField(`${field}.${i}.savedSearchId`, 'saved search not found'); }));
+      checks.push(content.savedSearchAssets(deps, principal, b.savedSearchId, 1).then((r) => { if (!r) throw invalidField(`${at(i)}.savedSearchId`, 'saved search not found'); }));
     }
   });
   if (coverAssetId && coverAssetId !== previousCover) assetRefs.push({ id: coverAssetId, path: 'body.coverAssetId' });
@@ -263,7 +264,7 @@ export async function addBlock(deps: Deps, principal: Principal, id: string, inp
     const position = input.position ?? before.length;
     if (position > before.length) throw invalidField('body.position', `must be between 0 and ${before.length}`);
     const blocks = [...before.slice(0, position), block, ...before.slice(position)];
-    await checkNewSources(deps, principal, [block], before, 'body.block');
+    await checkNewSources(deps, principal, [block], before, () => 'body.block');
     return { changes: { blocks: toJson(blocks) }, action: 'storyboard.block.added' };
   });
 }
@@ -275,7 +276,7 @@ export async function editBlock(deps: Deps, principal: Principal, id: string, bl
     if (index < 0) throw notFound('Block');
     const block = normalizeBlock({ ...input.block, id: blockId }, 'body.block', now);
     const blocks = before.map((b, i) => (i === index ? block : b));
-    await checkNewSources(deps, principal, [block], before, 'body.block');
+    await checkNewSources(deps, principal, [block], before, () => 'body.block');
     return { changes: { blocks: toJson(blocks) }, action: 'storyboard.block.edited' };
   });
 }

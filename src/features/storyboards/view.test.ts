@@ -89,6 +89,42 @@ forEachEngine('story boards: each viewer sees their own assets', (ctx) => {
     assert.equal(asAlice.blocks[1].collectionId, w.collectionId);
   });
 
+  it('shows asset and gallery blocks and the cover with only the assets each viewer may see', async () => {
+    const w = await world(ctx());
+    const { onlyA, onlyB, both } = w.assets;
+    const res = await ctx().inject({
+      method: 'POST', url: '/v1/storyboards', headers: w.org.admin.headers,
+      payload: {
+        title: 'Assets', status: 'published', coverAssetId: onlyA,
+        blocks: [
+          { type: 'asset', assetId: onlyA, caption: 'A only' },
+          { type: 'gallery', assetIds: [onlyB, both, onlyA], caption: 'All three' },
+          { type: 'asset', assetId: both },
+        ],
+      },
+    });
+    assert.equal(res.statusCode, 201, res.body);
+    const id = json(res).id;
+    const viewOf = async (user: TestUser) => json(await ctx().inject({ method: 'GET', url: `/v1/storyboards/${id}/view`, headers: user.headers }));
+    const summary = (view: any) => view.blocks.map((b: any) => [b.type, b.asset ? b.asset.id : b.assets.map((a: any) => a.id)]);
+    const alice = await viewOf(w.alice);
+    assert.equal(alice.cover.id, onlyA);
+    assert.deepEqual(summary(alice), [['asset', onlyA], ['gallery', [both, onlyA]], ['asset', both]]);
+    assert.equal(alice.blocks[0].caption, 'A only');
+    const bob = await viewOf(w.bob);
+    assert.equal(bob.cover, null);
+    assert.deepEqual(summary(bob), [['gallery', [onlyB, both]], ['asset', both]]);
+    const carol = await viewOf(w.carol);
+    assert.deepEqual(carol.blocks, []);
+    assert.equal(carol.cover, null);
+    // An editor may not place an asset they cannot see.
+    const editor = await createTestUser(ctx(), w.org, { privileges: ['view_storyboards', 'storyboard_management'], groupIds: [] });
+    const own = json(await ctx().inject({ method: 'POST', url: '/v1/storyboards', headers: editor.headers, payload: { title: 'Mine' } }));
+    const bad = await ctx().inject({ method: 'POST', url: `/v1/storyboards/${own.id}/blocks`, headers: editor.headers, payload: { block: { type: 'gallery', assetIds: [onlyA] } } });
+    assert.equal(bad.statusCode, 400);
+    assert.equal(json(bad).details[0].field, 'body.block.assetIds.0');
+  });
+
   it('refuses a collection block naming a collection the editor cannot see, like a missing one', async () => {
     const w = await world(ctx());
     const editor = await createTestUser(ctx(), w.org, { privileges: ['view_storyboards', 'storyboard_management'], groupIds: [] });
