@@ -18,6 +18,7 @@ import { webhookRoutes } from './features/webhooks/index.ts';
 import { searchRoutes } from './features/search/index.ts';
 import { collectionRoutes } from './features/collections/index.ts';
 import { storyboardRoutes } from './features/storyboards/index.ts';
+import { adaptiveTemplateRoutes } from './features/adaptive-templates/index.ts';
 
 export interface BuildAppOptions {
   /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
@@ -111,6 +112,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     await api.register(async (scope: App) => webhookRoutes(scope, deps));
     await api.register(async (scope: App) => webhookRoutes(scope, deps), { prefix: '/v1' });
     await api.register(async (scope: App) => storyboardRoutes(scope, deps));
+    await api.register(async (scope: App) => adaptiveTemplateRoutes(scope, deps));
   });
 
   await app.ready();
