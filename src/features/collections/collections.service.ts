@@ -177,10 +177,8 @@ interface Changes {
   name?: string;
   type?: CollectionType;
   templates?: string[];
-  /** Replace the caller-visible members with these. */
-  replace?: string[];
-  add?: string[];
-  remove?: string[];
+  /** Membership operations in order; `replace` replaces the members the caller may view. */
+  ops?: { kind: 'add' | 'remove' | 'replace'; fileIds: string[] }[];
   metadata?: Record<string, unknown>[];
 }
 
@@ -202,18 +200,20 @@ async function applyChanges(deps: Deps, principal: Principal, c: VisibleCollecti
     if (securityChanged) await setTemplates(trx, row.org_id, row.id, templates);
     let added: string[] = [];
     let removed: string[] = [];
-    if (changes.replace) {
-      // Only members this caller can see are replaced; others' hidden members stay untouched.
+    for (const op of changes.ops ?? []) {
+      if (op.kind === 'add') {
+        added.push(...(await addMembers(trx, row.org_id, row.id, op.fileIds, now)));
+        continue;
+      }
+      // Only members this caller can see are removed or replaced; hidden members stay untouched.
       const visibleNow = await visibleMemberFileIds(trx, row.org_id, row.id, c.viewable);
-      const keep = new Set(changes.replace);
-      removed = await removeMembers(trx, row.id, visibleNow.filter((f) => !keep.has(f)));
-      added = await addMembers(trx, row.org_id, row.id, changes.replace, now);
+      const keep = new Set(op.kind === 'replace' ? op.fileIds : []);
+      const drop = op.kind === 'replace' ? visibleNow.filter((f) => !keep.has(f)) : op.fileIds.filter((f) => visibleNow.includes(f));
+      removed.push(...(await removeMembers(trx, row.id, drop)));
+      if (op.kind === 'replace') added.push(...(await addMembers(trx, row.org_id, row.id, op.fileIds, now)));
     }
-    if (changes.remove) {
-      const visibleNow = new Set(await visibleMemberFileIds(trx, row.org_id, row.id, c.viewable));
-      removed = [...removed, ...(await removeMembers(trx, row.id, changes.remove.filter((f) => visibleNow.has(f))))];
-    }
-    if (changes.add) added = [...added, ...(await addMembers(trx, row.org_id, row.id, changes.add, now))];
+    const net = (a: string[], b: string[]) => [...new Set(a)].filter((x) => !b.includes(x));
+    [added, removed] = [net(added, removed), net(removed, added)];
     const name = changes.name ?? row.name;
     const base = { id: row.id, name, type: eventType(newType) };
     const actor = principal.userId;
@@ -243,7 +243,7 @@ export async function updateCollectionLegacy(deps: Deps, principal: Principal, i
   if (body.name !== undefined) changes.name = parseName(body.name, 'body.name');
   if (body.collectionType !== undefined) changes.type = parseType(body.collectionType, 'body.collectionType');
   if (body.securityTemplateIds !== undefined) changes.templates = await checkTemplates(deps.db, principal, body.securityTemplateIds, 'body.securityTemplateIds', c.viewable);
-  if (body.collectionDocument !== undefined) changes.replace = await checkMembers(deps.db, principal, body.collectionDocument, 'body.collectionDocument', c.viewable);
+  if (body.collectionDocument !== undefined) changes.ops = [{ kind: 'replace', fileIds: await checkMembers(deps.db, principal, body.collectionDocument, 'body.collectionDocument', c.viewable) }];
   await applyChanges(deps, principal, c, changes);
   return { message: 'Collection update was successful' };
 }
@@ -280,11 +280,9 @@ export async function updateCollection(deps: Deps, principal: Principal, id: str
       if (kind === 'remove') {
         // Removing needs View too; an id that resolves to nothing visible is simply not a member.
         const resolved = await resolveVisibleAssets(deps.db, principal.orgId, c.viewable, op.fileIds);
-        changes.remove = [...(changes.remove ?? []), ...op.fileIds.map((f) => resolved.get(f) ?? f)];
+        (changes.ops ??= []).push({ kind, fileIds: op.fileIds.map((f) => resolved.get(f) ?? f) });
       } else {
-        const members = await checkMembers(deps.db, principal, op.fileIds, `${field}.fileIds`, c.viewable);
-        if (kind === 'add') changes.add = [...(changes.add ?? []), ...members];
-        else changes.replace = members;
+        (changes.ops ??= []).push({ kind, fileIds: await checkMembers(deps.db, principal, op.fileIds, `${field}.fileIds`, c.viewable) });
       }
     }
   }

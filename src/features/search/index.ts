@@ -5,3 +5,6 @@ export { upsertDocuments, removeDocuments, type SearchDocumentInput } from './se
 export { viewableTemplateIds } from './visibility.ts';
 export type { FacetResult } from './search.engine.ts';
 export { KeywordSearchBodySchema, SearchResultSchema } from './search.schemas.ts';
+export { savedSearchRoutes } from './saved-searches.routes.ts';
+export { runSavedSearchForViewer, getSavedSearch } from './saved-searches.service.ts';
+export type { SavedSearch } from './saved-searches.schemas.ts';

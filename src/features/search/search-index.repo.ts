@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { DbOrTrx, Engine } from '../../core/db/connect.ts';
 import { toJson } from '../../core/db/json.ts';
-import { documentTokens, foldKey, tsvectorLiteral } from './search.tokenize.ts';
+import { aclText, documentTokens, foldKey, tsvectorLiteral } from './search.tokenize.ts';
 
 /** What the index keeps of one asset version. Built from an asset by search.documents.ts. */
 export interface SearchDocumentInput {
@@ -77,7 +77,8 @@ export async function upsertDocuments(db: DbOrTrx, engine: Engine, docs: readonl
         await db.updateTable('search_docs').set({ ...row, ...tsv } as never).where('doc_no', '=', no).execute();
       }
       if (engine === 'sqlite') {
-        await sql`insert into search_fts (rowid, filename, asset, metadata, content) values (${no}, ${tokens.filename.join(' ')}, ${tokens.asset.join(' ')}, ${tokens.metadata.join(' ')}, ${tokens.content.join(' ')})`.execute(db);
+        const acl = aclText(doc.orgId, [...new Set(doc.securityTemplateIds)], doc.deleted, doc.currentVersion);
+        await sql`insert into search_fts (rowid, filename, asset, metadata, content, acl) values (${no}, ${tokens.filename.join(' ')}, ${tokens.asset.join(' ')}, ${tokens.metadata.join(' ')}, ${tokens.content.join(' ')}, ${acl})`.execute(db);
       }
       const templates = [...new Set(doc.securityTemplateIds)];
       if (templates.length > 0) {

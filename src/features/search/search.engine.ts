@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTrx, Engine } from '../../core/db/connect.ts';
 import { fromJson } from '../../core/db/json.ts';
 import { invalidField } from '../../core/http/errors.ts';
+import { aclToken } from './search.tokenize.ts';
 import { SYSTEM_SORTS, fts5Expression, tsqueryExpression, type FacetTerm, type ParsedQuery, type TextTerm } from './search.query.ts';
 
 /**
@@ -50,26 +51,53 @@ function facetPredicate(orgId: string, f: FacetTerm): RawBuilder<boolean> {
   return sql<boolean>`d.doc_no in (select f.doc_no from search_doc_facets f where f.org_id = ${orgId} and f.facet_key = ${f.facetKey} and f.value_key = ${f.valueKey})`;
 }
 
-/** The WHERE clause shared by the page, the total and the facets. */
-export function wherePredicate(engine: Engine, q: ParsedQuery, scope: SearchScope): RawBuilder<boolean> {
+/** The filter shared by the page, the total and the facets. */
+export interface Predicate {
+  where: RawBuilder<boolean>;
+  /**
+   * SQLite: when the whole filter is one FTS5 MATCH expression (organization, state, visibility
+   * and text all intersected inside FTS5), it is here, so totals are counted in FTS5 alone.
+   */
+  ftsOnly: string | null;
+}
+
+function aclExpression(q: ParsedQuery, scope: SearchScope): string {
+  const parts = [`"${aclToken.org(scope.orgId)}"`];
+  if (!q.includeDeleted) parts.push(`"${aclToken.live}"`);
+  if (!q.includeVersions) parts.push(`"${aclToken.current}"`);
+  parts.push(`(${scope.viewableTemplateIds.map((t) => `"${aclToken.template(t)}"`).join(' OR ')})`);
+  return `{acl} : (${parts.join(' AND ')})`;
+}
+
+export function wherePredicate(engine: Engine, q: ParsedQuery, scope: SearchScope): Predicate {
   const { orgId } = scope;
-  const parts: RawBuilder<boolean>[] = [sql<boolean>`d.org_id = ${orgId}`];
-  if (!q.includeDeleted) parts.push(sql<boolean>`d.deleted = 0`);
-  if (!q.includeVersions) parts.push(sql<boolean>`d.current_version = 1`);
-  if (scope.viewableTemplateIds.length === 0) {
-    parts.push(sql<boolean>`1 = 0`);
+  if (scope.viewableTemplateIds.length === 0) return { where: sql<boolean>`1 = 0`, ftsOnly: null };
+  const parts: RawBuilder<boolean>[] = [];
+  const text = q.terms.filter((t): t is TextTerm => t.kind === 'text');
+  const facets = q.terms.filter((t): t is FacetTerm => t.kind === 'facet');
+  const anyAll = q.terms.some((t) => t.kind === 'all');
+  // Text is a required conjunct when every term must match, or when only text terms are ORed.
+  const textRequired = text.length > 0 && (q.operation === 'AND' || (facets.length === 0 && !anyAll));
+  let ftsOnly: string | null = null;
+  if (engine === 'sqlite') {
+    const acl = aclExpression(q, scope);
+    const match = textRequired ? `(${acl}) AND (${fts5Expression(text, q.fields, q.operation)})` : acl;
+    parts.push(sql<boolean>`d.doc_no in (select rowid from search_fts where search_fts match ${match})`);
+    ftsOnly = match;
   } else {
+    parts.push(sql<boolean>`d.org_id = ${orgId}`);
+    if (!q.includeDeleted) parts.push(sql<boolean>`d.deleted = 0`);
+    if (!q.includeVersions) parts.push(sql<boolean>`d.current_version = 1`);
     parts.push(sql<boolean>`d.doc_no in (select t.doc_no from search_doc_templates t where t.org_id = ${orgId} and t.template_id in (${sql.join([...scope.viewableTemplateIds])}))`);
+    if (textRequired) parts.push(textPredicate(engine, q, text, q.operation));
   }
+  const extra = parts.length;
   if (scope.collectionId) {
     parts.push(sql<boolean>`d.file_id in (select m.file_id from collection_members m where m.collection_id = ${scope.collectionId})`);
   }
-  const text = q.terms.filter((t): t is TextTerm => t.kind === 'text');
-  const facets = q.terms.filter((t): t is FacetTerm => t.kind === 'facet');
   if (q.operation === 'AND') {
-    if (text.length > 0) parts.push(textPredicate(engine, q, text, 'AND'));
     for (const f of facets) parts.push(facetPredicate(orgId, f));
-  } else if (!q.terms.some((t) => t.kind === 'all') && q.terms.length > 0) {
+  } else if (!anyAll && q.terms.length > 0 && !textRequired) {
     const any: RawBuilder<boolean>[] = [];
     if (text.length > 0) any.push(textPredicate(engine, q, text, 'OR'));
     for (const f of facets) any.push(facetPredicate(orgId, f));
@@ -88,7 +116,7 @@ export function wherePredicate(engine: Engine, q: ParsedQuery, scope: SearchScop
       parts.push(sql<boolean>`d.doc_no in (select s.doc_no from search_doc_sorts s where ${sql.join(bounds, sql` and `)})`);
     }
   }
-  return sql.join(parts, sql` and `) as RawBuilder<boolean>;
+  return { where: sql.join(parts, sql` and `) as RawBuilder<boolean>, ftsOnly: parts.length === extra && engine === 'sqlite' ? ftsOnly : null };
 }
 
 interface OrderPlan {
@@ -130,19 +158,21 @@ function orderPlan(engine: Engine, q: ParsedQuery): OrderPlan {
   return { joins, order };
 }
 
-export async function countMatches(db: DbOrTrx, where: RawBuilder<boolean>): Promise<number> {
-  const { rows } = await sql<{ n: number | string }>`select count(*) as n from search_docs d where ${where}`.execute(db);
+export async function countMatches(db: DbOrTrx, p: Predicate): Promise<number> {
+  const { rows } = p.ftsOnly !== null
+    ? await sql<{ n: number | string }>`select count(*) as n from search_fts where search_fts match ${p.ftsOnly}`.execute(db)
+    : await sql<{ n: number | string }>`select count(*) as n from search_docs d where ${p.where}`.execute(db);
   return Number(rows[0]?.n ?? 0);
 }
 
-export async function facetCounts(db: DbOrTrx, orgId: string, where: RawBuilder<boolean>, request: FacetRequest): Promise<FacetResult[]> {
+export async function facetCounts(db: DbOrTrx, orgId: string, p: Predicate, request: FacetRequest): Promise<FacetResult[]> {
   const names = request.names?.map((n) => n.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/\s+/g, ' ').trim());
   if (names && names.length === 0) return [];
   const nameFilter = names ? sql`and f.facet_key in (${sql.join(names)})` : sql``;
   const { rows } = await sql<{ facet_key: string; value_key: string; facet: string; value: string; n: number | string }>`
     select f.facet_key, f.value_key, min(f.facet) as facet, min(f.value) as value, count(*) as n
     from search_doc_facets f
-    where f.org_id = ${orgId} ${nameFilter} and f.doc_no in (select d.doc_no from search_docs d where ${where})
+    where f.org_id = ${orgId} ${nameFilter} and f.doc_no in (${p.ftsOnly !== null ? sql`select rowid from search_fts where search_fts match ${p.ftsOnly}` : sql`select d.doc_no from search_docs d where ${p.where}`})
     group by f.facet_key, f.value_key`.execute(db);
   const byFacet = new Map<string, { name: string; values: { key: string; valueKey: string; doc_count: number }[] }>();
   for (const row of rows) {
@@ -161,12 +191,12 @@ export async function facetCounts(db: DbOrTrx, orgId: string, where: RawBuilder<
   return out;
 }
 
-export async function pageOfHits(db: DbOrTrx, engine: Engine, q: ParsedQuery, where: RawBuilder<boolean>, from: number, limit: number): Promise<SearchPage['hits']> {
+export async function pageOfHits(db: DbOrTrx, engine: Engine, q: ParsedQuery, p: Predicate, from: number, limit: number): Promise<SearchPage['hits']> {
   if (limit === 0) return [];
   const plan = orderPlan(engine, q);
   const { rows } = await sql<{ doc_no: number | string; record: string }>`
     select d.doc_no, d.record from search_docs d ${sql.join(plan.joins, sql` `)}
-    where ${where}
+    where ${p.where}
     order by ${sql.join(plan.order, sql`, `)}
     limit ${limit} offset ${from}`.execute(db);
   return rows.map((r) => ({ docNo: Number(r.doc_no), record: fromJson<Record<string, unknown>>(r.record, {}) }));
@@ -212,8 +242,8 @@ export function decodeScanCursor(cursor: string, order: ScanOrder): (string | nu
   throw invalidField('body.cursor', 'is not a cursor of this scan (its sort order changed, or it was not issued by this server)');
 }
 
-export async function scanPage(db: DbOrTrx, engine: Engine, where: RawBuilder<boolean>, order: ScanOrder, after: (string | number)[] | null, limit: number): Promise<{ hits: SearchPage['hits']; nextCursor: string | null }> {
-  const parts: RawBuilder<boolean>[] = [where];
+export async function scanPage(db: DbOrTrx, engine: Engine, p: Predicate, order: ScanOrder, after: (string | number)[] | null, limit: number): Promise<{ hits: SearchPage['hits']; nextCursor: string | null }> {
+  const parts: RawBuilder<boolean>[] = [p.where];
   const col = order.column === 'filename_key' ? textOrder(engine, sql`d.filename_key`) : sql.raw(`d.${order.column}`);
   if (after) {
     if (order.column === 'doc_no') {

@@ -145,7 +145,8 @@ export function parseQuery(spec: SearchSpec): ParsedQuery {
 const ftsToken = (token: string) => `"${token}"`;
 
 function fts5Term(term: TextTerm, fields: readonly TextField[]): string {
-  const filter = fields.length === TEXT_FIELDS.length ? '' : `{${fields.join(' ')}} : `;
+  // Always name the columns: the `acl` column must never match a text term.
+  const filter = `{${fields.join(' ')}} : `;
   if (term.phrase) return `${filter}${term.tokens.map(ftsToken).join(' + ')}`;
   const parts = term.tokens.map((t, i) => (term.prefix && i === term.tokens.length - 1 ? `${ftsToken(t)}*` : ftsToken(t)));
   return `${filter}(${parts.join(' AND ')})`;

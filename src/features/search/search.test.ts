@@ -157,6 +157,45 @@ forEachEngine('search', (ctx) => {
     assert.equal(bad.statusCode, 400);
   });
 
+  it('scans without duplicates or gaps while assets are added, changed and removed', async () => {
+    const c = ctx();
+    const org = await createTestOrg(c);
+    const g = await createGroup(c, org.orgId);
+    const t = await createTemplate(c, org.orgId, { [g]: ['view'] });
+    const user = await createTestUser(c, org, { groupIds: [g] });
+    const { removeDocuments } = await import('./index.ts');
+    const docs = Array.from({ length: 30 }, (_, i) => docInput(org.orgId, { filename: `scan-${i}.jpg`, securityTemplateIds: [t], createdEpoch: 1_700_000_000_000 + i, updatedEpoch: 1_700_000_000_000 + i }));
+    await indexDocs(c, docs);
+    for (const sortBy of [undefined, [{ metadataDefinitionSearchField: 'createdEpoch', order: 'desc' }]]) {
+      const seen: string[] = [];
+      const removed = new Set<string>();
+      let cursor: string | null = null;
+      let round = 0;
+      do {
+        const res = await c.inject({ method: 'POST', url: '/v1/asset/scan', headers: user.headers, payload: { limit: 4, ...(cursor ? { cursor } : {}), ...(sortBy ? { sortBy } : {}) } });
+        assert.equal(res.statusCode, 200, res.body);
+        const body = json(res);
+        seen.push(...body.result.map((r: { objectId: string }) => r.objectId));
+        cursor = body.cursor;
+        round += 1;
+        // Between pages: re-index (change) two assets, remove one, add one.
+        const changed = docs.slice(round, round + 2).map((d) => ({ ...d, metadataText: `changed ${round}`, updatedEpoch: d.updatedEpoch + 1000 * round }));
+        await indexDocs(c, changed);
+        const victim = docs[29 - round]!;
+        if (!removed.has(victim.assetId)) {
+          await removeDocuments(c.deps.db, c.deps.engine, [victim.assetId]);
+          removed.add(victim.assetId);
+        }
+        const fresh = docInput(org.orgId, { filename: `late-${round}-${Math.random()}.jpg`, securityTemplateIds: [t], createdEpoch: 1_600_000_000_000 + round });
+        await indexDocs(c, [fresh]);
+      } while (cursor);
+      assert.equal(new Set(seen).size, seen.length, 'no duplicates');
+      for (const d of docs) if (!removed.has(d.assetId)) assert.ok(seen.includes(d.assetId), `${d.filename} was never removed, so it must be seen`);
+      // Restore for the second order.
+      await indexDocs(c, docs);
+    }
+  });
+
   for (const url of ['/v1/search/keyword', '/v1/search', '/v1/asset/scan']) {
     securitySuite(ctx, url, { method: 'POST', prepare: () => ({ url, body: { searchTerm: ['*'] } }) });
   }

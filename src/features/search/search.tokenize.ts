@@ -67,3 +67,18 @@ export function tsvectorLiteral(doc: DocumentTokens): string {
   for (const [token, list] of positions) parts.push(`'${token}':${list.join(',')}`);
   return parts.join(' ');
 }
+
+const hex = (uuid: string) => uuid.toLowerCase().replace(/[^0-9a-z]/g, '');
+/** Tokens of the FTS5 `acl` column (never searched by text terms, which always name their columns). */
+export const aclToken = {
+  org: (orgId: string) => `o${hex(orgId)}`,
+  template: (templateId: string) => `t${hex(templateId)}`,
+  live: 'xlive',
+  deleted: 'xgone',
+  current: 'xcur',
+  version: 'xold',
+};
+
+export function aclText(orgId: string, templateIds: readonly string[], deleted: boolean, current: boolean): string {
+  return [aclToken.org(orgId), deleted ? aclToken.deleted : aclToken.live, current ? aclToken.current : aclToken.version, ...templateIds.map(aclToken.template)].join(' ');
+}

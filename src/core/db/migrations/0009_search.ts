@@ -45,8 +45,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     await sql`create index search_docs_tsv_idx on search_docs using gin (tsv)`.execute(db);
   } else {
     // Tokens are produced by Tessera (search.tokenize.ts) and joined by spaces, so both engines see
-    // exactly the same tokens; unicode61 only splits on the spaces.
-    await sql`create virtual table search_fts using fts5(filename, asset, metadata, content, content='', contentless_delete=1, tokenize='unicode61', prefix='1 2 3')`.execute(db);
+    // exactly the same tokens; unicode61 only splits on the spaces. The `acl` column holds the
+    // organization, state and security-template tokens, so visibility is intersected inside FTS5.
+    await sql`create virtual table search_fts using fts5(filename, asset, metadata, content, acl, content='', contentless_delete=1, tokenize='unicode61', prefix='1 2 3')`.execute(db);
   }
 
   await db.schema
