@@ -2,7 +2,7 @@ import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { AppError } from '../../core/http/errors.ts';
 import { collectionAssetsForViewer, loadVisibleCollection } from '../collections/index.ts';
-import { runSearch, specFromBody } from '../search/index.ts';
+import { getSavedSearch, runSavedSearchForViewer, runSearch, specFromBody } from '../search/index.ts';
 
 /**
  * What story boards need from assets, collections and saved searches, always "as this viewer":
@@ -125,11 +125,19 @@ async function collectionAssets(deps: Deps, viewer: Principal, collectionId: str
   return { name: collection.row.name, total: result.total, assets: cards(result.records) };
 }
 
+async function savedSearchAssets(deps: Deps, viewer: Principal, savedSearchId: string, limit: number): Promise<AssetList | null> {
+  const saved = await orNull(getSavedSearch(deps, viewer, savedSearchId));
+  if (!saved) return null;
+  const result = await orNull(runSavedSearchForViewer(deps, viewer, savedSearchId, { limit, facets: false }));
+  if (!result) return null;
+  return { name: saved.name, total: result.total, assets: cards(result.records) };
+}
+
 /** Until assets, collections and saved searches exist, every source is empty (nothing visible). */
 const empty: ContentSource = {
   visibleAssets,
   collectionAssets,
-  savedSearchAssets: async () => null,
+  savedSearchAssets,
   rendition: async () => null,
   original: async () => null,
   createDerivative: async () => {

@@ -11,6 +11,7 @@ interface World {
   carol: TestUser;
   assets: { onlyA: string; onlyB: string; both: string };
   collectionId: string;
+  tplBoth: string;
 }
 
 /**
@@ -44,6 +45,7 @@ async function world(ctx: TestContext): Promise<World> {
     carol: await createTestUser(ctx, org, { privileges, groupIds: [] }),
     assets: { onlyA: docs[0]!.assetId, onlyB: docs[1]!.assetId, both: docs[2]!.assetId },
     collectionId: json(created).collectionId,
+    tplBoth,
   };
 }
 
@@ -87,6 +89,30 @@ forEachEngine('story boards: each viewer sees their own assets', (ctx) => {
     const asAlice = json(await ctx().inject({ method: 'GET', url: `/v1/storyboards/${id}`, headers: w.alice.headers }));
     assert.equal(asAlice.blocks[1].id, collectionBlock);
     assert.equal(asAlice.blocks[1].collectionId, w.collectionId);
+  });
+
+  it('re-runs a saved-search block with the visibility of each viewer, and omits a saved search a viewer cannot see', async () => {
+    const w = await world(ctx());
+    const saved = await ctx().inject({
+      method: 'POST', url: '/v1/saved-searches', headers: w.org.admin.headers,
+      payload: { name: 'Every JPEG', query: { searchTerm: ['jpg'] }, securityTemplateIds: [w.tplBoth] },
+    });
+    assert.equal(saved.statusCode, 201, saved.body);
+    const savedSearchId = json(saved).id;
+    const board = await ctx().inject({
+      method: 'POST', url: '/v1/storyboards', headers: w.org.admin.headers,
+      payload: { title: 'Search', status: 'published', blocks: [{ type: 'savedSearch', savedSearchId, limit: 5 }, { type: 'divider' }] },
+    });
+    assert.equal(board.statusCode, 201, board.body);
+    const viewOf = async (user: TestUser) => json(await ctx().inject({ method: 'GET', url: `/v1/storyboards/${json(board).id}/view`, headers: user.headers }));
+    const alice = await viewOf(w.alice);
+    const bob = await viewOf(w.bob);
+    assert.equal(alice.blocks[0].title, 'Every JPEG');
+    assert.deepEqual(alice.blocks[0].assets.map((a: any) => a.id).sort(), [w.assets.onlyA, w.assets.both].sort());
+    assert.equal(alice.blocks[0].total, 2);
+    assert.deepEqual(bob.blocks[0].assets.map((a: any) => a.id).sort(), [w.assets.onlyB, w.assets.both].sort());
+    const carol = await viewOf(w.carol);
+    assert.deepEqual(carol.blocks.map((b: any) => b.type), ['divider']);
   });
 
   it('shows asset and gallery blocks and the cover with only the assets each viewer may see', async () => {
