@@ -1,9 +1,8 @@
 import type { ExpressionBuilder, Selectable } from 'kysely';
 import { hasPrivilege, templatesGranting } from '../../core/authz/authorize.ts';
-import { ALL_PERMISSIONS, permissionFromId, type Permission } from '../../core/authz/catalog.ts';
+import { ALL_PERMISSIONS, isPermission, type Permission } from '../../core/authz/catalog.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
-import { fromJson } from '../../core/db/json.ts';
 import type { Database, StoryboardsTable } from '../../core/db/schema.ts';
 
 export type BoardRow = Selectable<StoryboardsTable>;
@@ -64,17 +63,15 @@ export interface Access {
 export async function grantsFor(db: DbOrTrx, principal: Principal, templateIds: readonly string[]): Promise<Map<string, Set<Permission>>> {
   const out = new Map<string, Set<Permission>>();
   if (templateIds.length === 0 || principal.groupIds.length === 0) return out;
-  const rows = await db.selectFrom('security_template_grants').select(['template_id', 'permissions'])
+  const rows = await db.selectFrom('security_template_permissions').select(['template_id', 'permission'])
     .where('org_id', '=', principal.orgId)
     .where('template_id', 'in', [...new Set(templateIds)])
     .where('group_id', 'in', [...principal.groupIds])
     .execute();
   for (const row of rows) {
+    if (!isPermission(row.permission)) continue;
     const set = out.get(row.template_id) ?? new Set<Permission>();
-    for (const id of fromJson<string[]>(row.permissions, [])) {
-      const p = permissionFromId(id);
-      if (p) set.add(p);
-    }
+    set.add(row.permission);
     out.set(row.template_id, set);
   }
   return out;

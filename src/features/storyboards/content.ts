@@ -1,8 +1,9 @@
 import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { AppError } from '../../core/http/errors.ts';
+import { loadAsset, presentLegacy, storedRenditions } from '../assets/index.ts';
 import { collectionAssetsForViewer, loadVisibleCollection } from '../collections/index.ts';
-import { getSavedSearch, runSavedSearchForViewer, runSearch, specFromBody } from '../search/index.ts';
+import { getSavedSearch, runSavedSearchForViewer } from '../search/index.ts';
 
 /**
  * What story boards need from assets, collections and saved searches, always "as this viewer":
@@ -82,7 +83,7 @@ export function cardFromRecord(record: Record<string, unknown>): AssetCard | nul
     id,
     filename,
     title: str(denormalized.title) ?? str(denormalized.name) ?? filename,
-    mimeType: str(image.mimeType) ?? str(record.mimeType) ?? 'application/octet-stream',
+    mimeType: str(record.contentType) ?? str(image.mimeType) ?? str(record.mimeType) ?? 'application/octet-stream',
     width: int(renditionsDoc.width) ?? int(image.imageWidth),
     height: int(renditionsDoc.height) ?? int(image.imageHeight),
     renditions,
@@ -101,20 +102,49 @@ async function orNull<T>(work: Promise<T>): Promise<T | null> {
 
 const cards = (records: Record<string, unknown>[]) => records.map(cardFromRecord).filter((c): c is AssetCard => c !== null);
 
-/**
- * Assets by id through the search index, whose query applies the viewer's visibility itself: each
- * id is a quoted term on the asset-id field, OR-ed, current versions only.
- */
+/** Assets by id that the viewer may view (the assets feature's own permission check), in order. */
 async function visibleAssets(deps: Deps, viewer: Principal, ids: readonly string[]): Promise<AssetCard[]> {
-  const found = new Map<string, AssetCard>();
   const unique = [...new Set(ids)];
-  for (let i = 0; i < unique.length; i += 50) {
-    const chunk = unique.slice(i, i + 50);
-    const spec = specFromBody({ searchTerm: chunk.map((id) => `"${id}"`), keywordSearchField: 'assetId', operation: 'OR' });
-    const result = await runSearch(deps, viewer, spec, { from: 0, limit: chunk.length * 2 });
-    for (const card of cards(result.records)) if (chunk.includes(card.id)) found.set(card.id, card);
+  const loaded = await Promise.all(unique.map((id) => orNull(loadAsset(deps.db, viewer, id))));
+  const found = new Map<string, AssetCard>();
+  for (const [i, a] of loaded.entries()) {
+    if (!a || a.asset.deleted_at !== null) continue;
+    const card = cardFromRecord(presentLegacy(deps, a.asset, a.security) as unknown as Record<string, unknown>);
+    if (card) found.set(unique[i]!, card);
   }
   return ids.map((id) => found.get(id)).filter((c): c is AssetCard => c !== undefined);
+}
+
+async function readAll(stream: NodeJS.ReadableStream, maxBytes: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    size += b.length;
+    if (size > maxBytes) return null;
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks);
+}
+
+async function original(deps: Deps, viewer: Principal, assetId: string, maxBytes: number) {
+  const a = await orNull(loadAsset(deps.db, viewer, assetId));
+  if (!a || a.asset.deleted_at !== null || !a.asset.blob_key) return null;
+  const stream = await deps.blobs.get(a.asset.blob_key);
+  if (!stream) return null;
+  const bytes = await readAll(stream, maxBytes);
+  if (!bytes) return null;
+  return { filename: a.asset.filename, mimeType: a.asset.content_type ?? 'application/octet-stream', bytes };
+}
+
+async function rendition(deps: Deps, viewer: Principal, assetId: string, name: string): Promise<RenditionContent | null> {
+  const a = await orNull(loadAsset(deps.db, viewer, assetId));
+  if (!a || a.asset.deleted_at !== null) return null;
+  const stored = storedRenditions(a.asset)[name];
+  if (!stored) return null;
+  const body = await deps.blobs.get(stored.key);
+  if (!body) return null;
+  return { contentType: stored.contentType, body, size: stored.size, etag: stored.etag };
 }
 
 async function collectionAssets(deps: Deps, viewer: Principal, collectionId: string, limit: number): Promise<AssetList | null> {
@@ -134,16 +164,16 @@ async function savedSearchAssets(deps: Deps, viewer: Principal, savedSearchId: s
 }
 
 /** Until assets, collections and saved searches exist, every source is empty (nothing visible). */
-const empty: ContentSource = {
+const wired: ContentSource = {
   visibleAssets,
   collectionAssets,
   savedSearchAssets,
-  rendition: async () => null,
-  original: async () => null,
+  rendition,
+  original,
   createDerivative: async () => {
     throw new Error('assets are not available');
   },
 };
 
 /** The content story boards and adaptive templates read: wired to the assets and search features. */
-export const content: ContentSource = empty;
+export const content: ContentSource = wired;

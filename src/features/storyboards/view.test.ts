@@ -2,16 +2,36 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../../../test/helpers/factories.ts';
-import { createGroup, createTemplate, docInput, indexDocs } from '../search/search.fixtures.ts';
+import { PERMISSIONS } from '../../core/authz/catalog.ts';
+import { jpeg, uploadAsset } from '../assets/assets.fixtures.ts';
+import { docInput, indexDocs } from '../search/search.fixtures.ts';
 
 interface World {
   org: TestOrg;
   alice: TestUser;
   bob: TestUser;
   carol: TestUser;
+  /** Documents in the search index (collections and saved searches read the index). */
   assets: { onlyA: string; onlyB: string; both: string };
+  /** Real uploaded assets with the same security as `assets` (asset and gallery blocks read assets). */
+  real: { onlyA: string; onlyB: string; both: string };
   collectionId: string;
   tplBoth: string;
+}
+
+async function apiGroup(ctx: TestContext, org: TestOrg): Promise<string> {
+  const res = await ctx.inject({ method: 'POST', url: '/v1/security/groups', headers: org.admin.headers, payload: { groupName: `g-${Math.random().toString(36).slice(2)}` } });
+  assert.equal(res.statusCode, 201, res.body);
+  return json(res).groupId;
+}
+
+async function apiTemplate(ctx: TestContext, org: TestOrg, groups: string[]): Promise<string> {
+  const res = await ctx.inject({
+    method: 'POST', url: '/v1/security/template', headers: org.admin.headers,
+    payload: { templateName: `t-${Math.random().toString(36).slice(2)}`, securityDenormalized: groups.map((groupId) => ({ groupId, permissions: [PERMISSIONS.view.id] })) },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  return json(res).templateId;
 }
 
 /**
@@ -20,12 +40,12 @@ interface World {
  */
 async function world(ctx: TestContext): Promise<World> {
   const org = await createTestOrg(ctx);
-  const groupA = await createGroup(ctx, org.orgId);
-  const groupB = await createGroup(ctx, org.orgId);
+  const groupA = await apiGroup(ctx, org);
+  const groupB = await apiGroup(ctx, org);
   const admins = org.groups.administrators;
-  const tplA = await createTemplate(ctx, org.orgId, { [groupA]: ['view'], [admins]: ['view'] });
-  const tplB = await createTemplate(ctx, org.orgId, { [groupB]: ['view'], [admins]: ['view'] });
-  const tplBoth = await createTemplate(ctx, org.orgId, { [groupA]: ['view'], [groupB]: ['view'], [admins]: ['view'] });
+  const tplA = await apiTemplate(ctx, org, [groupA, admins]);
+  const tplB = await apiTemplate(ctx, org, [groupB, admins]);
+  const tplBoth = await apiTemplate(ctx, org, [groupA, groupB, admins]);
   const docs = [
     docInput(org.orgId, { filename: 'only-a.jpg', securityTemplateIds: [tplA], record: { metadataDenormalized: { title: 'Only A' }, renditions: { imageThumb: '/v1/x/thumb-a', width: 800, height: 600 } } }),
     docInput(org.orgId, { filename: 'only-b.jpg', securityTemplateIds: [tplB], record: { metadataDenormalized: { title: 'Only B' }, renditions: {} } }),
@@ -37,6 +57,7 @@ async function world(ctx: TestContext): Promise<World> {
     payload: { collectionType: 'secured', name: `Shared pool ${Math.random()}`, securityTemplateIds: [tplBoth], collectionDocument: docs.map((d) => d.assetId) },
   });
   assert.ok(created.statusCode < 300, created.body);
+  const upload = async (name: string, templateId: string) => (await uploadAsset(ctx, org, await jpeg(), name, { securityTemplateIds: [templateId] })).objectId;
   const privileges = ['view_storyboards' as const];
   return {
     org,
@@ -44,6 +65,7 @@ async function world(ctx: TestContext): Promise<World> {
     bob: await createTestUser(ctx, org, { privileges, groupIds: [groupB] }),
     carol: await createTestUser(ctx, org, { privileges, groupIds: [] }),
     assets: { onlyA: docs[0]!.assetId, onlyB: docs[1]!.assetId, both: docs[2]!.assetId },
+    real: { onlyA: await upload('only-a.jpg', tplA), onlyB: await upload('only-b.jpg', tplB), both: await upload('both.jpg', tplBoth) },
     collectionId: json(created).collectionId,
     tplBoth,
   };
@@ -117,7 +139,7 @@ forEachEngine('story boards: each viewer sees their own assets', (ctx) => {
 
   it('shows asset and gallery blocks and the cover with only the assets each viewer may see', async () => {
     const w = await world(ctx());
-    const { onlyA, onlyB, both } = w.assets;
+    const { onlyA, onlyB, both } = w.real;
     const res = await ctx().inject({
       method: 'POST', url: '/v1/storyboards', headers: w.org.admin.headers,
       payload: {
