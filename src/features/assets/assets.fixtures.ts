@@ -15,7 +15,7 @@ export async function jpeg(width = 64, height = 48, options: { orientation?: num
 }
 
 export async function image(format: 'png' | 'webp' | 'tiff' | 'jpeg', width = 64, height = 48): Promise<Buffer> {
-  const base = sharp({ create: { width, height, channels: 4, background: { r: 10, g: 120, b: 200, alpha: 1 } } });
+  const base = sharp({ create: { width, height, channels: 4, background: { r: 10, g: 120, b: 200, alpha: 0.5 } } });
   return base.toFormat(format).toBuffer();
 }
 
