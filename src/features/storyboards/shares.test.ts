@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
+import sharp from 'sharp';
 import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
+import { jpeg, uploadAsset } from '../assets/assets.fixtures.ts';
+import { boardWithAssets } from './test-fixtures.ts';
 
 const DAY = 86_400_000;
 
@@ -162,6 +165,35 @@ forEachEngine('story boards: external share links', (ctx) => {
     // JSON bodies work too.
     const jsonUnlock = await ctx().inject({ method: 'POST', url: `${path(other.url)}/unlock`, payload: { password: 'open sesame' } });
     assert.equal(jsonUnlock.statusCode, 303);
+  });
+
+  it('serves renditions of exactly the assets the shared view shows', async () => {
+    const org = await createTestOrg(ctx());
+    const { board, assetIds } = await boardWithAssets(ctx(), org);
+    const l = await link(ctx(), org, board.id);
+    const view = json(await ctx().inject({ method: 'GET', url: `${path(l.url)}/view` }));
+    const gallery = view.blocks.find((b: any) => b.type === 'gallery');
+    const thumb = gallery.assets[0].renditions.imageThumb;
+    assert.match(thumb, new RegExp(`^/shared/storyboards/${l.token}/assets/${gallery.assets[0].id}/imageThumb$`));
+    const img = await ctx().inject({ method: 'GET', url: thumb });
+    assert.equal(img.statusCode, 200, img.body);
+    assert.match(img.headers['content-type'] as string, /^image\//);
+    const meta = await sharp(img.rawPayload).metadata();
+    assert.equal(meta.width, 200);
+    assert.equal(img.headers['x-content-type-options'], 'nosniff');
+    // An asset of the same organization that the board does not show, a made-up rendition, another token.
+    const { objectId: elsewhere } = await uploadAsset(ctx(), org, await jpeg(), 'not-on-the-board.jpg');
+    for (const url of [
+      `${path(l.url)}/assets/${elsewhere}/imageThumb`,
+      `${path(l.url)}/assets/${gallery.assets[0].id}/original`,
+      `/shared/storyboards/${'B'.repeat(32)}/assets/${gallery.assets[0].id}/imageThumb`,
+    ]) assert.equal((await ctx().inject({ method: 'GET', url })).statusCode, 404, url);
+    // Once the creator can no longer see an asset, neither can the link.
+    assert.ok(assetIds.includes(gallery.assets[0].id));
+    await ctx().deps.db.deleteFrom('asset_security').where('asset_id', '=', gallery.assets[0].id).execute();
+    assert.equal((await ctx().inject({ method: 'GET', url: thumb })).statusCode, 404);
+    const after = json(await ctx().inject({ method: 'GET', url: `${path(l.url)}/view` }));
+    assert.equal(after.blocks.find((b: any) => b.type === 'gallery').assets.length, 2);
   });
 
   it('refuses bad link input with 400', async () => {
