@@ -82,7 +82,7 @@ export const IdParamsSchema = Type.Object({ id: Id });
 export const TokenParamsSchema = Type.Object({ token: Type.String({ minLength: 20, maxLength: 600 }) });
 export const FillQuerySchema = Type.Object({}, { additionalProperties: Type.String({ maxLength: 2000 }), description: 'f_<field>=value for each field' });
 export const SaveSchema = Type.Object({
-  filename: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  filename: Type.Optional(Type.String({ maxLength: 200, description: 'Without extension; empty: the template name and the time' })),
   values: Type.Optional(Type.Record(Type.String(), Type.String({ maxLength: 2000 }))),
 }, { additionalProperties: Type.String({ maxLength: 2000 }), description: 'JSON {values:{field:value}, filename} or a form with f_<field>=value' });
 export const SavedSchema = Type.Object({ assetId: Id, templateId: Id, relationship: Type.Literal('derivative') });

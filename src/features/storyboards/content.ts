@@ -1,7 +1,8 @@
 import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { AppError } from '../../core/http/errors.ts';
-import { loadAsset, presentLegacy, storedRenditions } from '../assets/index.ts';
+import { Readable } from 'node:stream';
+import { createAsset, loadAsset, presentLegacy, receiveSingle, storedRenditions } from '../assets/index.ts';
 import { collectionAssetsForViewer, loadVisibleCollection } from '../collections/index.ts';
 import { getSavedSearch, runSavedSearchForViewer } from '../search/index.ts';
 
@@ -164,15 +165,33 @@ async function savedSearchAssets(deps: Deps, viewer: Principal, savedSearchId: s
 }
 
 /** Until assets, collections and saved searches exist, every source is empty (nothing visible). */
+/**
+ * A new asset made by `creator` from bytes (same metadata template and security as its parent),
+ * then related to the parent as `derivative` (reference §7.11: primary = parent).
+ */
+async function createDerivative(deps: Deps, creator: Principal, input: NewDerivative): Promise<string> {
+  const parent = await loadAsset(deps.db, creator, input.parentAssetId);
+  const created = await createAsset(deps, creator, {
+    filename: input.filename, contentType: input.contentType, filesize: input.bytes.length,
+    metadataTemplateId: parent.asset.metadata_template_id, metadata: [], securityTemplateIds: parent.security.templateIds,
+  }, 'legacy');
+  if (!created.uploadRowId) throw new Error('the new asset has no upload');
+  await receiveSingle(deps, created.uploadRowId, Readable.from([input.bytes]), input.contentType, input.bytes.length);
+  const now = deps.clock.now();
+  // The assets feature has no relationship service yet: the row is the one its link API reads.
+  await deps.db.insertInto('asset_links').values({
+    org_id: creator.orgId, primary_id: parent.asset.id, secondary_id: created.asset.id, link_type: 'derivative', created_by: creator.userId, created_at: now, updated_at: now,
+  }).execute();
+  return created.asset.id;
+}
+
 const wired: ContentSource = {
   visibleAssets,
   collectionAssets,
   savedSearchAssets,
   rendition,
   original,
-  createDerivative: async () => {
-    throw new Error('assets are not available');
-  },
+  createDerivative,
 };
 
 /** The content story boards and adaptive templates read: wired to the assets and search features. */
