@@ -74,7 +74,7 @@ export async function adaptiveTemplateLaunchRoutes(app: App, deps: Deps): Promis
     const values = fieldValues(query);
     const security = launchSecurity();
     const search = new URLSearchParams(Object.entries(values).map(([k, v]): [string, string] => [`f_${k}`, v])).toString();
-    const page = (error?: string) => launchPage({ name: opened.row.name, kind: opened.row.kind, fields: opened.fields, values: { ...values, __filename: query.filename ?? '' }, query: search, canSave: hasPrivilege(opened.principal, 'upload'), error }, security);
+    const page = (error?: string) => launchPage({ base: `/adaptive-templates/launch/${request.params.token}`, name: opened.row.name, kind: opened.row.kind, fields: opened.fields, values: { ...values, __filename: query.filename ?? '' }, query: search, canSave: hasPrivilege(opened.principal, 'upload'), error }, security);
     try {
       await renderTemplate(opened, values, 'query');
     } catch (error) {
@@ -115,6 +115,6 @@ export async function adaptiveTemplateLaunchRoutes(app: App, deps: Deps): Promis
     if (!isForm) return reply.code(201).send(saved);
     const security = launchSecurity();
     const search = new URLSearchParams(Object.entries(values).map(([k, v]): [string, string] => [`f_${k}`, String(v)])).toString();
-    return html(reply, 200, launchPage({ name: opened.row.name, kind: opened.row.kind, fields: opened.fields, values: values as Record<string, string>, query: search, canSave: true, saved }, security), security.csp);
+    return html(reply, 200, launchPage({ base: `/adaptive-templates/launch/${request.params.token}`, name: opened.row.name, kind: opened.row.kind, fields: opened.fields, values: values as Record<string, string>, query: search, canSave: true, saved }, security), security.csp);
   });
 }

@@ -23,6 +23,8 @@ iframe.result{width:100%;min-height:30rem;border:1px solid #d5d9e0;background:#f
 .error{color:#a00;background:#fee;padding:.5rem;border-radius:4px}`;
 
 export interface LaunchPageInput {
+  /** Path of the page itself: render and save are below it. */
+  base: string;
   name: string;
   kind: 'svg' | 'html';
   fields: FieldDefinition[];
@@ -42,7 +44,7 @@ export function launchPage(input: LaunchPageInput, security: { nonce: string }):
       : `<input type="text" id="${id}" name="${id}" maxlength="${f.maxLength}" value="${value}">`;
     return `<label for="${id}">${escape(f.label)}</label>${control}`;
   }).join('\n');
-  const renderUrl = `render${input.query ? `?${input.query}` : ''}`;
+  const renderUrl = `${input.base}/render${input.query ? `?${input.query}` : ''}`;
   const result = input.kind === 'svg'
     ? `<img class="result" id="result" src="${escape(renderUrl)}" alt="Rendered ${escape(input.name)}">`
     : `<iframe class="result" id="result" sandbox src="${escape(renderUrl)}" title="Rendered ${escape(input.name)}"></iframe>`;
@@ -51,9 +53,9 @@ export function launchPage(input: LaunchPageInput, security: { nonce: string }):
 <body><main><section><h1>${escape(input.name)}</h1>
 ${input.error ? `<p class="error" role="alert">${escape(input.error)}</p>` : ''}
 ${input.saved ? `<p class="saved" id="saved" role="status">Saved as a new asset: <code>${escape(input.saved.assetId)}</code></p>` : ''}
-<form method="get" action="" id="fill">${inputs}
+<form method="get" action="${escape(input.base)}" id="fill">${inputs}
 <label for="filename">File name (when saving)</label><input type="text" id="filename" name="filename" maxlength="200" value="${escape(input.values.__filename ?? '')}">
 <div class="actions"><button type="submit" id="preview">Preview</button>
-${input.canSave ? '<button type="submit" id="save" formmethod="post" formaction="save">Save as new asset</button>' : ''}</div></form></section>
+${input.canSave ? `<button type="submit" id="save" formmethod="post" formaction="${escape(input.base)}/save">Save as new asset</button>` : ''}</div></form></section>
 <section>${result}</section></main></body></html>`;
 }

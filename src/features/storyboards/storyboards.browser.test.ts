@@ -7,6 +7,7 @@ import { chromium, type Page } from 'playwright-core';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg } from '../../../test/helpers/factories.ts';
 import { freePort } from '../../../test/helpers/net.ts';
+import { uploadAsset } from '../assets/assets.fixtures.ts';
 import { boardWithAssets } from './test-fixtures.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -96,6 +97,48 @@ forEachEngine('story boards: share page in a real browser', (ctx) => {
       assert.equal(view.id, board.id);
       assert.equal(violations.length, 0, violations.join('\n'));
       assert.deepEqual(failed, []);
+    } finally {
+      await browser.close();
+      rmSync(profile, { recursive: true, force: true });
+    }
+  });
+
+  it('fills an adaptive template in the browser: preview renders, save makes a derivative asset', { skip }, async () => {
+    const org = await createTestOrg(ctx());
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg" width="600" height="300"><rect width="600" height="300" fill="{{background|#264653}}"/>'
+      + '<text x="30" y="160" font-family="sans-serif" font-size="48" fill="#fff">{{headline|Spring sale}}</text></svg>';
+    const { objectId } = await uploadAsset(ctx(), org, Buffer.from(svg), 'banner.svg');
+    const registered = await ctx().inject({ method: 'POST', url: '/v1/adaptive-templates', headers: org.admin.headers, payload: { assetId: objectId } });
+    assert.equal(registered.statusCode, 201, registered.body);
+    const launch = json(await ctx().inject({ method: 'POST', url: '/v1/template/launch', headers: org.admin.headers, payload: { templateId: json(registered).templateId } }));
+    const profile = mkdtempSync(join(tmpdir(), 'tessera-chromium-'));
+    const browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS });
+    const violations: string[] = [];
+    try {
+      const page = await browser.newPage();
+      page.on('console', (m) => { if (/Content Security Policy|Refused/i.test(m.text())) violations.push(m.text()); });
+      await page.setViewportSize({ width: 390, height: 844 });
+      assert.equal((await page.goto(launch.url))?.status(), 200);
+      await page.fill('#f_headline', 'Hello from Chromium');
+      await page.fill('#f_background', '#e76f51');
+      await Promise.all([page.waitForURL(/f_headline=Hello/), page.click('#preview')]);
+      await page.waitForLoadState('networkidle');
+      const preview = await page.evaluate(() => {
+        const img = (globalThis as any).document.querySelector('#result');
+        return { loaded: img.complete && img.naturalWidth > 0, width: img.naturalWidth as number, src: img.currentSrc as string };
+      });
+      assert.ok(preview.loaded, JSON.stringify(preview));
+      assert.equal(preview.width, 600);
+      await page.screenshot({ path: join(SCREENSHOT_DIR, `adaptive-template-${ctx().engine}-phone.png`), fullPage: true });
+      await Promise.all([page.waitForLoadState('load'), page.click('#save')]);
+      const saved = (await page.textContent('#saved')) ?? '';
+      const assetId = /([0-9a-f-]{36})/.exec(saved)?.[1];
+      assert.ok(assetId, saved);
+      const asset = json(await ctx().inject({ method: 'GET', url: `/v1/asset/${assetId}`, headers: org.admin.headers }));
+      assert.match(asset.filename, /^banner-.*\.png$/);
+      const links = await ctx().deps.db.selectFrom('asset_links').select(['primary_id', 'link_type']).where('secondary_id', '=', assetId!).execute();
+      assert.deepEqual(links, [{ primary_id: objectId, link_type: 'derivative' }]);
+      assert.equal(violations.length, 0, violations.join('\n'));
     } finally {
       await browser.close();
       rmSync(profile, { recursive: true, force: true });
