@@ -34,6 +34,8 @@ export function adaptiveTemplateApiRoutes(app: App, deps: Deps): void {
   app.addSchema(AdaptiveTemplateSchema);
 
   app.post('/template', {
+    // A search: a read-only (tessera.read) third-party token may call it.
+    config: { scope: 'read' },
     schema: { operationId: 'getTemplates', tags, summary: 'Search the adaptive templates the caller may use', body: TemplateSearchSchema, response: { 200: TemplateSearchResultSchema, ...errors('validation_failed') } },
   }, async (request) => searchTemplates(deps, principalOf(request), request.body));
 

@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
 import { audit } from '../../core/audit.ts';
+import { requireOwnSignIn } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { invalidField, notFound } from '../../core/http/errors.ts';
 import { publishEvent } from '../../core/events/index.ts';
@@ -100,6 +101,8 @@ const tokenHash = (deps: Deps, token: string) => deps.keys.hash('storyboard-link
 export async function createLink(deps: Deps, principal: Principal, id: string, input: { expiresAt?: string | null; password?: string }, ip: string) {
   const loaded = await loadBoard(deps, principal, id);
   requireFlag(loaded, 'canShareExternal');
+  // A link is a lasting bearer credential: only the person's own sign-in makes one.
+  requireOwnSignIn(principal, 'Creating a share link');
   const now = deps.clock.now();
   let expiresAt: number | null = now + DEFAULT_LINK_DAYS * DAY;
   if (input.expiresAt === null) expiresAt = null;

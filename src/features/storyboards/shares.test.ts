@@ -3,6 +3,7 @@ import { it } from 'node:test';
 import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
 import sharp from 'sharp';
 import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
+import { createKey } from '../../../test/helpers/api-keys.ts';
 import { jpeg, uploadAsset } from '../assets/assets.fixtures.ts';
 import { boardWithAssets } from './test-fixtures.ts';
 
@@ -194,6 +195,17 @@ forEachEngine('story boards: external share links', (ctx) => {
     assert.equal((await ctx().inject({ method: 'GET', url: thumb })).statusCode, 404);
     const after = json(await ctx().inject({ method: 'GET', url: `${path(l.url)}/view` }));
     assert.equal(after.blocks.find((b: any) => b.type === 'gallery').assets.length, 2);
+  });
+
+  it('makes links only on a person\'s own sign-in: an API key of an administrator may not', async () => {
+    const org = await createTestOrg(ctx());
+    const board = await publishedBoard(ctx(), org);
+    const key = await createKey(ctx(), org, { roleId: org.roles.administrator });
+    const res = await ctx().inject({ method: 'POST', url: `/v1/storyboards/${board.id}/links`, headers: { 'x-api-key': key.key }, payload: {} });
+    assert.equal(res.statusCode, 403, res.body);
+    assert.match(json(res).message, /own sign-in/);
+    // The same key may still read and share internally.
+    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/storyboards/${board.id}/view`, headers: { 'x-api-key': key.key } })).statusCode, 200);
   });
 
   it('refuses bad link input with 400', async () => {
