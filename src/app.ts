@@ -21,6 +21,10 @@ import { webhookRoutes } from './features/webhooks/index.ts';
 import { metadataRoutes } from './features/metadata/index.ts';
 import { actionRoutes } from './features/actions/index.ts';
 import { assetsRoutes } from './features/assets/index.ts';
+import { savedSearchRoutes, searchRoutes } from './features/search/index.ts';
+import { collectionRoutes } from './features/collections/index.ts';
+import { storyboardRoutes } from './features/storyboards/index.ts';
+import { adaptiveTemplateRoutes } from './features/adaptive-templates/index.ts';
 import { cdnRoutes } from './features/cdn/index.ts';
 
 /**
@@ -162,6 +166,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       metadataRoutes(v1, deps);
       actionRoutes(v1, deps);
       assetsRoutes(v1, deps);
+      searchRoutes(v1, deps);
+      savedSearchRoutes(v1, deps);
+      collectionRoutes(v1, deps);
       cdnRoutes(v1, deps);
     }, { prefix: '/v1' });
     await api.register(async (keys: App) => {
@@ -176,6 +183,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       });
       webhookRoutes(scope, deps);
     }, { prefix: '/v1' });
+    await api.register(async (scope: App) => storyboardRoutes(scope, deps));
+    await api.register(async (scope: App) => adaptiveTemplateRoutes(scope, deps));
   });
 
   await app.ready();

@@ -72,7 +72,7 @@ export function requireOwnSignIn(principal: Principal, action: string): void {
   throw forbidden(`${action} needs your own sign-in: ${NOT_OWN_SIGN_IN[via]} do it`);
 }
 
-/** Subquery of template ids that grant `permission` to any of the caller's groups, for SQL filters. */
+/** Subquery of template ids that grant `permission` to any of the caller's groups, for SQL filters (indexed). */
 export function templatesGranting(db: DbOrTrx, principal: Principal, permission: Permission) {
   return db
     .selectFrom('security_template_permissions')
