@@ -133,7 +133,7 @@ for (const engine of ENGINES) {
     ];
     // Assets arrive with their own feature; bench the read by id when the route exists.
     const asset = await fetch(`${server.url}/v1/asset/00000000-0000-7000-8000-000000000000`, { headers: token });
-    if (asset.status !== 404 || (await asset.json()).code !== 'route_not_found') {
+    if (asset.status !== 404 || ((await asset.json()) as { code?: string }).code !== 'route_not_found') {
       const created = await createAsset(server.url, token).catch(() => undefined);
       if (created) routes.push([`GET /v1/asset/{id}, access token`, `/v1/asset/${created}`, token]);
     }

@@ -30,6 +30,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
+  tessera_revision: TesseraRevisionTable;
 }
 
 export interface OrganizationsTable {
@@ -313,4 +314,12 @@ export interface WebhookAttemptsTable {
   latency_ms: number;
   response_body: string | null;
   error_class: string | null;
+}
+
+// --- hotpaths (migration 0012_hotpaths) ---
+
+/** The identity revision counter (one row, id 1), bumped by triggers; see core/db/revision.ts. */
+export interface TesseraRevisionTable {
+  id: number;
+  value: number;
 }
