@@ -1,4 +1,4 @@
-// Hot paths (issue 14): the production server (`node src/main.ts serve`, what `npm start` runs) in
+// Hot paths (issue 14): the production server (the command `npm start` runs, flags included) in
 // its own process, loaded over loopback by wrk (`-t1 -c32`), or by a Node load generator in a
 // second process when wrk is not installed. In the same run: GET /healthz (the framework's own
 // ceiling: no credentials, no database) against an authenticated GET /v1/user with an access token
@@ -33,7 +33,10 @@ async function startServer(engine: string): Promise<Server> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-bench-hot-'));
   const pg = engine === 'postgres' ? await createPgDatabase() : undefined;
   const port = await freePort();
-  const child = spawn(process.execPath, ['src/main.ts', 'serve'], {
+  // Exactly what `npm start` runs (its flags included), with this Node.
+  const start = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  if (start[0] !== 'node') throw new Error(`unexpected start script: ${start.join(' ')}`);
+  const child = spawn(process.execPath, start.slice(1), {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {
       ...process.env, PORT: String(port), HOST: '127.0.0.1', TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'warn',
@@ -166,6 +169,6 @@ printTable(
   ['route', 'database', 'requests/s', 'p99 ms', 'errors', 'fraction of /healthz'],
   rows,
 );
-printTable('Server memory (RSS of `node src/main.ts serve`, MiB)', ['database', 'idle (3 s after start)', 'peak under the load above'], memory);
+printTable('Server memory (RSS of the `npm start` command, MiB)', ['database', 'idle (3 s after start)', 'peak under the load above'], memory);
 printTable('Targets (issue 14)', ['metric', 'target'], [['authenticated route / healthz', '≥ 0.5'], ['idle RSS of npm start', '≤ 120 MiB']]);
 process.exit(0);
