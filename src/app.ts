@@ -8,6 +8,7 @@ import type { Deps } from './deps.ts';
 import type { App } from './core/http/app-types.ts';
 import { registerAuthentication, type CredentialResolver } from './core/http/authenticate.ts';
 import { registerErrorHandling } from './core/http/error-handler.ts';
+import { registerInputGuards } from './core/http/input-guard.ts';
 import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
 import { apiKeyResolver, apiKeyRoutes, registerApiKeyAlongsideUser } from './features/api-keys/index.ts';
@@ -23,13 +24,18 @@ export interface BuildAppOptions {
   onRoute?: (route: { method: string | string[]; url: string; hidden: boolean }) => void;
 }
 
+function trustHops(hops: number) {
+  return (_address: string, hop: number) => hop < hops;
+}
+
 /** The whole HTTP surface. Tests and production build it the same way. */
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<App> {
   const app = Fastify({
     loggerInstance: deps.log,
     genReqId: requestIdFor,
     bodyLimit: deps.config.bodyLimitBytes,
-    trustProxy: deps.config.trustProxy,
+    // A hop count believes only the n nearest proxies (Fastify's own number handling, typed as a function).
+    trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
@@ -43,6 +49,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     reply.header('x-request-id', request.id);
   });
   registerErrorHandling(app);
+  registerInputGuards(app);
   await app.register(helmet, { contentSecurityPolicy: false, global: true });
   app.addSchema(ErrorBodySchema);
 

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 /**
@@ -20,7 +21,11 @@ export interface Config {
   /** How long a webhook message claimed by a process stays leased without a heartbeat (crash recovery time). */
   readonly webhookLeaseMs: number;
   readonly bodyLimitBytes: number;
-  readonly trustProxy: boolean;
+  /**
+   * Which X-Forwarded-For hops to believe: false (none: the socket address is the client), a hop
+   * count (the n proxies nearest to Tessera), or proxy addresses/CIDRs. Never "everyone".
+   */
+  readonly trustProxy: false | number | string[];
   /** Auth: how long a just-rotated refresh token may be replayed for the same successor (s). */
   readonly refreshGraceSeconds: number;
   /** Auth: lifetime of impersonation tokens (s, at most the 1-hour access-token lifetime). */
@@ -88,7 +93,7 @@ export function parseConfig(env: Env = process.env): Config {
     allowPrivateTargets: boolean(env, 'TESSERA_ALLOW_PRIVATE_TARGETS', false),
     webhookLeaseMs: integer(env, 'TESSERA_WEBHOOK_LEASE_MS', 20_000, 1000, 600_000),
     bodyLimitBytes: integer(env, 'TESSERA_BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),
-    trustProxy: boolean(env, 'TESSERA_TRUST_PROXY', false),
+    trustProxy: parseTrustProxy(env),
     refreshGraceSeconds: integer(env, 'TESSERA_REFRESH_GRACE_SECONDS', 10, 0, 60),
     impersonationTtlSeconds: integer(env, 'TESSERA_IMPERSONATION_TTL_SECONDS', 3600, 60, 3600),
   });
@@ -182,6 +187,39 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   const n = Number(value);
   if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TESSERA_TRUST_PROXY: a hop count (1–10) or a comma-separated list of proxy addresses, CIDRs
+ * and the names loopback, linklocal, uniquelocal. `true` is refused: it would believe any
+ * client-sent X-Forwarded-For, so per-IP throttles and audit IPs could be spoofed.
+ */
+function parseTrustProxy(env: Env): Config['trustProxy'] {
+  const name = 'TESSERA_TRUST_PROXY';
+  const value = optional(env, name)?.trim();
+  if (value === undefined || value === '' || /^(false|0|no|off)$/i.test(value)) return false;
+  if (/^(true|yes|on)$/i.test(value)) {
+    throw new ConfigError(name, 'must name whom to trust, not "true" (that would believe any client\'s X-Forwarded-For): give the number of proxies in front of Tessera (e.g. 1) or their addresses/CIDRs (e.g. 10.0.0.0/8,loopback)');
+  }
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops < 1 || hops > 10) throw new ConfigError(name, `must be a hop count between 1 and 10, or proxy addresses/CIDRs, got ${hops}`);
+    return hops;
+  }
+  const entries = value.split(',').map((e) => e.trim()).filter(Boolean);
+  for (const entry of entries) {
+    if (PROXY_NAMES.includes(entry)) continue;
+    const [address, prefix, ...rest] = entry.split('/');
+    const family = isIP(address ?? '');
+    const max = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= max);
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      throw new ConfigError(name, `"${entry}" is not an IP address, a CIDR or one of ${PROXY_NAMES.join(', ')} (or give a hop count)`);
+    }
+  }
+  return entries;
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {

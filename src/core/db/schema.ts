@@ -118,6 +118,8 @@ export interface AuditLogTable {
   ip: string | null;
   /** JSON object */
   data: string;
+  /** The administrator who acted as actor_id (impersonation); migration 0005 */
+  impersonator_id: string | null;
 }
 
 export interface JobsTable {
@@ -189,6 +191,8 @@ export interface AuthLoginFailuresTable {
   failures: number;
   window_start: number;
   locked_until: number;
+  /** Which attempt last reserved this key (migration 0005): tells an admitted attempt from a refused one in one statement. */
+  reservation: string | null;
 }
 
 export interface OAuthClientsTable {

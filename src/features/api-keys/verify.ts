@@ -91,6 +91,7 @@ async function resolveKey(deps: Deps, hash: string): Promise<Loaded<Principal> |
   return {
     value: {
       kind: 'api_key',
+      via: 'api_key',
       orgId: row.org_id,
       userId: row.service_user_id,
       username: row.service_username,

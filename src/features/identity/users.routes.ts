@@ -3,7 +3,8 @@ import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { clientIp, principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
-import { GroupMembershipSchema, IdParamsSchema, StatusMessageSchema, UserCreateSchema, UserCreatedSchema, UserSchema, UserUpdateSchema } from './identity.schemas.ts';
+import { GroupMembershipSchema, IdParamsSchema, OwnPasswordChangeSchema, PasswordChangedSchema, PasswordResetSchema, StatusMessageSchema, UserCreateSchema, UserCreatedSchema, UserSchema, UserUpdateSchema } from './identity.schemas.ts';
+import { changeOwnPassword, resetPassword } from './passwords.service.ts';
 import { changeGroupMembership, createUser, getCurrentUser, getUser, updateUser } from './users.service.ts';
 
 const tags = ['people'];
@@ -13,6 +14,7 @@ export function userRoutes(app: App, deps: Deps): void {
   app.addSchema(UserSchema);
 
   app.get('/user', {
+    config: { scope: 'identity' },
     schema: { tags, summary: 'The current user', response: { 200: UserRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found') } },
   }, async (request) => getCurrentUser(deps, principalOf(request)));
 
@@ -36,6 +38,20 @@ export function userRoutes(app: App, deps: Deps): void {
       response: { 200: UserRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict') },
     },
   }, async (request) => updateUser(deps, principalOf(request), request.params.id, request.body, clientIp(request)));
+
+  app.put('/user/password', {
+    schema: {
+      tags, summary: 'Change your own password (needs the current one; ends your other sessions)', body: OwnPasswordChangeSchema,
+      response: { 200: PasswordChangedSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict') },
+    },
+  }, async (request) => changeOwnPassword(deps, principalOf(request), request.body, clientIp(request)));
+
+  app.put('/user/:id/password', {
+    schema: {
+      tags, summary: "Set another user's password (User Management; ends all their sessions)", params: IdParamsSchema, body: PasswordResetSchema,
+      response: { 200: PasswordChangedSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict') },
+    },
+  }, async (request) => resetPassword(deps, principalOf(request), request.params.id, request.body, clientIp(request)));
 
   for (const change of ['add', 'remove'] as const) {
     app.patch(`/user/:id/${change}-to-group`.replace('remove-to', 'remove-from'), {
