@@ -30,6 +30,8 @@ export interface Config {
   readonly refreshGraceSeconds: number;
   /** Auth: lifetime of impersonation tokens (s, at most the 1-hour access-token lifetime). */
   readonly impersonationTtlSeconds: number;
+  /** Browser origins allowed to call the API (CORS); empty = none, ['*'] = any. */
+  readonly corsOrigins: readonly string[];
 }
 
 export interface LocalStorageConfig {
@@ -96,7 +98,31 @@ export function parseConfig(env: Env = process.env): Config {
     trustProxy: parseTrustProxy(env),
     refreshGraceSeconds: integer(env, 'TESSERA_REFRESH_GRACE_SECONDS', 10, 0, 60),
     impersonationTtlSeconds: integer(env, 'TESSERA_IMPERSONATION_TTL_SECONDS', 3600, 60, 3600),
+    corsOrigins: parseCorsOrigins(env),
   });
+}
+
+/** `TESSERA_CORS_ORIGINS`: comma- or space-separated origins (`https://app.example.com`), or `*`. */
+function parseCorsOrigins(env: Env): readonly string[] {
+  const value = optional(env, 'TESSERA_CORS_ORIGINS');
+  if (value === undefined) return Object.freeze([]);
+  const origins = value.split(/[\s,]+/).filter(Boolean);
+  if (origins.includes('*')) {
+    if (origins.length > 1) throw new ConfigError('TESSERA_CORS_ORIGINS', 'is either * or a list of origins, not both');
+    return Object.freeze(['*']);
+  }
+  for (const origin of origins) {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw new ConfigError('TESSERA_CORS_ORIGINS', `has "${origin}", which is not an origin like https://app.example.com`);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin.replace(/\/$/, '')) {
+      throw new ConfigError('TESSERA_CORS_ORIGINS', `has "${origin}", which is not an origin like https://app.example.com (scheme, host and port only)`);
+    }
+  }
+  return Object.freeze(origins.map((o) => o.replace(/\/$/, '')));
 }
 
 function parseDatabase(env: Env, dataDir: string): Config['database'] {

@@ -3,26 +3,40 @@ import { createDeps, type Deps } from './deps.ts';
 import { buildApp } from './app.ts';
 import { migrateToLatest } from './core/db/migrate.ts';
 import { bootstrapFirstOrganization } from './features/identity/index.ts';
-import { orgCreate, usage, UsageError, userCreate } from './cli.ts';
+import { orgCreate, usage, UsageError, userCreate, userResetPassword } from './cli.ts';
+import { announceFirstRun, databaseError, listenError, prepareDataDir, probeListen, StartupError } from './startup.ts';
 import { startWorkers } from './workers.ts';
 
-async function serve(deps: Deps): Promise<void> {
-  const applied = await migrateToLatest(deps.db);
-  if (applied.length > 0) deps.log.info({ applied }, 'database migrated');
-  const boot = await bootstrapFirstOrganization(deps);
-  if (boot.created) {
-    if (boot.generatedPassword) {
-      deps.log.warn(
-        { username: boot.username, organizationId: boot.orgId },
-        `First start: created administrator "${boot.username}" with generated password ${boot.generatedPassword} (shown only this once; change it)`,
-      );
-    } else {
-      deps.log.info({ username: boot.username, organizationId: boot.orgId }, 'First start: created the first organization and its administrator');
-    }
+/** Connects and migrates; a database that cannot be reached or opened is a one-line StartupError. */
+async function openDatabase(config: Config): Promise<Deps> {
+  let deps: Deps | undefined;
+  try {
+    deps = createDeps(config);
+    const applied = await migrateToLatest(deps.db);
+    if (applied.length > 0) deps.log.info({ applied }, 'database migrated');
+    return deps;
+  } catch (error) {
+    await deps?.close().catch(() => {});
+    throw databaseError(error, config) ?? error;
   }
+}
+
+async function serve(config: Config): Promise<void> {
+  // Checked in the order a person would fix them, and before any first-run side effect.
+  prepareDataDir(config.dataDir);
+  await probeListen(config);
+  const deps = await openDatabase(config);
+  announceFirstRun(deps, await bootstrapFirstOrganization(deps));
   const app = await buildApp(deps);
   const worker = deps.config.workers ? startWorkers(deps) : undefined;
-  await app.listen({ port: deps.config.port, host: deps.config.host });
+  try {
+    await app.listen({ port: deps.config.port, host: deps.config.host });
+  } catch (error) {
+    await worker?.stop();
+    await app.close();
+    await deps.close();
+    throw listenError(error, config) ?? error;
+  }
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -50,22 +64,41 @@ async function main(argv: string[]): Promise<void> {
     }
     throw error;
   }
-  const [command = 'serve', sub, ...rest] = argv;
-  if (command === 'help' || command === '--help' || command === '-h') {
+  const [command, sub, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${usage()}\n`);
     return;
   }
-  const known = command === 'serve' || command === 'migrate' || (command === 'org' && sub === 'create') || (command === 'user' && sub === 'create');
+  const known = command === 'serve' || command === 'migrate' || (command === 'org' && sub === 'create')
+    || (command === 'user' && (sub === 'create' || sub === 'reset-password'));
   if (!known) {
     process.stderr.write(`Unknown command: ${argv.join(' ')}\n${usage()}\n`);
     process.exit(2);
   }
-  const deps = createDeps(config);
-  if (command === 'serve') return serve(deps);
+  // Files Tessera writes (database, secret key, first-run credentials, blobs) are for this user only.
+  process.umask(0o077);
+  if (command === 'serve') {
+    try {
+      return await serve(config);
+    } catch (error) {
+      if (!(error instanceof StartupError)) throw error;
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+  }
+  let deps: Deps;
   try {
-    await migrateToLatest(deps.db);
+    prepareDataDir(config.dataDir);
+    deps = await openDatabase(config);
+  } catch (error) {
+    if (!(error instanceof StartupError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+  try {
     if (command === 'migrate') process.stdout.write('Database is up to date\n');
     else if (command === 'org') process.stdout.write(`${await orgCreate(deps, rest)}\n`);
+    else if (sub === 'reset-password') process.stdout.write(`${await userResetPassword(deps, rest)}\n`);
     else process.stdout.write(`${await userCreate(deps, rest)}\n`);
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

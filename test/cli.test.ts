@@ -13,7 +13,7 @@ describe('CLI (tessera …)', () => {
   const run = (...args: string[]) => {
     const env: Record<string, string | undefined> = { ...process.env, TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'silent' };
     delete env.DATABASE_URL;
-    return spawnSync(process.execPath, ['bin/tessera.mjs', ...args], { env, encoding: 'utf8' });
+    return spawnSync(process.execPath, ['bin/tessera.mjs', ...args], { env, encoding: 'utf8', timeout: 60_000 });
   };
 
   it('migrate brings an empty database up to date', () => {
@@ -53,5 +53,13 @@ describe('CLI (tessera …)', () => {
     const res = run('help');
     assert.equal(res.status, 0);
     assert.match(res.stdout, /serve/);
+  });
+
+  it('with no arguments prints the help (serving is `tessera serve`)', () => {
+    const res = run();
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stdout, /Usage: tessera/);
+    assert.match(res.stdout, /serve .*migrate, then serve/);
+    assert.match(res.stdout, /reset-password/);
   });
 });

@@ -18,6 +18,8 @@ const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
+  // RFC 9110 §15.5.2: every 401 names the scheme to use; a more specific challenge set by the error wins.
+  if (error.status === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', 'Bearer realm="tessera"');
   const body: Record<string, unknown> = { status: 'error', code: error.code, message: error.message, requestId: request.id };
   if (error.details && error.details.length > 0) body.details = error.details;
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);

@@ -10,9 +10,11 @@ export const ERROR_STATUS = {
   conflict: 409,
   gone: 410,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   unprocessable: 422,
   rate_limited: 429,
+  headers_too_large: 431,
   internal: 500,
   service_unavailable: 503,
 } as const;
@@ -59,6 +61,13 @@ export function notFound(what: string): AppError {
 
 export function unauthorized(message = 'Unauthorized'): AppError {
   return new AppError('unauthorized', message);
+}
+
+/** 401 for a genuine token past its `exp`: the message and the RFC 6750 challenge say so, so clients know to refresh. */
+export function tokenExpired(): AppError {
+  return new AppError('unauthorized', 'The access token has expired; refresh it or sign in again', {
+    headers: { 'www-authenticate': 'Bearer realm="tessera", error="invalid_token", error_description="The access token expired"' },
+  });
 }
 
 export function forbidden(message = 'Forbidden'): AppError {

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { CredentialResolver } from '../../core/http/authenticate.ts';
-import { unauthorized } from '../../core/http/errors.ts';
+import { tokenExpired, unauthorized } from '../../core/http/errors.ts';
 import { revisionCache } from '../../core/db/revision-cache.ts';
 import { byKind, holdingsOfPrincipal, holdingsWithin } from '../../core/authz/ceiling.ts';
 import { loadUserPrincipal, principalFromRow } from '../identity/index.ts';
@@ -52,7 +52,8 @@ export async function cachedPrincipalForToken(deps: Deps, token: string): Promis
 
 export async function principalForToken(deps: Deps, token: string): Promise<Principal> {
   const claims = await verifySignature(deps, token);
-  if (!claims || claims.exp * 1000 <= deps.clock.now()) throw unauthorized();
+  if (!claims) throw unauthorized();
+  if (claims.exp * 1000 <= deps.clock.now()) throw tokenExpired();
   // One round trip for the session (revocation is seen at once) and the user it belongs to.
   const session = await findSessionWithUser(deps.db, claims.sid);
   if (!session || session.revoked_at !== null || session.session_user_id !== claims.sub) throw unauthorized();

@@ -158,7 +158,6 @@ export async function createUser(deps: Deps, principal: Principal, input: UserCr
 const SELF_SERVICE_FIELDS = ['firstName', 'lastName', 'friendlyName', 'email', 'company', 'country', 'contact', 'phone'] as const;
 
 export async function updateUser(deps: Deps, principal: Principal, id: string, input: UserUpdate, ip: string): Promise<User> {
-  if (input.userRoleId && input.userRoleName) throw invalidField('body.userRoleName', 'send either userRoleId or userRoleName, not both');
   const now = deps.clock.now();
   const row = await deps.db.transaction().execute(async (trx) => {
     const privileged = input.userRoleId !== undefined || input.userRoleName !== undefined || input.groups !== undefined || input.status !== undefined;
@@ -179,6 +178,10 @@ export async function updateUser(deps: Deps, principal: Principal, id: string, i
     let rolePrivileges: string | undefined;
     if (input.userRoleId !== undefined || input.userRoleName !== undefined) {
       const role = await assignableRole(trx, principal, input.userRoleId ? 'body.userRoleId' : 'body.userRoleName', { id: input.userRoleId, name: input.userRoleName });
+      // The reference's own example sends both: fine when they name the same role.
+      if (input.userRoleId && input.userRoleName !== undefined && role.name_key !== input.userRoleName.toLowerCase()) {
+        throw invalidField('body.userRoleName', `names a different role than body.userRoleId ("${role.name}")`);
+      }
       patch.role_id = role.id;
       rolePrivileges = role.privileges;
     }

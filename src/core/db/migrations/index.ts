@@ -4,6 +4,7 @@ import * as m0002 from './0002_auth.ts';
 import * as m0003 from './0003_api_keys.ts';
 import * as m0004 from './0004_webhooks.ts';
 import * as m0005 from './0005_security.ts';
+import * as m0006 from './0006_compat.ts';
 import * as m0012 from './0012_hotpaths.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
@@ -13,5 +14,6 @@ export const migrations: Record<string, Migration> = {
   '0003_api_keys': m0003,
   '0004_webhooks': m0004,
   '0005_security': m0005,
+  '0006_compat': m0006,
   '0012_hotpaths': m0012,
 };
