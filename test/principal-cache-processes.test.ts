@@ -145,6 +145,16 @@ forEachEngine('principal cache: a change reaches another process within 1 s', (c
     await honoured('/v1/user', acting, () => patch(`/v1/user/${boss.userId}`, org.admin.headers, { status: 'disabled' }), 401);
   });
 
+  it('a password change ends the other sessions there too', async () => {
+    const org = await createTestOrg(ctx());
+    const { user, headers } = await staff(org);
+    const other = { accesstoken: (await login(ctx(), user)).session.accessToken };
+    await honoured('/v1/user', other, async () => {
+      const res = await ctx().inject({ method: 'PUT', url: '/v1/user/password', headers, payload: { currentPassword: user.password, newPassword: `New-${user.password}-x` } });
+      assert.equal(res.statusCode, 200, res.body);
+    }, 401);
+  });
+
   it('security template change and password change move the other process too', async () => {
     const org = await createTestOrg(ctx());
     const created = await ctx().inject({ method: 'POST', url: '/v1/security/template', headers: org.admin.headers, payload: { templateName: 'Remote' } });

@@ -175,14 +175,42 @@ forEachEngine('principal cache: every change is honoured at once on this instanc
     assert.equal(await status(ctx, '/v1/user', key.headers), 401);
   });
 
-  it('a password change drops the cached principals', async () => {
+  it('a password change (own, or reset by an administrator) ends the other sessions at once', async () => {
     const org = await createTestOrg(ctx());
     const { user, token } = await staff(ctx, org);
+    const other = await tokenOf(ctx, user);
     await warm(ctx, token.headers);
+    await warm(ctx, other.headers);
+    const newPassword = `New-${user.password}-x`;
+    const changed = await ctx().inject({ method: 'PUT', url: '/v1/user/password', headers: token.headers, payload: { currentPassword: user.password, newPassword } });
+    assert.equal(changed.statusCode, 200, changed.body);
+    assert.equal(await status(ctx, '/v1/user', other.headers), 401);
+    const again = await tokenOf(ctx, { username: user.username, password: newPassword });
+    await warm(ctx, again.headers);
+    const reset = await ctx().inject({ method: 'PUT', url: `/v1/user/${user.userId}/password`, headers: org.admin.headers, payload: { newPassword: `Reset-${newPassword}` } });
+    assert.equal(reset.statusCode, 200, reset.body);
+    assert.equal(await status(ctx, '/v1/user', again.headers), 401);
+    // And a change made by hand in the database drops the cache just the same.
+    const last = await tokenOf(ctx, { username: user.username, password: `Reset-${newPassword}` });
+    await warm(ctx, last.headers);
     const misses = tokenCache(ctx).stats.misses;
     await ctx().deps.db.updateTable('users').set({ password_hash: 'changed' }).where('id', '=', user.userId).execute();
-    assert.equal(await status(ctx, '/v1/user', token.headers), 200);
+    assert.equal(await status(ctx, '/v1/user', last.headers), 200);
     assert.equal(tokenCache(ctx).stats.misses, misses + 1, 'resolved afresh after the password change');
+  });
+
+  it('impersonation ceiling: it ends at once when the impersonator loses a privilege the target holds', async () => {
+    const org = await createTestOrg(ctx());
+    const boss = await createTestUser(ctx(), org, { privileges: ['impersonate', 'user_management', 'role_management'] });
+    const bossToken = await tokenOf(ctx, boss);
+    const target = await createTestUser(ctx(), org, { privileges: ['user_management'] });
+    const res = await ctx().inject({ method: 'POST', url: '/v1/auth/impersonate', headers: bossToken.headers, payload: { username: target.username } });
+    assert.equal(res.statusCode, 200, res.body);
+    const acting = { accesstoken: json<{ session: { accessToken: string } }>(res).session.accessToken };
+    await warm(ctx, acting);
+    const bossRole = json<{ roleId: string }>(await ctx().inject({ method: 'GET', url: '/v1/user', headers: bossToken.headers })).roleId;
+    assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/roles/${bossRole}`, headers: org.admin.headers, payload: { privileges: ['impersonate', 'role_management'] } })).statusCode, 200);
+    assert.equal(await status(ctx, '/v1/user', acting), 401);
   });
 
   it('impersonation ends at once when the impersonator is disabled', async () => {

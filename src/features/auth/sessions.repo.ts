@@ -15,7 +15,7 @@ export function insertSession(db: DbOrTrx, row: SessionRow): Promise<unknown> {
  * The session and its user (with role privileges and group ids) in one round trip: the credential
  * check runs on every request, and on PostgreSQL each round trip is most of its cost.
  */
-const sessionWithUserQuery = prepared<{ id: string }>()((db, p) => db
+export const sessionWithUserQuery = prepared<{ id: string }>()((db, p) => db
   .selectFrom('auth_sessions')
   .innerJoin('users', 'users.id', 'auth_sessions.user_id')
   .innerJoin('roles', 'roles.id', 'users.role_id')

@@ -9,7 +9,7 @@ export function findUser(db: DbOrTrx, orgId: string, id: string): Promise<UsersT
 }
 
 // Compiled once (core/db/prepared.ts): GET /v1/user runs it whenever the profile cache misses.
-const userProfileQuery = prepared<{ orgId: string; id: string }>()((db, p) => db
+export const userProfileQuery = prepared<{ orgId: string; id: string }>()((db, p) => db
   .selectFrom('users')
   .innerJoin('organizations', 'organizations.id', 'users.org_id')
   .selectAll('users')

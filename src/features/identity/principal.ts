@@ -20,7 +20,7 @@ export async function loadUserPrincipal(db: DbOrTrx, userId: string, extra: Part
 
 // One round trip, compiled once (core/db/prepared.ts). The group ids come back as one JSON array
 // (json_group_array / json_agg both give '[…]'), so the dialects differ only in name.
-const userPrincipalQuery = prepared<{ userId: string }>()((db, p) => db
+export const userPrincipalQuery = prepared<{ userId: string }>()((db, p) => db
   .selectFrom('users')
   .innerJoin('roles', 'roles.id', 'users.role_id')
   .select(['users.id', 'users.org_id', 'users.username', 'users.status', 'users.role_id', 'roles.privileges'])
