@@ -67,6 +67,7 @@ export interface Database {
   storyboard_shares: StoryboardSharesTable;
   storyboard_links: StoryboardLinksTable;
   adaptive_templates: AdaptiveTemplatesTable;
+  tessera_revision: TesseraRevisionTable;
 }
 
 export interface OrganizationsTable {
@@ -829,4 +830,12 @@ export interface AdaptiveTemplatesTable {
   created_by: string;
   created_at: number;
   updated_at: number;
+}
+
+// --- hotpaths (migration 0012_hotpaths) ---
+
+/** The identity revision counter (one row, id 1), bumped by triggers; see core/db/revision.ts. */
+export interface TesseraRevisionTable {
+  id: number;
+  value: number;
 }

@@ -10,6 +10,7 @@ import * as m0008 from './0008_assets.ts';
 import * as m0009 from './0009_search.ts';
 import * as m0010 from './0010_storyboards.ts';
 import * as m0011 from './0011_cdn.ts';
+import * as m0012 from './0012_hotpaths.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009_search': m0009,
   '0010_storyboards': m0010,
   '0011_cdn': m0011,
+  '0012_hotpaths': m0012,
 };
