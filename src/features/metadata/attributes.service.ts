@@ -172,8 +172,6 @@ export async function createAttribute(deps: Deps, principal: Principal, input: A
   const id = newId(now);
   try {
     return await deps.db.transaction().execute(async (trx) => {
-      // Bumping the version first takes the organization's definitions lock (a row lock on
-      // PostgreSQL), so concurrent creates check names one after the other.
       await touchDefinitions(trx, principal.orgId, now);
       if (await nameTaken(trx, principal.orgId, name)) throw duplicateName();
       if (settings.vocabularyId) await checkVocabularies(trx, principal.orgId, [{ id: settings.vocabularyId, field: 'body.controlledVocabularyId' }]);
@@ -195,7 +193,6 @@ export async function createAttribute(deps: Deps, principal: Principal, input: A
       await trx.insertInto('metadata_attributes').values(row).execute();
       if (type === 'cascade') await writeLevels(trx, principal.orgId, now, { id, searchField, createdBy: principal.userId }, levels);
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.attribute.created', targetType: 'metadata_attribute', targetId: id, ip });
-      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.attribute.created', actor: principal.userId, data: { attribute: summary(row) } });
       return (await present(trx, principal.orgId, [id]))[0]!;
     });
@@ -251,7 +248,6 @@ export async function updateAttribute(deps: Deps, principal: Principal, id: stri
         data: { searchField: row.search_field, fields: changed, previous: { name: row.name, settings: before }, current: { name: patch.name, settings }, removedLevels },
       });
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.attribute.updated', targetType: 'metadata_attribute', targetId: id, ip, data: { fields: changed } });
-      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.attribute.updated', actor: principal.userId, data: { attribute: summary({ ...row, ...patch }) } });
       return (await present(trx, principal.orgId, [id]))[0]!;
     });
@@ -265,6 +261,7 @@ export async function deleteAttribute(deps: Deps, principal: Principal, id: stri
   requirePrivileges(principal, 'metadata_management');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
+    await touchDefinitions(trx, principal.orgId, now);
     const row = await findAttribute(trx, principal.orgId, id);
     if (!row) throw attributeNotFound();
     if (row.system === 1) throw conflict(`${row.name} is a system attribute and cannot be deleted`);
@@ -277,7 +274,6 @@ export async function deleteAttribute(deps: Deps, principal: Principal, id: stri
     await trx.deleteFrom('metadata_attributes').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await recordDefinitionChange(trx, now, { orgId: principal.orgId, kind: 'attribute.deleted', subjectType: 'attribute', subjectId: id, actorId: principal.userId, data: { name: row.name, searchField: row.search_field } });
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.attribute.deleted', targetType: 'metadata_attribute', targetId: id, ip, data: { name: row.name } });
-    await touchDefinitions(trx, principal.orgId, now);
     await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.attribute.deleted', actor: principal.userId, data: { attribute: summary(row) } });
   });
 }

@@ -117,6 +117,7 @@ export async function createGroup(deps: Deps, principal: Principal, input: Group
   const now = deps.clock.now();
   try {
     return await deps.db.transaction().execute(async (trx) => {
+      await touchDefinitions(trx, principal.orgId, now);
       await checkAttributes(trx, principal.orgId, attributeIds, false);
       const row: GroupRow = {
         id: newId(now), org_id: principal.orgId, name, name_key: name.toLowerCase(), search_field: await freeSearchField(trx, 'metadata_groups', principal.orgId, name),
@@ -126,7 +127,6 @@ export async function createGroup(deps: Deps, principal: Principal, input: Group
       await trx.insertInto('metadata_groups').values(row).execute();
       await writeLinks(trx, principal.orgId, row.id, attributeIds);
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.group.created', targetType: 'metadata_group', targetId: row.id, ip });
-      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.group.created', actor: principal.userId, data: { group: { id: row.id, name } } });
       return (await present(trx, principal.orgId, [row]))[0]!;
     });
@@ -144,6 +144,7 @@ export async function updateGroup(deps: Deps, principal: Principal, id: string, 
   const now = deps.clock.now();
   try {
     return await deps.db.transaction().execute(async (trx) => {
+      await touchDefinitions(trx, principal.orgId, now);
       const row = await findGroup(trx, principal.orgId, id);
       if (!row) throw groupNotFound();
       const patch: Partial<GroupRow> = { updated_at: now, updated_by: principal.userId };
@@ -170,7 +171,6 @@ export async function updateGroup(deps: Deps, principal: Principal, id: string, 
         }
       }
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.group.updated', targetType: 'metadata_group', targetId: id, ip });
-      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.group.updated', actor: principal.userId, data: { group: { id, name: patch.name ?? row.name } } });
       return (await present(trx, principal.orgId, [{ ...row, ...patch }]))[0]!;
     });
@@ -184,6 +184,7 @@ export async function deleteGroup(deps: Deps, principal: Principal, id: string, 
   requirePrivileges(principal, 'metadata_management');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
+    await touchDefinitions(trx, principal.orgId, now);
     const row = await findGroup(trx, principal.orgId, id);
     if (!row) throw groupNotFound();
     if (row.system === 1) throw conflict('The system group cannot be deleted: every template has it');
@@ -191,7 +192,6 @@ export async function deleteGroup(deps: Deps, principal: Principal, id: string, 
     if (templates?.length) throw conflict(`Metadata group is used by metadata templates: ${templates.map((t) => t.name).join(', ')}`);
     await trx.deleteFrom('metadata_groups').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.group.deleted', targetType: 'metadata_group', targetId: id, ip, data: { name: row.name } });
-    await touchDefinitions(trx, principal.orgId, now);
     await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.group.deleted', actor: principal.userId, data: { group: { id, name: row.name } } });
   });
 }

@@ -9,7 +9,11 @@ import type { CompiledTemplate } from './model.ts';
  */
 const versionKey = (orgId: string) => `metadata.version.${orgId}`;
 
-/** Marks the organization's definitions changed; call in the transaction of the change. */
+/**
+ * Marks the organization's definitions changed. Call it first in every transaction that changes
+ * definitions: the upsert also takes the organization's row lock (PostgreSQL; SQLite serializes
+ * writers anyway), so concurrent changes check names, duplicates and usage one after the other.
+ */
 export async function touchDefinitions(db: DbOrTrx, orgId: string, now: number): Promise<void> {
   const value = newId(now);
   await db.insertInto('server_state').values({ key: versionKey(orgId), value, updated_at: now })

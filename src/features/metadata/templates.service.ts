@@ -237,6 +237,7 @@ export async function createTemplate(deps: Deps, principal: Principal, input: Te
   const now = deps.clock.now();
   try {
     return await deps.db.transaction().execute(async (trx) => {
+      await touchDefinitions(trx, principal.orgId, now);
       const groupIds = await resolveGroups(trx, principal.orgId, input.groupIds);
       await checkNoDuplicateAttributes(trx, principal.orgId, groupIds, 'body.groupIds');
       const access = await resolveAccess(trx, principal.orgId, input.accessTemplates ?? []);
@@ -255,7 +256,6 @@ export async function createTemplate(deps: Deps, principal: Principal, input: Te
         await trx.updateTable('metadata_templates').set({ default_values: row.default_values }).where('id', '=', row.id).execute();
       }
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.template.created', targetType: 'metadata_template', targetId: row.id, ip });
-      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, {
         orgId: principal.orgId, type: 'metadata.template.created', actor: principal.userId,
         data: { template: { id: row.id, name: { previous: null, current: name }, type: { previous: null, current: typeLabel(types) }, groups: { added: groupIds.map((groupId) => ({ groupId })), removed: [] } } },
@@ -283,6 +283,7 @@ export async function updateTemplate(deps: Deps, principal: Principal, id: strin
   const now = deps.clock.now();
   try {
     return await deps.db.transaction().execute(async (trx) => {
+      await touchDefinitions(trx, principal.orgId, now);
       const row = await findTemplate(trx, principal.orgId, id);
       if (!row) throw templateNotFound();
       const beforeGroups = (await details(trx, principal.orgId, [id])).groupIds.get(id) ?? [];
@@ -319,7 +320,6 @@ export async function updateTemplate(deps: Deps, principal: Principal, id: strin
         data: { fields: Object.keys(input), groups: { added, removed } },
       });
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.template.updated', targetType: 'metadata_template', targetId: id, ip, data: { fields: Object.keys(input) } });
-      await touchDefinitions(trx, principal.orgId, now);
       const label = typeLabel(fromJson<string[]>(row.template_types, []));
       await publishEvent(trx, now, {
         orgId: principal.orgId, type: 'metadata.template.updated', actor: principal.userId,
@@ -337,6 +337,7 @@ export async function deleteTemplate(deps: Deps, principal: Principal, id: strin
   requirePrivileges(principal, 'metadata_management');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
+    await touchDefinitions(trx, principal.orgId, now);
     const row = await findTemplate(trx, principal.orgId, id);
     if (!row) throw templateNotFound();
     if (row.is_default === 1) throw conflict('The default metadata template cannot be deleted: assets created without a template use it');
@@ -344,7 +345,6 @@ export async function deleteTemplate(deps: Deps, principal: Principal, id: strin
     if (usage?.length) throw conflict(`Metadata template is in use: ${usage.join(', ')}`);
     await trx.deleteFrom('metadata_templates').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.template.deleted', targetType: 'metadata_template', targetId: id, ip, data: { name: row.name } });
-    await touchDefinitions(trx, principal.orgId, now);
     await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.template.deleted', actor: principal.userId, data: { template: { id, name: row.name } } });
   });
 }

@@ -113,6 +113,7 @@ export async function createVocabulary(deps: Deps, principal: Principal, input: 
   const now = deps.clock.now();
   try {
     return await deps.db.transaction().execute(async (trx) => {
+      await touchDefinitions(trx, principal.orgId, now);
       const id = newId(now);
       await checkParents(trx, principal.orgId, id, values.flatMap((v) => (v.parentId ? [v.parentId] : [])), 'body.values');
       const row: VocabRow = {
@@ -124,7 +125,6 @@ export async function createVocabulary(deps: Deps, principal: Principal, input: 
         id: newId(now), org_id: principal.orgId, vocabulary_id: id, name: v.name, name_key: v.name.toLowerCase(), parent_id: v.parentId ?? null, position, created_at: now, updated_at: now,
       })));
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.vocabulary.created', targetType: 'metadata_vocabulary', targetId: id, ip });
-      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.vocabulary.created', actor: principal.userId, data: { vocabulary: { id, name } } });
       return (await present(trx, principal.orgId, [row], 'metadataDocument'))[0]!;
     });
@@ -143,6 +143,7 @@ export async function updateVocabulary(deps: Deps, principal: Principal, id: str
   const now = deps.clock.now();
   try {
     return await deps.db.transaction().execute(async (trx) => {
+      await touchDefinitions(trx, principal.orgId, now);
       const row = await findVocabulary(trx, principal.orgId, id);
       if (!row) throw vocabNotFound();
       const values = await trx.selectFrom('metadata_vocabulary_values').selectAll().where('org_id', '=', principal.orgId).where('vocabulary_id', '=', id).orderBy('position').execute();
@@ -207,7 +208,6 @@ export async function updateVocabulary(deps: Deps, principal: Principal, id: str
         await insertValues(trx, addedRows);
       }
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.vocabulary.updated', targetType: 'metadata_vocabulary', targetId: id, ip, data: { added: addedRows.length, updated: updates.length, deleted: deleted.size } });
-      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, {
         orgId: principal.orgId, type: 'metadata.vocabulary.updated', actor: principal.userId,
         data: { vocabulary: { id, name: patch.name ?? row.name, values: { added: addedRows.map((v) => ({ id: v.id, name: v.name })), updated: updates.map((u) => ({ id: u.current.id, name: u.name })), deleted: [...deleted] } } },
@@ -224,6 +224,7 @@ export async function deleteVocabulary(deps: Deps, principal: Principal, id: str
   requirePrivileges(principal, 'metadata_management');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx: Trx) => {
+    await touchDefinitions(trx, principal.orgId, now);
     const row = await findVocabulary(trx, principal.orgId, id);
     if (!row) throw vocabNotFound();
     const users = (await attributesUsingVocabularies(trx, principal.orgId, [id])).get(id);
@@ -237,7 +238,6 @@ export async function deleteVocabulary(deps: Deps, principal: Principal, id: str
     if (children.length > 0) throw conflict(`Values of vocabulary ${JSON.stringify(children[0]!.name)} sit under this vocabulary's values (a cascade); delete that vocabulary or its parent links first`);
     await trx.deleteFrom('metadata_vocabularies').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.vocabulary.deleted', targetType: 'metadata_vocabulary', targetId: id, ip, data: { name: row.name } });
-    await touchDefinitions(trx, principal.orgId, now);
     await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.vocabulary.deleted', actor: principal.userId, data: { vocabulary: { id, name: row.name } } });
   });
   return { status: 'success' as const, message: 'Metadata Definition delete operation succeeded' };
