@@ -5,6 +5,7 @@ import { assetRoutes } from './assets.routes.ts';
 import { RENDITIONS_JOB, uploadJobHandlers } from './uploads.service.ts';
 import { contentRoutes } from './content.routes.ts';
 import { relationRoutes } from './relations.routes.ts';
+import { extraRoutes } from './extras.routes.ts';
 import { bulkJobHandlers, registerMetadataHooks } from './bulk.service.ts';
 import { runRenditions, type RenditionJob } from './renditions.ts';
 
@@ -17,6 +18,7 @@ export function assetsRoutes(app: App, deps: Deps): void {
   assetRoutes(app, deps);
   contentRoutes(app, deps);
   relationRoutes(app, deps);
+  extraRoutes(app, deps);
 }
 
 export function assetJobHandlers(deps: Deps): Record<string, JobHandler> {
