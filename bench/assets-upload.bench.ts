@@ -23,7 +23,7 @@ await pipeline(source(), createWriteStream(join(dir, 'raw.bin'), { flush: true }
 const rawMs = performance.now() - t0;
 rmSync(dir, { recursive: true, force: true });
 
-const server = await startBenchServer({ TESSERA_UPLOAD_PART_SIZE: String(8 * 1024 * 1024 * 1024) });
+const server = await startBenchServer({ TESSERA_UPLOAD_PART_SIZE: String(5 * 1024 * 1024 * 1024) });
 const { principal, templateId, org } = await benchOrg(server);
 const created = await createAsset(server.deps, principal, { filename: 'big.bin', metadataTemplateId: templateId, securityTemplateIds: [org.defaultTemplateId], filesize: MB << 20 }, 'legacy');
 const url = (created.upload as { url: string }).url.replace(server.deps.config.publicUrl, server.url);
