@@ -189,11 +189,13 @@ forEachEngine('assets: versions, recycle bin, relationships, multipart, bulk edi
     assert.ok((await types(ctx(), org, mine[1]!.objectId)).includes('asset.metadata.updated'));
     const list = json(await get(ctx(), org, '/v1/actions'));
     assert.ok(list.actions.some((a: { id: string }) => a.id === jobId));
-    // cancel a queued action
+    // cancel a queued action (no worker running meanwhile, so it is still queued)
+    await worker.stop();
     const again = json(await ctx().inject({ method: 'PATCH', url: '/v1/asset', headers: org.admin.headers, payload: { metadataTemplateId: templateId, objectIds: [mine[0]!.objectId], metadataDocument: [] } }));
     const cancelled = await ctx().inject({ method: 'POST', url: `/v1/action/${again.jobId}/cancel`, headers: org.admin.headers });
     assert.equal(cancelled.statusCode, 200, cancelled.body);
     assert.equal(json(cancelled).status, 'cancelled');
+    worker = assetWorker(ctx());
     await worker.drain();
     assert.equal(json(await get(ctx(), org, `/v1/action/${again.jobId}`)).status, 'cancelled');
     assert.equal((await ctx().inject({ method: 'POST', url: `/v1/action/${again.jobId}/cancel`, headers: org.admin.headers })).statusCode, 409);
