@@ -20,8 +20,69 @@ export function fmt(ms: number, digits = 2): string {
   return Number.isFinite(ms) ? ms.toFixed(digits) : '—';
 }
 
-/** Prints rows as a Markdown table (the format the closing notes quote). */
-export function printTable(title: string, header: string[], rows: (string | number)[][]): void {
+/**
+ * What each column means, so every table explains itself. A column not listed here needs an entry
+ * in printTable's `legend` argument.
+ */
+export const COLUMN_GLOSSARY: Record<string, string> = {
+  engine: 'database engine: sqlite (embedded file) or postgres',
+  database: 'database engine: sqlite (embedded file) or postgres',
+  server: 'what answered: Tessera, or a bare node:http / Fastify server as the floor for the same request',
+  receiver: 'the HTTP server receiving the webhooks',
+  implementation: 'which code computed the result (Tessera\'s, or a reference library measured in the same run)',
+  operation: 'the API call measured',
+  request: 'the API call measured',
+  path: 'how the work reached the server',
+  metric: 'what is measured',
+  target: 'the goal for this metric',
+  n: 'how many timed calls (after an untimed warm-up)',
+  requests: 'how many timed requests',
+  keys: 'how many API keys existed in the database',
+  messages: 'how many webhook messages were sent',
+  concurrency: 'requests in flight at once',
+  failed: 'requests that did not succeed (should be 0)',
+  'p50 ms': 'median time per call in milliseconds: half of the calls were faster',
+  'p90 ms': '90th percentile in milliseconds: 1 call in 10 was slower',
+  'p99 ms': '99th percentile in milliseconds: 1 call in 100 was slower',
+  'added p50 ms': 'median time added over the baseline row of the same table, same run',
+  'added p99 ms': '99th-percentile time added over the baseline row of the same table, same run',
+  'target p99': 'the goal for the 99th percentile',
+  'original avg': 'the average the reference product publishes for the same call (its documentation), for comparison',
+  'DB queries': 'database queries run per request (counted, not estimated)',
+  'DB queries/req': 'database queries run per request (counted, not estimated)',
+  'req/s': 'requests completed per second',
+  'deliveries/s': 'webhook deliveries completed per second',
+  'deliveries/s (median round)': 'webhook deliveries per second, median over the rounds',
+  'range /s': 'slowest and fastest round, deliveries per second',
+  'rounds × deliveries': 'how many rounds, each of how many deliveries',
+  'attempts recorded/received': 'delivery attempts written to the database / requests the receiver got (equal: nothing lost)',
+  'commit→first attempt p50 ms': 'median time from the event\'s commit to the first delivery attempt, in milliseconds',
+  'µs/op': 'microseconds per operation (lower is better)',
+  object: 'the file requested (its size)',
+  'MB/s': 'megabytes of response bodies per second',
+  'all runs req/s': 'requests per second of every run, in order (the median is in req/s)',
+  'Tessera edge': 'how the Tessera edge ran: one process, or several workers',
+  'req/s ratio': 'Tessera\'s requests per second divided by the peer\'s (above 1: Tessera is faster)',
+  'p99 ratio (lower is better)': 'Tessera\'s 99th-percentile latency divided by the peer\'s',
+  '200 responses': 'requests answered 200 (should be all)',
+  'origin fetches': 'requests that reached the origin (1: the others waited for it)',
+  'all done ms': 'milliseconds until the last response',
+  check: 'the validator measured',
+  'documents/s': 'documents validated per second',
+  'µs/document': 'microseconds per document (lower is better)',
+  'vs Ajv (same encoding)': 'speed relative to Ajv, a general JSON Schema validator, on the same documents in the same run',
+};
+
+/** The glossary entry of a column, ignoring case. */
+export function glossary(column: string): string | undefined {
+  return COLUMN_GLOSSARY[column] ?? Object.entries(COLUMN_GLOSSARY).find(([name]) => name.toLowerCase() === column.toLowerCase())?.[1];
+}
+
+/**
+ * Prints rows as a Markdown table (the format the closing notes quote), followed by what each
+ * column means: from COLUMN_GLOSSARY, or from `legend` for columns particular to one table.
+ */
+export function printTable(title: string, header: string[], rows: (string | number)[][], legend: Record<string, string> = {}): void {
   const cells = [header, ...rows.map((r) => r.map(String))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
@@ -29,6 +90,11 @@ export function printTable(title: string, header: string[], rows: (string | numb
   console.log(line(cells[0]!));
   console.log(`| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`);
   for (const r of cells.slice(1)) console.log(line(r));
+  console.log('');
+  for (const column of header) {
+    const meaning = legend[column] ?? glossary(column);
+    console.log(`- ${column}: ${meaning ?? 'see this benchmark\'s source'}`);
+  }
 }
 
 export interface BenchServer {

@@ -9,6 +9,7 @@ import type { Deps } from './deps.ts';
 import type { App } from './core/http/app-types.ts';
 import { registerAuthentication, type CredentialResolver } from './core/http/authenticate.ts';
 import { registerErrorHandling } from './core/http/error-handler.ts';
+import { clientErrorHandler, frameworkErrors } from './core/http/framework-errors.ts';
 import { registerInputGuards } from './core/http/input-guard.ts';
 import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
@@ -20,6 +21,10 @@ import { webhookRoutes } from './features/webhooks/index.ts';
 import { metadataRoutes } from './features/metadata/index.ts';
 import { actionRoutes } from './features/actions/index.ts';
 import { assetsRoutes } from './features/assets/index.ts';
+import { savedSearchRoutes, searchRoutes } from './features/search/index.ts';
+import { collectionRoutes } from './features/collections/index.ts';
+import { storyboardRoutes } from './features/storyboards/index.ts';
+import { adaptiveTemplateRoutes } from './features/adaptive-templates/index.ts';
 import { cdnRoutes } from './features/cdn/index.ts';
 
 /**
@@ -79,6 +84,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // A hop count believes only the n nearest proxies (Fastify's own number handling, typed as a function).
     trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    frameworkErrors,
+    clientErrorHandler,
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
@@ -159,6 +166,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       metadataRoutes(v1, deps);
       actionRoutes(v1, deps);
       assetsRoutes(v1, deps);
+      searchRoutes(v1, deps);
+      savedSearchRoutes(v1, deps);
+      collectionRoutes(v1, deps);
       cdnRoutes(v1, deps);
     }, { prefix: '/v1' });
     await api.register(async (keys: App) => {
@@ -173,6 +183,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       });
       webhookRoutes(scope, deps);
     }, { prefix: '/v1' });
+    await api.register(async (scope: App) => storyboardRoutes(scope, deps));
+    await api.register(async (scope: App) => adaptiveTemplateRoutes(scope, deps));
   });
 
   await app.ready();

@@ -13,7 +13,7 @@ describe('CLI (tessera …)', () => {
   const run = (...args: string[]) => {
     const env: Record<string, string | undefined> = { ...process.env, TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'silent' };
     delete env.DATABASE_URL;
-    return spawnSync(process.execPath, ['bin/tessera.mjs', ...args], { env, encoding: 'utf8' });
+    return spawnSync(process.execPath, ['bin/tessera.mjs', ...args], { env, encoding: 'utf8', timeout: 60_000 });
   };
 
   it('migrate brings an empty database up to date', () => {

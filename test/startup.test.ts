@@ -89,10 +89,10 @@ describe('first run with TESSERA_LOG_LEVEL=error', () => {
       await stop(server.child);
     }
     // Lost the password: reset it from the server's shell.
-    const reset = spawnSync(process.execPath, ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'admin', '--password', 'a brand new passphrase'], { env, encoding: 'utf8' });
+    const reset = spawnSync(process.execPath, ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'admin', '--password', 'a brand new passphrase'], { env, encoding: 'utf8', timeout: 60_000 });
     assert.equal(reset.status, 0, reset.stderr);
     assert.match(reset.stdout, /reset/);
-    const generated = spawnSync(process.execPath, ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'ADMIN'], { env, encoding: 'utf8' });
+    const generated = spawnSync(process.execPath, ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'ADMIN'], { env, encoding: 'utf8', timeout: 60_000 });
     assert.equal(generated.status, 0, generated.stderr);
     const newPassword = /New password: (\S+)/.exec(generated.stdout)?.[1];
     assert.ok(newPassword, generated.stdout);
@@ -105,7 +105,7 @@ describe('first run with TESSERA_LOG_LEVEL=error', () => {
     } finally {
       await stop(again.child);
     }
-    const unknown = spawnSync(process.execPath, ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'nobody'], { env, encoding: 'utf8' });
+    const unknown = spawnSync(process.execPath, ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'nobody'], { env, encoding: 'utf8', timeout: 60_000 });
     assert.equal(unknown.status, 2);
     assert.match(unknown.stderr, /no user "nobody"/);
   });

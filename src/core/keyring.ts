@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -26,9 +26,14 @@ export function createKeyring(secret: string): Keyring {
     }
     return key;
   };
+  // HMAC with a KeyObject made once: from a Buffer, every createHmac builds a key object anew,
+  // which was most of the cost of an API key check (keys are hashed on every request).
+  const hashKeys = new Map<string, KeyObject>();
   return {
     hash(purpose, data) {
-      return createHmac('sha256', subkey(`hash:${purpose}`)).update(data).digest('base64url');
+      let key = hashKeys.get(purpose);
+      if (!key) hashKeys.set(purpose, (key = createSecretKey(subkey(`hash:${purpose}`))));
+      return createHmac('sha256', key).update(data).digest('base64url');
     },
     encrypt(plaintext) {
       const iv = randomBytes(12);

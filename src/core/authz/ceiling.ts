@@ -11,11 +11,10 @@ import type { Principal } from './principal.ts';
  * group membership, a role, a group or a template is allowed only when everything it touches and
  * everything it gives lies within the caller's holdings. The one place this rule lives.
  *
- * Template permissions are compared two ways. A change to the caller themselves (joining a group,
- * granting their own groups more) is compared template by template (`exact`): nobody raises
- * their own rights anywhere. A change to someone else is compared by kind (`byKind`): the caller
- * must hold each permission given or touched on some template, so an administrator can staff a
- * group whose template they are not in, but someone who can only View can give nobody Delete.
+ * Template permissions are compared by kind (`byKind`): the caller must hold each permission
+ * given or touched on some template. So an administrator can staff a group whose template they
+ * are not in, or widen Everyone (themselves included) on a new template, but someone who can only
+ * View and Download gives nobody — themselves included — Delete, and cannot join Administrators.
  */
 export interface Holdings {
   privileges: ReadonlySet<Privilege>;

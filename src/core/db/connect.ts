@@ -1,10 +1,11 @@
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Config } from '../../config.ts';
 import type { Database } from './schema.ts';
+import { trackRevisions } from './revision.ts';
 
 export type Db = Kysely<Database>;
 export type Trx = Transaction<Database>;
@@ -26,7 +27,9 @@ export function connectDb(config: Config['database'], options: { poolSize?: numb
     const pool = new pg.Pool({ connectionString: config.url, max: options.poolSize ?? 10 });
     // An idle client that loses its connection must not crash the process.
     pool.on('error', () => {});
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    const tracked = trackRevisions(new PostgresDialect({ pool }), { database: config.url, pgUrl: config.url });
+    const db = new Kysely<Database>({ dialect: tracked.dialect });
+    tracked.register(db);
     return { db, engine: 'postgres', close: () => db.destroy() };
   }
   if (config.file !== ':memory:') mkdirSync(dirname(config.file), { recursive: true });
@@ -35,7 +38,9 @@ export function connectDb(config: Config['database'], options: { poolSize?: numb
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 10000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const tracked = trackRevisions(new SqliteDialect({ database: withStatementCache(sqlite) }), { database: config.file === ':memory:' ? ':memory:' : resolve(config.file) });
+  const db = new Kysely<Database>({ dialect: tracked.dialect });
+  tracked.register(db);
   return { db, engine: 'sqlite', close: () => db.destroy() };
 }
 

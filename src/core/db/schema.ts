@@ -39,11 +39,6 @@ export interface Database {
   metadata_template_groups: MetadataTemplateGroupsTable;
   metadata_template_access: MetadataTemplateAccessTable;
   metadata_changes: MetadataChangesTable;
-  security_template_permissions: SecurityTemplatePermissionsTable;
-  assets: AssetsTable;
-  asset_security: AssetSecurityTable;
-  asset_links: AssetLinksTable;
-  asset_uploads: AssetUploadsTable;
   actions: ActionsTable;
   cdn_zones: CdnZonesTable;
   cdn_zone_hostnames: CdnZoneHostnamesTable;
@@ -52,6 +47,27 @@ export interface Database {
   cdn_edges: CdnEdgesTable;
   cdn_stats_hourly: CdnStatsHourlyTable;
   cdn_stats_geo: CdnStatsGeoTable;
+  security_template_permissions: SecurityTemplatePermissionsTable;
+  assets: AssetsTable;
+  asset_security: AssetSecurityTable;
+  asset_links: AssetLinksTable;
+  asset_uploads: AssetUploadsTable;
+  search_docs: SearchDocsTable;
+  search_doc_templates: SearchDocTemplatesTable;
+  search_doc_facets: SearchDocFacetsTable;
+  search_doc_sorts: SearchDocSortsTable;
+  search_index_state: SearchIndexStateTable;
+  collections: CollectionsTable;
+  collection_members: CollectionMembersTable;
+  collection_templates: CollectionTemplatesTable;
+  saved_searches: SavedSearchesTable;
+  saved_search_templates: SavedSearchTemplatesTable;
+  storyboards: StoryboardsTable;
+  storyboard_security_templates: StoryboardSecurityTemplatesTable;
+  storyboard_shares: StoryboardSharesTable;
+  storyboard_links: StoryboardLinksTable;
+  adaptive_templates: AdaptiveTemplatesTable;
+  tessera_revision: TesseraRevisionTable;
 }
 
 export interface OrganizationsTable {
@@ -647,3 +663,179 @@ export interface AssetUploadsTable {
   expires_at: number;
 }
 
+// --- collections and search (migration 0009_search) ---
+
+/** One row per asset version; `doc_no` is the FTS rowid and never changes for an asset. */
+export interface SearchDocsTable {
+  doc_no: ColumnType<number, number | undefined, never>;
+  org_id: string;
+  asset_id: string;
+  file_id: string | null;
+  original_file_id: string | null;
+  filename: string;
+  filename_key: string;
+  file_type: string;
+  metadata_template_id: string | null;
+  deleted: number;
+  current_version: number;
+  created_epoch: number;
+  updated_epoch: number;
+  /** JSON asset record returned in results */
+  record: string;
+  indexed_at: number;
+}
+
+export interface SearchDocTemplatesTable {
+  org_id: string;
+  doc_no: number;
+  template_id: string;
+}
+
+export interface SearchDocFacetsTable {
+  org_id: string;
+  doc_no: number;
+  facet_key: string;
+  value_key: string;
+  facet: string;
+  value: string;
+}
+
+export interface SearchDocSortsTable {
+  org_id: string;
+  doc_no: number;
+  field: string;
+  num: number | null;
+  txt: string | null;
+}
+
+export interface SearchIndexStateTable {
+  key: string;
+  value: string;
+}
+
+export interface CollectionsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  name_key: string;
+  collection_type: 'private' | 'secured';
+  owner_id: string;
+  metadata_template_id: string | null;
+  /** JSON metadata document */
+  metadata: string;
+  shared: 'Y' | 'N';
+  /** JSON array of share ids */
+  share_document: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CollectionMembersTable {
+  org_id: string;
+  collection_id: string;
+  file_id: string;
+  position: number;
+  added_at: number;
+}
+
+export interface CollectionTemplatesTable {
+  org_id: string;
+  collection_id: string;
+  template_id: string;
+}
+
+export interface SavedSearchesTable {
+  id: string;
+  org_id: string;
+  owner_id: string;
+  name: string;
+  description: string;
+  visibility: 'private' | 'shared';
+  /** JSON query */
+  query: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SavedSearchTemplatesTable {
+  org_id: string;
+  saved_search_id: string;
+  template_id: string;
+}
+// --- storyboards (migration 0010_storyboards) ---
+
+export interface StoryboardsTable {
+  id: string;
+  org_id: string;
+  title: string;
+  title_key: string;
+  description: string;
+  description_key: string;
+  locale: string;
+  cover_asset_id: string | null;
+  status: 'draft' | 'published';
+  secured: number;
+  /** JSON array of blocks, in order */
+  blocks: string;
+  version: number;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+  published_at: number | null;
+}
+
+export interface StoryboardSecurityTemplatesTable {
+  storyboard_id: string;
+  template_id: string;
+  org_id: string;
+  position: number;
+}
+
+export interface StoryboardSharesTable {
+  id: string;
+  org_id: string;
+  storyboard_id: string;
+  subject_type: 'user' | 'group';
+  subject_id: string;
+  created_by: string;
+  created_at: number;
+}
+
+export interface StoryboardLinksTable {
+  id: string;
+  org_id: string;
+  storyboard_id: string;
+  token_hash: string;
+  token_hint: string;
+  password_hash: string | null;
+  expires_at: number | null;
+  revoked_at: number | null;
+  created_by: string;
+  created_at: number;
+  last_opened_at: number | null;
+  open_count: ColumnType<number, number | undefined, number>;
+}
+
+export interface AdaptiveTemplatesTable {
+  id: string;
+  org_id: string;
+  asset_id: string;
+  name: string;
+  name_key: string;
+  description: string;
+  kind: 'svg' | 'html';
+  source: string;
+  /** JSON array of field definitions */
+  fields: string;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
+// --- hotpaths (migration 0012_hotpaths) ---
+
+/** The identity revision counter (one row, id 1), bumped by triggers; see core/db/revision.ts. */
+export interface TesseraRevisionTable {
+  id: number;
+  value: number;
+}

@@ -10,9 +10,11 @@ export const ERROR_STATUS = {
   conflict: 409,
   gone: 410,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   unprocessable: 422,
   rate_limited: 429,
+  headers_too_large: 431,
   internal: 500,
   service_unavailable: 503,
 } as const;

@@ -24,6 +24,8 @@ export function apiKeyRoutes(app: App, deps: Deps): void {
   }, async (request) => createApiKey(deps, principalOf(request), request.body, clientIp(request)));
 
   app.post('/list-api-keys', {
+    // A read, though POSTed (the reference's shape): tessera.read reaches it.
+    config: { scope: 'read' },
     // An empty POST lists the first page with the defaults.
     preValidation: async (request) => {
       request.body ??= {};

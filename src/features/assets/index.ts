@@ -12,6 +12,7 @@ import { runRenditions, type RenditionJob } from './renditions.ts';
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
 export { findAsset, securityOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
 export { createAsset, getAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
+export { receiveSingle } from './uploads.service.ts';
 export { presentLegacy, presentSimplified, renditionUrls, storedRenditions, type StoredRendition } from './present.ts';
 
 export function assetsRoutes(app: App, deps: Deps): void {

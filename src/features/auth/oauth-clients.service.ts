@@ -33,6 +33,8 @@ export function redirectUriProblem(value: string): string | null {
     return 'must be an absolute URI';
   }
   if (url.hash !== '' || value.includes('#')) return 'must not contain a fragment';
+  // user:password@host hides the real host from people reading the consent page (RFC 6749 §10.15 phishing).
+  if (url.username !== '' || url.password !== '' || /^[^:]+:\/\/[^/?#]*@/.test(value)) return 'must not contain user information (user:password@)';
   if (url.protocol === 'https:') return null;
   if (url.protocol === 'http:') return ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname) ? null : 'http is only allowed on a loopback host';
   if (/^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(url.protocol)) return null;

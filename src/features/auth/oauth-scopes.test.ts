@@ -42,6 +42,9 @@ forEachEngine('OAuth scopes', (ctx) => {
     const org = await createTestOrg(ctx());
     const read = await tokenFor(ctx(), org, org.admin, 'openid tessera.read');
     assert.equal((await ctx().inject({ method: 'GET', url: '/v1/security/groups', headers: bearer(read.accessToken) })).statusCode, 200);
+    // list-api-keys is a read sent as POST (the reference's shape): tessera.read reaches it.
+    const list = await ctx().inject({ method: 'POST', url: '/api/v1/api-key/list-api-keys', headers: bearer(read.accessToken), payload: {} });
+    assert.equal(list.statusCode, 200, list.body);
     const write = await ctx().inject({ method: 'POST', url: '/v1/security/groups', headers: bearer(read.accessToken), payload: { groupName: 'g-read' } });
     assert.equal(write.statusCode, 403, write.body);
 

@@ -5,6 +5,7 @@ import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { AppError } from '../../core/http/errors.ts';
+import { toAppError } from '../../core/http/error-handler.ts';
 import { clientIp, principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
 import {
@@ -30,6 +31,21 @@ function cookieValue(request: FastifyRequest, name: string): string | undefined 
 
 function sendPage(reply: FastifyReply, status: number, html: string, csp: string): FastifyReply {
   return reply.code(status).headers({ 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp, 'cache-control': 'no-store', 'x-frame-options': 'DENY' }).send(html);
+}
+
+/**
+ * The token and revocation endpoints answer every failure in RFC 6749 §5.2's form, validation and
+ * media-type errors included (`invalid_request`), never in Tessera's general error format.
+ */
+function oauthErrorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof OAuthError) return sendOAuthError(reply, error);
+  const appError = toAppError(error);
+  if (appError.status >= 500) {
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).header('cache-control', 'no-store').send({ error: 'server_error', error_description: 'Internal server error' });
+  }
+  if (appError.status === 429) return reply.code(429).headers({ ...appError.headers, 'cache-control': 'no-store' }).send({ error: 'temporarily_unavailable', error_description: appError.message });
+  return sendOAuthError(reply, new OAuthError(appError.status === 401 ? 'invalid_client' : 'invalid_request', appError.message, appError.status === 401 ? 401 : 400));
 }
 
 function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyReply {
@@ -118,6 +134,7 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
 
     app.post('/token', {
       config: { public: true },
+      errorHandler: oauthErrorHandler,
       schema: {
         operationId: 'OAuthToken', tags, summary: 'Token endpoint (authorization_code with PKCE, refresh_token); application/x-www-form-urlencoded', security: [], body: TokenFormSchema,
         response: { 200: OAuthTokenResponseSchema, 400: OAuthErrorSchema, 401: OAuthErrorSchema },
@@ -139,6 +156,7 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
 
     app.post('/revoke', {
       config: { public: true },
+      errorHandler: oauthErrorHandler,
       schema: {
         operationId: 'OAuthRevoke', tags, summary: 'Token revocation (RFC 7009): ends the session of a refresh or access token', security: [], body: RevokeFormSchema,
         response: { 200: Type.Null({ description: 'Revoked, or the token was unknown' }), 400: OAuthErrorSchema, 401: OAuthErrorSchema },

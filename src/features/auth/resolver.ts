@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { CredentialResolver } from '../../core/http/authenticate.ts';
 import { tokenExpired, unauthorized } from '../../core/http/errors.ts';
+import { revisionCache } from '../../core/db/revision-cache.ts';
 import { byKind, holdingsOfPrincipal, holdingsWithin } from '../../core/authz/ceiling.ts';
 import { loadUserPrincipal, principalFromRow } from '../identity/index.ts';
 import { findSessionWithUser } from './sessions.repo.ts';
@@ -26,16 +27,27 @@ export function presentedToken(request: FastifyRequest): string | undefined {
 }
 
 /**
- * Resolves an id or access token to its user. The signature check is cached per token; the
- * session row is read on every request (primary key), so a revocation is seen at once by every
- * instance sharing the database.
+ * Resolves an id or access token to its user. The resolved principal is kept in memory until the
+ * token expires or anything identity-related changes (core/db/revision.ts): at once on this
+ * instance, within a second on every other one sharing the database.
  */
 export function tokenResolver(deps: Deps): CredentialResolver {
   return async (request) => {
     const token = presentedToken(request);
     if (token === undefined) return null;
-    return principalForToken(deps, token);
+    return cachedPrincipalForToken(deps, token);
   };
+}
+
+/** principalForToken through the per-process principal cache. */
+export async function cachedPrincipalForToken(deps: Deps, token: string): Promise<Principal> {
+  const principal = await revisionCache<Principal>(deps, 'principal:token').get(token, async () => {
+    const resolved = await principalForToken(deps, token);
+    const claims = await verifySignature(deps, token);
+    return { value: resolved, validUntil: claims!.exp * 1000 };
+  });
+  if (!principal) throw unauthorized();
+  return principal;
 }
 
 export async function principalForToken(deps: Deps, token: string): Promise<Principal> {

@@ -2,6 +2,7 @@ import type { DbOrTrx, Trx } from '../../core/db/connect.ts';
 import type { AuthSessionsTable } from '../../core/db/schema.ts';
 import type { Engine } from '../../core/db/connect.ts';
 import { groupIdsJson } from '../identity/index.ts';
+import { prepared } from '../../core/db/prepared.ts';
 
 /** Sessions (refresh families) and their refresh tokens. Tokens are stored only as keyed hashes. */
 export type SessionRow = AuthSessionsTable;
@@ -14,19 +15,21 @@ export function insertSession(db: DbOrTrx, row: SessionRow): Promise<unknown> {
  * The session and its user (with role privileges and group ids) in one round trip: the credential
  * check runs on every request, and on PostgreSQL each round trip is most of its cost.
  */
-export function findSessionWithUser(db: DbOrTrx, id: string) {
-  return db
-    .selectFrom('auth_sessions')
-    .innerJoin('users', 'users.id', 'auth_sessions.user_id')
-    .innerJoin('roles', 'roles.id', 'users.role_id')
-    .select([
-      'auth_sessions.org_id as session_org_id', 'auth_sessions.user_id as session_user_id', 'auth_sessions.revoked_at', 'auth_sessions.impersonator_id',
-      'auth_sessions.kind', 'auth_sessions.scope', 'auth_sessions.client_id',
-      'users.id', 'users.org_id', 'users.username', 'users.status', 'users.role_id', 'roles.privileges',
-    ])
-    .select(groupIdsJson(db).as('group_ids'))
-    .where('auth_sessions.id', '=', id)
-    .executeTakeFirst();
+export const sessionWithUserQuery = prepared<{ id: string }>()((db, p) => db
+  .selectFrom('auth_sessions')
+  .innerJoin('users', 'users.id', 'auth_sessions.user_id')
+  .innerJoin('roles', 'roles.id', 'users.role_id')
+  .select([
+    'auth_sessions.org_id as session_org_id', 'auth_sessions.user_id as session_user_id', 'auth_sessions.revoked_at', 'auth_sessions.impersonator_id',
+    'auth_sessions.kind', 'auth_sessions.scope', 'auth_sessions.client_id',
+    'users.id', 'users.org_id', 'users.username', 'users.status', 'users.role_id', 'roles.privileges',
+  ])
+  .select(groupIdsJson(db).as('group_ids'))
+  .where('auth_sessions.id', '=', p.id));
+
+/** Compiled once (core/db/prepared.ts): it runs on every miss of the principal cache. */
+export async function findSessionWithUser(db: DbOrTrx, id: string) {
+  return (await sessionWithUserQuery.execute(db, { id }))[0];
 }
 
 export function findSession(db: DbOrTrx, id: string): Promise<SessionRow | undefined> {

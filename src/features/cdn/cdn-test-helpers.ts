@@ -5,6 +5,7 @@ import type { EdgeConfig } from '../../config.ts';
 import { createLog } from '../../core/log.ts';
 import type { TestContext } from '../../../test/helpers/context.ts';
 import { Edge } from './edge/edge.ts';
+import { assetOriginFor } from './asset-origin.ts';
 
 /** A real HTTP origin on loopback whose answers a test sets per path; counts requests per path. */
 export class TestOrigin {
@@ -57,7 +58,7 @@ export function edgeConfig(ctx: TestContext, overrides: Partial<EdgeConfig> = {}
 
 /** An edge server in this process (real HTTP on loopback), on the test context's database. */
 export async function startEdge(ctx: TestContext, overrides: Partial<EdgeConfig> = {}): Promise<{ edge: Edge; url: string; close(): Promise<void> }> {
-  const edge = new Edge({ config: edgeConfig(ctx, overrides), db: ctx.deps.db, keys: ctx.deps.keys, log: createLog('silent'), allowPrivateTargets: true });
+  const edge = new Edge({ config: edgeConfig(ctx, overrides), db: ctx.deps.db, keys: ctx.deps.keys, log: createLog('silent'), allowPrivateTargets: true, assetOrigin: assetOriginFor({ db: ctx.deps.db, blobs: ctx.deps.blobs }) });
   const { port } = await edge.start();
   return { edge, url: `http://127.0.0.1:${port}`, close: () => edge.stop() };
 }

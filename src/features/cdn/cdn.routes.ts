@@ -39,9 +39,9 @@ export function cdnRoutes(app: App, deps: Deps): void {
     schema: { operationId: 'cdnUnpublish', tags, summary: 'Unpublish assets: purged from every edge and no longer served', body: PublishSchema, response: { 200: SuccessSchema, ...errors('validation_failed', 'not_found') } },
   }, async (request) => publishAssets(deps, principalOf(request), request.body, false));
 
-  app.get('/cdn/pullzone/stats/:id', {
-    schema: { operationId: 'getPullZoneStats', tags, summary: 'Pull zone statistics (reference §16.2 totals plus hourly series and countries)', params: ZoneIdParamsSchema, querystring: StatsQuerySchema, response: { 200: StatsSchema, ...errors('validation_failed', 'not_found') } },
-  }, async (request) => zoneStats(deps, principalOf(request), request.params.id, request.query));
+  app.get('/cdn/pullzone/stats/:pullZoneId', {
+    schema: { operationId: 'getPullZoneStats', tags, summary: 'Pull zone statistics (reference §16.2 totals plus hourly series and countries)', params: Type.Object({ pullZoneId: Type.Integer({ minimum: 1, description: 'Pull zone id' }) }), querystring: StatsQuerySchema, response: { 200: StatsSchema, ...errors('validation_failed', 'not_found') } },
+  }, async (request) => zoneStats(deps, principalOf(request), request.params.pullZoneId, request.query));
 
   // Tessera's zone API
   app.post('/cdn/pullzones', {

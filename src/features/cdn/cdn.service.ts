@@ -221,11 +221,11 @@ export async function publishAssets(deps: Deps, principal: Principal, input: { a
   requirePrivileges(principal, 'cdn_management');
   const zoneId = input.pullZoneId ?? (await soleZone(deps, principal, (s) => s.originType === 'assets'));
   const row = await visibleZone(deps, principal, zoneId);
-  const ids = [...new Set(input.assets.map((a) => a.toLowerCase()))];
+  let ids = [...new Set(input.assets.map((a) => a.toLowerCase()))];
   const now = deps.clock.now();
   if (publish) {
     if (row.enabled !== 1) throw new AppError('conflict', 'The pull zone is disabled: publishing is blocked (unpublishing still works)');
-    await checkPublishable(deps, principal, ids);
+    ids = await checkPublishable(deps, principal, ids);
     for (let i = 0; i < ids.length; i += 500) {
       await deps.db.insertInto('cdn_published_assets').values(ids.slice(i, i + 500).map((asset_id) => ({ zone_id: zoneId, asset_id, org_id: principal.orgId, published_at: now })))
         .onConflict((oc) => oc.columns(['zone_id', 'asset_id']).doNothing()).execute();

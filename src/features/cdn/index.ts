@@ -1,3 +1,9 @@
+import type { Deps } from '../../deps.ts';
+
 export { cdnRoutes } from './cdn.routes.ts';
-export { runEdge } from './edge/run.ts';
-export { Edge, type EdgeDeps } from './edge/edge.ts';
+
+/** `tessera edge`. The edge's modules (sharp, lightningcss, esbuild, GeoIP) load only here, not with the API. */
+export async function runEdge(deps: Deps): Promise<void> {
+  const { runEdge: run } = await import('./edge/run.ts');
+  return run(deps);
+}

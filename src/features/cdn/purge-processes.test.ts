@@ -30,7 +30,8 @@ async function spawnEdge(ctx: TestContext, name: string, env: Record<string, str
   let stderr = '';
   child.stderr!.on('data', (d) => { stderr += d; });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`edge ${name} did not start: ${stderr}`)), 20_000);
+    // A slow start must not leave an orphan edge holding this test process open.
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`edge ${name} did not start: ${stderr}`)); }, 60_000);
     child.on('message', (m: { type?: string }) => { if (m.type === 'edge-ready') { clearTimeout(timer); resolve(); } });
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`edge ${name} exited ${code}: ${stderr}`)); });
   });
@@ -45,12 +46,15 @@ forEachEngine('CDN purge across edge processes', (ctx) => {
   before(async () => {
     await origin.start();
     org = await createTestOrg(ctx());
-    edges.push(await spawnEdge(ctx(), 'a'), await spawnEdge(ctx(), 'b'));
+    edges.push(await spawnEdge(ctx(), 'a'));
+    edges.push(await spawnEdge(ctx(), 'b'));
   });
   after(async () => {
     for (const e of edges) {
+      if (e.child.exitCode !== null || e.child.signalCode !== null) continue;
+      const exited = new Promise((r) => e.child.once('exit', r));
       e.child.kill('SIGTERM');
-      await new Promise((r) => e.child.once('exit', r));
+      await exited;
     }
     await agent.close();
     await origin.close();

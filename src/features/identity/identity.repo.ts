@@ -1,5 +1,6 @@
 import { PostgresAdapter, sql } from 'kysely';
 import type { DbOrTrx } from '../../core/db/connect.ts';
+import { prepared } from '../../core/db/prepared.ts';
 import type { GroupsTable, RolesTable, SecurityTemplatesTable, UsersTable } from '../../core/db/schema.ts';
 
 /** Lookups shared by the identity services. Every query is scoped to one organization. */
@@ -7,17 +8,19 @@ export function findUser(db: DbOrTrx, orgId: string, id: string): Promise<UsersT
   return db.selectFrom('users').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
 }
 
+// Compiled once (core/db/prepared.ts): GET /v1/user runs it whenever the profile cache misses.
+export const userProfileQuery = prepared<{ orgId: string; id: string }>()((db, p) => db
+  .selectFrom('users')
+  .innerJoin('organizations', 'organizations.id', 'users.org_id')
+  .selectAll('users')
+  .select('organizations.customer_id')
+  .select(groupIdsJson(db).as('group_ids'))
+  .where('users.org_id', '=', p.orgId)
+  .where('users.id', '=', p.id));
+
 /** A user with its organization's customer id and its group ids (a JSON array), in one query. */
-export function findUserProfile(db: DbOrTrx, orgId: string, id: string) {
-  return db
-    .selectFrom('users')
-    .innerJoin('organizations', 'organizations.id', 'users.org_id')
-    .selectAll('users')
-    .select('organizations.customer_id')
-    .select(groupIdsJson(db).as('group_ids'))
-    .where('users.org_id', '=', orgId)
-    .where('users.id', '=', id)
-    .executeTakeFirst();
+export async function findUserProfile(db: DbOrTrx, orgId: string, id: string) {
+  return (await userProfileQuery.execute(db, { orgId, id }))[0];
 }
 
 export type UserProfileRow = NonNullable<Awaited<ReturnType<typeof findUserProfile>>>;

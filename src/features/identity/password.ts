@@ -1,4 +1,8 @@
-import { hash, verify } from '@node-rs/argon2';
+// Loaded on the first hash or verify, not at start (issue 14: lean start).
+let argon2: Promise<typeof import('@node-rs/argon2')> | undefined;
+const lib = () => (argon2 ??= import('@node-rs/argon2'));
+const hash = async (password: string, options: typeof OPTIONS) => (await lib()).hash(password, options);
+const verify = async (stored: string, password: string) => (await lib()).verify(stored, password);
 
 /** argon2id, m = 19 MiB, t = 2, p = 1 (OWASP's first recommended setting). */
 const OPTIONS = { algorithm: 2 /* Argon2id */, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;

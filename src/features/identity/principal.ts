@@ -3,6 +3,7 @@ import { isPrivilege, type Privilege } from '../../core/authz/catalog.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { fromJson } from '../../core/db/json.ts';
 import { groupIdsJson } from './identity.repo.ts';
+import { prepared } from '../../core/db/prepared.ts';
 
 export function parsePrivileges(json: string): Set<Privilege> {
   return new Set(fromJson<string[]>(json, []).filter(isPrivilege));
@@ -13,17 +14,18 @@ export function parsePrivileges(json: string): Set<Privilege> {
  * Credential resolvers (tokens, API keys, tests) all build principals through here.
  */
 export async function loadUserPrincipal(db: DbOrTrx, userId: string, extra: Partial<Pick<Principal, 'sessionId' | 'impersonatorId' | 'via' | 'scopes' | 'clientId'>> = {}): Promise<Principal | null> {
-  // One round trip: this runs on every authenticated request. The group ids come back as one
-  // JSON array (json_group_array / json_agg both give '[…]'), so the dialects differ only in name.
-  const row = await db
-    .selectFrom('users')
-    .innerJoin('roles', 'roles.id', 'users.role_id')
-    .select(['users.id', 'users.org_id', 'users.username', 'users.status', 'users.role_id', 'roles.privileges'])
-    .select(groupIdsJson(db).as('group_ids'))
-    .where('users.id', '=', userId)
-    .executeTakeFirst();
+  const row = (await userPrincipalQuery.execute(db, { userId }))[0];
   return principalFromRow(row, extra);
 }
+
+// One round trip, compiled once (core/db/prepared.ts). The group ids come back as one JSON array
+// (json_group_array / json_agg both give '[…]'), so the dialects differ only in name.
+export const userPrincipalQuery = prepared<{ userId: string }>()((db, p) => db
+  .selectFrom('users')
+  .innerJoin('roles', 'roles.id', 'users.role_id')
+  .select(['users.id', 'users.org_id', 'users.username', 'users.status', 'users.role_id', 'roles.privileges'])
+  .select(groupIdsJson(db).as('group_ids'))
+  .where('users.id', '=', p.userId));
 
 /** The columns a user principal is built from (see userPrincipalColumns). */
 export interface UserPrincipalRow {

@@ -50,14 +50,14 @@ export function userRoutes(app: App, deps: Deps): void {
 
   app.put('/user/password', {
     schema: {
-      tags, summary: 'Change your own password (needs the current one; ends your other sessions)', body: OwnPasswordChangeSchema,
+      operationId: 'ChangeOwnPassword', tags, summary: 'Change your own password (needs the current one; ends your other sessions)', body: OwnPasswordChangeSchema,
       response: { 200: PasswordChangedSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict') },
     },
   }, async (request) => changeOwnPassword(deps, principalOf(request), request.body, clientIp(request)));
 
   app.put('/user/:id/password', {
     schema: {
-      tags, summary: "Set another user's password (User Management; ends all their sessions)", params: IdParamsSchema, body: PasswordResetSchema,
+      operationId: 'ResetUserPassword', tags, summary: "Set another user's password (User Management; ends all their sessions)", params: IdParamsSchema, body: PasswordResetSchema,
       response: { 200: PasswordChangedSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict') },
     },
   }, async (request) => resetPassword(deps, principalOf(request), request.params.id, request.body, clientIp(request)));

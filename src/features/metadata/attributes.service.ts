@@ -8,6 +8,7 @@ import { publishEvent } from '../../core/events/publish.ts';
 import { AppError, conflict, invalidField } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { recordDefinitionChange } from './access.ts';
+import { touchDefinitions } from './template-cache.ts';
 import { nameContains } from './groups.service.ts';
 import { settingsOf, type AttributeRow, type AttributeSettings } from './definitions.repo.ts';
 import { externalUsage } from './hooks.ts';
@@ -171,6 +172,9 @@ export async function createAttribute(deps: Deps, principal: Principal, input: A
   const id = newId(now);
   try {
     return await deps.db.transaction().execute(async (trx) => {
+      // Bumping the version first takes the organization's definitions lock (a row lock on
+      // PostgreSQL), so concurrent creates check names one after the other.
+      await touchDefinitions(trx, principal.orgId, now);
       if (await nameTaken(trx, principal.orgId, name)) throw duplicateName();
       if (settings.vocabularyId) await checkVocabularies(trx, principal.orgId, [{ id: settings.vocabularyId, field: 'body.controlledVocabularyId' }]);
       await checkVocabularies(trx, principal.orgId, levels.map((l, i) => ({ id: l.controlledVocabularyId, field: `body.levels[${i}].controlledVocabularyId` })));
@@ -191,6 +195,7 @@ export async function createAttribute(deps: Deps, principal: Principal, input: A
       await trx.insertInto('metadata_attributes').values(row).execute();
       if (type === 'cascade') await writeLevels(trx, principal.orgId, now, { id, searchField, createdBy: principal.userId }, levels);
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.attribute.created', targetType: 'metadata_attribute', targetId: id, ip });
+      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.attribute.created', actor: principal.userId, data: { attribute: summary(row) } });
       return (await present(trx, principal.orgId, [id]))[0]!;
     });
@@ -213,6 +218,7 @@ export async function updateAttribute(deps: Deps, principal: Principal, id: stri
   const now = deps.clock.now();
   try {
     return await deps.db.transaction().execute(async (trx) => {
+      await touchDefinitions(trx, principal.orgId, now);
       const row = await findAttribute(trx, principal.orgId, id);
       if (!row) throw attributeNotFound();
       const type = row.type as AttributeType;
@@ -245,6 +251,7 @@ export async function updateAttribute(deps: Deps, principal: Principal, id: stri
         data: { searchField: row.search_field, fields: changed, previous: { name: row.name, settings: before }, current: { name: patch.name, settings }, removedLevels },
       });
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.attribute.updated', targetType: 'metadata_attribute', targetId: id, ip, data: { fields: changed } });
+      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.attribute.updated', actor: principal.userId, data: { attribute: summary({ ...row, ...patch }) } });
       return (await present(trx, principal.orgId, [id]))[0]!;
     });
@@ -270,6 +277,7 @@ export async function deleteAttribute(deps: Deps, principal: Principal, id: stri
     await trx.deleteFrom('metadata_attributes').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await recordDefinitionChange(trx, now, { orgId: principal.orgId, kind: 'attribute.deleted', subjectType: 'attribute', subjectId: id, actorId: principal.userId, data: { name: row.name, searchField: row.search_field } });
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.attribute.deleted', targetType: 'metadata_attribute', targetId: id, ip, data: { name: row.name } });
+    await touchDefinitions(trx, principal.orgId, now);
     await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.attribute.deleted', actor: principal.userId, data: { attribute: summary(row) } });
   });
 }

@@ -148,6 +148,14 @@ forEachEngine('metadata: attributes', (ctx) => {
     assert.deepEqual(JSON.parse(events.find((e) => e.type === 'metadata.attribute.deleted')!.body).attribute, { id: a.id, name: 'Campaign', searchField: 'campaign', type: 'text' });
   });
 
+  it('concurrent creates of one name: exactly one wins, the others get 409', async () => {
+    const org = await createTestOrg(ctx());
+    const results = await Promise.all(Array.from({ length: 6 }, () => ctx().inject({ method: 'POST', url: '/v1/metadata/attributes', headers: org.admin.headers, payload: { name: 'Racy Name', type: 'text' } })));
+    assert.deepEqual(results.map((r) => r.statusCode).sort(), [201, 409, 409, 409, 409, 409]);
+    const rows = await ctx().deps.db.selectFrom('metadata_attributes').select('id').where('org_id', '=', org.orgId).where('name_key', '=', 'racy name').execute();
+    assert.equal(rows.length, 1);
+  });
+
   it("another organization's attribute is a 404 and cannot be a table column", async () => {
     const org = await createTestOrg(ctx());
     const other = await createTestOrg(ctx());

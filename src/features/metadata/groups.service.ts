@@ -9,6 +9,7 @@ import { publishEvent } from '../../core/events/publish.ts';
 import { AppError, conflict, invalidField } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { recordDefinitionChange } from './access.ts';
+import { touchDefinitions } from './template-cache.ts';
 import { groupAttributeIds } from './definitions.repo.ts';
 import { freeSearchField, templatesUsingGroups } from './metadata.repo.ts';
 import type { GroupCreate, GroupListQuery, GroupUpdate } from './metadata.schemas.ts';
@@ -125,6 +126,7 @@ export async function createGroup(deps: Deps, principal: Principal, input: Group
       await trx.insertInto('metadata_groups').values(row).execute();
       await writeLinks(trx, principal.orgId, row.id, attributeIds);
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.group.created', targetType: 'metadata_group', targetId: row.id, ip });
+      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.group.created', actor: principal.userId, data: { group: { id: row.id, name } } });
       return (await present(trx, principal.orgId, [row]))[0]!;
     });
@@ -168,6 +170,7 @@ export async function updateGroup(deps: Deps, principal: Principal, id: string, 
         }
       }
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.group.updated', targetType: 'metadata_group', targetId: id, ip });
+      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.group.updated', actor: principal.userId, data: { group: { id, name: patch.name ?? row.name } } });
       return (await present(trx, principal.orgId, [{ ...row, ...patch }]))[0]!;
     });
@@ -188,6 +191,7 @@ export async function deleteGroup(deps: Deps, principal: Principal, id: string, 
     if (templates?.length) throw conflict(`Metadata group is used by metadata templates: ${templates.map((t) => t.name).join(', ')}`);
     await trx.deleteFrom('metadata_groups').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.group.deleted', targetType: 'metadata_group', targetId: id, ip, data: { name: row.name } });
+    await touchDefinitions(trx, principal.orgId, now);
     await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.group.deleted', actor: principal.userId, data: { group: { id, name: row.name } } });
   });
 }

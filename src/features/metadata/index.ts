@@ -5,6 +5,7 @@
  * For features that store metadata (assets, bulk edit, collections):
  *
  *   const t = await loadTemplate(db, orgId, templateId);          // undefined → 400/404 as fits
+ *   (hot paths: loadTemplateCached — one version read, then the compiled template from memory)
  *   if (!await canUseTemplate(db, principal, templateId)) ...     // access templates
  *   const r = validateMetadata(t, body.metadata, { mode: 'create', applyDefaults: true, path: 'body.metadata' });
  *   if (!r.ok) throw metadataInvalid(r.problems);                 // 400 with every problem
@@ -25,6 +26,7 @@ export { validateMetadata, hasValue, LIMITS as METADATA_LIMITS, type ValidateOpt
 export { toSimplified, toLegacy, denormalize, mergeMetadata, presentLegacy } from './encodings.ts';
 export { parseDate, formatDate } from './dates.ts';
 export { loadCompiledTemplate as loadTemplate } from './definitions.repo.ts';
+export { loadTemplateCached } from './template-cache.ts';
 export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
 export { registerUsageProbe, registerApplyHandler, type UsageProbe, type UsageKind, type ApplyHandler, type ApplyContext, type DefinitionChange } from './hooks.ts';
 export { canUseTemplate, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';

@@ -10,6 +10,7 @@ import { publishEvent } from '../../core/events/publish.ts';
 import { AppError, conflict, invalidField } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { recordDefinitionChange } from './access.ts';
+import { touchDefinitions } from './template-cache.ts';
 import { groupAttributeIds, loadCompiledTemplate } from './definitions.repo.ts';
 import { checkNoDuplicateAttributes, nameContains } from './groups.service.ts';
 import { externalUsage } from './hooks.ts';
@@ -254,6 +255,7 @@ export async function createTemplate(deps: Deps, principal: Principal, input: Te
         await trx.updateTable('metadata_templates').set({ default_values: row.default_values }).where('id', '=', row.id).execute();
       }
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.template.created', targetType: 'metadata_template', targetId: row.id, ip });
+      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, {
         orgId: principal.orgId, type: 'metadata.template.created', actor: principal.userId,
         data: { template: { id: row.id, name: { previous: null, current: name }, type: { previous: null, current: typeLabel(types) }, groups: { added: groupIds.map((groupId) => ({ groupId })), removed: [] } } },
@@ -317,6 +319,7 @@ export async function updateTemplate(deps: Deps, principal: Principal, id: strin
         data: { fields: Object.keys(input), groups: { added, removed } },
       });
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.template.updated', targetType: 'metadata_template', targetId: id, ip, data: { fields: Object.keys(input) } });
+      await touchDefinitions(trx, principal.orgId, now);
       const label = typeLabel(fromJson<string[]>(row.template_types, []));
       await publishEvent(trx, now, {
         orgId: principal.orgId, type: 'metadata.template.updated', actor: principal.userId,
@@ -341,6 +344,7 @@ export async function deleteTemplate(deps: Deps, principal: Principal, id: strin
     if (usage?.length) throw conflict(`Metadata template is in use: ${usage.join(', ')}`);
     await trx.deleteFrom('metadata_templates').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.template.deleted', targetType: 'metadata_template', targetId: id, ip, data: { name: row.name } });
+    await touchDefinitions(trx, principal.orgId, now);
     await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.template.deleted', actor: principal.userId, data: { template: { id, name: row.name } } });
   });
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { forEachEngine } from '../../../test/helpers/context.ts';
 import { createTestOrg } from '../../../test/helpers/factories.ts';
-import { defaultTemplateId, denormalize, loadTemplate, toLegacy, toSimplified, validateMetadata } from './index.ts';
+import { defaultTemplateId, denormalize, loadTemplate, loadTemplateCached, toLegacy, toSimplified, validateMetadata } from './index.ts';
 import { metadataApi } from './testing.ts';
 
 /**
@@ -87,14 +87,38 @@ forEachEngine('metadata: validating documents against stored templates', (ctx) =
       'body.metadata[4].value',
     ]);
     const legacy = validateMetadata(t, [
+      { metadataDefinitionId: ids.headline, metadataDefinitionValue: 'Far too long for ten' },
       { metadataDefinitionId: ids.live, metadataDefinitionValue: '2025-13-01' },
       { metadataDefinitionId: ids.usage, metadataDefinitionTableValue: [[{ metadataDefinitionId: ids.palette, metadataDefinitionValue: [{ metadataDefinitionId: ids.levels[1], metadataDefinitionValue: { valueId: ids.red } }] }]] },
     ]);
     assert.deepEqual(legacy.problems.map((p) => p.path), [
       'body.metadata[0].metadataDefinitionValue',
-      'body.metadata[1].metadataDefinitionTableValue[0][0].metadataDefinitionValue[0].metadataDefinitionValue.valueId',
-      'body.metadata.headline',
+      'body.metadata[1].metadataDefinitionValue',
+      'body.metadata[2].metadataDefinitionTableValue[0][0].metadataDefinitionValue[0].metadataDefinitionValue.valueId',
     ]);
+    const vocabulary = validateMetadata(t, [
+      { metadataDefinitionId: ids.headline, metadataDefinitionValue: 'ok' },
+      { metadataDefinitionId: ids.usage, metadataDefinitionTableValue: [[{ metadataDefinitionId: ids.channel, metadataDefinitionValue: [{ valueId: ids.red }] }]] },
+    ]);
+    assert.deepEqual(vocabulary.problems.map((p) => p.path), ['body.metadata[1].metadataDefinitionTableValue[0][0].metadataDefinitionValue[0].valueId']);
+    assert.match(vocabulary.problems[0]!.message, /is not a value of vocabulary "Channels"/);
+    assert.deepEqual(validateMetadata(t, [{ metadataDefinitionId: ids.live, metadataDefinitionValue: '01/02/2025' }]).problems.map((p) => p.path), ['body.metadata.headline'], 'required Headline missing');
+  });
+
+  it('the cached loader reuses a compiled template until any process changes a definition', async () => {
+    const { api, t, vocab, org } = await setup();
+    const db = ctx().deps.db;
+    const first = await loadTemplateCached(db, org.orgId, t.id);
+    assert.equal(await loadTemplateCached(db, org.orgId, t.id), first, 'same compiled object while nothing changed');
+    // A change made through another instance (another process's cache is not this one's).
+    const other = await ctx().secondInstance();
+    const res = await other.app.inject({ method: 'PATCH', url: `/v1/metadata/vocabulary/${vocab.channels.metadataDefinitionId}`, headers: org.admin.headers, payload: { add: ['Radio'] } });
+    assert.equal(res.statusCode, 200, res.body);
+    const fresh = await loadTemplateCached(db, org.orgId, t.id);
+    assert.notEqual(fresh, first);
+    assert.ok(fresh!.vocabularies.get(vocab.channels.metadataDefinitionId)!.byName.has('Radio'));
+    assert.equal(await loadTemplateCached(db, org.orgId, '00000000-0000-4000-8000-000000000000'), undefined);
+    void api;
   });
 
   it('a definition change takes effect on the next load: a renamed value is accepted by its new name only', async () => {

@@ -9,6 +9,7 @@ import { publishEvent } from '../../core/events/publish.ts';
 import { AppError, conflict, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { recordDefinitionChange } from './access.ts';
+import { touchDefinitions } from './template-cache.ts';
 import { externalUsage } from './hooks.ts';
 import { attributesUsingVocabularies, freeSearchField } from './metadata.repo.ts';
 import type { VocabValueInput, VocabularyCreate, VocabularyUpdate } from './metadata.schemas.ts';
@@ -47,6 +48,11 @@ async function present(db: DbOrTrx, orgId: string, rows: VocabRow[], key: 'metad
       searchable: row.searchable === 1,
     },
   }));
+}
+
+/** In slices, so that thousands of values stay under each engine's bound-parameter limit. */
+async function insertValues(db: DbOrTrx, rows: ValueRow[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 500) await db.insertInto('metadata_vocabulary_values').values(rows.slice(i, i + 500)).execute();
 }
 
 async function findVocabulary(db: DbOrTrx, orgId: string, id: string): Promise<VocabRow | undefined> {
@@ -114,12 +120,11 @@ export async function createVocabulary(deps: Deps, principal: Principal, input: 
         searchable: input.searchable === false ? 0 : 1, system: 0, created_by: principal.userId, created_at: now, updated_at: now,
       };
       await trx.insertInto('metadata_vocabularies').values(row).execute();
-      if (values.length > 0) {
-        await trx.insertInto('metadata_vocabulary_values').values(values.map((v, position) => ({
-          id: newId(now), org_id: principal.orgId, vocabulary_id: id, name: v.name, name_key: v.name.toLowerCase(), parent_id: v.parentId ?? null, position, created_at: now, updated_at: now,
-        }))).execute();
-      }
+      await insertValues(trx, values.map((v, position) => ({
+        id: newId(now), org_id: principal.orgId, vocabulary_id: id, name: v.name, name_key: v.name.toLowerCase(), parent_id: v.parentId ?? null, position, created_at: now, updated_at: now,
+      })));
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.vocabulary.created', targetType: 'metadata_vocabulary', targetId: id, ip });
+      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.vocabulary.created', actor: principal.userId, data: { vocabulary: { id, name } } });
       return (await present(trx, principal.orgId, [row], 'metadataDocument'))[0]!;
     });
@@ -199,9 +204,10 @@ export async function updateVocabulary(deps: Deps, principal: Principal, id: str
         addedRows.push(...adds.map((v, i) => ({
           id: newId(now), org_id: principal.orgId, vocabulary_id: id, name: v.name, name_key: v.name.toLowerCase(), parent_id: v.parentId ?? null, position: start + i, created_at: now, updated_at: now,
         })));
-        await trx.insertInto('metadata_vocabulary_values').values(addedRows).execute();
+        await insertValues(trx, addedRows);
       }
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.vocabulary.updated', targetType: 'metadata_vocabulary', targetId: id, ip, data: { added: addedRows.length, updated: updates.length, deleted: deleted.size } });
+      await touchDefinitions(trx, principal.orgId, now);
       await publishEvent(trx, now, {
         orgId: principal.orgId, type: 'metadata.vocabulary.updated', actor: principal.userId,
         data: { vocabulary: { id, name: patch.name ?? row.name, values: { added: addedRows.map((v) => ({ id: v.id, name: v.name })), updated: updates.map((u) => ({ id: u.current.id, name: u.name })), deleted: [...deleted] } } },
@@ -231,6 +237,7 @@ export async function deleteVocabulary(deps: Deps, principal: Principal, id: str
     if (children.length > 0) throw conflict(`Values of vocabulary ${JSON.stringify(children[0]!.name)} sit under this vocabulary's values (a cascade); delete that vocabulary or its parent links first`);
     await trx.deleteFrom('metadata_vocabularies').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.vocabulary.deleted', targetType: 'metadata_vocabulary', targetId: id, ip, data: { name: row.name } });
+    await touchDefinitions(trx, principal.orgId, now);
     await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.vocabulary.deleted', actor: principal.userId, data: { vocabulary: { id, name: row.name } } });
   });
   return { status: 'success' as const, message: 'Metadata Definition delete operation succeeded' };

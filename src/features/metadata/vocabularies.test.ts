@@ -121,6 +121,19 @@ forEachEngine('metadata: controlled vocabularies', (ctx) => {
     assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/metadata/vocabulary/${vocab.metadataDefinitionId}`, headers: uploader.headers, payload: { add: ['x'] } })).statusCode, 403);
   });
 
+  it('takes thousands of values in one request (created, added, deleted)', async () => {
+    const org = await createTestOrg(ctx());
+    const api = metadataApi(ctx(), org);
+    const many = Array.from({ length: 5000 }, (_, i) => `Value ${i}`);
+    const vocab = json(await api.call('POST', '/v1/metadata/vocabulary', { name: 'Big', values: many }, 200));
+    assert.equal(vocab.metadataDocument.values.length, 5000);
+    const more = Array.from({ length: 5000 }, (_, i) => `More ${i}`);
+    const deleted = vocab.metadataDocument.values.slice(0, 3000).map((v: any) => v.valueId);
+    const patched = json(await api.call('PATCH', `/v1/metadata/vocabulary/${vocab.metadataDefinitionId}`, { add: more, delete: deleted }, 200));
+    assert.equal(patched.metadataDocument.values.length, 7000);
+    assert.equal(patched.metadataDocument.values[0].valueName, 'Value 3000');
+  });
+
   it("another organization's vocabulary is invisible (404) and cannot be used as a parent", async () => {
     const org = await createTestOrg(ctx());
     const other = await createTestOrg(ctx());

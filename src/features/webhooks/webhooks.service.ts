@@ -21,9 +21,20 @@ export async function checkTarget(deps: Deps, url: string, field: string): Promi
   try {
     return (await assertAllowedTarget(url, { allowPrivate: deps.config.allowPrivateTargets })).toString();
   } catch (error) {
-    if (isTargetNotAllowed(error)) throw invalidField(field, error.message);
+    if (isTargetNotAllowed(error)) throw invalidField(field, targetMessage(error));
     throw error;
   }
+}
+
+/**
+ * What a caller learns about a refused target. Shape problems are explained; a host that does not
+ * resolve and one that resolves to an internal address get the same answer, without the address,
+ * so the check is no oracle for the server's internal DNS.
+ */
+function targetMessage(error: { reason: string; message: string }): string {
+  if (error.reason === 'invalid_url' || error.reason === 'scheme' || error.reason === 'credentials') return error.message;
+  return 'must be a public internet address (a host that does not resolve, or resolves to a loopback, private or other internal address, is refused). '
+    + 'For a receiver on this machine or a private network, the operator sets TESSERA_ALLOW_PRIVATE_TARGETS=true';
 }
 
 async function visibleEndpoint(deps: Deps, principal: Principal, id: string) {

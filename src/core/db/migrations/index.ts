@@ -7,7 +7,10 @@ import * as m0005 from './0005_security.ts';
 import * as m0006 from './0006_compat.ts';
 import * as m0007 from './0007_metadata.ts';
 import * as m0008 from './0008_assets.ts';
+import * as m0009 from './0009_search.ts';
+import * as m0010 from './0010_storyboards.ts';
 import * as m0011 from './0011_cdn.ts';
+import * as m0012 from './0012_hotpaths.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -19,5 +22,8 @@ export const migrations: Record<string, Migration> = {
   '0006_compat': m0006,
   '0007_metadata': m0007,
   '0008_assets': m0008,
+  '0009_search': m0009,
+  '0010_storyboards': m0010,
   '0011_cdn': m0011,
+  '0012_hotpaths': m0012,
 };

@@ -27,7 +27,7 @@ export async function runEdge(deps: Deps): Promise<void> {
     process.once('SIGTERM', stop);
     return;
   }
-  const edge = new Edge({ config: deps.config.edge, db: deps.db, keys: deps.keys, log: deps.log, allowPrivateTargets: deps.config.allowPrivateTargets, assetOrigin: assetOriginFor(deps) });
+  const edge = new Edge({ config: deps.config.edge, db: deps.db, keys: deps.keys, log: deps.log, allowPrivateTargets: deps.config.allowPrivateTargets, assetOrigin: assetOriginFor({ db: deps.db, blobs: deps.blobs }) });
   const { port, controlUrl } = await edge.start();
   deps.log.info({ port, controlUrl, edgeId: edge.id, region: deps.config.edge.region }, 'edge listening');
   if (process.send) process.send({ type: 'edge-ready', port, controlUrl, id: edge.id });

@@ -2,7 +2,11 @@
 // per endpoint configuration, cached until shortly before it expires, fetched by one caller at a
 // time, refreshed once when the receiver answers 401.
 import { createHash } from 'node:crypto';
-import { type Dispatcher, request } from 'undici';
+import { createRequire } from 'node:module';
+import type { Dispatcher } from 'undici';
+
+// Loaded on first use, not at start (issue 14: lean start).
+const request: typeof import('undici').request = (...args) => (createRequire(import.meta.url)('undici') as typeof import('undici')).request(...args);
 import { classifyError, type ErrorClass, type SendInput, type SendResult, sendOnce } from './send.ts';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post';

@@ -1,7 +1,11 @@
 // One HTTP delivery attempt. Never throws: every outcome becomes a SendResult the worker can record
 // in the attempt log. 2xx is success; anything else (3xx included — redirects are never followed)
 // is a failure with an error class.
-import { type Dispatcher, request } from 'undici';
+import { createRequire } from 'node:module';
+import type { Dispatcher } from 'undici';
+
+// Loaded on first use, not at start (issue 14: lean start).
+const request: typeof import('undici').request = (...args) => (createRequire(import.meta.url)('undici') as typeof import('undici')).request(...args);
 import { isTargetNotAllowed } from './ssrf.ts';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;

@@ -6,7 +6,12 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isIP, type LookupFunction, type Socket } from 'node:net';
 import { rootCertificates } from 'node:tls';
-import { Agent, buildConnector } from 'undici';
+import { createRequire } from 'node:module';
+import type { Agent, buildConnector } from 'undici';
+
+// undici is loaded when the first dispatcher is made (delivery), not when the routes load: a
+// server that only serves the API never pays for it (issue 14: lean start).
+const undici = (): typeof import('undici') => createRequire(import.meta.url)('undici');
 
 export type AddressClass =
   | 'public'
@@ -247,6 +252,7 @@ function guardedLookup(resolver: Resolver, allowPrivate: boolean): LookupFunctio
  */
 export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agent {
   const resolver = options.resolver ?? systemResolver;
+  const { Agent, buildConnector } = undici();
   const base = buildConnector({
     timeout: options.connectTimeoutMs ?? 5000,
     lookup: guardedLookup(resolver, options.allowPrivate),

@@ -1,0 +1,287 @@
+import { CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type QueryCompiler, type TransactionSettings } from 'kysely';
+import type pg from 'pg';
+
+/**
+ * The identity revision: one counter in the database (`tessera_revision`, migration 0012) that
+ * triggers bump, at commit, whenever a row that can change who a caller is or what they may do
+ * changes (users, roles, groups, memberships, templates and grants, sessions, API keys, signing
+ * keys, OAuth clients; see IDENTITY_TABLES). Caches of anything derived only from those tables
+ * (resolved principals, permission decisions) remember the local `generation` they were built at
+ * and are stale as soon as it moves. It moves:
+ * - on this instance, before the writing call returns: the driver below notices a committed write
+ *   to an identity table and re-reads the counter on the same connection;
+ * - on other instances within POLL_MS: every instance polls the counter (a one-row primary-key
+ *   read) and, on PostgreSQL, also LISTENs on `tessera_revision`, which the triggers NOTIFY at
+ *   commit, so in practice it moves within milliseconds.
+ * When the counter cannot be read (database down, table missing) the generation moves on every
+ * attempt: caches then miss rather than serve what can no longer be checked.
+ */
+export const REVISION_CHANNEL = 'tessera_revision';
+export const POLL_MS = 250;
+
+/** Tables whose writes can change a principal or a permission decision (the triggers of 0012 cover these). */
+export const IDENTITY_TABLES: ReadonlySet<string> = new Set([
+  'organizations', 'users', 'roles', 'groups', 'user_groups', 'security_templates', 'security_template_grants',
+  'auth_sessions', 'api_keys', 'auth_signing_keys', 'oauth_clients', 'tessera_revision',
+]);
+
+const READ = CompiledQuery.raw('select value from tessera_revision where id = 1');
+const WRITE_TARGET = /^\s*(?:insert\s+into|update|delete\s+from)\s+"?([A-Za-z_][\w]*)"?/i;
+
+/** Whether a statement writes to a table in `tables` (cheap: reads are rejected on their first letter). */
+export function writesTo(sqlText: string, tables: ReadonlySet<string>): boolean {
+  const first = sqlText.charCodeAt(0) | 0x20;
+  if (first === 0x73 /* s */) return false;
+  const m = WRITE_TARGET.exec(sqlText);
+  return m !== null && tables.has(m[1]!);
+}
+
+export interface RevisionFeed {
+  /** Moves whenever the identity revision may have changed. Reading it starts the watcher. */
+  readonly generation: number;
+  /** Re-reads the counter now (tests; the watcher does this on its own). */
+  check(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type Runner = (query: CompiledQuery) => Promise<{ rows: unknown[] }>;
+
+class Feed implements RevisionFeed {
+  private gen = 0;
+  private known: string | undefined;
+  private started = false;
+  private closed = false;
+  private timer: NodeJS.Timeout | undefined;
+  private listener: pg.Client | undefined;
+  private listenRetry: NodeJS.Timeout | undefined;
+  private polling: Promise<void> | undefined;
+  /** Runs a query on a pooled connection (set once the Kysely instance exists). */
+  run: Runner | undefined;
+  private readonly pgUrl: string | undefined;
+  private readonly pollMs: number;
+
+  private readonly database: string;
+
+  constructor(pgUrl: string | undefined, pollMs: number, database: string) {
+    this.pgUrl = pgUrl;
+    this.pollMs = pollMs;
+    this.database = database;
+    if (database !== ':memory:') {
+      let set = siblings.get(database);
+      if (!set) siblings.set(database, (set = new Set()));
+      set.add(this);
+    }
+  }
+
+  get generation(): number {
+    if (!this.started) this.start();
+    return this.gen;
+  }
+
+  /** Records a counter value read anywhere (driver, poll, NOTIFY); any change moves the generation. */
+  observe(value: string | undefined): void {
+    if (value === undefined || value !== this.known) {
+      this.known = value;
+      this.gen += 1;
+    }
+  }
+
+  async readOn(run: Runner): Promise<void> {
+    try {
+      const { rows } = await run(READ);
+      const row = rows[0] as { value: number | string | bigint } | undefined;
+      const value = row ? String(row.value) : undefined;
+      this.observe(value);
+      for (const sibling of siblings.get(this.database) ?? []) if (sibling !== this) sibling.observe(value);
+    } catch {
+      this.observe(undefined);
+    }
+  }
+
+  check(): Promise<void> {
+    if (this.polling) return this.polling;
+    if (!this.run) return Promise.resolve();
+    this.polling = this.readOn(this.run).finally(() => { this.polling = undefined; });
+    return this.polling;
+  }
+
+  private start(): void {
+    this.started = true;
+    if (this.closed) return;
+    this.timer = setInterval(() => void this.check(), this.pollMs);
+    this.timer.unref();
+    void this.check();
+    if (this.pgUrl) void this.listen();
+  }
+
+  private async listen(): Promise<void> {
+    if (this.closed) return;
+    const { default: pgModule } = await import('pg');
+    const client = new pgModule.Client({ connectionString: this.pgUrl });
+    this.listener = client;
+    const retry = () => {
+      if (this.listener !== client) return;
+      this.listener = undefined;
+      client.removeAllListeners('notification');
+      void client.end().catch(() => {});
+      if (this.closed) return;
+      // Nothing missed while reconnecting goes unseen: the poll keeps running, and one check follows.
+      this.listenRetry = setTimeout(() => void this.listen().then(() => this.check()), 1000);
+      this.listenRetry.unref();
+    };
+    client.on('error', retry);
+    client.on('end', retry);
+    client.on('notification', (message) => {
+      if (message.channel === REVISION_CHANNEL) this.observe(message.payload);
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${REVISION_CHANNEL}`);
+      // The socket must not keep a finished process alive.
+      (client as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
+    } catch {
+      retry();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    siblings.get(this.database)?.delete(this);
+    if (siblings.get(this.database)?.size === 0) siblings.delete(this.database);
+    clearInterval(this.timer);
+    clearTimeout(this.listenRetry);
+    const listener = this.listener;
+    this.listener = undefined;
+    if (listener) await listener.end().catch(() => {});
+    await this.polling;
+  }
+}
+
+// Keyed by the dialect's adapter, which every Kysely derived from one connectDb handle shares
+// (transactions, withPlugin, withSchema).
+const feeds = new WeakMap<object, Feed>();
+
+interface HasExecutor { getExecutor(): { adapter: object } }
+
+/** The revision feed of a database handle made by connectDb (or any Kysely derived from one). */
+export function revisionFeed(db: object): RevisionFeed {
+  const feed = feeds.get((db as HasExecutor).getExecutor().adapter);
+  if (!feed) throw new Error('This database handle was not made by connectDb');
+  return feed;
+}
+
+/**
+ * Feeds of handles on the same database in this process (a second app instance in one process,
+ * as tests and embedders make): a change one of them commits moves the others at once too.
+ */
+const siblings = new Map<string, Set<Feed>>();
+
+/**
+ * Wraps a dialect so that, after a write to an identity table commits (at once when outside a
+ * transaction), the counter is re-read on the same connection before the caller sees the result.
+ */
+export function trackRevisions(inner: Dialect, options: { database: string; pgUrl?: string; pollMs?: number }): { dialect: Dialect; register(db: object): void } {
+  const feed = new Feed(options.pgUrl, options.pollMs ?? POLL_MS, options.database);
+  const dialect: Dialect = {
+    createAdapter: () => inner.createAdapter(),
+    createQueryCompiler: () => inner.createQueryCompiler(),
+    createIntrospector: (db) => inner.createIntrospector(db),
+    createDriver: () => new TrackingDriver(inner.createDriver(), feed),
+  };
+  return {
+    dialect,
+    register(db) {
+      feeds.set((db as HasExecutor).getExecutor().adapter, feed);
+      const executor = db as { executeQuery(q: CompiledQuery): Promise<{ rows: unknown[] }> };
+      feed.run = (q) => executor.executeQuery(q);
+    },
+  };
+}
+
+class TrackedConnection implements DatabaseConnection {
+  inTransaction = false;
+  wrote = false;
+  readonly inner: DatabaseConnection;
+  private readonly feed: Feed;
+
+  constructor(inner: DatabaseConnection, feed: Feed) {
+    this.inner = inner;
+    this.feed = feed;
+  }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<import('kysely').QueryResult<R>> {
+    const result = await this.inner.executeQuery<R>(query);
+    if (writesTo(query.sql, IDENTITY_TABLES)) {
+      if (this.inTransaction) this.wrote = true;
+      else await this.feed.readOn((q) => this.inner.executeQuery(q));
+    }
+    return result;
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<import("kysely").QueryResult<R>> {
+    return this.inner.streamQuery<R>(query, chunkSize);
+  }
+}
+
+class TrackingDriver implements Driver {
+  private readonly inner: Driver;
+  private readonly feed: Feed;
+
+  constructor(inner: Driver, feed: Feed) {
+    this.inner = inner;
+    this.feed = feed;
+  }
+
+  init(): Promise<void> {
+    return this.inner.init();
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new TrackedConnection(await this.inner.acquireConnection(), this.feed);
+  }
+
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const c = connection as TrackedConnection;
+    await this.inner.beginTransaction(c.inner, settings);
+    c.inTransaction = true;
+    c.wrote = false;
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    const c = connection as TrackedConnection;
+    await this.inner.commitTransaction(c.inner);
+    c.inTransaction = false;
+    if (c.wrote) {
+      c.wrote = false;
+      await this.feed.readOn((q) => c.inner.executeQuery(q));
+    }
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    const c = connection as TrackedConnection;
+    c.inTransaction = false;
+    c.wrote = false;
+    await this.inner.rollbackTransaction(c.inner);
+  }
+
+  async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.inner.savepoint!((connection as TrackedConnection).inner, name, compile);
+  }
+
+  async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.inner.rollbackToSavepoint!((connection as TrackedConnection).inner, name, compile);
+  }
+
+  async releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.inner.releaseSavepoint!((connection as TrackedConnection).inner, name, compile);
+  }
+
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
+    return this.inner.releaseConnection((connection as TrackedConnection).inner);
+  }
+
+  async destroy(): Promise<void> {
+    await this.feed.close();
+    await this.inner.destroy();
+  }
+}

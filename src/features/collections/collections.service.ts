@@ -1,0 +1,311 @@
+import { hasPrivilege, permissionsOn, requirePrivileges } from '../../core/authz/authorize.ts';
+import type { Principal } from '../../core/authz/principal.ts';
+import type { DbOrTrx, Trx } from '../../core/db/connect.ts';
+import { isUniqueViolation } from '../../core/db/connect.ts';
+import { fromJson, toJson } from '../../core/db/json.ts';
+import { publishEvent } from '../../core/events/index.ts';
+import { conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
+import { newId } from '../../core/ids.ts';
+import type { Deps } from '../../deps.ts';
+import { viewableTemplateIds } from '../search/index.ts';
+import {
+  addMembers, collectionTemplateIds, findCollection, memberFileIds, removeMembers, resolveVisibleAssets, setTemplates, visibleMemberFileIds, type CollectionRow,
+} from './collections.repo.ts';
+import type { Collection, CollectionCreate, CollectionLegacyUpdate, CollectionUpdate } from './collections.schemas.ts';
+
+export type CollectionType = 'private' | 'secured';
+
+/** A collection the caller may see, with what seeing it needed. */
+export interface VisibleCollection {
+  row: CollectionRow;
+  templateIds: string[];
+  viewable: string[];
+}
+
+function parseType(value: string | undefined, field: string): CollectionType {
+  const t = value?.trim().toLowerCase();
+  if (t === 'private' || t === 'secured') return t;
+  if (t === 'shared') return 'secured';
+  throw invalidField(field, value === undefined ? 'is required (private or secured)' : 'must be private or secured');
+}
+
+function parseName(value: string | undefined, field: string): string {
+  const name = value?.trim() ?? '';
+  if (name === '') throw invalidField(field, 'is required');
+  if (name.length > 200) throw invalidField(field, 'is at most 200 characters');
+  return name;
+}
+
+function parseMetadata(body: CollectionCreate): unknown[] {
+  const raw = body.metadataDocument ?? body.MetadataDocument;
+  if (raw === undefined || raw === null) return [];
+  if (Array.isArray(raw)) return raw;
+  const field = body.metadataDocument !== undefined ? 'body.metadataDocument' : 'body.MetadataDocument';
+  if (raw.trim() === '') return [];
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    if (Array.isArray(parsed)) return parsed;
+  } catch {
+    // below
+  }
+  throw invalidField(field, 'must be a metadata document (an array, or that array as a JSON string)');
+}
+
+const eventType = (t: CollectionType) => (t === 'private' ? 'Private' as const : 'Shared' as const);
+
+/** Visible: private to its creator; secured to callers holding View through one of its templates. */
+export async function loadVisibleCollection(db: DbOrTrx, principal: Principal, id: string): Promise<VisibleCollection> {
+  const row = await findCollection(db, principal.orgId, id);
+  if (!row) throw notFound('Collection');
+  const templateIds = await collectionTemplateIds(db, row.id);
+  const viewable = await viewableTemplateIds(db, principal);
+  const visible = row.collection_type === 'private'
+    ? row.owner_id === principal.userId
+    : row.owner_id === principal.userId || templateIds.some((t) => viewable.includes(t));
+  if (!visible) throw notFound('Collection');
+  return { row, templateIds, viewable };
+}
+
+async function requireEditable(db: DbOrTrx, principal: Principal, c: VisibleCollection): Promise<void> {
+  if (c.row.owner_id === principal.userId) return;
+  const perms = await permissionsOn(db, principal, c.templateIds);
+  if (!perms.has('edit_metadata')) throw forbidden('Editing this collection needs the Edit Metadata permission through its security templates');
+}
+
+/** Templates the caller assigns must be ones through which the caller holds View (never beyond what they hold). */
+async function checkTemplates(db: DbOrTrx, principal: Principal, ids: readonly string[], field: string, viewable: readonly string[]): Promise<string[]> {
+  const unique = [...new Set(ids)];
+  for (const [i, id] of ids.entries()) {
+    if (!viewable.includes(id)) throw invalidField(`${field}.${i}`, 'no security template with this id through which you may view');
+  }
+  void db;
+  return unique;
+}
+
+async function checkMembers(db: DbOrTrx, principal: Principal, ids: readonly string[], field: string, viewable: readonly string[]): Promise<string[]> {
+  const resolved = await resolveVisibleAssets(db, principal.orgId, viewable, ids);
+  const out: string[] = [];
+  for (const [i, id] of ids.entries()) {
+    const fileId = resolved.get(id);
+    // A hidden asset is reported exactly like a missing one.
+    if (!fileId) throw invalidField(`${field}.${i}`, 'no asset with this id');
+    out.push(fileId);
+  }
+  return [...new Set(out)];
+}
+
+export function collectionView(row: CollectionRow, templateIds: string[], members: string[], customerId: string): Collection {
+  return {
+    collectionId: row.id,
+    name: row.name,
+    collectionType: row.collection_type,
+    collectionDocument: members,
+    memberCount: members.length,
+    shared: row.shared,
+    shareDocument: fromJson<string[]>(row.share_document, []),
+    recipients: [],
+    shareMessage: '',
+    sender: {},
+    downloadId: 'NULL',
+    expirationDate: 0,
+    securityTemplateIds: row.collection_type === 'secured' ? templateIds : [],
+    metadataTemplateId: row.metadata_template_id,
+    metadataDocument: fromJson<Record<string, unknown>[]>(row.metadata, []),
+    userCognitoId: row.owner_id,
+    customerId,
+    createdEpoch: row.created_at,
+    lastUpdatedEpoch: row.updated_at,
+  };
+}
+
+async function customerIdOf(db: DbOrTrx, orgId: string): Promise<string> {
+  const org = await db.selectFrom('organizations').select('customer_id').where('id', '=', orgId).executeTakeFirst();
+  return org?.customer_id ?? '';
+}
+
+async function inTransaction<T>(deps: Deps, work: (trx: Trx) => Promise<T>): Promise<T> {
+  try {
+    return await deps.db.transaction().execute(work);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict('A collection with the same name already exists in this organization', 'body.name');
+    throw error;
+  }
+}
+
+export async function createCollection(deps: Deps, principal: Principal, body: CollectionCreate) {
+  requirePrivileges(principal, 'collection');
+  const type = parseType(body.collectionType, 'body.collectionType');
+  const name = parseName(body.name, 'body.name');
+  const metadata = parseMetadata(body);
+  const viewable = await viewableTemplateIds(deps.db, principal);
+  const templateIds = body.securityTemplateIds ?? [];
+  if (type === 'secured' && templateIds.length === 0) throw invalidField('body.securityTemplateIds', 'a secured collection needs at least one security template');
+  if (type === 'private' && templateIds.length > 0) throw invalidField('body.securityTemplateIds', 'a private collection has no security templates (use collectionType secured)');
+  const templates = await checkTemplates(deps.db, principal, templateIds, 'body.securityTemplateIds', viewable);
+  const members = await checkMembers(deps.db, principal, body.collectionDocument ?? [], 'body.collectionDocument', viewable);
+  const now = deps.clock.now();
+  const id = newId(now);
+  await inTransaction(deps, async (trx) => {
+    await trx.insertInto('collections').values({
+      id, org_id: principal.orgId, name, name_key: name.toLowerCase(), collection_type: type, owner_id: principal.userId,
+      metadata_template_id: body.metadataTemplateId ?? null, metadata: toJson(metadata), shared: type === 'secured' ? 'Y' : 'N',
+      share_document: '[]', created_at: now, updated_at: now,
+    }).execute();
+    await setTemplates(trx, principal.orgId, id, templates);
+    await addMembers(trx, principal.orgId, id, members, now);
+    await publishEvent(trx, now, { orgId: principal.orgId, type: 'collection.created', actor: principal.userId, data: { collection: { id, name, type: eventType(type) } } });
+  });
+  return { statusCode: 'success' as const, message: 'Collection successfully created', collectionId: id };
+}
+
+export async function getCollection(deps: Deps, principal: Principal, id: string): Promise<Collection> {
+  requirePrivileges(principal, 'collection');
+  return getCollectionForViewer(deps, principal, id);
+}
+
+/** The collection as this viewer sees it (no privilege needed: story boards show it to viewers). */
+export async function getCollectionForViewer(deps: Deps, principal: Principal, id: string): Promise<Collection> {
+  const c = await loadVisibleCollection(deps.db, principal, id);
+  const [members, customerId] = await Promise.all([
+    visibleMemberFileIds(deps.db, principal.orgId, c.row.id, c.viewable),
+    customerIdOf(deps.db, principal.orgId),
+  ]);
+  return collectionView(c.row, c.templateIds, members, customerId);
+}
+
+interface Changes {
+  name?: string;
+  type?: CollectionType;
+  templates?: string[];
+  /** Membership operations in order; `replace` replaces the members the caller may view. */
+  ops?: { kind: 'add' | 'remove' | 'replace'; fileIds: string[] }[];
+  metadata?: Record<string, unknown>[];
+}
+
+async function applyChanges(deps: Deps, principal: Principal, c: VisibleCollection, changes: Changes): Promise<void> {
+  const now = deps.clock.now();
+  const row = c.row;
+  const newType = changes.type ?? row.collection_type;
+  if (newType !== row.collection_type && row.owner_id !== principal.userId) throw forbidden('Only the creator changes the type of a collection');
+  let templates = changes.templates ?? c.templateIds;
+  if (newType === 'private') templates = [];
+  if (newType === 'secured' && templates.length === 0) throw invalidField('body.securityTemplateIds', 'a secured collection needs at least one security template');
+  await inTransaction(deps, async (trx) => {
+    const update: Partial<CollectionRow> = { updated_at: now };
+    if (changes.name !== undefined && changes.name !== row.name) Object.assign(update, { name: changes.name, name_key: changes.name.toLowerCase() });
+    if (newType !== row.collection_type) Object.assign(update, { collection_type: newType, shared: newType === 'secured' ? 'Y' : 'N' });
+    if (changes.metadata) update.metadata = toJson(changes.metadata);
+    await trx.updateTable('collections').set(update).where('id', '=', row.id).execute();
+    const securityChanged = templates.join() !== c.templateIds.join() && !(templates.length === 0 && c.templateIds.length === 0);
+    if (securityChanged) await setTemplates(trx, row.org_id, row.id, templates);
+    let added: string[] = [];
+    let removed: string[] = [];
+    for (const op of changes.ops ?? []) {
+      if (op.kind === 'add') {
+        added.push(...(await addMembers(trx, row.org_id, row.id, op.fileIds, now)));
+        continue;
+      }
+      // Only members this caller can see are removed or replaced; hidden members stay untouched.
+      const visibleNow = await visibleMemberFileIds(trx, row.org_id, row.id, c.viewable);
+      const keep = new Set(op.kind === 'replace' ? op.fileIds : []);
+      const drop = op.kind === 'replace' ? visibleNow.filter((f) => !keep.has(f)) : op.fileIds.filter((f) => visibleNow.includes(f));
+      removed.push(...(await removeMembers(trx, row.id, drop)));
+      if (op.kind === 'replace') added.push(...(await addMembers(trx, row.org_id, row.id, op.fileIds, now)));
+    }
+    const net = (a: string[], b: string[]) => [...new Set(a)].filter((x) => !b.includes(x));
+    [added, removed] = [net(added, removed), net(removed, added)];
+    const name = changes.name ?? row.name;
+    const base = { id: row.id, name, type: eventType(newType) };
+    const actor = principal.userId;
+    const orgId = row.org_id;
+    if (update.name !== undefined || update.collection_type !== undefined) {
+      await publishEvent(trx, now, { orgId, type: 'collection.updated', actor, data: { collection: { ...base } } });
+    }
+    if (changes.metadata) {
+      await publishEvent(trx, now, { orgId, type: 'collection.metadata.updated', actor, data: { collection: { ...base, metadata: changes.metadata.map((m) => ({ attributeId: String(m.metadataDefinitionId ?? m.id ?? m.name ?? ''), value: m.value ?? m.metadataDefinitionValue ?? null })).filter((m) => /^[0-9a-f-]{36}$/i.test(m.attributeId)) } } });
+    }
+    if (securityChanged) {
+      const names = await trx.selectFrom('security_templates').select(['id', 'name']).where('org_id', '=', orgId).where('id', 'in', [...templates, ...c.templateIds, '']).execute();
+      const ref = (ids: string[]) => ids.map((id) => ({ id, name: names.find((n) => n.id === id)?.name ?? '' }));
+      await publishEvent(trx, now, { orgId, type: 'collection.security.updated', actor, data: { collection: { ...base, security: { current: ref(templates), previous: ref(c.templateIds) } } } });
+    }
+    if (added.length > 0 || removed.length > 0) {
+      await publishEvent(trx, now, { orgId, type: 'collection.assets.updated', actor, data: { collection: { ...base, assets: { added, removed } } } });
+    }
+  });
+}
+
+export async function updateCollectionLegacy(deps: Deps, principal: Principal, id: string, body: CollectionLegacyUpdate) {
+  requirePrivileges(principal, 'collection');
+  const c = await loadVisibleCollection(deps.db, principal, id);
+  await requireEditable(deps.db, principal, c);
+  const changes: Changes = {};
+  if (body.name !== undefined) changes.name = parseName(body.name, 'body.name');
+  if (body.collectionType !== undefined) changes.type = parseType(body.collectionType, 'body.collectionType');
+  if (body.securityTemplateIds !== undefined) changes.templates = await checkTemplates(deps.db, principal, body.securityTemplateIds, 'body.securityTemplateIds', c.viewable);
+  if (body.collectionDocument !== undefined) changes.ops = [{ kind: 'replace', fileIds: await checkMembers(deps.db, principal, body.collectionDocument, 'body.collectionDocument', c.viewable) }];
+  await applyChanges(deps, principal, c, changes);
+  return { message: 'Collection update was successful' };
+}
+
+function mergeMetadata(current: Record<string, unknown>[], updates: Record<string, unknown>[]): Record<string, unknown>[] {
+  const keyOf = (m: Record<string, unknown>) => String(m.metadataDefinitionId ?? m.name ?? '').toLowerCase();
+  const out = [...current];
+  for (const [i, u] of updates.entries()) {
+    const key = keyOf(u);
+    if (key === '') throw invalidField(`body.metadata.${i}`, 'needs name (or metadataDefinitionId)');
+    const at = out.findIndex((m) => keyOf(m) === key);
+    if (at >= 0) out[at] = u;
+    else out.push(u);
+  }
+  return out;
+}
+
+export async function updateCollection(deps: Deps, principal: Principal, id: string, body: CollectionUpdate) {
+  requirePrivileges(principal, 'collection');
+  const c = await loadVisibleCollection(deps.db, principal, id);
+  await requireEditable(deps.db, principal, c);
+  const changes: Changes = {};
+  if (body.collectionName !== undefined) changes.name = parseName(body.collectionName, 'body.collectionName');
+  if (body.securityTemplateIds !== undefined) {
+    changes.templates = await checkTemplates(deps.db, principal, body.securityTemplateIds, 'body.securityTemplateIds', c.viewable);
+    if (c.row.collection_type === 'private' && changes.templates.length > 0) changes.type = 'secured';
+  }
+  if (body.collectionUpdates !== undefined) {
+    const ops = Array.isArray(body.collectionUpdates) ? body.collectionUpdates : [body.collectionUpdates];
+    for (const [i, op] of ops.entries()) {
+      const field = Array.isArray(body.collectionUpdates) ? `body.collectionUpdates.${i}` : 'body.collectionUpdates';
+      const kind = op.operation.trim().toLowerCase();
+      if (kind !== 'add' && kind !== 'remove' && kind !== 'replace') throw invalidField(`${field}.operation`, 'must be add, remove or replace');
+      if (kind === 'remove') {
+        // Removing needs View too; an id that resolves to nothing visible is simply not a member.
+        const resolved = await resolveVisibleAssets(deps.db, principal.orgId, c.viewable, op.fileIds);
+        (changes.ops ??= []).push({ kind, fileIds: op.fileIds.map((f) => resolved.get(f) ?? f) });
+      } else {
+        (changes.ops ??= []).push({ kind, fileIds: await checkMembers(deps.db, principal, op.fileIds, `${field}.fileIds`, c.viewable) });
+      }
+    }
+  }
+  if (body.metadata !== undefined) changes.metadata = mergeMetadata(fromJson<Record<string, unknown>[]>(c.row.metadata, []), body.metadata as Record<string, unknown>[]);
+  await applyChanges(deps, principal, c, changes);
+  return { status: 'success', message: 'Collection update was successful', data: await getCollectionForViewer(deps, principal, id) };
+}
+
+export async function deleteCollection(deps: Deps, principal: Principal, id: string) {
+  requirePrivileges(principal, 'collection');
+  const c = await loadVisibleCollection(deps.db, principal, id);
+  if (c.row.collection_type === 'secured') {
+    if (!hasPrivilege(principal, 'purge')) throw forbidden('Missing privilege: Purge (needed to delete a secured collection)');
+  } else {
+    requirePrivileges(principal, 'delete');
+  }
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    // Members are only dissociated: the assets themselves are never touched.
+    await trx.deleteFrom('collections').where('id', '=', c.row.id).execute();
+    await publishEvent(trx, now, { orgId: principal.orgId, type: 'collection.deleted', actor: principal.userId, data: { collection: { id: c.row.id, name: c.row.name, type: eventType(c.row.collection_type) } } });
+  });
+  return [{ status: 'success', message: 'Collection delete operation succeeded' }];
+}
+
+export { memberFileIds };

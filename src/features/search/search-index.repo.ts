@@ -1,0 +1,125 @@
+import { sql } from 'kysely';
+import type { DbOrTrx, Engine } from '../../core/db/connect.ts';
+import { toJson } from '../../core/db/json.ts';
+import { aclText, documentTokens, foldKey, tsvectorLiteral } from './search.tokenize.ts';
+
+/** What the index keeps of one asset version. Built from an asset by search.documents.ts. */
+export interface SearchDocumentInput {
+  orgId: string;
+  assetId: string;
+  fileId: string | null;
+  originalFileId: string | null;
+  filename: string;
+  /** Lower-case extension or kind (`jpg`, `pdf`, …); `none` for metadata-only assets. */
+  fileType: string;
+  metadataTemplateId: string | null;
+  securityTemplateIds: readonly string[];
+  deleted: boolean;
+  currentVersion: boolean;
+  createdEpoch: number;
+  updatedEpoch: number;
+  /** Searchable text: metadata values (keywordSearchField `metadata`) and extracted content. */
+  metadataText: string;
+  contentText: string;
+  /** Facet values (facetable vocabulary attributes, template, file type): `"Name: value"` terms. */
+  facets: readonly { facet: string; value: string }[];
+  /** Sortable and range-filterable values by search field: numbers (dates as epoch ms) or text. */
+  sorts: readonly { field: string; num?: number | null; txt?: string | null }[];
+  /** The asset record returned in results. */
+  record: Record<string, unknown>;
+}
+
+const chunk = <T>(items: readonly T[], size: number): T[][] => {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+};
+
+/**
+ * Writes documents into the index (insert or replace; an asset keeps its doc_no for life).
+ * Call inside a transaction so a document is never half-indexed.
+ */
+export async function upsertDocuments(db: DbOrTrx, engine: Engine, docs: readonly SearchDocumentInput[], now: number): Promise<void> {
+  if (docs.length === 0) return;
+  for (const batch of chunk(docs, 200)) {
+    const existing = await db.selectFrom('search_docs').select(['doc_no', 'asset_id']).where('asset_id', 'in', batch.map((d) => d.assetId)).execute();
+    const docNo = new Map(existing.map((r) => [r.asset_id, Number(r.doc_no)]));
+    if (existing.length > 0) await clearSideRows(db, engine, [...docNo.values()]);
+    for (const doc of batch) {
+      const tokens = documentTokens({
+        filename: doc.filename,
+        asset: [doc.assetId, doc.fileId ?? '', doc.originalFileId ?? ''].join(' '),
+        metadata: doc.metadataText,
+        content: doc.contentText,
+      });
+      const row = {
+        org_id: doc.orgId,
+        asset_id: doc.assetId,
+        file_id: doc.fileId,
+        original_file_id: doc.originalFileId,
+        filename: doc.filename,
+        filename_key: doc.filename.toLowerCase(),
+        file_type: doc.fileType,
+        metadata_template_id: doc.metadataTemplateId,
+        deleted: doc.deleted ? 1 : 0,
+        current_version: doc.currentVersion ? 1 : 0,
+        created_epoch: doc.createdEpoch,
+        updated_epoch: doc.updatedEpoch,
+        record: toJson(doc.record),
+        indexed_at: now,
+      };
+      const tsv = engine === 'postgres' ? { tsv: sql`${tsvectorLiteral(tokens)}::tsvector` } : {};
+      let no = docNo.get(doc.assetId);
+      if (no === undefined) {
+        const inserted = await db.insertInto('search_docs').values({ ...row, ...tsv } as never).returning('doc_no').executeTakeFirstOrThrow();
+        no = Number(inserted.doc_no);
+      } else {
+        await db.updateTable('search_docs').set({ ...row, ...tsv } as never).where('doc_no', '=', no).execute();
+      }
+      if (engine === 'sqlite') {
+        const acl = aclText(doc.orgId, [...new Set(doc.securityTemplateIds)], doc.deleted, doc.currentVersion);
+        await sql`insert into search_fts (rowid, filename, asset, metadata, content, acl) values (${no}, ${tokens.filename.join(' ')}, ${tokens.asset.join(' ')}, ${tokens.metadata.join(' ')}, ${tokens.content.join(' ')}, ${acl})`.execute(db);
+      }
+      const templates = [...new Set(doc.securityTemplateIds)];
+      if (templates.length > 0) {
+        await db.insertInto('search_doc_templates').values(templates.map((template_id) => ({ org_id: doc.orgId, doc_no: no, template_id }))).execute();
+      }
+      const facets = new Map<string, { facet: string; value: string; facet_key: string; value_key: string }>();
+      for (const f of doc.facets) {
+        const facet_key = foldKey(f.facet);
+        const value_key = foldKey(f.value);
+        if (facet_key === '' || value_key === '') continue;
+        facets.set(`${facet_key}\u0000${value_key}`, { facet: f.facet.trim(), value: f.value.trim(), facet_key, value_key });
+      }
+      if (facets.size > 0) {
+        await db.insertInto('search_doc_facets').values([...facets.values()].map((f) => ({ org_id: doc.orgId, doc_no: no, ...f }))).execute();
+      }
+      const sorts = new Map<string, { num: number | null; txt: string | null }>();
+      for (const s of doc.sorts) sorts.set(s.field.toLowerCase(), { num: s.num ?? null, txt: s.txt === undefined || s.txt === null ? null : s.txt.toLowerCase() });
+      if (sorts.size > 0) {
+        await db.insertInto('search_doc_sorts').values([...sorts].map(([field, v]) => ({ org_id: doc.orgId, doc_no: no, field, ...v }))).execute();
+      }
+    }
+  }
+}
+
+async function clearSideRows(db: DbOrTrx, engine: Engine, docNos: number[]): Promise<void> {
+  await db.deleteFrom('search_doc_templates').where('doc_no', 'in', docNos).execute();
+  await db.deleteFrom('search_doc_facets').where('doc_no', 'in', docNos).execute();
+  await db.deleteFrom('search_doc_sorts').where('doc_no', 'in', docNos).execute();
+  if (engine === 'sqlite') {
+    for (const no of docNos) await sql`delete from search_fts where rowid = ${no}`.execute(db);
+  }
+}
+
+/** Removes assets (purged) from the index. */
+export async function removeDocuments(db: DbOrTrx, engine: Engine, assetIds: readonly string[]): Promise<void> {
+  if (assetIds.length === 0) return;
+  for (const batch of chunk(assetIds, 500)) {
+    const rows = await db.selectFrom('search_docs').select('doc_no').where('asset_id', 'in', batch).execute();
+    const nos = rows.map((r) => Number(r.doc_no));
+    if (nos.length === 0) continue;
+    await clearSideRows(db, engine, nos);
+    await db.deleteFrom('search_docs').where('doc_no', 'in', nos).execute();
+  }
+}

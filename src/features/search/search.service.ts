@@ -1,0 +1,178 @@
+import type { Principal } from '../../core/authz/principal.ts';
+import { invalidField } from '../../core/http/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { countMatches, decodeScanCursor, facetCounts, pageOfHits, scanOrder, scanPage, wherePredicate, type FacetResult, type SearchScope } from './search.engine.ts';
+import { facetTerm, parseQuery, type KeywordField, type Operation, type RangeFilter, type SearchSpec, type SortKey } from './search.query.ts';
+import type { KeywordSearchBody, ScanBody, SearchBody } from './search.schemas.ts';
+import { viewableTemplateIds } from './visibility.ts';
+
+type CommonBody = Pick<SearchBody, 'searchTerm' | 'operation' | 'keywordSearchField' | 'includeDeleted' | 'includeVersions' | 'sortBy' | 'filters' | 'dateRanges'>;
+
+const KEYWORD_FIELDS: Record<string, KeywordField> = { filename: 'filename', assetid: 'assetId', metadata: 'metadata', content: 'content' };
+
+function parseOperation(value: string | undefined): Operation {
+  if (value === undefined || value === '') return 'AND';
+  const op = value.trim().toUpperCase();
+  if (op !== 'AND' && op !== 'OR') throw invalidField('body.operation', 'must be AND or OR');
+  return op;
+}
+
+/** Dates as epoch ms, ISO 8601 or the reference's mm/dd/yyyy; a bare date as an upper bound covers its whole day. */
+export function parseBound(value: number | string | undefined, field: string, upper: boolean): number | null {
+  if (value === undefined || value === null || value === '') return null;
+  if (typeof value === 'number') return value;
+  const us = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(value.trim());
+  const bare = us ? null : /^(\d{4})-(\d{2})-(\d{2})$/.exec(value.trim());
+  let ms: number;
+  if (us) ms = Date.UTC(Number(us[3]), Number(us[1]) - 1, Number(us[2]));
+  else if (bare) ms = Date.UTC(Number(bare[1]), Number(bare[2]) - 1, Number(bare[3]));
+  else if (/^-?\d+(\.\d+)?$/.test(value.trim())) ms = Number(value);
+  else ms = Date.parse(value);
+  if (!Number.isFinite(ms)) throw invalidField(field, 'is not a date (epoch ms, ISO 8601 or mm/dd/yyyy)');
+  return upper && (us || bare) ? ms + 86_400_000 - 1 : ms;
+}
+
+/** A request body of any of the asset search endpoints, as the engine-neutral spec. */
+export function specFromBody(body: CommonBody & { relevancy?: boolean }): SearchSpec {
+  const terms = body.searchTerm === undefined ? [] : typeof body.searchTerm === 'string' ? [body.searchTerm] : body.searchTerm;
+  let keywordSearchField: KeywordField | undefined;
+  if (body.keywordSearchField !== undefined && body.keywordSearchField.trim() !== '') {
+    keywordSearchField = KEYWORD_FIELDS[body.keywordSearchField.trim().toLowerCase()];
+    if (!keywordSearchField) throw invalidField('body.keywordSearchField', 'must be filename, assetId, metadata or content');
+  }
+  const sortBy: SortKey[] = (body.sortBy ?? []).map((s, i) => {
+    const order = (s.order ?? 'desc').trim().toLowerCase();
+    if (order !== 'asc' && order !== 'desc') throw invalidField(`body.sortBy.${i}.order`, 'must be asc or desc');
+    return { field: s.metadataDefinitionSearchField, order };
+  });
+  const ranges: RangeFilter[] = (body.dateRanges ?? []).map((r, i) => {
+    const from = parseBound(r.from, `body.dateRanges.${i}.from`, false);
+    const to = parseBound(r.to, `body.dateRanges.${i}.to`, true);
+    if (from !== null && to !== null && from > to) throw invalidField(`body.dateRanges.${i}`, 'from is after to');
+    return { field: r.field, from, to };
+  });
+  return {
+    searchTerm: terms,
+    operation: body.relevancy ? 'OR' : parseOperation(body.operation),
+    keywordSearchField,
+    filters: body.filters ?? [],
+    ranges,
+    includeDeleted: body.includeDeleted ?? false,
+    includeVersions: body.includeVersions ?? false,
+    sortBy,
+    relevancy: body.relevancy ?? false,
+  };
+}
+
+export interface RunOptions {
+  from: number;
+  limit: number;
+  /** undefined: no facets; otherwise the facet names (or all) and values per facet. */
+  facets?: { names?: string[]; size: number };
+  collectionId?: string;
+}
+
+export interface RunResult {
+  total: number;
+  records: Record<string, unknown>[];
+  facets: FacetResult[];
+}
+
+/**
+ * Runs a search as `principal` sees the index: the caller's viewable templates are resolved
+ * once and become part of the index query. Saved searches and collections use this too.
+ */
+export async function runSearch(deps: Deps, principal: Principal, spec: SearchSpec, options: RunOptions): Promise<RunResult> {
+  const q = parseQuery(spec);
+  if (options.from + options.limit > 10_000) throw invalidField('body.from', 'from + limit may reach at most 10000 results; use POST /v1/asset/scan to walk further');
+  const scope: SearchScope = { orgId: principal.orgId, viewableTemplateIds: await viewableTemplateIds(deps.db, principal), collectionId: options.collectionId };
+  const where = wherePredicate(deps.engine, q, scope);
+  const [total, hits, facets] = await Promise.all([
+    countMatches(deps.db, where),
+    pageOfHits(deps.db, deps.engine, q, where, options.from, options.limit),
+    options.facets ? facetCounts(deps.db, principal.orgId, where, options.facets) : Promise.resolve([]),
+  ]);
+  return { total, records: hits.map((h) => h.record), facets };
+}
+
+/** Removes dot paths (`technicalMetadata`, `metadataDocument.text_content`) from a record. */
+export function applyExcludes(record: Record<string, unknown>, excludes: readonly string[]): Record<string, unknown> {
+  if (excludes.length === 0) return record;
+  const out = structuredClone(record);
+  for (const path of excludes) {
+    const parts = path.split('.');
+    let node: unknown = out;
+    for (let i = 0; i < parts.length - 1 && node && typeof node === 'object'; i++) node = (node as Record<string, unknown>)[parts[i]!];
+    if (node && typeof node === 'object') delete (node as Record<string, unknown>)[parts[parts.length - 1]!];
+  }
+  return out;
+}
+
+const SLIM_FIELDS = ['objectId', 'fileId', 'originalFileId', 'filename', 'objectType', 'fileState', 'metadataState', 'currentVersion', 'versionNumber', 'createdEpoch', 'lastUpdatedEpoch', 'renditions'];
+
+/** The 1.5 search returns a few fields, plus those named in `includes` (reference §8.3). */
+export function slimRecord(record: Record<string, unknown>, includes: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of SLIM_FIELDS) if (key in record) out[key] = record[key];
+  const denormalized = (record.metadataDenormalized ?? {}) as Record<string, unknown>;
+  for (const include of includes) {
+    if (include.startsWith('metadataDocument.')) {
+      const field = include.slice('metadataDocument.'.length);
+      if (field in denormalized) {
+        const doc = (out.metadataDocument ??= {}) as Record<string, unknown>;
+        doc[field] = denormalized[field];
+      }
+    } else if (include in record) {
+      out[include] = record[include];
+    }
+  }
+  return out;
+}
+
+export async function keywordSearch(deps: Deps, principal: Principal, body: KeywordSearchBody) {
+  const spec = specFromBody(body);
+  const from = body.from ?? 0;
+  const limit = body.limit ?? 50;
+  const result = await runSearch(deps, principal, spec, {
+    from, limit,
+    facets: body.aggregations === false ? undefined : { names: body.facets, size: body.facetSize ?? 20 },
+  });
+  return {
+    hitCount: result.records.length,
+    totalCount: result.total,
+    from, limit,
+    result: result.records.map((r) => applyExcludes(r, body.excludes ?? [])),
+    facets: result.facets,
+  };
+}
+
+export async function streamlinedSearch(deps: Deps, principal: Principal, body: SearchBody) {
+  const spec = specFromBody(body);
+  const from = body.from ?? 0;
+  const limit = body.limit ?? 50;
+  const facets = body.facets === false ? undefined : { names: Array.isArray(body.facets) ? body.facets : undefined, size: body.facetSize ?? 20 };
+  const result = await runSearch(deps, principal, spec, { from, limit, facets });
+  return {
+    hitCount: result.records.length,
+    totalCount: result.total,
+    from, limit,
+    result: result.records.map((r) => slimRecord(r, body.includes ?? [])),
+    facets: result.facets,
+  };
+}
+
+export async function scanAssets(deps: Deps, principal: Principal, body: ScanBody) {
+  const spec = specFromBody(body);
+  if (body.assetType !== undefined && body.assetType.trim() !== '') {
+    const t = facetTerm('Metadata Template', body.assetType);
+    spec.filters = [...spec.filters, `("${t.facet}":"${t.value}")`];
+  }
+  const q = parseQuery(spec);
+  const order = scanOrder(q);
+  const after = body.cursor ? decodeScanCursor(body.cursor, order) : null;
+  const scope: SearchScope = { orgId: principal.orgId, viewableTemplateIds: await viewableTemplateIds(deps.db, principal) };
+  const where = wherePredicate(deps.engine, q, scope);
+  const page = await scanPage(deps.db, deps.engine, where, order, after, body.limit ?? 100);
+  const facets = body.aggregations && !body.cursor ? await facetCounts(deps.db, principal.orgId, where, { size: 20 }) : [];
+  return { hitCount: page.hits.length, cursor: page.nextCursor, result: page.hits.map((h) => h.record), facets };
+}

@@ -1,0 +1,13 @@
+import { templatesGranting } from '../../core/authz/authorize.ts';
+import type { Principal } from '../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../core/db/connect.ts';
+
+/**
+ * The security templates through which the caller holds View: the one input visibility needs.
+ * Searches put these ids inside the index query (never a filter over a page of results).
+ */
+export async function viewableTemplateIds(db: DbOrTrx, principal: Principal): Promise<string[]> {
+  if (principal.groupIds.length === 0) return [];
+  const rows = await templatesGranting(db, principal, 'view').execute();
+  return [...new Set(rows.map((r) => r.template_id))].sort();
+}

@@ -1,0 +1,103 @@
+import type { ExpressionBuilder, Selectable } from 'kysely';
+import { hasPrivilege, templatesGranting } from '../../core/authz/authorize.ts';
+import { ALL_PERMISSIONS, isPermission, type Permission } from '../../core/authz/catalog.ts';
+import type { Principal } from '../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../core/db/connect.ts';
+import type { Database, StoryboardsTable } from '../../core/db/schema.ts';
+
+export type BoardRow = Selectable<StoryboardsTable>;
+
+/**
+ * Who may see and do what with a story board; the one place these rules live.
+ * - Nothing without the viewStoryboards or Story Board Management privilege (lists are then empty).
+ * - The creator always sees it. Drafts are seen only by Story Board managers.
+ * - Otherwise it is visible when shared with the viewer or one of their groups, when it has no
+ *   security templates, or when one of its templates grants the viewer's groups View.
+ * - Permissions: the creator holds all; on a secured board the union of what its templates grant
+ *   the viewer's groups; on an open board managers hold all and others View.
+ * - Flags: editing, publishing, deleting, applying templates and external links also need the
+ *   Story Board Management privilege.
+ */
+export function mayViewStoryboards(principal: Principal): boolean {
+  return hasPrivilege(principal, 'view_storyboards') || hasPrivilege(principal, 'storyboard_management');
+}
+
+export function isManager(principal: Principal): boolean {
+  return hasPrivilege(principal, 'storyboard_management');
+}
+
+/** SQL filter: the story boards of `principal`'s organization that `principal` may view. */
+export function visibleBoards(db: DbOrTrx, principal: Principal) {
+  const subjects = [principal.userId, ...principal.groupIds];
+  return (eb: ExpressionBuilder<Database, 'storyboards'>) => {
+    const open = eb.or([
+      eb('storyboards.id', 'in', db.selectFrom('storyboard_shares').select('storyboard_id').where('org_id', '=', principal.orgId).where('subject_id', 'in', subjects)),
+      eb('storyboards.secured', '=', 0),
+      eb('storyboards.id', 'in', db.selectFrom('storyboard_security_templates').select('storyboard_id')
+        .where('org_id', '=', principal.orgId)
+        .where('template_id', 'in', templatesGranting(db, principal, 'view'))),
+    ]);
+    return eb.and([
+      eb('storyboards.org_id', '=', principal.orgId),
+      eb.or([
+        eb('storyboards.created_by', '=', principal.userId),
+        isManager(principal) ? open : eb.and([eb('storyboards.status', '=', 'published'), open]),
+      ]),
+    ]);
+  };
+}
+
+export interface Access {
+  permissions: Set<Permission>;
+  flags: {
+    canEdit: boolean;
+    canDelete: boolean;
+    canApplySecurityTemplates: boolean;
+    canShareInternal: boolean;
+    canShareExternal: boolean;
+    canPublish: boolean;
+  };
+}
+
+/** What the caller's groups are granted by each of `templateIds` (one query for a whole page). */
+export async function grantsFor(db: DbOrTrx, principal: Principal, templateIds: readonly string[]): Promise<Map<string, Set<Permission>>> {
+  const out = new Map<string, Set<Permission>>();
+  if (templateIds.length === 0 || principal.groupIds.length === 0) return out;
+  const rows = await db.selectFrom('security_template_permissions').select(['template_id', 'permission'])
+    .where('org_id', '=', principal.orgId)
+    .where('template_id', 'in', [...new Set(templateIds)])
+    .where('group_id', 'in', [...principal.groupIds])
+    .execute();
+  for (const row of rows) {
+    if (!isPermission(row.permission)) continue;
+    const set = out.get(row.template_id) ?? new Set<Permission>();
+    set.add(row.permission);
+    out.set(row.template_id, set);
+  }
+  return out;
+}
+
+/** Access of a board the caller can already see (the visibility filter ran first). */
+export function accessTo(principal: Principal, row: BoardRow, templateIds: readonly string[], grants: Map<string, Set<Permission>>): Access {
+  let permissions: Set<Permission>;
+  if (row.created_by === principal.userId) {
+    permissions = new Set(ALL_PERMISSIONS);
+  } else if (templateIds.length > 0) {
+    permissions = new Set<Permission>(['view']);
+    for (const t of templateIds) for (const p of grants.get(t) ?? []) permissions.add(p);
+  } else {
+    permissions = isManager(principal) ? new Set(ALL_PERMISSIONS) : new Set<Permission>(['view']);
+  }
+  const manager = isManager(principal);
+  return {
+    permissions,
+    flags: {
+      canEdit: manager && permissions.has('edit_metadata'),
+      canDelete: manager && permissions.has('delete'),
+      canApplySecurityTemplates: manager && permissions.has('apply_security_template'),
+      canShareInternal: permissions.has('share'),
+      canShareExternal: manager && permissions.has('share'),
+      canPublish: manager && permissions.has('edit_metadata'),
+    },
+  };
+}
