@@ -17,7 +17,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // The real server (`node src/main.ts serve`) is SIGKILLed in the middle of a streamed upload: the
 // asset must stay invisible, no content may be stored, and the upload URL must still work afterwards.
 forEachEngine('a killed server mid-upload', (ctx) => {
-  it('leaves no visible asset and no stored content; the upload can be sent again after restart', { timeout: 90_000 }, async () => {
+  it('leaves no visible asset and no stored content; the upload can be sent again after restart', { timeout: 150_000 }, async () => {
     const database = ctx().database;
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
@@ -29,7 +29,7 @@ forEachEngine('a killed server mid-upload', (ctx) => {
     let child: ChildProcess | undefined;
     const start = async () => {
       child = spawn(process.execPath, [MAIN, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
-      for (let i = 0; i < 400; i++) {
+      for (let i = 0; i < 2400; i++) {
         try {
           if ((await fetch(`${base}/healthz`)).ok) return;
         } catch { /* not up yet */ }
