@@ -80,6 +80,19 @@ export interface ActionContext {
   createdBy: string | null;
   /** Records progress; `total` may be learned late. */
   progress(processed: number, total?: number): Promise<void>;
+  /** Items done before a restart (resume from here). */
+  processed: number;
+  /** True once someone asked to cancel; the work should stop and throw ActionCancelled. */
+  cancelRequested(): Promise<boolean>;
+}
+
+/** Thrown by action work that stopped because it was cancelled. */
+export class ActionCancelled extends Error {
+  readonly partial: unknown;
+  constructor(partial?: unknown) {
+    super('cancelled');
+    this.partial = partial;
+  }
 }
 
 export interface ActionOutcome {
@@ -105,7 +118,11 @@ export function actionJobHandler(deps: Deps, work: (ctx: ActionContext) => Promi
     const started = deps.clock.now();
     await deps.db.updateTable('actions').set({ status: 'running', started_at: row.started_at ?? started, updated_at: started }).where('id', '=', actionId).execute();
     const ctx: ActionContext = {
-      actionId, orgId: row.org_id, input: fromJson<unknown>(row.input, {}), createdBy: row.created_by,
+      actionId, orgId: row.org_id, input: fromJson<unknown>(row.input, {}), createdBy: row.created_by, processed: row.processed,
+      async cancelRequested() {
+        const r = await deps.db.selectFrom('actions').select('cancel_requested').where('id', '=', actionId).executeTakeFirst();
+        return r?.cancel_requested === 1;
+      },
       async progress(done, total) {
         const processed = Math.max(0, Math.round(done));
         const t = total ?? (await deps.db.selectFrom('actions').select('total').where('id', '=', actionId).executeTakeFirst())?.total ?? null;
@@ -121,6 +138,10 @@ export function actionJobHandler(deps: Deps, work: (ctx: ActionContext) => Promi
       }).where('id', '=', actionId).execute();
     } catch (error) {
       const now = deps.clock.now();
+      if (error instanceof ActionCancelled) {
+        await deps.db.updateTable('actions').set({ status: 'cancelled', result: toJson(error.partial ?? null), finished_at: now, updated_at: now }).where('id', '=', actionId).execute();
+        return;
+      }
       const last = job.attempts >= job.maxAttempts;
       await deps.db.updateTable('actions').set({
         status: last ? 'failed' : 'queued', errors: toJson([{ item: row.type, message: (error as Error).message ?? String(error) }]),
@@ -129,4 +150,29 @@ export function actionJobHandler(deps: Deps, work: (ctx: ActionContext) => Promi
       throw error;
     }
   };
+}
+
+/** The caller's own actions, newest first. */
+export async function listActions(deps: Deps, principal: Principal, query: { status?: ActionStatus; limit?: number; before?: string }) {
+  let q = deps.db.selectFrom('actions').selectAll().where('org_id', '=', principal.orgId).where('created_by', '=', principal.userId);
+  if (query.status) q = q.where('status', '=', query.status);
+  if (query.before) q = q.where('id', '<', query.before);
+  const limit = Math.min(100, Math.max(1, query.limit ?? 50));
+  const rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
+  return { actions: rows.slice(0, limit).map(actionOut), next: rows.length > limit ? rows[limit - 1]!.id : null };
+}
+
+/**
+ * Asks an action to stop: a queued one is cancelled at once, a running one at its next
+ * checkpoint. Finished actions answer 409.
+ */
+export async function cancelAction(deps: Deps, principal: Principal, id: string) {
+  const action = await getAction(deps, principal, id);
+  if (action.status === 'succeeded' || action.status === 'failed' || action.status === 'cancelled') {
+    throw new AppError('conflict', `The action has already ${action.status === 'cancelled' ? 'been cancelled' : action.status}`);
+  }
+  const now = deps.clock.now();
+  await deps.db.updateTable('actions').set({ cancel_requested: 1, updated_at: now }).where('id', '=', id).where('org_id', '=', principal.orgId).execute();
+  await deps.db.updateTable('actions').set({ status: 'cancelled', finished_at: now }).where('id', '=', id).where('status', '=', 'queued').execute();
+  return getAction(deps, principal, id);
 }

@@ -106,7 +106,7 @@ export function assetRoutes(app: App, deps: Deps): void {
   // 1.5 simplified endpoints (reference §7.18): name-based metadata, {status, message, data}.
   app.post('/assets/asset', {
     schema: {
-      operationId: 'create-asset-v1.5', tags, summary: 'Create an asset, a new version or a metadata-only asset (name-based metadata)',
+      operationId: 'CreateAssetSimplified', tags, summary: 'Create an asset, a new version or a metadata-only asset (name-based metadata)',
       body: SimpleCreateSchema, response: { 200: SimpleCreateResponseSchema, ...write },
     },
   }, async (request) => ({
@@ -116,7 +116,7 @@ export function assetRoutes(app: App, deps: Deps): void {
 
   app.get('/assets/asset/:id', {
     schema: {
-      operationId: 'get-asset-v1.5', tags, summary: 'An asset by objectId or fileId, simplified', params: IdParams, querystring: SimpleGetQuery,
+      operationId: 'GetAssetSimplified', tags, summary: 'An asset by objectId or fileId, simplified', params: IdParams, querystring: SimpleGetQuery,
       response: { 200: SimpleGetResponse, ...read },
     },
   }, async (request) => {
@@ -128,7 +128,7 @@ export function assetRoutes(app: App, deps: Deps): void {
 
   app.patch('/assets/asset/:id', {
     schema: {
-      operationId: 'update-asset-v1.5', tags, summary: 'Change an asset: only the attributes and templates sent change', params: IdParams,
+      operationId: 'UpdateAssetSimplified', tags, summary: 'Change an asset: only the attributes and templates sent change', params: IdParams,
       body: SimpleUpdateSchema, response: { 200: StatusMessage, ...write },
     },
   }, async (request) => {

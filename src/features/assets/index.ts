@@ -4,6 +4,9 @@ import type { JobHandler } from '../../core/jobs/worker.ts';
 import { assetRoutes } from './assets.routes.ts';
 import { RENDITIONS_JOB, uploadJobHandlers } from './uploads.service.ts';
 import { contentRoutes } from './content.routes.ts';
+import { relationRoutes } from './relations.routes.ts';
+import { extraRoutes } from './extras.routes.ts';
+import { bulkJobHandlers, registerMetadataHooks } from './bulk.service.ts';
 import { runRenditions, type RenditionJob } from './renditions.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
@@ -15,11 +18,16 @@ export { presentLegacy, presentSimplified, renditionUrls, storedRenditions, type
 export function assetsRoutes(app: App, deps: Deps): void {
   assetRoutes(app, deps);
   contentRoutes(app, deps);
+  relationRoutes(app, deps);
+  extraRoutes(app, deps);
 }
 
 export function assetJobHandlers(deps: Deps): Record<string, JobHandler> {
   return {
     ...uploadJobHandlers(deps),
+    ...bulkJobHandlers(deps),
     [RENDITIONS_JOB]: (job) => runRenditions(deps, job.payload as RenditionJob),
   };
 }
+
+registerMetadataHooks();

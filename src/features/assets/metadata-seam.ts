@@ -36,7 +36,7 @@ export async function templateOf(db: DbOrTrx, orgId: string, templateId: string 
 
 /** The template for a write: it must exist in the organization and be open to the caller. */
 export async function templateForWrite(db: DbOrTrx, principal: Principal, templateId: string, field = 'body.metadataTemplateId'): Promise<CompiledTemplate> {
-  const t = await loadTemplate(db, principal.orgId, templateId);
+  const t = await templateOf(db, principal.orgId, templateId);
   if (!t || !(await canUseTemplate(db, principal, templateId))) throw invalidField(field, 'Invalid metadataTemplateId: no metadata template of this organization you may use has this id');
   return t;
 }

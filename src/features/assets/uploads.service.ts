@@ -332,6 +332,8 @@ export async function finalizeUpload(deps: Deps, upload: UploadRow, content: { s
       }
     }
   });
+  // Parts of a multipart upload (and anything left of the staged object) are no longer needed.
+  await deps.blobs.deletePrefix(uploadPrefix(upload.org_id, upload.id));
   deps.jobs.wake();
 }
 
