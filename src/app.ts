@@ -15,6 +15,7 @@ import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 import { webhookRoutes } from './features/webhooks/index.ts';
+import { assetsRoutes } from './features/assets/index.ts';
 import { savedSearchRoutes, searchRoutes } from './features/search/index.ts';
 import { collectionRoutes } from './features/collections/index.ts';
 
@@ -100,6 +101,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       identityRoutes(v1, deps);
       authenticationRoutes(v1, deps);
       await oauthRoutes(v1, deps);
+      assetsRoutes(v1, deps);
       searchRoutes(v1, deps);
       savedSearchRoutes(v1, deps);
       collectionRoutes(v1, deps);

@@ -25,6 +25,16 @@ export interface Config {
   readonly refreshGraceSeconds: number;
   /** Auth: lifetime of impersonation tokens (s, at most the 1-hour access-token lifetime). */
   readonly impersonationTtlSeconds: number;
+  // --- assets ---
+  /** Uploads above this size use multipart, in parts of this size (reference: 100 MB, fixed). */
+  readonly uploadPartSizeBytes: number;
+  /** Lifetime of presigned upload URLs (reference: 24 h). */
+  readonly uploadUrlTtlSeconds: number;
+  /** Images with more pixels than this are refused before decoding. */
+  readonly renditionMaxPixels: number;
+  /** SMTP server for asset shares (smtp://user:pass@host:port); unset = shares answer with links only. */
+  readonly smtpUrl: string | undefined;
+  readonly mailFrom: string;
 }
 
 export interface LocalStorageConfig {
@@ -91,6 +101,11 @@ export function parseConfig(env: Env = process.env): Config {
     trustProxy: boolean(env, 'TESSERA_TRUST_PROXY', false),
     refreshGraceSeconds: integer(env, 'TESSERA_REFRESH_GRACE_SECONDS', 10, 0, 60),
     impersonationTtlSeconds: integer(env, 'TESSERA_IMPERSONATION_TTL_SECONDS', 3600, 60, 3600),
+    uploadPartSizeBytes: integer(env, 'TESSERA_UPLOAD_PART_SIZE', 104_857_600, 5_242_880, 5_368_709_120),
+    uploadUrlTtlSeconds: integer(env, 'TESSERA_UPLOAD_URL_TTL_SECONDS', 86_400, 60, 604_800),
+    renditionMaxPixels: integer(env, 'TESSERA_RENDITION_MAX_PIXELS', 268_402_689, 1, 2_000_000_000),
+    smtpUrl: parseSmtpUrl(env),
+    mailFrom: text(env, 'TESSERA_MAIL_FROM', 'Tessera <no-reply@tessera.invalid>'),
   });
 }
 
@@ -148,6 +163,18 @@ function parseStorage(env: Env, dataDir: string): Config['storage'] {
     secretAccessKey: optional(env, 'AWS_SECRET_ACCESS_KEY'),
     forcePathStyle: url.searchParams.get('forcePathStyle') !== 'false',
   };
+}
+
+function parseSmtpUrl(env: Env): string | undefined {
+  const value = optional(env, 'TESSERA_SMTP_URL');
+  if (value === undefined) return undefined;
+  if (!/^smtps?:\/\//.test(value)) throw new ConfigError('TESSERA_SMTP_URL', 'must start with smtp:// or smtps://');
+  try {
+    new URL(value);
+  } catch {
+    throw new ConfigError('TESSERA_SMTP_URL', 'is not a valid URL');
+  }
+  return value;
 }
 
 function parsePublicUrl(env: Env, host: string, port: number): string {

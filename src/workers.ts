@@ -2,11 +2,13 @@ import type { Deps } from './deps.ts';
 import { startWorker, type JobHandler, type Worker } from './core/jobs/worker.ts';
 import { authJobHandlers } from './features/auth/index.ts';
 import { startDelivery } from './features/webhooks/index.ts';
+import { assetJobHandlers } from './features/assets/index.ts';
 
 /** Every background job type, by feature. */
 export function jobHandlers(deps: Deps): Record<string, JobHandler> {
   return {
     ...authJobHandlers(deps),
+    ...assetJobHandlers(deps),
   };
 }
 

@@ -1,8 +1,6 @@
-import { sql } from 'kysely';
 import type { DbOrTrx } from '../db/connect.ts';
-import { fromJson } from '../db/json.ts';
 import { forbidden } from '../http/errors.ts';
-import { PERMISSIONS, PRIVILEGES, permissionFromId, type Permission, type Privilege } from './catalog.ts';
+import { PRIVILEGES, isPermission, permissionFromId, type Permission, type Privilege } from './catalog.ts';
 import type { Principal } from './principal.ts';
 
 /**
@@ -34,18 +32,14 @@ export async function permissionsOn(db: DbOrTrx, principal: Principal, templateI
   const granted = new Set<Permission>();
   if (templateIds.length === 0 || principal.groupIds.length === 0) return granted;
   const rows = await db
-    .selectFrom('security_template_grants')
-    .select('permissions')
+    .selectFrom('security_template_permissions')
+    .select('permission')
+    .distinct()
     .where('org_id', '=', principal.orgId)
     .where('template_id', 'in', [...templateIds])
     .where('group_id', 'in', [...principal.groupIds])
     .execute();
-  for (const row of rows) {
-    for (const id of fromJson<string[]>(row.permissions, [])) {
-      const permission = permissionFromId(id);
-      if (permission) granted.add(permission);
-    }
-  }
+  for (const row of rows) if (isPermission(row.permission)) granted.add(row.permission);
   return granted;
 }
 
@@ -62,12 +56,26 @@ export function privilegesWithin(candidate: ReadonlySet<Privilege>, holder: Read
   return true;
 }
 
-/** Subquery of template ids that grant `permission` to any of the caller's groups, for SQL filters. */
+/** Subquery of template ids that grant `permission` to any of the caller's groups, for SQL filters (indexed). */
 export function templatesGranting(db: DbOrTrx, principal: Principal, permission: Permission) {
   return db
-    .selectFrom('security_template_grants')
+    .selectFrom('security_template_permissions')
     .select('template_id')
     .where('org_id', '=', principal.orgId)
     .where('group_id', 'in', principal.groupIds.length > 0 ? [...principal.groupIds] : [''])
-    .where(sql<boolean>`permissions like ${'%' + PERMISSIONS[permission].id + '%'}`);
+    .where('permission', '=', permission);
+}
+
+/**
+ * Keeps the normalised grants (one row per template, group and permission) in step with a
+ * template's grants. Call in the transaction that writes security_template_grants.
+ */
+export async function writeTemplatePermissions(db: DbOrTrx, orgId: string, templateId: string, grants: ReadonlyMap<string, readonly string[]>): Promise<void> {
+  await db.deleteFrom('security_template_permissions').where('org_id', '=', orgId).where('template_id', '=', templateId).execute();
+  const rows: { org_id: string; template_id: string; group_id: string; permission: string }[] = [];
+  for (const [groupId, ids] of grants) {
+    const keys = new Set(ids.map((id) => permissionFromId(id)).filter((p): p is Permission => p !== undefined));
+    for (const permission of keys) rows.push({ org_id: orgId, template_id: templateId, group_id: groupId, permission });
+  }
+  if (rows.length > 0) await db.insertInto('security_template_permissions').values(rows).execute();
 }

@@ -47,6 +47,10 @@ export const ALL_PERMISSIONS = Object.keys(PERMISSIONS) as Permission[];
 
 const PERMISSION_BY_ID = new Map<string, Permission>(ALL_PERMISSIONS.map((p) => [PERMISSIONS[p].id, p]));
 
+export function isPermission(value: string): value is Permission {
+  return Object.hasOwn(PERMISSIONS, value);
+}
+
 export function permissionFromId(id: string): Permission | undefined {
   return PERMISSION_BY_ID.get(id.toLowerCase());
 }

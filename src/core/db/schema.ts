@@ -30,6 +30,12 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
+  security_template_permissions: SecurityTemplatePermissionsTable;
+  assets: AssetsTable;
+  asset_security: AssetSecurityTable;
+  asset_links: AssetLinksTable;
+  asset_uploads: AssetUploadsTable;
+  actions: ActionsTable;
   search_docs: SearchDocsTable;
   search_doc_templates: SearchDocTemplatesTable;
   search_doc_facets: SearchDocFacetsTable;
@@ -323,6 +329,116 @@ export interface WebhookAttemptsTable {
   latency_ms: number;
   response_body: string | null;
   error_class: string | null;
+}
+
+// --- assets (migration 0008_assets) ---
+
+/** One row per template, group and permission key (mirrors security_template_grants). */
+export interface SecurityTemplatePermissionsTable {
+  org_id: string;
+  template_id: string;
+  group_id: string;
+  /** A permission key of core/authz/catalog.ts ('view', 'download', …) */
+  permission: string;
+}
+
+/** One row per asset version: `id` is the objectId, `original_file_id` ties the versions together. */
+export interface AssetsTable {
+  id: string;
+  org_id: string;
+  file_id: string;
+  original_file_id: string;
+  version_number: number;
+  is_current: number;
+  object_type: string;
+  filename: string;
+  content_type: string | null;
+  /** none: metadata-only; pending: an upload is open; available: content stored. */
+  content_state: 'none' | 'pending' | 'available';
+  size: number | null;
+  sha256: string | null;
+  md5: string | null;
+  blob_key: string | null;
+  federated: number;
+  content_path: string | null;
+  skip_transcode: number;
+  metadata_template_id: string | null;
+  /** JSON legacy MetadataDocument */
+  metadata: string;
+  /** JSON searchField → value */
+  metadata_denormalized: string;
+  /** JSON {tenovos_metadata, image_metadata} */
+  technical_metadata: string;
+  /** JSON rendition name → {key, width, height, contentType, size, etag} */
+  renditions: string;
+  renditions_state: 'none' | 'pending' | 'ready' | 'failed' | 'placeholder';
+  width: number | null;
+  height: number | null;
+  /** Recycle bin: when it was deleted (metadataDeletedEpoch). */
+  deleted_at: number | null;
+  created_event_sent: number;
+  created_by: string;
+  updated_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AssetSecurityTable {
+  org_id: string;
+  asset_id: string;
+  template_id: string;
+}
+
+export interface AssetLinksTable {
+  org_id: string;
+  primary_id: string;
+  secondary_id: string;
+  link_type: string;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AssetUploadsTable {
+  id: string;
+  org_id: string;
+  asset_id: string;
+  kind: 'single' | 'multipart';
+  /** original: the asset's content; preview: a replacement preview rendition */
+  target: 'original' | 'preview';
+  staging_key: string;
+  s3_upload_id: string | null;
+  filename: string;
+  expected_size: number | null;
+  expected_sha256: string | null;
+  content_type: string | null;
+  part_size: number | null;
+  part_count: number | null;
+  status: 'open' | 'completed' | 'cancelled' | 'expired';
+  created_by: string;
+  created_at: number;
+  expires_at: number;
+}
+
+export interface ActionsTable {
+  id: string;
+  org_id: string;
+  type: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  total: number;
+  processed: number;
+  /** JSON: what was asked */
+  request: string;
+  /** JSON array of {id, message} */
+  errors: string;
+  /** JSON object */
+  result: string;
+  cancel_requested: number;
+  created_by: string;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  finished_at: number | null;
 }
 
 // --- collections and search (migration 0009_search) ---

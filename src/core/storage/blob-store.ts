@@ -17,6 +17,23 @@ export interface BlobStore {
   delete(key: string): Promise<void>;
   /** Throws when the store cannot be reached (readiness). */
   ping(): Promise<void>;
+  /** Deletes every object under `prefix/` (and, on disk, any half-written temporary file there). */
+  deletePrefix(prefix: string): Promise<void>;
+  /** Moves an object to another key (rename on disk; copy + delete on S3). */
+  move(from: string, to: string): Promise<void>;
+  /** Direct-to-store uploads with presigned URLs; only stores that can sign (S3) have them. */
+  readonly presign?: PresignedUploads;
+}
+
+/** S3-protocol presigned uploads: the client sends bytes straight to the store. */
+export interface PresignedUploads {
+  /** A presigned PUT URL for `key`, valid `expiresInSeconds`. */
+  put(key: string, expiresInSeconds: number): Promise<string>;
+  /** Starts a multipart upload; returns the store's upload id. */
+  createMultipart(key: string, contentType?: string): Promise<string>;
+  part(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string>;
+  complete(key: string, uploadId: string, parts: readonly { partNumber: number; etag: string }[]): Promise<void>;
+  abort(key: string, uploadId: string): Promise<void>;
 }
 
 const SAFE_KEY = /^[A-Za-z0-9][A-Za-z0-9._=-]*(\/[A-Za-z0-9][A-Za-z0-9._=-]*)*$/;

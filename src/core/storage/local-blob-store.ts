@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat, access, constants } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat, access, constants } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -28,8 +28,10 @@ export function createLocalBlobStore(root: string): BlobStore {
         },
       });
       try {
-        await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, meter, createWriteStream(temp, { flags: 'wx' }));
+        // flush: the bytes are fsynced before the file is closed, so they are durable before the name is visible.
+        await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, meter, createWriteStream(temp, { flags: 'wx', flush: true, highWaterMark: 1 << 20 }));
         await rename(temp, target);
+        await syncDir(dirname(target));
       } catch (error) {
         await rm(temp, { force: true });
         throw error;
@@ -56,9 +58,32 @@ export function createLocalBlobStore(root: string): BlobStore {
     async delete(key) {
       await rm(pathOf(key), { force: true });
     },
+    async deletePrefix(prefix) {
+      await rm(pathOf(prefix), { recursive: true, force: true });
+    },
+    async move(from, to) {
+      const source = pathOf(from);
+      const target = pathOf(to);
+      await mkdir(dirname(target), { recursive: true });
+      await rename(source, target);
+      await syncDir(dirname(target));
+    },
     async ping() {
       await mkdir(root, { recursive: true });
       await access(root, constants.W_OK);
     },
   };
+}
+
+async function syncDir(dir: string): Promise<void> {
+  try {
+    const handle = await open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    // Some platforms cannot fsync a directory; the rename is still atomic.
+  }
 }

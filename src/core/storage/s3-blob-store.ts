@@ -1,13 +1,17 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes, type Hash, type Hmac } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand,
+  HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client,
+} from '@aws-sdk/client-s3';
+import { SignatureV4 } from '@smithy/signature-v4';
 import type { S3StorageConfig } from '../../config.ts';
-import { assertSafeKey, type BlobStore, type PutResult } from './blob-store.ts';
+import { assertSafeKey, type BlobStore, type PresignedUploads, type PutResult } from './blob-store.ts';
 
 /**
  * Any S3-protocol store. Checksums are sent only when required: with the SDK's default
@@ -86,6 +90,82 @@ export function createS3BlobStore(config: S3StorageConfig): BlobStore {
     },
     async ping() {
       await client.send(new HeadBucketCommand({ Bucket }));
+    },
+    async deletePrefix(prefix) {
+      const Prefix = `${keyOf(prefix)}/`;
+      let ContinuationToken: string | undefined;
+      do {
+        const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix, ContinuationToken }));
+        for (const item of page.Contents ?? []) if (item.Key) await client.send(new DeleteObjectCommand({ Bucket, Key: item.Key }));
+        ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (ContinuationToken);
+    },
+    async move(from, to) {
+      await client.send(new CopyObjectCommand({ Bucket, Key: keyOf(to), CopySource: `${Bucket}/${keyOf(from)}` }));
+      await client.send(new DeleteObjectCommand({ Bucket, Key: keyOf(from) }));
+    },
+    presign: presignedUploads(config, client, keyOf),
+  };
+}
+
+/** SHA-256 (or HMAC-SHA-256) in the shape the SigV4 signer wants. */
+class NodeSha256 {
+  private readonly hash: Hash | Hmac;
+  constructor(secret?: string | Uint8Array) {
+    this.hash = secret === undefined ? createHash('sha256') : createHmac('sha256', secret);
+  }
+  update(data: string | Uint8Array): void {
+    this.hash.update(data);
+  }
+  async digest(): Promise<Uint8Array> {
+    return this.hash.digest();
+  }
+  reset(): void {}
+}
+
+function presignedUploads(config: S3StorageConfig, client: S3Client, keyOf: (key: string) => string): PresignedUploads {
+  const Bucket = config.bucket;
+  const signer = new SignatureV4({
+    service: 's3',
+    region: config.region,
+    sha256: NodeSha256 as unknown as ConstructorParameters<typeof SignatureV4>[0]['sha256'],
+    uriEscapePath: false,
+    credentials: async () => {
+      const credentials = await client.config.credentials();
+      return credentials;
+    },
+  });
+  const presign = async (method: string, key: string, query: Record<string, string>, expiresIn: number): Promise<string> => {
+    const base = new URL(config.endpoint ?? `https://s3.${config.region}.amazonaws.com`);
+    const path = config.forcePathStyle || config.endpoint ? `/${Bucket}/${keyOf(key)}` : `/${keyOf(key)}`;
+    const hostname = config.forcePathStyle || config.endpoint ? base.hostname : `${Bucket}.${base.hostname}`;
+    const host = base.port ? `${hostname}:${base.port}` : hostname;
+    const signed = await signer.presign(
+      { method, protocol: base.protocol, hostname, port: base.port ? Number(base.port) : undefined, path, query, headers: { host } },
+      { expiresIn },
+    );
+    const url = new URL(`${base.protocol}//${host}${path}`);
+    for (const [name, value] of Object.entries(signed.query ?? {})) {
+      if (typeof value === 'string') url.searchParams.set(name, value);
+    }
+    return url.toString();
+  };
+  return {
+    put: (key, expiresIn) => presign('PUT', key, {}, expiresIn),
+    async createMultipart(key, contentType) {
+      const out = await client.send(new CreateMultipartUploadCommand({ Bucket, Key: keyOf(key), ContentType: contentType }));
+      if (!out.UploadId) throw new Error('S3 returned no UploadId');
+      return out.UploadId;
+    },
+    part: (key, uploadId, partNumber, expiresIn) => presign('PUT', key, { partNumber: String(partNumber), uploadId }, expiresIn),
+    async complete(key, uploadId, parts) {
+      await client.send(new CompleteMultipartUploadCommand({
+        Bucket, Key: keyOf(key), UploadId: uploadId,
+        MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+      }));
+    },
+    async abort(key, uploadId) {
+      await client.send(new AbortMultipartUploadCommand({ Bucket, Key: keyOf(key), UploadId: uploadId }));
     },
   };
 }

@@ -73,6 +73,7 @@ export async function deleteGroup(deps: Deps, principal: Principal, id: string, 
     if (!row) throw notFound('Group');
     await trx.deleteFrom('user_groups').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
     await trx.deleteFrom('security_template_grants').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
+    await trx.deleteFrom('security_template_permissions').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
     await trx.deleteFrom('groups').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'group.deleted', targetType: 'group', targetId: id, ip, data: { name: row.name } });
   });

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { writeTemplatePermissions } from '../../core/authz/authorize.ts';
 import { ALL_PERMISSIONS, ALL_PRIVILEGES, PERMISSIONS, type Privilege } from '../../core/authz/catalog.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { toJson } from '../../core/db/json.ts';
@@ -58,6 +59,10 @@ export async function createOrganization(db: DbOrTrx, now: number, input: NewOrg
       { org_id: orgId, template_id: templateId, group_id: groups[1]!.id, permissions: toJson([PERMISSIONS.view.id, PERMISSIONS.download.id]) },
     ])
     .execute();
+  await writeTemplatePermissions(db, orgId, templateId, new Map([
+    [groups[0]!.id, ALL_PERMISSIONS.map((p) => PERMISSIONS[p].id)],
+    [groups[1]!.id, [PERMISSIONS.view.id, PERMISSIONS.download.id]],
+  ]));
 
   const adminUserId = newId(now);
   await db.insertInto('users')

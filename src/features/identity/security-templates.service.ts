@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.ts';
 import { audit } from '../../core/audit.ts';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
+import { requirePrivileges, writeTemplatePermissions } from '../../core/authz/authorize.ts';
 import { ALL_PERMISSIONS, PERMISSIONS, permissionFromId } from '../../core/authz/catalog.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation, type DbOrTrx } from '../../core/db/connect.ts';
@@ -66,6 +66,7 @@ async function writeGrants(db: DbOrTrx, orgId: string, templateId: string, grant
   await db.deleteFrom('security_template_grants').where('org_id', '=', orgId).where('template_id', '=', templateId).execute();
   const rows = [...grants].filter(([, ids]) => ids.length > 0).map(([group_id, ids]) => ({ org_id: orgId, template_id: templateId, group_id, permissions: toJson(ids) }));
   if (rows.length > 0) await db.insertInto('security_template_grants').values(rows).execute();
+  await writeTemplatePermissions(db, orgId, templateId, grants);
 }
 
 const duplicate = () => conflict('A security template with this name already exists', 'body.templateName');

@@ -1,0 +1,55 @@
+import { hasPrivilege } from '../../core/authz/authorize.ts';
+import { PERMISSIONS, type Permission } from '../../core/authz/catalog.ts';
+import type { Principal } from '../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../core/db/connect.ts';
+import { AppError, notFound } from '../../core/http/errors.ts';
+import { findAsset, securityOf, type AssetSecurity, type AssetWithOrg } from './assets.repo.ts';
+
+/**
+ * What the caller may do to an asset: the union, over the asset's security templates, of what
+ * each grants to the caller's groups. An asset the caller may not view does not exist for them.
+ */
+export function callerPermissions(principal: Principal, security: AssetSecurity): Set<Permission> {
+  const out = new Set<Permission>();
+  for (const groupId of principal.groupIds) {
+    const granted = security.byGroup.get(groupId);
+    if (granted) for (const p of granted) out.add(p as Permission);
+  }
+  return out;
+}
+
+export interface AccessibleAsset {
+  asset: AssetWithOrg;
+  security: AssetSecurity;
+  permissions: Set<Permission>;
+}
+
+export const assetNotFound = () => notFound('Asset');
+
+/** Loads an asset the caller may view and checks `need`; 404 when invisible, 403 when visible but not allowed. */
+export async function loadAsset(db: DbOrTrx, principal: Principal, id: string, ...need: Permission[]): Promise<AccessibleAsset> {
+  const asset = await findAsset(db, principal.orgId, id);
+  if (!asset) throw assetNotFound();
+  const security = (await securityOf(db, principal.orgId, [asset.id])).get(asset.id)!;
+  const permissions = callerPermissions(principal, security);
+  if (!permissions.has('view')) throw assetNotFound();
+  requirePermissions(permissions, need);
+  return { asset, security, permissions };
+}
+
+export function requirePermissions(permissions: ReadonlySet<Permission>, need: readonly Permission[]): void {
+  const missing = need.filter((p) => !permissions.has(p));
+  if (missing.length > 0) throw new AppError('forbidden', `Missing permission on this asset: ${missing.map((p) => PERMISSIONS[p].name).join(', ')}`);
+}
+
+/** Whether the caller may act on assets at all (API keys act as their service account). */
+export function canUpload(principal: Principal): boolean {
+  return hasPrivilege(principal, 'upload');
+}
+
+/** Permission ids per group, as the reference's securityDenormalized. */
+export function securityDenormalized(security: AssetSecurity): { groupId: string; permissions: string[] }[] {
+  return [...security.byGroup]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([groupId, keys]) => ({ groupId, permissions: [...keys].map((k) => PERMISSIONS[k as Permission]?.id).filter(Boolean).sort() as string[] }));
+}

@@ -1,0 +1,109 @@
+import type { Selectable } from 'kysely';
+import type { DbOrTrx } from '../../core/db/connect.ts';
+import type { AssetsTable } from '../../core/db/schema.ts';
+import { isUuid } from '../../core/ids.ts';
+
+export type AssetRow = Selectable<AssetsTable>;
+export type AssetWithOrg = AssetRow & { customer_id: string };
+
+/** One version by objectId or fileId, with the organization's customer id. Pending uploads are not visible. */
+export async function findAsset(db: DbOrTrx, orgId: string, id: string, options: { includePending?: boolean } = {}): Promise<AssetWithOrg | undefined> {
+  if (!isUuid(id)) return undefined;
+  let query = db
+    .selectFrom('assets')
+    .innerJoin('organizations', 'organizations.id', 'assets.org_id')
+    .selectAll('assets')
+    .select('organizations.customer_id')
+    .where('assets.org_id', '=', orgId)
+    .where((eb) => eb.or([eb('assets.id', '=', id), eb('assets.file_id', '=', id)]));
+  if (!options.includePending) query = query.where('assets.content_state', '!=', 'pending');
+  return query.executeTakeFirst();
+}
+
+/** The version chain an id belongs to (objectId, fileId or originalFileId of any version). */
+export async function findChainId(db: DbOrTrx, orgId: string, id: string): Promise<string | undefined> {
+  if (!isUuid(id)) return undefined;
+  const row = await db
+    .selectFrom('assets')
+    .select('original_file_id')
+    .where('org_id', '=', orgId)
+    .where((eb) => eb.or([eb('id', '=', id), eb('file_id', '=', id), eb('original_file_id', '=', id)]))
+    .limit(1)
+    .executeTakeFirst();
+  return row?.original_file_id;
+}
+
+export async function currentOfChain(db: DbOrTrx, orgId: string, chainId: string): Promise<AssetWithOrg | undefined> {
+  return db
+    .selectFrom('assets')
+    .innerJoin('organizations', 'organizations.id', 'assets.org_id')
+    .selectAll('assets')
+    .select('organizations.customer_id')
+    .where('assets.org_id', '=', orgId)
+    .where('assets.original_file_id', '=', chainId)
+    .where('assets.is_current', '=', 1)
+    .executeTakeFirst();
+}
+
+export async function versionsOfChain(db: DbOrTrx, orgId: string, chainId: string): Promise<AssetWithOrg[]> {
+  return db
+    .selectFrom('assets')
+    .innerJoin('organizations', 'organizations.id', 'assets.org_id')
+    .selectAll('assets')
+    .select('organizations.customer_id')
+    .where('assets.org_id', '=', orgId)
+    .where('assets.original_file_id', '=', chainId)
+    .where('assets.content_state', '!=', 'pending')
+    .orderBy('assets.version_number', 'desc')
+    .execute();
+}
+
+export interface AssetSecurity {
+  templateIds: string[];
+  /** Every group's permission keys, over all the asset's templates. */
+  byGroup: Map<string, Set<string>>;
+}
+
+/** The asset's templates and what they grant, in one query (asset_security ⋈ security_template_permissions). */
+export async function securityOf(db: DbOrTrx, orgId: string, assetIds: readonly string[]): Promise<Map<string, AssetSecurity>> {
+  const out = new Map<string, AssetSecurity>();
+  if (assetIds.length === 0) return out;
+  for (const id of assetIds) out.set(id, { templateIds: [], byGroup: new Map() });
+  const rows = await db
+    .selectFrom('asset_security as s')
+    .leftJoin('security_template_permissions as p', 'p.template_id', 's.template_id')
+    .select(['s.asset_id', 's.template_id', 'p.group_id', 'p.permission'])
+    .where('s.org_id', '=', orgId)
+    .where('s.asset_id', 'in', [...assetIds])
+    .execute();
+  for (const row of rows) {
+    const entry = out.get(row.asset_id)!;
+    if (!entry.templateIds.includes(row.template_id)) entry.templateIds.push(row.template_id);
+    if (row.group_id && row.permission) {
+      let set = entry.byGroup.get(row.group_id);
+      if (!set) entry.byGroup.set(row.group_id, (set = new Set()));
+      set.add(row.permission);
+    }
+  }
+  for (const entry of out.values()) entry.templateIds.sort();
+  return out;
+}
+
+export async function setAssetSecurity(db: DbOrTrx, orgId: string, assetId: string, templateIds: readonly string[]): Promise<void> {
+  await db.deleteFrom('asset_security').where('org_id', '=', orgId).where('asset_id', '=', assetId).execute();
+  const unique = [...new Set(templateIds.map((t) => t.toLowerCase()))];
+  if (unique.length > 0) await db.insertInto('asset_security').values(unique.map((template_id) => ({ org_id: orgId, asset_id: assetId, template_id }))).execute();
+}
+
+/** Which of `ids` are security templates of the organization. */
+export async function existingTemplates(db: DbOrTrx, orgId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  const valid = ids.filter(isUuid).map((id) => id.toLowerCase());
+  if (valid.length === 0) return new Map();
+  const rows = await db.selectFrom('security_templates').select(['id', 'name']).where('org_id', '=', orgId).where('id', 'in', valid).execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+export async function templateNames(db: DbOrTrx, orgId: string, ids: readonly string[]): Promise<{ id: string; name: string }[]> {
+  const names = await existingTemplates(db, orgId, ids);
+  return ids.filter((id) => names.has(id)).map((id) => ({ id, name: names.get(id)! }));
+}

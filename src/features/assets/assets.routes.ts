@@ -1,0 +1,172 @@
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../../deps.ts';
+import type { App } from '../../core/http/app-types.ts';
+import { principalOf } from '../../core/http/authenticate.ts';
+import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
+import {
+  AssetSchema, CompleteResponse, CompleteSchema, CreateResponseSchema, DeleteResponse, DeleteSchema, IdParams, LegacyCreateSchema, LegacyUpdateSchema,
+  PartParams, RawBody, SignedQuery, SimpleAssetSchema, SimpleCreateResponseSchema, SimpleCreateSchema, SimpleGetQuery, SimpleGetResponse, SimpleUpdateSchema,
+  StatusMessage, UploadParams, UploadReceived, type LegacyCreate,
+} from './assets.schemas.ts';
+import { createAsset, deleteOrRestore, getAsset, getLatest, getVersions, updateAsset, type CreatedAsset } from './assets.service.ts';
+import { templateNames } from './assets.repo.ts';
+import { presentLegacy, presentSimplified } from './present.ts';
+import { verifySignedPath } from './signed-urls.ts';
+import { completeUpload, receivePart, receiveSingle } from './uploads.service.ts';
+
+const tags = ['assets'];
+const read = errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found');
+const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict');
+
+function createInput(body: LegacyCreate) {
+  return { ...body, filesize: body.filesize ?? body.fileSize };
+}
+
+function createdResponse(created: CreatedAsset) {
+  const { asset, upload } = created;
+  return {
+    filename: asset.filename, objectId: asset.id, fileId: asset.file_id, originalFileId: asset.original_file_id, versionNumber: asset.version_number,
+    ...(upload ?? {}), ...(asset.content_path ? { url: asset.content_path } : {}),
+  };
+}
+
+/** The reference's asset operations (§7) under /v1, legacy and 1.5 shapes. */
+export function assetRoutes(app: App, deps: Deps): void {
+  app.addSchema(AssetSchema);
+  app.addSchema(SimpleAssetSchema);
+
+  app.post('/asset', {
+    schema: {
+      operationId: 'CreateAsset', tags, summary: 'Create an asset, a new version (originalFileId) or a metadata-only asset; answers where to upload the content',
+      body: LegacyCreateSchema, response: { 200: CreateResponseSchema, ...write },
+    },
+  }, async (request) => createdResponse(await createAsset(deps, principalOf(request), createInput(request.body), 'legacy')));
+
+  app.get('/asset/:id', {
+    schema: { operationId: 'GetAsset', tags, summary: 'An asset by objectId or fileId (View)', params: IdParams, response: { 200: Type.Ref('Asset'), ...read } },
+  }, async (request) => {
+    const { asset, security } = await getAsset(deps, principalOf(request), request.params.id);
+    return presentLegacy(deps, asset, security);
+  });
+
+  app.patch('/asset/:id', {
+    schema: {
+      operationId: 'UpdateAsset', tags, summary: 'Change metadata (per attribute: what is sent replaces, the rest stays) and/or security templates (Edit Metadata)',
+      params: IdParams, body: LegacyUpdateSchema, response: { 200: StatusMessage, ...write },
+    },
+  }, async (request) => {
+    await updateAsset(deps, principalOf(request), request.params.id, request.body, 'legacy');
+    return { status: 'success' as const, message: 'Asset update was successful' };
+  });
+
+  app.get('/asset/:id/latest', {
+    schema: { operationId: 'GetLatestVersion', tags, summary: 'The current version of an asset', params: IdParams, response: { 200: Type.Ref('Asset'), ...read } },
+  }, async (request) => {
+    const { asset, security } = await getLatest(deps, principalOf(request), request.params.id);
+    return presentLegacy(deps, asset, security);
+  });
+
+  app.get('/asset/:id/version', {
+    schema: { operationId: 'GetVersions', tags, summary: 'Every version of an asset, newest first (objectId, fileId or originalFileId)', params: IdParams, response: { 200: Type.Array(Type.Ref('Asset')), ...read } },
+  }, async (request) => (await getVersions(deps, principalOf(request), request.params.id)).map(({ asset, security }) => presentLegacy(deps, asset, security)));
+
+  app.post('/asset/:id/delete', {
+    schema: {
+      operationId: 'DeleteAsset', tags, summary: 'Send an asset (all its versions) to the recycle bin, or restore it (Delete permission)',
+      params: IdParams, body: DeleteSchema, response: { 200: DeleteResponse, ...write },
+    },
+  }, async (request) => {
+    const asset = await deleteOrRestore(deps, principalOf(request), request.params.id, request.body.action);
+    return { status: 'success' as const, message: 'Master Object update was successful', data: JSON.stringify({ objectId: asset.id, fileId: asset.file_id, originalFileId: asset.original_file_id, filename: asset.filename, metadataDeletedEpoch: asset.deleted_at, lastUpdatedEpoch: asset.updated_at, lastUpdatedBy: asset.updated_by }) };
+  });
+
+  app.post('/asset/complete', {
+    schema: {
+      operationId: 'FinishUpload', tags, summary: 'Finish (complete) or cancel a multipart upload; also confirms a single presigned upload',
+      body: CompleteSchema, response: { 200: CompleteResponse, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'not_found', 'conflict', 'gone') },
+    },
+  }, async (request) => {
+    const { upload, status } = await completeUpload(deps, principalOf(request), request.body);
+    const asset = await deps.db.selectFrom('assets').select(['file_id', 'original_file_id']).where('id', '=', upload.asset_id).executeTakeFirst();
+    const fileId = asset?.file_id ?? request.body.fileId ?? upload.asset_id;
+    return {
+      fileId, filename: upload.filename, action: status === 'completed' ? ('Complete' as const) : ('Cancel' as const), originalFileId: asset?.original_file_id ?? fileId,
+      uploadId: upload.id, s3Key: `masters/${fileId}/${upload.filename}`, status: 'success' as const,
+    };
+  });
+
+  // 1.5 simplified endpoints (reference §7.18): name-based metadata, {status, message, data}.
+  app.post('/assets/asset', {
+    schema: {
+      operationId: 'create-asset-v1.5', tags, summary: 'Create an asset, a new version or a metadata-only asset (name-based metadata)',
+      body: SimpleCreateSchema, response: { 200: SimpleCreateResponseSchema, ...write },
+    },
+  }, async (request) => ({
+    status: 'success' as const, message: 'Asset created successfully',
+    data: createdResponse(await createAsset(deps, principalOf(request), createInput(request.body), 'simplified')),
+  }));
+
+  app.get('/assets/asset/:id', {
+    schema: {
+      operationId: 'get-asset-v1.5', tags, summary: 'An asset by objectId or fileId, simplified', params: IdParams, querystring: SimpleGetQuery,
+      response: { 200: SimpleGetResponse, ...read },
+    },
+  }, async (request) => {
+    const principal = principalOf(request);
+    const { asset, security } = await getAsset(deps, principal, request.params.id);
+    const securityTemplates = await templateNames(deps.db, principal.orgId, security.templateIds);
+    const metadataTemplate = asset.metadata_template_id ? { id: asset.metadata_template_id, name: '' } : null;
+    return { status: 'success' as const, message: 'Asset retrieved successfully', data: presentSimplified(deps, asset, security, { securityTemplates, metadataTemplate }, request.query) };
+  });
+
+  app.patch('/assets/asset/:id', {
+    schema: {
+      operationId: 'update-asset-v1.5', tags, summary: 'Change an asset: only the attributes and templates sent change', params: IdParams,
+      body: SimpleUpdateSchema, response: { 200: StatusMessage, ...write },
+    },
+  }, async (request) => {
+    await updateAsset(deps, principalOf(request), request.params.id, request.body, 'simplified');
+    return { status: 'success' as const, message: 'Asset Update was successful' };
+  });
+
+  // Tessera's presigned upload URLs (local-disk storage): signed, so no credentials.
+  app.register(async (scope: App) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request: FastifyRequest, _payload: unknown, done: (err: Error | null, body?: unknown) => void) => done(null));
+    const declared = (request: FastifyRequest) => {
+      const type = request.headers['content-type'];
+      return typeof type === 'string' && type !== '' ? type : undefined;
+    };
+    const length = (request: FastifyRequest) => {
+      const value = request.headers['content-length'];
+      return value === undefined ? undefined : Number(value);
+    };
+    scope.put('/uploads/:uploadId', {
+      config: { public: true },
+      schema: {
+        operationId: 'UploadContent', tags, summary: 'Upload the content of an asset to its presigned URL (local-disk storage)', security: [],
+        params: UploadParams, querystring: SignedQuery, body: RawBody,
+        response: { 200: UploadReceived, ...errorResponses('validation_failed', 'forbidden', 'not_found', 'conflict', 'gone') },
+      },
+    }, async (request, reply) => {
+      verifySignedPath(deps, 'PUT', `/v1/uploads/${request.params.uploadId}`, request.query.expires, request.query.signature);
+      const { etag } = await receiveSingle(deps, request.params.uploadId, request.raw, declared(request), length(request));
+      reply.header('etag', etag);
+      return { status: 'success' as const, etag };
+    });
+    scope.put('/uploads/:uploadId/parts/:partNumber', {
+      config: { public: true },
+      schema: {
+        operationId: 'UploadPart', tags, summary: 'Upload one part of a multipart upload to its presigned URL (local-disk storage)', security: [],
+        params: PartParams, querystring: SignedQuery, body: RawBody,
+        response: { 200: UploadReceived, ...errorResponses('validation_failed', 'forbidden', 'not_found', 'conflict', 'gone') },
+      },
+    }, async (request, reply) => {
+      verifySignedPath(deps, 'PUT', `/v1/uploads/${request.params.uploadId}/parts/${request.params.partNumber}`, request.query.expires, request.query.signature);
+      const { etag } = await receivePart(deps, request.params.uploadId, request.params.partNumber, request.raw);
+      reply.header('etag', etag);
+      return { status: 'success' as const, etag };
+    });
+  });
+}

@@ -1,0 +1,159 @@
+import { Type, type Static } from 'typebox';
+
+const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
+const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
+const AnyObject = Type.Object({}, { additionalProperties: true });
+
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'objectId or fileId' }) });
+
+const MetadataDocument = Type.Union([Type.Array(Type.Unknown()), Type.Null()], { description: 'Legacy metadata document (reference §7.17): [{metadataDefinitionId, metadataDefinitionValue | metadataDefinitionTableValue}]' });
+const SimpleMetadata = Type.Union([Type.Array(Type.Unknown()), Type.Null()], { description: 'Name-based metadata (reference §7.17): [{name, value}]' });
+
+const createFields = {
+  metadataTemplateId: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()], { description: 'Metadata template (required for a new asset)' })),
+  securityTemplateIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50, description: 'Security templates (required for a new asset)' })),
+  filename: Type.Optional(Type.String({ maxLength: 1000, description: 'File name; present ⇒ the response says where to upload the content' })),
+  originalFileId: Type.Optional(Type.String({ maxLength: 100, description: 'Present ⇒ a new version of that asset' })),
+  filesize: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 * 1024 ** 4, description: 'Bytes; above the part size (100 MB) the upload is multipart' })),
+  fileSize: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 * 1024 ** 4, description: 'Alias of filesize (the reference example spells it so)' })),
+  checksum: Type.Optional(Type.String({ maxLength: 64, description: 'SHA-256 of the content (hex); verified when it arrives' })),
+  contentType: Type.Optional(Type.String({ maxLength: 200, description: 'Media type of the content; checked against its bytes' })),
+  contentPath: Type.Optional(Type.String({ maxLength: 2000, description: 'Federated assets: s3://bucket/path/file' })),
+  skipTranscode: Type.Optional(Type.Boolean({ description: 'Federated assets: make no renditions' })),
+};
+
+export const LegacyCreateSchema = Type.Object({ ...createFields, metadata: Type.Optional(MetadataDocument) });
+export type LegacyCreate = Static<typeof LegacyCreateSchema>;
+export const SimpleCreateSchema = Type.Object({ ...createFields, metadata: Type.Optional(SimpleMetadata) });
+export type SimpleCreate = Static<typeof SimpleCreateSchema>;
+
+const PartUrl = Type.Object({ partNumber: Type.Integer(), url: Type.String() });
+export const CreateResponseSchema = Type.Object({
+  filename: Type.String(),
+  objectId: Uuid,
+  fileId: Uuid,
+  originalFileId: Uuid,
+  versionNumber: Type.Integer(),
+  url: Type.Optional(Type.String({ description: 'Presigned PUT URL of the content (single upload); for federated assets the content path' })),
+  uploadId: Type.Optional(Type.String({ description: 'Multipart upload id, for POST /v1/asset/complete' })),
+  urls: Type.Optional(Type.Array(PartUrl, { description: 'One presigned PUT URL per part' })),
+  expiresEpoch: Type.Optional(Type.Integer({ description: 'When the upload URLs stop working (epoch ms)' })),
+});
+
+export const SimpleCreateResponseSchema = Type.Object({
+  status: Type.Literal('success'),
+  message: Type.String(),
+  data: CreateResponseSchema,
+});
+
+const Renditions = Type.Record(Type.String(), Type.Union([Type.String(), Type.Integer(), Type.Null()]), { description: 'Rendition name → URL (served by Tessera), plus width and height of the source' });
+
+export const AssetSchema = Type.Object(
+  {
+    objectId: Uuid,
+    objectType: Type.String({ description: 'Asset' }),
+    fileId: Uuid,
+    originalFileId: Uuid,
+    filename: Type.String(),
+    fileState: Type.Union([Type.Literal('available'), Type.Literal('recycle bin')]),
+    metadataState: Type.Union([Type.Literal('available'), Type.Literal('recycle bin')]),
+    currentVersion: Type.Union([Type.Literal('Y'), Type.Literal('N')]),
+    versionNumber: Type.Integer(),
+    customerId: Type.String(),
+    createdBy: Type.String(),
+    lastUpdatedBy: Type.String(),
+    createdEpoch: Type.Integer(),
+    lastUpdatedEpoch: Type.Integer(),
+    metadataDeletedEpoch: Nullable(Type.Integer()),
+    metadataTemplateId: Nullable(Type.String()),
+    metadata: Type.Array(Type.Unknown()),
+    metadataDenormalized: AnyObject,
+    securityTemplateIds: Type.Array(Type.String()),
+    securityDenormalized: Type.Array(Type.Object({ groupId: Type.String(), permissions: Type.Array(Type.String()) })),
+    renditions: Renditions,
+    renditionsState: Type.String({ description: 'none, pending, ready, failed or placeholder' }),
+    technicalMetadata: AnyObject,
+    contentState: Type.Union([Type.Literal('available'), Type.Literal('none')], { description: 'none: a metadata-only asset' }),
+    contentType: Nullable(Type.String()),
+    fileSizeInBytes: Nullable(Type.Integer()),
+    isFederated: Type.Boolean(),
+    presignedURL: Type.Optional(Type.String()),
+  },
+  { $id: 'Asset', title: 'Asset' },
+);
+
+export const SimpleAssetSchema = Type.Object(
+  {
+    objectId: Uuid,
+    fileId: Uuid,
+    originalFileId: Uuid,
+    filename: Type.String(),
+    fileSizeInBytes: Nullable(Type.Integer()),
+    contentType: Nullable(Type.String()),
+    createdDate: Type.String({ format: 'date-time' }),
+    lastUpdatedDate: Type.String({ format: 'date-time' }),
+    createdEpoch: Type.Integer(),
+    lastUpdatedEpoch: Type.Integer(),
+    createdBy: Type.String(),
+    lastUpdatedBy: Type.String(),
+    versionNumber: Type.Integer(),
+    currentVersion: Type.Union([Type.Literal('Y'), Type.Literal('N')]),
+    fileState: Type.String(),
+    metadataState: Type.String(),
+    metadataTemplate: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }), Type.Null()]),
+    securityTemplates: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
+    metadata: Type.Array(Type.Object({ name: Type.String(), value: Type.Unknown() })),
+    renditions: Renditions,
+  },
+  { $id: 'SimpleAsset', title: 'SimpleAsset' },
+);
+
+export const SimpleGetQuery = Type.Object({
+  empty: Type.Boolean({ default: true, description: 'false drops attributes without a value' }),
+  system: Type.Boolean({ default: true, description: 'false drops system metadata fields' }),
+});
+
+export const SimpleGetResponse = Type.Object({ status: Type.Literal('success'), message: Type.String(), data: Type.Ref('SimpleAsset') });
+
+export const LegacyUpdateSchema = Type.Object({
+  metadata: Type.Optional(MetadataDocument),
+  securityTemplateIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50 })),
+  metadataTemplateId: Type.Optional(Type.String({ maxLength: 100 })),
+});
+export const SimpleUpdateSchema = Type.Object({
+  metadata: Type.Optional(SimpleMetadata),
+  securityTemplateIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 50 })),
+  metadataTemplateId: Type.Optional(Type.String({ maxLength: 100 })),
+});
+export const StatusMessage = Type.Object({ status: Type.Literal('success'), message: Type.String() });
+
+export const DeleteSchema = Type.Object({
+  action: Type.Union([Type.Literal('delete'), Type.Literal('undelete')]),
+  deleteType: Type.Optional(Type.Literal('full', { description: 'Only full deletes exist' })),
+});
+export const DeleteResponse = Type.Object({ status: Type.Literal('success'), message: Type.String(), data: Type.String({ description: 'The stored asset as JSON text (reference quirk)' }) });
+
+export const CompleteSchema = Type.Object({
+  action: Type.Union([Type.Literal('complete'), Type.Literal('cancel')]),
+  uploadId: Type.Optional(Type.String({ maxLength: 200 })),
+  fileId: Type.Optional(Type.String({ maxLength: 100 })),
+  filename: Type.Optional(Type.String({ maxLength: 1000 })),
+  filesize: Type.Optional(Type.Integer({ minimum: 0 })),
+  originalFileId: Type.Optional(Type.String({ maxLength: 100 })),
+  parts: Type.Optional(Type.Array(Type.Object({ partNumber: Type.Integer({ minimum: 1, maximum: 10_000 }), etag: Type.String({ minLength: 1, maxLength: 200 }) }), { maxItems: 10_000 })),
+});
+export const CompleteResponse = Type.Object({
+  fileId: Uuid,
+  filename: Type.String(),
+  action: Type.Union([Type.Literal('Complete'), Type.Literal('Cancel')]),
+  originalFileId: Uuid,
+  uploadId: Type.String(),
+  s3Key: Type.String(),
+  status: Type.Literal('success'),
+});
+
+export const UploadParams = Type.Object({ uploadId: Type.String({ format: 'uuid' }) });
+export const PartParams = Type.Object({ uploadId: Type.String({ format: 'uuid' }), partNumber: Type.Integer({ minimum: 1, maximum: 10_000 }) });
+export const SignedQuery = Type.Object({ expires: Type.String({ maxLength: 20 }), signature: Type.String({ maxLength: 200 }) });
+export const RawBody = Type.Any({ description: 'The raw bytes of the file (any media type)' });
+export const UploadReceived = Type.Object({ status: Type.Literal('success'), etag: Type.String() });

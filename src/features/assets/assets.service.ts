@@ -1,0 +1,252 @@
+import type { Deps } from '../../deps.ts';
+import { requirePrivileges } from '../../core/authz/authorize.ts';
+import type { Principal } from '../../core/authz/principal.ts';
+import { isUniqueViolation, type DbOrTrx, type Trx } from '../../core/db/connect.ts';
+import { fromJson, toJson } from '../../core/db/json.ts';
+import { publishEvent } from '../../core/events/index.ts';
+import { AppError, invalidField } from '../../core/http/errors.ts';
+import { isUuid, newId } from '../../core/ids.ts';
+import { assetNotFound, callerPermissions, loadAsset, requirePermissions } from './access.ts';
+import { currentOfChain, existingTemplates, findAsset, findChainId, securityOf, setAssetSecurity, templateNames, versionsOfChain, type AssetRow, type AssetWithOrg } from './assets.repo.ts';
+import { typeFromFilename } from './content-types.ts';
+import { mergeMetadata, prepareLegacy, prepareSimplified, denormalize, type LegacyItem, type PreparedMetadata } from './metadata-seam.ts';
+import { eventAsset } from './present.ts';
+import { beginUpload, planUpload, recordUpload, uploadUrls, type NewUpload, type UploadTarget } from './uploads.service.ts';
+
+export type Encoding = 'legacy' | 'simplified';
+
+export interface CreateAssetInput {
+  metadataTemplateId?: string | null;
+  metadata?: unknown;
+  securityTemplateIds?: string[];
+  filename?: string;
+  originalFileId?: string;
+  filesize?: number;
+  /** SHA-256 (hex) of the content, verified on arrival */
+  checksum?: string;
+  contentType?: string;
+  contentPath?: string;
+  skipTranscode?: boolean;
+}
+
+export interface CreatedAsset {
+  asset: AssetRow;
+  upload: UploadTarget | null;
+  uploadRowId: string | null;
+}
+
+function prepare(encoding: Encoding, db: DbOrTrx, orgId: string, templateId: string | null, doc: unknown): Promise<PreparedMetadata> {
+  return encoding === 'legacy' ? prepareLegacy(db, orgId, templateId, doc) : prepareSimplified(db, orgId, templateId, doc);
+}
+
+/** Security template ids, each existing in the caller's organization. */
+export async function checkTemplates(db: DbOrTrx, orgId: string, ids: readonly string[], field = 'body.securityTemplateIds'): Promise<string[]> {
+  if (ids.length === 0) throw invalidField(field, 'Invalid Asset: Missing Security Template ID(s)');
+  if (ids.length > 50) throw invalidField(field, 'may name at most 50 security templates');
+  const found = await existingTemplates(db, orgId, ids);
+  const missing = ids.filter((id) => !found.has(id.toLowerCase()));
+  if (missing.length > 0) throw invalidField(field, `Invalid security template ID(s): ${missing.join(', ')}`);
+  return [...new Set(ids.map((id) => id.toLowerCase()))];
+}
+
+function checkFilename(filename: string): string {
+  const name = filename.trim();
+  if (name === '' || name.length > 255 || /[\u0000-\u001f/\\]/.test(name) || name === '.' || name === '..') {
+    throw invalidField('body.filename', 'Failed to parse Asset: must be a file name of 1 to 255 characters without slashes or control characters');
+  }
+  return name;
+}
+
+/**
+ * POST /v1/asset and /v1/assets/asset: a new asset, a new version (originalFileId), a
+ * metadata-only asset (no filename) or a federated one (contentPath). With a filename the answer
+ * carries where to upload the bytes; the asset becomes visible when they have arrived.
+ */
+export async function createAsset(deps: Deps, principal: Principal, input: CreateAssetInput, encoding: Encoding): Promise<CreatedAsset> {
+  requirePrivileges(principal, 'upload');
+  const now = deps.clock.now();
+  const orgId = principal.orgId;
+  const filename = input.filename !== undefined ? checkFilename(input.filename) : undefined;
+  if (input.checksum !== undefined && !/^[0-9a-f]{64}$/i.test(input.checksum)) throw invalidField('body.checksum', 'must be the SHA-256 of the content, as 64 hex digits');
+
+  let chain: AssetWithOrg | undefined;
+  if (input.originalFileId !== undefined) {
+    const chainId = await findChainId(deps.db, orgId, input.originalFileId);
+    chain = chainId ? await currentOfChain(deps.db, orgId, chainId) : undefined;
+    if (!chain) throw invalidField('body.originalFileId', 'Invalid Response from Create Asset: no asset has this originalFileId');
+    const security = (await securityOf(deps.db, orgId, [chain.id])).get(chain.id)!;
+    const permissions = callerPermissions(principal, security);
+    if (!permissions.has('view')) throw invalidField('body.originalFileId', 'Invalid Response from Create Asset: no asset has this originalFileId');
+    requirePermissions(permissions, ['edit_metadata']);
+    if (chain.deleted_at !== null) throw new AppError('conflict', 'The asset is in the recycle bin: restore it before adding a version');
+  }
+
+  const templateId = input.metadataTemplateId ?? chain?.metadata_template_id ?? null;
+  if (templateId === null && !chain) throw invalidField('body.metadataTemplateId', 'Invalid Asset: Missing Metadata Template ID');
+  if (templateId !== null && !isUuid(templateId)) throw invalidField('body.metadataTemplateId', 'must be a UUID');
+  const templates = input.securityTemplateIds !== undefined
+    ? await checkTemplates(deps.db, orgId, input.securityTemplateIds)
+    : chain ? (await securityOf(deps.db, orgId, [chain.id])).get(chain.id)!.templateIds : await checkTemplates(deps.db, orgId, []);
+  let metadata: PreparedMetadata;
+  if (input.metadata !== undefined && input.metadata !== null) {
+    metadata = await prepare(encoding, deps.db, orgId, templateId, input.metadata);
+    if (chain) {
+      const merged = mergeMetadata(fromJson<LegacyItem[]>(chain.metadata, []), metadata.doc);
+      metadata = { doc: merged, denormalized: denormalize(merged) };
+    }
+  } else if (chain) {
+    metadata = { doc: fromJson<LegacyItem[]>(chain.metadata, []), denormalized: fromJson(chain.metadata_denormalized, {}) };
+  } else {
+    metadata = { doc: [], denormalized: {} };
+  }
+
+  const federated = input.contentPath !== undefined;
+  if (federated && !/^s3:\/\/[^/]+\/.+/.test(input.contentPath!)) throw invalidField('body.contentPath', 'must be an S3 path: s3://bucket/path/file');
+  const id = newId(now);
+  const fileId = newId(now);
+  const expectsContent = filename !== undefined && !federated;
+  const row: AssetRow = {
+    id, org_id: orgId, file_id: fileId, original_file_id: chain?.original_file_id ?? fileId, version_number: 1,
+    is_current: chain ? (expectsContent ? 0 : 1) : 1, object_type: 'Asset',
+    filename: filename ?? (chain ? chain.filename : 'metadata-only'), content_type: filename ? (input.contentType ?? typeFromFilename(filename) ?? null) : null,
+    content_state: expectsContent ? 'pending' : federated ? 'available' : 'none', size: federated ? (input.filesize ?? null) : null,
+    sha256: null, md5: null, blob_key: null, federated: federated ? 1 : 0, content_path: input.contentPath ?? null, skip_transcode: input.skipTranscode ? 1 : 0,
+    metadata_template_id: templateId, metadata: toJson(metadata.doc), metadata_denormalized: toJson(metadata.denormalized),
+    technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, deleted_at: null,
+    created_event_sent: expectsContent ? 0 : 1, created_by: principal.userId, updated_by: principal.userId, created_at: now, updated_at: now,
+  };
+  let newUpload: NewUpload | null = null;
+  let s3UploadId: string | null = null;
+  if (expectsContent) {
+    newUpload = {
+      id: newId(now), orgId, assetId: id, target: 'original', filename: row.filename, expectedSize: input.filesize ?? null,
+      expectedSha256: input.checksum?.toLowerCase() ?? null, contentType: input.contentType ?? null, createdBy: principal.userId, plan: planUpload(deps, input.filesize),
+    };
+    s3UploadId = await beginUpload(deps, newUpload);
+  }
+  let upload;
+  try {
+    upload = await deps.db.transaction().execute(async (trx) => {
+      if (chain) {
+        const top = await trx.selectFrom('assets').select((eb) => eb.fn.max('version_number').as('v')).where('original_file_id', '=', chain.original_file_id).executeTakeFirst();
+        row.version_number = Number(top?.v ?? 0) + 1;
+        if (!expectsContent) await trx.updateTable('assets').set({ is_current: 0 }).where('original_file_id', '=', chain.original_file_id).execute();
+      }
+      await trx.insertInto('assets').values(row).execute();
+      await setAssetSecurity(trx, orgId, id, templates);
+      if (!expectsContent) await publishCreated(trx, now, principal, row, templates, chain);
+      return newUpload ? recordUpload(deps, trx, now, newUpload, s3UploadId) : null;
+    });
+  } catch (error) {
+    if (s3UploadId && newUpload) await deps.blobs.presign?.abort(`uploads/${orgId}/${newUpload.id}/object`, s3UploadId).catch(() => {});
+    if (isUniqueViolation(error)) throw new AppError('conflict', 'Another version of this asset was created at the same moment; try again');
+    throw error;
+  }
+  deps.jobs.wake();
+  return { asset: row, upload: upload ? await uploadUrls(deps, upload) : null, uploadRowId: upload?.id ?? null };
+}
+
+async function publishCreated(trx: Trx, now: number, principal: Principal, row: AssetRow, templates: string[], chain: AssetWithOrg | undefined): Promise<void> {
+  const data = eventAsset(row, await templateNames(trx, row.org_id, templates));
+  if (!chain) {
+    await publishEvent(trx, now, { orgId: row.org_id, type: 'asset.created', actor: principal.userId, data: { asset: data } });
+  } else {
+    await publishEvent(trx, now, {
+      orgId: row.org_id, type: 'version.created', actor: principal.userId,
+      data: { asset: data, version: { latest: true, versionNumber: row.version_number, previousVersionNumber: chain.version_number } },
+    });
+  }
+}
+
+export async function getAsset(deps: Deps, principal: Principal, id: string) {
+  return loadAsset(deps.db, principal, id);
+}
+
+/** GET /v1/asset/{id}/latest: the current version of the asset's chain. */
+export async function getLatest(deps: Deps, principal: Principal, id: string) {
+  const chainId = await findChainId(deps.db, principal.orgId, id);
+  const current = chainId ? await currentOfChain(deps.db, principal.orgId, chainId) : undefined;
+  if (!current || current.content_state === 'pending') throw assetNotFound();
+  return loadAsset(deps.db, principal, current.id);
+}
+
+/** GET /v1/asset/{id}/version: every version the caller may view, newest first. */
+export async function getVersions(deps: Deps, principal: Principal, id: string) {
+  const chainId = await findChainId(deps.db, principal.orgId, id);
+  if (!chainId) throw assetNotFound();
+  const versions = await versionsOfChain(deps.db, principal.orgId, chainId);
+  const security = await securityOf(deps.db, principal.orgId, versions.map((v) => v.id));
+  const visible = versions.filter((v) => callerPermissions(principal, security.get(v.id)!).has('view'));
+  if (visible.length === 0) throw assetNotFound();
+  return visible.map((asset) => ({ asset, security: security.get(asset.id)! }));
+}
+
+export interface UpdateAssetInput {
+  metadata?: unknown;
+  securityTemplateIds?: string[];
+  metadataTemplateId?: string;
+}
+
+/** PATCH /v1/asset/{id} and /v1/assets/asset/{id}: only what is sent changes. */
+export async function updateAsset(deps: Deps, principal: Principal, id: string, input: UpdateAssetInput, encoding: Encoding): Promise<void> {
+  const { asset, security, permissions } = await loadAsset(deps.db, principal, id);
+  if (input.metadata === undefined && input.securityTemplateIds === undefined && input.metadataTemplateId === undefined) {
+    throw invalidField('body', 'send metadata, securityTemplateIds or metadataTemplateId');
+  }
+  requirePermissions(permissions, ['edit_metadata']);
+  if (asset.deleted_at !== null) throw new AppError('conflict', 'The asset is in the recycle bin: restore it before editing');
+  const templateId = input.metadataTemplateId ?? asset.metadata_template_id;
+  if (input.metadataTemplateId !== undefined && !isUuid(input.metadataTemplateId)) throw invalidField('body.metadataTemplateId', 'must be a UUID');
+  const templates = input.securityTemplateIds !== undefined ? await checkTemplates(deps.db, principal.orgId, input.securityTemplateIds) : undefined;
+  let doc: LegacyItem[] | undefined;
+  if (input.metadata !== undefined && input.metadata !== null) {
+    const prepared = await prepare(encoding, deps.db, principal.orgId, templateId, input.metadata);
+    doc = mergeMetadata(fromJson<LegacyItem[]>(asset.metadata, []), prepared.doc);
+  }
+  await applyChanges(deps, principal.userId, asset, security.templateIds, { doc, templates, templateId });
+}
+
+/** Writes a metadata and/or security change and publishes the matching events (bulk edit uses it too). */
+export async function applyChanges(
+  deps: Deps, actorId: string, asset: AssetRow, currentTemplates: string[],
+  change: { doc?: LegacyItem[]; templates?: string[]; templateId?: string | null },
+): Promise<void> {
+  const now = deps.clock.now();
+  const metadataChanged = (change.doc !== undefined && toJson(change.doc) !== asset.metadata) || (change.templateId !== undefined && change.templateId !== asset.metadata_template_id);
+  const securityChanged = change.templates !== undefined && toJson([...change.templates].sort()) !== toJson([...currentTemplates].sort());
+  await deps.db.transaction().execute(async (trx) => {
+    const patch: Partial<AssetRow> = { updated_at: now, updated_by: actorId };
+    if (change.doc !== undefined) Object.assign(patch, { metadata: toJson(change.doc), metadata_denormalized: toJson(denormalize(change.doc)) });
+    if (change.templateId !== undefined) patch.metadata_template_id = change.templateId;
+    await trx.updateTable('assets').set(patch).where('id', '=', asset.id).where('org_id', '=', asset.org_id).execute();
+    if (securityChanged) await setAssetSecurity(trx, asset.org_id, asset.id, change.templates!);
+    const current = await templateNames(trx, asset.org_id, change.templates ?? currentTemplates);
+    const data = eventAsset({ ...asset, metadata_template_id: change.templateId ?? asset.metadata_template_id }, current);
+    if (metadataChanged) await publishEvent(trx, now, { orgId: asset.org_id, type: 'asset.metadata.updated', actor: actorId, data: { asset: data } });
+    if (securityChanged) {
+      const previous = await templateNames(trx, asset.org_id, currentTemplates);
+      await publishEvent(trx, now, { orgId: asset.org_id, type: 'asset.security.updated', actor: actorId, data: { asset: data, changes: { securityTemplates: { current, previous } } } });
+    }
+  });
+}
+
+/** POST /v1/asset/{id}/delete: to the recycle bin and back (Delete permission). */
+export async function deleteOrRestore(deps: Deps, principal: Principal, id: string, action: 'delete' | 'undelete'): Promise<AssetWithOrg> {
+  const { asset, security } = await loadAsset(deps.db, principal, id, 'delete');
+  const now = deps.clock.now();
+  if (action === 'delete' && asset.deleted_at !== null) throw new AppError('conflict', 'Failed to Delete Asset: it is already in the recycle bin');
+  if (action === 'undelete' && asset.deleted_at === null) throw new AppError('conflict', 'Failed to UnDelete Asset: it is not in the recycle bin');
+  const deletedAt = action === 'delete' ? now : null;
+  await deps.db.transaction().execute(async (trx) => {
+    // The whole version chain moves together.
+    await trx.updateTable('assets').set({ deleted_at: deletedAt, updated_at: now, updated_by: principal.userId })
+      .where('org_id', '=', principal.orgId).where('original_file_id', '=', asset.original_file_id).execute();
+    const data = eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds));
+    await publishEvent(trx, now, { orgId: asset.org_id, type: action === 'delete' ? 'asset.deleted' : 'asset.restored', actor: principal.userId, data: { asset: data } });
+  });
+  return { ...asset, deleted_at: deletedAt, updated_at: now, updated_by: principal.userId };
+}
+
+export async function findAssetForCaller(deps: Deps, principal: Principal, id: string) {
+  return findAsset(deps.db, principal.orgId, id);
+}

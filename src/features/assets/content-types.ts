@@ -1,0 +1,60 @@
+import { extname } from 'node:path';
+
+const BY_EXTENSION: Record<string, string> = {
+  '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.jpe': 'image/jpeg', '.png': 'image/png', '.gif': 'image/gif', '.webp': 'image/webp',
+  '.tif': 'image/tiff', '.tiff': 'image/tiff', '.avif': 'image/avif', '.heic': 'image/heic', '.svg': 'image/svg+xml', '.bmp': 'image/bmp',
+  '.pdf': 'application/pdf', '.mp4': 'video/mp4', '.m4v': 'video/mp4', '.mov': 'video/quicktime', '.webm': 'video/webm', '.avi': 'video/x-msvideo',
+  '.mp3': 'audio/mpeg', '.wav': 'audio/wav', '.zip': 'application/zip', '.txt': 'text/plain', '.csv': 'text/csv', '.json': 'application/json',
+  '.psd': 'image/vnd.adobe.photoshop', '.ai': 'application/postscript', '.eps': 'application/postscript',
+  '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+};
+
+export function typeFromFilename(filename: string): string | undefined {
+  return BY_EXTENSION[extname(filename).toLowerCase()];
+}
+
+/** The media type the first bytes prove, for the formats whose signature is unambiguous. */
+export function sniff(head: Buffer): string | undefined {
+  const at = (offset: number, bytes: number[]) => bytes.every((b, i) => head[offset + i] === b);
+  const ascii = (offset: number, text: string) => head.subarray(offset, offset + text.length).toString('latin1') === text;
+  if (at(0, [0xff, 0xd8, 0xff])) return 'image/jpeg';
+  if (at(0, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png';
+  if (ascii(0, 'GIF87a') || ascii(0, 'GIF89a')) return 'image/gif';
+  if (ascii(0, 'RIFF') && ascii(8, 'WEBP')) return 'image/webp';
+  if (at(0, [0x49, 0x49, 0x2a, 0x00]) || at(0, [0x4d, 0x4d, 0x00, 0x2a])) return 'image/tiff';
+  if (ascii(0, '%PDF-')) return 'application/pdf';
+  if (ascii(4, 'ftypavif')) return 'image/avif';
+  if (ascii(4, 'ftypheic') || ascii(4, 'ftypmif1')) return 'image/heic';
+  if (ascii(4, 'ftypqt')) return 'video/quicktime';
+  if (ascii(4, 'ftyp')) return 'video/mp4';
+  if (at(0, [0x1a, 0x45, 0xdf, 0xa3])) return 'video/webm';
+  return undefined;
+}
+
+/** Families that may legitimately share a signature (an .m4v is an mp4; a .docx is a zip). */
+function family(type: string): string {
+  if (type === 'video/mp4' || type === 'video/quicktime') return 'iso-bmff';
+  return type;
+}
+
+/**
+ * The content type to record, or a problem: a declared type (header or file extension) that the
+ * bytes contradict is refused. Unknown signatures are taken as declared.
+ */
+export function verifyContentType(head: Buffer, declared: string | undefined, filename: string): { type: string } | { problem: string } {
+  const sniffed = sniff(head);
+  const claimed = declared && declared !== 'application/octet-stream' && declared !== 'binary/octet-stream' ? declared.split(';')[0]!.trim().toLowerCase() : undefined;
+  const expected = claimed ?? typeFromFilename(filename);
+  if (sniffed && expected && BY_EXTENSION_VALUES.has(expected) && family(sniffed) !== family(expected)) {
+    return { problem: `the content is ${sniffed} but ${claimed ? 'Content-Type says' : `the file name ${filename} says`} ${expected}` };
+  }
+  return { type: sniffed ?? expected ?? 'application/octet-stream' };
+}
+
+const BY_EXTENSION_VALUES = new Set(Object.values(BY_EXTENSION).filter((t) => t.startsWith('image/') || t.startsWith('video/') || t === 'application/pdf'));
+
+export function isImage(type: string | null | undefined): boolean {
+  return !!type && ['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/tiff', 'image/avif', 'image/heic', 'image/svg+xml'].includes(type);
+}

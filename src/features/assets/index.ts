@@ -1,0 +1,18 @@
+import type { Deps } from '../../deps.ts';
+import type { App } from '../../core/http/app-types.ts';
+import type { JobHandler } from '../../core/jobs/worker.ts';
+import { assetRoutes } from './assets.routes.ts';
+import { uploadJobHandlers } from './uploads.service.ts';
+
+export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
+export { findAsset, securityOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
+export { createAsset, getAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
+export { presentLegacy, presentSimplified, renditionUrls, storedRenditions, type StoredRendition } from './present.ts';
+
+export function assetsRoutes(app: App, deps: Deps): void {
+  assetRoutes(app, deps);
+}
+
+export function assetJobHandlers(deps: Deps): Record<string, JobHandler> {
+  return { ...uploadJobHandlers(deps) };
+}
