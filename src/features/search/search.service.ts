@@ -5,6 +5,7 @@ import { countMatches, decodeScanCursor, facetCounts, pageOfHits, scanOrder, sca
 import { facetTerm, parseQuery, type KeywordField, type Operation, type RangeFilter, type SearchSpec, type SortKey } from './search.query.ts';
 import type { KeywordSearchBody, ScanBody, SearchBody } from './search.schemas.ts';
 import { viewableTemplateIds } from './visibility.ts';
+import { syncSearchIndex } from './search.indexer.ts';
 
 type CommonBody = Pick<SearchBody, 'searchTerm' | 'operation' | 'keywordSearchField' | 'includeDeleted' | 'includeVersions' | 'sortBy' | 'filters' | 'dateRanges'>;
 
@@ -85,6 +86,7 @@ export interface RunResult {
 export async function runSearch(deps: Deps, principal: Principal, spec: SearchSpec, options: RunOptions): Promise<RunResult> {
   const q = parseQuery(spec);
   if (options.from + options.limit > 10_000) throw invalidField('body.from', 'from + limit may reach at most 10000 results; use POST /v1/asset/scan to walk further');
+  await syncSearchIndex(deps);
   const scope: SearchScope = { orgId: principal.orgId, viewableTemplateIds: await viewableTemplateIds(deps.db, principal), collectionId: options.collectionId };
   const where = wherePredicate(deps.engine, q, scope);
   const [total, hits, facets] = await Promise.all([
@@ -170,6 +172,7 @@ export async function scanAssets(deps: Deps, principal: Principal, body: ScanBod
   const q = parseQuery(spec);
   const order = scanOrder(q);
   const after = body.cursor ? decodeScanCursor(body.cursor, order) : null;
+  await syncSearchIndex(deps);
   const scope: SearchScope = { orgId: principal.orgId, viewableTemplateIds: await viewableTemplateIds(deps.db, principal) };
   const where = wherePredicate(deps.engine, q, scope);
   const page = await scanPage(deps.db, deps.engine, where, order, after, body.limit ?? 100);
