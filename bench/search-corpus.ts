@@ -111,7 +111,7 @@ export function generateCorpus(file: string, n: number, ids: CorpusIds, log: (s:
         const tokens = documentTokens({ filename, asset: `${assetId} ${fileId} ${fileId}`, metadata: `${title} ${description} ${kws.join(' ')}`, content: '' });
         const record = JSON.stringify({ objectId: assetId, fileId, originalFileId: fileId, filename, objectType: 'Asset', currentVersion: 'Y', createdEpoch: created, lastUpdatedEpoch: updated, metadataDenormalized: { title, keywords: kws } });
         insDoc.run(no, ids.orgId, assetId, fileId, fileId, filename, filename, type, null, 0, 1, created, updated, record, Date.now());
-        insFts.run(no, tokens.filename.join(' '), tokens.asset.join(' '), tokens.metadata.join(' '), '', aclText(ids.orgId, [tpl], false, true));
+        insFts.run(no, tokens.filename.join(' '), tokens.asset.join(' '), tokens.metadata.join(' '), '', aclText([tpl], false, true));
         insTpl.run(ids.orgId, no, tpl);
         insFacet.run(ids.orgId, no, 'file type', type, 'File Type', type);
         const mt = ids.metadataTemplateNames[mtIndex]!;
