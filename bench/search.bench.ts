@@ -81,6 +81,8 @@ async function setup(): Promise<Setup> {
 
 const s = await setup();
 const deps = open();
+// Corpora generated before this index existed get it here (idempotent).
+await sql`create index if not exists search_docs_indexed_idx on search_docs (org_id, indexed_at)`.execute(deps.db);
 const principal = (await loadUserPrincipal(deps.db, s.userId))!;
 
 const common = [0, 1, 2].map(termAt);

@@ -40,6 +40,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('search_docs_org_idx').on('search_docs').columns(['org_id', 'deleted', 'current_version', 'doc_no']).execute();
   await db.schema.createIndex('search_docs_file_idx').on('search_docs').columns(['org_id', 'file_id']).execute();
   await db.schema.createIndex('search_docs_updated_idx').on('search_docs').columns(['org_id', 'updated_epoch', 'doc_no']).execute();
+  await db.schema.createIndex('search_docs_indexed_idx').on('search_docs').columns(['org_id', 'indexed_at']).execute();
   await db.schema.createIndex('search_docs_created_idx').on('search_docs').columns(['org_id', 'created_epoch', 'doc_no']).execute();
   if (postgres) {
     await sql`create index search_docs_tsv_idx on search_docs using gin (tsv)`.execute(db);
