@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { parseConfig } from '../src/config.ts';
 import { createDeps, type Deps } from '../src/deps.ts';
 import { PERMISSIONS } from '../src/core/authz/catalog.ts';
+import { writeTemplatePermissions } from '../src/core/authz/authorize.ts';
 import { migrateToLatest } from '../src/core/db/migrate.ts';
 import { toJson } from '../src/core/db/json.ts';
 import { newId } from '../src/core/ids.ts';
@@ -83,6 +84,10 @@ const s = await setup();
 const deps = open();
 // Corpora generated before this index existed get it here (idempotent).
 await sql`create index if not exists search_docs_indexed_idx on search_docs (org_id, indexed_at)`.execute(deps.db);
+// Grants as the permission check reads them (security_template_permissions), idempotently.
+for (const g of await deps.db.selectFrom('security_template_grants').select(['template_id', 'group_id', 'permissions']).where('org_id', '=', s.orgId).execute()) {
+  await writeTemplatePermissions(deps.db, s.orgId, g.template_id, new Map([[g.group_id, JSON.parse(g.permissions) as string[]]]));
+}
 const principal = (await loadUserPrincipal(deps.db, s.userId))!;
 
 const common = [0, 1, 2].map(termAt);
