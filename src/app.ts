@@ -15,6 +15,8 @@ import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 import { webhookRoutes } from './features/webhooks/index.ts';
+import { metadataRoutes } from './features/metadata/index.ts';
+import { actionRoutes } from './features/actions/index.ts';
 import { assetsRoutes } from './features/assets/index.ts';
 import { savedSearchRoutes, searchRoutes } from './features/search/index.ts';
 import { collectionRoutes } from './features/collections/index.ts';
@@ -101,6 +103,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       identityRoutes(v1, deps);
       authenticationRoutes(v1, deps);
       await oauthRoutes(v1, deps);
+      metadataRoutes(v1, deps);
+      actionRoutes(v1, deps);
       assetsRoutes(v1, deps);
       searchRoutes(v1, deps);
       savedSearchRoutes(v1, deps);

@@ -3,6 +3,7 @@ import { createDeps, type Deps } from './deps.ts';
 import { buildApp } from './app.ts';
 import { migrateToLatest } from './core/db/migrate.ts';
 import { bootstrapFirstOrganization } from './features/identity/index.ts';
+import { seedMissingOrganizations } from './features/metadata/index.ts';
 import { orgCreate, usage, UsageError, userCreate } from './cli.ts';
 import { startWorkers } from './workers.ts';
 
@@ -20,6 +21,8 @@ async function serve(deps: Deps): Promise<void> {
       deps.log.info({ username: boot.username, organizationId: boot.orgId }, 'First start: created the first organization and its administrator');
     }
   }
+  // Organizations made before metadata existed get its system group and Default template.
+  await deps.db.transaction().execute((trx) => seedMissingOrganizations(trx, deps.clock.now())).catch((error) => deps.log.warn({ err: error }, 'metadata seeding skipped'));
   const app = await buildApp(deps);
   const worker = deps.config.workers ? startWorkers(deps) : undefined;
   await app.listen({ port: deps.config.port, host: deps.config.host });

@@ -2,6 +2,7 @@ import type { Deps } from './deps.ts';
 import { startWorker, type JobHandler, type Worker } from './core/jobs/worker.ts';
 import { authJobHandlers } from './features/auth/index.ts';
 import { startDelivery } from './features/webhooks/index.ts';
+import { metadataJobHandlers } from './features/metadata/index.ts';
 import { assetJobHandlers } from './features/assets/index.ts';
 import { startSearchIndexer } from './features/search/index.ts';
 
@@ -9,6 +10,7 @@ import { startSearchIndexer } from './features/search/index.ts';
 export function jobHandlers(deps: Deps): Record<string, JobHandler> {
   return {
     ...authJobHandlers(deps),
+    ...metadataJobHandlers(deps),
     ...assetJobHandlers(deps),
   };
 }

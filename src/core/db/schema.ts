@@ -30,6 +30,15 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
+  metadata_vocabularies: MetadataVocabulariesTable;
+  metadata_vocabulary_values: MetadataVocabularyValuesTable;
+  metadata_attributes: MetadataAttributesTable;
+  metadata_groups: MetadataGroupsTable;
+  metadata_group_attributes: MetadataGroupAttributesTable;
+  metadata_templates: MetadataTemplatesTable;
+  metadata_template_groups: MetadataTemplateGroupsTable;
+  metadata_template_access: MetadataTemplateAccessTable;
+  metadata_changes: MetadataChangesTable;
   security_template_permissions: SecurityTemplatePermissionsTable;
   assets: AssetsTable;
   asset_security: AssetSecurityTable;
@@ -331,6 +340,153 @@ export interface WebhookAttemptsTable {
   error_class: string | null;
 }
 
+// --- metadata (migration 0007_metadata) ---
+
+export interface MetadataVocabulariesTable {
+  id: string;
+  org_id: string;
+  name: string;
+  name_key: string;
+  search_field: string;
+  searchable: number;
+  system: number;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MetadataVocabularyValuesTable {
+  id: string;
+  org_id: string;
+  vocabulary_id: string;
+  name: string;
+  name_key: string;
+  /** Cascades: the value of the previous level's vocabulary this value belongs under. */
+  parent_id: string | null;
+  position: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MetadataAttributesTable {
+  id: string;
+  org_id: string;
+  /** Levels of a cascading attribute point at their cascade. */
+  parent_id: string | null;
+  name: string;
+  name_key: string;
+  search_field: string;
+  /** text | date | controlledVocabulary | table | cascade */
+  type: string;
+  sub_type: string;
+  /** JSON: length, multiLine, dateFormat, vocabularyId, multiple, singleRow, columnIds */
+  settings: string;
+  required: number;
+  readonly: number;
+  visible: number;
+  facetable: number;
+  sortable: number;
+  restricted: number;
+  system: number;
+  position: number;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MetadataGroupsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  name_key: string;
+  search_field: string;
+  description: string;
+  name_visible: number;
+  system: number;
+  created_by: string | null;
+  updated_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MetadataGroupAttributesTable {
+  org_id: string;
+  group_id: string;
+  attribute_id: string;
+  position: number;
+}
+
+export interface MetadataTemplatesTable {
+  id: string;
+  org_id: string;
+  name: string;
+  name_key: string;
+  /** JSON array: default | asset | action | search | proof | tile */
+  template_types: string;
+  /** JSON [{searchField, value}] */
+  default_values: string;
+  template_override: string | null;
+  is_default: number;
+  created_by: string | null;
+  updated_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface MetadataTemplateGroupsTable {
+  org_id: string;
+  template_id: string;
+  group_id: string;
+  position: number;
+}
+
+export interface MetadataTemplateAccessTable {
+  org_id: string;
+  template_id: string;
+  security_template_id: string;
+}
+
+/** Definition changes awaiting POST /v1/metadata/apply. */
+export interface MetadataChangesTable {
+  id: string;
+  org_id: string;
+  kind: string;
+  subject_type: string;
+  subject_id: string;
+  /** JSON details (before/after) */
+  data: string;
+  created_by: string | null;
+  created_at: number;
+  applied_at: number | null;
+  action_id: string | null;
+}
+
+/** Actions (GET /v1/action/{id}): long-running work backed by a job. */
+export interface ActionsTable {
+  id: string;
+  org_id: string;
+  type: string;
+  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  progress: number;
+  total: number | null;
+  processed: number;
+  created_by: string | null;
+  /** Besides the creator, holders of this privilege may see the action. */
+  view_privilege: string | null;
+  job_id: string | null;
+  /** JSON */
+  input: string;
+  /** JSON */
+  result: string | null;
+  /** JSON array of {item, message} */
+  errors: string;
+  cancel_requested: number;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
 // --- assets (migration 0008_assets) ---
 
 /** One row per template, group and permission key (mirrors security_template_grants). */
@@ -418,27 +574,6 @@ export interface AssetUploadsTable {
   created_by: string;
   created_at: number;
   expires_at: number;
-}
-
-export interface ActionsTable {
-  id: string;
-  org_id: string;
-  type: string;
-  status: 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
-  total: number;
-  processed: number;
-  /** JSON: what was asked */
-  request: string;
-  /** JSON array of {id, message} */
-  errors: string;
-  /** JSON object */
-  result: string;
-  cancel_requested: number;
-  created_by: string;
-  created_at: number;
-  updated_at: number;
-  started_at: number | null;
-  finished_at: number | null;
 }
 
 // --- collections and search (migration 0009_search) ---

@@ -61,6 +61,12 @@ const MetadataTemplate = Type.Object({
   type: Change(Type.String({ description: 'Asset | Action | Action Form | Supporting | Proof Submission' })),
   groups: Type.Object({ added: Type.Array(Type.Object({ groupId: Id })), removed: Type.Array(Type.Object({ groupId: Id })) }),
 });
+const MetadataAttribute = Type.Object({ id: Id, name: Type.String(), searchField: Type.String(), type: Type.String() });
+const MetadataVocabularyChange = Type.Object({
+  id: Id,
+  name: Type.String(),
+  values: Type.Object({ added: Type.Array(Ref), updated: Type.Array(Ref), deleted: Type.Array(Id) }),
+});
 const Storyboard = Type.Object({ id: Id, title: Type.Optional(Type.String()), published: Type.Optional(Type.Boolean()) });
 const ApiKey = Type.Object({ id: Id, name: Type.String(), keyHint: Type.String(), roleId: Id, expiresAt: Nullable(Type.String({ format: 'date-time' })) });
 const PullZone = Type.Object({ id: Id, name: Type.String(), region: Type.String() });
@@ -114,6 +120,14 @@ export const EVENT_CATALOG = {
   'metadata.group.created': def('metadata', 'A metadata group was created', { group: Ref }),
   'metadata.group.updated': def('metadata', 'A metadata group changed', { group: Ref }),
   'metadata.group.deleted': def('metadata', 'A metadata group was deleted', { group: Ref }),
+  // metadata definitions beyond the reference's two live types (feat/metadata)
+  'metadata.attribute.created': def('metadata', 'A metadata attribute was created', { attribute: MetadataAttribute }),
+  'metadata.attribute.updated': def('metadata', 'A metadata attribute changed', { attribute: MetadataAttribute }),
+  'metadata.attribute.deleted': def('metadata', 'A metadata attribute was deleted', { attribute: MetadataAttribute }),
+  'metadata.vocabulary.created': def('metadata', 'A controlled vocabulary was created', { vocabulary: Ref }),
+  'metadata.vocabulary.updated': def('metadata', 'A controlled vocabulary or its values changed', { vocabulary: MetadataVocabularyChange }),
+  'metadata.vocabulary.deleted': def('metadata', 'A controlled vocabulary was deleted', { vocabulary: Ref }),
+  'metadata.changes.applied': def('metadata', 'Metadata definition changes were applied to assets and the search index', { action: Type.Object({ id: Id, changesApplied: Type.Integer(), itemsUpdated: Type.Integer() }) }),
   'security.template.created': def('security', 'A security template was created', { securityTemplate: SecurityTemplate }),
   'security.template.updated': def('security', 'A security template changed (name or group permissions)', { securityTemplate: SecurityTemplate }),
   'security.template.deleted': def('security', 'A security template was deleted', { securityTemplate: Ref }),

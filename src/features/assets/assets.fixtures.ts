@@ -4,9 +4,15 @@ import type { TestContext } from '../../../test/helpers/context.ts';
 import type { TestOrg } from '../../../test/helpers/factories.ts';
 import { startWorker, type Worker } from '../../core/jobs/worker.ts';
 import { assetJobHandlers } from './index.ts';
+import { defaultTemplateId, loadTemplate } from '../metadata/index.ts';
 
 /** Test helpers for assets: real images, real uploads through the HTTP API. */
-export const TEMPLATE = '0190a4b2-7c3d-7e4f-8a1b-2c3d4e5f6a7b';
+/** The organization's default metadata template (seeded with every organization) and its attribute ids by searchField. */
+export async function defaultTemplate(ctx: TestContext, org: TestOrg): Promise<{ id: string; attr: (searchField: string) => string }> {
+  const id = (await defaultTemplateId(ctx.deps.db, org.orgId))!;
+  const t = (await loadTemplate(ctx.deps.db, org.orgId, id))!;
+  return { id, attr: (sf) => t.attributes.find((a) => a.searchField === sf)!.id };
+}
 
 export async function jpeg(width = 64, height = 48, options: { orientation?: number } = {}): Promise<Buffer> {
   let img = sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 90 } } }).jpeg({ quality: 80 });
@@ -15,7 +21,7 @@ export async function jpeg(width = 64, height = 48, options: { orientation?: num
 }
 
 export async function image(format: 'png' | 'webp' | 'tiff' | 'jpeg', width = 64, height = 48): Promise<Buffer> {
-  const base = sharp({ create: { width, height, channels: 4, background: { r: 10, g: 120, b: 200, alpha: 1 } } });
+  const base = sharp({ create: { width, height, channels: 4, background: { r: 10, g: 120, b: 200, alpha: 0.5 } } });
   return base.toFormat(format).toBuffer();
 }
 
@@ -28,7 +34,7 @@ export function pathOf(url: string): string {
 export async function createAsset(ctx: TestContext, org: TestOrg, body: Record<string, unknown> = {}, headers = org.admin.headers) {
   const res = await ctx.inject({
     method: 'POST', url: '/v1/asset', headers,
-    payload: { metadataTemplateId: TEMPLATE, metadata: [], securityTemplateIds: [org.defaultTemplateId], ...body },
+    payload: { metadataTemplateId: (await defaultTemplateId(ctx.deps.db, org.orgId))!, metadata: [], securityTemplateIds: [org.defaultTemplateId], ...body },
   });
   assert.equal(res.statusCode, 200, res.body);
   return res.json() as { objectId: string; fileId: string; originalFileId: string; url?: string; uploadId?: string; urls?: { partNumber: number; url: string }[]; versionNumber: number };

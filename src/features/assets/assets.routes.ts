@@ -13,6 +13,7 @@ import { createAsset, deleteOrRestore, getAsset, getLatest, getVersions, updateA
 import { templateNames } from './assets.repo.ts';
 import { presentLegacy, presentSimplified } from './present.ts';
 import { verifySignedPath } from './signed-urls.ts';
+import { templateOf } from './metadata-seam.ts';
 import { completeUpload, receivePart, receiveSingle } from './uploads.service.ts';
 
 const tags = ['assets'];
@@ -46,8 +47,9 @@ export function assetRoutes(app: App, deps: Deps): void {
   app.get('/asset/:id', {
     schema: { operationId: 'GetAsset', tags, summary: 'An asset by objectId or fileId (View)', params: IdParams, response: { 200: Type.Ref('Asset'), ...read } },
   }, async (request) => {
-    const { asset, security } = await getAsset(deps, principalOf(request), request.params.id);
-    return presentLegacy(deps, asset, security);
+    const principal = principalOf(request);
+    const { asset, security } = await getAsset(deps, principal, request.params.id);
+    return presentLegacy(deps, asset, security, await templateOf(deps.db, principal.orgId, asset.metadata_template_id));
   });
 
   app.patch('/asset/:id', {
@@ -63,13 +65,18 @@ export function assetRoutes(app: App, deps: Deps): void {
   app.get('/asset/:id/latest', {
     schema: { operationId: 'GetLatestVersion', tags, summary: 'The current version of an asset', params: IdParams, response: { 200: Type.Ref('Asset'), ...read } },
   }, async (request) => {
-    const { asset, security } = await getLatest(deps, principalOf(request), request.params.id);
-    return presentLegacy(deps, asset, security);
+    const principal = principalOf(request);
+    const { asset, security } = await getLatest(deps, principal, request.params.id);
+    return presentLegacy(deps, asset, security, await templateOf(deps.db, principal.orgId, asset.metadata_template_id));
   });
 
   app.get('/asset/:id/version', {
     schema: { operationId: 'GetVersions', tags, summary: 'Every version of an asset, newest first (objectId, fileId or originalFileId)', params: IdParams, response: { 200: Type.Array(Type.Ref('Asset')), ...read } },
-  }, async (request) => (await getVersions(deps, principalOf(request), request.params.id)).map(({ asset, security }) => presentLegacy(deps, asset, security)));
+  }, async (request) => {
+    const principal = principalOf(request);
+    const versions = await getVersions(deps, principal, request.params.id);
+    return Promise.all(versions.map(async ({ asset, security }) => presentLegacy(deps, asset, security, await templateOf(deps.db, principal.orgId, asset.metadata_template_id))));
+  });
 
   app.post('/asset/:id/delete', {
     schema: {
@@ -115,9 +122,8 @@ export function assetRoutes(app: App, deps: Deps): void {
   }, async (request) => {
     const principal = principalOf(request);
     const { asset, security } = await getAsset(deps, principal, request.params.id);
-    const securityTemplates = await templateNames(deps.db, principal.orgId, security.templateIds);
-    const metadataTemplate = asset.metadata_template_id ? { id: asset.metadata_template_id, name: '' } : null;
-    return { status: 'success' as const, message: 'Asset retrieved successfully', data: presentSimplified(deps, asset, security, { securityTemplates, metadataTemplate }, request.query) };
+    const [securityTemplates, template] = await Promise.all([templateNames(deps.db, principal.orgId, security.templateIds), templateOf(deps.db, principal.orgId, asset.metadata_template_id)]);
+    return { status: 'success' as const, message: 'Asset retrieved successfully', data: presentSimplified(deps, asset, security, securityTemplates, template, request.query) };
   });
 
   app.patch('/assets/asset/:id', {

@@ -9,7 +9,7 @@ import { isUuid, newId } from '../../core/ids.ts';
 import { assetNotFound, callerPermissions, loadAsset, requirePermissions } from './access.ts';
 import { currentOfChain, existingTemplates, findAsset, findChainId, securityOf, setAssetSecurity, templateNames, versionsOfChain, type AssetRow, type AssetWithOrg } from './assets.repo.ts';
 import { typeFromFilename } from './content-types.ts';
-import { mergeMetadata, prepareLegacy, prepareSimplified, denormalize, type LegacyItem, type PreparedMetadata } from './metadata-seam.ts';
+import { prepareCreate, preparePatch, project, templateForWrite, templateOf, withSystemValues, type LegacyItem, type PreparedMetadata } from './metadata-seam.ts';
 import { eventAsset } from './present.ts';
 import { beginUpload, planUpload, recordUpload, uploadUrls, type NewUpload, type UploadTarget } from './uploads.service.ts';
 
@@ -33,10 +33,6 @@ export interface CreatedAsset {
   asset: AssetRow;
   upload: UploadTarget | null;
   uploadRowId: string | null;
-}
-
-function prepare(encoding: Encoding, db: DbOrTrx, orgId: string, templateId: string | null, doc: unknown): Promise<PreparedMetadata> {
-  return encoding === 'legacy' ? prepareLegacy(db, orgId, templateId, doc) : prepareSimplified(db, orgId, templateId, doc);
 }
 
 /** Security template ids, each existing in the caller's organization. */
@@ -87,18 +83,19 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
   const templates = input.securityTemplateIds !== undefined
     ? await checkTemplates(deps.db, orgId, input.securityTemplateIds)
     : chain ? (await securityOf(deps.db, orgId, [chain.id])).get(chain.id)!.templateIds : await checkTemplates(deps.db, orgId, []);
+  const template = input.metadataTemplateId || !chain ? await templateForWrite(deps.db, principal, templateId!) : await templateOf(deps.db, orgId, templateId);
+  const chainDoc = chain ? fromJson<LegacyItem[]>(chain.metadata, []) : [];
   let metadata: PreparedMetadata;
-  if (input.metadata !== undefined && input.metadata !== null) {
-    metadata = await prepare(encoding, deps.db, orgId, templateId, input.metadata);
-    if (chain) {
-      const merged = mergeMetadata(fromJson<LegacyItem[]>(chain.metadata, []), metadata.doc);
-      metadata = { doc: merged, denormalized: denormalize(merged) };
-    }
-  } else if (chain) {
-    metadata = { doc: fromJson<LegacyItem[]>(chain.metadata, []), denormalized: fromJson(chain.metadata_denormalized, {}) };
+  if (!chain) {
+    metadata = prepareCreate(template!, input.metadata ?? []);
+  } else if (template && input.metadata !== undefined && input.metadata !== null) {
+    metadata = preparePatch(template, input.metadata, chainDoc);
+  } else if (template) {
+    metadata = project(template, chainDoc);
   } else {
-    metadata = { doc: [], denormalized: {} };
+    metadata = { doc: chainDoc, denormalized: fromJson(chain.metadata_denormalized, {}) };
   }
+  if (filename) metadata = withSystemValues(template, metadata.doc, { filename, type: input.contentType ?? typeFromFilename(filename) ?? null }) ?? metadata;
 
   const federated = input.contentPath !== undefined;
   if (federated && !/^s3:\/\/[^/]+\/.+/.test(input.contentPath!)) throw invalidField('body.contentPath', 'must be an S3 path: s3://bucket/path/file');
@@ -195,28 +192,32 @@ export async function updateAsset(deps: Deps, principal: Principal, id: string, 
   }
   requirePermissions(permissions, ['edit_metadata']);
   if (asset.deleted_at !== null) throw new AppError('conflict', 'The asset is in the recycle bin: restore it before editing');
-  const templateId = input.metadataTemplateId ?? asset.metadata_template_id;
   if (input.metadataTemplateId !== undefined && !isUuid(input.metadataTemplateId)) throw invalidField('body.metadataTemplateId', 'must be a UUID');
+  const templateId = input.metadataTemplateId ?? asset.metadata_template_id;
   const templates = input.securityTemplateIds !== undefined ? await checkTemplates(deps.db, principal.orgId, input.securityTemplateIds) : undefined;
+  const template = input.metadataTemplateId !== undefined ? await templateForWrite(deps.db, principal, input.metadataTemplateId) : await templateOf(deps.db, principal.orgId, templateId);
+  const current = fromJson<LegacyItem[]>(asset.metadata, []);
   let doc: LegacyItem[] | undefined;
   if (input.metadata !== undefined && input.metadata !== null) {
-    const prepared = await prepare(encoding, deps.db, principal.orgId, templateId, input.metadata);
-    doc = mergeMetadata(fromJson<LegacyItem[]>(asset.metadata, []), prepared.doc);
+    if (!template) throw invalidField('body.metadataTemplateId', 'the asset has no metadata template; send one');
+    doc = preparePatch(template, input.metadata, current).doc;
+  } else if (input.metadataTemplateId !== undefined && template) {
+    doc = project(template, current).doc;
   }
-  await applyChanges(deps, principal.userId, asset, security.templateIds, { doc, templates, templateId });
+  await applyChanges(deps, principal.userId, asset, security.templateIds, { doc, denormalized: doc && template ? project(template, doc).denormalized : undefined, templates, templateId });
 }
 
 /** Writes a metadata and/or security change and publishes the matching events (bulk edit uses it too). */
 export async function applyChanges(
   deps: Deps, actorId: string, asset: AssetRow, currentTemplates: string[],
-  change: { doc?: LegacyItem[]; templates?: string[]; templateId?: string | null },
+  change: { doc?: LegacyItem[]; denormalized?: Record<string, unknown>; templates?: string[]; templateId?: string | null },
 ): Promise<void> {
   const now = deps.clock.now();
   const metadataChanged = (change.doc !== undefined && toJson(change.doc) !== asset.metadata) || (change.templateId !== undefined && change.templateId !== asset.metadata_template_id);
   const securityChanged = change.templates !== undefined && toJson([...change.templates].sort()) !== toJson([...currentTemplates].sort());
   await deps.db.transaction().execute(async (trx) => {
     const patch: Partial<AssetRow> = { updated_at: now, updated_by: actorId };
-    if (change.doc !== undefined) Object.assign(patch, { metadata: toJson(change.doc), metadata_denormalized: toJson(denormalize(change.doc)) });
+    if (change.doc !== undefined) Object.assign(patch, { metadata: toJson(change.doc), metadata_denormalized: toJson(change.denormalized ?? {}) });
     if (change.templateId !== undefined) patch.metadata_template_id = change.templateId;
     await trx.updateTable('assets').set(patch).where('id', '=', asset.id).where('org_id', '=', asset.org_id).execute();
     if (securityChanged) await setAssetSecurity(trx, asset.org_id, asset.id, change.templates!);

@@ -3,16 +3,19 @@ import { after, before, it } from 'node:test';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../test/helpers/security.ts';
-import { TEMPLATE, createAsset, jpeg, pathOf, uploadAsset } from './assets.fixtures.ts';
+import { createAsset, defaultTemplate, jpeg, pathOf, uploadAsset } from './assets.fixtures.ts';
 
 forEachEngine('assets: create, read, update', (ctx) => {
   let org: TestOrg;
+  let TEMPLATE: string;
+  let attr: (searchField: string) => string;
   before(async () => {
     org = await createTestOrg(ctx());
+    ({ id: TEMPLATE, attr } = await defaultTemplate(ctx(), org));
   });
 
   it('creates a metadata-only asset that is visible at once (legacy and 1.5 shapes)', async () => {
-    const created = await createAsset(ctx(), org, { metadata: [{ metadataDefinitionId: 'a1', metadataDefinitionValue: 'Photo' }] });
+    const created = await createAsset(ctx(), org, { metadata: [{ metadataDefinitionId: attr('title'), metadataDefinitionValue: 'Photo' }] });
     assert.equal(created.url, undefined);
     assert.equal(created.fileId, created.originalFileId);
     const res = await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}`, headers: { ...org.admin.headers, 'content-type': 'application/json' } });
@@ -25,8 +28,8 @@ forEachEngine('assets: create, read, update', (ctx) => {
     assert.equal(asset.customerId, org.customerId);
     assert.equal(asset.metadataTemplateId, TEMPLATE);
     assert.deepEqual(asset.securityTemplateIds, [org.defaultTemplateId]);
-    assert.deepEqual(asset.metadata, [{ metadataDefinitionId: 'a1', metadataDefinitionValue: 'Photo' }]);
-    assert.deepEqual(asset.metadataDenormalized, { a1: 'Photo' });
+    assert.deepEqual(asset.metadata, [{ metadataDefinitionId: attr('title'), metadataDefinitionValue: 'Photo' }]);
+    assert.deepEqual(asset.metadataDenormalized, { title: 'Photo' });
     assert.ok(asset.securityDenormalized.some((g: { groupId: string }) => g.groupId === org.groups.everyone));
     // by fileId too, and with a trailing slash
     assert.equal((await ctx().inject({ method: 'GET', url: `/v1/asset/${created.fileId}/`, headers: org.admin.headers })).statusCode, 200);
@@ -38,7 +41,9 @@ forEachEngine('assets: create, read, update', (ctx) => {
     assert.deepEqual(data.securityTemplates, [{ id: org.defaultTemplateId, name: 'Default' }]);
     assert.ok(data.metadata.some((m: { name: string }) => m.name === 'system_created_by'));
     const bare = json(await ctx().inject({ method: 'GET', url: `/v1/assets/asset/${created.objectId}?system=false&empty=false`, headers: org.admin.headers })).data;
-    assert.deepEqual(bare.metadata, [{ name: 'a1', value: 'Photo' }]);
+    assert.deepEqual(bare.metadata, [{ name: 'Title', value: 'Photo' }]);
+    assert.deepEqual(data.metadataTemplate, { id: TEMPLATE, name: json(simple).data.metadataTemplate.name });
+    assert.ok(data.metadataTemplate.name.length > 0);
   });
 
   it('refuses bad create bodies with 400 naming the field', async () => {
@@ -48,13 +53,16 @@ forEachEngine('assets: create, read, update', (ctx) => {
       [{ securityTemplateIds: ['0190a4b2-0000-7000-8000-000000000000'] }, 'body.securityTemplateIds'],
       [{ filename: 'a/b.jpg' }, 'body.filename'],
       [{ metadata: 'nope' }, 'body.metadata'],
-      [{ metadata: [{ metadataDefinitionValue: 'x' }] }, 'body.metadata.0.metadataDefinitionId'],
+      [{ metadata: [{ metadataDefinitionValue: 'x' }] }, 'body.metadata'],
+      [{ metadata: [{ name: 'No Such Attribute', value: 'x' }] }, 'body.metadata'],
+      [{ metadataTemplateId: '0190a4b2-0000-7000-8000-000000000000' }, 'body.metadataTemplateId'],
       [{ originalFileId: '0190a4b2-0000-7000-8000-000000000000' }, 'body.originalFileId'],
       [{ filename: 'x.jpg', checksum: 'abc' }, 'body.checksum'],
       [{ filesize: -1, filename: 'x.jpg' }, 'body.filesize'],
     ];
     for (const [body, field] of cases) {
-      const res = await ctx().inject({ method: 'POST', url: '/v1/asset', headers: org.admin.headers, payload: { metadataTemplateId: TEMPLATE, metadata: [], securityTemplateIds: [org.defaultTemplateId], ...body } });
+      const payload = { metadataTemplateId: TEMPLATE, metadata: [], securityTemplateIds: [org.defaultTemplateId], ...body };
+      const res = await ctx().inject({ method: 'POST', url: '/v1/asset', headers: org.admin.headers, payload });
       assert.equal(res.statusCode, 400, `${field}: ${res.body}`);
       assert.ok(json(res).details?.some((d: { field: string }) => d.field.startsWith(field)), `${field}: ${res.body}`);
     }
@@ -117,19 +125,19 @@ forEachEngine('assets: create, read, update', (ctx) => {
   });
 
   it('updates only what is sent (legacy and 1.5) and publishes metadata and security events', async () => {
-    const created = await createAsset(ctx(), org, { metadata: [{ metadataDefinitionId: 'a', metadataDefinitionValue: '1' }, { metadataDefinitionId: 'b', metadataDefinitionValue: '2' }] });
-    const patch = await ctx().inject({ method: 'PATCH', url: `/v1/asset/${created.objectId}`, headers: org.admin.headers, payload: { metadata: [{ metadataDefinitionId: 'b', metadataDefinitionValue: 'two' }] } });
+    const created = await createAsset(ctx(), org, { metadata: [{ metadataDefinitionId: attr('title'), metadataDefinitionValue: '1' }, { metadataDefinitionId: attr('creator'), metadataDefinitionValue: '2' }] });
+    const patch = await ctx().inject({ method: 'PATCH', url: `/v1/asset/${created.objectId}`, headers: org.admin.headers, payload: { metadata: [{ metadataDefinitionId: attr('creator'), metadataDefinitionValue: 'two' }] } });
     assert.equal(patch.statusCode, 200, patch.body);
     assert.deepEqual(json(patch), { status: 'success', message: 'Asset update was successful' });
     let asset = json(await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}`, headers: org.admin.headers }));
-    assert.deepEqual(asset.metadataDenormalized, { a: '1', b: 'two' });
+    assert.deepEqual(asset.metadataDenormalized, { title: '1', creator: 'two' });
     const tpl = await ctx().inject({ method: 'POST', url: '/v1/security/template', headers: org.admin.headers, payload: { templateName: `t-${Date.now()}`, securityDenormalized: [{ groupId: org.groups.administrators, permissions: ['6c1f0c1e-5b1a-4e1a-9a51-000000000001'] }] } });
     assert.equal(tpl.statusCode, 201, tpl.body);
-    const simple = await ctx().inject({ method: 'PATCH', url: `/v1/assets/asset/${created.objectId}`, headers: org.admin.headers, payload: { securityTemplateIds: [org.defaultTemplateId, json(tpl).templateId] } });
+    const simple = await ctx().inject({ method: 'PATCH', url: `/v1/assets/asset/${created.objectId}`, headers: org.admin.headers, payload: { securityTemplateIds: [org.defaultTemplateId, json(tpl).templateId], metadata: [{ name: 'Description', value: 'by name' }] } });
     assert.equal(simple.statusCode, 200, simple.body);
     asset = json(await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}`, headers: org.admin.headers }));
     assert.equal(asset.securityTemplateIds.length, 2);
-    assert.deepEqual(asset.metadataDenormalized, { a: '1', b: 'two' });
+    assert.deepEqual(asset.metadataDenormalized, { title: '1', creator: 'two', description: 'by name' });
     const events = await ctx().deps.db.selectFrom('events').select(['type', 'body']).where('org_id', '=', org.orgId).execute();
     const mine = events.filter((e) => e.body.includes(created.objectId)).map((e) => e.type);
     assert.ok(mine.includes('asset.created'));
@@ -152,11 +160,11 @@ forEachEngine('assets: create, read, update', (ctx) => {
 
   securitySuite(ctx, 'POST /v1/asset', {
     method: 'POST', privileges: ['upload'],
-    prepare: (_c, o) => ({ url: '/v1/asset', body: { metadataTemplateId: TEMPLATE, metadata: [], securityTemplateIds: [o.defaultTemplateId] } }),
+    prepare: async (c, o) => ({ url: '/v1/asset', body: { metadataTemplateId: (await defaultTemplate(c, o)).id, metadata: [], securityTemplateIds: [o.defaultTemplateId] } }),
   });
   securitySuite(ctx, 'POST /v1/assets/asset', {
     method: 'POST', privileges: ['upload'],
-    prepare: (_c, o) => ({ url: '/v1/assets/asset', body: { metadataTemplateId: TEMPLATE, metadata: [], securityTemplateIds: [o.defaultTemplateId] } }),
+    prepare: async (c, o) => ({ url: '/v1/assets/asset', body: { metadataTemplateId: (await defaultTemplate(c, o)).id, metadata: [], securityTemplateIds: [o.defaultTemplateId] } }),
   });
   for (const [method, suffix, body] of [
     ['GET', '', undefined], ['PATCH', '', { metadata: [] }], ['GET', '/latest', undefined], ['GET', '/version', undefined],

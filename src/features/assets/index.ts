@@ -2,7 +2,11 @@ import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import type { JobHandler } from '../../core/jobs/worker.ts';
 import { assetRoutes } from './assets.routes.ts';
-import { uploadJobHandlers } from './uploads.service.ts';
+import { RENDITIONS_JOB, uploadJobHandlers } from './uploads.service.ts';
+import { contentRoutes } from './content.routes.ts';
+import { relationRoutes } from './relations.routes.ts';
+import { bulkJobHandlers, registerMetadataHooks } from './bulk.service.ts';
+import { runRenditions, type RenditionJob } from './renditions.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
 export { findAsset, securityOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
@@ -11,8 +15,16 @@ export { presentLegacy, presentSimplified, renditionUrls, storedRenditions, type
 
 export function assetsRoutes(app: App, deps: Deps): void {
   assetRoutes(app, deps);
+  contentRoutes(app, deps);
+  relationRoutes(app, deps);
 }
 
 export function assetJobHandlers(deps: Deps): Record<string, JobHandler> {
-  return { ...uploadJobHandlers(deps) };
+  return {
+    ...uploadJobHandlers(deps),
+    ...bulkJobHandlers(deps),
+    [RENDITIONS_JOB]: (job) => runRenditions(deps, job.payload as RenditionJob),
+  };
 }
+
+registerMetadataHooks();

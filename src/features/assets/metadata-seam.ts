@@ -1,127 +1,92 @@
+import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
-import { AppError, type ErrorDetail } from '../../core/http/errors.ts';
+import { invalidField } from '../../core/http/errors.ts';
+import {
+  canUseTemplate, denormalize as denormalizeWith, hasValue, loadTemplate, mergeMetadata as mergeWith, metadataInvalid, presentLegacy as presentLegacyWith,
+  toSimplified as toSimplifiedWith, validateMetadata, type CompiledTemplate, type LegacyItem, type SimplifiedItem,
+} from '../metadata/index.ts';
 
 /**
- * The asset side of metadata documents. The metadata feature owns attributes, templates and
- * validation; until an organization's template can be resolved there, documents are checked for
- * shape only and kept as sent. Both encodings of reference §7.17 are accepted.
+ * The asset side of metadata documents: every write is validated by the metadata feature
+ * against the asset's template (either encoding of reference §7.17) and stored canonical
+ * (legacy, id-based), with the searchField → value map beside it.
  */
-export interface LegacyItem {
-  metadataDefinitionId: string;
-  metadataDefinitionValue?: unknown;
-  metadataDefinitionTableValue?: unknown[][];
-}
-
-export interface SimpleItem {
-  name: string;
-  value?: unknown;
-}
+export type { LegacyItem, SimplifiedItem };
 
 export interface PreparedMetadata {
   doc: LegacyItem[];
-  /** searchField (or attribute id) → value */
   denormalized: Record<string, unknown>;
 }
 
-/** Name-based items are kept under this id prefix until the metadata feature maps names to ids. */
-const NAME_PREFIX = 'name:';
+// Compiled templates are read on every asset read; a short cache keeps GET to a couple of queries.
+const CACHE_MS = 2000;
+const cache = new Map<string, { at: number; t: CompiledTemplate | undefined }>();
 
-function fail(details: ErrorDetail[]): never {
-  const first = details[0]!;
-  throw new AppError('validation_failed', `${first.field}: ${first.message}`, { details });
+export async function templateOf(db: DbOrTrx, orgId: string, templateId: string | null): Promise<CompiledTemplate | undefined> {
+  if (!templateId) return undefined;
+  const key = `${orgId}:${templateId}`;
+  const hit = cache.get(key);
+  const now = Date.now();
+  if (hit && now - hit.at < CACHE_MS) return hit.t;
+  const t = await loadTemplate(db, orgId, templateId);
+  if (cache.size > 5000) cache.clear();
+  cache.set(key, { at: now, t });
+  return t;
 }
 
-export async function prepareLegacy(_db: DbOrTrx, _orgId: string, _templateId: string | null, doc: unknown, field = 'body.metadata'): Promise<PreparedMetadata> {
-  if (doc === null || doc === undefined) return { doc: [], denormalized: {} };
-  if (!Array.isArray(doc)) fail([{ field, message: 'must be an array of {metadataDefinitionId, metadataDefinitionValue}' }]);
-  const details: ErrorDetail[] = [];
-  const out: LegacyItem[] = [];
-  const seen = new Set<string>();
-  doc.forEach((item, i) => {
-    const at = `${field}.${i}`;
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) return void details.push({ field: at, message: 'must be an object' });
-    const { metadataDefinitionId, metadataDefinitionValue, metadataDefinitionTableValue } = item as Record<string, unknown>;
-    if (typeof metadataDefinitionId !== 'string' || metadataDefinitionId.length === 0 || metadataDefinitionId.length > 200) {
-      return void details.push({ field: `${at}.metadataDefinitionId`, message: 'is required (the attribute id)' });
-    }
-    if (seen.has(metadataDefinitionId)) return void details.push({ field: `${at}.metadataDefinitionId`, message: 'appears twice' });
-    seen.add(metadataDefinitionId);
-    if (metadataDefinitionTableValue !== undefined && !(Array.isArray(metadataDefinitionTableValue) && metadataDefinitionTableValue.every(Array.isArray))) {
-      return void details.push({ field: `${at}.metadataDefinitionTableValue`, message: 'must be an array of rows (arrays of cells)' });
-    }
-    const entry: LegacyItem = { metadataDefinitionId };
-    if (metadataDefinitionValue !== undefined) entry.metadataDefinitionValue = metadataDefinitionValue;
-    if (metadataDefinitionTableValue !== undefined) entry.metadataDefinitionTableValue = metadataDefinitionTableValue as unknown[][];
-    out.push(entry);
-  });
-  if (details.length > 0) fail(details);
-  return { doc: out, denormalized: denormalize(out) };
+/** The template for a write: it must exist in the organization and be open to the caller. */
+export async function templateForWrite(db: DbOrTrx, principal: Principal, templateId: string, field = 'body.metadataTemplateId'): Promise<CompiledTemplate> {
+  const t = await loadTemplate(db, principal.orgId, templateId);
+  if (!t || !(await canUseTemplate(db, principal, templateId))) throw invalidField(field, 'Invalid metadataTemplateId: no metadata template of this organization you may use has this id');
+  return t;
 }
 
-export async function prepareSimplified(_db: DbOrTrx, _orgId: string, _templateId: string | null, doc: unknown, field = 'body.metadata'): Promise<PreparedMetadata> {
-  if (doc === null || doc === undefined) return { doc: [], denormalized: {} };
-  if (!Array.isArray(doc)) fail([{ field, message: 'must be an array of {name, value}' }]);
-  const details: ErrorDetail[] = [];
-  const legacy: LegacyItem[] = [];
-  const seen = new Set<string>();
-  doc.forEach((item, i) => {
-    const at = `${field}.${i}`;
-    if (typeof item !== 'object' || item === null || Array.isArray(item)) return void details.push({ field: at, message: 'must be an object' });
-    const { name, value } = item as Record<string, unknown>;
-    if (typeof name !== 'string' || name.trim() === '' || name.length > 200) return void details.push({ field: `${at}.name`, message: 'is required (the attribute name)' });
-    const key = name.trim().toLowerCase();
-    if (seen.has(key)) return void details.push({ field: `${at}.name`, message: 'appears twice' });
-    seen.add(key);
-    const entry: LegacyItem = { metadataDefinitionId: NAME_PREFIX + name.trim() };
-    if (value !== undefined) entry.metadataDefinitionValue = value;
-    legacy.push(entry);
-  });
-  if (details.length > 0) fail(details);
-  return { doc: legacy, denormalized: denormalize(legacy) };
+/** A whole document (a new asset): required attributes and defaults apply. */
+export function prepareCreate(t: CompiledTemplate, doc: unknown, field = 'body.metadata'): PreparedMetadata {
+  const r = validateMetadata(t, doc ?? [], { mode: 'create', applyDefaults: true, path: field });
+  if (!r.ok) throw metadataInvalid(r.problems);
+  return { doc: r.document, denormalized: denormalizeWith(t, r.document) };
 }
 
-/** Per-attribute upsert: attributes sent replace their old values, the others are kept. */
-export function mergeMetadata(existing: readonly LegacyItem[], changes: readonly LegacyItem[], mode: 'replace' | 'append' = 'replace'): LegacyItem[] {
-  const byId = new Map(existing.map((item) => [item.metadataDefinitionId, item]));
-  for (const change of changes) {
-    const old = byId.get(change.metadataDefinitionId);
-    if (mode === 'append' && old) {
-      byId.set(change.metadataDefinitionId, appendItem(old, change));
-    } else {
-      byId.set(change.metadataDefinitionId, change);
-    }
-  }
-  return [...byId.values()];
+/** A change: what is sent replaces (an empty item clears), the rest of `current` stays. */
+export function preparePatch(t: CompiledTemplate, doc: unknown, current: readonly LegacyItem[], field = 'body.metadata'): PreparedMetadata {
+  const r = validateMetadata(t, doc ?? [], { mode: 'patch', current: [...current], path: field });
+  if (!r.ok) throw metadataInvalid(r.problems);
+  return { doc: r.document, denormalized: denormalizeWith(t, r.document) };
 }
 
-function appendItem(old: LegacyItem, change: LegacyItem): LegacyItem {
-  if (change.metadataDefinitionTableValue) return { ...old, metadataDefinitionTableValue: [...(old.metadataDefinitionTableValue ?? []), ...change.metadataDefinitionTableValue] };
-  const a = old.metadataDefinitionValue;
-  const b = change.metadataDefinitionValue;
-  if (typeof a === 'string' && typeof b === 'string') return { ...old, metadataDefinitionValue: a === '' ? b : `${a} ${b}` };
-  if (Array.isArray(a) && Array.isArray(b)) {
-    const seen = new Set(a.map((v) => JSON.stringify(v)));
-    return { ...old, metadataDefinitionValue: [...a, ...b.filter((v) => !seen.has(JSON.stringify(v)))] };
-  }
-  return change;
+/** A document moved onto a (possibly different) template: attributes it lacks are dropped. */
+export function project(t: CompiledTemplate, doc: readonly LegacyItem[]): PreparedMetadata {
+  const merged = mergeWith(t, doc);
+  return { doc: merged, denormalized: denormalizeWith(t, merged) };
 }
 
-export function denormalize(doc: readonly LegacyItem[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const item of doc) {
-    const key = item.metadataDefinitionId.startsWith(NAME_PREFIX) ? item.metadataDefinitionId.slice(NAME_PREFIX.length) : item.metadataDefinitionId;
-    out[key] = item.metadataDefinitionTableValue ?? item.metadataDefinitionValue ?? null;
-  }
-  return out;
+/** Read-only system attributes (file name, size, type) set by Tessera itself. */
+export function withSystemValues(t: CompiledTemplate | undefined, doc: readonly LegacyItem[], values: { filename?: string; size?: number | null; type?: string | null }): PreparedMetadata | undefined {
+  if (!t) return undefined;
+  const patch: LegacyItem[] = [];
+  const set = (searchField: string, value: string | undefined) => {
+    const def = t.attributes.find((a) => a.searchField === searchField);
+    if (def && value !== undefined) patch.push({ metadataDefinitionId: def.id, metadataDefinitionValue: value });
+  };
+  set('system_filename', values.filename);
+  set('system_file_size', values.size === null || values.size === undefined ? undefined : String(values.size));
+  set('system_file_type', values.type ?? undefined);
+  if (patch.length === 0) return undefined;
+  const merged = mergeWith(t, doc, patch);
+  return { doc: merged, denormalized: denormalizeWith(t, merged) };
 }
 
-export function toSimplified(doc: readonly LegacyItem[]): SimpleItem[] {
-  return doc.map((item) => ({
-    name: item.metadataDefinitionId.startsWith(NAME_PREFIX) ? item.metadataDefinitionId.slice(NAME_PREFIX.length) : item.metadataDefinitionId,
-    value: item.metadataDefinitionTableValue ?? item.metadataDefinitionValue ?? null,
-  }));
+export function forLegacyRead(t: CompiledTemplate | undefined, doc: readonly LegacyItem[]): LegacyItem[] {
+  return t ? presentLegacyWith(t, doc) : [...doc];
+}
+
+export function forSimplifiedRead(t: CompiledTemplate | undefined, doc: readonly LegacyItem[]): SimplifiedItem[] {
+  return t ? toSimplifiedWith(t, doc) : [];
 }
 
 export function isEmptyValue(value: unknown): boolean {
   return value === null || value === undefined || value === '' || (Array.isArray(value) && value.length === 0);
 }
+
+export { hasValue };

@@ -2,7 +2,8 @@ import type { Deps } from '../../deps.ts';
 import { fromJson } from '../../core/db/json.ts';
 import type { AssetWithOrg, AssetSecurity } from './assets.repo.ts';
 import { securityDenormalized } from './access.ts';
-import { isEmptyValue, toSimplified, type LegacyItem, type SimpleItem } from './metadata-seam.ts';
+import type { CompiledTemplate } from '../metadata/index.ts';
+import { forLegacyRead, forSimplifiedRead, isEmptyValue, type LegacyItem, type SimplifiedItem } from './metadata-seam.ts';
 
 export interface StoredRendition {
   key: string;
@@ -42,7 +43,7 @@ export function fileState(asset: AssetWithOrg): 'available' | 'recycle bin' {
 }
 
 /** The reference's legacy Asset object (§7.1). */
-export function presentLegacy(deps: Deps, asset: AssetWithOrg, security: AssetSecurity) {
+export function presentLegacy(deps: Deps, asset: AssetWithOrg, security: AssetSecurity, template?: CompiledTemplate) {
   const state = fileState(asset);
   return {
     objectId: asset.id,
@@ -61,7 +62,7 @@ export function presentLegacy(deps: Deps, asset: AssetWithOrg, security: AssetSe
     lastUpdatedEpoch: asset.updated_at,
     metadataDeletedEpoch: asset.deleted_at,
     metadataTemplateId: asset.metadata_template_id,
-    metadata: fromJson<LegacyItem[]>(asset.metadata, []),
+    metadata: forLegacyRead(template, fromJson<LegacyItem[]>(asset.metadata, [])),
     metadataDenormalized: fromJson<Record<string, unknown>>(asset.metadata_denormalized, {}),
     securityTemplateIds: security.templateIds,
     securityDenormalized: securityDenormalized(security),
@@ -80,7 +81,7 @@ export interface SimplifiedOptions {
   system: boolean;
 }
 
-function systemFields(asset: AssetWithOrg): SimpleItem[] {
+function systemFields(asset: AssetWithOrg): { name: string; value: unknown }[] {
   return [
     { name: 'system_created_epoch', value: asset.created_at },
     { name: 'system_created_by', value: asset.created_by },
@@ -98,10 +99,11 @@ export function presentSimplified(
   deps: Deps,
   asset: AssetWithOrg,
   security: AssetSecurity,
-  names: { securityTemplates: { id: string; name: string }[]; metadataTemplate: { id: string; name: string } | null },
+  securityTemplates: { id: string; name: string }[],
+  template: CompiledTemplate | undefined,
   options: SimplifiedOptions,
 ) {
-  let metadata = toSimplified(fromJson<LegacyItem[]>(asset.metadata, []));
+  let metadata: { name: string; value: unknown }[] = forSimplifiedRead(template, fromJson<LegacyItem[]>(asset.metadata, [])) as unknown as { name: string; value: unknown }[];
   if (options.system) metadata = [...metadata, ...systemFields(asset)];
   if (!options.empty) metadata = metadata.filter((item) => !isEmptyValue(item.value));
   const state = fileState(asset);
@@ -122,8 +124,8 @@ export function presentSimplified(
     currentVersion: asset.is_current === 1 ? ('Y' as const) : ('N' as const),
     fileState: state,
     metadataState: state,
-    metadataTemplate: names.metadataTemplate,
-    securityTemplates: names.securityTemplates.length > 0 ? names.securityTemplates : security.templateIds.map((id) => ({ id, name: '' })),
+    metadataTemplate: asset.metadata_template_id ? { id: asset.metadata_template_id, name: template?.name ?? '' } : null,
+    securityTemplates: securityTemplates.length > 0 ? securityTemplates : security.templateIds.map((id) => ({ id, name: '' })),
     metadata,
     renditions: { ...renditionUrls(deps, asset, true), ...(asset.width !== null ? { width: asset.width, height: asset.height } : {}) },
   };

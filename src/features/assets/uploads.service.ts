@@ -12,6 +12,8 @@ import { newId } from '../../core/ids.ts';
 import { enqueueJob, RetryJob } from '../../core/jobs/queue.ts';
 import { securityOf, templateNames } from './assets.repo.ts';
 import { verifyContentType } from './content-types.ts';
+import { templateOf, withSystemValues, type LegacyItem } from './metadata-seam.ts';
+import { fromJson, toJson } from '../../core/db/json.ts';
 import { eventAsset } from './present.ts';
 import { signedUrl } from './signed-urls.ts';
 
@@ -302,7 +304,10 @@ export async function finalizeUpload(deps: Deps, upload: UploadRow, content: { s
     }
     const asset = await trx.selectFrom('assets').selectAll().where('id', '=', upload.asset_id).executeTakeFirst();
     if (!asset) return;
+    const template = await templateOf(trx, asset.org_id, asset.metadata_template_id);
+    const system = withSystemValues(template, fromJson<LegacyItem[]>(asset.metadata, []), { filename: asset.filename, size: content.size, type: content.contentType });
     await trx.updateTable('assets').set({
+      ...(system ? { metadata: toJson(system.doc), metadata_denormalized: toJson(system.denormalized) } : {}),
       content_state: 'available', size: content.size, sha256: content.sha256, blob_key: key, content_type: content.contentType,
       renditions_state: asset.skip_transcode === 1 ? 'none' : 'pending', updated_at: now, created_event_sent: 1, renditions: '{}', width: null, height: null,
     }).where('id', '=', asset.id).execute();
@@ -327,6 +332,8 @@ export async function finalizeUpload(deps: Deps, upload: UploadRow, content: { s
       }
     }
   });
+  // Parts of a multipart upload (and anything left of the staged object) are no longer needed.
+  await deps.blobs.deletePrefix(uploadPrefix(upload.org_id, upload.id));
   deps.jobs.wake();
 }
 

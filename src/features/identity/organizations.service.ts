@@ -4,6 +4,7 @@ import { ALL_PERMISSIONS, ALL_PRIVILEGES, PERMISSIONS, type Privilege } from '..
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { toJson } from '../../core/db/json.ts';
 import { newId } from '../../core/ids.ts';
+import { seedOrganizationMetadata } from '../metadata/index.ts';
 
 export interface NewOrganization {
   name: string;
@@ -87,6 +88,9 @@ export async function createOrganization(db: DbOrTrx, now: number, input: NewOrg
   await db.insertInto('user_groups')
     .values(groups.map((g) => ({ org_id: orgId, user_id: adminUserId, group_id: g.id })))
     .execute();
+
+  // A usable start: the system metadata group and a Default metadata template.
+  await seedOrganizationMetadata(db, now, orgId);
 
   return {
     orgId,

@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Assets (one row per version), their security templates, relationships, uploads in flight and
- * Actions; plus security-template grants normalised to one row per template, group and
+ * Assets (one row per version), their security templates, relationships and uploads in flight; plus security-template grants normalised to one row per template, group and
  * permission, so "which assets may this caller view" is an indexed join on both engines.
  * Never edit after it lands: add a new migration instead.
  */
@@ -119,26 +118,6 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('asset_uploads_asset_idx').on('asset_uploads').columns(['asset_id']).execute();
   await db.schema.createIndex('asset_uploads_expiry_idx').on('asset_uploads').columns(['status', 'expires_at']).execute();
-
-  await db.schema
-    .createTable('actions')
-    .addColumn('id', 'text', (c) => c.primaryKey())
-    .addColumn('org_id', 'text', (c) => c.notNull().references('organizations.id').onDelete('cascade'))
-    .addColumn('type', 'text', (c) => c.notNull())
-    .addColumn('status', 'text', (c) => c.notNull())
-    .addColumn('total', 'integer', (c) => c.notNull())
-    .addColumn('processed', 'integer', (c) => c.notNull())
-    .addColumn('request', 'text', (c) => c.notNull())
-    .addColumn('errors', 'text', (c) => c.notNull())
-    .addColumn('result', 'text', (c) => c.notNull())
-    .addColumn('cancel_requested', 'integer', (c) => c.notNull())
-    .addColumn('created_by', 'text', (c) => c.notNull())
-    .addColumn('created_at', 'bigint', (c) => c.notNull())
-    .addColumn('updated_at', 'bigint', (c) => c.notNull())
-    .addColumn('started_at', 'bigint')
-    .addColumn('finished_at', 'bigint')
-    .execute();
-  await db.schema.createIndex('actions_org_creator_idx').on('actions').columns(['org_id', 'created_by', 'created_at']).execute();
 }
 
 export async function down(): Promise<void> {

@@ -3,6 +3,7 @@ import * as m0001 from './0001_foundation.ts';
 import * as m0002 from './0002_auth.ts';
 import * as m0003 from './0003_api_keys.ts';
 import * as m0004 from './0004_webhooks.ts';
+import * as m0007 from './0007_metadata.ts';
 import * as m0008 from './0008_assets.ts';
 import * as m0009 from './0009_search.ts';
 
@@ -12,6 +13,7 @@ export const migrations: Record<string, Migration> = {
   '0002_auth': m0002,
   '0003_api_keys': m0003,
   '0004_webhooks': m0004,
+  '0007_metadata': m0007,
   '0008_assets': m0008,
   '0009_search': m0009,
 };

@@ -1,0 +1,178 @@
+import type { Selectable } from 'kysely';
+import type { Deps } from '../../deps.ts';
+import { hasPrivilege } from '../../core/authz/authorize.ts';
+import { isPrivilege, type Privilege } from '../../core/authz/catalog.ts';
+import type { Principal } from '../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../core/db/connect.ts';
+import { fromJson, toJson } from '../../core/db/json.ts';
+import type { ActionsTable } from '../../core/db/schema.ts';
+import { AppError } from '../../core/http/errors.ts';
+import { newId } from '../../core/ids.ts';
+import { enqueueJob } from '../../core/jobs/queue.ts';
+import type { ClaimedJob, JobHandler } from '../../core/jobs/worker.ts';
+
+type ActionRow = Selectable<ActionsTable>;
+export type ActionStatus = ActionsTable['status'];
+
+export interface NewAction {
+  orgId: string;
+  /** e.g. `metadata.apply`; also the job type that runs it. */
+  type: string;
+  createdBy: string | null;
+  /** Besides its creator, holders of this privilege may read the action. */
+  viewPrivilege?: Privilege;
+  input?: unknown;
+  maxAttempts?: number;
+}
+
+/**
+ * Starts an Action: the row users read (GET /v1/action/{id}) and the durable job that does the
+ * work, written in the caller's transaction so both exist exactly when the change does.
+ */
+export async function createAction(db: DbOrTrx, now: number, spec: NewAction): Promise<string> {
+  const id = newId(now);
+  const jobId = newId(now);
+  await db.insertInto('actions').values({
+    id, org_id: spec.orgId, type: spec.type, status: 'queued', progress: 0, total: null, processed: 0, created_by: spec.createdBy,
+    view_privilege: spec.viewPrivilege ?? null, job_id: jobId, input: toJson(spec.input ?? {}), result: null, errors: toJson([]), cancel_requested: 0,
+    created_at: now, updated_at: now, started_at: null, finished_at: null,
+  }).execute();
+  await enqueueJob(db, now, { id: jobId, type: spec.type, orgId: spec.orgId, payload: { actionId: id }, maxAttempts: spec.maxAttempts ?? 3 });
+  return id;
+}
+
+export function actionOut(row: ActionRow) {
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    id: row.id,
+    objectId: row.id,
+    objectType: 'Action' as const,
+    type: row.type,
+    status: row.status,
+    progress: row.progress,
+    processed: row.processed,
+    total: row.total,
+    createdBy: row.created_by,
+    createdEpoch: row.created_at,
+    createdDate: iso(row.created_at)!,
+    lastUpdatedEpoch: row.updated_at,
+    lastUpdatedDate: iso(row.updated_at)!,
+    startedDate: iso(row.started_at),
+    finishedDate: iso(row.finished_at),
+    input: fromJson<unknown>(row.input, {}),
+    result: fromJson<unknown>(row.result, null),
+    errors: fromJson<{ item: string; message: string }[]>(row.errors, []),
+  };
+}
+
+/** An action the caller may see (its creator, or a holder of its view privilege); 404 otherwise. */
+export async function getAction(deps: Deps, principal: Principal, id: string) {
+  const row = await deps.db.selectFrom('actions').selectAll().where('org_id', '=', principal.orgId).where('id', '=', id).executeTakeFirst();
+  const visible = row && (row.created_by === principal.userId || (row.view_privilege !== null && isPrivilege(row.view_privilege) && hasPrivilege(principal, row.view_privilege)));
+  if (!row || !visible) throw new AppError('not_found', 'Action not found');
+  return actionOut(row);
+}
+
+export interface ActionContext {
+  actionId: string;
+  orgId: string;
+  input: unknown;
+  createdBy: string | null;
+  /** Records progress; `total` may be learned late. */
+  progress(processed: number, total?: number): Promise<void>;
+  /** Items done before a restart (resume from here). */
+  processed: number;
+  /** True once someone asked to cancel; the work should stop and throw ActionCancelled. */
+  cancelRequested(): Promise<boolean>;
+}
+
+/** Thrown by action work that stopped because it was cancelled. */
+export class ActionCancelled extends Error {
+  readonly partial: unknown;
+  constructor(partial?: unknown) {
+    super('cancelled');
+    this.partial = partial;
+  }
+}
+
+export interface ActionOutcome {
+  result: unknown;
+  errors?: { item: string; message: string }[];
+}
+
+/**
+ * A job handler for an action type: marks the action running, runs `work`, records its result
+ * (succeeded, or failed with the error after the job's last attempt; between attempts it is
+ * queued again).
+ */
+export function actionJobHandler(deps: Deps, work: (ctx: ActionContext) => Promise<ActionOutcome>): JobHandler {
+  return async (job: ClaimedJob) => {
+    const actionId = (job.payload as { actionId?: string } | null)?.actionId;
+    if (!actionId) return;
+    const row = await deps.db.selectFrom('actions').selectAll().where('id', '=', actionId).executeTakeFirst();
+    if (!row || row.status === 'succeeded' || row.status === 'cancelled') return;
+    if (row.cancel_requested === 1) {
+      await deps.db.updateTable('actions').set({ status: 'cancelled', finished_at: deps.clock.now(), updated_at: deps.clock.now() }).where('id', '=', actionId).execute();
+      return;
+    }
+    const started = deps.clock.now();
+    await deps.db.updateTable('actions').set({ status: 'running', started_at: row.started_at ?? started, updated_at: started }).where('id', '=', actionId).execute();
+    const ctx: ActionContext = {
+      actionId, orgId: row.org_id, input: fromJson<unknown>(row.input, {}), createdBy: row.created_by, processed: row.processed,
+      async cancelRequested() {
+        const r = await deps.db.selectFrom('actions').select('cancel_requested').where('id', '=', actionId).executeTakeFirst();
+        return r?.cancel_requested === 1;
+      },
+      async progress(done, total) {
+        const processed = Math.max(0, Math.round(done));
+        const t = total ?? (await deps.db.selectFrom('actions').select('total').where('id', '=', actionId).executeTakeFirst())?.total ?? null;
+        const pct = t && t > 0 ? Math.min(99, Math.floor((processed / t) * 100)) : 0;
+        await deps.db.updateTable('actions').set({ processed, total: t, progress: pct, updated_at: deps.clock.now() }).where('id', '=', actionId).execute();
+      },
+    };
+    try {
+      const outcome = await work(ctx);
+      const now = deps.clock.now();
+      await deps.db.updateTable('actions').set({
+        status: 'succeeded', progress: 100, result: toJson(outcome.result ?? null), errors: toJson(outcome.errors ?? []), finished_at: now, updated_at: now,
+      }).where('id', '=', actionId).execute();
+    } catch (error) {
+      const now = deps.clock.now();
+      if (error instanceof ActionCancelled) {
+        await deps.db.updateTable('actions').set({ status: 'cancelled', result: toJson(error.partial ?? null), finished_at: now, updated_at: now }).where('id', '=', actionId).execute();
+        return;
+      }
+      const last = job.attempts >= job.maxAttempts;
+      await deps.db.updateTable('actions').set({
+        status: last ? 'failed' : 'queued', errors: toJson([{ item: row.type, message: (error as Error).message ?? String(error) }]),
+        finished_at: last ? now : null, updated_at: now,
+      }).where('id', '=', actionId).execute();
+      throw error;
+    }
+  };
+}
+
+/** The caller's own actions, newest first. */
+export async function listActions(deps: Deps, principal: Principal, query: { status?: ActionStatus; limit?: number; before?: string }) {
+  let q = deps.db.selectFrom('actions').selectAll().where('org_id', '=', principal.orgId).where('created_by', '=', principal.userId);
+  if (query.status) q = q.where('status', '=', query.status);
+  if (query.before) q = q.where('id', '<', query.before);
+  const limit = Math.min(100, Math.max(1, query.limit ?? 50));
+  const rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
+  return { actions: rows.slice(0, limit).map(actionOut), next: rows.length > limit ? rows[limit - 1]!.id : null };
+}
+
+/**
+ * Asks an action to stop: a queued one is cancelled at once, a running one at its next
+ * checkpoint. Finished actions answer 409.
+ */
+export async function cancelAction(deps: Deps, principal: Principal, id: string) {
+  const action = await getAction(deps, principal, id);
+  if (action.status === 'succeeded' || action.status === 'failed' || action.status === 'cancelled') {
+    throw new AppError('conflict', `The action has already ${action.status === 'cancelled' ? 'been cancelled' : action.status}`);
+  }
+  const now = deps.clock.now();
+  await deps.db.updateTable('actions').set({ cancel_requested: 1, updated_at: now }).where('id', '=', id).where('org_id', '=', principal.orgId).execute();
+  await deps.db.updateTable('actions').set({ status: 'cancelled', finished_at: now }).where('id', '=', id).where('status', '=', 'queued').execute();
+  return getAction(deps, principal, id);
+}

@@ -1,0 +1,41 @@
+import { permissionsOn } from '../../core/authz/authorize.ts';
+import type { Principal } from '../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../core/db/connect.ts';
+import { toJson } from '../../core/db/json.ts';
+import { AppError } from '../../core/http/errors.ts';
+import { newId } from '../../core/ids.ts';
+import type { Problem } from './model.ts';
+
+/**
+ * Whether the caller may use a metadata template: templates without access templates are open to
+ * everyone in the organization; otherwise the caller needs View through at least one of them.
+ * False also when the template does not exist in the caller's organization.
+ */
+export async function canUseTemplate(db: DbOrTrx, principal: Principal, templateId: string): Promise<boolean> {
+  const template = await db.selectFrom('metadata_templates').select('id').where('org_id', '=', principal.orgId).where('id', '=', templateId).executeTakeFirst();
+  if (!template) return false;
+  const access = await db.selectFrom('metadata_template_access').select('security_template_id').where('org_id', '=', principal.orgId).where('template_id', '=', templateId).execute();
+  if (access.length === 0) return true;
+  return (await permissionsOn(db, principal, access.map((a) => a.security_template_id))).has('view');
+}
+
+/** The organization's default metadata template (seeded with every organization). */
+export async function defaultTemplateId(db: DbOrTrx, orgId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('metadata_templates').select('id').where('org_id', '=', orgId).where('is_default', '=', 1).orderBy('created_at').executeTakeFirst();
+  return row?.id;
+}
+
+/** 400 listing every metadata problem, each with its path. */
+export function metadataInvalid(problems: readonly Problem[]): AppError {
+  const first = problems[0];
+  const message = problems.length === 1 && first ? `${first.path}: ${first.message}` : `metadata has ${problems.length} problems; first: ${first?.path}: ${first?.message}`;
+  return new AppError('validation_failed', message, { details: problems.map((p) => ({ field: p.path, message: p.message })) });
+}
+
+/** Records a definition change for POST /v1/metadata/apply; call in the transaction of the change. */
+export async function recordDefinitionChange(db: DbOrTrx, now: number, input: { orgId: string; kind: string; subjectType: string; subjectId: string; data?: Record<string, unknown>; actorId?: string | null }): Promise<void> {
+  await db.insertInto('metadata_changes').values({
+    id: newId(now), org_id: input.orgId, kind: input.kind, subject_type: input.subjectType, subject_id: input.subjectId,
+    data: toJson(input.data ?? {}), created_by: input.actorId ?? null, created_at: now, applied_at: null, action_id: null,
+  }).execute();
+}

@@ -1,0 +1,57 @@
+import type { DbOrTrx, Trx } from '../../core/db/connect.ts';
+
+/**
+ * Seams for features that hold metadata (assets, collections): they tell metadata what uses a
+ * definition, and how to bring their stored documents in line after definition changes. Each
+ * feature registers once, when its module loads (its index.ts).
+ */
+
+export type UsageKind = 'template' | 'attribute' | 'vocabulary';
+
+/** Returns, per id that is in use, a short description of what uses it (e.g. "3 assets"). */
+export type UsageProbe = (db: DbOrTrx, orgId: string, kind: UsageKind, ids: readonly string[]) => Promise<Map<string, string>>;
+
+export interface DefinitionChange {
+  id: string;
+  kind: string;
+  subjectType: string;
+  subjectId: string;
+  data: Record<string, unknown>;
+  createdAt: number;
+}
+
+export interface ApplyContext {
+  orgId: string;
+  actionId: string;
+  changes: readonly DefinitionChange[];
+  /** Report progress (0..1) of this handler's share of the work. */
+  progress(fraction: number): Promise<void>;
+}
+
+/** Brings a feature's stored metadata in line with definition changes. Must be idempotent. */
+export type ApplyHandler = (trxOrDb: DbOrTrx, context: ApplyContext) => Promise<{ updated: number; errors?: { item: string; message: string }[] }>;
+
+const probes: UsageProbe[] = [];
+const applyHandlers = new Map<string, ApplyHandler>();
+
+export function registerUsageProbe(probe: UsageProbe): void {
+  if (!probes.includes(probe)) probes.push(probe);
+}
+
+export function registerApplyHandler(name: string, handler: ApplyHandler): void {
+  applyHandlers.set(name, handler);
+}
+
+export function applyHandlerEntries(): [string, ApplyHandler][] {
+  return [...applyHandlers];
+}
+
+/** What uses each id, from every registered feature. */
+export async function externalUsage(db: DbOrTrx | Trx, orgId: string, kind: UsageKind, ids: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (ids.length === 0) return out;
+  for (const probe of probes) {
+    for (const [id, what] of await probe(db, orgId, kind, ids)) out.set(id, [...(out.get(id) ?? []), what]);
+  }
+  return out;
+}

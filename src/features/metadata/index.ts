@@ -1,0 +1,33 @@
+/**
+ * Metadata: definitions (vocabularies, attributes, groups, templates), their admin API, and the
+ * validation library every write path uses.
+ *
+ * For features that store metadata (assets, bulk edit, collections):
+ *
+ *   const t = await loadTemplate(db, orgId, templateId);          // undefined → 400/404 as fits
+ *   if (!await canUseTemplate(db, principal, templateId)) ...     // access templates
+ *   const r = validateMetadata(t, body.metadata, { mode: 'create', applyDefaults: true, path: 'body.metadata' });
+ *   if (!r.ok) throw metadataInvalid(r.problems);                 // 400 with every problem
+ *   store r.document (canonical legacy: ids, {valueId}, ISO dates) and denormalize(t, r.document)
+ *
+ *   patch:  validateMetadata(t, body.metadata, { mode: 'patch', current: stored }) → r.document is the merged whole
+ *   read:   toSimplified(t, stored) for /assets/asset, presentLegacy(t, stored) for legacy reads
+ *
+ * Definitions change; register a UsageProbe (what uses a template/attribute/vocabulary, so deletes
+ * are refused with 409) and an ApplyHandler (rewrite stored documents on POST /v1/metadata/apply).
+ */
+
+export type {
+  AttributeDef, AttributeType, CompiledTemplate, DateFormat, LegacyItem, LegacyValue, Problem, SimplifiedItem, SimplifiedValue, VocabRef, VocabularyDef, VocabularyValue,
+} from './model.ts';
+export { ATTRIBUTE_TYPES, DATE_FORMATS, compileTemplate, buildVocabulary, slugify } from './model.ts';
+export { validateMetadata, hasValue, LIMITS as METADATA_LIMITS, type ValidateOptions, type ValidationResult } from './validate.ts';
+export { toSimplified, toLegacy, denormalize, mergeMetadata, presentLegacy } from './encodings.ts';
+export { parseDate, formatDate } from './dates.ts';
+export { loadCompiledTemplate as loadTemplate } from './definitions.repo.ts';
+export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
+export { registerUsageProbe, registerApplyHandler, type UsageProbe, type UsageKind, type ApplyHandler, type ApplyContext, type DefinitionChange } from './hooks.ts';
+export { canUseTemplate, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
+
+export { metadataRoutes } from './metadata.routes.ts';
+export { metadataJobHandlers, APPLY_ACTION } from './apply.service.ts';

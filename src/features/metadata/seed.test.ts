@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { forEachEngine } from '../../../test/helpers/context.ts';
+import { bootstrapFirstOrganization } from '../identity/index.ts';
+import { defaultTemplateId, loadTemplate, seedMissingOrganizations, validateMetadata } from './index.ts';
+
+forEachEngine('metadata: a usable start', (ctx) => {
+  it('the first organization (npm start) gets the system group, a Default metadata template and a Default security template', async () => {
+    const boot = await bootstrapFirstOrganization(ctx().deps);
+    assert.ok(boot.created);
+    if (!boot.created) return;
+    const db = ctx().deps.db;
+    const templateId = await defaultTemplateId(db, boot.orgId);
+    assert.ok(templateId);
+    const t = (await loadTemplate(db, boot.orgId, templateId))!;
+    assert.deepEqual(t.attributes.map((a) => a.searchField).slice(0, 4), ['title', 'description', 'keywords', 'copyright']);
+    // An asset can be described at once, in either encoding, with nothing configured.
+    const r = validateMetadata(t, [{ name: 'Title', value: 'First asset' }, { name: 'Usage Rights', value: 'Royalty Free' }, { name: 'Expiration Date', value: '12/31/2030' }], { mode: 'create', applyDefaults: true });
+    assert.deepEqual(r.problems, []);
+    const security = await db.selectFrom('security_templates').select('name').where('org_id', '=', boot.orgId).execute();
+    assert.deepEqual(security.map((s) => s.name), ['Default']);
+  });
+
+  it('organizations made before metadata existed are seeded once at start', async () => {
+    const db = ctx().deps.db;
+    const now = ctx().clock.now();
+    const orgId = '00000000-0000-4000-8000-0000000000aa';
+    await db.insertInto('organizations').values({ id: orgId, name: 'Legacy', customer_id: '1999999999999', created_at: now }).execute();
+    assert.equal(await defaultTemplateId(db, orgId), undefined);
+    assert.equal(await db.transaction().execute((trx) => seedMissingOrganizations(trx, now)), 1);
+    assert.ok(await defaultTemplateId(db, orgId));
+    assert.equal(await db.transaction().execute((trx) => seedMissingOrganizations(trx, now)), 0, 'never twice');
+  });
+});
