@@ -5,7 +5,6 @@ import { createTestOrg, createTestUser } from '../../../test/helpers/factories.t
 import { jpeg, uploadAsset } from '../assets/assets.fixtures.ts';
 import { createGroup, createTemplate } from './search.fixtures.ts';
 
-const TITLE = '0190a4b2-0000-7000-8000-00000000a001';
 
 forEachEngine('search over real assets', (ctx) => {
   it('finds an asset as soon as it is written; edits, security changes and deletes follow at once', async () => {
@@ -27,8 +26,13 @@ forEachEngine('search over real assets', (ctx) => {
     assert.equal(res.result.find((r: { objectId: string }) => r.objectId === a.objectId).fileId, a.fileId);
 
     c.clock.advance(1000);
-    const patch = await c.inject({ method: 'PATCH', url: `/v1/asset/${b.objectId}`, headers: org.admin.headers, payload: { metadata: [{ metadataDefinitionId: TITLE, metadataDefinitionValue: 'Lighthouse at dusk' }], securityTemplateIds: [team] } });
+    const patch = await c.inject({ method: 'PATCH', url: `/v1/assets/asset/${b.objectId}`, headers: org.admin.headers, payload: { metadata: [{ name: 'Title', value: 'Lighthouse at dusk' }, { name: 'Creator', value: 'Ada Harbourmaster' }], securityTemplateIds: [team] } });
     assert.equal(patch.statusCode, 200, patch.body);
+    const facets = (await search(viewer, { searchTerm: ['lighthouse'] })).facets;
+    assert.deepEqual(facets.find((f: { facet_name: string }) => f.facet_name === 'Creator')?.values, [{ key: 'Ada Harbourmaster', doc_count: 1 }], 'facetable attributes are facets');
+    assert.equal((await search(viewer, { searchTerm: ['Creator: Ada Harbourmaster'] })).totalCount, 1);
+    const sorted = await search(viewer, { searchTerm: ['harbour'], sortBy: [{ metadataDefinitionSearchField: 'title', order: 'asc' }] });
+    assert.equal(sorted.result[0].objectId, b.objectId, 'sortable attribute first, assets without it last');
     assert.equal((await search(viewer, { searchTerm: ['lighthouse'] })).totalCount, 1, 'metadata text is searchable at once');
     assert.equal((await search(org.admin, { searchTerm: ['harbour'] })).totalCount, 0, 'the security change hides it from the administrator at once');
 

@@ -3,6 +3,7 @@ import { fromJson } from '../../core/db/json.ts';
 import type { Deps } from '../../deps.ts';
 import { presentLegacy, securityOf, type AssetWithOrg } from '../assets/index.ts';
 import type { SearchDocumentInput } from './search-index.repo.ts';
+import { loadTemplate, type CompiledTemplate } from '../metadata/index.ts';
 
 /**
  * Turns assets into index documents: text (filename, ids, metadata values, extracted content),
@@ -50,24 +51,36 @@ export async function buildDocuments(deps: Deps, db: DbOrTrx, assets: readonly A
   const orgId = assets[0]!.org_id;
   const security = await securityOf(db, orgId, assets.map((a) => a.id));
   const templateIds = [...new Set(assets.map((a) => a.metadata_template_id).filter((t): t is string => Boolean(t)))];
-  const templateNames = await metadataTemplateNames(deps, orgId, templateIds);
+  const templates = new Map<string, CompiledTemplate>();
+  for (const id of templateIds) {
+    const t = await loadTemplate(db, orgId, id);
+    if (t) templates.set(id, t);
+  }
   return assets.map((asset) => {
     const sec = security.get(asset.id) ?? { templateIds: [], byGroup: new Map() };
     const denormalized = fromJson<Record<string, unknown>>(asset.metadata_denormalized, {});
     const text: string[] = [];
     const facets: { facet: string; value: string }[] = [];
     const sorts: { field: string; num?: number | null; txt?: string | null }[] = [];
+    const template = asset.metadata_template_id ? templates.get(asset.metadata_template_id) : undefined;
+    const defs = new Map((template?.attributes ?? []).map((a) => [a.searchField, a]));
     for (const [field, value] of Object.entries(denormalized)) {
       textOf(value, text);
-      const date = dateValue(value);
+      const def = defs.get(field);
+      const date = def?.type === 'date' || !def ? dateValue(value) : null;
       if (date !== null) sorts.push({ field, num: date });
       else if (typeof value === 'number') sorts.push({ field, num: value });
       else if (typeof value === 'string') sorts.push({ field, txt: value.slice(0, 200) });
+      // Facetable attributes (vocabulary values by label, text values as written).
+      if (def?.facetable && def.searchField !== 'system_file_type') {
+        for (const v of Array.isArray(value) ? value : [value]) {
+          if (typeof v === 'string' && v.trim() !== '') facets.push({ facet: def.name, value: v.slice(0, 200) });
+        }
+      }
     }
     const fileType = fileTypeOf(asset.filename, asset.content_type);
     facets.push({ facet: 'File Type', value: fileType });
-    const templateName = asset.metadata_template_id ? templateNames.get(asset.metadata_template_id) : undefined;
-    if (templateName) facets.push({ facet: 'Metadata Template', value: templateName });
+    if (template) facets.push({ facet: 'Metadata Template', value: template.name });
     const technical = fromJson<Record<string, unknown>>(asset.technical_metadata, {});
     const content = typeof technical.extractedText === 'string' ? technical.extractedText : '';
     return {
@@ -90,17 +103,4 @@ export async function buildDocuments(deps: Deps, db: DbOrTrx, assets: readonly A
       record: presentLegacy(deps, asset, sec) as unknown as Record<string, unknown>,
     };
   });
-}
-
-/** Names of metadata templates, when the metadata feature's table exists (it may not be migrated yet). */
-async function metadataTemplateNames(deps: Deps, orgId: string, ids: string[]): Promise<Map<string, string>> {
-  if (ids.length === 0) return new Map();
-  try {
-    // Outside any transaction: on PostgreSQL a failed statement would abort it.
-    const rows = await (deps.db as unknown as import('kysely').Kysely<Record<string, { id: string; org_id: string; name: string }>>)
-      .selectFrom('metadata_templates').select(['id', 'name']).where('org_id', '=', orgId).where('id', 'in', ids).execute();
-    return new Map(rows.map((r) => [r.id, r.name]));
-  } catch {
-    return new Map();
-  }
 }
