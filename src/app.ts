@@ -1,3 +1,4 @@
+import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -8,6 +9,7 @@ import type { Deps } from './deps.ts';
 import type { App } from './core/http/app-types.ts';
 import { registerAuthentication, type CredentialResolver } from './core/http/authenticate.ts';
 import { registerErrorHandling } from './core/http/error-handler.ts';
+import { registerInputGuards } from './core/http/input-guard.ts';
 import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
 import { apiKeyResolver, apiKeyRoutes, registerApiKeyAlongsideUser } from './features/api-keys/index.ts';
@@ -20,6 +22,44 @@ import { actionRoutes } from './features/actions/index.ts';
 import { assetsRoutes } from './features/assets/index.ts';
 import { savedSearchRoutes, searchRoutes } from './features/search/index.ts';
 import { collectionRoutes } from './features/collections/index.ts';
+import { cdnRoutes } from './features/cdn/index.ts';
+
+/**
+ * CORS for in-browser integrations (TESSERA_CORS_ORIGINS). Preflights are answered before
+ * authentication, and every response — errors included — carries the headers, so a browser
+ * client can read a 401. Credentials travel in headers (AccessToken, Authorization, X-API-Key),
+ * never cookies, so `Access-Control-Allow-Credentials` is not needed.
+ */
+async function registerCors(app: App, origins: readonly string[]): Promise<void> {
+  await app.register(cors, {
+    origin: origins[0] === '*' ? '*' : [...origins],
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: ['AccessToken', 'Authorization', 'X-API-Key', 'Content-Type', 'X-Request-Id', 'Idempotency-Key'],
+    exposedHeaders: ['X-Request-Id', 'Retry-After', 'WWW-Authenticate', 'Location'],
+    maxAge: 600,
+  });
+}
+
+/** The docs page's logo and icon: four mosaic tiles and the name. */
+const TESSERA_LOGO = Buffer.from(
+  '<svg xmlns="http://www.w3.org/2000/svg" width="150" height="32" viewBox="0 0 150 32"><title>Tessera</title>'
+  + '<rect x="0" y="0" width="14" height="14" rx="2" fill="#2f6fde"/><rect x="16" y="0" width="14" height="14" rx="2" fill="#f2a93b"/>'
+  + '<rect x="0" y="16" width="14" height="14" rx="2" fill="#3bb273"/><rect x="16" y="16" width="14" height="14" rx="2" fill="#e4572e"/>'
+  + '<text x="38" y="24" font-family="Helvetica, Arial, sans-serif" font-size="22" font-weight="700" fill="#ffffff">Tessera</text></svg>',
+);
+
+/**
+ * `Content-Type: application/json` with an empty body is "no body" (clients of the reference send
+ * it on DELETEs and other body-less calls); a route that needs a body still answers 400 naming it.
+ */
+function acceptEmptyJsonBodies(app: App): void {
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body.length === 0 || (typeof body === 'string' && body.trim() === '')) return done(null, undefined);
+    return parseJson(request, body as string, done);
+  });
+}
 
 export interface BuildAppOptions {
   /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
@@ -28,27 +68,36 @@ export interface BuildAppOptions {
   onRoute?: (route: { method: string | string[]; url: string; hidden: boolean }) => void;
 }
 
+function trustHops(hops: number) {
+  return (_address: string, hop: number) => hop < hops;
+}
+
 /** The whole HTTP surface. Tests and production build it the same way. */
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<App> {
   const app = Fastify({
     loggerInstance: deps.log,
     genReqId: requestIdFor,
     bodyLimit: deps.config.bodyLimitBytes,
-    trustProxy: deps.config.trustProxy,
+    // A hop count believes only the n nearest proxies (Fastify's own number handling, typed as a function).
+    trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   if (options.onRoute) {
     const report = options.onRoute;
-    app.addHook('onRoute', (route) => report({ method: route.method, url: route.url, hidden: Boolean((route.schema as { hide?: boolean } | undefined)?.hide) }));
+    // `hidden` is read when asked: hooks of inner scopes (which run after this one) may still hide the route.
+    app.addHook('onRoute', (route) => report({ method: route.method, url: route.url, get hidden() { return Boolean((route.schema as { hide?: boolean } | undefined)?.hide); } }));
   }
   app.removeContentTypeParser('text/plain');
+  acceptEmptyJsonBodies(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
   registerErrorHandling(app);
+  registerInputGuards(app);
   await app.register(helmet, { contentSecurityPolicy: false, global: true });
+  if (deps.config.corsOrigins.length > 0) await registerCors(app, deps.config.corsOrigins);
   app.addSchema(ErrorBodySchema);
 
   await app.register(swagger, {
@@ -71,12 +120,18 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    staticCSP: true,
+    theme: { title: 'Tessera API reference', favicon: [{ filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: TESSERA_LOGO }] },
+    logo: { type: 'image/svg+xml', content: TESSERA_LOGO, href: '/docs', target: '_self' },
+  });
   app.get(
     '/openapi.json',
     {
       config: { public: true },
       schema: {
+        operationId: 'GetOpenApiDocument',
         tags: ['system'],
         summary: 'This OpenAPI 3.1 document',
         security: [],
@@ -109,13 +164,20 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       searchRoutes(v1, deps);
       savedSearchRoutes(v1, deps);
       collectionRoutes(v1, deps);
+      cdnRoutes(v1, deps);
     }, { prefix: '/v1' });
     await api.register(async (keys: App) => {
       apiKeyRoutes(keys, deps);
     }, { prefix: '/api/v1/api-key' });
     // The spec shows webhook paths without a version; the reference serves them under v1 too.
     await api.register(async (scope: App) => webhookRoutes(scope, deps));
-    await api.register(async (scope: App) => webhookRoutes(scope, deps), { prefix: '/v1' });
+    // The /v1 aliases are served but not documented: each operation is listed (and named) once.
+    await api.register(async (scope: App) => {
+      scope.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, hide: true };
+      });
+      webhookRoutes(scope, deps);
+    }, { prefix: '/v1' });
   });
 
   await app.ready();

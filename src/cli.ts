@@ -1,17 +1,31 @@
+import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { sql } from 'kysely';
+import { Type, type TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
 import type { Deps } from './deps.ts';
+import { audit } from './core/audit.ts';
 import { isUniqueViolation } from './core/db/connect.ts';
 import { newId } from './core/ids.ts';
-import { createOrganization, findRole, hashPassword, passwordProblem } from './features/identity/index.ts';
+import { revokeUserSessions } from './features/auth/index.ts';
+import { createOrganization, findRole, hashPassword, passwordProblem, UserCreateSchema } from './features/identity/index.ts';
 
 export class UsageError extends Error {}
 
 const USAGE = `Usage: tessera <command>
-  serve                                   migrate, then serve the API and run background workers (default)
+  serve                                   migrate, then serve the API and run background workers
   migrate                                 bring the database schema up to date
+  edge                                    run a CDN edge server (EDGE_PORT, default 8081; EDGE_WORKERS processes)
   org create --name N --admin-username U --admin-email E --admin-password P
   user create --org ORG --username U --email E --password P [--role ROLE] [--first-name F] [--last-name L]
-              ORG is an organization id or name; ROLE a role id or name (default Viewer)`;
+              ORG is an organization id or name; ROLE a role id or name (default Viewer)
+  user reset-password --username U [--password P]
+              sets a new password (generated and printed when --password is not given) and ends
+              the user's sessions; the way back in when the first administrator's password is lost
+  help                                    this text (also: no command at all)
+
+Configuration comes from environment variables (README.md, "Configuration"): TESSERA_DATA_DIR,
+DATABASE_URL, PORT, HOST, … The same settings must be set for the CLI as for the server.`;
 
 export function usage(): string {
   return USAGE;
@@ -23,19 +37,46 @@ function required(values: Record<string, string | boolean | undefined>, name: st
   return value;
 }
 
+/** The API's own rules (POST /v1/user's schema), so the CLI accepts exactly what the API accepts. */
+const API = UserCreateSchema.properties;
+const OrgName = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$' });
+
+function check(flag: string, schema: TSchema, value: string): void {
+  const compiled = Compile(schema);
+  if (compiled.Check(value)) return;
+  const first = [...compiled.Errors(value)][0];
+  throw new UsageError(`--${flag} ${first?.message ?? 'is invalid'} (got "${value}")`);
+}
+
+function checkPassword(flag: string, password: string, username: string): void {
+  check(flag, API.password, password);
+  const problem = passwordProblem(password, username);
+  if (problem) throw new UsageError(`--${flag} ${problem}`);
+}
+
 export async function orgCreate(deps: Deps, argv: string[]): Promise<string> {
   const { values } = parseArgs({ args: argv, options: { name: { type: 'string' }, 'admin-username': { type: 'string' }, 'admin-email': { type: 'string' }, 'admin-password': { type: 'string' } } });
+  const name = required(values, 'name').trim();
+  const username = required(values, 'admin-username');
+  const email = required(values, 'admin-email');
   const password = required(values, 'admin-password');
-  const problem = passwordProblem(password);
-  if (problem) throw new UsageError(`--admin-password ${problem}`);
+  check('name', OrgName, name);
+  check('admin-username', API.username, username);
+  check('admin-email', API.email, email);
+  checkPassword('admin-password', password, username);
   const passwordHash = await hashPassword(password);
   try {
-    const org = await deps.db.transaction().execute((trx) =>
-      createOrganization(trx, deps.clock.now(), { name: required(values, 'name'), admin: { username: required(values, 'admin-username'), email: required(values, 'admin-email'), passwordHash } }),
-    );
+    const org = await deps.db.transaction().execute(async (trx) => {
+      const taken = await trx.selectFrom('organizations').select('id').where(sql<string>`lower(name)`, '=', name.toLowerCase()).executeTakeFirst();
+      if (taken) throw new UsageError(`--name: an organization named "${name}" already exists`);
+      return createOrganization(trx, deps.clock.now(), { name, admin: { username, email, passwordHash } });
+    });
     return `Created organization ${org.orgId} with administrator ${org.adminUserId}`;
   } catch (error) {
-    if (isUniqueViolation(error)) throw new UsageError('--admin-username is already taken');
+    if (isUniqueViolation(error)) {
+      const message = String((error as Error).message);
+      throw new UsageError(/organizations|lower\(name\)|org.*name/i.test(message) ? `--name: an organization named "${name}" already exists` : '--admin-username is already taken');
+    }
     throw error;
   }
 }
@@ -46,32 +87,61 @@ export async function userCreate(deps: Deps, argv: string[]): Promise<string> {
     options: { org: { type: 'string' }, username: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' }, role: { type: 'string' }, 'first-name': { type: 'string' }, 'last-name': { type: 'string' } },
   });
   const orgRef = required(values, 'org');
-  const org = await deps.db.selectFrom('organizations').select(['id']).where((eb) => eb.or([eb('id', '=', orgRef), eb('name', '=', orgRef)])).execute();
+  const username = required(values, 'username');
+  const email = required(values, 'email');
+  const password = required(values, 'password');
+  const firstName = (values['first-name'] as string | undefined) ?? username;
+  const lastName = (values['last-name'] as string | undefined) ?? '-';
+  check('username', API.username, username);
+  check('email', API.email, email);
+  check('first-name', API.firstName, firstName);
+  check('last-name', API.lastName, lastName);
+  checkPassword('password', password, username);
+  const org = await deps.db.selectFrom('organizations').select(['id']).where((eb) => eb.or([eb('id', '=', orgRef), eb(sql<string>`lower(name)`, '=', orgRef.toLowerCase())])).execute();
   if (org.length !== 1) throw new UsageError(org.length === 0 ? `--org: no organization "${orgRef}"` : `--org: "${orgRef}" is ambiguous; use the id`);
   const orgId = org[0]!.id;
   const roleRef = typeof values.role === 'string' ? values.role : 'Viewer';
   const role = (await findRole(deps.db, orgId, roleRef)) ?? (await deps.db.selectFrom('roles').selectAll().where('org_id', '=', orgId).where('name_key', '=', roleRef.toLowerCase()).executeTakeFirst());
   if (!role) throw new UsageError(`--role: no role "${roleRef}" in that organization`);
-  const username = required(values, 'username');
-  const password = required(values, 'password');
-  const problem = passwordProblem(password, username);
-  if (problem) throw new UsageError(`--password ${problem}`);
   const now = deps.clock.now();
   const id = newId(now);
   const everyone = await deps.db.selectFrom('groups').select('id').where('org_id', '=', orgId).where('name_key', '=', 'everyone').executeTakeFirst();
+  const passwordHash = await hashPassword(password);
   try {
     await deps.db.transaction().execute(async (trx) => {
       await trx.insertInto('users').values({
-        id, org_id: orgId, username, username_key: username.toLowerCase(), email: required(values, 'email'),
-        first_name: (values['first-name'] as string | undefined) ?? username, last_name: (values['last-name'] as string | undefined) ?? '', friendly_name: username,
-        status: 'enabled', account_type: 'local', role_id: role.id, password_hash: await hashPassword(password),
+        id, org_id: orgId, username, username_key: username.toLowerCase(), email,
+        first_name: firstName, last_name: lastName, friendly_name: username,
+        status: 'enabled', account_type: 'local', role_id: role.id, password_hash: passwordHash,
         phone: null, company: null, country: null, contact: null, created_at: now, updated_at: now,
       }).execute();
       if (everyone) await trx.insertInto('user_groups').values({ org_id: orgId, user_id: id, group_id: everyone.id }).execute();
+      await audit(trx, { orgId, at: now, actorId: null, action: 'user.created', targetType: 'user', targetId: id, data: { via: 'cli' } });
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw new UsageError('--username is already taken');
     throw error;
   }
   return `Created user ${id} (${username}) with role ${role.name}`;
+}
+
+/** Sets a user's password from the server's own shell and ends every session the user had. */
+export async function userResetPassword(deps: Deps, argv: string[]): Promise<string> {
+  const { values } = parseArgs({ args: argv, options: { username: { type: 'string' }, password: { type: 'string' } } });
+  const username = required(values, 'username');
+  const given = typeof values.password === 'string' ? values.password : undefined;
+  const password = given ?? randomBytes(18).toString('base64url');
+  if (given !== undefined) checkPassword('password', given, username);
+  const user = await deps.db.selectFrom('users').select(['id', 'org_id', 'username', 'account_type']).where('username_key', '=', username.toLowerCase()).executeTakeFirst();
+  if (!user || user.account_type !== 'local') throw new UsageError(`--username: no user "${username}" who signs in with a password`);
+  const passwordHash = await hashPassword(password);
+  const now = deps.clock.now();
+  const revoked = await deps.db.transaction().execute(async (trx) => {
+    await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', user.id).execute();
+    const ended = await revokeUserSessions(trx, user.org_id, user.id, now, 'password_reset');
+    await audit(trx, { orgId: user.org_id, at: now, actorId: null, action: 'user.password_reset', targetType: 'user', targetId: user.id, data: { via: 'cli', sessionsEnded: ended } });
+    return ended;
+  });
+  const shown = given === undefined ? ` New password: ${password}` : '';
+  return `Password of ${user.username} reset; ${revoked} session(s) ended.${shown}`;
 }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 /**
@@ -20,7 +21,11 @@ export interface Config {
   /** How long a webhook message claimed by a process stays leased without a heartbeat (crash recovery time). */
   readonly webhookLeaseMs: number;
   readonly bodyLimitBytes: number;
-  readonly trustProxy: boolean;
+  /**
+   * Which X-Forwarded-For hops to believe: false (none: the socket address is the client), a hop
+   * count (the n proxies nearest to Tessera), or proxy addresses/CIDRs. Never "everyone".
+   */
+  readonly trustProxy: false | number | string[];
   /** Auth: how long a just-rotated refresh token may be replayed for the same successor (s). */
   readonly refreshGraceSeconds: number;
   /** Auth: lifetime of impersonation tokens (s, at most the 1-hour access-token lifetime). */
@@ -35,6 +40,32 @@ export interface Config {
   /** SMTP server for asset shares (smtp://user:pass@host:port); unset = shares answer with links only. */
   readonly smtpUrl: string | undefined;
   readonly mailFrom: string;
+  /** Browser origins allowed to call the API (CORS); empty = none, ['*'] = any. */
+  readonly corsOrigins: readonly string[];
+  /** The CDN edge process (`tessera edge`). */
+  readonly edge: EdgeConfig;
+}
+
+export interface EdgeConfig {
+  readonly port: number;
+  readonly host: string;
+  /** Region of this edge (de, ny, la, sg): zones that disable its geo zone are not served here. */
+  readonly region: string;
+  readonly cacheDir: string;
+  readonly cacheMaxBytes: number;
+  readonly memoryMaxBytes: number;
+  readonly maxObjectBytes: number;
+  readonly controlHost: string;
+  readonly controlPort: number;
+  /** URL the API uses to reach this edge's control server (default http://<controlHost>:<port>). */
+  readonly controlUrl: string | undefined;
+  readonly heartbeatMs: number;
+  /** Trust X-Forwarded-For from these proxies (IPs/CIDRs; "loopback" for 127.0.0.1/::1). */
+  readonly trustedProxies: readonly string[];
+  /** Worker processes (each is an edge with its own cache, sharing the port). */
+  readonly workers: number;
+  /** An .mmdb country database (default: the bundled CC0 geo-whois-asn-country). */
+  readonly geoipDb: string | undefined;
 }
 
 export interface LocalStorageConfig {
@@ -98,7 +129,7 @@ export function parseConfig(env: Env = process.env): Config {
     allowPrivateTargets: boolean(env, 'TESSERA_ALLOW_PRIVATE_TARGETS', false),
     webhookLeaseMs: integer(env, 'TESSERA_WEBHOOK_LEASE_MS', 20_000, 1000, 600_000),
     bodyLimitBytes: integer(env, 'TESSERA_BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),
-    trustProxy: boolean(env, 'TESSERA_TRUST_PROXY', false),
+    trustProxy: parseTrustProxy(env),
     refreshGraceSeconds: integer(env, 'TESSERA_REFRESH_GRACE_SECONDS', 10, 0, 60),
     impersonationTtlSeconds: integer(env, 'TESSERA_IMPERSONATION_TTL_SECONDS', 3600, 60, 3600),
     uploadPartSizeBytes: integer(env, 'TESSERA_UPLOAD_PART_SIZE', 104_857_600, 5_242_880, 5_368_709_120),
@@ -106,7 +137,32 @@ export function parseConfig(env: Env = process.env): Config {
     renditionMaxPixels: integer(env, 'TESSERA_RENDITION_MAX_PIXELS', 268_402_689, 1, 2_000_000_000),
     smtpUrl: parseSmtpUrl(env),
     mailFrom: text(env, 'TESSERA_MAIL_FROM', 'Tessera <no-reply@tessera.invalid>'),
+    corsOrigins: parseCorsOrigins(env),
+    edge: parseEdge(env, dataDir),
   });
+}
+
+/** `TESSERA_CORS_ORIGINS`: comma- or space-separated origins (`https://app.example.com`), or `*`. */
+function parseCorsOrigins(env: Env): readonly string[] {
+  const value = optional(env, 'TESSERA_CORS_ORIGINS');
+  if (value === undefined) return Object.freeze([]);
+  const origins = value.split(/[\s,]+/).filter(Boolean);
+  if (origins.includes('*')) {
+    if (origins.length > 1) throw new ConfigError('TESSERA_CORS_ORIGINS', 'is either * or a list of origins, not both');
+    return Object.freeze(['*']);
+  }
+  for (const origin of origins) {
+    let url: URL;
+    try {
+      url = new URL(origin);
+    } catch {
+      throw new ConfigError('TESSERA_CORS_ORIGINS', `has "${origin}", which is not an origin like https://app.example.com`);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin.replace(/\/$/, '')) {
+      throw new ConfigError('TESSERA_CORS_ORIGINS', `has "${origin}", which is not an origin like https://app.example.com (scheme, host and port only)`);
+    }
+  }
+  return Object.freeze(origins.map((o) => o.replace(/\/$/, '')));
 }
 
 function parseDatabase(env: Env, dataDir: string): Config['database'] {
@@ -211,6 +267,39 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return n;
 }
 
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * TESSERA_TRUST_PROXY: a hop count (1–10) or a comma-separated list of proxy addresses, CIDRs
+ * and the names loopback, linklocal, uniquelocal. `true` is refused: it would believe any
+ * client-sent X-Forwarded-For, so per-IP throttles and audit IPs could be spoofed.
+ */
+function parseTrustProxy(env: Env): Config['trustProxy'] {
+  const name = 'TESSERA_TRUST_PROXY';
+  const value = optional(env, name)?.trim();
+  if (value === undefined || value === '' || /^(false|0|no|off)$/i.test(value)) return false;
+  if (/^(true|yes|on)$/i.test(value)) {
+    throw new ConfigError(name, 'must name whom to trust, not "true" (that would believe any client\'s X-Forwarded-For): give the number of proxies in front of Tessera (e.g. 1) or their addresses/CIDRs (e.g. 10.0.0.0/8,loopback)');
+  }
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops < 1 || hops > 10) throw new ConfigError(name, `must be a hop count between 1 and 10, or proxy addresses/CIDRs, got ${hops}`);
+    return hops;
+  }
+  const entries = value.split(',').map((e) => e.trim()).filter(Boolean);
+  for (const entry of entries) {
+    if (PROXY_NAMES.includes(entry)) continue;
+    const [address, prefix, ...rest] = entry.split('/');
+    const family = isIP(address ?? '');
+    const max = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= max);
+    if (family === 0 || !prefixOk || rest.length > 0) {
+      throw new ConfigError(name, `"${entry}" is not an IP address, a CIDR or one of ${PROXY_NAMES.join(', ')} (or give a hop count)`);
+    }
+  }
+  return entries;
+}
+
 function boolean(env: Env, name: string, fallback: boolean): boolean {
   const value = optional(env, name);
   if (value === undefined) return fallback;
@@ -224,4 +313,28 @@ function oneOf<T extends string>(env: Env, name: string, values: readonly T[], f
   if (value === undefined) return fallback;
   if (!(values as readonly string[]).includes(value)) throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${value}"`);
   return value as T;
+}
+
+function parseEdge(env: Env, dataDir: string): EdgeConfig {
+  const port = integer(env, 'EDGE_PORT', 8081, 0, 65535);
+  const controlHost = text(env, 'EDGE_CONTROL_HOST', '127.0.0.1');
+  const controlUrl = optional(env, 'EDGE_CONTROL_URL');
+  if (controlUrl !== undefined && !/^https?:\/\/[^/]+$/.test(controlUrl.replace(/\/+$/, ''))) throw new ConfigError('EDGE_CONTROL_URL', 'must be http(s)://host:port');
+  const proxies = (optional(env, 'EDGE_TRUSTED_PROXIES') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  return {
+    port,
+    host: text(env, 'EDGE_HOST', '0.0.0.0'),
+    region: oneOf(env, 'EDGE_REGION', ['de', 'ny', 'la', 'sg'] as const, 'de'),
+    cacheDir: resolve(text(env, 'EDGE_CACHE_DIR', resolve(dataDir, 'edge-cache'))),
+    cacheMaxBytes: integer(env, 'EDGE_CACHE_MAX_BYTES', 1_073_741_824, 1_048_576, Number.MAX_SAFE_INTEGER),
+    memoryMaxBytes: integer(env, 'EDGE_MEMORY_MAX_BYTES', 268_435_456, 0, Number.MAX_SAFE_INTEGER),
+    maxObjectBytes: integer(env, 'EDGE_MAX_OBJECT_BYTES', 67_108_864, 1024, 4_294_967_296),
+    controlHost,
+    controlPort: integer(env, 'EDGE_CONTROL_PORT', 0, 0, 65535),
+    controlUrl: controlUrl?.replace(/\/+$/, ''),
+    heartbeatMs: integer(env, 'EDGE_HEARTBEAT_MS', 1000, 50, 60_000),
+    trustedProxies: proxies,
+    workers: integer(env, 'EDGE_WORKERS', 1, 1, 64),
+    geoipDb: optional(env, 'EDGE_GEOIP_DB'),
+  };
 }

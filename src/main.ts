@@ -3,29 +3,44 @@ import { createDeps, type Deps } from './deps.ts';
 import { buildApp } from './app.ts';
 import { migrateToLatest } from './core/db/migrate.ts';
 import { bootstrapFirstOrganization } from './features/identity/index.ts';
+import { orgCreate, usage, UsageError, userCreate, userResetPassword } from './cli.ts';
+import { announceFirstRun, databaseError, listenError, prepareDataDir, probeListen, StartupError } from './startup.ts';
 import { seedMissingOrganizations } from './features/metadata/index.ts';
-import { orgCreate, usage, UsageError, userCreate } from './cli.ts';
 import { startWorkers } from './workers.ts';
+import { runEdge } from './features/cdn/index.ts';
 
-async function serve(deps: Deps): Promise<void> {
-  const applied = await migrateToLatest(deps.db);
-  if (applied.length > 0) deps.log.info({ applied }, 'database migrated');
-  const boot = await bootstrapFirstOrganization(deps);
-  if (boot.created) {
-    if (boot.generatedPassword) {
-      deps.log.warn(
-        { username: boot.username, organizationId: boot.orgId },
-        `First start: created administrator "${boot.username}" with generated password ${boot.generatedPassword} (shown only this once; change it)`,
-      );
-    } else {
-      deps.log.info({ username: boot.username, organizationId: boot.orgId }, 'First start: created the first organization and its administrator');
-    }
+/** Connects and migrates; a database that cannot be reached or opened is a one-line StartupError. */
+async function openDatabase(config: Config): Promise<Deps> {
+  let deps: Deps | undefined;
+  try {
+    deps = createDeps(config);
+    const applied = await migrateToLatest(deps.db);
+    if (applied.length > 0) deps.log.info({ applied }, 'database migrated');
+    return deps;
+  } catch (error) {
+    await deps?.close().catch(() => {});
+    throw databaseError(error, config) ?? error;
   }
+}
+
+async function serve(config: Config): Promise<void> {
+  // Checked in the order a person would fix them, and before any first-run side effect.
+  prepareDataDir(config.dataDir);
+  await probeListen(config);
+  const deps = await openDatabase(config);
+  announceFirstRun(deps, await bootstrapFirstOrganization(deps));
   // Organizations made before metadata existed get its system group and Default template.
   await deps.db.transaction().execute((trx) => seedMissingOrganizations(trx, deps.clock.now())).catch((error) => deps.log.warn({ err: error }, 'metadata seeding skipped'));
   const app = await buildApp(deps);
   const worker = deps.config.workers ? startWorkers(deps) : undefined;
-  await app.listen({ port: deps.config.port, host: deps.config.host });
+  try {
+    await app.listen({ port: deps.config.port, host: deps.config.host });
+  } catch (error) {
+    await worker?.stop();
+    await app.close();
+    await deps.close();
+    throw listenError(error, config) ?? error;
+  }
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
@@ -53,22 +68,42 @@ async function main(argv: string[]): Promise<void> {
     }
     throw error;
   }
-  const [command = 'serve', sub, ...rest] = argv;
-  if (command === 'help' || command === '--help' || command === '-h') {
+  const [command, sub, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
     process.stdout.write(`${usage()}\n`);
     return;
   }
-  const known = command === 'serve' || command === 'migrate' || (command === 'org' && sub === 'create') || (command === 'user' && sub === 'create');
+  const known = command === 'serve' || command === 'edge' || command === 'migrate' || (command === 'org' && sub === 'create')
+    || (command === 'user' && (sub === 'create' || sub === 'reset-password'));
   if (!known) {
     process.stderr.write(`Unknown command: ${argv.join(' ')}\n${usage()}\n`);
     process.exit(2);
   }
-  const deps = createDeps(config);
-  if (command === 'serve') return serve(deps);
+  // Files Tessera writes (database, secret key, first-run credentials, blobs) are for this user only.
+  process.umask(0o077);
+  if (command === 'serve') {
+    try {
+      return await serve(config);
+    } catch (error) {
+      if (!(error instanceof StartupError)) throw error;
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+  }
+  let deps: Deps;
   try {
-    await migrateToLatest(deps.db);
+    prepareDataDir(config.dataDir);
+    deps = await openDatabase(config);
+  } catch (error) {
+    if (!(error instanceof StartupError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+  if (command === 'edge') return runEdge(deps);
+  try {
     if (command === 'migrate') process.stdout.write('Database is up to date\n');
     else if (command === 'org') process.stdout.write(`${await orgCreate(deps, rest)}\n`);
+    else if (sub === 'reset-password') process.stdout.write(`${await userResetPassword(deps, rest)}\n`);
     else process.stdout.write(`${await userCreate(deps, rest)}\n`);
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

@@ -54,4 +54,12 @@ describe('CLI (tessera …)', () => {
     assert.equal(res.status, 0);
     assert.match(res.stdout, /serve/);
   });
+
+  it('with no arguments prints the help (serving is `tessera serve`)', () => {
+    const res = run();
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stdout, /Usage: tessera/);
+    assert.match(res.stdout, /serve .*migrate, then serve/);
+    assert.match(res.stdout, /reset-password/);
+  });
 });

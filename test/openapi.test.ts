@@ -1,6 +1,21 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { it } from 'node:test';
 import { forEachEngine, json } from './helpers/context.ts';
+
+/**
+ * The reference's operationIds (a copy of its table: method, path under /v1, operationId), so
+ * clients generated from its OpenAPI description keep their method names against Tessera.
+ */
+const REFERENCE_OPERATION_IDS = new Map<string, string>(
+  [...readFileSync(new URL('./fixtures/reference-operation-ids.md', import.meta.url), 'utf8').matchAll(/^\| (GET|POST|PUT|PATCH|DELETE) \| `([^`]+)` \| `([^`]+)` \|$/gm)]
+    .map((m) => [`${m[1]} ${m[2]}`, m[3]!]),
+);
+
+/** Where Tessera serves a reference path: under /v1, or (webhooks, as the spec shows them) unversioned. */
+function referenceKey(method: string, path: string): string {
+  return `${method.toUpperCase()} ${path.replace(/^\/v1(?=\/)/, '')}`;
+}
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
@@ -52,9 +67,48 @@ forEachEngine('OpenAPI document', (ctx) => {
     }
   });
 
+  it('names every operation with a unique operationId, the reference\'s own where it has one', async () => {
+    assert.ok(REFERENCE_OPERATION_IDS.size > 60, 'the reference table was read');
+    const doc = json(await ctx().inject({ method: 'GET', url: '/openapi.json' }));
+    const seen = new Map<string, string>();
+    const referenceNames = new Map([...REFERENCE_OPERATION_IDS].map(([key, id]) => [id, key]));
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      for (const method of METHODS) {
+        const op = item[method];
+        if (!op) continue;
+        const where = `${method.toUpperCase()} ${path}`;
+        assert.equal(typeof op.operationId, 'string', `${where} has no operationId`);
+        assert.match(op.operationId, /^[A-Za-z][A-Za-z0-9_]*$/, `${where}: operationId "${op.operationId}" is not a valid method name`);
+        assert.ok(!seen.has(op.operationId), `${where} and ${seen.get(op.operationId)} share the operationId ${op.operationId}`);
+        seen.set(op.operationId, where);
+        const key = referenceKey(method, path);
+        const expected = REFERENCE_OPERATION_IDS.get(key);
+        if (expected) assert.equal(op.operationId, expected, `${where} is ${expected} in the reference`);
+        // A reference name on another operation would give a generated client the wrong method.
+        const owner = referenceNames.get(op.operationId);
+        if (owner) assert.equal(key, owner, `${where} uses the reference name ${op.operationId}, which belongs to ${owner}`);
+      }
+    }
+  });
+
+  it('lists each webhook operation once: the /v1 aliases are served but not documented', async () => {
+    const doc = json(await ctx().inject({ method: 'GET', url: '/openapi.json' }));
+    assert.ok(doc.paths['/webhooks/endpoint']);
+    assert.ok(!Object.keys(doc.paths).some((p) => p.startsWith('/v1/webhooks')));
+    const alias = await ctx().inject({ method: 'GET', url: '/v1/webhooks/event-type/list' });
+    assert.equal(alias.statusCode, 401, 'the alias is still served');
+  });
+
   it('serves a human docs page at /docs', async () => {
     const res = await ctx().inject({ method: 'GET', url: '/docs/' });
     assert.equal(res.statusCode, 200);
     assert.match(res.headers['content-type'] as string, /text\/html/);
+    assert.match(res.body, /<title>Tessera API reference<\/title>/);
+    assert.doesNotMatch(res.body, /<title>Swagger UI/);
+    const init = await ctx().inject({ method: 'GET', url: '/docs/static/swagger-initializer.js' });
+    assert.equal(init.statusCode, 200);
+    const logo = /data:image\/svg\+xml;base64,([A-Za-z0-9+/=]+)/.exec(init.body);
+    assert.ok(logo, 'the docs page carries its own logo');
+    assert.match(Buffer.from(logo[1]!, 'base64').toString('utf8'), /<title>Tessera<\/title>/);
   });
 }, { appOptions: { onRoute: (route) => served.push(route) } });

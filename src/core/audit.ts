@@ -1,5 +1,6 @@
 import type { DbOrTrx } from './db/connect.ts';
 import { toJson } from './db/json.ts';
+import { actingPrincipal } from './authz/acting.ts';
 import { newId } from './ids.ts';
 
 export interface AuditEntry {
@@ -11,10 +12,14 @@ export interface AuditEntry {
   targetId?: string | null;
   ip?: string | null;
   data?: Record<string, unknown>;
+  /** The administrator acting as `actorId`; defaults to the impersonator of the request being handled. */
+  impersonatorId?: string | null;
 }
 
 /** Records who did what; write it in the same transaction as the change it describes. */
 export async function audit(db: DbOrTrx, entry: AuditEntry): Promise<void> {
+  const acting = actingPrincipal();
+  const impersonatorId = entry.impersonatorId !== undefined ? entry.impersonatorId : acting?.orgId === entry.orgId ? (acting.impersonatorId ?? null) : null;
   await db
     .insertInto('audit_log')
     .values({
@@ -26,7 +31,8 @@ export async function audit(db: DbOrTrx, entry: AuditEntry): Promise<void> {
       target_type: entry.targetType,
       target_id: entry.targetId ?? null,
       ip: entry.ip ?? null,
-      data: toJson(entry.data ?? {}),
+      data: toJson(impersonatorId ? { ...entry.data, impersonatorId } : (entry.data ?? {})),
+      impersonator_id: impersonatorId,
     })
     .execute();
 }

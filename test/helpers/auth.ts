@@ -42,3 +42,10 @@ export async function revokedTokenHeaders(ctx: TestContext, user: Pick<TestUser,
   assert.equal(res.statusCode, 200, res.body);
   return { authorization: `Bearer ${session.session.accessToken}` };
 }
+
+/** An impersonation token (POST /v1/auth/impersonate) of `impersonator` acting as `username`. */
+export async function impersonationHeaders(ctx: TestContext, impersonator: Pick<TestUser, 'username' | 'password'>, username: string): Promise<Record<string, string>> {
+  const res = await ctx.inject({ method: 'POST', url: '/v1/auth/impersonate', headers: await loginHeaders(ctx, impersonator), payload: { username } });
+  assert.equal(res.statusCode, 200, res.body);
+  return { accesstoken: (res.json() as LoginResult).session.accessToken };
+}

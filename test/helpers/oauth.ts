@@ -40,3 +40,35 @@ export async function signInThroughPage(app: App, authorizationUrl: URL, user: {
     payload: new URLSearchParams({ ...fields, username: user.username, password: user.password, decision }).toString(),
   });
 }
+
+/**
+ * A third-party access token for `user` (and its refresh token when offline_access is asked),
+ * obtained through the real authorization-code flow with PKCE by a new public client of `org`.
+ */
+export async function oauthTokenFor(
+  ctx: { app: App; inject: (o: { method: 'POST' | 'GET'; url: string; headers?: Record<string, string>; payload?: unknown }) => Promise<LightMyRequestResponse> },
+  adminHeaders: Record<string, string>,
+  user: { username: string; password: string },
+  scope: string,
+): Promise<{ accessToken: string; refreshToken?: string; clientId: string; scope: string }> {
+  const redirect = 'http://127.0.0.1:9/callback';
+  const reg = await ctx.inject({ method: 'POST', url: '/v1/oauth2/clients', headers: adminHeaders, payload: { name: 'Third party', redirectUris: [redirect] } });
+  if (reg.statusCode !== 201) throw new Error(`client registration: ${reg.statusCode} ${reg.body}`);
+  const clientId = (reg.json() as { clientId: string }).clientId;
+  const verifier = oauth.generateRandomCodeVerifier();
+  const url = new URL('http://localhost/v1/oauth2/authorize');
+  const params = { client_id: clientId, redirect_uri: redirect, response_type: 'code', scope, state: 's', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
+  const submitted = await signInThroughPage(ctx.app, url, user);
+  const location = submitted.headers.location;
+  if (submitted.statusCode !== 303 || !location) throw new Error(`consent: ${submitted.statusCode} ${submitted.body}`);
+  const code = new URL(String(location)).searchParams.get('code');
+  if (!code) throw new Error(`no code in ${location}`);
+  const res = await ctx.app.inject({
+    method: 'POST', url: '/v1/oauth2/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirect, code_verifier: verifier, client_id: clientId }).toString(),
+  });
+  if (res.statusCode !== 200) throw new Error(`token: ${res.statusCode} ${res.body}`);
+  const body = res.json() as { access_token: string; refresh_token?: string; scope: string };
+  return { accessToken: body.access_token, refreshToken: body.refresh_token, clientId, scope: body.scope };
+}

@@ -3,9 +3,10 @@ import { describe, it } from 'node:test';
 import { ALL_PRIVILEGES, type Privilege } from '../../src/core/authz/catalog.ts';
 import type { TestContext } from './context.ts';
 import { BAD_CREDENTIALS } from './credentials.ts';
-import { loginHeaders } from './auth.ts';
+import { impersonationHeaders, loginHeaders } from './auth.ts';
+import { oauthTokenFor } from './oauth.ts';
 import { createKey } from './api-keys.ts';
-import { createTestOrg, createTestUser, type TestOrg } from './factories.ts';
+import { createTestOrg, createTestUser, type TestOrg, type TestUser } from './factories.ts';
 
 export interface SecuredRoute {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -15,6 +16,23 @@ export interface SecuredRoute {
   privileges?: Privilege[];
   /** The URL names a resource: a caller from another organization must get 404, like a missing one. */
   resource?: boolean;
+  /** Reached by an OAuth token holding only identity scopes (openid/profile/email): the caller's own identity. */
+  identityScope?: boolean;
+  /**
+   * The route creates or changes lasting credentials (users, passwords, API keys, OAuth clients):
+   * an API key, an impersonation token and a tessera.api OAuth token of an administrator all get 403.
+   */
+  credentials?: boolean;
+  /**
+   * The privilege ceiling: a request that a caller holding `privileges` (and in Everyone only)
+   * may not make, because what it touches or gives holds more than the caller: must get 403.
+   */
+  ceiling?: { privileges: Privilege[]; prepare(ctx: TestContext, org: TestOrg, caller: TestUser): Promise<{ url: string; body?: unknown }> | { url: string; body?: unknown } };
+}
+
+/** An administrator's peer (Administrator role, Administrators group), whom the administrator may impersonate. */
+async function adminPeer(ctx: TestContext, org: TestOrg): Promise<TestUser> {
+  return createTestUser(ctx, org, { roleId: org.roles.administrator, groupIds: [org.groups.administrators, org.groups.everyone] });
 }
 
 /**
@@ -73,6 +91,67 @@ export function securitySuite(getCtx: () => TestContext, name: string, route: Se
             if (!route.resource) assert.equal(res.statusCode, 403, res.body);
           }
         }
+      });
+    }
+
+    it(route.identityScope ? 'is reached by an OAuth token with identity scopes only' : 'answers 403 insufficient_scope to an OAuth token with identity scopes only', async () => {
+      const ctx = getCtx();
+      const org = await createTestOrg(ctx);
+      const token = await oauthTokenFor(ctx, org.admin.headers, org.admin, 'openid profile email');
+      const req = await route.prepare(ctx, org);
+      const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers: { authorization: `Bearer ${token.accessToken}` } });
+      if (route.identityScope) {
+        assert.ok(res.statusCode < 400, `identity scope: ${res.statusCode} ${res.body}`);
+      } else {
+        assert.equal(res.statusCode, 403, res.body);
+        assert.match(String(res.headers['www-authenticate']), /insufficient_scope/);
+      }
+    });
+
+    if (route.privileges && route.privileges.length > 0) {
+      it('answers 403 to an impersonation token and a tessera.api OAuth token of a user without the privilege', async () => {
+        const ctx = getCtx();
+        const org = await createTestOrg(ctx);
+        const missing = route.privileges![0]!;
+        const user = await createTestUser(ctx, org, { privileges: ALL_PRIVILEGES.filter((p) => p !== missing) });
+        const token = await oauthTokenFor(ctx, org.admin.headers, user, 'openid tessera.api');
+        for (const headers of [await impersonationHeaders(ctx, org.admin, user.username), { authorization: `Bearer ${token.accessToken}` }]) {
+          const req = await route.prepare(ctx, org);
+          const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers });
+          assert.ok(res.statusCode === 403 || (route.resource && res.statusCode === 404), `lacking ${missing}: ${res.statusCode} ${res.body}`);
+        }
+      });
+    }
+
+    if (route.credentials) {
+      it("needs the person's own sign-in: an administrator's API key, impersonation token and tessera.api OAuth token get 403", async () => {
+        const ctx = getCtx();
+        const org = await createTestOrg(ctx);
+        const peer = await adminPeer(ctx, org);
+        const key = await createKey(ctx, org, { roleId: org.roles.administrator });
+        const token = await oauthTokenFor(ctx, org.admin.headers, org.admin, 'openid tessera.api');
+        const borrowed = [{ 'x-api-key': key.key }, await impersonationHeaders(ctx, org.admin, peer.username), { authorization: `Bearer ${token.accessToken}` }];
+        for (const headers of borrowed) {
+          const req = await route.prepare(ctx, org);
+          const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers });
+          assert.equal(res.statusCode, 403, res.body);
+          assert.match(res.json().message, /own sign-in/);
+        }
+        // The same request with the administrator's own sign-in works.
+        const req = await route.prepare(ctx, org);
+        const own = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers: await loginHeaders(ctx, org.admin) });
+        assert.ok(own.statusCode < 300, `own sign-in: ${own.statusCode} ${own.body}`);
+      });
+    }
+
+    if (route.ceiling) {
+      it(`answers 403 to a holder of ${route.ceiling.privileges.join(' + ')} acting beyond what they hold`, async () => {
+        const ctx = getCtx();
+        const org = await createTestOrg(ctx);
+        const caller = await createTestUser(ctx, org, { privileges: route.ceiling!.privileges });
+        const req = await route.ceiling!.prepare(ctx, org, caller);
+        const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers: await loginHeaders(ctx, caller) });
+        assert.equal(res.statusCode, 403, res.body);
       });
     }
   });

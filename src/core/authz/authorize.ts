@@ -56,6 +56,22 @@ export function privilegesWithin(candidate: ReadonlySet<Privilege>, holder: Read
   return true;
 }
 
+const NOT_OWN_SIGN_IN: Record<Exclude<Principal['via'], 'password'>, string> = {
+  api_key: 'an API key cannot',
+  impersonation: 'an impersonation token cannot',
+  oauth: 'a third-party (OAuth) token cannot',
+};
+
+/**
+ * Only a person's own sign-in creates or changes lasting credentials (passwords, users, API keys,
+ * OAuth clients): API keys, impersonation tokens and third-party OAuth tokens get 403.
+ */
+export function requireOwnSignIn(principal: Principal, action: string): void {
+  if (principal.via === 'password' && principal.kind === 'user' && !principal.impersonatorId && !principal.scopes) return;
+  const via = principal.via === 'password' ? 'api_key' : principal.via;
+  throw forbidden(`${action} needs your own sign-in: ${NOT_OWN_SIGN_IN[via]} do it`);
+}
+
 /** Subquery of template ids that grant `permission` to any of the caller's groups, for SQL filters (indexed). */
 export function templatesGranting(db: DbOrTrx, principal: Principal, permission: Permission) {
   return db

@@ -39,12 +39,19 @@ export interface Database {
   metadata_template_groups: MetadataTemplateGroupsTable;
   metadata_template_access: MetadataTemplateAccessTable;
   metadata_changes: MetadataChangesTable;
+  actions: ActionsTable;
+  cdn_zones: CdnZonesTable;
+  cdn_zone_hostnames: CdnZoneHostnamesTable;
+  cdn_published_assets: CdnPublishedAssetsTable;
+  cdn_purges: CdnPurgesTable;
+  cdn_edges: CdnEdgesTable;
+  cdn_stats_hourly: CdnStatsHourlyTable;
+  cdn_stats_geo: CdnStatsGeoTable;
   security_template_permissions: SecurityTemplatePermissionsTable;
   assets: AssetsTable;
   asset_security: AssetSecurityTable;
   asset_links: AssetLinksTable;
   asset_uploads: AssetUploadsTable;
-  actions: ActionsTable;
   search_docs: SearchDocsTable;
   search_doc_templates: SearchDocTemplatesTable;
   search_doc_facets: SearchDocFacetsTable;
@@ -142,6 +149,8 @@ export interface AuditLogTable {
   ip: string | null;
   /** JSON object */
   data: string;
+  /** The administrator who acted as actor_id (impersonation); migration 0005 */
+  impersonator_id: string | null;
 }
 
 export interface JobsTable {
@@ -213,6 +222,8 @@ export interface AuthLoginFailuresTable {
   failures: number;
   window_start: number;
   locked_until: number;
+  /** Which attempt last reserved this key (migration 0005): tells an admitted attempt from a refused one in one statement. */
+  reservation: string | null;
 }
 
 export interface OAuthClientsTable {
@@ -485,6 +496,76 @@ export interface ActionsTable {
   updated_at: number;
   started_at: number | null;
   finished_at: number | null;
+}
+
+// --- cdn (migration 0011_cdn) ---
+export interface CdnZonesTable {
+  id: number;
+  org_id: string;
+  name: string;
+  name_key: string;
+  region: string;
+  enabled: number;
+  /** Every other zone field, as JSON (see features/cdn/zone-settings.ts). */
+  settings: string;
+  version: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface CdnZoneHostnamesTable {
+  hostname: string;
+  zone_id: number;
+  org_id: string;
+}
+
+export interface CdnPublishedAssetsTable {
+  zone_id: number;
+  asset_id: string;
+  org_id: string;
+  published_at: number;
+}
+
+export interface CdnPurgesTable {
+  id: string;
+  zone_id: number;
+  org_id: string;
+  kind: 'url' | 'prefix' | 'tag' | 'all' | 'asset';
+  value: string;
+  created_at: number;
+}
+
+export interface CdnEdgesTable {
+  id: string;
+  control_url: string;
+  region: string;
+  started_at: number;
+  last_seen_at: number;
+}
+
+export interface CdnStatsHourlyTable {
+  zone_id: number;
+  hour: number;
+  requests: ColumnType<number, number | undefined, number>;
+  bytes_served: ColumnType<number, number | undefined, number>;
+  bytes_origin: ColumnType<number, number | undefined, number>;
+  hits: ColumnType<number, number | undefined, number>;
+  misses: ColumnType<number, number | undefined, number>;
+  hit_bytes: ColumnType<number, number | undefined, number>;
+  origin_fetches: ColumnType<number, number | undefined, number>;
+  origin_ms: ColumnType<number, number | undefined, number>;
+  status_2xx: ColumnType<number, number | undefined, number>;
+  status_3xx: ColumnType<number, number | undefined, number>;
+  status_4xx: ColumnType<number, number | undefined, number>;
+  status_5xx: ColumnType<number, number | undefined, number>;
+}
+
+export interface CdnStatsGeoTable {
+  zone_id: number;
+  hour: number;
+  country: string;
+  requests: ColumnType<number, number | undefined, number>;
+  bytes: ColumnType<number, number | undefined, number>;
 }
 
 // --- assets (migration 0008_assets) ---

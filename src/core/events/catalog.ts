@@ -18,17 +18,18 @@ const Asset = Type.Object({
   securityTemplates: Type.Array(Ref),
 });
 const AssetBrief = Type.Object({ id: Id, filename: Type.String() });
+// Fields the reference types as strings are never null (an absent value is ""): its clients read them as strings.
 const User = Type.Object({
   id: Id,
-  username: Nullable(Type.String()),
+  username: Type.String({ description: 'Empty for federated (SSO) accounts' }),
   email: Type.String(),
   firstName: Type.String(),
   lastName: Type.String(),
   friendlyName: Type.String(),
-  company: Nullable(Type.String()),
-  country: Nullable(Type.String()),
-  phone: Nullable(Type.String()),
-  contact: Nullable(Type.String()),
+  company: Type.String(),
+  country: Type.String(),
+  phone: Type.String(),
+  contact: Type.String(),
   role: Ref,
   status: Type.Union([Type.Literal('enabled'), Type.Literal('disabled'), Type.Literal('pending')]),
   accountType: Type.String({ description: 'local, federated (SSO) or service' }),
@@ -69,9 +70,12 @@ const MetadataVocabularyChange = Type.Object({
 });
 const Storyboard = Type.Object({ id: Id, title: Type.Optional(Type.String()), published: Type.Optional(Type.Boolean()) });
 const ApiKey = Type.Object({ id: Id, name: Type.String(), keyHint: Type.String(), roleId: Id, expiresAt: Nullable(Type.String({ format: 'date-time' })) });
+const RmProject = Type.Object({ id: Id });
+const RmAgreement = Type.Object({ id: Id, name: Type.String() });
+const RmEntity = Type.Object({ id: Id });
 const PullZone = Type.Object({ id: Id, name: Type.String(), region: Type.String() });
 
-type Topic = 'assets' | 'versions' | 'collections' | 'relationships' | 'users' | 'metadata' | 'security' | 'storyboards' | 'api_keys' | 'cdn' | 'operational';
+type Topic = 'assets' | 'versions' | 'collections' | 'relationships' | 'users' | 'metadata' | 'security' | 'storyboards' | 'api_keys' | 'cdn' | 'rights' | 'operational';
 
 interface EventDefinition<P extends TProperties> {
   readonly topic: Topic;
@@ -141,6 +145,18 @@ export const EVENT_CATALOG = {
   'cdn.pullzone.updated': def('cdn', 'A CDN pull zone changed', { pullZone: PullZone }),
   'cdn.pullzone.deleted': def('cdn', 'A CDN pull zone was deleted', { pullZone: PullZone }),
   'cdn.purge.completed': def('cdn', 'A CDN cache purge finished', { pullZone: PullZone, purge: Type.Object({ id: Id, paths: Type.Array(Type.String()) }) }),
+  // --- reference event types whose producing feature does not exist yet: listed and subscribable (compat) ---
+  'asset.updated': def('assets', 'An asset changed: name, content, metadata or security', { asset: Asset }),
+  'rm.project.created': def('rights', 'A rights-management project was created', { project: RmProject }),
+  'rm.project.updated': def('rights', 'A rights-management project changed', { project: RmProject }),
+  'rm.project.deleted': def('rights', 'A rights-management project was deleted', { project: RmProject }),
+  'rm.agreement.created': def('rights', 'A rights agreement was created', { agreement: RmAgreement }),
+  'rm.agreement.updated': def('rights', 'A rights agreement changed', { agreement: RmAgreement }),
+  'rm.agreement.deleted': def('rights', 'A rights agreement was deleted', { agreement: RmAgreement }),
+  'rm.agreement.expired': def('rights', 'A rights agreement reached its end date', { agreement: RmAgreement }),
+  'rm.entity.created': def('rights', 'A rights-managed entity was created', { entity: RmEntity }),
+  'rm.entity.updated': def('rights', 'A rights-managed entity changed', { entity: RmEntity }),
+  'rm.entity.deleted': def('rights', 'A rights-managed entity was deleted', { entity: RmEntity }),
   'message.attempt.exhausted': def('operational', 'Every delivery attempt of a webhook message failed; the message is marked failed', {
     message: Type.Object({ id: Id, endpointId: Id, eventId: Type.String(), eventType: Type.String(), attempts: Type.Integer(), lastStatus: Nullable(Type.Integer()) }),
   }),

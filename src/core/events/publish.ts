@@ -1,5 +1,6 @@
 import type { Trx } from '../db/connect.ts';
 import { toJson } from '../db/json.ts';
+import { actingPrincipal } from '../authz/acting.ts';
 import { newId } from '../ids.ts';
 import { JobSignal } from '../jobs/queue.ts';
 import type { EventData, EventType } from './catalog.ts';
@@ -36,7 +37,11 @@ export async function publishEvent<T extends EventType>(trx: Trx, now: number, i
   } else if (input.actor) {
     user = { id: input.actor.id, firstName: input.actor.firstName, lastName: input.actor.lastName };
   }
-  const body = { eventType: input.type, event: { id, time: new Date(now).toISOString(), user }, ...(input.data as object) };
+  // Caused while an administrator impersonates `user`: say so (present only then).
+  const acting = actingPrincipal();
+  const impersonatorId = acting?.impersonatorId && acting.orgId === input.orgId ? acting.impersonatorId : undefined;
+  const event = { id, time: new Date(now).toISOString(), user, ...(impersonatorId ? { impersonatorId } : {}) };
+  const body = { eventType: input.type, event, ...(input.data as object) };
   await trx.insertInto('events').values({ id, org_id: input.orgId, type: input.type, body: toJson(body), fanned_out: 0, created_at: now }).execute();
   // Early wake-up; the row is visible only after commit, and the loop re-polls shortly after anyway.
   setTimeout(() => eventsPublished.wake(), 1).unref?.();

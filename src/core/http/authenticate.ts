@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { runAs } from '../authz/acting.ts';
 import type { Principal } from '../authz/principal.ts';
+import { insufficientScope, routeScopeOf, scopesAllow, type RouteScope } from '../authz/scopes.ts';
 import { unauthorized } from './errors.ts';
 
 declare module 'fastify' {
@@ -9,6 +11,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Route needs no credentials (login, token, health, docs). Everything else does. */
     public?: boolean;
+    /**
+     * What a third-party (OAuth) token needs to call this route: `identity` routes (the caller's own
+     * profile) are reached with openid/profile/email; others need tessera.read (GET) or tessera.api.
+     */
+    scope?: RouteScope;
   }
 }
 
@@ -26,11 +33,21 @@ export function registerAuthentication(app: FastifyInstance, resolvers: readonly
     for (const resolve of resolvers) {
       const principal = await resolve(request);
       if (principal) {
+        // Scopes are part of the credential check: a third-party token reaches only what they name.
+        if (principal.scopes) {
+          const need = routeScopeOf(request.method, request.routeOptions.config?.scope);
+          if (!scopesAllow(principal.scopes, need)) throw insufficientScope(need);
+        }
         request.principal = principal;
         return;
       }
     }
     throw unauthorized();
+  });
+  // The handler runs as its principal, so audit rows and events record who acted (and for whom).
+  app.addHook('preHandler', (request, _reply, done) => {
+    if (request.principal) runAs(request.principal, done);
+    else done();
   });
 }
 

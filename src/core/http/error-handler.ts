@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isUniqueViolation } from '../db/connect.ts';
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from './errors.ts';
 
 const CONTEXT_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
@@ -17,6 +18,8 @@ const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
+  // RFC 9110 §15.5.2: every 401 names the scheme to use; a more specific challenge set by the error wins.
+  if (error.status === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', 'Bearer realm="tessera"');
   const body: Record<string, unknown> = { status: 'error', code: error.code, message: error.message, requestId: request.id };
   if (error.details && error.details.length > 0) body.details = error.details;
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);
@@ -31,6 +34,9 @@ export function toAppError(error: unknown): AppError {
     const first = details[0];
     return new AppError('validation_failed', first ? `${first.field}: ${first.message}` : 'Request is invalid', { details });
   }
+  // A write that lost a race to an equal one (two requests adding the same thing at once): the
+  // transaction rolled back, so nothing was recorded; the caller learns it already exists.
+  if (isUniqueViolation(error)) return new AppError('conflict', 'A concurrent request made the same change; nothing was changed by this one');
   const known = e.code ? FASTIFY_CODES[e.code] : undefined;
   if (known) return new AppError(known[0], known[1]);
   if (e instanceof SyntaxError && e.statusCode === 400) return new AppError('invalid_json', 'Body is not valid JSON');

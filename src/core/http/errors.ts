@@ -61,6 +61,13 @@ export function unauthorized(message = 'Unauthorized'): AppError {
   return new AppError('unauthorized', message);
 }
 
+/** 401 for a genuine token past its `exp`: the message and the RFC 6750 challenge say so, so clients know to refresh. */
+export function tokenExpired(): AppError {
+  return new AppError('unauthorized', 'The access token has expired; refresh it or sign in again', {
+    headers: { 'www-authenticate': 'Bearer realm="tessera", error="invalid_token", error_description="The access token expired"' },
+  });
+}
+
 export function forbidden(message = 'Forbidden'): AppError {
   return new AppError('forbidden', message);
 }

@@ -136,7 +136,7 @@ forEachEngine('api keys: authenticating with X-API-Key', (ctx) => {
     const both = await ctx().inject({ method: 'GET', url: ME, headers: { ...user.headers, 'x-api-key': own.key } });
     assert.equal(both.statusCode, 200, both.body);
     assert.equal(json(both).userId, user.userId);
-    for (const key of [foreign.key, revoked.key, generateKey(), 'tsk_nonsense']) {
+    for (const key of [foreign.key, revoked.key, generateKey(), 'tsk_nonsense', 'tsk_']) {
       const res = await ctx().inject({ method: 'GET', url: ME, headers: { ...user.headers, 'x-api-key': key } });
       assert.equal(res.statusCode, 401, res.body);
       assert.equal(json(res).message, 'Invalid API key');

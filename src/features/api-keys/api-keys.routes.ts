@@ -18,7 +18,7 @@ export function apiKeyRoutes(app: App, deps: Deps): void {
 
   app.post('/create-api-key', {
     schema: {
-      tags, summary: 'Create an API key (API Key Management). The plaintext key is in this response only.', body: ApiKeyCreateSchema,
+      operationId: 'CreateApiKey', tags, summary: 'Create an API key (API Key Management). The plaintext key is in this response only.', body: ApiKeyCreateSchema,
       response: { 200: ApiKeyCreatedSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden') },
     },
   }, async (request) => createApiKey(deps, principalOf(request), request.body, clientIp(request)));
@@ -29,14 +29,14 @@ export function apiKeyRoutes(app: App, deps: Deps): void {
       request.body ??= {};
     },
     schema: {
-      tags, summary: "List the organization's API keys (API Key Management); never the keys themselves", body: ApiKeyListSchema,
+      operationId: 'ListApiKeys', tags, summary: "List the organization's API keys (API Key Management); never the keys themselves", body: ApiKeyListSchema,
       response: { 200: ApiKeyPageSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden') },
     },
   }, async (request) => listApiKeys(deps, principalOf(request), request.body));
 
   app.post('/revoke-api-key', {
     schema: {
-      tags, summary: 'Revoke an API key (API Key Management): immediate, irreversible, idempotent', body: ApiKeyRevokeSchema,
+      operationId: 'RevokeApiKey', tags, summary: 'Revoke an API key (API Key Management): immediate, irreversible, idempotent', body: ApiKeyRevokeSchema,
       response: { 200: ApiKeyRevokedSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found') },
     },
   }, async (request) => ({ apiKey: await revokeApiKey(deps, principalOf(request), request.body.id, clientIp(request)) }));

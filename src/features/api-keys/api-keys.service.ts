@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import { publishEvent } from '../../core/events/index.ts';
 import { audit } from '../../core/audit.ts';
-import { privilegesWithin, requirePrivileges } from '../../core/authz/authorize.ts';
+import { privilegesWithin, requireOwnSignIn, requirePrivileges } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { ApiKeysTable } from '../../core/db/schema.ts';
 import { forbidden, invalidField, notFound } from '../../core/http/errors.ts';
@@ -47,8 +47,8 @@ function parseExpiry(value: string | number | undefined, now: number): number | 
  */
 export async function createApiKey(deps: Deps, principal: Principal, input: ApiKeyCreate, ip: string): Promise<ApiKeyCreated> {
   requirePrivileges(principal, 'api_key_management');
-  // A key minting keys would let access outlive its creator's rights; keys come from people.
-  if (principal.kind === 'api_key') throw forbidden('An API key cannot create API keys');
+  // A key minting keys (or a borrowed token doing so) would let access outlive what granted it.
+  requireOwnSignIn(principal, 'Creating an API key');
   const now = deps.clock.now();
   const name = input.name.trim();
   if (name.length === 0) throw invalidField('body.name', 'must not be blank');

@@ -213,6 +213,8 @@ forEachEngine('api keys: create, list, revoke', (ctx) => {
   securitySuite(ctx, 'create-api-key', {
     method: 'POST', privileges: ['api_key_management'],
     prepare: (_ctx, org) => ({ url: CREATE, body: { name: 'k', roleId: org.roles.viewer } }),
+    credentials: true,
+    ceiling: { privileges: ['api_key_management'], prepare: (_ctx, org) => ({ url: CREATE, body: { name: 'k', roleId: org.roles.administrator } }) },
   });
   securitySuite(ctx, 'list-api-keys', {
     method: 'POST', privileges: ['api_key_management'],

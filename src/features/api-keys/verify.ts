@@ -6,7 +6,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import { fromJson } from '../../core/db/json.ts';
 import { clientIp, type CredentialResolver } from '../../core/http/authenticate.ts';
 import { unauthorized } from '../../core/http/errors.ts';
-import { isWellFormedKey } from './key-format.ts';
+import { isWellFormedKey, KEY_PREFIX } from './key-format.ts';
 import { usageTracker } from './usage.ts';
 
 export const API_KEY_HEADER = 'x-api-key';
@@ -82,6 +82,7 @@ export async function verifyApiKey(deps: Deps, key: string, ip: string): Promise
   if (firstFromIp) await firstFromIp;
   return {
     kind: 'api_key',
+    via: 'api_key',
     orgId: row.org_id,
     userId: row.service_user_id,
     username: row.service_username,
@@ -98,11 +99,29 @@ function headerKey(request: FastifyRequest): string | undefined {
   return typeof value === 'string' ? value.trim() : '';
 }
 
-/** `X-API-Key: tsk_…` authenticates as the key's service account. */
+/**
+ * The Tessera API key a request presents, if any: `X-API-Key: tsk_…`, else `Authorization: Bearer tsk_…`.
+ * An X-API-Key without Tessera's prefix is not ours (the reference's gateway key, or a client's unset
+ * variable sent as "undefined"): it is ignored, so it neither authenticates nor spoils a valid token.
+ */
+export function presentedApiKey(request: FastifyRequest): string | undefined {
+  const key = headerKey(request);
+  if (key !== undefined && key.startsWith(KEY_PREFIX)) return key;
+  const authorization = request.headers.authorization;
+  if (typeof authorization !== 'string') return undefined;
+  const bearer = /^bearer\s+(\S+)\s*$/i.exec(authorization);
+  return bearer && bearer[1]!.startsWith(KEY_PREFIX) ? bearer[1] : undefined;
+}
+
+/** `X-API-Key: tsk_…` (or `Authorization: Bearer tsk_…`) authenticates as the key's service account. */
 export function apiKeyResolver(deps: Deps): CredentialResolver {
   return async (request) => {
-    const key = headerKey(request);
-    if (key === undefined) return null;
+    const key = presentedApiKey(request);
+    if (key === undefined) {
+      // Resolvers run in order: reaching here means no token authenticated, so a foreign X-API-Key is all there is.
+      if (headerKey(request) !== undefined) throw unauthorized(INVALID_KEY_MESSAGE);
+      return null;
+    }
     const principal = await verifyApiKey(deps, key, clientIp(request));
     if (!principal) throw unauthorized(INVALID_KEY_MESSAGE);
     return principal;
@@ -110,15 +129,15 @@ export function apiKeyResolver(deps: Deps): CredentialResolver {
 }
 
 /**
- * When a user credential won and an X-API-Key was sent too, the user stays the principal but the
- * key must still be valid and belong to the user's organization. Add right after
+ * When a user credential won and a Tessera API key was sent too, the user stays the principal but
+ * the key must still be valid and belong to the user's organization. Add right after
  * registerAuthentication, in the same scope, so it runs once the principal is known.
  */
 export function registerApiKeyAlongsideUser(app: FastifyInstance, deps: Deps): void {
   app.addHook('onRequest', async (request) => {
     const principal = request.principal;
     if (!principal || principal.kind !== 'user') return;
-    const key = headerKey(request);
+    const key = presentedApiKey(request);
     if (key === undefined) return;
     const keyPrincipal = await verifyApiKey(deps, key, clientIp(request));
     if (!keyPrincipal || keyPrincipal.orgId !== principal.orgId) throw unauthorized(INVALID_KEY_MESSAGE);

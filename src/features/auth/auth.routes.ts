@@ -7,6 +7,7 @@ import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.
 import { ExpireRequestSchema, ExpireResponseSchema, ImpersonateRequestSchema, RevokedCountSchema, SessionIdParamsSchema, SessionListSchema, SessionResponseSchema, TokenRequestSchema } from './auth.schemas.ts';
 import { impersonate } from './impersonation.service.ts';
 import { expireToken, listSessions, revokeAllOwnSessions, revokeOwnSession } from './sessions.service.ts';
+import { presentedToken } from './resolver.ts';
 import { tokenRequest } from './token-request.ts';
 
 const tags = ['authentication'];
@@ -19,7 +20,7 @@ export function authRoutes(app: App, deps: Deps): void {
   app.post('/auth/token', {
     config: { public: true },
     schema: {
-      tags, summary: 'New token (username + password) or refresh (accessToken + refreshToken)', security: [], body: TokenRequestSchema,
+      operationId: 'GetAuthToken', tags, summary: 'New token (username + password) or refresh (refreshToken, optionally with its accessToken; the same refresh token is returned)', security: [], body: TokenRequestSchema,
       response: { 200: AuthSession, ...errorResponses('validation_failed', 'unauthorized', 'rate_limited', 'service_unavailable') },
     },
   }, async (request, reply) => {
@@ -30,8 +31,8 @@ export function authRoutes(app: App, deps: Deps): void {
   app.delete('/auth/token', {
     config: { public: true },
     schema: {
-      tags, summary: 'Expire the token named in the AccessToken header, with its whole refresh family', security: [{ AccessToken: [] }],
-      headers: Type.Object({ accesstoken: Type.Optional(Type.String({ maxLength: 8192 })) }),
+      operationId: 'ExpireToken', tags, summary: 'Expire the token sent in AccessToken or Authorization (raw or Bearer), with its whole refresh family', security: [{ AccessToken: [] }, { bearerAuth: [] }],
+      headers: Type.Object({ accesstoken: Type.Optional(Type.String({ maxLength: 8192 })), authorization: Type.Optional(Type.String({ maxLength: 8192 })) }),
       body: ExpireRequestSchema,
       response: { 200: ExpireResponseSchema, ...errorResponses('validation_failed', 'unauthorized') },
     },
@@ -39,11 +40,11 @@ export function authRoutes(app: App, deps: Deps): void {
     preValidation: async (request) => {
       request.body ??= {};
     },
-  }, async (request) => expireToken(deps, request.headers.accesstoken, request.body, clientIp(request)));
+  }, async (request) => expireToken(deps, presentedToken(request), request.body, clientIp(request)));
 
   app.post('/auth/impersonate', {
     schema: {
-      tags, summary: 'Tokens acting as another user of your organization (Impersonate privilege; not refreshable)', body: ImpersonateRequestSchema,
+      operationId: 'Impersonate', tags, summary: 'Tokens acting as another user of your organization (Impersonate privilege; not refreshable)', body: ImpersonateRequestSchema,
       response: { 200: AuthSession, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found') },
     },
   }, async (request, reply) => {
@@ -52,12 +53,12 @@ export function authRoutes(app: App, deps: Deps): void {
   });
 
   app.get('/auth/sessions', {
-    schema: { tags, summary: 'Your active sessions', response: { 200: SessionListSchema, ...errorResponses(...AUTHENTICATED_ERRORS) } },
+    schema: { operationId: 'GetSessions', tags, summary: 'Your active sessions', response: { 200: SessionListSchema, ...errorResponses(...AUTHENTICATED_ERRORS) } },
   }, async (request) => listSessions(deps, principalOf(request)));
 
   app.delete('/auth/sessions/:id', {
     schema: {
-      tags, summary: 'End one of your sessions', params: SessionIdParamsSchema,
+      operationId: 'ExpireSession', tags, summary: 'End one of your sessions', params: SessionIdParamsSchema,
       response: { 204: Type.Null({ description: 'Ended' }), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'not_found') },
     },
   }, async (request, reply) => {
@@ -66,6 +67,6 @@ export function authRoutes(app: App, deps: Deps): void {
   });
 
   app.delete('/auth/sessions', {
-    schema: { tags, summary: 'End all your sessions (sign out everywhere)', response: { 200: RevokedCountSchema, ...errorResponses(...AUTHENTICATED_ERRORS) } },
+    schema: { operationId: 'ExpireAllSessions', tags, summary: 'End all your sessions (sign out everywhere)', response: { 200: RevokedCountSchema, ...errorResponses(...AUTHENTICATED_ERRORS) } },
   }, async (request) => revokeAllOwnSessions(deps, principalOf(request), clientIp(request)));
 }

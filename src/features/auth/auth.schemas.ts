@@ -5,8 +5,8 @@ export const TokenRequestSchema = Type.Object({
   username: Type.Optional(Type.String({ maxLength: 256, description: 'New token: the user name' })),
   password: Type.Optional(Type.String({ maxLength: 4096, description: 'New token: the password (at most 4 KiB; checked before hashing)' })),
   clientId: Type.Optional(Type.String({ maxLength: 256, description: 'Accepted and ignored (not required since 1.5)' })),
-  accessToken: Type.Optional(Type.String({ maxLength: 8192, description: 'Refresh: the access token of the session' })),
-  refreshToken: Type.Optional(Type.String({ maxLength: 8192, description: 'Refresh: the refresh token' })),
+  accessToken: Type.Optional(Type.String({ maxLength: 8192, description: 'Refresh: the access token of the session (optional; checked to be of the same session when sent)' })),
+  refreshToken: Type.Optional(Type.String({ maxLength: 8192, description: 'Refresh: the refresh token (valid 30 days from sign-in; not rotated, the same one is returned)' })),
   session: Type.Optional(Type.Object({
     accessToken: Type.Optional(Type.String({ maxLength: 8192 })),
     refreshToken: Type.Optional(Type.String({ maxLength: 8192 })),

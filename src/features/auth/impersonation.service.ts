@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import { audit } from '../../core/audit.ts';
-import { privilegesWithin, requirePrivileges } from '../../core/authz/authorize.ts';
+import { requireOwnSignIn, requirePrivileges } from '../../core/authz/authorize.ts';
+import { byKind, holdingsOfPrincipal, holdingsWithin } from '../../core/authz/ceiling.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { forbidden, notFound } from '../../core/http/errors.ts';
 import { findUserByUsername, loadUserPrincipal } from '../identity/index.ts';
@@ -14,13 +15,15 @@ import { mintTokens, openSession, sessionResponse, type RequestMeta, type Sessio
  */
 export async function impersonate(deps: Deps, principal: Principal, input: { username: string; reason?: string }, meta: RequestMeta): Promise<SessionResponse> {
   requirePrivileges(principal, 'impersonate');
-  if (principal.kind !== 'user' || principal.impersonatorId) throw forbidden('Impersonation requires your own user credentials');
+  requireOwnSignIn(principal, 'Impersonation');
   const row = await findUserByUsername(deps.db, input.username);
   if (!row || row.org_id !== principal.orgId || row.status !== 'enabled') throw notFound('User');
   if (row.id === principal.userId) throw forbidden('You cannot impersonate yourself');
   const target = await loadUserPrincipal(deps.db, row.id);
   if (!target) throw notFound('User');
-  if (!privilegesWithin(target.privileges, principal.privileges)) throw forbidden('The user holds privileges you do not have');
+  // Role privileges and the template permissions of their groups; re-checked on every use of the token.
+  const [mine, theirs] = await Promise.all([holdingsOfPrincipal(deps.db, principal), holdingsOfPrincipal(deps.db, target)]);
+  if (!holdingsWithin(byKind(theirs), byKind(mine))) throw forbidden('The user holds privileges or permissions you do not have');
   const { subject, session } = await openSession(deps, row.id, {
     kind: 'impersonation', meta, impersonatorId: principal.userId, refreshable: false, ttlMs: deps.config.impersonationTtlSeconds * 1000,
   });

@@ -95,5 +95,7 @@ forEachEngine('auth impersonation', (ctx) => {
     method: 'POST',
     privileges: ['impersonate'],
     prepare: async (c, org) => ({ url: '/v1/auth/impersonate', body: { username: (await createTestUser(c, org)).username } }),
+    credentials: true,
+    ceiling: { privileges: ['impersonate'], prepare: (_c, org) => ({ url: '/v1/auth/impersonate', body: { username: org.admin.username } }) },
   });
 });

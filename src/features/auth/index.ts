@@ -8,6 +8,7 @@ import { discoveryRoute, jwksRoute } from './well-known.routes.ts';
 export { tokenResolver, principalForToken } from './resolver.ts';
 export { oauthRoutes } from './oauth.routes.ts';
 export { publicJwks } from './signing-keys.ts';
+export { revokeUserSessions } from './sessions.repo.ts';
 
 /** /v1/auth/* routes: tokens, impersonation, sessions. */
 export function authenticationRoutes(app: App, deps: Deps): void {

@@ -28,6 +28,18 @@ forEachEngine('auth login throttling', (ctx) => {
     assert.equal((await attempt(ctx(), user.username, 'wrong-password!')).statusCode, 401, 'a success resets the account counter');
   });
 
+  it('parallel wrong passwords are reserved atomically before hashing: 61 at once get 6 checked (issue 8, item 5)', async () => {
+    const org = await createTestOrg(ctx());
+    const user = await createTestUser(ctx(), org);
+    const results = await Promise.all(Array.from({ length: 61 }, () => attempt(ctx(), user.username, 'wrong-password!', '10.61.0.1')));
+    const checked = results.filter((r) => r.statusCode === 401).length;
+    const throttled = results.filter((r) => r.statusCode === 429).length;
+    assert.equal(checked, 6, `5 free failures and the one that locks; got ${checked} checked`);
+    assert.equal(throttled, 55);
+    const row = await ctx().deps.db.selectFrom('auth_login_failures').selectAll().where('key', '=', `account:${user.username}`).executeTakeFirstOrThrow();
+    assert.equal(row.failures, 6);
+  });
+
   it('unknown usernames are throttled exactly like real ones', async () => {
     for (let i = 0; i < 6; i++) assert.equal((await attempt(ctx(), 'ghost-user-x', 'wrong-password!', '10.0.0.9')).statusCode, 401);
     assert.equal((await attempt(ctx(), 'ghost-user-x', 'wrong-password!', '10.0.0.9')).statusCode, 429);

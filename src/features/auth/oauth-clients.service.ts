@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
 import { audit } from '../../core/audit.ts';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
+import { requireOwnSignIn, requirePrivileges } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
@@ -41,6 +41,7 @@ export function redirectUriProblem(value: string): string | null {
 
 export async function createClient(deps: Deps, principal: Principal, input: { name: string; redirectUris: string[]; confidential?: boolean }, ip: string) {
   requirePrivileges(principal, PRIVILEGE);
+  requireOwnSignIn(principal, 'Registering an OAuth client');
   input.redirectUris.forEach((uri, i) => {
     const problem = redirectUriProblem(uri);
     if (problem) throw invalidField(`body.redirectUris.${i}`, problem);

@@ -1,3 +1,4 @@
+import { OAUTH_SCOPES, isOAuthScope } from '../../core/authz/scopes.ts';
 import { randomBytes } from 'node:crypto';
 
 /** The login-and-consent page and its error page: plain HTML, no scripts, inline style under a nonce. */
@@ -32,7 +33,8 @@ function layout(title: string, body: string, security: PageSecurity): string {
 
 export function loginPage(input: { clientName: string; scope: string; params: Record<string, string>; csrf: string; error?: string; username?: string }, security: PageSecurity): string {
   const hidden = Object.entries(input.params).map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`).join('');
-  const scopes = input.scope.split(' ').filter(Boolean).map((s) => `<li>${escape(s)}</li>`).join('');
+  const scopes = input.scope.split(' ').filter(Boolean)
+    .map((s) => `<li><code>${escape(s)}</code>: ${escape(isOAuthScope(s) ? OAUTH_SCOPES[s] : s)}</li>`).join('');
   return layout('Sign in — Tessera', `<h1>Sign in to Tessera</h1>
 <p><strong>${escape(input.clientName)}</strong> asks to access your account on your behalf.</p>
 <p>Requested access:</p><ul>${scopes}</ul>

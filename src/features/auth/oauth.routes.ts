@@ -46,21 +46,21 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
 
     app.post('/clients', {
       schema: {
-        tags, summary: 'Register an OAuth client (User Management)', body: OAuthClientCreateSchema,
+        operationId: 'CreateOAuthClient', tags, summary: 'Register an OAuth client (User Management)', body: OAuthClientCreateSchema,
         response: { 201: OAuthClientCreatedSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden') },
       },
     }, async (request, reply) => reply.code(201).send(await createClient(deps, principalOf(request), request.body, clientIp(request))));
 
     app.get('/clients', {
-      schema: { tags, summary: 'OAuth clients of your organization (User Management)', response: { 200: OAuthClientListSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden') } },
+      schema: { operationId: 'GetOAuthClients', tags, summary: 'OAuth clients of your organization (User Management)', response: { 200: OAuthClientListSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden') } },
     }, async (request) => listClients(deps, principalOf(request)));
 
     app.get('/clients/:id', {
-      schema: { tags, summary: 'One OAuth client (User Management)', params: ClientIdParamsSchema, response: { 200: Type.Ref('OAuthClient'), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found') } },
+      schema: { operationId: 'GetOAuthClient', tags, summary: 'One OAuth client (User Management)', params: ClientIdParamsSchema, response: { 200: Type.Ref('OAuthClient'), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found') } },
     }, async (request) => getClient(deps, principalOf(request), request.params.id));
 
     app.delete('/clients/:id', {
-      schema: { tags, summary: 'Delete an OAuth client and end its sessions (User Management)', params: ClientIdParamsSchema, response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found') } },
+      schema: { operationId: 'DeleteOAuthClient', tags, summary: 'Delete an OAuth client and end its sessions (User Management)', params: ClientIdParamsSchema, response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found') } },
     }, async (request, reply) => {
       await deleteClient(deps, principalOf(request), request.params.id, clientIp(request));
       return reply.code(204).send(null);
@@ -87,13 +87,13 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
 
     app.get('/authorize', {
       config: { public: true },
-      schema: { tags, summary: 'Authorization endpoint: login and consent page (code flow, PKCE S256)', security: [], querystring: AuthorizeQuerySchema, response: { 200: Html, 303: Type.Null({ description: 'Error redirect to the client' }), 400: Html } },
+      schema: { operationId: 'OAuthAuthorize', tags, summary: 'Authorization endpoint: login and consent page (code flow, PKCE S256)', security: [], querystring: AuthorizeQuerySchema, response: { 200: Html, 303: Type.Null({ description: 'Error redirect to the client' }), 400: Html } },
     }, async (request, reply) => showLogin(request, reply, request.query));
 
     app.post('/authorize', {
       config: { public: true },
       schema: {
-        tags, summary: 'Login-and-consent form submission', security: [], body: AuthorizeFormSchema,
+        operationId: 'OAuthAuthorizeSubmit', tags, summary: 'Login-and-consent form submission', security: [], body: AuthorizeFormSchema,
         response: { 303: Type.Null({ description: 'Redirect to the client with a code or an error' }), 400: Html, 401: Html, 403: Html, 429: Html, 503: Html },
       },
     }, async (request, reply) => {
@@ -119,7 +119,7 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
     app.post('/token', {
       config: { public: true },
       schema: {
-        tags, summary: 'Token endpoint (authorization_code with PKCE, refresh_token); application/x-www-form-urlencoded', security: [], body: TokenFormSchema,
+        operationId: 'OAuthToken', tags, summary: 'Token endpoint (authorization_code with PKCE, refresh_token); application/x-www-form-urlencoded', security: [], body: TokenFormSchema,
         response: { 200: OAuthTokenResponseSchema, 400: OAuthErrorSchema, 401: OAuthErrorSchema },
       },
     }, async (request, reply) => {
@@ -140,7 +140,7 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
     app.post('/revoke', {
       config: { public: true },
       schema: {
-        tags, summary: 'Token revocation (RFC 7009): ends the session of a refresh or access token', security: [], body: RevokeFormSchema,
+        operationId: 'OAuthRevoke', tags, summary: 'Token revocation (RFC 7009): ends the session of a refresh or access token', security: [], body: RevokeFormSchema,
         response: { 200: Type.Null({ description: 'Revoked, or the token was unknown' }), 400: OAuthErrorSchema, 401: OAuthErrorSchema },
       },
     }, async (request, reply) => {

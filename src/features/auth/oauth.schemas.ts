@@ -54,7 +54,7 @@ export const OAuthTokenResponseSchema = Type.Object({
   access_token: Type.String(),
   token_type: Type.Literal('Bearer'),
   expires_in: Type.Integer(),
-  refresh_token: Type.String(),
+  refresh_token: Type.Optional(Type.String({ description: 'Only when the grant includes offline_access' })),
   id_token: Type.String(),
   scope: Type.String(),
 });

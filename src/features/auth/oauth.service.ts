@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
+import { ALL_OAUTH_SCOPES } from '../../core/authz/scopes.ts';
 import { AppError } from '../../core/http/errors.ts';
 import type { OAuthClientsTable } from '../../core/db/schema.ts';
 import { checkPassword, insertSessionRows, mintTokens, type RequestMeta, type TokenSubject } from './tokens.service.ts';
@@ -9,7 +10,8 @@ import { clientRedirectUris, findActiveClient, secretMatches } from './oauth-cli
 import { verifySignature } from './signing-keys.ts';
 
 export const CODE_TTL_MS = 60_000;
-export const SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
+/** The scopes a client may ask for (their meaning: core/authz/scopes.ts, docs/auth.md). */
+export const SCOPES = ALL_OAUTH_SCOPES;
 const CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
@@ -128,7 +130,8 @@ export interface OAuthTokens {
   access_token: string;
   token_type: 'Bearer';
   expires_in: number;
-  refresh_token: string;
+  /** Only when the grant includes offline_access. */
+  refresh_token?: string;
   id_token: string;
   scope: string;
 }
@@ -137,7 +140,7 @@ async function respond(deps: Deps, subject: TokenSubject, session: SessionRow, r
   const tokens = await mintTokens(deps, subject, session, nonce ? { nonce } : {});
   return {
     access_token: tokens.accessToken, token_type: 'Bearer', expires_in: Math.max(0, Math.ceil((tokens.expiresAt - deps.clock.now()) / 1000)),
-    refresh_token: refreshToken, id_token: tokens.idToken, scope: session.scope ?? 'openid',
+    ...(refreshToken ? { refresh_token: refreshToken } : {}), id_token: tokens.idToken, scope: session.scope ?? 'openid',
   };
 }
 
@@ -171,7 +174,11 @@ export async function exchangeCode(deps: Deps, client: OAuthClientsTable, form: 
       await burn();
       return { error: 'The user can no longer sign in' };
     }
-    const { session, refreshToken } = await insertSessionRows(deps, trx, subject, { kind: 'oauth', clientId: client.id, scope: code.scope, meta, refreshable: true });
+    const { session, refreshToken } = await insertSessionRows(deps, trx, subject, {
+      kind: 'oauth', clientId: client.id, scope: code.scope, meta,
+      // Only offline_access earns a refresh token; without it access ends with the access token.
+      refreshable: code.scope.split(' ').includes('offline_access'),
+    });
     await trx.updateTable('oauth_codes').set({ used_at: now, session_id: session.id }).where('code_hash', '=', hash).execute();
     return { subject, session, refreshToken, nonce: code.nonce ?? undefined };
   });

@@ -24,7 +24,7 @@ async function authorizationUrl(as: oauth.AuthorizationServer, clientId: string,
   const state = oauth.generateRandomState();
   const nonce = oauth.generateRandomNonce();
   const url = new URL(as.authorization_endpoint!);
-  const params = { client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email', state, nonce, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...overrides };
+  const params = { client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email offline_access', state, nonce, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...overrides };
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   return { url, verifier, state, nonce };
 }
@@ -241,7 +241,7 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
   });
 
   const prepareClient = async (c: TestContext, org: TestOrg) => ({ url: `/v1/oauth2/clients/${(await registerClient(c, org)).clientId}` });
-  securitySuite(ctx, '/v1/oauth2/clients', { method: 'POST', privileges: ['user_management'], prepare: () => ({ url: '/v1/oauth2/clients', body: { name: 'x', redirectUris: [REDIRECT] } }) });
+  securitySuite(ctx, '/v1/oauth2/clients', { method: 'POST', privileges: ['user_management'], credentials: true, prepare: () => ({ url: '/v1/oauth2/clients', body: { name: 'x', redirectUris: [REDIRECT] } }) });
   securitySuite(ctx, '/v1/oauth2/clients', { method: 'GET', privileges: ['user_management'], prepare: () => ({ url: '/v1/oauth2/clients' }) });
   securitySuite(ctx, '/v1/oauth2/clients/{id}', { method: 'GET', privileges: ['user_management'], resource: true, prepare: prepareClient });
   securitySuite(ctx, '/v1/oauth2/clients/{id}', { method: 'DELETE', privileges: ['user_management'], resource: true, prepare: prepareClient });

@@ -49,15 +49,36 @@ export async function rotateRefreshToken(deps: Deps, refreshToken: string, expec
   return outcome;
 }
 
-/** POST /v1/auth/token with a refresh token: the access token must be one of the same session (its expiry is irrelevant). */
-export async function refreshSession(deps: Deps, accessToken: string, refreshToken: string): Promise<SessionResponse> {
-  const claims = await verifySignature(deps, accessToken);
-  if (!claims) throw unauthorized('Invalid or expired refresh token');
-  const outcome = await rotateRefreshToken(deps, refreshToken, { clientId: null, sessionId: claims.sid });
-  if (!outcome.ok) throw unauthorized('Invalid or expired refresh token');
-  const subject = await activeSubject(deps, outcome.session);
-  return sessionResponse(deps, subject, await mintTokens(deps, subject, outcome.session), outcome.refreshToken);
+/**
+ * POST /v1/auth/token with a refresh token. First-party refresh tokens do not rotate: the reference's
+ * clients cache the login response and refresh with the same token for its whole 30 days, so the
+ * same token is returned again. It ends with its session: 30 days after sign-in, `DELETE
+ * /v1/auth/token`, a revoked session, a disabled user. OAuth clients keep rotation with reuse
+ * detection (`/v1/oauth2/token`). The access token is optional; when sent it must be of the same
+ * session (its expiry is irrelevant).
+ */
+export async function refreshSession(deps: Deps, accessToken: string | undefined, refreshToken: string): Promise<SessionResponse> {
+  let sessionId: string | undefined;
+  if (accessToken !== undefined) {
+    const claims = await verifySignature(deps, accessToken);
+    if (!claims) throw unauthorized(INVALID_REFRESH);
+    sessionId = claims.sid;
+  }
+  if (!refreshToken.startsWith('rt_') || refreshToken.length > 200) throw unauthorized(INVALID_REFRESH);
+  const row = await findRefreshToken(deps.db, refreshHash(deps, refreshToken));
+  // A token already rotated away (by an earlier version, which rotated) is refused, not revived.
+  if (!row || row.used_at !== null || (sessionId !== undefined && row.session_id !== sessionId)) throw unauthorized(INVALID_REFRESH);
+  const now = deps.clock.now();
+  const session = await findSession(deps.db, row.session_id);
+  if (!session || session.revoked_at !== null || session.expires_at <= now || session.kind !== 'password' || session.client_id !== null) {
+    throw unauthorized(INVALID_REFRESH);
+  }
+  const subject = await activeSubject(deps, session);
+  await touchSession(deps.db, session.id, now);
+  return sessionResponse(deps, subject, await mintTokens(deps, subject, session), refreshToken);
 }
+
+const INVALID_REFRESH = 'Invalid or expired refresh token';
 
 /** A disabled (or deleted) user's session ends at its next refresh. */
 export async function activeSubject(deps: Deps, session: SessionRow): Promise<TokenSubject> {

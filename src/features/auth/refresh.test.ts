@@ -3,7 +3,9 @@ import { it } from 'node:test';
 import { decodeJwt } from 'jose';
 import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
 import { login, type LoginResult } from '../../../test/helpers/auth.ts';
-import { createTestOrg } from '../../../test/helpers/factories.ts';
+import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
+import { findTokenSubject } from './sessions.repo.ts';
+import { insertSessionRows } from './tokens.service.ts';
 
 const DAY = 24 * 3600_000;
 
@@ -15,108 +17,92 @@ function sessionIdOf(result: LoginResult): string {
   return String(decodeJwt(result.session.accessToken).sid);
 }
 
-forEachEngine('auth refresh', (ctx) => {
-  it('refreshes with {accessToken, refreshToken}, {session: {...}} and the whole previous response', async () => {
+const me = (ctx: TestContext, accessToken: string) => ctx.inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: accessToken } });
+
+forEachEngine('auth refresh (first party: POST /v1/auth/token)', (ctx) => {
+  it('replays the real client: the same refresh token at 0 s, 11 s and after the access token expired, 200 each time', async () => {
     const org = await createTestOrg(ctx());
-    let current = await login(ctx(), org.admin);
+    const cached = await login(ctx(), org.admin);
+    const body = { accessToken: cached.session.accessToken, refreshToken: cached.session.refreshToken };
+    for (const wait of [0, 11_000, 3_600_000 + 60_000, 30 * 60_000]) {
+      ctx().clock.advance(wait);
+      const res = await refresh(ctx(), body);
+      assert.equal(res.statusCode, 200, `after ${wait} ms: ${res.body}`);
+      const next = json<LoginResult>(res);
+      assert.equal(next.session.refreshToken, cached.session.refreshToken, 'the same refresh token is returned');
+      assert.equal(sessionIdOf(next), sessionIdOf(cached), 'same session');
+      assert.equal(next.session.expireEpoch, Math.floor(ctx().clock.now() / 1000) * 1000 + 3_600_000);
+      assert.equal((await me(ctx(), next.session.accessToken)).statusCode, 200);
+    }
+  });
+
+  it('refreshes with {refreshToken}, {accessToken, refreshToken}, {session: {...}} and the whole previous response', async () => {
+    const org = await createTestOrg(ctx());
+    const first = await login(ctx(), org.admin);
     const shapes = [
+      (r: LoginResult) => ({ refreshToken: r.session.refreshToken }),
       (r: LoginResult) => ({ accessToken: r.session.accessToken, refreshToken: r.session.refreshToken }),
       (r: LoginResult) => ({ session: { accessToken: r.session.accessToken, refreshToken: r.session.refreshToken } }),
+      (r: LoginResult) => ({ session: { refreshToken: r.session.refreshToken } }),
       (r: LoginResult) => r,
     ];
+    let current = first;
     for (const shape of shapes) {
       ctx().clock.advance(60_000);
       const res = await refresh(ctx(), shape(current));
       assert.equal(res.statusCode, 200, res.body);
       const next = json<LoginResult>(res);
-      assert.notEqual(next.session.refreshToken, current.session.refreshToken, 'rotated');
+      assert.equal(next.session.refreshToken, first.session.refreshToken);
       assert.notEqual(next.session.accessToken, current.session.accessToken);
       assert.equal(next.password, '');
       assert.equal(next.username, org.admin.username);
-      assert.equal(next.session.expireEpoch, Math.floor(ctx().clock.now() / 1000) * 1000 + 3_600_000);
-      assert.equal(sessionIdOf(next), sessionIdOf(current), 'same session');
-      assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: next.session.accessToken } })).statusCode, 200);
+      assert.equal(sessionIdOf(next), sessionIdOf(first));
       current = next;
     }
   });
 
-  it('refreshes after the access token has expired', async () => {
+  it('the refresh token lasts 30 days from sign-in, however often it is used', async () => {
     const org = await createTestOrg(ctx());
     const first = await login(ctx(), org.admin);
-    ctx().clock.advance(5 * 3600_000);
-    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: first.session.accessToken } })).statusCode, 401);
-    const res = await refresh(ctx(), first);
-    assert.equal(res.statusCode, 200, res.body);
-    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: json(res).session.accessToken } })).statusCode, 200);
-  });
-
-  it('the refresh family ends 30 days after the original login, however often it is refreshed', async () => {
-    const org = await createTestOrg(ctx());
-    let current = await login(ctx(), org.admin);
     for (let day = 0; day < 29; day++) {
       ctx().clock.advance(DAY);
-      const res = await refresh(ctx(), current);
+      const res = await refresh(ctx(), first);
       assert.equal(res.statusCode, 200, `day ${day + 1}: ${res.body}`);
-      current = json(res);
     }
     ctx().clock.advance(DAY - 1000);
-    const last = await refresh(ctx(), current);
+    const last = await refresh(ctx(), first);
     assert.equal(last.statusCode, 200, last.body);
     assert.ok(json(last).session.expireEpoch <= ctx().clock.now() + 1000, 'the last access token ends with the family');
     ctx().clock.advance(1000);
-    assert.equal((await refresh(ctx(), json(last))).statusCode, 401);
+    assert.equal((await refresh(ctx(), first)).statusCode, 401);
     const fresh = await ctx().inject({ method: 'POST', url: '/v1/auth/token', payload: { username: org.admin.username, password: org.admin.password } });
     assert.equal(fresh.statusCode, 200, 'a new login works');
   });
 
-  it('a retry of the just-rotated token inside the grace window gets the same successor', async () => {
+  it('ends with DELETE /v1/auth/token, with "sign out everywhere", and for a disabled user', async () => {
     const org = await createTestOrg(ctx());
-    const first = await login(ctx(), org.admin);
-    const a = json<LoginResult>(await refresh(ctx(), first));
-    ctx().clock.advance(9_000);
-    const b = await refresh(ctx(), first);
-    assert.equal(b.statusCode, 200, b.body);
-    assert.equal(json(b).session.refreshToken, a.session.refreshToken);
-    const next = await refresh(ctx(), a);
-    assert.equal(next.statusCode, 200, 'the successor still works');
+    const a = await login(ctx(), org.admin);
+    assert.equal((await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', headers: { accesstoken: a.session.accessToken } })).statusCode, 200);
+    assert.equal((await refresh(ctx(), a)).statusCode, 401);
+    assert.equal((await refresh(ctx(), { refreshToken: a.session.refreshToken })).statusCode, 401);
+    const b = await login(ctx(), org.admin);
+    assert.equal((await ctx().inject({ method: 'DELETE', url: '/v1/auth/sessions', headers: { accesstoken: b.session.accessToken } })).statusCode, 200);
+    assert.equal((await refresh(ctx(), { refreshToken: b.session.refreshToken })).statusCode, 401);
+    const c = await login(ctx(), org.admin);
+    await ctx().deps.db.updateTable('users').set({ status: 'disabled' }).where('id', '=', org.admin.userId).execute();
+    assert.equal((await refresh(ctx(), { refreshToken: c.session.refreshToken })).statusCode, 401);
+    await ctx().deps.db.updateTable('users').set({ status: 'enabled' }).where('id', '=', org.admin.userId).execute();
+    assert.equal((await refresh(ctx(), { refreshToken: c.session.refreshToken })).statusCode, 401, 'stays ended after re-enabling');
   });
 
-  it('reuse of a rotated token after the grace window revokes the whole family', async () => {
-    const org = await createTestOrg(ctx());
-    const first = await login(ctx(), org.admin);
-    const second = json<LoginResult>(await refresh(ctx(), first));
-    ctx().clock.advance(11_000);
-    const replay = await refresh(ctx(), first);
-    assert.equal(replay.statusCode, 401);
-    assert.equal((await refresh(ctx(), second)).statusCode, 401, 'the legitimate successor is dead too');
-    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: second.session.accessToken } })).statusCode, 401);
-    const row = await ctx().deps.db.selectFrom('auth_sessions').select('revoked_reason').where('id', '=', sessionIdOf(first)).executeTakeFirstOrThrow();
-    assert.equal(row.revoked_reason, 'refresh_token_reuse');
-  });
-
-  it('replaying a grandparent token is reuse even inside the window', async () => {
-    const org = await createTestOrg(ctx());
-    const first = await login(ctx(), org.admin);
-    const second = json<LoginResult>(await refresh(ctx(), first));
-    const third = json<LoginResult>(await refresh(ctx(), second));
-    assert.equal((await refresh(ctx(), first)).statusCode, 401);
-    assert.equal((await refresh(ctx(), third)).statusCode, 401);
-  });
-
-  it('200 concurrent refreshes of one token yield exactly one successor', async () => {
+  it('200 concurrent refreshes of one token all succeed with the same token', async () => {
     const org = await createTestOrg(ctx());
     const first = await login(ctx(), org.admin);
     const responses = await Promise.all(Array.from({ length: 200 }, () => refresh(ctx(), first)));
-    const statuses = new Set(responses.map((r) => r.statusCode));
-    assert.deepEqual([...statuses], [200], responses.find((r) => r.statusCode !== 200)?.body);
-    const successors = new Set(responses.map((r) => json(r).session.refreshToken));
-    assert.equal(successors.size, 1);
-    const rows = await ctx().deps.db.selectFrom('auth_refresh_tokens').selectAll().where('session_id', '=', sessionIdOf(first)).orderBy('generation').execute();
-    assert.equal(rows.length, 2);
-    assert.equal(rows[1]!.used_at, null);
-    assert.equal(rows[0]!.successor_hash, rows[1]!.token_hash);
-    const next = await refresh(ctx(), json(responses[0]!));
-    assert.equal(next.statusCode, 200);
+    assert.deepEqual([...new Set(responses.map((r) => r.statusCode))], [200], responses.find((r) => r.statusCode !== 200)?.body);
+    assert.deepEqual([...new Set(responses.map((r) => json(r).session.refreshToken))], [first.session.refreshToken]);
+    const rows = await ctx().deps.db.selectFrom('auth_refresh_tokens').selectAll().where('session_id', '=', sessionIdOf(first)).execute();
+    assert.equal(rows.length, 1);
   });
 
   it('refuses unknown refresh tokens, and access tokens of another session', async () => {
@@ -124,19 +110,101 @@ forEachEngine('auth refresh', (ctx) => {
     const one = await login(ctx(), org.admin);
     const two = await login(ctx(), org.admin);
     assert.equal((await refresh(ctx(), { accessToken: one.session.accessToken, refreshToken: 'rt_unknown' })).statusCode, 401);
+    assert.equal((await refresh(ctx(), { refreshToken: 'rt_unknown' })).statusCode, 401);
     assert.equal((await refresh(ctx(), { accessToken: 'garbage', refreshToken: one.session.refreshToken })).statusCode, 401);
     assert.equal((await refresh(ctx(), { accessToken: two.session.accessToken, refreshToken: one.session.refreshToken })).statusCode, 401);
-    assert.equal((await refresh(ctx(), one)).statusCode, 200, 'the refused attempts did not consume the token');
+    assert.equal((await refresh(ctx(), one)).statusCode, 200, 'the refused attempts did not harm the token');
+  });
+
+  it('an OAuth client\'s refresh token is not accepted here', async () => {
+    const org = await createTestOrg(ctx());
+    const { refreshToken } = await oauthSession(ctx(), org);
+    assert.equal((await refresh(ctx(), { refreshToken })).statusCode, 401);
+  });
+});
+
+async function registerPublicClient(ctx: TestContext, org: TestOrg): Promise<string> {
+  const res = await ctx.inject({ method: 'POST', url: '/v1/oauth2/clients', headers: org.admin.headers, payload: { name: 'Rotating', redirectUris: ['http://127.0.0.1:9/cb'], confidential: false } });
+  assert.equal(res.statusCode, 201, res.body);
+  return json(res).clientId;
+}
+
+/** An OAuth session of the org's administrator, opened as the code exchange opens it. */
+async function oauthSession(ctx: TestContext, org: TestOrg, clientId?: string): Promise<{ clientId: string; refreshToken: string; sessionId: string }> {
+  const id = clientId ?? (await registerPublicClient(ctx, org));
+  const subject = (await findTokenSubject(ctx.deps.db, org.admin.userId))!;
+  const { session, refreshToken } = await ctx.deps.db.transaction().execute((trx) =>
+    insertSessionRows(ctx.deps, trx, subject, { kind: 'oauth', clientId: id, scope: 'openid', meta: { ip: '127.0.0.1' }, refreshable: true }));
+  return { clientId: id, refreshToken, sessionId: session.id };
+}
+
+function oauthRefresh(ctx: TestContext, clientId: string, refreshToken: string) {
+  return ctx.inject({
+    method: 'POST', url: '/v1/oauth2/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId }).toString(),
+  });
+}
+
+forEachEngine('auth refresh (OAuth clients rotate: POST /v1/oauth2/token)', (ctx) => {
+  it('each refresh rotates the token', async () => {
+    const org = await createTestOrg(ctx());
+    const { clientId, refreshToken } = await oauthSession(ctx(), org);
+    const res = await oauthRefresh(ctx(), clientId, refreshToken);
+    assert.equal(res.statusCode, 200, res.body);
+    assert.notEqual(json(res).refresh_token, refreshToken);
+  });
+
+  it('a retry of the just-rotated token inside the grace window gets the same successor', async () => {
+    const org = await createTestOrg(ctx());
+    const { clientId, refreshToken } = await oauthSession(ctx(), org);
+    const a = json(await oauthRefresh(ctx(), clientId, refreshToken));
+    ctx().clock.advance(9_000);
+    const b = await oauthRefresh(ctx(), clientId, refreshToken);
+    assert.equal(b.statusCode, 200, b.body);
+    assert.equal(json(b).refresh_token, a.refresh_token);
+    assert.equal((await oauthRefresh(ctx(), clientId, a.refresh_token)).statusCode, 200, 'the successor still works');
+  });
+
+  it('reuse of a rotated token after the grace window revokes the whole family', async () => {
+    const org = await createTestOrg(ctx());
+    const { clientId, refreshToken, sessionId } = await oauthSession(ctx(), org);
+    const second = json(await oauthRefresh(ctx(), clientId, refreshToken));
+    ctx().clock.advance(11_000);
+    assert.equal((await oauthRefresh(ctx(), clientId, refreshToken)).statusCode, 400);
+    assert.equal((await oauthRefresh(ctx(), clientId, second.refresh_token)).statusCode, 400, 'the legitimate successor is dead too');
+    const row = await ctx().deps.db.selectFrom('auth_sessions').select('revoked_reason').where('id', '=', sessionId).executeTakeFirstOrThrow();
+    assert.equal(row.revoked_reason, 'refresh_token_reuse');
+  });
+
+  it('replaying a grandparent token is reuse even inside the window', async () => {
+    const org = await createTestOrg(ctx());
+    const { clientId, refreshToken } = await oauthSession(ctx(), org);
+    const second = json(await oauthRefresh(ctx(), clientId, refreshToken));
+    const third = json(await oauthRefresh(ctx(), clientId, second.refresh_token));
+    assert.equal((await oauthRefresh(ctx(), clientId, refreshToken)).statusCode, 400);
+    assert.equal((await oauthRefresh(ctx(), clientId, third.refresh_token)).statusCode, 400);
+  });
+
+  it('100 concurrent refreshes of one token yield exactly one successor', async () => {
+    const org = await createTestOrg(ctx());
+    const { clientId, refreshToken, sessionId } = await oauthSession(ctx(), org);
+    const responses = await Promise.all(Array.from({ length: 100 }, () => oauthRefresh(ctx(), clientId, refreshToken)));
+    assert.deepEqual([...new Set(responses.map((r) => r.statusCode))], [200], responses.find((r) => r.statusCode !== 200)?.body);
+    assert.equal(new Set(responses.map((r) => json(r).refresh_token)).size, 1);
+    const rows = await ctx().deps.db.selectFrom('auth_refresh_tokens').selectAll().where('session_id', '=', sessionId).orderBy('generation').execute();
+    assert.equal(rows.length, 2);
+    assert.equal(rows[1]!.used_at, null);
+    assert.equal(rows[0]!.successor_hash, rows[1]!.token_hash);
   });
 });
 
 forEachEngine('auth refresh without grace', (ctx) => {
-  it('with TESSERA_REFRESH_GRACE_SECONDS=0 any replay revokes the family', async () => {
+  it('with TESSERA_REFRESH_GRACE_SECONDS=0 any OAuth replay revokes the family', async () => {
     const org = await createTestOrg(ctx());
-    const first = await login(ctx(), org.admin);
-    const second = await refresh(ctx(), first);
+    const { clientId, refreshToken } = await oauthSession(ctx(), org);
+    const second = await oauthRefresh(ctx(), clientId, refreshToken);
     assert.equal(second.statusCode, 200);
-    assert.equal((await refresh(ctx(), first)).statusCode, 401);
-    assert.equal((await refresh(ctx(), json(second))).statusCode, 401);
+    assert.equal((await oauthRefresh(ctx(), clientId, refreshToken)).statusCode, 400);
+    assert.equal((await oauthRefresh(ctx(), clientId, json(second).refresh_token)).statusCode, 400);
   });
 }, { env: { TESSERA_REFRESH_GRACE_SECONDS: '0' } });

@@ -2,8 +2,9 @@ import type { FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { CredentialResolver } from '../../core/http/authenticate.ts';
-import { unauthorized } from '../../core/http/errors.ts';
-import { principalFromRow } from '../identity/index.ts';
+import { tokenExpired, unauthorized } from '../../core/http/errors.ts';
+import { byKind, holdingsOfPrincipal, holdingsWithin } from '../../core/authz/ceiling.ts';
+import { loadUserPrincipal, principalFromRow } from '../identity/index.ts';
 import { findSessionWithUser } from './sessions.repo.ts';
 import { verifySignature } from './signing-keys.ts';
 
@@ -39,19 +40,32 @@ export function tokenResolver(deps: Deps): CredentialResolver {
 
 export async function principalForToken(deps: Deps, token: string): Promise<Principal> {
   const claims = await verifySignature(deps, token);
-  if (!claims || claims.exp * 1000 <= deps.clock.now()) throw unauthorized();
+  if (!claims) throw unauthorized();
+  if (claims.exp * 1000 <= deps.clock.now()) throw tokenExpired();
   // One round trip for the session (revocation is seen at once) and the user it belongs to.
   const session = await findSessionWithUser(deps.db, claims.sid);
   if (!session || session.revoked_at !== null || session.session_user_id !== claims.sub) throw unauthorized();
-  const loaded = principalFromRow(session, { sessionId: claims.sid });
-  if (!loaded || loaded.orgId !== session.session_org_id) throw unauthorized();
-  const principal: Principal = session.impersonator_id ? { ...loaded, impersonatorId: session.impersonator_id } : loaded;
-  // Impersonation lasts only while the impersonator may still sign in.
-  if (session.impersonator_id && !(await isEnabledUser(deps, session.impersonator_id, session.org_id))) throw unauthorized();
+  const via = session.kind === 'impersonation' ? 'impersonation' : session.kind === 'oauth' ? 'oauth' : 'password';
+  const principal = principalFromRow(session, {
+    sessionId: claims.sid,
+    via,
+    ...(session.impersonator_id ? { impersonatorId: session.impersonator_id } : {}),
+    // A third-party token reaches only what its scopes name (checked by the authentication hook).
+    ...(via === 'oauth' ? { scopes: new Set((session.scope ?? '').split(' ').filter(Boolean)), clientId: session.client_id ?? undefined } : {}),
+  });
+  if (!principal || principal.orgId !== session.session_org_id) throw unauthorized();
+  if (session.impersonator_id) await assertImpersonationHolds(deps, session.impersonator_id, principal);
   return principal;
 }
 
-async function isEnabledUser(deps: Deps, userId: string, orgId: string): Promise<boolean> {
-  const row = await deps.db.selectFrom('users').select('status').where('id', '=', userId).where('org_id', '=', orgId).executeTakeFirst();
-  return row?.status === 'enabled';
+/**
+ * Impersonation lasts only while it would still be allowed: the impersonator is enabled, still
+ * holds Impersonate, and holds now everything the target holds now (role privileges and the
+ * template permissions of their groups), so demoting one or promoting the other ends it at once.
+ */
+async function assertImpersonationHolds(deps: Deps, impersonatorId: string, target: Principal): Promise<void> {
+  const impersonator = await loadUserPrincipal(deps.db, impersonatorId);
+  if (!impersonator || impersonator.orgId !== target.orgId || !impersonator.privileges.has('impersonate')) throw unauthorized('The impersonation has ended');
+  const [mine, theirs] = await Promise.all([holdingsOfPrincipal(deps.db, impersonator), holdingsOfPrincipal(deps.db, target)]);
+  if (!holdingsWithin(byKind(theirs), byKind(mine))) throw unauthorized('The impersonation has ended: the user now holds privileges or permissions the impersonator does not');
 }

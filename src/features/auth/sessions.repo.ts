@@ -21,6 +21,7 @@ export function findSessionWithUser(db: DbOrTrx, id: string) {
     .innerJoin('roles', 'roles.id', 'users.role_id')
     .select([
       'auth_sessions.org_id as session_org_id', 'auth_sessions.user_id as session_user_id', 'auth_sessions.revoked_at', 'auth_sessions.impersonator_id',
+      'auth_sessions.kind', 'auth_sessions.scope', 'auth_sessions.client_id',
       'users.id', 'users.org_id', 'users.username', 'users.status', 'users.role_id', 'roles.privileges',
     ])
     .select(groupIdsJson(db).as('group_ids'))

@@ -59,12 +59,12 @@ export interface ExpireBody {
 }
 
 /**
- * DELETE /v1/auth/token: ends the session the `AccessToken` header belongs to — its access and
+ * DELETE /v1/auth/token: ends the session the token in `AccessToken` or `Authorization` belongs to — its access and
  * id tokens and its whole refresh family. A merely expired (but genuine) token may still end
  * its session, so a client returning after an hour can still sign out.
  */
 export async function expireToken(deps: Deps, accessToken: string | undefined, body: ExpireBody, ip: string) {
-  if (!accessToken) throw unauthorized('AccessToken header is required');
+  if (!accessToken) throw unauthorized('Send the token to expire in the AccessToken or Authorization header');
   const claims = await verifySignature(deps, accessToken);
   if (!claims) throw unauthorized();
   const [session, subject] = await Promise.all([findSession(deps.db, claims.sid), findTokenSubject(deps.db, claims.sub)]);

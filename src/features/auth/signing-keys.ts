@@ -103,13 +103,19 @@ export async function signToken(deps: Deps, claims: Omit<TokenClaims, 'iss'> & {
  * The claims of a token this server signed, or null when it is not one (bad shape, unknown key,
  * bad signature, other issuer). Expiry is NOT checked here: callers compare `exp` with the clock.
  */
+function isCanonicalBase64url(part: string): boolean {
+  return part.length > 0 && /^[A-Za-z0-9_-]+$/.test(part) && part.length % 4 !== 1 && Buffer.from(part, 'base64url').toString('base64url') === part;
+}
+
 export async function verifySignature(deps: Deps, token: string): Promise<TokenClaims | null> {
   const state = stateOf(deps);
   const cached = state.verified.get(token);
   if (cached) return cached;
   if (token.length > 4096) return null;
   const parts = token.split('.');
-  if (parts.length !== 3) return null;
+  // Only canonical base64url: no padding, no stray characters, no non-zero trailing bits, so one
+  // token has exactly one spelling (the cache, revocation lists and logs can trust the string).
+  if (parts.length !== 3 || !parts.every(isCanonicalBase64url)) return null;
   let header: { alg?: unknown; kid?: unknown; crit?: unknown };
   let claims: TokenClaims;
   try {

@@ -15,10 +15,9 @@ export interface TokenRequest {
 export async function tokenRequest(deps: Deps, body: TokenRequest, meta: RequestMeta): Promise<SessionResponse> {
   const refreshToken = body.refreshToken || body.session?.refreshToken;
   if (refreshToken) {
-    const inSession = !body.refreshToken;
-    const accessToken = inSession ? body.session?.accessToken : body.accessToken || body.session?.accessToken;
-    if (!accessToken) throw invalidField(inSession ? 'body.session.accessToken' : 'body.accessToken', 'is required with a refresh token');
-    return refreshSession(deps, accessToken, refreshToken);
+    // The access token is optional (a body with only `refreshToken` is a refresh); when sent, it must match.
+    const accessToken = body.refreshToken ? body.accessToken || body.session?.accessToken : body.session?.accessToken;
+    return refreshSession(deps, accessToken || undefined, refreshToken);
   }
   if (body.accessToken || body.session?.accessToken) throw invalidField(body.accessToken ? 'body.refreshToken' : 'body.session.refreshToken', 'is required to refresh');
   if (!body.username) throw invalidField('body.username', 'is required');

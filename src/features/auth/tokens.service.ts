@@ -5,7 +5,7 @@ import { AppError, unauthorized } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { dummyPasswordHash, findUserByUsername, passwordQueueDepth, verifyPassword } from '../identity/index.ts';
 import { scheduleCleanup } from './cleanup.ts';
-import { assertNotThrottled, clearAccountFailures, recordLoginFailure } from './login-throttle.ts';
+import { loginSucceeded, reserveLoginAttempt } from './login-throttle.ts';
 import { findTokenSubject, insertRefreshToken, insertSession, type SessionRow } from './sessions.repo.ts';
 import { signToken } from './signing-keys.ts';
 
@@ -96,18 +96,18 @@ export function sessionResponse(deps: Deps, subject: TokenSubject, tokens: { idT
  * users are verified against a dummy hash, so both failures cost the same). Returns the user id.
  */
 export async function checkPassword(deps: Deps, username: string, password: string, meta: RequestMeta): Promise<string> {
-  await assertNotThrottled(deps, username, meta.ip);
   if (passwordQueueDepth() >= MAX_HASH_QUEUE) {
     throw new AppError('service_unavailable', 'Too many sign-ins in progress; retry shortly', { headers: { 'retry-after': '1' } });
   }
+  // Reserved (counted as a failure, locking past the free ones) before any hashing.
+  const reservation = await reserveLoginAttempt(deps, username, meta.ip);
   const user = await findUserByUsername(deps.db, username);
   const stored = user?.password_hash ?? (await dummyPasswordHash());
   const matches = await verifyPassword(stored, password);
   if (!user || !matches || !user.password_hash || user.status !== 'enabled') {
-    await recordLoginFailure(deps, username, meta.ip);
     throw unauthorized(BAD_CREDENTIALS_MESSAGE);
   }
-  await clearAccountFailures(deps, username);
+  await loginSucceeded(deps, reservation);
   return user.id;
 }
 

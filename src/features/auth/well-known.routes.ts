@@ -10,7 +10,7 @@ export function jwksRoute(app: App, deps: Deps): void {
   app.get('/.well-known/jwks.json', {
     config: { public: true },
     schema: {
-      tags, summary: 'Public keys that verify Tessera id and access tokens', security: [],
+      operationId: 'GetJwks', tags, summary: 'Public keys that verify Tessera id and access tokens', security: [],
       response: { 200: Type.Object({ keys: Type.Array(Type.Object({}, { additionalProperties: true })) }) },
     },
   }, async (_request, reply) => {
@@ -23,7 +23,7 @@ export function jwksRoute(app: App, deps: Deps): void {
 export function discoveryRoute(app: App, deps: Deps): void {
   app.get('/.well-known/openid-configuration', {
     config: { public: true },
-    schema: { tags, summary: 'OpenID Provider configuration (discovery)', security: [], response: { 200: Type.Object({}, { additionalProperties: true }) } },
+    schema: { operationId: 'GetOpenIdConfiguration', tags, summary: 'OpenID Provider configuration (discovery)', security: [], response: { 200: Type.Object({}, { additionalProperties: true }) } },
   }, async (_request, reply) => {
     const base = deps.config.publicUrl;
     reply.header('cache-control', 'public, max-age=300');

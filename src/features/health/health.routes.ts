@@ -14,7 +14,7 @@ const ReadySchema = Type.Object({
 export function healthRoutes(app: App, deps: Deps): void {
   app.get(
     '/healthz',
-    { config: { public: true }, schema: { tags: ['system'], summary: 'Liveness: the process answers', security: [], response: { 200: LiveSchema } } },
+    { config: { public: true }, schema: { operationId: 'GetLiveness', tags: ['system'], summary: 'Liveness: the process answers', security: [], response: { 200: LiveSchema } } },
     async () => ({ status: 'ok' as const }),
   );
 
@@ -23,6 +23,7 @@ export function healthRoutes(app: App, deps: Deps): void {
     {
       config: { public: true },
       schema: {
+        operationId: 'GetReadiness',
         tags: ['system'],
         summary: 'Readiness: the database and the blob storage are reachable',
         security: [],

@@ -139,19 +139,25 @@ forEachEngine('groups, roles, privileges, security templates', (ctx) => {
   securitySuite(ctx, '/v1/security/groups', { method: 'GET', privileges: ['user_management'], prepare: () => ({ url: '/v1/security/groups' }) });
   securitySuite(ctx, '/v1/security/groups (create)', { method: 'POST', privileges: ['user_management'], prepare: () => ({ url: '/v1/security/groups', body: groupBody() }) });
   securitySuite(ctx, '/v1/security/groups/{id}', { method: 'GET', resource: true, privileges: ['user_management'], prepare: (_c, org) => ({ url: `/v1/security/groups/${org.groups.everyone}` }) });
-  securitySuite(ctx, '/v1/security/groups/{id} (update)', { method: 'PATCH', resource: true, privileges: ['user_management'], prepare: (_c, org) => ({ url: `/v1/security/groups/${org.groups.everyone}`, body: { description: 'x' } }) });
-  securitySuite(ctx, '/v1/security/groups/{id} (delete)', { method: 'DELETE', resource: true, privileges: ['user_management'], prepare: (_c, org) => ({ url: `/v1/security/groups/${org.groups.everyone}` }) });
+  securitySuite(ctx, '/v1/security/groups/{id} (update)', { method: 'PATCH', resource: true, privileges: ['user_management'], prepare: (_c, org) => ({ url: `/v1/security/groups/${org.groups.everyone}`, body: { description: 'x' } }), ceiling: { privileges: ['user_management'], prepare: (_c, org) => ({ url: `/v1/security/groups/${org.groups.administrators}`, body: { groupName: 'Nobody' } }) } });
+  securitySuite(ctx, '/v1/security/groups/{id} (delete)', { method: 'DELETE', resource: true, privileges: ['user_management'], prepare: (_c, org) => ({ url: `/v1/security/groups/${org.groups.everyone}` }), ceiling: { privileges: ['user_management'], prepare: (_c, org) => ({ url: `/v1/security/groups/${org.groups.administrators}` }) } });
   securitySuite(ctx, '/v1/roles', { method: 'GET', prepare: () => ({ url: '/v1/roles' }) });
-  securitySuite(ctx, '/v1/roles (create)', { method: 'POST', prepare: () => ({ url: '/v1/roles', body: { name: `r-${Math.random()}`, privileges: [] } }) });
+  securitySuite(ctx, '/v1/roles (create)', { method: 'POST', prepare: () => ({ url: '/v1/roles', body: { name: `r-${Math.random()}`, privileges: [] } }), ceiling: { privileges: ['role_management'], prepare: () => ({ url: '/v1/roles', body: { name: `r-${Math.random()}`, privileges: ['purge'] } }) } });
   securitySuite(ctx, '/v1/roles/{id}', { method: 'GET', resource: true, prepare: (_c, org) => ({ url: `/v1/roles/${org.roles.viewer}` }) });
-  securitySuite(ctx, '/v1/roles/{id} (update)', { method: 'PATCH', resource: true, prepare: (_c, org) => ({ url: `/v1/roles/${org.roles.viewer}`, body: { description: 'x' } }) });
-  securitySuite(ctx, '/v1/roles/{id} (delete)', { method: 'DELETE', resource: true, prepare: (_c, org) => ({ url: `/v1/roles/${org.roles.viewer}` }) });
+  securitySuite(ctx, '/v1/roles/{id} (update)', { method: 'PATCH', resource: true, prepare: (_c, org) => ({ url: `/v1/roles/${org.roles.viewer}`, body: { description: 'x' } }), ceiling: { privileges: ['role_management'], prepare: (_c, org) => ({ url: `/v1/roles/${org.roles.editor}`, body: { description: 'x' } }) } });
+  securitySuite(ctx, '/v1/roles/{id} (delete)', { method: 'DELETE', resource: true, prepare: (_c, org) => ({ url: `/v1/roles/${org.roles.viewer}` }), ceiling: { privileges: ['role_management'], prepare: async (c, org) => ({ url: `/v1/roles/${(await c.inject({ method: 'POST', url: '/v1/roles', headers: org.admin.headers, payload: { name: `r-${Math.random()}`, privileges: ['purge'] } })).json().id}` }) } });
   securitySuite(ctx, '/v1/roles/privileges', { method: 'GET', privileges: ['security_template_management', 'role_management'], prepare: () => ({ url: '/v1/roles/privileges' }) });
   securitySuite(ctx, '/v1/role/privileges', { method: 'GET', privileges: ['security_template_management', 'role_management'], prepare: () => ({ url: '/v1/role/privileges' }) });
   securitySuite(ctx, '/v1/security/permissions', { method: 'GET', prepare: () => ({ url: '/v1/security/permissions' }) });
   securitySuite(ctx, '/v1/security/template', { method: 'GET', privileges: ['security_template_management'], prepare: () => ({ url: '/v1/security/template' }) });
   securitySuite(ctx, '/v1/security/template (create)', { method: 'POST', privileges: ['security_template_management'], prepare: () => ({ url: '/v1/security/template', body: { templateName: `t-${Math.random()}` } }) });
   securitySuite(ctx, '/v1/security/template/{id}', { method: 'GET', resource: true, privileges: ['security_template_management'], prepare: (_c, org) => ({ url: `/v1/security/template/${org.defaultTemplateId}` }) });
-  securitySuite(ctx, '/v1/security/template/{id} (update)', { method: 'PATCH', resource: true, privileges: ['security_template_management'], prepare: (_c, org) => ({ url: `/v1/security/template/${org.defaultTemplateId}`, body: { description: 'x' } }) });
-  securitySuite(ctx, '/v1/security/template/{id} (delete)', { method: 'DELETE', resource: true, privileges: ['security_template_management'], prepare: (_c, org) => ({ url: `/v1/security/template/${org.defaultTemplateId}` }) });
+  securitySuite(ctx, '/v1/security/template/{id} (update)', {
+    method: 'PATCH', resource: true, privileges: ['security_template_management'], prepare: (_c, org) => ({ url: `/v1/security/template/${org.defaultTemplateId}`, body: { description: 'x' } }),
+    ceiling: { privileges: ['security_template_management'], prepare: (_c, org) => ({ url: `/v1/security/template/${org.defaultTemplateId}`, body: { securityDenormalized: [{ groupId: org.groups.everyone, permissions: [PERMISSIONS.view.id, PERMISSIONS.delete.id] }] } }) },
+  });
+  securitySuite(ctx, '/v1/security/template/{id} (delete)', {
+    method: 'DELETE', resource: true, privileges: ['security_template_management'], prepare: (_c, org) => ({ url: `/v1/security/template/${org.defaultTemplateId}` }),
+    ceiling: { privileges: ['security_template_management'], prepare: (_c, org) => ({ url: `/v1/security/template/${org.defaultTemplateId}` }) },
+  });
 });

@@ -16,8 +16,8 @@ export async function publishUserEvent(trx: Trx, now: number, orgId: string, act
     orgId, type, actor: actorId,
     data: {
       user: {
-        id: row.id, username: row.account_type === 'federated' ? null : row.username, email: row.email, firstName: row.first_name, lastName: row.last_name,
-        friendlyName: row.friendly_name, company: row.company, country: row.country, phone: row.phone, contact: row.contact,
+        id: row.id, username: row.account_type === 'federated' ? '' : row.username, email: row.email, firstName: row.first_name, lastName: row.last_name,
+        friendlyName: row.friendly_name, company: row.company ?? '', country: row.country ?? '', phone: row.phone ?? '', contact: row.contact ?? '',
         role: { id: row.role_id, name: row.role_name }, status: row.status, accountType: row.account_type, groups: groups.map((g) => ({ id: g.id, name: g.name })),
       },
     },

@@ -1,7 +1,9 @@
 import type { Deps } from '../../deps.ts';
 import { audit } from '../../core/audit.ts';
 import { requirePrivileges } from '../../core/authz/authorize.ts';
+import { assertWithin, byKind, grantsOfGroups, holdingsOfPrincipal } from '../../core/authz/ceiling.ts';
 import type { Principal } from '../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../core/db/connect.ts';
 import { isUniqueViolation } from '../../core/db/connect.ts';
 import type { GroupsTable } from '../../core/db/schema.ts';
 import { conflict, notFound } from '../../core/http/errors.ts';
@@ -11,6 +13,12 @@ import { findGroup } from './identity.repo.ts';
 
 function toGroup(row: GroupsTable): Group {
   return { groupId: row.id, groupName: row.name, description: row.description, createdEpoch: row.created_at, lastUpdatedEpoch: row.updated_at };
+}
+
+/** Renaming or deleting a group changes what its members hold: the caller must hold everything it brings. */
+async function assertGroupWithin(db: DbOrTrx, principal: Principal, groupId: string): Promise<void> {
+  const brings = await grantsOfGroups(db, principal.orgId, [groupId]);
+  assertWithin(byKind({ privileges: new Set(), grants: brings }), byKind(await holdingsOfPrincipal(db, principal)), 'The group brings');
 }
 
 const duplicate = () => conflict('A group with this name already exists', 'body.groupName');
@@ -51,6 +59,7 @@ export async function updateGroup(deps: Deps, principal: Principal, id: string, 
     return await deps.db.transaction().execute(async (trx) => {
       const row = await findGroup(trx, principal.orgId, id);
       if (!row) throw notFound('Group');
+      await assertGroupWithin(trx, principal, id);
       const patch: Partial<GroupsTable> = { updated_at: now };
       if (input.groupName !== undefined) Object.assign(patch, { name: input.groupName, name_key: input.groupName.toLowerCase() });
       if (input.description !== undefined) patch.description = input.description;
@@ -71,6 +80,7 @@ export async function deleteGroup(deps: Deps, principal: Principal, id: string, 
   await deps.db.transaction().execute(async (trx) => {
     const row = await findGroup(trx, principal.orgId, id);
     if (!row) throw notFound('Group');
+    await assertGroupWithin(trx, principal, id);
     await trx.deleteFrom('user_groups').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
     await trx.deleteFrom('security_template_grants').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
     await trx.deleteFrom('security_template_permissions').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();

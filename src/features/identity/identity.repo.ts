@@ -55,7 +55,9 @@ export function findTemplate(db: DbOrTrx, orgId: string, id: string): Promise<Se
 export async function replaceUserGroups(db: DbOrTrx, orgId: string, userId: string, groupIds: readonly string[]): Promise<void> {
   await db.deleteFrom('user_groups').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
   if (groupIds.length > 0) {
-    await db.insertInto('user_groups').values(groupIds.map((group_id) => ({ org_id: orgId, user_id: userId, group_id }))).execute();
+    // A concurrent replacement may have inserted the same rows already: that is the same outcome.
+    await db.insertInto('user_groups').values(groupIds.map((group_id) => ({ org_id: orgId, user_id: userId, group_id })))
+      .onConflict((oc) => oc.columns(['user_id', 'group_id']).doNothing()).execute();
   }
 }
 
@@ -68,4 +70,26 @@ export function groupIdsJson(db: DbOrTrx) {
   return postgres
     ? sql<string>`(select coalesce(json_agg(ug.group_id)::text, '[]') from user_groups ug where ug.user_id = users.id and ug.org_id = users.org_id)`
     : sql<string>`(select json_group_array(ug.group_id) from user_groups ug where ug.user_id = users.id and ug.org_id = users.org_id)`;
+}
+
+/** A user's role privileges and group ids as they are now (whatever the user's status). */
+export async function userGrantBasis(db: DbOrTrx, orgId: string, userId: string): Promise<{ privileges: string; groupIds: string[] } | undefined> {
+  const row = await db.selectFrom('users').innerJoin('roles', 'roles.id', 'users.role_id')
+    .select('roles.privileges').select(groupIdsJson(db).as('group_ids'))
+    .where('users.org_id', '=', orgId).where('users.id', '=', userId).executeTakeFirst();
+  if (!row) return undefined;
+  return { privileges: row.privileges, groupIds: (JSON.parse(row.group_ids) as (string | null)[]).filter((g): g is string => g !== null) };
+}
+
+/**
+ * Ends a user's sessions (every token and refresh family), except `keep` (the caller's current
+ * session when they change their own password). Written here, not through the auth feature,
+ * because identity changes (disable, password) must end sessions in their own transaction.
+ */
+export async function endUserSessions(db: DbOrTrx, orgId: string, userId: string, now: number, reason: string, keep?: string): Promise<number> {
+  const result = await db.updateTable('auth_sessions').set({ revoked_at: now, revoked_reason: reason })
+    .where('org_id', '=', orgId).where('user_id', '=', userId).where('revoked_at', 'is', null)
+    .$if(keep !== undefined, (q) => q.where('id', '!=', keep!))
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

@@ -176,3 +176,17 @@ export const SecurityTemplateUpdateSchema = Type.Object(
   { minProperties: 1 },
 );
 export type SecurityTemplateUpdate = Static<typeof SecurityTemplateUpdateSchema>;
+
+// Passwords (issue 8: own change with the current password; administrator reset)
+export const OwnPasswordChangeSchema = Type.Object({
+  currentPassword: Type.String({ minLength: 1, maxLength: 1024 }),
+  newPassword: Type.String({ minLength: 1, maxLength: 1024, description: '8–1024 characters, not a common password, not the username' }),
+}, { additionalProperties: false });
+export const PasswordResetSchema = Type.Object({
+  newPassword: Type.String({ minLength: 1, maxLength: 1024, description: '8–1024 characters, not a common password, not the username' }),
+}, { additionalProperties: false });
+export const PasswordChangedSchema = Type.Object({
+  status: Type.Literal('success'),
+  message: Type.String(),
+  revokedSessions: Type.Integer({ description: 'Sessions of the user that were ended' }),
+});

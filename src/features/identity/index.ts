@@ -10,6 +10,8 @@ export { groupIdsJson } from './identity.repo.ts';
 export { hashPassword, verifyPassword, dummyPasswordHash, passwordQueueDepth } from './password.ts';
 export { passwordProblem } from './password-policy.ts';
 export { findUser, findUserByUsername, findRole } from './identity.repo.ts';
+export { UserCreateSchema } from './identity.schemas.ts';
+export type { BootstrapResult } from './bootstrap.ts';
 
 export function identityRoutes(app: App, deps: Deps): void {
   userRoutes(app, deps);

@@ -12,7 +12,7 @@ export function parsePrivileges(json: string): Set<Privilege> {
  * The principal of an enabled user, or null when the user is missing or disabled.
  * Credential resolvers (tokens, API keys, tests) all build principals through here.
  */
-export async function loadUserPrincipal(db: DbOrTrx, userId: string, extra: Partial<Pick<Principal, 'sessionId' | 'impersonatorId'>> = {}): Promise<Principal | null> {
+export async function loadUserPrincipal(db: DbOrTrx, userId: string, extra: Partial<Pick<Principal, 'sessionId' | 'impersonatorId' | 'via' | 'scopes' | 'clientId'>> = {}): Promise<Principal | null> {
   // One round trip: this runs on every authenticated request. The group ids come back as one
   // JSON array (json_group_array / json_agg both give '[…]'), so the dialects differ only in name.
   const row = await db
@@ -37,10 +37,11 @@ export interface UserPrincipalRow {
 }
 
 /** A principal from a row selected with userPrincipalColumns, or null when the user is missing or disabled. */
-export function principalFromRow(row: UserPrincipalRow | undefined, extra: Partial<Pick<Principal, 'sessionId' | 'impersonatorId'>> = {}): Principal | null {
+export function principalFromRow(row: UserPrincipalRow | undefined, extra: Partial<Pick<Principal, 'sessionId' | 'impersonatorId' | 'via' | 'scopes' | 'clientId'>> = {}): Principal | null {
   if (!row || row.status !== 'enabled') return null;
   return {
     kind: 'user',
+    via: 'password',
     orgId: row.org_id,
     userId: row.id,
     username: row.username,

@@ -2,6 +2,7 @@ import type { Deps } from '../../deps.ts';
 import { audit } from '../../core/audit.ts';
 import { privilegesWithin, requireAnyPrivilege, requirePrivileges } from '../../core/authz/authorize.ts';
 import { ALL_PRIVILEGES, PRIVILEGES, isPrivilege, type Privilege } from '../../core/authz/catalog.ts';
+import { assertPrivilegesStillHeld, lockOrganization, privilegesHeldByPeople } from '../../core/authz/ceiling.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation } from '../../core/db/connect.ts';
 import { toJson } from '../../core/db/json.ts';
@@ -76,14 +77,17 @@ export async function updateRole(deps: Deps, principal: Principal, id: string, i
   const now = deps.clock.now();
   try {
     return await deps.db.transaction().execute(async (trx) => {
+      if (input.privileges !== undefined) await lockOrganization(trx, principal.orgId);
       const row = await findRole(trx, principal.orgId, id);
       if (!row) throw notFound('Role');
       if (!privilegesWithin(parsePrivileges(row.privileges), principal.privileges)) throw forbidden('You cannot change a role with privileges you do not hold');
+      const heldBefore = input.privileges !== undefined ? await privilegesHeldByPeople(trx, principal.orgId) : undefined;
       const patch: Partial<RolesTable> = { updated_at: now };
       if (input.name !== undefined) Object.assign(patch, { name: input.name, name_key: input.name.toLowerCase() });
       if (input.description !== undefined) patch.description = input.description;
       if (input.privileges !== undefined) patch.privileges = toJson(parsePrivilegeList(input.privileges, principal));
       await trx.updateTable('roles').set(patch).where('org_id', '=', principal.orgId).where('id', '=', id).execute();
+      if (heldBefore) await assertPrivilegesStillHeld(trx, principal.orgId, heldBefore);
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'role.updated', targetType: 'role', targetId: id, ip });
       return toRole({ ...row, ...patch });
     });
@@ -100,6 +104,7 @@ export async function deleteRole(deps: Deps, principal: Principal, id: string, i
   await deps.db.transaction().execute(async (trx) => {
     const row = await findRole(trx, principal.orgId, id);
     if (!row) throw notFound('Role');
+    if (!privilegesWithin(parsePrivileges(row.privileges), principal.privileges)) throw forbidden('You cannot delete a role with privileges you do not hold');
     const holder = await trx.selectFrom('users').select('id').where('org_id', '=', principal.orgId).where('role_id', '=', id).limit(1).executeTakeFirst();
     if (holder) throw conflict('The role is still assigned to users; reassign them first');
     await trx.deleteFrom('roles').where('org_id', '=', principal.orgId).where('id', '=', id).execute();

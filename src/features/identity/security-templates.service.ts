@@ -2,11 +2,12 @@ import type { Deps } from '../../deps.ts';
 import { audit } from '../../core/audit.ts';
 import { requirePrivileges, writeTemplatePermissions } from '../../core/authz/authorize.ts';
 import { ALL_PERMISSIONS, PERMISSIONS, permissionFromId } from '../../core/authz/catalog.ts';
+import { byKind, holdingsOfPrincipal } from '../../core/authz/ceiling.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation, type DbOrTrx } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
 import type { SecurityTemplatesTable } from '../../core/db/schema.ts';
-import { conflict, invalidField, notFound } from '../../core/http/errors.ts';
+import { conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { SecurityTemplate, SecurityTemplateUpdate, SecurityTemplateWrite } from './identity.schemas.ts';
 import { existingGroupIds, findTemplate } from './identity.repo.ts';
@@ -69,6 +70,35 @@ async function writeGrants(db: DbOrTrx, orgId: string, templateId: string, grant
   await writeTemplatePermissions(db, orgId, templateId, grants);
 }
 
+/**
+ * A template change changes what its groups hold on everything it protects (core/authz/ceiling.ts):
+ * every permission granted or withdrawn, for any group, must be one the caller holds; and the
+ * caller's own groups gain only what the caller already holds on this very template.
+ */
+async function assertTemplateChangeWithin(db: DbOrTrx, principal: Principal, templateId: string, before: Map<string, Set<string>>, after: Grants, isNew = false): Promise<void> {
+  const holdings = await holdingsOfPrincipal(db, principal);
+  const onThis = holdings.grants.get(templateId) ?? new Set();
+  const anywhere = byKind(holdings).grants.get('*') ?? new Set();
+  const lacking = new Set<string>();
+  for (const group of new Set([...before.keys(), ...after.keys()])) {
+    const was = before.get(group) ?? new Set<string>();
+    const now = new Set(after.get(group) ?? []);
+    // A new template protects nothing yet: what it will protect is up to the rights on that content.
+    const own = !isNew && principal.groupIds.includes(group);
+    for (const id of new Set([...was, ...now])) {
+      const p = permissionFromId(id);
+      if (!p || was.has(id) === now.has(id)) continue;
+      if (!anywhere.has(p) || (own && now.has(id) && !onThis.has(p))) lacking.add(PERMISSIONS[p].name);
+    }
+  }
+  if (lacking.size > 0) throw forbidden(`You cannot grant or withdraw permissions you do not hold (${[...lacking].join(', ')})`);
+}
+
+async function grantIds(db: DbOrTrx, orgId: string, templateId: string): Promise<Map<string, Set<string>>> {
+  const rows = await db.selectFrom('security_template_grants').select(['group_id', 'permissions']).where('org_id', '=', orgId).where('template_id', '=', templateId).execute();
+  return new Map(rows.map((r) => [r.group_id, new Set(fromJson<string[]>(r.permissions, []).map((id) => id.toLowerCase()))]));
+}
+
 const duplicate = () => conflict('A security template with this name already exists', 'body.templateName');
 
 export async function listTemplates(deps: Deps, principal: Principal): Promise<SecurityTemplate[]> {
@@ -91,6 +121,7 @@ export async function createTemplate(deps: Deps, principal: Principal, input: Se
   const row: SecurityTemplatesTable = { id: newId(now), org_id: principal.orgId, name: input.templateName, name_key: input.templateName.toLowerCase(), description: input.description ?? '', created_at: now, updated_at: now };
   try {
     return await deps.db.transaction().execute(async (trx) => {
+      await assertTemplateChangeWithin(trx, principal, row.id, new Map(), grants, true);
       await trx.insertInto('security_templates').values(row).execute();
       await writeGrants(trx, principal.orgId, row.id, grants);
       await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'security_template.created', targetType: 'security_template', targetId: row.id, ip });
@@ -112,6 +143,7 @@ export async function updateTemplate(deps: Deps, principal: Principal, id: strin
       const row = await findTemplate(trx, principal.orgId, id);
       if (!row) throw notFound('Security template');
       const before = await templateSnapshot(trx, principal.orgId, id);
+      if (grants) await assertTemplateChangeWithin(trx, principal, id, await grantIds(trx, principal.orgId, id), grants);
       const patch: Partial<SecurityTemplatesTable> = { updated_at: now };
       if (input.templateName !== undefined) Object.assign(patch, { name: input.templateName, name_key: input.templateName.toLowerCase() });
       if (input.description !== undefined) patch.description = input.description;
@@ -133,6 +165,7 @@ export async function deleteTemplate(deps: Deps, principal: Principal, id: strin
   await deps.db.transaction().execute(async (trx) => {
     const row = await findTemplate(trx, principal.orgId, id);
     if (!row) throw notFound('Security template');
+    await assertTemplateChangeWithin(trx, principal, id, await grantIds(trx, principal.orgId, id), new Map());
     await publishTemplateEvent(trx, now, principal.orgId, principal.userId, 'security.template.deleted', id, { name: row.name, grants: new Map() });
     await trx.deleteFrom('security_template_grants').where('org_id', '=', principal.orgId).where('template_id', '=', id).execute();
     await trx.deleteFrom('security_templates').where('org_id', '=', principal.orgId).where('id', '=', id).execute();

@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import { audit } from '../../core/audit.ts';
-import { hasPrivilege, privilegesWithin, requirePrivileges } from '../../core/authz/authorize.ts';
+import { hasPrivilege, privilegesWithin, requireOwnSignIn, requirePrivileges } from '../../core/authz/authorize.ts';
+import { assertPrivilegesStillHeld, assertWithin, byKind, grantsOfGroups, holdingsOfPrincipal, lockOrganization, privilegesHeldByPeople, type Holdings } from '../../core/authz/ceiling.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation, type DbOrTrx } from '../../core/db/connect.ts';
 import { fromJson } from '../../core/db/json.ts';
@@ -8,7 +9,7 @@ import type { UsersTable } from '../../core/db/schema.ts';
 import { AppError, conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { GroupMembership, User, UserCreate, UserUpdate } from './identity.schemas.ts';
-import { existingGroupIds, findGroup, findGroupByName, findRole, findRoleByName, findUserProfile, replaceUserGroups, type UserProfileRow } from './identity.repo.ts';
+import { endUserSessions, existingGroupIds, findGroup, findGroupByName, findRole, findRoleByName, findUserProfile, replaceUserGroups, userGrantBasis, type UserProfileRow } from './identity.repo.ts';
 import { hashPassword } from './password.ts';
 import { parsePrivileges } from './principal.ts';
 import { passwordProblem } from './password-policy.ts';
@@ -70,8 +71,33 @@ async function assertGroupsExist(db: DbOrTrx, orgId: string, groups: readonly st
   if (missing.length > 0) throw invalidField('body.groups', `names groups that do not exist: ${missing.join(', ')}`);
 }
 
+/** What a user holds now: role privileges and the template permissions their groups bring. */
+async function userHoldings(db: DbOrTrx, orgId: string, userId: string): Promise<Holdings> {
+  const basis = await userGrantBasis(db, orgId, userId);
+  if (!basis) return { privileges: new Set(), grants: new Map() };
+  return { privileges: parsePrivileges(basis.privileges), grants: await grantsOfGroups(db, orgId, basis.groupIds) };
+}
+
+/**
+ * A change to someone else needs the caller's own sign-in (API keys, impersonation and OAuth
+ * tokens cannot change people) and may not touch anyone holding more than the caller.
+ */
+async function assertMayChange(db: DbOrTrx, principal: Principal, caller: Holdings, userId: string): Promise<void> {
+  if (userId === principal.userId) return;
+  requireOwnSignIn(principal, 'Changing another user');
+  assertWithin(byKind(await userHoldings(db, principal.orgId, userId)), byKind(caller), 'The user holds');
+}
+
+/** What a change gives `userId` must be the caller's: exactly so for the caller themselves, by kind for others. */
+function assertGives(principal: Principal, userId: string, gives: Holdings, caller: Holdings, what: string): void {
+  if (userId === principal.userId) assertWithin(gives, caller, what);
+  else assertWithin(byKind(gives), byKind(caller), what);
+}
+
 export async function createUser(deps: Deps, principal: Principal, input: UserCreate, ip: string): Promise<{ userId: string; roleId: string }> {
   requirePrivileges(principal, 'user_management', 'security_template_management');
+  // A new person (with a password, or signing in elsewhere) is a lasting credential.
+  requireOwnSignIn(principal, 'Creating a user');
   if (input.accountType === 'local') {
     if (!input.password) throw invalidField('body.password', 'is required for a local account');
     const problem = passwordProblem(input.password, input.username);
@@ -84,6 +110,8 @@ export async function createUser(deps: Deps, principal: Principal, input: UserCr
     await deps.db.transaction().execute(async (trx) => {
       const role = await assignableRole(trx, principal, 'body.userRoleId', { id: input.userRoleId });
       await assertGroupsExist(trx, principal.orgId, input.groups);
+      const caller = await holdingsOfPrincipal(trx, principal);
+      assertGives(principal, userId, { privileges: parsePrivileges(role.privileges), grants: await grantsOfGroups(trx, principal.orgId, input.groups) }, caller, 'These groups give');
       const attrs = input.customAttributes ?? {};
       await trx.insertInto('users')
         .values({
@@ -121,13 +149,16 @@ export async function createUser(deps: Deps, principal: Principal, input: UserCr
 const SELF_SERVICE_FIELDS = ['firstName', 'lastName', 'friendlyName', 'email', 'company', 'country', 'contact', 'phone'] as const;
 
 export async function updateUser(deps: Deps, principal: Principal, id: string, input: UserUpdate, ip: string): Promise<User> {
-  if (input.userRoleId && input.userRoleName) throw invalidField('body.userRoleName', 'send either userRoleId or userRoleName, not both');
   const now = deps.clock.now();
   const row = await deps.db.transaction().execute(async (trx) => {
-    const user = await visibleUser(trx, principal, id);
     const privileged = input.userRoleId !== undefined || input.userRoleName !== undefined || input.groups !== undefined || input.status !== undefined;
+    if (privileged) await lockOrganization(trx, principal.orgId);
+    const user = await visibleUser(trx, principal, id);
     if (privileged) requirePrivileges(principal, 'user_management');
+    const caller = await holdingsOfPrincipal(trx, principal);
+    await assertMayChange(trx, principal, caller, user.id);
     if (input.status === 'disabled' && user.id === principal.userId) throw conflict('You cannot disable your own account', 'body.status');
+    const heldBefore = privileged ? await privilegesHeldByPeople(trx, principal.orgId) : undefined;
     const patch: Partial<UsersTable> = { updated_at: now };
     for (const field of SELF_SERVICE_FIELDS) {
       const value = input[field];
@@ -135,21 +166,50 @@ export async function updateUser(deps: Deps, principal: Principal, id: string, i
       const column = ({ firstName: 'first_name', lastName: 'last_name', friendlyName: 'friendly_name', email: 'email', company: 'company', country: 'country', contact: 'contact', phone: 'phone' } as const)[field];
       (patch as Record<string, unknown>)[column] = String(value);
     }
+    let rolePrivileges: string | undefined;
     if (input.userRoleId !== undefined || input.userRoleName !== undefined) {
       const role = await assignableRole(trx, principal, input.userRoleId ? 'body.userRoleId' : 'body.userRoleName', { id: input.userRoleId, name: input.userRoleName });
+      // The reference's own example sends both: fine when they name the same role.
+      if (input.userRoleId && input.userRoleName !== undefined && role.name_key !== input.userRoleName.toLowerCase()) {
+        throw invalidField('body.userRoleName', `names a different role than body.userRoleId ("${role.name}")`);
+      }
       patch.role_id = role.id;
+      rolePrivileges = role.privileges;
     }
     if (input.status !== undefined) patch.status = input.status;
     if (input.groups !== undefined) {
       await assertGroupsExist(trx, principal.orgId, input.groups);
+      // Whatever the user would hold afterwards (privileges and group permissions) must be the caller's too.
+      const privileges = rolePrivileges !== undefined ? parsePrivileges(rolePrivileges) : new Set<never>();
+      assertGives(principal, user.id, { privileges, grants: await grantsOfGroups(trx, principal.orgId, input.groups) }, caller, 'These groups give');
       await replaceUserGroups(trx, principal.orgId, user.id, input.groups);
     }
     await trx.updateTable('users').set(patch).where('org_id', '=', principal.orgId).where('id', '=', user.id).execute();
+    if (input.status === 'disabled' && user.status !== 'disabled') {
+      // Disabling ends every session at once (re-enabling does not revive them), and any impersonation by the user.
+      await endUserSessions(trx, principal.orgId, user.id, now, 'user_disabled');
+      await trx.updateTable('auth_sessions').set({ revoked_at: now, revoked_reason: 'impersonator_disabled' })
+        .where('org_id', '=', principal.orgId).where('impersonator_id', '=', user.id).where('revoked_at', 'is', null).execute();
+    }
+    if (heldBefore) await assertPrivilegesStillHeld(trx, principal.orgId, heldBefore);
+    const after = (await findUserProfile(trx, principal.orgId, user.id))!;
+    // A change that changes nothing records nothing (no audit row, no event, same lastUpdated).
+    if (sameProfile(user, after)) {
+      await trx.updateTable('users').set({ updated_at: user.updated_at }).where('org_id', '=', principal.orgId).where('id', '=', user.id).execute();
+      return user;
+    }
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'user.updated', targetType: 'user', targetId: user.id, ip, data: { fields: Object.keys(input) } });
     await publishUserEvent(trx, now, principal.orgId, principal.userId, 'user.updated', user.id);
-    return (await findUserProfile(trx, principal.orgId, user.id))!;
+    return after;
   });
   return toUser(row);
+}
+
+function sameProfile(a: UserProfileRow, b: UserProfileRow): boolean {
+  const groups = (row: UserProfileRow) => fromJson<(string | null)[]>(row.group_ids, []).filter((g) => g !== null).sort().join(',');
+  const { updated_at: _a, group_ids: _ga, ...restA } = a;
+  const { updated_at: _b, group_ids: _gb, ...restB } = b;
+  return groups(a) === groups(b) && JSON.stringify(restA) === JSON.stringify(restB);
 }
 
 export async function changeGroupMembership(deps: Deps, principal: Principal, id: string, input: GroupMembership, change: 'add' | 'remove', ip: string): Promise<void> {
@@ -160,13 +220,18 @@ export async function changeGroupMembership(deps: Deps, principal: Principal, id
     const user = await visibleUser(trx, principal, id);
     const group = input.userGroupId ? await findGroup(trx, principal.orgId, input.userGroupId) : await findGroupByName(trx, principal.orgId, input.userGroupName!);
     if (!group) throw invalidField(input.userGroupId ? 'body.userGroupId' : 'body.userGroupName', 'names no group of this organization');
-    const member = await trx.selectFrom('user_groups').select('group_id').where('user_id', '=', user.id).where('group_id', '=', group.id).executeTakeFirst();
+    const caller = await holdingsOfPrincipal(trx, principal);
+    await assertMayChange(trx, principal, caller, user.id);
     if (change === 'add') {
-      if (member) throw new AppError('conflict', 'User is already part of this group.');
-      await trx.insertInto('user_groups').values({ org_id: principal.orgId, user_id: user.id, group_id: group.id }).execute();
+      // Joining a group gives its template permissions: the caller must hold them (themselves included).
+      assertGives(principal, user.id, { privileges: new Set(), grants: await grantsOfGroups(trx, principal.orgId, [group.id]) }, caller, 'This group gives');
+      // Concurrent adds: exactly one inserts; the others change nothing and record nothing.
+      const inserted = await trx.insertInto('user_groups').values({ org_id: principal.orgId, user_id: user.id, group_id: group.id })
+        .onConflict((oc) => oc.columns(['user_id', 'group_id']).doNothing()).executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) throw new AppError('conflict', 'User is already part of this group.');
     } else {
-      if (!member) throw new AppError('conflict', 'User is not part of this group.');
-      await trx.deleteFrom('user_groups').where('user_id', '=', user.id).where('group_id', '=', group.id).execute();
+      const deleted = await trx.deleteFrom('user_groups').where('org_id', '=', principal.orgId).where('user_id', '=', user.id).where('group_id', '=', group.id).executeTakeFirst();
+      if (Number(deleted.numDeletedRows) === 0) throw new AppError('conflict', 'User is not part of this group.');
     }
     await trx.updateTable('users').set({ updated_at: now }).where('id', '=', user.id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: `user.group_${change === 'add' ? 'added' : 'removed'}`, targetType: 'user', targetId: user.id, ip, data: { groupId: group.id } });

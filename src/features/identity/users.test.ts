@@ -146,13 +146,36 @@ forEachEngine('users', (ctx) => {
     assert.equal(json(unknown).details[0].field, 'body.userGroupName');
   });
 
-  securitySuite(ctx, '/v1/user', { method: 'GET', prepare: () => ({ url: '/v1/user' }) });
+  securitySuite(ctx, '/v1/user', { method: 'GET', identityScope: true, prepare: () => ({ url: '/v1/user' }) });
   securitySuite(ctx, '/v1/user/{id}', { method: 'GET', resource: true, prepare: (_c, org) => ({ url: `/v1/user/${org.admin.userId}` }) });
   securitySuite(ctx, '/v1/user (create)', {
     method: 'POST', privileges: ['user_management', 'security_template_management'],
     prepare: (_c, org) => ({ url: '/v1/user', body: { firstName: 'A', lastName: 'B', friendlyName: 'C', email: 'abc@example.test', username: `u-${Math.random().toString(36).slice(2)}`, password: 'long enough pw', accountType: 'local', userRoleId: org.roles.viewer, groups: [org.groups.everyone] } }),
+    credentials: true,
+    ceiling: {
+      privileges: ['user_management', 'security_template_management'],
+      prepare: (_c, org) => ({ url: '/v1/user', body: { firstName: 'A', lastName: 'B', friendlyName: 'C', email: 'abc@example.test', username: `u-${Math.random().toString(36).slice(2)}`, password: 'long enough pw', accountType: 'local', userRoleId: org.roles.viewer, groups: [org.groups.everyone, org.groups.administrators] } }),
+    },
   });
-  securitySuite(ctx, '/v1/user/{id} (update)', { method: 'PATCH', resource: true, privileges: ['user_management'], prepare: async (c, org) => ({ url: `/v1/user/${(await createTestUser(c, org)).userId}`, body: { groups: [org.groups.everyone] } }) });
-  securitySuite(ctx, '/v1/user/{id}/add-to-group', { method: 'PATCH', resource: true, privileges: ['user_management'], prepare: async (c, org) => ({ url: `/v1/user/${(await createTestUser(c, org)).userId}/add-to-group`, body: { userGroupId: org.groups.administrators } }) });
-  securitySuite(ctx, '/v1/user/{id}/remove-from-group', { method: 'PATCH', resource: true, privileges: ['user_management'], prepare: async (c, org) => ({ url: `/v1/user/${(await createTestUser(c, org)).userId}/remove-from-group`, body: { userGroupId: org.groups.everyone } }) });
+  const um = ['user_management'] as const;
+  securitySuite(ctx, '/v1/user/{id} (update)', {
+    method: 'PATCH', resource: true, privileges: [...um], credentials: true,
+    prepare: async (c, org) => ({ url: `/v1/user/${(await createTestUser(c, org)).userId}`, body: { groups: [org.groups.everyone] } }),
+    ceiling: { privileges: [...um], prepare: (_c, org) => ({ url: `/v1/user/${org.admin.userId}`, body: { status: 'disabled' } }) },
+  });
+  securitySuite(ctx, '/v1/user/{id} (update, own groups)', {
+    method: 'PATCH', resource: true, privileges: [...um],
+    prepare: async (c, org) => ({ url: `/v1/user/${(await createTestUser(c, org)).userId}`, body: { firstName: 'X' } }),
+    ceiling: { privileges: [...um], prepare: (_c, org, caller) => ({ url: `/v1/user/${caller.userId}`, body: { groups: [org.groups.everyone, org.groups.administrators] } }) },
+  });
+  securitySuite(ctx, '/v1/user/{id}/add-to-group', {
+    method: 'PATCH', resource: true, privileges: [...um], credentials: true,
+    prepare: async (c, org) => ({ url: `/v1/user/${(await createTestUser(c, org)).userId}/add-to-group`, body: { userGroupId: org.groups.administrators } }),
+    ceiling: { privileges: [...um], prepare: (_c, org, caller) => ({ url: `/v1/user/${caller.userId}/add-to-group`, body: { userGroupId: org.groups.administrators } }) },
+  });
+  securitySuite(ctx, '/v1/user/{id}/remove-from-group', {
+    method: 'PATCH', resource: true, privileges: [...um], credentials: true,
+    prepare: async (c, org) => ({ url: `/v1/user/${(await createTestUser(c, org)).userId}/remove-from-group`, body: { userGroupId: org.groups.everyone } }),
+    ceiling: { privileges: [...um], prepare: (_c, org) => ({ url: `/v1/user/${org.admin.userId}/remove-from-group`, body: { userGroupId: org.groups.administrators } }) },
+  });
 });

@@ -71,6 +71,13 @@ export const ListQuerySchema = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 250, default: 50 })),
 });
 
+/** The whole catalog fits one default page: clients of the reference read the list in one call. */
+export const EventTypeListQuerySchema = Type.Object({
+  before: Type.Optional(Cursor),
+  after: Type.Optional(Cursor),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 250, default: 250 })),
+});
+
 export const EventTypeSchema = Type.Object({
   name: Type.String(),
   description: Type.String(),

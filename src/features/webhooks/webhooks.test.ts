@@ -146,7 +146,7 @@ forEachEngine('webhook endpoints', (ctx) => {
     const res = await ctx().inject({ method: 'GET', url: '/openapi.json' });
     assert.equal(res.statusCode, 200);
     const paths = Object.keys(json(res).paths);
-    for (const path of ['/webhooks/endpoint', '/webhooks/endpoint/list', '/webhooks/event-type/list', '/webhooks/endpoint/{id}', '/webhooks/endpoint/oauth/{endpointId}', '/v1/webhooks/endpoint/{id}/recover']) {
+    for (const path of ['/webhooks/endpoint', '/webhooks/endpoint/list', '/webhooks/event-type/list', '/webhooks/endpoint/{id}', '/webhooks/endpoint/oauth/{endpointId}', '/webhooks/endpoint/{id}/recover']) {
       assert.ok(paths.includes(path), path);
     }
   });

@@ -3,9 +3,12 @@ import * as m0001 from './0001_foundation.ts';
 import * as m0002 from './0002_auth.ts';
 import * as m0003 from './0003_api_keys.ts';
 import * as m0004 from './0004_webhooks.ts';
+import * as m0005 from './0005_security.ts';
+import * as m0006 from './0006_compat.ts';
 import * as m0007 from './0007_metadata.ts';
 import * as m0008 from './0008_assets.ts';
 import * as m0009 from './0009_search.ts';
+import * as m0011 from './0011_cdn.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -13,7 +16,10 @@ export const migrations: Record<string, Migration> = {
   '0002_auth': m0002,
   '0003_api_keys': m0003,
   '0004_webhooks': m0004,
+  '0005_security': m0005,
+  '0006_compat': m0006,
   '0007_metadata': m0007,
   '0008_assets': m0008,
   '0009_search': m0009,
+  '0011_cdn': m0011,
 };

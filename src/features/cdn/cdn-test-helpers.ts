@@ -1,0 +1,63 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { EdgeConfig } from '../../config.ts';
+import { createLog } from '../../core/log.ts';
+import type { TestContext } from '../../../test/helpers/context.ts';
+import { Edge } from './edge/edge.ts';
+
+/** A real HTTP origin on loopback whose answers a test sets per path; counts requests per path. */
+export class TestOrigin {
+  readonly hits = new Map<string, number>();
+  readonly requests: { url: string; headers: IncomingMessage['headers'] }[] = [];
+  routes = new Map<string, (req: IncomingMessage, res: ServerResponse) => unknown>();
+  private server: Server | undefined;
+  url = '';
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      const path = (req.url ?? '/').split('?')[0]!;
+      this.hits.set(path, (this.hits.get(path) ?? 0) + 1);
+      this.requests.push({ url: req.url ?? '/', headers: req.headers });
+      const route = this.routes.get(path);
+      if (!route) {
+        res.writeHead(404, { 'content-type': 'text/plain', 'cache-control': 'max-age=60' }).end('not found');
+        return;
+      }
+      void Promise.resolve(route(req, res)).catch(() => res.destroy());
+    });
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  /** Serve `body` at `path` with these headers. */
+  set(path: string, body: string | Buffer, headers: Record<string, string> = {}): void {
+    this.routes.set(path, (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body), ...headers }).end(body);
+    });
+  }
+
+  count(path: string): number {
+    return this.hits.get(path) ?? 0;
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((r) => { this.server?.close(() => r()); this.server?.closeAllConnections(); });
+  }
+}
+
+export function edgeConfig(ctx: TestContext, overrides: Partial<EdgeConfig> = {}): EdgeConfig {
+  return {
+    port: 0, host: '127.0.0.1', region: 'de', cacheDir: join(ctx.dataDir, 'edge-cache'), cacheMaxBytes: 64 * 1024 * 1024, memoryMaxBytes: 32 * 1024 * 1024,
+    maxObjectBytes: 16 * 1024 * 1024, controlHost: '127.0.0.1', controlPort: 0, controlUrl: undefined, heartbeatMs: 60_000,
+    trustedProxies: ['loopback'], workers: 1, geoipDb: undefined, ...overrides,
+  };
+}
+
+/** An edge server in this process (real HTTP on loopback), on the test context's database. */
+export async function startEdge(ctx: TestContext, overrides: Partial<EdgeConfig> = {}): Promise<{ edge: Edge; url: string; close(): Promise<void> }> {
+  const edge = new Edge({ config: edgeConfig(ctx, overrides), db: ctx.deps.db, keys: ctx.deps.keys, log: createLog('silent'), allowPrivateTargets: true });
+  const { port } = await edge.start();
+  return { edge, url: `http://127.0.0.1:${port}`, close: () => edge.stop() };
+}

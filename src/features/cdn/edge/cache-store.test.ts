@@ -1,0 +1,38 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import { CacheStore } from './cache-store.ts';
+
+const meta = (path: string, size: number) => ({
+  zoneId: 1, path, tags: [], status: 200, headers: {}, size, storedAt: Date.now(), ttlMs: 60_000, swrMs: 0, sieMs: 0,
+  alwaysRevalidate: false, initialAgeMs: 0, etag: undefined, lastModified: undefined,
+});
+
+it('evicts least recently used objects beyond the disk bound, keeps bodies on disk past the memory bound', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'edge-cache-'));
+  try {
+    const store = new CacheStore({ dir, maxBytes: 3000, memoryMaxBytes: 4000 });
+    for (const p of ['/a', '/b', '/c']) await store.put(p, '', meta(p, 1000), Buffer.alloc(1000, p.charCodeAt(1)));
+    assert.ok(store.lookup('/a', '')); // touch /a: /b is now the oldest
+    await store.put('/d', '', meta('/d', 1000), Buffer.alloc(1000, 100));
+    assert.equal(store.lookup('/b', ''), undefined);
+    assert.ok(store.lookup('/a', ''));
+    assert.ok(store.lookup('/c', ''));
+    assert.equal(store.size, 3);
+    assert.equal(readdirSync(dir).length, 3);
+    assert.equal(store.bytes.disk, 3000);
+
+    // Objects above a quarter of the memory bound are served from disk.
+    const small = new CacheStore({ dir: join(dir, 'small'), maxBytes: 100_000, memoryMaxBytes: 1000 });
+    const e = await small.put('/big', '', meta('/big', 2000), Buffer.alloc(2000, 1));
+    assert.equal(e.body, null);
+    assert.equal((await small.body(e))!.length, 2000);
+    assert.equal(small.bytes.memory, 0);
+    assert.equal(small.purge(1, (x) => x.path === '/big'), 1);
+    assert.equal(await small.body(e), null);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

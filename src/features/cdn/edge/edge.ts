@@ -1,0 +1,664 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { EdgeConfig } from '../../../config.ts';
+import type { Db } from '../../../core/db/connect.ts';
+import type { Keyring } from '../../../core/keyring.ts';
+import type { Log } from '../../../core/log.ts';
+import { newId } from '../../../core/ids.ts';
+import { checkControlAuth, EDGE_LIVENESS_MS, type ControlMessage, type PurgeMessage } from '../control.ts';
+import { ipMatcher, REGION_GEO_ZONE, referrerMatches, verifyToken, zoneConfigFromRow, type IpMatcher, type ZoneConfig } from '../zone-model.ts';
+import { CacheStore, type CacheEntry } from './cache-store.ts';
+import { freshness, notModified, parseRange, parseVary, storedHeaders, varyKey } from './http-cache.ts';
+import { openGeo, type Geo } from './geo.ts';
+import { acceptedFormats, encodeImage, isOptimizableImage, minify, variantEtag, type ImageFormat } from './optimizer.ts';
+import { createUrlOrigin, type OriginFetcher, type OriginResponse } from './origin.ts';
+import { EdgeStats, type CacheStatus } from './stats.ts';
+
+export interface EdgeDeps {
+  config: EdgeConfig;
+  db: Db;
+  keys: Keyring;
+  log: Log;
+  allowPrivateTargets: boolean;
+  /** Origin for asset-store zones (published assets only); absent until the assets feature is wired. */
+  assetOrigin?: AssetOrigin;
+}
+
+export interface AssetOrigin {
+  fetch(zone: ZoneConfig, path: string, headers: Record<string, string>): Promise<OriginResponse>;
+}
+
+interface ZoneRuntime {
+  zone: ZoneConfig;
+  blockedIps: IpMatcher;
+  blockedCountries: Set<string>;
+  corsExt: Set<string>;
+}
+
+interface Fetched {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  entry: CacheEntry | null;
+  revalidated: boolean;
+}
+
+const TOKEN_PARAMS = new Set(['token', 'expires']);
+/** Client headers not passed to the origin: hop-by-hop, credentials, and what the edge decides itself. */
+const NOT_FORWARDED = new Set(['host', 'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-connection',
+  'cookie', 'authorization', 'range', 'if-range', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'content-length', 'expect', 'accept-encoding']);
+const STRIP_TO_CLIENT = new Set(['cdn-tag', 'surrogate-key', 'cache-tag', 'surrogate-control']);
+
+/** One edge process: its own cache, counters and limits; configuration and purges from the database and the API. */
+export class Edge {
+  readonly id = newId();
+  private readonly deps: EdgeDeps;
+  private readonly cache: CacheStore;
+  readonly stats = new EdgeStats();
+  private readonly geo: Geo;
+  private readonly origin: OriginFetcher;
+  private zones = new Map<number, ZoneRuntime>();
+  private byHost = new Map<string, ZoneRuntime>();
+  private byName = new Map<string, ZoneRuntime>();
+  private readonly inflight = new Map<string, Promise<Fetched>>();
+  private readonly variantJobs = new Map<string, Promise<void>>();
+  private readonly epochs = new Map<number, number>();
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+  private readonly monthlyUsed = new Map<number, number>();
+  private readonly applied = new Map<string, number>();
+  private readonly trusted: IpMatcher;
+  private lastSyncOk = 0;
+  private server: Server | undefined;
+  private control: Server | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private syncing: Promise<void> = Promise.resolve();
+  controlUrl = '';
+  /** Origin fetches made by this process (tests and benches read it). */
+  originFetches = 0;
+
+  constructor(deps: EdgeDeps) {
+    this.deps = deps;
+    this.cache = new CacheStore({ dir: join(deps.config.cacheDir, this.id), maxBytes: deps.config.cacheMaxBytes, memoryMaxBytes: deps.config.memoryMaxBytes });
+    this.geo = openGeo(deps.config.geoipDb);
+    this.origin = createUrlOrigin({ allowPrivate: deps.allowPrivateTargets, maxObjectBytes: deps.config.maxObjectBytes });
+    const proxies = deps.config.trustedProxies.flatMap((p) => (p === 'loopback' ? ['127.0.0.0/8', '::1'] : [p]));
+    this.trusted = ipMatcher(proxies);
+  }
+
+  async start(): Promise<{ port: number; controlUrl: string }> {
+    await this.loadZones();
+    this.lastSyncOk = Date.now();
+    this.control = createServer((req, res) => void this.handleControl(req, res));
+    await new Promise<void>((resolve) => this.control!.listen(this.deps.config.controlPort, this.deps.config.controlHost, resolve));
+    const cport = (this.control.address() as AddressInfo).port;
+    const chost = this.deps.config.controlHost.includes(':') ? `[${this.deps.config.controlHost}]` : this.deps.config.controlHost;
+    this.controlUrl = this.deps.config.controlUrl ?? `http://${chost === '0.0.0.0' ? '127.0.0.1' : chost}:${cport}`;
+    await this.register();
+    this.server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+      this.handle(req, res).catch((error) => {
+        this.deps.log.error({ err: error }, 'edge request failed');
+        if (!res.headersSent) this.plain(res, 502, 'Bad gateway');
+        else res.destroy();
+      });
+    });
+    await new Promise<void>((resolve) => this.server!.listen(this.deps.config.port, this.deps.config.host, resolve));
+    this.timer = setInterval(() => void this.heartbeat(), this.deps.config.heartbeatMs);
+    this.timer.unref();
+    return { port: (this.server.address() as AddressInfo).port, controlUrl: this.controlUrl };
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await Promise.all([this.server, this.control].map((s) => (s ? new Promise<void>((r) => { s.close(() => r()); s.closeAllConnections?.(); }) : undefined)));
+    await this.syncing.catch(() => {});
+    await this.stats.flush(this.deps.db, new Set(this.zones.keys())).catch(() => {});
+    await this.deps.db.deleteFrom('cdn_edges').where('id', '=', this.id).execute().catch(() => {});
+    await this.origin.close();
+  }
+
+  // --- configuration, purges, heartbeat ---
+
+  private async register(): Promise<void> {
+    const now = Date.now();
+    await this.deps.db.insertInto('cdn_edges').values({ id: this.id, control_url: this.controlUrl, region: this.deps.config.region, started_at: now, last_seen_at: now })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ last_seen_at: now, control_url: this.controlUrl })).execute();
+  }
+
+  private async heartbeat(): Promise<void> {
+    try {
+      const now = Date.now();
+      const updated = await this.deps.db.updateTable('cdn_edges').set({ last_seen_at: now }).where('id', '=', this.id).executeTakeFirst();
+      if (Number(updated.numUpdatedRows) === 0) {
+        // The API deregistered us (we missed a push): nothing cached may be trusted any more.
+        this.cache.purge(null, () => true);
+        for (const zone of this.zones.keys()) this.bumpEpoch(zone);
+        await this.register();
+      }
+      await this.sync({ flushStats: true });
+    } catch (error) {
+      this.deps.log.warn({ err: error }, 'edge heartbeat failed');
+    }
+  }
+
+  /** Applies pushed purges, reloads zones, pulls missed purges and (optionally) flushes counters. */
+  sync(message: ControlMessage): Promise<void> {
+    for (const purge of message.purges ?? []) this.applyPurge(purge);
+    const run = async () => {
+      const started = Date.now();
+      await this.loadZones();
+      await this.pollPurges(started);
+      if (message.flushStats) await this.stats.flush(this.deps.db, new Set(this.zones.keys()));
+      await this.loadMonthlyUsage();
+      this.lastSyncOk = started;
+    };
+    this.syncing = this.syncing.then(run, run);
+    return this.syncing;
+  }
+
+  private async loadZones(): Promise<void> {
+    const rows = await this.deps.db.selectFrom('cdn_zones').selectAll().execute();
+    const zones = new Map<number, ZoneRuntime>();
+    const byHost = new Map<string, ZoneRuntime>();
+    const byName = new Map<string, ZoneRuntime>();
+    for (const row of rows) {
+      const zone = zoneConfigFromRow(row);
+      const old = this.zones.get(zone.id);
+      const rt = old && old.zone.version === zone.version ? old : {
+        zone,
+        blockedIps: ipMatcher(zone.settings.blockedIPs),
+        blockedCountries: new Set(zone.settings.blockedCountries),
+        corsExt: new Set(zone.settings.accessControlOriginHeaderExtensions),
+      };
+      zones.set(zone.id, rt);
+      byName.set(zone.name.toLowerCase(), rt);
+      for (const host of zone.settings.hostnames) byHost.set(host, rt);
+    }
+    for (const id of this.zones.keys()) {
+      if (!zones.has(id)) {
+        this.bumpEpoch(id);
+        this.cache.purge(id, () => true);
+      }
+    }
+    this.zones = zones;
+    this.byHost = byHost;
+    this.byName = byName;
+  }
+
+  private async pollPurges(now: number): Promise<void> {
+    const since = now - 2 * EDGE_LIVENESS_MS;
+    const rows = await this.deps.db.selectFrom('cdn_purges').select(['id', 'zone_id', 'kind', 'value']).where('created_at', '>=', since).execute();
+    for (const row of rows) this.applyPurge({ id: row.id, zoneId: Number(row.zone_id), kind: row.kind, value: row.value });
+    for (const [id, at] of this.applied) if (at < since - 60_000) this.applied.delete(id);
+  }
+
+  private async loadMonthlyUsage(): Promise<void> {
+    const capped = [...this.zones.values()].filter((z) => z.zone.settings.monthlyBandwidthLimit > 0).map((z) => z.zone.id);
+    if (capped.length === 0) return;
+    const d = new Date();
+    const monthStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+    const rows = await this.deps.db.selectFrom('cdn_stats_hourly').select(['zone_id', (eb) => eb.fn.sum<number>('bytes_served').as('bytes')])
+      .where('zone_id', 'in', capped).where('hour', '>=', monthStart).groupBy('zone_id').execute();
+    this.monthlyUsed.clear();
+    for (const row of rows) this.monthlyUsed.set(Number(row.zone_id), Number(row.bytes));
+  }
+
+  private bumpEpoch(zoneId: number): void {
+    this.epochs.set(zoneId, (this.epochs.get(zoneId) ?? 0) + 1);
+  }
+
+  applyPurge(p: PurgeMessage): void {
+    if (this.applied.has(p.id)) return;
+    this.applied.set(p.id, Date.now());
+    this.bumpEpoch(p.zoneId);
+    const value = p.value.split('?')[0]!;
+    const match: (e: CacheEntry) => boolean =
+      p.kind === 'all' ? () => true
+      : p.kind === 'url' ? (e) => e.path === value
+      : p.kind === 'prefix' ? (e) => e.path.startsWith(value)
+      : p.kind === 'tag' ? (e) => e.tags.includes(p.value)
+      : (e) => e.path === `/${p.value}` || e.path.startsWith(`/${p.value}/`);
+    this.cache.purge(p.zoneId, match);
+  }
+
+  private async handleControl(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === 'GET' && req.url === '/health') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: this.id, objects: this.cache.size, bytes: this.cache.bytes }));
+      return;
+    }
+    if (req.method !== 'POST' || req.url !== '/sync' || !checkControlAuth(this.deps.keys, req.headers['x-tessera-edge-auth'] as string | undefined, Date.now())) {
+      res.writeHead(404).end();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > 4_194_304) {
+        res.writeHead(413).end();
+        return;
+      }
+      chunks.push(chunk as Buffer);
+    }
+    try {
+      const message = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as ControlMessage;
+      await this.sync(message);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    } catch (error) {
+      this.deps.log.warn({ err: error }, 'edge sync failed');
+      res.writeHead(500).end();
+    }
+  }
+
+  // --- serving ---
+
+  private plain(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): number {
+    const body = JSON.stringify({ message });
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', ...headers });
+    res.end(body);
+    return Buffer.byteLength(body);
+  }
+
+  private clientIp(req: IncomingMessage): string {
+    const remote = req.socket.remoteAddress ?? '';
+    const xff = req.headers['x-forwarded-for'];
+    if (xff === undefined || !this.trusted.matches(remote)) return remote;
+    const chain = (Array.isArray(xff) ? xff.join(',') : xff).split(',').map((s) => s.trim()).filter(Boolean);
+    for (let i = chain.length - 1; i >= 0; i--) if (!this.trusted.matches(chain[i]!) || i === 0) return chain[i]!;
+    return remote;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const now = Date.now();
+    const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
+    const url = req.url ?? '/';
+    const qi = url.indexOf('?');
+    const rawPath = qi < 0 ? url : url.slice(0, qi);
+    let rt = this.byHost.get(host);
+    let path = rawPath;
+    if (!rt) {
+      const slash = rawPath.indexOf('/', 1);
+      rt = this.byName.get((slash < 0 ? rawPath.slice(1) : rawPath.slice(1, slash)).toLowerCase());
+      path = slash < 0 ? '/' : rawPath.slice(slash);
+    }
+    if (!rt) {
+      this.plain(res, 404, 'No pull zone serves this host or path');
+      return;
+    }
+    const zone = rt.zone;
+    const s = zone.settings;
+    const ip = this.clientIp(req);
+    const country = this.geo.country(ip);
+    let cacheStatus: CacheStatus = 'REFUSED';
+    let sent = 0;
+    let recorded = false;
+    const record = (status: number) => {
+      if (recorded) return;
+      recorded = true;
+      this.stats.request(zone.id, now, status, sent, cacheStatus, country);
+    };
+    const refuse = (status: number, message: string, headers?: Record<string, string>) => {
+      sent = this.plain(res, status, message, headers);
+      record(status);
+    };
+
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') return refuse(405, 'Only GET, HEAD and OPTIONS', { allow: 'GET, HEAD, OPTIONS' });
+    if (!zone.enabled) return refuse(403, 'This pull zone is disabled');
+    const geoZone = REGION_GEO_ZONE[this.deps.config.region];
+    if (geoZone && s[`enableGeoZone${geoZone}`] === false) return refuse(403, `This pull zone is not served in geo zone ${geoZone}`);
+    if (rt.blockedIps.matches(ip)) return refuse(403, 'Your IP address is blocked');
+    if (rt.blockedCountries.has(country)) return refuse(403, 'Access from your country is blocked');
+    const referer = req.headers.referer;
+    if (referer !== undefined && (s.allowedReferrers.length > 0 || s.blockedReferrers.length > 0)) {
+      let refHost = '';
+      try {
+        refHost = new URL(referer).hostname.toLowerCase();
+      } catch {
+        refHost = '';
+      }
+      if (s.blockedReferrers.some((p) => referrerMatches(p, refHost))) return refuse(403, 'Referrer blocked');
+      if (s.allowedReferrers.length > 0 && !s.allowedReferrers.some((p) => referrerMatches(p, refHost))) return refuse(403, 'Referrer not allowed');
+    }
+    if (/(^|\/)\.\.?(\/|$)|\\|%2e%2e|%5c/i.test(path)) return refuse(400, 'Invalid path');
+
+    // Query: drop token parameters; sort the rest (or drop all when the zone ignores query strings).
+    let query = '';
+    let token: string | undefined;
+    let expires: string | undefined;
+    if (qi >= 0) {
+      const params = new URLSearchParams(url.slice(qi + 1));
+      token = params.get('token') ?? undefined;
+      expires = params.get('expires') ?? undefined;
+      if (!s.ignoreQueryStrings) {
+        const kept = [...params].filter(([k]) => !TOKEN_PARAMS.has(k)).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+        query = new URLSearchParams(kept).toString();
+      }
+    }
+    const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
+    const cors = s.enableAccessControlOriginHeader && (rt.corsExt.size === 0 || rt.corsExt.has(ext));
+    if (req.method === 'OPTIONS') {
+      cacheStatus = 'BYPASS';
+      res.writeHead(204, cors ? { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'GET, HEAD, OPTIONS', 'access-control-allow-headers': String(req.headers['access-control-request-headers'] ?? '*'), 'access-control-max-age': '86400' } : { allow: 'GET, HEAD, OPTIONS' });
+      res.end();
+      return record(204);
+    }
+
+    if (s.zoneSecurityEnabled) {
+      const ok = token !== undefined && expires !== undefined
+        && verifyToken(s.zoneSecurityKey, path, token, Number(expires), Math.floor(now / 1000), s.zoneSecurityIncludeHashRemoteIP ? ip : undefined);
+      if (!ok) return refuse(403, 'Missing, invalid or expired token');
+    }
+    if (s.requestLimit > 0) {
+      const key = `${zone.id}|${ip}`;
+      const cap = s.requestLimit + s.burstSize;
+      const b = this.buckets.get(key) ?? { tokens: cap, at: now };
+      b.tokens = Math.min(cap, b.tokens + ((now - b.at) / 1000) * s.requestLimit);
+      b.at = now;
+      this.buckets.set(key, b);
+      if (b.tokens < 1) return refuse(429, 'Too many requests from your IP', { 'retry-after': String(Math.max(1, Math.ceil((1 - b.tokens) / s.requestLimit))) });
+      b.tokens -= 1;
+    }
+    if (s.monthlyBandwidthLimit > 0) {
+      const used = (this.monthlyUsed.get(zone.id) ?? 0) + (this.stats.unflushedBytes.get(zone.id) ?? 0);
+      if (used >= s.monthlyBandwidthLimit) {
+        const d = new Date(now);
+        const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+        return refuse(429, 'The pull zone reached its monthly bandwidth limit', { 'retry-after': String(Math.ceil((next - now) / 1000)) });
+      }
+    }
+    // --- cache lookup ---
+    const base = `${zone.id}:${path}${query ? `?${query}` : ''}`;
+    const header = (name: string) => { const v = req.headers[name]; return Array.isArray(v) ? v.join(', ') : v; };
+    const accept = header('accept') ?? '';
+    const acceptClass = s.enableAvifVary || s.enableWebpVary
+      ? `|a=${s.enableAvifVary && accept.includes('image/avif') ? 'avif' : s.enableWebpVary && accept.includes('image/webp') ? 'webp' : '-'}` : '';
+    const bypass = now - this.lastSyncOk > EDGE_LIVENESS_MS;
+    let variant = varyKey(this.cache.varies.get(base) ?? [], header) + acceptClass;
+    let entry = bypass ? undefined : this.cache.lookup(base, variant);
+    let fetched: Fetched | undefined;
+    const originHeaders = (): Record<string, string> => {
+      const h: Record<string, string> = {};
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (value === undefined || NOT_FORWARDED.has(name)) continue;
+        h[name] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      h['user-agent'] = 'Tessera-Edge/1';
+      h['accept-encoding'] = 'identity';
+      return h;
+    };
+    if (entry) {
+      const cached = entry;
+      const age = now - cached.storedAt + cached.initialAgeMs;
+      if (!cached.alwaysRevalidate && age < cached.ttlMs) {
+        cacheStatus = 'HIT';
+        // Fast path: a fresh in-memory object, plain GET, nothing to negotiate, slice or throttle.
+        const body = cached.body;
+        if (body !== null && req.method === 'GET' && cached.status === 200 && req.headers.range === undefined && req.headers['if-none-match'] === undefined
+          && req.headers['if-modified-since'] === undefined && (s.limitRatePerSecond === 0 || body.length <= s.limitRateAfter)
+          && !(s.optimizerEnabled && isOptimizableImage(cached.headers['content-type']))) {
+          let fast = cached.fast;
+          if (fast === undefined || fast.version !== zone.version || fast.cors !== cors) {
+            fast = { version: zone.version, cors, headers: this.clientHeaders(cached.headers, cached.headers['vary'], cached.etag, zone, cors) };
+            cached.fast = fast;
+          }
+          res.writeHead(200, [...fast.headers, 'age', String(Math.floor(age / 1000)), 'cdn-cache', 'HIT', 'content-length', String(body.length)]);
+          sent = body.length;
+          res.end(body);
+          return record(200);
+        }
+      } else if (!entry.alwaysRevalidate && age < entry.ttlMs + entry.swrMs) {
+        cacheStatus = 'STALE';
+        void this.fetchCoalesced(rt, base, variant, path, query, originHeaders(), entry).catch(() => {});
+      } else {
+        try {
+          fetched = await this.fetchCoalesced(rt, base, variant, path, query, originHeaders(), entry);
+          if (fetched.status >= 500 && age < entry.ttlMs + entry.sieMs) {
+            cacheStatus = 'STALE';
+            fetched = undefined;
+          } else {
+            cacheStatus = fetched.revalidated ? 'REVALIDATED' : 'EXPIRED';
+            entry = fetched.entry ?? undefined;
+          }
+        } catch (error) {
+          if (age < cached.ttlMs + cached.sieMs) cacheStatus = 'STALE';
+          else return refuse(502, `Origin unavailable: ${(error as Error).message}`);
+        }
+      }
+    } else {
+      try {
+        fetched = await this.fetchCoalesced(rt, base, variant, path, query, originHeaders(), undefined, bypass);
+      } catch (error) {
+        cacheStatus = 'MISS';
+        return refuse(502, `Origin unavailable: ${(error as Error).message}`);
+      }
+      cacheStatus = fetched.entry ? 'MISS' : 'BYPASS';
+      entry = fetched.entry ?? undefined;
+      variant = varyKey(this.cache.varies.get(base) ?? [], header) + acceptClass;
+    }
+
+    // --- choose the representation ---
+    let status: number;
+    let headers: Record<string, string>;
+    let body: Buffer | null;
+    let etag: string | undefined;
+    let lastModified: string | undefined;
+    let ageSeconds = 0;
+    if (entry && !entry.dead && (!fetched || fetched.entry === entry)) {
+      status = entry.status;
+      headers = entry.headers;
+      body = await this.cache.body(entry);
+      if (!body) return refuse(503, 'Cached object unavailable; retry');
+      etag = entry.etag;
+      lastModified = entry.lastModified;
+      ageSeconds = Math.floor(Math.max(0, now - entry.storedAt + entry.initialAgeMs) / 1000);
+    } else if (fetched) {
+      status = fetched.status;
+      headers = storedHeaders(fetched.headers);
+      body = fetched.body;
+      etag = headers['etag'];
+      lastModified = headers['last-modified'];
+    } else {
+      return refuse(503, 'Cached object was purged; retry');
+    }
+    let vary: string | undefined = headers['vary'];
+    const source = entry;
+    if (s.optimizerEnabled && status === 200 && source && !source.dead && isOptimizableImage(headers['content-type'])) {
+      const chosen = await this.pickImage(source, body, accept, zone);
+      body = chosen.body;
+      headers = chosen.headers;
+      etag = headers['etag'];
+      vary = vary ? `${vary}, Accept` : 'Accept';
+    }
+
+    // --- respond ---
+    const out: Record<string, string | number> = {};
+    const prepared = this.clientHeaders(headers, vary, etag, zone, cors);
+    for (let i = 0; i < prepared.length; i += 2) out[prepared[i]!] = prepared[i + 1]!;
+    out['age'] = ageSeconds;
+    out['cdn-cache'] = cacheStatus;
+    if (status === 200 && notModified({ ifNoneMatch: header('if-none-match'), ifModifiedSince: header('if-modified-since') }, etag, lastModified)) {
+      delete out['content-type'];
+      res.writeHead(304, out);
+      res.end();
+      return record(304);
+    }
+    let slice = body;
+    let code = status;
+    if (status === 200 && req.headers.range !== undefined) {
+      const ifRange = header('if-range');
+      const rangeOk = ifRange === undefined || (ifRange.startsWith('"') || ifRange.startsWith('W/') ? ifRange === etag : ifRange === lastModified);
+      const range = rangeOk ? parseRange(header('range'), body.length) : { kind: 'full' as const };
+      if (range.kind === 'unsatisfiable') return refuse(416, 'Range not satisfiable', { 'content-range': `bytes */${body.length}` });
+      if (range.kind === 'partial') {
+        slice = body.subarray(range.start, range.end + 1);
+        code = 206;
+        out['content-range'] = `bytes ${range.start}-${range.end}/${body.length}`;
+      }
+    }
+    out['content-length'] = slice.length;
+    res.writeHead(code, out);
+    if (req.method === 'HEAD') {
+      res.end();
+      return record(code);
+    }
+    if (s.limitRatePerSecond > 0 && slice.length > s.limitRateAfter) {
+      await this.throttled(res, slice, s.limitRateAfter, s.limitRatePerSecond, (n) => { sent = n; });
+      return record(code);
+    }
+    sent = slice.length;
+    res.end(slice);
+    record(code);
+  }
+
+  /** Response headers for clients (flat name/value list), without age, cache status and length. */
+  private clientHeaders(headers: Record<string, string>, vary: string | undefined, etag: string | undefined, zone: ZoneConfig, cors: boolean): string[] {
+    const s = zone.settings;
+    const out: string[] = [];
+    for (const k in headers) if (!STRIP_TO_CLIENT.has(k) && k !== 'vary' && k !== 'etag' && k !== 'cache-control') out.push(k, headers[k]!);
+    if ((s.enableAvifVary || s.enableWebpVary) && !/\baccept\b/i.test(vary ?? '')) vary = vary ? `${vary}, Accept` : 'Accept';
+    if (vary) out.push('vary', vary);
+    if (etag) out.push('etag', etag);
+    const cc = s.cacheControlPublicMaxAgeOverride !== null ? `public, max-age=${s.cacheControlPublicMaxAgeOverride}` : headers['cache-control'];
+    if (cc) out.push('cache-control', cc);
+    out.push('accept-ranges', 'bytes');
+    if (cors) out.push('access-control-allow-origin', '*');
+    return out;
+  }
+
+  /** Writes `after` bytes at once, then at most `rate` bytes per second (paced every 50 ms). */
+  private throttled(res: ServerResponse, body: Buffer, after: number, rate: number, progress: (n: number) => void): Promise<void> {
+    return new Promise((resolve) => {
+      let offset = Math.min(after, body.length);
+      if (offset > 0) res.write(body.subarray(0, offset));
+      progress(offset);
+      const start = performance.now();
+      let done = false;
+      const finish = () => { if (!done) { done = true; clearInterval(timer); resolve(); } };
+      res.once('close', finish);
+      const tick = () => {
+        const allowed = Math.min(body.length, after + Math.floor(((performance.now() - start) / 1000) * rate));
+        if (allowed > offset) {
+          res.write(body.subarray(offset, allowed));
+          offset = allowed;
+          progress(offset);
+        }
+        if (offset >= body.length) {
+          res.end();
+          finish();
+        }
+      };
+      const timer = setInterval(tick, 50);
+    });
+  }
+
+  /** AVIF > WebP > original by Accept; AVIF is made in the background, never awaited. */
+  private async pickImage(entry: CacheEntry, source: Buffer, accept: string, zone: ZoneConfig): Promise<{ body: Buffer; headers: Record<string, string> }> {
+    const formats = acceptedFormats(accept, zone.settings);
+    for (const format of formats) {
+      const have = entry.variants.get(format);
+      if (have) return have;
+      if (format === 'avif') {
+        void this.makeVariant(entry, source, format, zone).catch(() => {});
+        continue;
+      }
+      await this.makeVariant(entry, source, format, zone);
+      const made = entry.variants.get(format);
+      if (made) return made;
+    }
+    return { body: source, headers: entry.headers };
+  }
+
+  private makeVariant(entry: CacheEntry, source: Buffer, format: ImageFormat, zone: ZoneConfig): Promise<void> {
+    const key = `${entry.key}\u0001${entry.storedAt}\u0001${format}`;
+    let job = this.variantJobs.get(key);
+    if (!job) {
+      job = (async () => {
+        try {
+          const out = await encodeImage(source, format, zone.settings);
+          this.cache.addVariant(entry, format, out.body, { ...entry.headers, 'content-type': out.contentType, etag: variantEtag(entry.etag, source, format) });
+        } finally {
+          this.variantJobs.delete(key);
+        }
+      })();
+      this.variantJobs.set(key, job);
+    }
+    return job;
+  }
+
+  /** One origin request per object at a time: concurrent misses wait for the same fetch. */
+  private fetchCoalesced(rt: ZoneRuntime, base: string, variant: string, path: string, query: string, headers: Record<string, string>, stale: CacheEntry | undefined, bypass = false): Promise<Fetched> {
+    const epoch = this.epochs.get(rt.zone.id) ?? 0;
+    const key = `${epoch}|${base}|${variant}`;
+    let p = this.inflight.get(key);
+    if (!p) {
+      p = this.fetchAndStore(rt, base, variant, path, query, headers, stale, epoch, bypass).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, p);
+    }
+    return p;
+  }
+
+  private async fetchAndStore(rt: ZoneRuntime, base: string, variant: string, path: string, query: string, headers: Record<string, string>, stale: CacheEntry | undefined, epoch: number, bypass: boolean): Promise<Fetched> {
+    const zone = rt.zone;
+    const s = zone.settings;
+    const h = { ...headers };
+    if (stale?.etag) h['if-none-match'] = stale.etag;
+    else if (stale?.lastModified) h['if-modified-since'] = stale.lastModified;
+    const now = Date.now();
+    this.originFetches++;
+    let origin: OriginResponse;
+    if (s.originType === 'assets') {
+      if (!this.deps.assetOrigin) throw new Error('asset-store origin not available');
+      origin = await this.deps.assetOrigin.fetch(zone, path, h);
+    } else {
+      origin = await this.origin.fetch(zone, path, query, h);
+    }
+    this.stats.origin(zone.id, now, origin.body.length, origin.ms);
+    const purged = (this.epochs.get(zone.id) ?? 0) !== epoch;
+    const opts = { edgeTtl: s.cacheControlMaxAgeOverride, staleWhileUpdating: s.useStaleWhileUpdating, staleWhileOffline: s.useStaleWhileOffline, nowMs: now };
+    if (origin.status === 304 && stale && !stale.dead) {
+      // Revalidated: the stored body stays; its metadata and freshness are renewed.
+      const merged = { ...stale.headers, ...storedHeaders(origin.headers) };
+      const f = freshness(stale.status, merged, opts);
+      if (purged || bypass) return { status: stale.status, headers: merged, body: (await this.cache.body(stale)) ?? Buffer.alloc(0), entry: null, revalidated: true };
+      stale.headers = merged;
+      stale.fast = undefined;
+      stale.storedAt = now;
+      stale.ttlMs = f.ttlMs;
+      stale.swrMs = f.swrMs;
+      stale.sieMs = f.sieMs;
+      stale.initialAgeMs = f.initialAgeMs;
+      return { status: stale.status, headers: merged, body: Buffer.alloc(0), entry: stale, revalidated: true };
+    }
+    if (origin.status >= 500) return { status: origin.status, headers: origin.headers, body: origin.body, entry: null, revalidated: false };
+    let body = origin.body;
+    const f = freshness(origin.status, origin.headers, opts);
+    const stored = storedHeaders(origin.headers);
+    if (s.optimizerEnabled && origin.status === 200) {
+      const small = await minify(body, stored['content-type'], s);
+      if (small) {
+        body = small;
+        if (stored['etag']) stored['etag'] = `W/${stored['etag'].replace(/^W\//, '')}`;
+      }
+    }
+    if (!f.storable || purged || bypass) return { status: origin.status, headers: stored, body, entry: null, revalidated: false };
+    const vary = parseVary(origin.headers['vary']);
+    const header = (name: string) => headers[name];
+    let variantKey = variant;
+    if (vary.join(',') !== (this.cache.varies.get(base) ?? []).join(',')) {
+      this.cache.varies.set(base, vary);
+      variantKey = varyKey(vary, header) + (variant.includes('|a=') ? variant.slice(variant.lastIndexOf('|a=')) : '');
+    }
+    const tags = ['cdn-tag', 'surrogate-key', 'cache-tag'].flatMap((name) => (origin.headers[name] ?? '').split(/[,\s]+/)).map((t) => t.trim()).filter(Boolean);
+    const entry = await this.cache.put(base, variantKey, {
+      zoneId: zone.id, path, tags, status: origin.status, headers: stored, size: body.length, storedAt: now,
+      ttlMs: f.ttlMs, swrMs: f.swrMs, sieMs: f.sieMs, alwaysRevalidate: f.alwaysRevalidate, initialAgeMs: f.initialAgeMs,
+      etag: stored['etag'], lastModified: stored['last-modified'],
+    }, body);
+    // A purge that landed while we wrote must win.
+    if ((this.epochs.get(zone.id) ?? 0) !== epoch) {
+      this.cache.remove(entry);
+      return { status: origin.status, headers: stored, body, entry: null, revalidated: false };
+    }
+    return { status: origin.status, headers: stored, body, entry, revalidated: false };
+  }
+}

@@ -1,0 +1,60 @@
+import { Agent, request, type Dispatcher } from 'undici';
+import { createGuardedDispatcher } from '../../webhooks/index.ts';
+import type { ZoneConfig } from '../zone-model.ts';
+
+export interface OriginResponse {
+  status: number;
+  /** Lower-case header names, multi-values joined. */
+  headers: Record<string, string>;
+  body: Buffer;
+  ms: number;
+}
+
+export class OriginTooLarge extends Error {}
+
+export interface OriginFetcher {
+  fetch(zone: ZoneConfig, path: string, query: string, headers: Record<string, string>): Promise<OriginResponse>;
+  close(): Promise<void>;
+}
+
+/** HTTP(S) origins through undici, keep-alive pooled; private addresses refused unless the operator allows them. */
+export function createUrlOrigin(options: { allowPrivate: boolean; maxObjectBytes: number; timeoutMs?: number }): OriginFetcher {
+  const dispatcher: Dispatcher = options.allowPrivate
+    ? new Agent({ connections: 64, keepAliveTimeout: 30_000 })
+    : createGuardedDispatcher({ allowPrivate: false, connections: 64, keepAliveTimeoutMs: 30_000 });
+  return {
+    async fetch(zone, path, query, headers) {
+      const started = performance.now();
+      const base = zone.settings.originUrl!;
+      const url = `${base}${path}${query ? `?${query}` : ''}`;
+      const res = await request(url, {
+        method: 'GET',
+        headers: { ...headers, ...(zone.settings.originHostHeader ? { host: zone.settings.originHostHeader } : {}) },
+        dispatcher,
+        headersTimeout: options.timeoutMs ?? 30_000,
+        bodyTimeout: options.timeoutMs ?? 30_000,
+      });
+      const out: Record<string, string> = {};
+      for (const [name, value] of Object.entries(res.headers)) {
+        if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      const declared = Number(out['content-length']);
+      if (Number.isFinite(declared) && declared > options.maxObjectBytes) {
+        res.body.destroy();
+        throw new OriginTooLarge(`origin object of ${declared} bytes exceeds EDGE_MAX_OBJECT_BYTES`);
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body) {
+        size += (chunk as Buffer).length;
+        if (size > options.maxObjectBytes) {
+          res.body.destroy();
+          throw new OriginTooLarge('origin object exceeds EDGE_MAX_OBJECT_BYTES');
+        }
+        chunks.push(chunk as Buffer);
+      }
+      return { status: res.statusCode, headers: out, body: Buffer.concat(chunks, size), ms: performance.now() - started };
+    },
+    close: () => dispatcher.close(),
+  };
+}

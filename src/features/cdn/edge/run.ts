@@ -1,0 +1,45 @@
+import cluster from 'node:cluster';
+import type { Deps } from '../../../deps.ts';
+import { Edge } from './edge.ts';
+import { assetOriginFor } from '../asset-origin.ts';
+
+/**
+ * `tessera edge`: one edge process, or with EDGE_WORKERS=n a primary that keeps n edge workers
+ * (each with its own cache and control port) sharing EDGE_PORT.
+ */
+export async function runEdge(deps: Deps): Promise<void> {
+  const workers = deps.config.edge.workers;
+  if (workers > 1 && cluster.isPrimary) {
+    for (let i = 0; i < workers; i++) cluster.fork();
+    cluster.on('exit', (worker, code, signal) => {
+      if (stopping) return;
+      deps.log.warn({ pid: worker.process.pid, code, signal }, 'edge worker exited; starting another');
+      cluster.fork();
+    });
+    let stopping = false;
+    const stop = () => {
+      stopping = true;
+      for (const w of Object.values(cluster.workers ?? {})) w?.kill('SIGTERM');
+      setTimeout(() => process.exit(0), 5000).unref();
+      cluster.on('exit', () => { if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0); });
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    return;
+  }
+  const edge = new Edge({ config: deps.config.edge, db: deps.db, keys: deps.keys, log: deps.log, allowPrivateTargets: deps.config.allowPrivateTargets, assetOrigin: assetOriginFor(deps) });
+  const { port, controlUrl } = await edge.start();
+  deps.log.info({ port, controlUrl, edgeId: edge.id, region: deps.config.edge.region }, 'edge listening');
+  if (process.send) process.send({ type: 'edge-ready', port, controlUrl, id: edge.id });
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    setTimeout(() => process.exit(1), 10_000).unref();
+    await edge.stop();
+    await deps.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+}

@@ -1,0 +1,3 @@
+export { cdnRoutes } from './cdn.routes.ts';
+export { runEdge } from './edge/run.ts';
+export { Edge, type EdgeDeps } from './edge/edge.ts';

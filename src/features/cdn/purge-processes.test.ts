@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { after, before, it } from 'node:test';
+import { Agent, request } from 'undici';
+import { forEachEngine, json, TEST_SECRET, type TestContext } from '../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
+import { freePort } from '../../../test/helpers/net.ts';
+import { TestOrigin } from './cdn-test-helpers.ts';
+
+/** `tessera edge` as a separate OS process on the test database; resolves when it listens. */
+async function spawnEdge(ctx: TestContext, name: string, env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['src/main.ts', 'edge'], {
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    env: {
+      ...process.env,
+      TESSERA_DATA_DIR: ctx.dataDir,
+      TESSERA_SECRET_KEY: TEST_SECRET,
+      TESSERA_LOG_LEVEL: 'error',
+      TESSERA_ALLOW_PRIVATE_TARGETS: 'true',
+      DATABASE_URL: ctx.database.kind === 'postgres' ? ctx.database.url : `sqlite:${ctx.database.file}`,
+      EDGE_PORT: String(port),
+      EDGE_HOST: '127.0.0.1',
+      EDGE_CACHE_DIR: join(ctx.dataDir, `edge-${name}`),
+      EDGE_HEARTBEAT_MS: '500',
+      ...env,
+    },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => { stderr += d; });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`edge ${name} did not start: ${stderr}`)), 20_000);
+    child.on('message', (m: { type?: string }) => { if (m.type === 'edge-ready') { clearTimeout(timer); resolve(); } });
+    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`edge ${name} exited ${code}: ${stderr}`)); });
+  });
+  return { url: `http://127.0.0.1:${port}`, child };
+}
+
+forEachEngine('CDN purge across edge processes', (ctx) => {
+  const origin = new TestOrigin();
+  const edges: { url: string; child: ChildProcess }[] = [];
+  let org: TestOrg;
+  const agent = new Agent({ connections: 16 });
+  before(async () => {
+    await origin.start();
+    org = await createTestOrg(ctx());
+    edges.push(await spawnEdge(ctx(), 'a'), await spawnEdge(ctx(), 'b'));
+  });
+  after(async () => {
+    for (const e of edges) {
+      e.child.kill('SIGTERM');
+      await new Promise((r) => e.child.once('exit', r));
+    }
+    await agent.close();
+    await origin.close();
+  });
+
+  const read = async (edge: { url: string }, path: string) => (await request(`${edge.url}${path}`, { dispatcher: agent })).body.text();
+
+  it('two `tessera edge` processes register; a purge is applied on both before the API call returns', async () => {
+    const list = json(await ctx().inject({ method: 'GET', url: '/v1/cdn/edges', headers: org.admin.headers }));
+    assert.ok(list.length >= 2, JSON.stringify(list));
+    const zone = json(await ctx().inject({ method: 'POST', url: '/v1/cdn/pullzones', headers: org.admin.headers, payload: { name: `mp-${Math.random().toString(36).slice(2, 9)}`, originUrl: origin.url } }));
+    let version = 0;
+    origin.routes.set('/obj', (_req, res) => res.writeHead(200, { 'cache-control': 'max-age=3600, stale-while-revalidate=3600, stale-if-error=3600' }).end(`v${version}`));
+    // Zone creation is pushed to both edges before the API answered.
+    for (const e of edges) assert.equal(await read(e, `/${zone.name}/obj`), 'v0');
+    for (const e of edges) assert.equal(await read(e, `/${zone.name}/obj`), 'v0');
+    assert.equal(origin.count('/obj'), 2);
+    // Randomized purge/read races: readers hammer both edges while versions change; once a purge
+    // call has returned, no edge may answer with an older version.
+    let stop = false;
+    let floor = 0;
+    const violations: string[] = [];
+    const readers = edges.flatMap((e) => Array.from({ length: 3 }, async () => {
+      while (!stop) {
+        const min = floor;
+        const body = await read(e, `/${zone.name}/obj`);
+        if (Number(body.slice(1)) < min) violations.push(`${e.url} served ${body} after purge of v${min - 1}`);
+      }
+    }));
+    for (let i = 1; i <= 40; i++) {
+      version = i;
+      const res = await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/purge`, headers: org.admin.headers, payload: i % 2 ? { url: `/${zone.name}/obj` } : { everything: true } });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.equal(json(res).edges, 2);
+      floor = i;
+      for (const e of edges) assert.equal(await read(e, `/${zone.name}/obj`), `v${i}`);
+    }
+    stop = true;
+    await Promise.all(readers);
+    assert.deepEqual(violations, []);
+  });
+});

@@ -1,0 +1,158 @@
+// First run and start-up failures, as a new user meets them: a real process, real files, real ports.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { freePort } from './helpers/net.ts';
+
+function baseEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env, TESSERA_DATA_DIR: dataDir, HOST: '127.0.0.1', TESSERA_LOG_LEVEL: 'info', ...extra };
+  delete env.DATABASE_URL;
+  delete env.TESSERA_ADMIN_PASSWORD;
+  delete env.TESSERA_ADMIN_USERNAME;
+  delete env.TESSERA_SECRET_KEY;
+  return { ...env, ...extra };
+}
+
+async function startServer(env: Record<string, string | undefined>, port: number): Promise<{ child: ChildProcess; stdout: () => string; stderr: () => string }> {
+  const child = spawn(process.execPath, ['src/main.ts', 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) break;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${out}\n${err}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, stdout: () => out, stderr: () => err };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Runs `serve` expecting it to fail; returns its exit code and output. */
+async function failingStart(env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['src/main.ts', 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  clearTimeout(timer);
+  return { code, stdout, stderr };
+}
+
+function assertOneLine(stderr: string, pattern: RegExp, setting: string): void {
+  const lines = stderr.trim().split('\n');
+  assert.equal(lines.length, 1, `one line, got:\n${stderr}`);
+  assert.match(lines[0]!, pattern);
+  assert.match(lines[0]!, new RegExp(`\\(${setting}\\)`));
+  assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
+}
+
+describe('first run with TESSERA_LOG_LEVEL=error', () => {
+  const dataDir = join(mkdtempSync(join(tmpdir(), 'tessera-first-')), 'data');
+  after(() => rmSync(join(dataDir, '..'), { recursive: true, force: true }));
+
+  it('shows the generated credentials on stderr and in a 0600 file; the data directory is 0700; reset-password is the way back in', async () => {
+    const port = await freePort();
+    const env = baseEnv(dataDir, { PORT: String(port), TESSERA_LOG_LEVEL: 'error' });
+    const server = await startServer(env, port);
+    let password: string;
+    try {
+      const shown = /generated password (\S+)/.exec(server.stderr());
+      assert.ok(shown, `stderr shows the password:\n${server.stderr()}`);
+      password = shown[1]!;
+      const file = join(dataDir, 'first-run-credentials.txt');
+      assert.match(server.stderr(), new RegExp(file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'stderr names the file');
+      assert.equal(statSync(file).mode & 0o777, 0o600);
+      assert.match(readFileSync(file, 'utf8'), new RegExp(`password=${password}`));
+      assert.equal(statSync(dataDir).mode & 0o777, 0o700);
+      for (const name of ['tessera.sqlite', 'secret.key']) assert.equal(statSync(join(dataDir, name)).mode & 0o077, 0, `${name} is private`);
+      const signIn = await fetch(`http://127.0.0.1:${port}/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
+      assert.equal(signIn.status, 200);
+    } finally {
+      await stop(server.child);
+    }
+    // Lost the password: reset it from the server's shell.
+    const reset = spawnSync(process.execPath, ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'admin', '--password', 'a brand new passphrase'], { env, encoding: 'utf8' });
+    assert.equal(reset.status, 0, reset.stderr);
+    assert.match(reset.stdout, /reset/);
+    const generated = spawnSync(process.execPath, ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'ADMIN'], { env, encoding: 'utf8' });
+    assert.equal(generated.status, 0, generated.stderr);
+    const newPassword = /New password: (\S+)/.exec(generated.stdout)?.[1];
+    assert.ok(newPassword, generated.stdout);
+    const again = await startServer(env, port);
+    try {
+      const signIn = (body: object) => fetch(`http://127.0.0.1:${port}/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      assert.equal((await signIn({ username: 'admin', password })).status, 401);
+      assert.equal((await signIn({ username: 'admin', password: newPassword })).status, 200);
+      assert.doesNotMatch(again.stderr(), /generated password/, 'no second first run');
+    } finally {
+      await stop(again.child);
+    }
+    const unknown = spawnSync(process.execPath, ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'nobody'], { env, encoding: 'utf8' });
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /no user "nobody"/);
+  });
+});
+
+describe('start-up failures: one line naming the cause and the setting, exit code 2', () => {
+  const root = mkdtempSync(join(tmpdir(), 'tessera-fail-'));
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('port in use (before any first-run side effect)', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as { port: number }).port;
+    const dataDir = join(root, 'busy');
+    try {
+      const res = await failingStart(baseEnv(dataDir, { PORT: String(port) }));
+      assert.equal(res.code, 2, res.stderr);
+      assertOneLine(res.stderr, new RegExp(`port ${port}.*in use`), 'PORT');
+      assert.ok(!existsSync(join(dataDir, 'tessera.sqlite')), 'no database was created');
+      assert.ok(!existsSync(join(dataDir, 'first-run-credentials.txt')));
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('database unreachable', async () => {
+    const res = await failingStart(baseEnv(join(root, 'pg'), { PORT: String(await freePort()), DATABASE_URL: 'postgres://tessera:hunter2@127.0.0.1:1/tessera' }));
+    assert.equal(res.code, 2, res.stderr);
+    assertOneLine(res.stderr, /cannot reach the database/, 'DATABASE_URL');
+    assert.doesNotMatch(res.stderr, /hunter2/, 'the password is not shown');
+  });
+
+  it('data directory is a file, or not writable', async () => {
+    const file = join(root, 'a-file');
+    writeFileSync(file, 'x');
+    const notDir = await failingStart(baseEnv(file, { PORT: String(await freePort()) }));
+    assert.equal(notDir.code, 2, notDir.stderr);
+    assertOneLine(notDir.stderr, /is not a directory/, 'TESSERA_DATA_DIR');
+    const readOnly = await failingStart(baseEnv('/proc', { PORT: String(await freePort()) }));
+    assert.equal(readOnly.code, 2, readOnly.stderr);
+    assertOneLine(readOnly.stderr, /not writable/, 'TESSERA_DATA_DIR');
+  });
+
+  it('bad HOST', async () => {
+    const res = await failingStart(baseEnv(join(root, 'host'), { PORT: String(await freePort()), HOST: '192.0.2.1' }));
+    assert.equal(res.code, 2, res.stderr);
+    assertOneLine(res.stderr, /192\.0\.2\.1/, 'HOST');
+    assert.ok(!existsSync(join(root, 'host', 'tessera.sqlite')));
+  });
+});
