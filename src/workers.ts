@@ -4,6 +4,7 @@ import { authJobHandlers } from './features/auth/index.ts';
 import { startDelivery } from './features/webhooks/index.ts';
 import { metadataJobHandlers } from './features/metadata/index.ts';
 import { assetJobHandlers } from './features/assets/index.ts';
+import { startSearchIndexer } from './features/search/index.ts';
 
 /** Every background job type, by feature. */
 export function jobHandlers(deps: Deps): Record<string, JobHandler> {
@@ -18,9 +19,11 @@ export function startWorkers(deps: Deps): Worker {
   const jobs = startWorker({ db: deps.db, engine: deps.engine, clock: deps.clock, log: deps.log, signal: deps.jobs, handlers: jobHandlers(deps) });
   // Webhook delivery has its own loop and tables (leases, per-endpoint queues, batched attempt log).
   const delivery = startDelivery(deps, { leaseMs: deps.config.webhookLeaseMs });
+  // Search index: assets changed since the last pass are re-indexed every 250 ms.
+  const indexer = startSearchIndexer(deps);
   return {
     async stop() {
-      await Promise.all([jobs.stop(), delivery.stop()]);
+      await Promise.all([jobs.stop(), delivery.stop(), indexer.stop()]);
     },
     drain: () => jobs.drain(),
   };

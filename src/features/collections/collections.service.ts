@@ -7,7 +7,7 @@ import { publishEvent } from '../../core/events/index.ts';
 import { conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { Deps } from '../../deps.ts';
-import { viewableTemplateIds } from '../search/index.ts';
+import { syncSearchIndex, viewableTemplateIds } from '../search/index.ts';
 import {
   addMembers, collectionTemplateIds, findCollection, memberFileIds, removeMembers, resolveVisibleAssets, setTemplates, visibleMemberFileIds, type CollectionRow,
 } from './collections.repo.ts';
@@ -82,7 +82,11 @@ async function checkTemplates(db: DbOrTrx, principal: Principal, ids: readonly s
   return unique;
 }
 
-async function checkMembers(db: DbOrTrx, principal: Principal, ids: readonly string[], field: string, viewable: readonly string[]): Promise<string[]> {
+async function checkMembers(deps: Deps, principal: Principal, ids: readonly string[], field: string, viewable: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  // Members are checked against the index: bring it up to date with the latest asset writes.
+  await syncSearchIndex(deps);
+  const db = deps.db;
   const resolved = await resolveVisibleAssets(db, principal.orgId, viewable, ids);
   const out: string[] = [];
   for (const [i, id] of ids.entries()) {
@@ -142,7 +146,7 @@ export async function createCollection(deps: Deps, principal: Principal, body: C
   if (type === 'secured' && templateIds.length === 0) throw invalidField('body.securityTemplateIds', 'a secured collection needs at least one security template');
   if (type === 'private' && templateIds.length > 0) throw invalidField('body.securityTemplateIds', 'a private collection has no security templates (use collectionType secured)');
   const templates = await checkTemplates(deps.db, principal, templateIds, 'body.securityTemplateIds', viewable);
-  const members = await checkMembers(deps.db, principal, body.collectionDocument ?? [], 'body.collectionDocument', viewable);
+  const members = await checkMembers(deps, principal, body.collectionDocument ?? [], 'body.collectionDocument', viewable);
   const now = deps.clock.now();
   const id = newId(now);
   await inTransaction(deps, async (trx) => {
@@ -165,6 +169,7 @@ export async function getCollection(deps: Deps, principal: Principal, id: string
 
 /** The collection as this viewer sees it (no privilege needed: story boards show it to viewers). */
 export async function getCollectionForViewer(deps: Deps, principal: Principal, id: string): Promise<Collection> {
+  await syncSearchIndex(deps);
   const c = await loadVisibleCollection(deps.db, principal, id);
   const [members, customerId] = await Promise.all([
     visibleMemberFileIds(deps.db, principal.orgId, c.row.id, c.viewable),
@@ -243,7 +248,7 @@ export async function updateCollectionLegacy(deps: Deps, principal: Principal, i
   if (body.name !== undefined) changes.name = parseName(body.name, 'body.name');
   if (body.collectionType !== undefined) changes.type = parseType(body.collectionType, 'body.collectionType');
   if (body.securityTemplateIds !== undefined) changes.templates = await checkTemplates(deps.db, principal, body.securityTemplateIds, 'body.securityTemplateIds', c.viewable);
-  if (body.collectionDocument !== undefined) changes.ops = [{ kind: 'replace', fileIds: await checkMembers(deps.db, principal, body.collectionDocument, 'body.collectionDocument', c.viewable) }];
+  if (body.collectionDocument !== undefined) changes.ops = [{ kind: 'replace', fileIds: await checkMembers(deps, principal, body.collectionDocument, 'body.collectionDocument', c.viewable) }];
   await applyChanges(deps, principal, c, changes);
   return { message: 'Collection update was successful' };
 }
@@ -282,7 +287,7 @@ export async function updateCollection(deps: Deps, principal: Principal, id: str
         const resolved = await resolveVisibleAssets(deps.db, principal.orgId, c.viewable, op.fileIds);
         (changes.ops ??= []).push({ kind, fileIds: op.fileIds.map((f) => resolved.get(f) ?? f) });
       } else {
-        (changes.ops ??= []).push({ kind, fileIds: await checkMembers(deps.db, principal, op.fileIds, `${field}.fileIds`, c.viewable) });
+        (changes.ops ??= []).push({ kind, fileIds: await checkMembers(deps, principal, op.fileIds, `${field}.fileIds`, c.viewable) });
       }
     }
   }

@@ -8,3 +8,4 @@ export { KeywordSearchBodySchema, SearchResultSchema } from './search.schemas.ts
 export { savedSearchRoutes } from './saved-searches.routes.ts';
 export { runSavedSearchForViewer, getSavedSearch } from './saved-searches.service.ts';
 export type { SavedSearch } from './saved-searches.schemas.ts';
+export { syncSearchIndex, startSearchIndexer } from './search.indexer.ts';

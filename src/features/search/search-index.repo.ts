@@ -77,7 +77,7 @@ export async function upsertDocuments(db: DbOrTrx, engine: Engine, docs: readonl
         await db.updateTable('search_docs').set({ ...row, ...tsv } as never).where('doc_no', '=', no).execute();
       }
       if (engine === 'sqlite') {
-        const acl = aclText(doc.orgId, [...new Set(doc.securityTemplateIds)], doc.deleted, doc.currentVersion);
+        const acl = aclText([...new Set(doc.securityTemplateIds)], doc.deleted, doc.currentVersion);
         await sql`insert into search_fts (rowid, filename, asset, metadata, content, acl) values (${no}, ${tokens.filename.join(' ')}, ${tokens.asset.join(' ')}, ${tokens.metadata.join(' ')}, ${tokens.content.join(' ')}, ${acl})`.execute(db);
       }
       const templates = [...new Set(doc.securityTemplateIds)];

@@ -2,7 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTrx, Engine } from '../../core/db/connect.ts';
 import { fromJson } from '../../core/db/json.ts';
 import { invalidField } from '../../core/http/errors.ts';
-import { aclToken } from './search.tokenize.ts';
+import { aclMatch } from './search.tokenize.ts';
 import { SYSTEM_SORTS, fts5Expression, tsqueryExpression, type FacetTerm, type ParsedQuery, type TextTerm } from './search.query.ts';
 
 /**
@@ -62,11 +62,7 @@ export interface Predicate {
 }
 
 function aclExpression(q: ParsedQuery, scope: SearchScope): string {
-  const parts = [`"${aclToken.org(scope.orgId)}"`];
-  if (!q.includeDeleted) parts.push(`"${aclToken.live}"`);
-  if (!q.includeVersions) parts.push(`"${aclToken.current}"`);
-  parts.push(`(${scope.viewableTemplateIds.map((t) => `"${aclToken.template(t)}"`).join(' OR ')})`);
-  return `{acl} : (${parts.join(' AND ')})`;
+  return aclMatch(scope.viewableTemplateIds, q.includeDeleted, q.includeVersions);
 }
 
 export function wherePredicate(engine: Engine, q: ParsedQuery, scope: SearchScope): Predicate {

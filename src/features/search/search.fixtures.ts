@@ -20,7 +20,7 @@ export async function createTemplate(ctx: TestContext, orgId: string, grants: Re
   await ctx.deps.db.insertInto('security_templates').values({ id, org_id: orgId, name, name_key: name.toLowerCase(), description: '', created_at: now, updated_at: now }).execute();
   const rows = Object.entries(grants).map(([group_id, perms]) => ({ org_id: orgId, template_id: id, group_id, permissions: toJson(perms.map((p) => PERMISSIONS[p].id)) }));
   if (rows.length > 0) await ctx.deps.db.insertInto('security_template_grants').values(rows).execute();
-  await writeTemplatePermissions(ctx.deps.db, orgId, id, new Map(Object.entries(grants).map(([groupId, perms]) => [groupId, perms.map((p) => PERMISSIONS[p].id)])));
+  await writeTemplatePermissions(ctx.deps.db, orgId, id, new Map(Object.entries(grants).map(([g, perms]) => [g, perms.map((p) => PERMISSIONS[p].id)])));
   return id;
 }
 

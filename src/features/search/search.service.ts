@@ -2,9 +2,13 @@ import type { Principal } from '../../core/authz/principal.ts';
 import { invalidField } from '../../core/http/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { countMatches, decodeScanCursor, facetCounts, pageOfHits, scanOrder, scanPage, wherePredicate, type FacetResult, type SearchScope } from './search.engine.ts';
-import { facetTerm, parseQuery, type KeywordField, type Operation, type RangeFilter, type SearchSpec, type SortKey } from './search.query.ts';
+import { sql } from 'kysely';
+import { fromJson } from '../../core/db/json.ts';
+import { countFacets, orgColumns, topDocs } from './search.columns.ts';
+import { SYSTEM_SORTS, facetTerm, parseQuery, type KeywordField, type Operation, type RangeFilter, type SearchSpec, type SortKey } from './search.query.ts';
 import type { KeywordSearchBody, ScanBody, SearchBody } from './search.schemas.ts';
 import { viewableTemplateIds } from './visibility.ts';
+import { syncSearchIndex } from './search.indexer.ts';
 
 type CommonBody = Pick<SearchBody, 'searchTerm' | 'operation' | 'keywordSearchField' | 'includeDeleted' | 'includeVersions' | 'sortBy' | 'filters' | 'dateRanges'>;
 
@@ -85,14 +89,40 @@ export interface RunResult {
 export async function runSearch(deps: Deps, principal: Principal, spec: SearchSpec, options: RunOptions): Promise<RunResult> {
   const q = parseQuery(spec);
   if (options.from + options.limit > 10_000) throw invalidField('body.from', 'from + limit may reach at most 10000 results; use POST /v1/asset/scan to walk further');
+  await syncSearchIndex(deps);
   const scope: SearchScope = { orgId: principal.orgId, viewableTemplateIds: await viewableTemplateIds(deps.db, principal), collectionId: options.collectionId };
   const where = wherePredicate(deps.engine, q, scope);
+  const fast = await columnarSearch(deps, q, where, scope.orgId, options);
+  if (fast) return fast;
   const [total, hits, facets] = await Promise.all([
     countMatches(deps.db, where),
     pageOfHits(deps.db, deps.engine, q, where, options.from, options.limit),
     options.facets ? facetCounts(deps.db, principal.orgId, where, options.facets) : Promise.resolve([]),
   ]);
   return { total, records: hits.map((h) => h.record), facets };
+}
+
+/**
+ * SQLite, when the whole filter is one FTS5 MATCH and the order is by time: FTS5 gives the matching
+ * rowids; the total, the facets and the page come from the in-memory columns (search.columns.ts).
+ * Same answer as the SQL path, without a facet join per hit.
+ */
+async function columnarSearch(deps: Deps, q: ReturnType<typeof parseQuery>, where: ReturnType<typeof wherePredicate>, orgId: string, options: RunOptions): Promise<RunResult | null> {
+  if (deps.engine !== 'sqlite' || where.ftsOnly === null || q.relevance || q.sort.length > 1) return null;
+  const key = q.sort[0] ?? { field: 'lastUpdatedEpoch', order: 'desc' as const };
+  const column = SYSTEM_SORTS[key.field.toLowerCase()];
+  if (column !== 'created_epoch' && column !== 'updated_epoch') return null;
+  const { rows } = await sql<{ rowid: number }>`select rowid from search_fts where search_fts match ${where.ftsOnly}`.execute(deps.db);
+  const docNos = rows.map((r) => Number(r.rowid));
+  const cols = await orgColumns(deps.db, orgId);
+  const page = topDocs(cols, docNos, column, key.order, options.from, options.limit);
+  const records = page.length === 0 ? [] : (await deps.db.selectFrom('search_docs').select(['doc_no', 'record']).where('doc_no', 'in', page).execute());
+  const byNo = new Map(records.map((r) => [Number(r.doc_no), r.record]));
+  return {
+    total: docNos.length,
+    records: page.filter((no) => byNo.has(no)).map((no) => fromJson<Record<string, unknown>>(byNo.get(no)!, {})),
+    facets: options.facets ? countFacets(cols, docNos, options.facets) : [],
+  };
 }
 
 /** Removes dot paths (`technicalMetadata`, `metadataDocument.text_content`) from a record. */
@@ -170,6 +200,7 @@ export async function scanAssets(deps: Deps, principal: Principal, body: ScanBod
   const q = parseQuery(spec);
   const order = scanOrder(q);
   const after = body.cursor ? decodeScanCursor(body.cursor, order) : null;
+  await syncSearchIndex(deps);
   const scope: SearchScope = { orgId: principal.orgId, viewableTemplateIds: await viewableTemplateIds(deps.db, principal) };
   const where = wherePredicate(deps.engine, q, scope);
   const page = await scanPage(deps.db, deps.engine, where, order, after, body.limit ?? 100);

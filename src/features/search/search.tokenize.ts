@@ -69,16 +69,25 @@ export function tsvectorLiteral(doc: DocumentTokens): string {
 }
 
 const hex = (uuid: string) => uuid.toLowerCase().replace(/[^0-9a-z]/g, '');
-/** Tokens of the FTS5 `acl` column (never searched by text terms, which always name their columns). */
-export const aclToken = {
-  org: (orgId: string) => `o${hex(orgId)}`,
-  template: (templateId: string) => `t${hex(templateId)}`,
-  live: 'xlive',
-  deleted: 'xgone',
-  current: 'xcur',
-  version: 'xold',
-};
 
-export function aclText(orgId: string, templateIds: readonly string[], deleted: boolean, current: boolean): string {
-  return [aclToken.org(orgId), deleted ? aclToken.deleted : aclToken.live, current ? aclToken.current : aclToken.version, ...templateIds.map(aclToken.template)].join(' ');
+/**
+ * Tokens of the FTS5 `acl` column (never searched by text terms, which always name their columns):
+ * one per security template, prefixed by the document's state, so the visibility filter is an OR
+ * of a handful of short posting lists (template ids are unique, so they also fix the organization).
+ * States: `a` live current version, `b` deleted current, `c` live older version, `d` deleted older.
+ */
+export function aclState(deleted: boolean, current: boolean): 'a' | 'b' | 'c' | 'd' {
+  return current ? (deleted ? 'b' : 'a') : deleted ? 'd' : 'c';
+}
+
+export function aclText(templateIds: readonly string[], deleted: boolean, current: boolean): string {
+  const state = aclState(deleted, current);
+  return templateIds.map((t) => `${state}${hex(t)}`).join(' ');
+}
+
+/** The FTS5 expression: any viewable template, in any allowed state. */
+export function aclMatch(templateIds: readonly string[], includeDeleted: boolean, includeVersions: boolean): string {
+  const states = ['a', ...(includeDeleted ? ['b'] : []), ...(includeVersions ? ['c'] : []), ...(includeDeleted && includeVersions ? ['d'] : [])];
+  const tokens = templateIds.flatMap((t) => states.map((s) => `"${s}${hex(t)}"`));
+  return `{acl} : (${tokens.join(' OR ')})`;
 }

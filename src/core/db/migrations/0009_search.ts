@@ -40,6 +40,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('search_docs_org_idx').on('search_docs').columns(['org_id', 'deleted', 'current_version', 'doc_no']).execute();
   await db.schema.createIndex('search_docs_file_idx').on('search_docs').columns(['org_id', 'file_id']).execute();
   await db.schema.createIndex('search_docs_updated_idx').on('search_docs').columns(['org_id', 'updated_epoch', 'doc_no']).execute();
+  await db.schema.createIndex('search_docs_indexed_idx').on('search_docs').columns(['org_id', 'indexed_at']).execute();
   await db.schema.createIndex('search_docs_created_idx').on('search_docs').columns(['org_id', 'created_epoch', 'doc_no']).execute();
   if (postgres) {
     await sql`create index search_docs_tsv_idx on search_docs using gin (tsv)`.execute(db);
@@ -147,7 +148,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('saved_search_templates_tpl_idx').on('saved_search_templates').columns(['org_id', 'template_id']).execute();
 
-  // Indexer progress (per process kind; see search.indexer.ts).
+  // The indexer finds changed assets by updated_at (search.indexer.ts).
+  await db.schema.createIndex('search_assets_updated_idx').on('assets').columns(['updated_at']).execute();
+  // ...and purged ones by their asset.purged events.
+  await db.schema.createIndex('search_events_type_idx').on('events').columns(['type', 'created_at']).execute();
+
+  // Indexer progress (see search.indexer.ts).
   await db.schema
     .createTable('search_index_state')
     .addColumn('key', 'text', (c) => c.primaryKey())
