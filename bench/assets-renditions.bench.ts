@@ -11,7 +11,7 @@ sharp.cache(false);
 const RUNS = Number(process.env.ASSETS_BENCH_RUNS ?? 15);
 const dir = mkdtempSync(join(tmpdir(), 'tessera-rend-bench-'));
 const file = join(dir, 'source.jpg');
-writeFileSync(file, await sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg({ quality: 90 }).toBuffer());
+writeFileSync(file, await sharp({ create: { width: 4000, height: 3000, channels: 3, background: { r: 128, g: 128, b: 128 }, noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg({ quality: 90 }).toBuffer());
 
 const direct = async (sizes: number[]) => {
   await Promise.all(sizes.map((size) => sharp(file).autoOrient().resize(size, size, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer()));
