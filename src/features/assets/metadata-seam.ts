@@ -2,7 +2,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { invalidField } from '../../core/http/errors.ts';
 import {
-  canUseTemplate, denormalize as denormalizeWith, hasValue, loadTemplate, mergeMetadata as mergeWith, metadataInvalid, presentLegacy as presentLegacyWith,
+  templateUse, denormalize as denormalizeWith, hasValue, loadTemplate, mergeMetadata as mergeWith, metadataInvalid, presentLegacy as presentLegacyWith,
   toSimplified as toSimplifiedWith, validateMetadata, type CompiledTemplate, type LegacyItem, type SimplifiedItem,
 } from '../metadata/index.ts';
 
@@ -37,7 +37,9 @@ export async function templateOf(db: DbOrTrx, orgId: string, templateId: string 
 /** The template for a write: it must exist in the organization and be open to the caller. */
 export async function templateForWrite(db: DbOrTrx, principal: Principal, templateId: string, field = 'body.metadataTemplateId'): Promise<CompiledTemplate> {
   const t = await templateOf(db, principal.orgId, templateId);
-  if (!t || !(await canUseTemplate(db, principal, templateId))) throw invalidField(field, 'Invalid metadataTemplateId: no metadata template of this organization you may use has this id');
+  const use = t ? await templateUse(db, principal, templateId) : 'unknown';
+  if (!t || use === 'unknown') throw invalidField(field, 'Invalid metadataTemplateId: no metadata template of this organization you may use has this id');
+  if (use === 'not_for_assets') throw invalidField(field, 'Invalid metadataTemplateId: this is an action template (its templateType has neither default nor asset); assets need a template of type default or asset');
   return t;
 }
 
