@@ -4,7 +4,7 @@ import type { Trx } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
 import { newId } from '../../core/ids.ts';
 import type { ClaimedJob, JobHandler } from '../../core/jobs/worker.ts';
-import { actionTemplateInfo, loadTemplate, setActionObjectId, validateMetadata, type ActionObjectJob, type ActionTemplateInfo, type CompiledTemplate } from '../metadata/index.ts';
+import { actionTemplateInfo, loadTemplate, mergeMetadata, setActionObjectId, validateMetadata, type ActionObjectJob, type ActionTemplateInfo, type CompiledTemplate } from '../metadata/index.ts';
 import { callerPermissions } from './access.ts';
 import { findAsset, securityOf, setAssetSecurity, type AssetRow } from './assets.repo.ts';
 import { project, templateOf, withSystemValues, type LegacyItem } from './metadata-seam.ts';
@@ -38,8 +38,9 @@ function documentFor(t: CompiledTemplate, current: readonly LegacyItem[], filena
     const def = t.attributes.find((a) => a.searchField === d.searchField);
     return def && !has.has(def.id) ? [{ name: def.name, value: d.value }] : [];
   });
-  const r = validateMetadata(t, defaults, { mode: 'patch', current: base, allowReadonly: true, path: 'template.attributesDefaultValue' });
-  const doc = r.ok ? r.document : base;
+  // Only the defaults are checked (they were valid when the template took them); required attributes may stay empty.
+  const r = validateMetadata(t, defaults, { mode: 'patch', allowReadonly: true, path: 'template.attributesDefaultValue' });
+  const doc = r.ok ? mergeMetadata(t, base, r.document) : base;
   return withSystemValues(t, doc, { filename }) ?? project(t, doc);
 }
 
