@@ -204,7 +204,7 @@ export function registerMetadataHooks(): void {
     let seen = 0;
     let updated = 0;
     for (;;) {
-      const rows = await db.selectFrom('assets').select(['id', 'metadata', 'metadata_denormalized', 'metadata_template_id']).where('org_id', '=', ctx.orgId).where('id', '>', after).orderBy('id').limit(500).execute();
+      const rows = await db.selectFrom('assets').select(['id', 'metadata', 'metadata_denormalized', 'metadata_template_id', 'updated_at']).where('org_id', '=', ctx.orgId).where('id', '>', after).orderBy('id').limit(500).execute();
       if (rows.length === 0) break;
       for (const row of rows) {
         const tid = row.metadata_template_id;
@@ -216,7 +216,8 @@ export function registerMetadataHooks(): void {
         const doc = toJson(next.doc);
         const denormalized = toJson(next.denormalized);
         if (doc !== row.metadata || denormalized !== row.metadata_denormalized) {
-          await db.updateTable('assets').set({ metadata: doc, metadata_denormalized: denormalized }).where('id', '=', row.id).execute();
+          // A new updated_at is what the search indexer follows: the index comes in line with the asset.
+          await db.updateTable('assets').set({ metadata: doc, metadata_denormalized: denormalized, updated_at: Math.max(ctx.now, row.updated_at + 1) }).where('id', '=', row.id).execute();
           updated++;
         }
       }
