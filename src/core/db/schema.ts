@@ -444,6 +444,8 @@ export interface MetadataTemplatesTable {
   default_values: string;
   template_override: string | null;
   is_default: number;
+  /** Action-type templates: the DAM object (objectType Action) made for it, once the job has run. */
+  action_object_id: string | null;
   created_by: string | null;
   updated_by: string | null;
   created_at: number;

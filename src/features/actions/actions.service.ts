@@ -73,6 +73,30 @@ export async function getAction(deps: Deps, principal: Principal, id: string) {
   return actionOut(row);
 }
 
+/**
+ * Actions of the other kind: DAM objects stored like assets with objectType Action (an
+ * action-type metadata template made into an object). The assets feature, which stores them,
+ * registers the reader; it answers undefined when no such object is visible to the caller.
+ */
+export type ActionObjectReader = (deps: Deps, principal: Principal, id: string) => Promise<Record<string, unknown> | undefined>;
+let objectReader: ActionObjectReader | undefined;
+
+export function registerActionObjectReader(reader: ActionObjectReader): void {
+  objectReader = reader;
+}
+
+/** GET /v1/action/{id}: an invoked Action (a job), else an Action object by objectId or fileId; 404 when neither is visible. */
+export async function readAction(deps: Deps, principal: Principal, id: string): Promise<Record<string, unknown>> {
+  try {
+    return await getAction(deps, principal, id);
+  } catch (error) {
+    if (!(error instanceof AppError) || error.code !== 'not_found' || !objectReader) throw error;
+    const object = await objectReader(deps, principal, id);
+    if (!object) throw error;
+    return object;
+  }
+}
+
 export interface ActionContext {
   actionId: string;
   orgId: string;

@@ -45,6 +45,9 @@ export async function checkTemplates(db: DbOrTrx, orgId: string, ids: readonly s
   return [...new Set(ids.map((id) => id.toLowerCase()))];
 }
 
+/** Action objects are kept by their metadata template (change the template instead). */
+const actionObjectReadOnly = () => new AppError('conflict', 'This is an Action object: it follows its action-type metadata template; change the template instead');
+
 function checkFilename(filename: string): string {
   const name = filename.trim();
   if (name === '' || name.length > 255 || /[\u0000-\u001f/\\]/.test(name) || name === '.' || name === '..') {
@@ -75,6 +78,7 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
     if (!permissions.has('view')) throw invalidField('body.originalFileId', 'Invalid Response from Create Asset: no asset has this originalFileId');
     requirePermissions(permissions, ['edit_metadata']);
     if (chain.deleted_at !== null) throw new AppError('conflict', 'The asset is in the recycle bin: restore it before adding a version');
+    if (chain.object_type === 'Action') throw actionObjectReadOnly();
   }
 
   const templateId = input.metadataTemplateId ?? chain?.metadata_template_id ?? null;
@@ -191,6 +195,7 @@ export async function updateAsset(deps: Deps, principal: Principal, id: string, 
     throw invalidField('body', 'send metadata, securityTemplateIds or metadataTemplateId');
   }
   requirePermissions(permissions, ['edit_metadata']);
+  if (asset.object_type === 'Action') throw actionObjectReadOnly();
   if (asset.deleted_at !== null) throw new AppError('conflict', 'The asset is in the recycle bin: restore it before editing');
   if (input.metadataTemplateId !== undefined && !isUuid(input.metadataTemplateId)) throw invalidField('body.metadataTemplateId', 'must be a UUID');
   const templateId = input.metadataTemplateId ?? asset.metadata_template_id;

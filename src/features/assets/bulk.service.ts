@@ -92,6 +92,7 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
       if (!asset || !permissions.has('view')) throw new Error('Asset not found');
       if (!permissions.has('edit_metadata')) throw new Error('Missing permission on this asset: Edit Metadata');
       if (asset.deleted_at !== null) throw new Error('The asset is in the recycle bin');
+      if (asset.object_type === 'Action') throw new Error('This is an Action object: it follows its action-type metadata template');
       const current = project(t, fromJson<LegacyItem[]>(asset.metadata, [])).doc;
       const byId = new Map(current.map((item) => [item.metadataDefinitionId, item]));
       const patch = (input.metadataDocument ?? []).map(({ operation, ...item }) => (operation === 'append' ? appendItem(t, byId.get(item.metadataDefinitionId), item as LegacyItem) : (item as LegacyItem)));
@@ -191,7 +192,8 @@ export function registerMetadataHooks(): void {
     const out = new Map<string, string>();
     if (kind !== 'template' || ids.length === 0) return out;
     const rows = await db.selectFrom('assets').select(['metadata_template_id']).select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('org_id', '=', orgId).where('metadata_template_id', 'in', [...ids]).groupBy('metadata_template_id').execute();
+      // An action-type template's own Action object is not a use of it (deleting the template retires the object).
+      .where('org_id', '=', orgId).where('metadata_template_id', 'in', [...ids]).where('object_type', '!=', 'Action').groupBy('metadata_template_id').execute();
     for (const r of rows) if (r.metadata_template_id) out.set(r.metadata_template_id, `${Number(r.n)} assets`);
     return out;
   });
@@ -202,7 +204,7 @@ export function registerMetadataHooks(): void {
     let seen = 0;
     let updated = 0;
     for (;;) {
-      const rows = await db.selectFrom('assets').select(['id', 'metadata', 'metadata_denormalized', 'metadata_template_id']).where('org_id', '=', ctx.orgId).where('id', '>', after).orderBy('id').limit(500).execute();
+      const rows = await db.selectFrom('assets').select(['id', 'metadata', 'metadata_denormalized', 'metadata_template_id', 'updated_at']).where('org_id', '=', ctx.orgId).where('id', '>', after).orderBy('id').limit(500).execute();
       if (rows.length === 0) break;
       for (const row of rows) {
         const tid = row.metadata_template_id;
@@ -214,7 +216,8 @@ export function registerMetadataHooks(): void {
         const doc = toJson(next.doc);
         const denormalized = toJson(next.denormalized);
         if (doc !== row.metadata || denormalized !== row.metadata_denormalized) {
-          await db.updateTable('assets').set({ metadata: doc, metadata_denormalized: denormalized }).where('id', '=', row.id).execute();
+          // A new updated_at is what the search indexer follows: the index comes in line with the asset.
+          await db.updateTable('assets').set({ metadata: doc, metadata_denormalized: denormalized, updated_at: Math.max(ctx.now, row.updated_at + 1) }).where('id', '=', row.id).execute();
           updated++;
         }
       }

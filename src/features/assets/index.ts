@@ -8,6 +8,9 @@ import { relationRoutes } from './relations.routes.ts';
 import { extraRoutes } from './extras.routes.ts';
 import { bulkJobHandlers, registerMetadataHooks } from './bulk.service.ts';
 import { runRenditions, type RenditionJob } from './renditions.ts';
+import { actionObjectJobHandler, readActionObject } from './action-objects.ts';
+import { ACTION_OBJECT_JOB } from '../metadata/index.ts';
+import { registerActionObjectReader } from '../actions/index.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
 export { findAsset, securityOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
@@ -27,7 +30,9 @@ export function assetJobHandlers(deps: Deps): Record<string, JobHandler> {
     ...uploadJobHandlers(deps),
     ...bulkJobHandlers(deps),
     [RENDITIONS_JOB]: (job) => runRenditions(deps, job.payload as RenditionJob),
+    [ACTION_OBJECT_JOB]: actionObjectJobHandler(deps),
   };
 }
 
 registerMetadataHooks();
+registerActionObjectReader(readActionObject);

@@ -2,7 +2,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { invalidField } from '../../core/http/errors.ts';
 import {
-  canUseTemplate, denormalize as denormalizeWith, hasValue, loadTemplate, mergeMetadata as mergeWith, metadataInvalid, presentLegacy as presentLegacyWith,
+  templateUse, denormalize as denormalizeWith, hasValue, loadTemplateCached, mergeMetadata as mergeWith, metadataInvalid, presentLegacy as presentLegacyWith,
   toSimplified as toSimplifiedWith, validateMetadata, type CompiledTemplate, type LegacyItem, type SimplifiedItem,
 } from '../metadata/index.ts';
 
@@ -18,26 +18,23 @@ export interface PreparedMetadata {
   denormalized: Record<string, unknown>;
 }
 
-// Compiled templates are read on every asset read; a short cache keeps GET to a couple of queries.
-const CACHE_MS = 2000;
-const cache = new Map<string, { at: number; t: CompiledTemplate | undefined }>();
-
+/**
+ * Compiled templates are read on every asset read and write: the metadata feature's cache keeps
+ * them per process and checks the organization's definitions version (one primary-key read), so
+ * a definition change made by any process is seen by the next request (a time-based cache let
+ * reads and validation lag behind a renamed value).
+ */
 export async function templateOf(db: DbOrTrx, orgId: string, templateId: string | null): Promise<CompiledTemplate | undefined> {
   if (!templateId) return undefined;
-  const key = `${orgId}:${templateId}`;
-  const hit = cache.get(key);
-  const now = Date.now();
-  if (hit && now - hit.at < CACHE_MS) return hit.t;
-  const t = await loadTemplate(db, orgId, templateId);
-  if (cache.size > 5000) cache.clear();
-  cache.set(key, { at: now, t });
-  return t;
+  return loadTemplateCached(db, orgId, templateId);
 }
 
 /** The template for a write: it must exist in the organization and be open to the caller. */
 export async function templateForWrite(db: DbOrTrx, principal: Principal, templateId: string, field = 'body.metadataTemplateId'): Promise<CompiledTemplate> {
   const t = await templateOf(db, principal.orgId, templateId);
-  if (!t || !(await canUseTemplate(db, principal, templateId))) throw invalidField(field, 'Invalid metadataTemplateId: no metadata template of this organization you may use has this id');
+  const use = t ? await templateUse(db, principal, templateId) : 'unknown';
+  if (!t || use === 'unknown') throw invalidField(field, 'Invalid metadataTemplateId: no metadata template of this organization you may use has this id');
+  if (use === 'not_for_assets') throw invalidField(field, 'Invalid metadataTemplateId: this is an action template (its templateType has neither default nor asset); assets need a template of type default or asset');
   return t;
 }
 

@@ -11,6 +11,7 @@ import { syncSearchIndex, viewableTemplateIds } from '../search/index.ts';
 import {
   addMembers, collectionTemplateIds, findCollection, memberFileIds, removeMembers, resolveVisibleAssets, setTemplates, visibleMemberFileIds, type CollectionRow,
 } from './collections.repo.ts';
+import { checkCollectionMetadata } from './collection-metadata.ts';
 import type { Collection, CollectionCreate, CollectionLegacyUpdate, CollectionUpdate } from './collections.schemas.ts';
 
 export type CollectionType = 'private' | 'secured';
@@ -141,6 +142,7 @@ export async function createCollection(deps: Deps, principal: Principal, body: C
   const type = parseType(body.collectionType, 'body.collectionType');
   const name = parseName(body.name, 'body.name');
   const metadata = parseMetadata(body);
+  await checkCollectionMetadata(deps.db, principal, body.metadataTemplateId, metadata, body.metadataDocument !== undefined ? 'body.metadataDocument' : 'body.MetadataDocument');
   const viewable = await viewableTemplateIds(deps.db, principal);
   const templateIds = body.securityTemplateIds ?? [];
   if (type === 'secured' && templateIds.length === 0) throw invalidField('body.securityTemplateIds', 'a secured collection needs at least one security template');
@@ -291,6 +293,7 @@ export async function updateCollection(deps: Deps, principal: Principal, id: str
       }
     }
   }
+  if (body.metadata !== undefined) await checkCollectionMetadata(deps.db, principal, c.row.metadata_template_id, body.metadata as unknown[], 'body.metadata');
   if (body.metadata !== undefined) changes.metadata = mergeMetadata(fromJson<Record<string, unknown>[]>(c.row.metadata, []), body.metadata as Record<string, unknown>[]);
   await applyChanges(deps, principal, c, changes);
   return { status: 'success', message: 'Collection update was successful', data: await getCollectionForViewer(deps, principal, id) };

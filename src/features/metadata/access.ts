@@ -1,10 +1,11 @@
 import { permissionsOn } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
-import { toJson } from '../../core/db/json.ts';
+import { fromJson, toJson } from '../../core/db/json.ts';
 import { AppError } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { Problem } from './model.ts';
+import { servesAssets } from './template-types.ts';
 
 /**
  * Whether the caller may use a metadata template: templates without access templates are open to
@@ -12,11 +13,20 @@ import type { Problem } from './model.ts';
  * False also when the template does not exist in the caller's organization.
  */
 export async function canUseTemplate(db: DbOrTrx, principal: Principal, templateId: string): Promise<boolean> {
-  const template = await db.selectFrom('metadata_templates').select('id').where('org_id', '=', principal.orgId).where('id', '=', templateId).executeTakeFirst();
-  if (!template) return false;
+  return (await templateUse(db, principal, templateId)) !== 'unknown';
+}
+
+/**
+ * What an asset may do with a template: `unknown` when it does not exist for the caller (missing,
+ * another organization's, or closed by its access templates), `not_for_assets` when its types
+ * include neither `default` nor `asset` (an action-only template), `ok` otherwise.
+ */
+export async function templateUse(db: DbOrTrx, principal: Principal, templateId: string): Promise<'ok' | 'unknown' | 'not_for_assets'> {
+  const template = await db.selectFrom('metadata_templates').select(['id', 'template_types']).where('org_id', '=', principal.orgId).where('id', '=', templateId).executeTakeFirst();
+  if (!template) return 'unknown';
   const access = await db.selectFrom('metadata_template_access').select('security_template_id').where('org_id', '=', principal.orgId).where('template_id', '=', templateId).execute();
-  if (access.length === 0) return true;
-  return (await permissionsOn(db, principal, access.map((a) => a.security_template_id))).has('view');
+  if (access.length > 0 && !(await permissionsOn(db, principal, access.map((a) => a.security_template_id))).has('view')) return 'unknown';
+  return servesAssets(fromJson<string[]>(template.template_types, [])) ? 'ok' : 'not_for_assets';
 }
 
 /** The organization's default metadata template (seeded with every organization). */

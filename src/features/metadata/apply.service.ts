@@ -59,7 +59,7 @@ export function metadataJobHandlers(deps: Deps): Record<string, JobHandler> {
       await ctx.progress(0, total);
       for (const [i, [name, handler]] of handlers.entries()) {
         const out = await handler(deps.db, {
-          orgId: ctx.orgId, actionId: ctx.actionId, changes,
+          orgId: ctx.orgId, actionId: ctx.actionId, changes, now: deps.clock.now(),
           progress: (fraction) => ctx.progress(Math.round((i + Math.max(0, Math.min(1, fraction))) * 1000), total),
         });
         perHandler[name] = out.updated;

@@ -24,6 +24,8 @@ export interface ApplyContext {
   orgId: string;
   actionId: string;
   changes: readonly DefinitionChange[];
+  /** When the apply runs (epoch ms): handlers stamp what they rewrite, so indexes that follow changes see it. */
+  now: number;
   /** Report progress (0..1) of this handler's share of the work. */
   progress(fraction: number): Promise<void>;
 }

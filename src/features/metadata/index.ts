@@ -14,6 +14,11 @@
  *   patch:  validateMetadata(t, body.metadata, { mode: 'patch', current: stored }) → r.document is the merged whole
  *   read:   toSimplified(t, stored) for /assets/asset, presentLegacy(t, stored) for legacy reads
  *
+ * Template types: assets may use templates whose templateType includes default or asset
+ * (templateUse → 'not_for_assets' otherwise). Action-type templates queue ACTION_OBJECT_JOB
+ * ({templateId, actionObjectId?}) on create, update and delete; the assets feature runs it and
+ * records the object with setActionObjectId.
+ *
  * Definitions change; register a UsageProbe (what uses a template/attribute/vocabulary, so deletes
  * are refused with 409) and an ApplyHandler (rewrite stored documents on POST /v1/metadata/apply).
  */
@@ -29,7 +34,10 @@ export { loadCompiledTemplate as loadTemplate } from './definitions.repo.ts';
 export { loadTemplateCached } from './template-cache.ts';
 export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
 export { registerUsageProbe, registerApplyHandler, type UsageProbe, type UsageKind, type ApplyHandler, type ApplyContext, type DefinitionChange } from './hooks.ts';
-export { canUseTemplate, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
+export { canUseTemplate, templateUse, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
+export {
+  ACTION_OBJECT_JOB, WRITABLE_TEMPLATE_TYPES, LEGACY_TEMPLATE_TYPES, actionTemplateInfo, setActionObjectId, servesAssets, isActionTemplate, type ActionObjectJob, type ActionTemplateInfo,
+} from './template-types.ts';
 
 export { metadataRoutes } from './metadata.routes.ts';
 export { metadataJobHandlers, APPLY_ACTION } from './apply.service.ts';

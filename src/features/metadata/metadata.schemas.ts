@@ -198,7 +198,10 @@ const AccessTemplateRef = Type.Union([Uuid, Type.Object({ id: Type.Optional(Uuid
 export const TemplateCreateSchema = Type.Object({
   name: Name,
   groupIds: Type.Array(Uuid, { maxItems: 200, description: 'Ordered; duplicates removed keeping the first; the system group is appended' }),
-  templateType: Type.Optional(Type.Array(Type.String(), { maxItems: 5, description: 'default | asset | action (default ["default"])' })),
+  templateType: Type.Optional(Type.Array(Type.String(), {
+    maxItems: 5,
+    description: 'default | asset | action (default ["default"]; case-insensitive, repeats dropped). default/asset: the template serves assets; action: the template is also made into a DAM object of type Action (GET /v1/action/{actionObjectId}) by a background job. Legacy search/proof/tile are read-only labels (400). Immutable afterwards.',
+  })),
   attributesDefaultValue: Type.Optional(Type.Array(DefaultValue, { maxItems: 500 })),
   accessTemplates: Type.Optional(Type.Array(AccessTemplateRef, { maxItems: 100 })),
   templateOverride: Type.Optional(Type.Unknown()),
@@ -223,12 +226,14 @@ const LegacyGroup = Type.Object({
   securityPermissions: Type.Array(Type.Unknown()),
   metadataAttributes: Type.Array(Type.Ref('MetadataAttribute')),
 });
+const ActionObjectId = Type.Union([Uuid, Type.Null()], { description: 'Action-type templates: the objectId of the template-as-asset (GET /v1/action/{id}) once the background job has made it; null before, and for other templates' });
 export const LegacyTemplateSchema = Type.Object({
   template: Type.Object({
     templateId: Uuid,
     templateName: Type.String(),
     templateType: Type.Array(Type.String()),
     isDefault: Type.Boolean(),
+    actionObjectId: ActionObjectId,
     createdEpoch: Epoch,
     lastUpdatedEpoch: Epoch,
     metadataGroups: Type.Array(LegacyGroup),
@@ -247,6 +252,7 @@ export const TemplateSchema = Type.Object({
   groupIds: Type.Array(Uuid),
   templateType: Type.Array(Type.String()),
   isDefault: Type.Boolean(),
+  actionObjectId: ActionObjectId,
   attributesDefaultValue: Type.Array(DefaultValue),
   templateDenormalized: Type.Array(LegacyGroup),
   accessTemplates: Type.Array(Type.Object({ id: Uuid, name: Type.String() })),

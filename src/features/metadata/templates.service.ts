@@ -9,6 +9,7 @@ import type { MetadataTemplatesTable } from '../../core/db/schema.ts';
 import { publishEvent } from '../../core/events/publish.ts';
 import { AppError, conflict, invalidField } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
+import { enqueueJob } from '../../core/jobs/queue.ts';
 import { recordDefinitionChange } from './access.ts';
 import { touchDefinitions } from './template-cache.ts';
 import { groupAttributeIds, loadCompiledTemplate } from './definitions.repo.ts';
@@ -19,13 +20,13 @@ import type { TemplateCreate, TemplateListQuery, TemplateUpdate } from './metada
 import { attributeOut, iso } from './present.ts';
 import { validateMetadata } from './validate.ts';
 import { requireMetadataRead } from './vocabularies.service.ts';
+import { ACTION_OBJECT_JOB, isActionTemplate, normalizeTemplateTypes, type ActionObjectJob } from './template-types.ts';
 
 type TemplateRow = Selectable<MetadataTemplatesTable>;
 type DefaultValue = { searchField: string; value: unknown };
 
 const templateNotFound = () => new AppError('not_found', 'Metadata Template not found');
 const duplicateName = () => conflict('A metadata template with this name already exists', 'body.name');
-const TEMPLATE_TYPES = ['default', 'asset', 'action'];
 
 /** The webhook label of a template's type (reference §14.5). */
 function typeLabel(types: string[]): string {
@@ -96,6 +97,7 @@ async function presentAdmin(db: DbOrTrx, orgId: string, rows: TemplateRow[]) {
       groupIds: d.groupIds.get(row.id) ?? [],
       templateType: fromJson<string[]>(row.template_types, []),
       isDefault: row.is_default === 1,
+      actionObjectId: row.action_object_id,
       attributesDefaultValue: fromJson<DefaultValue[]>(row.default_values, []),
       templateDenormalized: d.legacyGroups.get(row.id) ?? [],
       accessTemplates: access.filter((a) => a.template_id === row.id).map((a) => ({ id: a.security_template_id, name: a.name ?? '(deleted)' })),
@@ -113,6 +115,7 @@ async function presentLegacy(db: DbOrTrx, orgId: string, rows: TemplateRow[]) {
       templateName: row.name,
       templateType: fromJson<string[]>(row.template_types, []),
       isDefault: row.is_default === 1,
+      actionObjectId: row.action_object_id,
       createdEpoch: row.created_at,
       lastUpdatedEpoch: row.updated_at,
       metadataGroups: d.legacyGroups.get(row.id) ?? [],
@@ -229,14 +232,10 @@ export async function createTemplate(deps: Deps, principal: Principal, input: Te
   requirePrivileges(principal, 'metadata_management');
   const name = input.name.trim();
   if (name === '') throw invalidField('body.name', 'name cannot be empty');
-  const types = [...new Set(input.templateType ?? ['default'])];
-  types.forEach((t, i) => {
-    if (!TEMPLATE_TYPES.includes(t)) throw invalidField(`body.templateType[${i}]`, `must be one of ${TEMPLATE_TYPES.join(', ')}`);
-  });
-  if (types.length === 0) types.push('default');
+  const types = normalizeTemplateTypes(input.templateType);
   const now = deps.clock.now();
   try {
-    return await deps.db.transaction().execute(async (trx) => {
+    const created = await deps.db.transaction().execute(async (trx) => {
       await touchDefinitions(trx, principal.orgId, now);
       const groupIds = await resolveGroups(trx, principal.orgId, input.groupIds);
       await checkNoDuplicateAttributes(trx, principal.orgId, groupIds, 'body.groupIds');
@@ -245,7 +244,7 @@ export async function createTemplate(deps: Deps, principal: Principal, input: Te
       if (existing) throw duplicateName();
       const row: TemplateRow = {
         id: newId(now), org_id: principal.orgId, name, name_key: name.toLowerCase(), template_types: toJson(types), default_values: toJson([]),
-        template_override: input.templateOverride === undefined ? null : toJson(input.templateOverride), is_default: 0,
+        template_override: input.templateOverride === undefined ? null : toJson(input.templateOverride), is_default: 0, action_object_id: null,
         created_by: principal.userId, updated_by: principal.userId, created_at: now, updated_at: now,
       };
       await trx.insertInto('metadata_templates').values(row).execute();
@@ -260,8 +259,11 @@ export async function createTemplate(deps: Deps, principal: Principal, input: Te
         orgId: principal.orgId, type: 'metadata.template.created', actor: principal.userId,
         data: { template: { id: row.id, name: { previous: null, current: name }, type: { previous: null, current: typeLabel(types) }, groups: { added: groupIds.map((groupId) => ({ groupId })), removed: [] } } },
       });
+      await syncActionObject(trx, now, principal.orgId, types, { templateId: row.id });
       return (await presentAdmin(trx, principal.orgId, [row]))[0]!;
     });
+    if (isActionTemplate(types)) deps.jobs.wake();
+    return created;
   } catch (error) {
     if (isUniqueViolation(error)) throw duplicateName();
     throw error;
@@ -282,7 +284,7 @@ export async function updateTemplate(deps: Deps, principal: Principal, id: strin
   if (name === '') throw invalidField('body.name', 'name cannot be empty');
   const now = deps.clock.now();
   try {
-    return await deps.db.transaction().execute(async (trx) => {
+    const updated = await deps.db.transaction().execute(async (trx) => {
       await touchDefinitions(trx, principal.orgId, now);
       const row = await findTemplate(trx, principal.orgId, id);
       if (!row) throw templateNotFound();
@@ -325,8 +327,12 @@ export async function updateTemplate(deps: Deps, principal: Principal, id: strin
         orgId: principal.orgId, type: 'metadata.template.updated', actor: principal.userId,
         data: { template: { id, name: { previous: row.name, current: patch.name ?? row.name }, type: { previous: label, current: label }, groups: { added: added.map((groupId) => ({ groupId })), removed: removed.map((groupId) => ({ groupId })) } } },
       });
+      // The Action object follows its template (name, attributes, defaults, access templates).
+      await syncActionObject(trx, now, principal.orgId, fromJson<string[]>(row.template_types, []), { templateId: id });
       return (await presentAdmin(trx, principal.orgId, [{ ...row, ...patch }]))[0]!;
     });
+    if (updated.actionObjectId !== null || isActionTemplate(updated.templateType)) deps.jobs.wake();
+    return updated;
   } catch (error) {
     if (isUniqueViolation(error)) throw duplicateName();
     throw error;
@@ -346,5 +352,14 @@ export async function deleteTemplate(deps: Deps, principal: Principal, id: strin
     await trx.deleteFrom('metadata_templates').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.template.deleted', targetType: 'metadata_template', targetId: id, ip, data: { name: row.name } });
     await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.template.deleted', actor: principal.userId, data: { template: { id, name: row.name } } });
+    // Its Action object goes to the recycle bin (it is the template's own face, not a use of it).
+    await syncActionObject(trx, now, principal.orgId, fromJson<string[]>(row.template_types, []), { templateId: id, actionObjectId: row.action_object_id });
   });
+  deps.jobs.wake();
+}
+
+/** Action-type templates: queue the job that makes, updates or retires their Action object, in the change's transaction. */
+async function syncActionObject(trx: Trx, now: number, orgId: string, types: string[], job: ActionObjectJob): Promise<void> {
+  if (!isActionTemplate(types)) return;
+  await enqueueJob(trx, now, { type: ACTION_OBJECT_JOB, orgId, payload: job, maxAttempts: 10 });
 }
