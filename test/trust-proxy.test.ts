@@ -49,3 +49,25 @@ for (const engine of ENGINES) {
     });
   }
 }
+
+for (const engine of ENGINES) {
+  describe(`per-IP login throttle with TESSERA_TRUST_PROXY=10.0.0.0/8 [${engine.name}]`, { skip: engine.skip }, () => {
+    let ctx: TestContext;
+    before(async () => {
+      ctx = await createTestContext(engine.name, { env: { TESSERA_TRUST_PROXY: '10.0.0.0/8' } });
+    });
+    after(() => ctx.close());
+    const attempt = (socket: string, xff: string, username: string, password: string) =>
+      ctx.app.inject({ method: 'POST', url: '/v1/auth/token', remoteAddress: socket, headers: { 'x-forwarded-for': xff }, payload: { username, password } });
+
+    it('a client outside the trusted proxies cannot escape it by sending a new X-Forwarded-For each time', async () => {
+      const org = await createTestOrg(ctx);
+      const user = await createTestUser(ctx, org);
+      for (let i = 0; i < 51; i++) assert.equal((await attempt('203.0.113.9', `198.51.100.${i}`, `spray-${i}`, 'wrong-password!')).statusCode, 401);
+      const blocked = await attempt('203.0.113.9', '198.51.100.250', user.username, user.password);
+      assert.equal(blocked.statusCode, 429, blocked.body);
+      // Behind the trusted proxy, each forwarded client is counted on its own address.
+      assert.equal((await attempt('10.0.0.5', '198.51.100.251', user.username, user.password)).statusCode, 200);
+    });
+  });
+}

@@ -41,33 +41,61 @@ export async function signInThroughPage(app: App, authorizationUrl: URL, user: {
   });
 }
 
-/**
- * A third-party access token for `user` (and its refresh token when offline_access is asked),
- * obtained through the real authorization-code flow with PKCE by a new public client of `org`.
- */
-export async function oauthTokenFor(
-  ctx: { app: App; inject: (o: { method: 'POST' | 'GET'; url: string; headers?: Record<string, string>; payload?: unknown }) => Promise<LightMyRequestResponse> },
-  adminHeaders: Record<string, string>,
-  user: { username: string; password: string },
-  scope: string,
-): Promise<{ accessToken: string; refreshToken?: string; clientId: string; scope: string }> {
-  const redirect = 'http://127.0.0.1:9/callback';
-  const reg = await ctx.inject({ method: 'POST', url: '/v1/oauth2/clients', headers: adminHeaders, payload: { name: 'Third party', redirectUris: [redirect] } });
+const REDIRECT = 'http://127.0.0.1:9/callback';
+
+type InjectCtx = { app: App; inject: (o: { method: 'POST' | 'GET'; url: string; headers?: Record<string, string>; payload?: unknown }) => Promise<LightMyRequestResponse> };
+
+/** Registers a public client of the administrator's organization; returns its id. */
+export async function registerClient(ctx: InjectCtx, adminHeaders: Record<string, string>, name = 'Third party'): Promise<string> {
+  const reg = await ctx.inject({ method: 'POST', url: '/v1/oauth2/clients', headers: adminHeaders, payload: { name, redirectUris: [REDIRECT] } });
   if (reg.statusCode !== 201) throw new Error(`client registration: ${reg.statusCode} ${reg.body}`);
-  const clientId = (reg.json() as { clientId: string }).clientId;
+  return (reg.json() as { clientId: string }).clientId;
+}
+
+/** The user signs in on the consent page and allows `scope`: an authorization code, not yet exchanged. */
+export async function authorizationCode(ctx: InjectCtx, clientId: string, user: { username: string; password: string }, scope: string): Promise<{ code: string; verifier: string }> {
   const verifier = oauth.generateRandomCodeVerifier();
   const url = new URL('http://localhost/v1/oauth2/authorize');
-  const params = { client_id: clientId, redirect_uri: redirect, response_type: 'code', scope, state: 's', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
+  const params = { client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope, state: 's', code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256' };
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   const submitted = await signInThroughPage(ctx.app, url, user);
   const location = submitted.headers.location;
   if (submitted.statusCode !== 303 || !location) throw new Error(`consent: ${submitted.statusCode} ${submitted.body}`);
   const code = new URL(String(location)).searchParams.get('code');
   if (!code) throw new Error(`no code in ${location}`);
-  const res = await ctx.app.inject({
+  return { code, verifier };
+}
+
+/** The client exchanges a code at the token endpoint (the raw response). */
+export function exchangeCode(ctx: InjectCtx, clientId: string, grant: { code: string; verifier: string }): Promise<LightMyRequestResponse> {
+  return ctx.app.inject({
     method: 'POST', url: '/v1/oauth2/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirect, code_verifier: verifier, client_id: clientId }).toString(),
+    payload: new URLSearchParams({ grant_type: 'authorization_code', code: grant.code, redirect_uri: REDIRECT, code_verifier: grant.verifier, client_id: clientId }).toString(),
   });
+}
+
+/** The client uses a refresh token at the token endpoint (the raw response). */
+export function refreshAtClient(ctx: InjectCtx, clientId: string, refreshToken: string): Promise<LightMyRequestResponse> {
+  return ctx.app.inject({
+    method: 'POST', url: '/v1/oauth2/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId }).toString(),
+  });
+}
+
+/**
+ * A third-party access token for `user` (and its refresh token when offline_access is asked),
+ * obtained through the real authorization-code flow with PKCE, by a new public client of `org`
+ * unless `clientId` names one already registered.
+ */
+export async function oauthTokenFor(
+  ctx: InjectCtx,
+  adminHeaders: Record<string, string>,
+  user: { username: string; password: string },
+  scope: string,
+  options: { clientId?: string } = {},
+): Promise<{ accessToken: string; refreshToken?: string; clientId: string; scope: string }> {
+  const clientId = options.clientId ?? await registerClient(ctx, adminHeaders);
+  const res = await exchangeCode(ctx, clientId, await authorizationCode(ctx, clientId, user, scope));
   if (res.statusCode !== 200) throw new Error(`token: ${res.statusCode} ${res.body}`);
   const body = res.json() as { access_token: string; refresh_token?: string; scope: string };
   return { accessToken: body.access_token, refreshToken: body.refresh_token, clientId, scope: body.scope };

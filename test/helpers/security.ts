@@ -18,6 +18,8 @@ export interface SecuredRoute {
   resource?: boolean;
   /** Reached by an OAuth token holding only identity scopes (openid/profile/email): the caller's own identity. */
   identityScope?: boolean;
+  /** A read sent as POST (searches, list-api-keys, …): an OAuth token with tessera.read reaches it. GET routes are reads anyway. */
+  readScope?: boolean;
   /**
    * The route creates or changes lasting credentials (users, passwords, API keys, OAuth clients):
    * an API key, an impersonation token and a tessera.api OAuth token of an administrator all get 403.
@@ -105,6 +107,22 @@ export function securitySuite(getCtx: () => TestContext, name: string, route: Se
       } else {
         assert.equal(res.statusCode, 403, res.body);
         assert.match(String(res.headers['www-authenticate']), /insufficient_scope/);
+      }
+    });
+
+    const isRead = route.method === 'GET' || route.readScope === true || route.identityScope === true;
+    it(isRead ? 'is reached by an OAuth token with tessera.read' : 'answers 403 insufficient_scope to an OAuth token with tessera.read (changing needs tessera.api)', async () => {
+      const ctx = getCtx();
+      const org = await createTestOrg(ctx);
+      const token = await oauthTokenFor(ctx, org.admin.headers, org.admin, 'openid tessera.read');
+      const req = await route.prepare(ctx, org);
+      const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers: { authorization: `Bearer ${token.accessToken}` } });
+      if (isRead) {
+        assert.doesNotMatch(String(res.headers['www-authenticate'] ?? ''), /insufficient_scope/, `tessera.read: ${res.statusCode} ${res.body}`);
+        assert.notEqual(res.statusCode, 401, res.body);
+      } else {
+        assert.equal(res.statusCode, 403, res.body);
+        assert.match(String(res.headers['www-authenticate']), /insufficient_scope, scope="tessera.api"|insufficient_scope", scope="tessera\.api"/);
       }
     });
 

@@ -65,7 +65,7 @@ forEachEngine('adaptive templates: reference operations', (ctx) => {
 
 forEachEngine('adaptive templates: security suite', (ctx) => {
   const routes: [string, Parameters<typeof securitySuite>[2]][] = [
-    ['/v1/template', { method: 'POST', prepare: () => ({ url: '/v1/template', body: { from: 0, limit: 10 } }) }],
+    ['/v1/template', { method: 'POST', readScope: true, prepare: () => ({ url: '/v1/template', body: { from: 0, limit: 10 } }) }],
     ['/v1/template/launch', { method: 'POST', prepare: () => ({ url: '/v1/template/launch', body: { templateId: MISSING } }) }],
     ['/v1/adaptive-templates', { method: 'POST', privileges: ['upload'], prepare: () => ({ url: '/v1/adaptive-templates', body: { assetId: MISSING } }) }],
     ['/v1/adaptive-templates/{id}', { method: 'GET', prepare: () => ({ url: `/v1/adaptive-templates/${MISSING}` }) }],

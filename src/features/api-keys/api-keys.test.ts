@@ -217,7 +217,7 @@ forEachEngine('api keys: create, list, revoke', (ctx) => {
     ceiling: { privileges: ['api_key_management'], prepare: (_ctx, org) => ({ url: CREATE, body: { name: 'k', roleId: org.roles.administrator } }) },
   });
   securitySuite(ctx, 'list-api-keys', {
-    method: 'POST', privileges: ['api_key_management'],
+    method: 'POST', privileges: ['api_key_management'], readScope: true,
     prepare: () => ({ url: LIST, body: {} }),
   });
   securitySuite(ctx, 'revoke-api-key', {

@@ -51,6 +51,8 @@ export function contentRoutes(app: App, deps: Deps): void {
   });
 
   app.post('/asset/expose', {
+    // A read sent as POST (the reference's shape): an OAuth token with tessera.read reaches it.
+    config: { scope: 'read' },
     schema: {
       operationId: 'GetAssetUrl', tags, summary: 'Time-limited URLs of renditions and originals (Download privilege and permission)',
       body: ExposeSchema, response: { 200: ExposeResponse, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'conflict') },

@@ -161,7 +161,7 @@ forEachEngine('assets: renditions, technical metadata and downloads', (ctx) => {
     prepare: async (c, o) => ({ url: `/v1/asset/${(await createAsset(c, o)).objectId}/rendition/imageThumb` }),
   });
   securitySuite(ctx, 'POST /v1/asset/expose', {
-    method: 'POST', privileges: ['download'],
+    method: 'POST', privileges: ['download'], readScope: true,
     prepare: async (c, o) => ({ url: '/v1/asset/expose', body: [{ id: (await uploadAsset(c, o, await jpeg(20, 20), 's.jpg')).objectId, components: [{ componentType: 'object', componentRef: 'original' }] }] }),
   });
 }, { env: { TESSERA_RENDITION_MAX_PIXELS: '5000000' } });

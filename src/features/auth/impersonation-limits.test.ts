@@ -39,9 +39,21 @@ forEachEngine('impersonation limits', (ctx) => {
     const target2 = await createTestUser(ctx(), org, { privileges: ['download'] });
     const headers2 = await impersonationHeaders(ctx(), support, target2.username);
     assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: headers2 })).statusCode, 200);
+    // Demote the impersonator below the target while they keep Impersonate: the ceiling, not the privilege, ends it.
+    const lesser = await ctx().inject({ method: 'POST', url: '/v1/roles', headers: org.admin.headers, payload: { name: 'Impersonate without Download', privileges: ['impersonate', 'upload'] } });
+    assert.equal(lesser.statusCode, 201, lesser.body);
+    assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/user/${support.userId}`, headers: org.admin.headers, payload: { userRoleId: json(lesser).id } })).statusCode, 200);
+    const afterDemotion = await ctx().inject({ method: 'GET', url: '/v1/user', headers: headers2 });
+    assert.equal(afterDemotion.statusCode, 401, afterDemotion.body);
+    assert.match(json(afterDemotion).message, /impersonation has ended: the user now holds/);
+
     // Take Impersonate away from the impersonator.
-    assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/user/${support.userId}`, headers: org.admin.headers, payload: { userRoleId: org.roles.viewer } })).statusCode, 200);
-    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: headers2 })).statusCode, 401);
+    const target3 = await createTestUser(ctx(), org, { privileges: [] });
+    const supportAgain = await createTestUser(ctx(), org, { privileges: ['impersonate'] });
+    const headers3 = await impersonationHeaders(ctx(), supportAgain, target3.username);
+    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: headers3 })).statusCode, 200);
+    assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/user/${supportAgain.userId}`, headers: org.admin.headers, payload: { userRoleId: org.roles.viewer } })).statusCode, 200);
+    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: headers3 })).statusCode, 401);
   });
 
   it('group memberships count: Support cannot impersonate a Viewer who is in Administrators', async () => {

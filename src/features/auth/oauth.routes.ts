@@ -9,10 +9,11 @@ import { toAppError } from '../../core/http/error-handler.ts';
 import { clientIp, principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
 import {
-  AuthorizeFormSchema, AuthorizeQuerySchema, ClientIdParamsSchema, OAuthClientCreateSchema, OAuthClientCreatedSchema, OAuthClientListSchema,
+  AuthorizeFormSchema, AuthorizeQuerySchema, ClientIdParamsSchema, ConsentClientParamsSchema, ConsentRevokedSchema, OAuthConsentListSchema, OAuthClientCreateSchema, OAuthClientCreatedSchema, OAuthClientListSchema,
   OAuthClientSchema, OAuthErrorSchema, OAuthTokenResponseSchema, RevokeFormSchema, TokenFormSchema,
 } from './oauth.schemas.ts';
 import { createClient, deleteClient, getClient, listClients } from './oauth-clients.service.ts';
+import { listConsents, revokeConsent } from './oauth-consents.service.ts';
 import { errorPage, loginPage, pageSecurity } from './oauth.page.ts';
 import { approve, authenticateClient, checkAuthorizeRequest, denyRedirect, exchangeCode, OAuthError, refreshGrant, revokeToken, type AuthorizeParams } from './oauth.service.ts';
 
@@ -81,6 +82,17 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
       await deleteClient(deps, principalOf(request), request.params.id, clientIp(request));
       return reply.code(204).send(null);
     });
+
+    app.get('/consents', {
+      schema: { operationId: 'GetOAuthConsents', tags, summary: 'OAuth clients you have authorized that still hold open sessions in your name', response: { 200: OAuthConsentListSchema, ...errorResponses(...AUTHENTICATED_ERRORS) } },
+    }, async (request) => listConsents(deps, principalOf(request)));
+
+    app.delete('/consents/:clientId', {
+      schema: {
+        operationId: 'RevokeOAuthConsent', tags, summary: 'Withdraw your consent to an OAuth client: every access and refresh token it holds for you ends at once',
+        params: ConsentClientParamsSchema, response: { 200: ConsentRevokedSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'not_found') },
+      },
+    }, async (request) => revokeConsent(deps, principalOf(request), request.params.clientId, clientIp(request)));
 
     const showLogin = async (request: FastifyRequest, reply: FastifyReply, params: AuthorizeParams, extra: { status?: number; error?: string; username?: string; headers?: Record<string, string> } = {}) => {
       const check = await checkAuthorizeRequest(deps, params);

@@ -63,3 +63,18 @@ export const OAuthErrorSchema = Type.Object({
   error: Type.String({ description: 'RFC 6749 §5.2 error code' }),
   error_description: Type.Optional(Type.String()),
 });
+
+export const OAuthConsentListSchema = Type.Object({
+  consents: Type.Array(Type.Object({
+    clientId: Type.String(),
+    name: Type.String({ description: 'The client\'s name, as on the consent page' }),
+    scopes: Type.Array(Type.String(), { description: 'Every scope granted across its open sessions' }),
+    sessions: Type.Integer({ description: 'Open sessions the client holds for you' }),
+    grantedEpoch: Type.Integer(),
+    lastUsedEpoch: Type.Integer(),
+  })),
+}, { description: 'OAuth clients holding open sessions in your name' });
+
+export const ConsentClientParamsSchema = Type.Object({ clientId: Type.String({ format: 'uuid' }) });
+
+export const ConsentRevokedSchema = Type.Object({ revoked: Type.Integer({ description: 'Sessions ended' }) });

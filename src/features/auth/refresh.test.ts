@@ -26,6 +26,12 @@ forEachEngine('auth refresh (first party: POST /v1/auth/token)', (ctx) => {
     const body = { accessToken: cached.session.accessToken, refreshToken: cached.session.refreshToken };
     for (const wait of [0, 11_000, 3_600_000 + 60_000, 30 * 60_000]) {
       ctx().clock.advance(wait);
+      if (wait > 3_600_000) {
+        // The cached access token (sent along, as the real client does) has expired by now.
+        const stale = await me(ctx(), cached.session.accessToken);
+        assert.equal(stale.statusCode, 401);
+        assert.match(json(stale).message, /expired/);
+      }
       const res = await refresh(ctx(), body);
       assert.equal(res.statusCode, 200, `after ${wait} ms: ${res.body}`);
       const next = json<LoginResult>(res);

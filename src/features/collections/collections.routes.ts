@@ -69,6 +69,8 @@ export function collectionRoutes(app: App, deps: Deps): void {
   }, async (request) => listCollectionAssets(deps, principalOf(request), request.params.id, request.query));
 
   app.post('/collection/:id/search', {
+    // A read sent as POST (the reference's shape): an OAuth token with tessera.read reaches it.
+    config: { scope: 'read' },
     preValidation: emptyBody,
     schema: {
       operationId: 'SearchCollectionAssets', tags, summary: 'Keyword search inside one collection (same body as POST /search/keyword)',
@@ -78,6 +80,8 @@ export function collectionRoutes(app: App, deps: Deps): void {
   }, async (request) => searchInCollection(deps, principalOf(request), request.params.id, request.body));
 
   app.post('/search/collection', {
+    // A read sent as POST (the reference's shape): an OAuth token with tessera.read reaches it.
+    config: { scope: 'read' },
     preValidation: emptyBody,
     schema: {
       operationId: 'SearchCollections', tags: ['search', ...tags], summary: 'Search the collections this caller may see, by name and type',

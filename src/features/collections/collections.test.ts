@@ -232,6 +232,6 @@ forEachEngine('collections', (ctx) => {
   securitySuite(ctx, 'PATCH /v1/collections/{id}', { method: 'PATCH', privileges: ['collection'], resource: true, prepare: async (c, org) => ({ url: `/v1/collections/${await make(c, org)}`, body: { collectionName: `n ${rnd()}` } }) });
   securitySuite(ctx, 'DELETE /v1/collection/{id}', { method: 'DELETE', privileges: ['collection', 'purge'], resource: true, prepare: async (c, org) => ({ url: `/v1/collection/${await make(c, org)}` }) });
   securitySuite(ctx, 'GET /v1/collection/{id}/assets', { method: 'GET', privileges: ['collection'], resource: true, prepare: async (c, org) => ({ url: `/v1/collection/${await make(c, org)}/assets` }) });
-  securitySuite(ctx, 'POST /v1/collection/{id}/search', { method: 'POST', privileges: ['collection'], resource: true, prepare: async (c, org) => ({ url: `/v1/collection/${await make(c, org)}/search`, body: {} }) });
-  securitySuite(ctx, 'POST /v1/search/collection', { method: 'POST', prepare: () => ({ url: '/v1/search/collection', body: { searchTerm: ['*'] } }) });
+  securitySuite(ctx, 'POST /v1/collection/{id}/search', { method: 'POST', privileges: ['collection'], resource: true, readScope: true, prepare: async (c, org) => ({ url: `/v1/collection/${await make(c, org)}/search`, body: {} }) });
+  securitySuite(ctx, 'POST /v1/search/collection', { method: 'POST', readScope: true, prepare: () => ({ url: '/v1/search/collection', body: { searchTerm: ['*'] } }) });
 });

@@ -150,7 +150,10 @@ forEachEngine('groups, roles, privileges, security templates', (ctx) => {
   securitySuite(ctx, '/v1/role/privileges', { method: 'GET', privileges: ['security_template_management', 'role_management'], prepare: () => ({ url: '/v1/role/privileges' }) });
   securitySuite(ctx, '/v1/security/permissions', { method: 'GET', prepare: () => ({ url: '/v1/security/permissions' }) });
   securitySuite(ctx, '/v1/security/template', { method: 'GET', privileges: ['security_template_management'], prepare: () => ({ url: '/v1/security/template' }) });
-  securitySuite(ctx, '/v1/security/template (create)', { method: 'POST', privileges: ['security_template_management'], prepare: () => ({ url: '/v1/security/template', body: { templateName: `t-${Math.random()}` } }) });
+  securitySuite(ctx, '/v1/security/template (create)', {
+    method: 'POST', privileges: ['security_template_management'], prepare: () => ({ url: '/v1/security/template', body: { templateName: `t-${Math.random()}` } }),
+    ceiling: { privileges: ['security_template_management'], prepare: (_c, org) => ({ url: '/v1/security/template', body: { templateName: `t-${Math.random()}`, securityDenormalized: [{ groupId: org.groups.everyone, permissions: [PERMISSIONS.view.id, PERMISSIONS.delete.id] }] } }) },
+  });
   securitySuite(ctx, '/v1/security/template/{id}', { method: 'GET', resource: true, privileges: ['security_template_management'], prepare: (_c, org) => ({ url: `/v1/security/template/${org.defaultTemplateId}` }) });
   securitySuite(ctx, '/v1/security/template/{id} (update)', {
     method: 'PATCH', resource: true, privileges: ['security_template_management'], prepare: (_c, org) => ({ url: `/v1/security/template/${org.defaultTemplateId}`, body: { description: 'x' } }),

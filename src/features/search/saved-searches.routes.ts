@@ -54,6 +54,8 @@ export function savedSearchRoutes(app: App, deps: Deps): void {
   });
 
   app.post('/saved-searches/:id/run', {
+    // A read sent as POST (the reference's shape): an OAuth token with tessera.read reaches it.
+    config: { scope: 'read' },
     preValidation: async (request) => {
       request.body ??= {};
     },

@@ -73,5 +73,5 @@ forEachEngine('saved searches', (ctx) => {
   securitySuite(ctx, 'GET /v1/saved-searches/{id}', { method: 'GET', resource: true, prepare: async (c, org) => ({ url: `/v1/saved-searches/${await make(c, org)}` }) });
   securitySuite(ctx, 'PATCH /v1/saved-searches/{id}', { method: 'PATCH', resource: true, prepare: async (c, org) => ({ url: `/v1/saved-searches/${await make(c, org)}`, body: { name: 'y' } }) });
   securitySuite(ctx, 'DELETE /v1/saved-searches/{id}', { method: 'DELETE', resource: true, prepare: async (c, org) => ({ url: `/v1/saved-searches/${await make(c, org)}` }) });
-  securitySuite(ctx, 'POST /v1/saved-searches/{id}/run', { method: 'POST', resource: true, prepare: async (c, org) => ({ url: `/v1/saved-searches/${await make(c, org)}/run`, body: {} }) });
+  securitySuite(ctx, 'POST /v1/saved-searches/{id}/run', { method: 'POST', resource: true, readScope: true, prepare: async (c, org) => ({ url: `/v1/saved-searches/${await make(c, org)}/run`, body: {} }) });
 });

@@ -13,6 +13,8 @@ const emptyBody = async (request: { body: unknown }) => {
 /** POST /search/keyword, POST /search (1.5) and POST /asset/scan: every hit, count and facet is over what the caller may view. */
 export function searchRoutes(app: App, deps: Deps): void {
   app.post('/search/keyword', {
+    // A read sent as POST (the reference's shape): an OAuth token with tessera.read reaches it.
+    config: { scope: 'read' },
     preValidation: emptyBody,
     schema: {
       operationId: 'Search', tags, summary: 'Keyword and facet search over the assets the caller may view (legacy payload; limit ≤ 100)',
@@ -22,6 +24,8 @@ export function searchRoutes(app: App, deps: Deps): void {
   }, async (request) => keywordSearch(deps, principalOf(request), request.body));
 
   app.post('/search', {
+    // A read sent as POST (the reference's shape): an OAuth token with tessera.read reaches it.
+    config: { scope: 'read' },
     preValidation: emptyBody,
     schema: {
       operationId: 'SearchAssets', tags, summary: 'Streamlined search (1.5): relevancy, includes, facets; limit ≤ 50',
@@ -31,6 +35,8 @@ export function searchRoutes(app: App, deps: Deps): void {
   }, async (request) => streamlinedSearch(deps, principalOf(request), request.body));
 
   app.post('/asset/scan', {
+    // A read sent as POST (the reference's shape): an OAuth token with tessera.read reaches it.
+    config: { scope: 'read' },
     preValidation: emptyBody,
     schema: {
       operationId: 'ScanAssets', tags, summary: 'Walk the whole result of a search with an opaque cursor (no duplicates or gaps while assets change)',

@@ -197,6 +197,6 @@ forEachEngine('search', (ctx) => {
   });
 
   for (const url of ['/v1/search/keyword', '/v1/search', '/v1/asset/scan']) {
-    securitySuite(ctx, url, { method: 'POST', prepare: () => ({ url, body: { searchTerm: ['*'] } }) });
+    securitySuite(ctx, url, { method: 'POST', readScope: true, prepare: () => ({ url, body: { searchTerm: ['*'] } }) });
   }
 });
