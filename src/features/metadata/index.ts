@@ -29,7 +29,7 @@ export { loadCompiledTemplate as loadTemplate } from './definitions.repo.ts';
 export { loadTemplateCached } from './template-cache.ts';
 export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
 export { registerUsageProbe, registerApplyHandler, type UsageProbe, type UsageKind, type ApplyHandler, type ApplyContext, type DefinitionChange } from './hooks.ts';
-export { canUseTemplate, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
+export { canUseTemplate, templatesHiddenFrom, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
 
 export { metadataRoutes } from './metadata.routes.ts';
 export { metadataJobHandlers, APPLY_ACTION } from './apply.service.ts';
