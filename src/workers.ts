@@ -4,6 +4,7 @@ import { authJobHandlers } from './features/auth/index.ts';
 import { startDelivery } from './features/webhooks/index.ts';
 import { metadataJobHandlers } from './features/metadata/index.ts';
 import { assetJobHandlers } from './features/assets/index.ts';
+import { collectionJobHandlers } from './features/collections/index.ts';
 import { startSearchIndexer } from './features/search/index.ts';
 
 /** Every background job type, by feature. */
@@ -12,6 +13,7 @@ export function jobHandlers(deps: Deps): Record<string, JobHandler> {
     ...authJobHandlers(deps),
     ...metadataJobHandlers(deps),
     ...assetJobHandlers(deps),
+    ...collectionJobHandlers(deps),
   };
 }
 

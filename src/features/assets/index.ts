@@ -17,6 +17,12 @@ export { findAsset, securityOf, type AssetRow, type AssetWithOrg, type AssetSecu
 export { createAsset, getAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
 export { receiveSingle } from './uploads.service.ts';
 export { presentLegacy, presentSimplified, renditionUrls, storedRenditions, type StoredRendition } from './present.ts';
+// For features that hand out stored bytes by mail and signed link (collection share).
+export { sendMail, mailConfigured, type MailMessage } from './mail.ts';
+export { shareSourcesByFileId, type ShareSource } from './share-sources.ts';
+export { signPath, verifySignedPath } from './signed-urls.ts';
+export { serveBlob } from './serve.ts';
+export { SignedQuery } from './assets.schemas.ts';
 
 export function assetsRoutes(app: App, deps: Deps): void {
   assetRoutes(app, deps);

@@ -4,7 +4,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import { fromJson } from '../../core/db/json.ts';
 import { invalidField } from '../../core/http/errors.ts';
 import type { Deps } from '../../deps.ts';
-import { parseQuery, runSearch, specFromBody, viewableTemplateIds, type RunResult } from '../search/index.ts';
+import { parseQuery, runSearch, searchVisibility, specFromBody, type RunResult } from '../search/index.ts';
 import { loadVisibleCollection } from './collections.service.ts';
 import { visibleMemberFileIds } from './collections.repo.ts';
 import type { CollectionSearchBody } from './collections.schemas.ts';
@@ -60,7 +60,7 @@ const COLLECTION_SORTS: Record<string, string> = { name: 'c.name_key', createdep
 export async function searchCollections(deps: Deps, principal: Principal, body: CollectionSearchBody) {
   const spec = specFromBody({ ...body, filters: [], dateRanges: [] });
   const q = parseQuery(spec);
-  const viewable = await viewableTemplateIds(deps.db, principal);
+  const { viewableTemplateIds: viewable, hiddenMetadataTemplateIds: hidden } = await searchVisibility(deps.db, principal);
   const orgId = principal.orgId;
   const conds = [sql`c.org_id = ${orgId}`];
   const visibleSecured = viewable.length > 0
@@ -103,7 +103,7 @@ export async function searchCollections(deps: Deps, principal: Principal, body: 
     result.push({
       collectionId: r.id, name: r.name, collectionType: r.collection_type, shared: r.shared,
       shareDocument: fromJson<string[]>(r.share_document, []),
-      collectionDocument: await visibleMemberFileIds(deps.db, orgId, r.id, viewable),
+      collectionDocument: await visibleMemberFileIds(deps.db, orgId, r.id, viewable, hidden),
       userCognitoId: r.owner_id, customerId: Number(customer?.customer_id ?? 0),
       createdEpoch: Number(r.created_at), lastUpdatedEpoch: Number(r.updated_at),
     });

@@ -13,25 +13,29 @@ export async function collectionTemplateIds(db: DbOrTrx, collectionId: string): 
   return rows.map((r) => r.template_id);
 }
 
+/** Assets of these metadata templates are hidden from the caller (no access through the template's access templates). */
+const notHidden = (hidden: readonly string[]) => (hidden.length === 0 ? sql`` : sql`and (d.metadata_template_id is null or d.metadata_template_id not in (${sql.join([...hidden])}))`);
+
 /**
  * The members the caller may view, in collection order: each member's current index document
- * must carry one of the caller's viewable templates (and not be in the recycle bin).
+ * must carry one of the caller's viewable templates (and not be in the recycle bin), and its
+ * metadata template must not be hidden from the caller.
  */
-export async function visibleMemberFileIds(db: DbOrTrx, orgId: string, collectionId: string, viewable: readonly string[]): Promise<string[]> {
+export async function visibleMemberFileIds(db: DbOrTrx, orgId: string, collectionId: string, viewable: readonly string[], hidden: readonly string[] = []): Promise<string[]> {
   if (viewable.length === 0) return [];
   const { rows } = await sql<{ file_id: string }>`
     select m.file_id from collection_members m
     where m.collection_id = ${collectionId}
       and exists (
         select 1 from search_docs d join search_doc_templates t on t.doc_no = d.doc_no
-        where d.org_id = ${orgId} and d.file_id = m.file_id and d.deleted = 0
+        where d.org_id = ${orgId} and d.file_id = m.file_id and d.deleted = 0 ${notHidden(hidden)}
           and t.template_id in (${sql.join([...viewable])}))
     order by m.position, m.file_id`.execute(db);
   return rows.map((r) => r.file_id);
 }
 
 /** For each id (fileId or objectId), the fileId of the asset if the caller may view it, else null. */
-export async function resolveVisibleAssets(db: DbOrTrx, orgId: string, viewable: readonly string[], ids: readonly string[]): Promise<Map<string, string | null>> {
+export async function resolveVisibleAssets(db: DbOrTrx, orgId: string, viewable: readonly string[], ids: readonly string[], hidden: readonly string[] = []): Promise<Map<string, string | null>> {
   const out = new Map<string, string | null>(ids.map((id) => [id, null]));
   if (viewable.length === 0 || ids.length === 0) return out;
   const unique = [...new Set(ids)];
@@ -39,7 +43,7 @@ export async function resolveVisibleAssets(db: DbOrTrx, orgId: string, viewable:
     const batch = unique.slice(i, i + 500);
     const { rows } = await sql<{ asset_id: string; file_id: string | null }>`
       select d.asset_id, d.file_id from search_docs d
-      where d.org_id = ${orgId} and (d.file_id in (${sql.join(batch)}) or d.asset_id in (${sql.join(batch)}))
+      where d.org_id = ${orgId} and (d.file_id in (${sql.join(batch)}) or d.asset_id in (${sql.join(batch)})) ${notHidden(hidden)}
         and exists (select 1 from search_doc_templates t where t.doc_no = d.doc_no and t.template_id in (${sql.join([...viewable])}))`.execute(db);
     for (const row of rows) {
       if (!row.file_id) continue;

@@ -9,6 +9,7 @@ import {
 import { createCollection, deleteCollection, getCollection, updateCollection, updateCollectionLegacy } from './collections.service.ts';
 import { listCollectionAssets, searchCollections, searchInCollection } from './collections-search.service.ts';
 import { KeywordSearchBodySchema, SearchResultSchema } from '../search/index.ts';
+import { shareRoutes } from './share.routes.ts';
 
 const tags = ['collections'];
 const emptyBody = async (request: { body: unknown }) => {
@@ -89,4 +90,6 @@ export function collectionRoutes(app: App, deps: Deps): void {
       response: { 200: CollectionSearchResultSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed') },
     },
   }, async (request) => searchCollections(deps, principalOf(request), request.body));
+
+  shareRoutes(app, deps);
 }

@@ -7,7 +7,7 @@ import { publishEvent } from '../../core/events/index.ts';
 import { conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { Deps } from '../../deps.ts';
-import { syncSearchIndex, viewableTemplateIds } from '../search/index.ts';
+import { searchVisibility, syncSearchIndex } from '../search/index.ts';
 import {
   addMembers, collectionTemplateIds, findCollection, memberFileIds, removeMembers, resolveVisibleAssets, setTemplates, visibleMemberFileIds, type CollectionRow,
 } from './collections.repo.ts';
@@ -21,6 +21,8 @@ export interface VisibleCollection {
   row: CollectionRow;
   templateIds: string[];
   viewable: string[];
+  /** Metadata templates hidden from the caller: their assets are not visible members. */
+  hidden: string[];
 }
 
 function parseType(value: string | undefined, field: string): CollectionType {
@@ -59,12 +61,12 @@ export async function loadVisibleCollection(db: DbOrTrx, principal: Principal, i
   const row = await findCollection(db, principal.orgId, id);
   if (!row) throw notFound('Collection');
   const templateIds = await collectionTemplateIds(db, row.id);
-  const viewable = await viewableTemplateIds(db, principal);
+  const { viewableTemplateIds: viewable, hiddenMetadataTemplateIds: hidden } = await searchVisibility(db, principal);
   const visible = row.collection_type === 'private'
     ? row.owner_id === principal.userId
     : row.owner_id === principal.userId || templateIds.some((t) => viewable.includes(t));
   if (!visible) throw notFound('Collection');
-  return { row, templateIds, viewable };
+  return { row, templateIds, viewable, hidden };
 }
 
 async function requireEditable(db: DbOrTrx, principal: Principal, c: VisibleCollection): Promise<void> {
@@ -83,12 +85,12 @@ async function checkTemplates(db: DbOrTrx, principal: Principal, ids: readonly s
   return unique;
 }
 
-async function checkMembers(deps: Deps, principal: Principal, ids: readonly string[], field: string, viewable: readonly string[]): Promise<string[]> {
+async function checkMembers(deps: Deps, principal: Principal, ids: readonly string[], field: string, viewable: readonly string[], hidden: readonly string[]): Promise<string[]> {
   if (ids.length === 0) return [];
   // Members are checked against the index: bring it up to date with the latest asset writes.
   await syncSearchIndex(deps);
   const db = deps.db;
-  const resolved = await resolveVisibleAssets(db, principal.orgId, viewable, ids);
+  const resolved = await resolveVisibleAssets(db, principal.orgId, viewable, ids, hidden);
   const out: string[] = [];
   for (const [i, id] of ids.entries()) {
     const fileId = resolved.get(id);
@@ -143,12 +145,12 @@ export async function createCollection(deps: Deps, principal: Principal, body: C
   const name = parseName(body.name, 'body.name');
   const metadata = parseMetadata(body);
   await checkCollectionMetadata(deps.db, principal, body.metadataTemplateId, metadata, body.metadataDocument !== undefined ? 'body.metadataDocument' : 'body.MetadataDocument');
-  const viewable = await viewableTemplateIds(deps.db, principal);
+  const { viewableTemplateIds: viewable, hiddenMetadataTemplateIds: hidden } = await searchVisibility(deps.db, principal);
   const templateIds = body.securityTemplateIds ?? [];
   if (type === 'secured' && templateIds.length === 0) throw invalidField('body.securityTemplateIds', 'a secured collection needs at least one security template');
   if (type === 'private' && templateIds.length > 0) throw invalidField('body.securityTemplateIds', 'a private collection has no security templates (use collectionType secured)');
   const templates = await checkTemplates(deps.db, principal, templateIds, 'body.securityTemplateIds', viewable);
-  const members = await checkMembers(deps, principal, body.collectionDocument ?? [], 'body.collectionDocument', viewable);
+  const members = await checkMembers(deps, principal, body.collectionDocument ?? [], 'body.collectionDocument', viewable, hidden);
   const now = deps.clock.now();
   const id = newId(now);
   await inTransaction(deps, async (trx) => {
@@ -174,7 +176,7 @@ export async function getCollectionForViewer(deps: Deps, principal: Principal, i
   await syncSearchIndex(deps);
   const c = await loadVisibleCollection(deps.db, principal, id);
   const [members, customerId] = await Promise.all([
-    visibleMemberFileIds(deps.db, principal.orgId, c.row.id, c.viewable),
+    visibleMemberFileIds(deps.db, principal.orgId, c.row.id, c.viewable, c.hidden),
     customerIdOf(deps.db, principal.orgId),
   ]);
   return collectionView(c.row, c.templateIds, members, customerId);
@@ -213,7 +215,7 @@ async function applyChanges(deps: Deps, principal: Principal, c: VisibleCollecti
         continue;
       }
       // Only members this caller can see are removed or replaced; hidden members stay untouched.
-      const visibleNow = await visibleMemberFileIds(trx, row.org_id, row.id, c.viewable);
+      const visibleNow = await visibleMemberFileIds(trx, row.org_id, row.id, c.viewable, c.hidden);
       const keep = new Set(op.kind === 'replace' ? op.fileIds : []);
       const drop = op.kind === 'replace' ? visibleNow.filter((f) => !keep.has(f)) : op.fileIds.filter((f) => visibleNow.includes(f));
       removed.push(...(await removeMembers(trx, row.id, drop)));
@@ -250,7 +252,7 @@ export async function updateCollectionLegacy(deps: Deps, principal: Principal, i
   if (body.name !== undefined) changes.name = parseName(body.name, 'body.name');
   if (body.collectionType !== undefined) changes.type = parseType(body.collectionType, 'body.collectionType');
   if (body.securityTemplateIds !== undefined) changes.templates = await checkTemplates(deps.db, principal, body.securityTemplateIds, 'body.securityTemplateIds', c.viewable);
-  if (body.collectionDocument !== undefined) changes.ops = [{ kind: 'replace', fileIds: await checkMembers(deps, principal, body.collectionDocument, 'body.collectionDocument', c.viewable) }];
+  if (body.collectionDocument !== undefined) changes.ops = [{ kind: 'replace', fileIds: await checkMembers(deps, principal, body.collectionDocument, 'body.collectionDocument', c.viewable, c.hidden) }];
   await applyChanges(deps, principal, c, changes);
   return { message: 'Collection update was successful' };
 }
@@ -286,10 +288,10 @@ export async function updateCollection(deps: Deps, principal: Principal, id: str
       if (kind !== 'add' && kind !== 'remove' && kind !== 'replace') throw invalidField(`${field}.operation`, 'must be add, remove or replace');
       if (kind === 'remove') {
         // Removing needs View too; an id that resolves to nothing visible is simply not a member.
-        const resolved = await resolveVisibleAssets(deps.db, principal.orgId, c.viewable, op.fileIds);
+        const resolved = await resolveVisibleAssets(deps.db, principal.orgId, c.viewable, op.fileIds, c.hidden);
         (changes.ops ??= []).push({ kind, fileIds: op.fileIds.map((f) => resolved.get(f) ?? f) });
       } else {
-        (changes.ops ??= []).push({ kind, fileIds: await checkMembers(deps, principal, op.fileIds, `${field}.fileIds`, c.viewable) });
+        (changes.ops ??= []).push({ kind, fileIds: await checkMembers(deps, principal, op.fileIds, `${field}.fileIds`, c.viewable, c.hidden) });
       }
     }
   }

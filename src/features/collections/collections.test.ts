@@ -191,6 +191,8 @@ forEachEngine('collections', (ctx) => {
     assert.equal(del.statusCode, 200, del.body);
     assert.deepEqual(json(del), [{ status: 'success', message: 'Collection delete operation succeeded' }]);
     assert.equal((await call(w.alice, 'GET', `/v1/collection/${mine}`)).statusCode, 404);
+    const gone = await ctx().deps.db.selectFrom('events').select('body').where('org_id', '=', w.org.orgId).where('type', '=', 'collection.deleted').execute();
+    assert.ok(gone.some((e) => JSON.parse(e.body).collection.id === mine), 'collection.deleted fired');
     const adminView = await createTestUser(ctx(), w.org, { groupIds: [w.org.groups.administrators], privileges: ['collection', 'purge'] });
     void adminView;
     const still = json(await call(w.alice, 'POST', '/v1/search/keyword', { searchTerm: ['*'] }));

@@ -1,4 +1,4 @@
-import { permissionsOn } from '../../core/authz/authorize.ts';
+import { hasPrivilege, permissionsOn, templatesGranting } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
@@ -27,6 +27,21 @@ export async function templateUse(db: DbOrTrx, principal: Principal, templateId:
   const access = await db.selectFrom('metadata_template_access').select('security_template_id').where('org_id', '=', principal.orgId).where('template_id', '=', templateId).execute();
   if (access.length > 0 && !(await permissionsOn(db, principal, access.map((a) => a.security_template_id))).has('view')) return 'unknown';
   return servesAssets(fromJson<string[]>(template.template_types, [])) ? 'ok' : 'not_for_assets';
+}
+
+/**
+ * The metadata templates the caller may not see: those with access templates through none of which
+ * the caller holds View (an access template that was deleted grants nobody). Holders of Metadata
+ * Management see every template, as the template reads do. Search hides the assets of these
+ * templates (reference §8.1: the caller also needs access to the asset's metadata template).
+ */
+export async function templatesHiddenFrom(db: DbOrTrx, principal: Principal): Promise<string[]> {
+  if (hasPrivilege(principal, 'metadata_management')) return [];
+  const rows = await db.selectFrom('metadata_template_access').select(['template_id', 'security_template_id']).where('org_id', '=', principal.orgId).execute();
+  if (rows.length === 0) return [];
+  const viewable = new Set(principal.groupIds.length === 0 ? [] : (await templatesGranting(db, principal, 'view').execute()).map((r) => r.template_id));
+  const open = new Set(rows.filter((r) => viewable.has(r.security_template_id)).map((r) => r.template_id));
+  return [...new Set(rows.map((r) => r.template_id))].filter((t) => !open.has(t)).sort();
 }
 
 /** The organization's default metadata template (seeded with every organization). */

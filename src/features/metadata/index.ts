@@ -34,7 +34,7 @@ export { loadCompiledTemplate as loadTemplate } from './definitions.repo.ts';
 export { loadTemplateCached } from './template-cache.ts';
 export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
 export { registerUsageProbe, registerApplyHandler, type UsageProbe, type UsageKind, type ApplyHandler, type ApplyContext, type DefinitionChange } from './hooks.ts';
-export { canUseTemplate, templateUse, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
+export { canUseTemplate, templateUse, templatesHiddenFrom, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
 export {
   ACTION_OBJECT_JOB, WRITABLE_TEMPLATE_TYPES, LEGACY_TEMPLATE_TYPES, actionTemplateInfo, setActionObjectId, servesAssets, isActionTemplate, type ActionObjectJob, type ActionTemplateInfo,
 } from './template-types.ts';

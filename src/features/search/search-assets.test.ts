@@ -51,3 +51,48 @@ forEachEngine('search over real assets', (ctx) => {
     assert.ok(got.collectionDocument.includes(b.fileId));
   });
 });
+
+forEachEngine('scans over real assets while they change', (ctx) => {
+  it('walks every asset once while others are uploaded, edited and deleted through the API', async () => {
+    const c = ctx();
+    const org = await createTestOrg(c);
+    const image = await jpeg(8, 8);
+    const assets = [];
+    for (let i = 0; i < 12; i++) {
+      c.clock.advance(5);
+      assets.push(await uploadAsset(c, org, image, `walk-${i}.jpg`));
+    }
+    // Keys that never change (index order, createdEpoch); see docs/search.md for lastUpdatedEpoch and filename.
+    for (const sortBy of [undefined, [{ metadataDefinitionSearchField: 'createdEpoch', order: 'desc' }]]) {
+      const seen: string[] = [];
+      const deleted = new Set<string>();
+      let cursor: string | null = null;
+      let round = 0;
+      do {
+        const res = await c.inject({ method: 'POST', url: '/v1/asset/scan', headers: org.admin.headers, payload: { searchTerm: ['walk'], limit: 3, ...(cursor ? { cursor } : {}), ...(sortBy ? { sortBy } : {}) } });
+        assert.equal(res.statusCode, 200, res.body);
+        seen.push(...json(res).result.map((r: { objectId: string }) => r.objectId));
+        cursor = json(res).cursor;
+        round += 1;
+        // Between pages: edit one asset (it moves in lastUpdatedEpoch order), delete one, upload one.
+        c.clock.advance(1000);
+        const edited = assets[round]!;
+        const patch = await c.inject({ method: 'PATCH', url: `/v1/assets/asset/${edited.objectId}`, headers: org.admin.headers, payload: { metadata: [{ name: 'Title', value: `walk edit ${round}` }] } });
+        assert.equal(patch.statusCode, 200, patch.body);
+        const victim = assets[11 - round]!;
+        if (!deleted.has(victim.objectId) && round < 4) {
+          const del = await c.inject({ method: 'POST', url: `/v1/asset/${victim.objectId}/delete`, headers: org.admin.headers, payload: { action: 'delete', deleteType: 'full' } });
+          assert.equal(del.statusCode, 200, del.body);
+          deleted.add(victim.objectId);
+        }
+        await uploadAsset(c, org, image, `walk-late-${sortBy ? 's' : 'i'}-${round}.jpg`);
+      } while (cursor);
+      assert.equal(new Set(seen).size, seen.length, 'no duplicates');
+      for (const a of assets) if (!deleted.has(a.objectId)) assert.ok(seen.includes(a.objectId), `${a.objectId} was never deleted, so the scan reaches it`);
+      for (const id of deleted) {
+        const restore = await c.inject({ method: 'POST', url: `/v1/asset/${id}/delete`, headers: org.admin.headers, payload: { action: 'undelete' } });
+        assert.equal(restore.statusCode, 200, restore.body);
+      }
+    }
+  });
+});

@@ -16,6 +16,8 @@ export interface SearchScope {
   viewableTemplateIds: readonly string[];
   /** Restrict to the members of a collection (already checked visible to the caller). */
   collectionId?: string;
+  /** Metadata templates the caller may not see: their assets are left out (reference §8.1). */
+  hiddenMetadataTemplateIds?: readonly string[];
 }
 
 export interface FacetRequest {
@@ -88,6 +90,9 @@ export function wherePredicate(engine: Engine, q: ParsedQuery, scope: SearchScop
     if (textRequired) parts.push(textPredicate(engine, q, text, q.operation));
   }
   const extra = parts.length;
+  if (scope.hiddenMetadataTemplateIds && scope.hiddenMetadataTemplateIds.length > 0) {
+    parts.push(sql<boolean>`(d.metadata_template_id is null or d.metadata_template_id not in (${sql.join([...scope.hiddenMetadataTemplateIds])}))`);
+  }
   if (scope.collectionId) {
     parts.push(sql<boolean>`d.file_id in (select m.file_id from collection_members m where m.collection_id = ${scope.collectionId})`);
   }

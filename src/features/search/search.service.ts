@@ -7,7 +7,7 @@ import { fromJson } from '../../core/db/json.ts';
 import { countFacets, orgColumns, topDocs } from './search.columns.ts';
 import { SYSTEM_SORTS, facetTerm, parseQuery, type KeywordField, type Operation, type RangeFilter, type SearchSpec, type SortKey } from './search.query.ts';
 import type { KeywordSearchBody, ScanBody, SearchBody } from './search.schemas.ts';
-import { viewableTemplateIds } from './visibility.ts';
+import { searchVisibility } from './visibility.ts';
 import { syncSearchIndex } from './search.indexer.ts';
 
 type CommonBody = Pick<SearchBody, 'searchTerm' | 'operation' | 'keywordSearchField' | 'includeDeleted' | 'includeVersions' | 'sortBy' | 'filters' | 'dateRanges'>;
@@ -90,7 +90,7 @@ export async function runSearch(deps: Deps, principal: Principal, spec: SearchSp
   const q = parseQuery(spec);
   if (options.from + options.limit > 10_000) throw invalidField('body.from', 'from + limit may reach at most 10000 results; use POST /v1/asset/scan to walk further');
   await syncSearchIndex(deps);
-  const scope: SearchScope = { orgId: principal.orgId, viewableTemplateIds: await viewableTemplateIds(deps.db, principal), collectionId: options.collectionId };
+  const scope: SearchScope = { orgId: principal.orgId, ...(await searchVisibility(deps.db, principal)), collectionId: options.collectionId };
   const where = wherePredicate(deps.engine, q, scope);
   const fast = await columnarSearch(deps, q, where, scope.orgId, options);
   if (fast) return fast;
@@ -201,7 +201,7 @@ export async function scanAssets(deps: Deps, principal: Principal, body: ScanBod
   const order = scanOrder(q);
   const after = body.cursor ? decodeScanCursor(body.cursor, order) : null;
   await syncSearchIndex(deps);
-  const scope: SearchScope = { orgId: principal.orgId, viewableTemplateIds: await viewableTemplateIds(deps.db, principal) };
+  const scope: SearchScope = { orgId: principal.orgId, ...(await searchVisibility(deps.db, principal)) };
   const where = wherePredicate(deps.engine, q, scope);
   const page = await scanPage(deps.db, deps.engine, where, order, after, body.limit ?? 100);
   const facets = body.aggregations && !body.cursor ? await facetCounts(deps.db, principal.orgId, where, { size: 20 }) : [];
