@@ -207,9 +207,8 @@ forEachEngine('assets: Action objects of action-type metadata templates (templat
     method: 'GET', resource: true,
     prepare: async (c, o) => {
       const { template } = await actionTemplate(c, o);
-      const w = assetWorker(c);
-      await w.drain();
-      await w.stop();
+      // The block's worker also wakes on the enqueue; draining it (not a second worker) waits for the job.
+      await worker.drain();
       return { url: `/v1/action/${(await templateOf(c, o, template.templateId)).actionObjectId}` };
     },
   });
