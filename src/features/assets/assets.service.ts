@@ -109,7 +109,7 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
     content_state: expectsContent ? 'pending' : federated ? 'available' : 'none', size: federated ? (input.filesize ?? null) : null,
     sha256: null, md5: null, blob_key: null, federated: federated ? 1 : 0, content_path: input.contentPath ?? null, skip_transcode: input.skipTranscode ? 1 : 0,
     metadata_template_id: templateId, metadata: toJson(metadata.doc), metadata_denormalized: toJson(metadata.denormalized),
-    technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, deleted_at: null,
+    technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, deleted_at: null, deleted_by: null,
     created_event_sent: expectsContent ? 0 : 1, created_by: principal.userId, updated_by: principal.userId, created_at: now, updated_at: now,
   };
   let newUpload: NewUpload | null = null;
@@ -240,12 +240,12 @@ export async function deleteOrRestore(deps: Deps, principal: Principal, id: stri
   const deletedAt = action === 'delete' ? now : null;
   await deps.db.transaction().execute(async (trx) => {
     // The whole version chain moves together.
-    await trx.updateTable('assets').set({ deleted_at: deletedAt, updated_at: now, updated_by: principal.userId })
+    await trx.updateTable('assets').set({ deleted_at: deletedAt, deleted_by: action === 'delete' ? principal.userId : null, updated_at: now, updated_by: principal.userId })
       .where('org_id', '=', principal.orgId).where('original_file_id', '=', asset.original_file_id).execute();
     const data = eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds));
     await publishEvent(trx, now, { orgId: asset.org_id, type: action === 'delete' ? 'asset.deleted' : 'asset.restored', actor: principal.userId, data: { asset: data } });
   });
-  return { ...asset, deleted_at: deletedAt, updated_at: now, updated_by: principal.userId };
+  return { ...asset, deleted_at: deletedAt, deleted_by: action === 'delete' ? principal.userId : null, updated_at: now, updated_by: principal.userId };
 }
 
 export async function findAssetForCaller(deps: Deps, principal: Principal, id: string) {

@@ -11,6 +11,7 @@ import * as m0009 from './0009_search.ts';
 import * as m0010 from './0010_storyboards.ts';
 import * as m0011 from './0011_cdn.ts';
 import * as m0012 from './0012_hotpaths.ts';
+import * as m0016 from './0016_assets2.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0010_storyboards': m0010,
   '0011_cdn': m0011,
   '0012_hotpaths': m0012,
+  '0016_assets2': m0016,
 };
