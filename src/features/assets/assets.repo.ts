@@ -67,30 +67,35 @@ export interface AssetSecurity {
   templateIds: string[];
   /** Every group's permission keys, over all the asset's templates. */
   byGroup: Map<string, Set<string>>;
+  /** Template id → name, read in the same query (responses and events name the templates). */
+  names?: Map<string, string>;
 }
 
 const securityOfOneQuery = prepared<{ orgId: string; assetId: string }>()((db, p) => db
   .selectFrom('asset_security as s')
+  .innerJoin('security_templates as t', 't.id', 's.template_id')
   .leftJoin('security_template_permissions as p', 'p.template_id', 's.template_id')
-  .select(['s.asset_id', 's.template_id', 'p.group_id', 'p.permission'])
+  .select(['s.asset_id', 's.template_id', 't.name as template_name', 'p.group_id', 'p.permission'])
   .where('s.org_id', '=', p.orgId)
   .where('s.asset_id', '=', p.assetId));
 
-/** The asset's templates and what they grant, in one query (asset_security ⋈ security_template_permissions). */
+/** The asset's templates, their names and what they grant, in one query (asset_security ⋈ security_templates ⋈ security_template_permissions). */
 export async function securityOf(db: DbOrTrx, orgId: string, assetIds: readonly string[]): Promise<Map<string, AssetSecurity>> {
   const out = new Map<string, AssetSecurity>();
   if (assetIds.length === 0) return out;
-  for (const id of assetIds) out.set(id, { templateIds: [], byGroup: new Map() });
+  for (const id of assetIds) out.set(id, { templateIds: [], byGroup: new Map(), names: new Map() });
   const rows = assetIds.length === 1 ? await securityOfOneQuery.execute(db, { orgId, assetId: assetIds[0]! }) : await db
     .selectFrom('asset_security as s')
+    .innerJoin('security_templates as t', 't.id', 's.template_id')
     .leftJoin('security_template_permissions as p', 'p.template_id', 's.template_id')
-    .select(['s.asset_id', 's.template_id', 'p.group_id', 'p.permission'])
+    .select(['s.asset_id', 's.template_id', 't.name as template_name', 'p.group_id', 'p.permission'])
     .where('s.org_id', '=', orgId)
     .where('s.asset_id', 'in', [...assetIds])
     .execute();
   for (const row of rows) {
     const entry = out.get(row.asset_id)!;
     if (!entry.templateIds.includes(row.template_id)) entry.templateIds.push(row.template_id);
+    entry.names!.set(row.template_id, row.template_name);
     if (row.group_id && row.permission) {
       let set = entry.byGroup.get(row.group_id);
       if (!set) entry.byGroup.set(row.group_id, (set = new Set()));
