@@ -49,6 +49,7 @@ export interface Database {
   cdn_stats_geo: CdnStatsGeoTable;
   security_template_permissions: SecurityTemplatePermissionsTable;
   assets: AssetsTable;
+  mail_outbox: MailOutboxTable;
   asset_security: AssetSecurityTable;
   asset_links: AssetLinksTable;
   asset_uploads: AssetUploadsTable;
@@ -621,11 +622,30 @@ export interface AssetsTable {
   height: number | null;
   /** Recycle bin: when it was deleted (metadataDeletedEpoch). */
   deleted_at: number | null;
+  /** Who sent it to the recycle bin (null when not deleted, or deleted before this was recorded). */
+  deleted_by: string | null;
   created_event_sent: number;
   created_by: string;
   updated_by: string;
   created_at: number;
   updated_at: number;
+}
+
+export interface MailOutboxTable {
+  id: string;
+  org_id: string | null;
+  to_address: string;
+  subject: string;
+  text_body: string;
+  html_body: string | null;
+  /** The RFC 5322 Message-ID, fixed when queued, so a retried send is recognisably the same mail. */
+  message_id: string;
+  status: 'queued' | 'sent' | 'failed';
+  attempts: number;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  sent_at: number | null;
 }
 
 export interface AssetSecurityTable {

@@ -29,7 +29,7 @@ export function createLocalBlobStore(root: string): BlobStore {
       });
       try {
         // flush: the bytes are fsynced before the file is closed, so they are durable before the name is visible.
-        await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, meter, createWriteStream(temp, { flags: 'wx', flush: true, highWaterMark: 1 << 20 }));
+        await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, meter, createWriteStream(temp, { flags: 'wx', flush: true, highWaterMark: 4 << 20 }));
         await rename(temp, target);
         await syncDir(dirname(target));
       } catch (error) {

@@ -1,23 +1,28 @@
-import type { Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import type { DbOrTrx } from '../../core/db/connect.ts';
-import type { AssetsTable } from '../../core/db/schema.ts';
+import { prepared } from '../../core/db/prepared.ts';
+import type { AssetsTable, Database } from '../../core/db/schema.ts';
 import { isUuid } from '../../core/ids.ts';
 
 export type AssetRow = Selectable<AssetsTable>;
 export type AssetWithOrg = AssetRow & { customer_id: string };
 
+const byIdQuery = (db: Kysely<Database>, p: { readonly orgId: string; readonly id: string }) => db
+  .selectFrom('assets')
+  .innerJoin('organizations', 'organizations.id', 'assets.org_id')
+  .selectAll('assets')
+  .select('organizations.customer_id')
+  .where('assets.org_id', '=', p.orgId)
+  .where((eb) => eb.or([eb('assets.id', '=', p.id), eb('assets.file_id', '=', p.id)]));
+// The read path of every asset request: compiled once (core/db/prepared.ts).
+const visibleAssetQuery = prepared<{ orgId: string; id: string }>()((db, p) => byIdQuery(db, p).where('assets.content_state', '!=', 'pending'));
+const anyAssetQuery = prepared<{ orgId: string; id: string }>()((db, p) => byIdQuery(db, p));
+
 /** One version by objectId or fileId, with the organization's customer id. Pending uploads are not visible. */
 export async function findAsset(db: DbOrTrx, orgId: string, id: string, options: { includePending?: boolean } = {}): Promise<AssetWithOrg | undefined> {
   if (!isUuid(id)) return undefined;
-  let query = db
-    .selectFrom('assets')
-    .innerJoin('organizations', 'organizations.id', 'assets.org_id')
-    .selectAll('assets')
-    .select('organizations.customer_id')
-    .where('assets.org_id', '=', orgId)
-    .where((eb) => eb.or([eb('assets.id', '=', id), eb('assets.file_id', '=', id)]));
-  if (!options.includePending) query = query.where('assets.content_state', '!=', 'pending');
-  return query.executeTakeFirst();
+  const rows = await (options.includePending ? anyAssetQuery : visibleAssetQuery).execute(db, { orgId, id });
+  return rows[0] as AssetWithOrg | undefined;
 }
 
 /** The version chain an id belongs to (objectId, fileId or originalFileId of any version). */
@@ -62,23 +67,35 @@ export interface AssetSecurity {
   templateIds: string[];
   /** Every group's permission keys, over all the asset's templates. */
   byGroup: Map<string, Set<string>>;
+  /** Template id → name, read in the same query (responses and events name the templates). */
+  names?: Map<string, string>;
 }
 
-/** The asset's templates and what they grant, in one query (asset_security ⋈ security_template_permissions). */
+const securityOfOneQuery = prepared<{ orgId: string; assetId: string }>()((db, p) => db
+  .selectFrom('asset_security as s')
+  .innerJoin('security_templates as t', 't.id', 's.template_id')
+  .leftJoin('security_template_permissions as p', 'p.template_id', 's.template_id')
+  .select(['s.asset_id', 's.template_id', 't.name as template_name', 'p.group_id', 'p.permission'])
+  .where('s.org_id', '=', p.orgId)
+  .where('s.asset_id', '=', p.assetId));
+
+/** The asset's templates, their names and what they grant, in one query (asset_security ⋈ security_templates ⋈ security_template_permissions). */
 export async function securityOf(db: DbOrTrx, orgId: string, assetIds: readonly string[]): Promise<Map<string, AssetSecurity>> {
   const out = new Map<string, AssetSecurity>();
   if (assetIds.length === 0) return out;
-  for (const id of assetIds) out.set(id, { templateIds: [], byGroup: new Map() });
-  const rows = await db
+  for (const id of assetIds) out.set(id, { templateIds: [], byGroup: new Map(), names: new Map() });
+  const rows = assetIds.length === 1 ? await securityOfOneQuery.execute(db, { orgId, assetId: assetIds[0]! }) : await db
     .selectFrom('asset_security as s')
+    .innerJoin('security_templates as t', 't.id', 's.template_id')
     .leftJoin('security_template_permissions as p', 'p.template_id', 's.template_id')
-    .select(['s.asset_id', 's.template_id', 'p.group_id', 'p.permission'])
+    .select(['s.asset_id', 's.template_id', 't.name as template_name', 'p.group_id', 'p.permission'])
     .where('s.org_id', '=', orgId)
     .where('s.asset_id', 'in', [...assetIds])
     .execute();
   for (const row of rows) {
     const entry = out.get(row.asset_id)!;
     if (!entry.templateIds.includes(row.template_id)) entry.templateIds.push(row.template_id);
+    entry.names!.set(row.template_id, row.template_name);
     if (row.group_id && row.permission) {
       let set = entry.byGroup.get(row.group_id);
       if (!set) entry.byGroup.set(row.group_id, (set = new Set()));
@@ -89,8 +106,9 @@ export async function securityOf(db: DbOrTrx, orgId: string, assetIds: readonly 
   return out;
 }
 
-export async function setAssetSecurity(db: DbOrTrx, orgId: string, assetId: string, templateIds: readonly string[]): Promise<void> {
-  await db.deleteFrom('asset_security').where('org_id', '=', orgId).where('asset_id', '=', assetId).execute();
+/** Replaces the asset's templates (`fresh`: a new asset, which has none yet). */
+export async function setAssetSecurity(db: DbOrTrx, orgId: string, assetId: string, templateIds: readonly string[], options: { fresh?: boolean } = {}): Promise<void> {
+  if (!options.fresh) await db.deleteFrom('asset_security').where('org_id', '=', orgId).where('asset_id', '=', assetId).execute();
   const unique = [...new Set(templateIds.map((t) => t.toLowerCase()))];
   if (unique.length > 0) await db.insertInto('asset_security').values(unique.map((template_id) => ({ org_id: orgId, asset_id: assetId, template_id }))).execute();
 }

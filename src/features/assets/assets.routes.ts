@@ -122,7 +122,8 @@ export function assetRoutes(app: App, deps: Deps): void {
   }, async (request) => {
     const principal = principalOf(request);
     const { asset, security } = await getAsset(deps, principal, request.params.id);
-    const [securityTemplates, template] = await Promise.all([templateNames(deps.db, principal.orgId, security.templateIds), templateOf(deps.db, principal.orgId, asset.metadata_template_id)]);
+    const securityTemplates = security.names ? security.templateIds.map((id) => ({ id, name: security.names!.get(id)! })) : await templateNames(deps.db, principal.orgId, security.templateIds);
+    const template = await templateOf(deps.db, principal.orgId, asset.metadata_template_id);
     return { status: 'success' as const, message: 'Asset retrieved successfully', data: presentSimplified(deps, asset, security, securityTemplates, template, request.query) };
   });
 

@@ -37,12 +37,18 @@ export interface CreatedAsset {
 
 /** Security template ids, each existing in the caller's organization. */
 export async function checkTemplates(db: DbOrTrx, orgId: string, ids: readonly string[], field = 'body.securityTemplateIds'): Promise<string[]> {
+  return (await checkTemplatesNamed(db, orgId, ids, field)).ids;
+}
+
+/** As checkTemplates, with the templates' names (what events carry), from the same query. */
+async function checkTemplatesNamed(db: DbOrTrx, orgId: string, ids: readonly string[], field = 'body.securityTemplateIds'): Promise<{ ids: string[]; named: { id: string; name: string }[] }> {
   if (ids.length === 0) throw invalidField(field, 'Invalid Asset: Missing Security Template ID(s)');
   if (ids.length > 50) throw invalidField(field, 'may name at most 50 security templates');
   const found = await existingTemplates(db, orgId, ids);
   const missing = ids.filter((id) => !found.has(id.toLowerCase()));
   if (missing.length > 0) throw invalidField(field, `Invalid security template ID(s): ${missing.join(', ')}`);
-  return [...new Set(ids.map((id) => id.toLowerCase()))];
+  const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+  return { ids: unique, named: unique.map((id) => ({ id, name: found.get(id)! })) };
 }
 
 /** Action objects are kept by their metadata template (change the template instead). */
@@ -84,9 +90,8 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
   const templateId = input.metadataTemplateId ?? chain?.metadata_template_id ?? null;
   if (templateId === null && !chain) throw invalidField('body.metadataTemplateId', 'Invalid Asset: Missing Metadata Template ID');
   if (templateId !== null && !isUuid(templateId)) throw invalidField('body.metadataTemplateId', 'must be a UUID');
-  const templates = input.securityTemplateIds !== undefined
-    ? await checkTemplates(deps.db, orgId, input.securityTemplateIds)
-    : chain ? (await securityOf(deps.db, orgId, [chain.id])).get(chain.id)!.templateIds : await checkTemplates(deps.db, orgId, []);
+  const checked = input.securityTemplateIds !== undefined || !chain ? await checkTemplatesNamed(deps.db, orgId, input.securityTemplateIds ?? []) : null;
+  const templates = checked ? checked.ids : (await securityOf(deps.db, orgId, [chain!.id])).get(chain!.id)!.templateIds;
   const template = input.metadataTemplateId || !chain ? await templateForWrite(deps.db, principal, templateId!) : await templateOf(deps.db, orgId, templateId);
   const chainDoc = chain ? fromJson<LegacyItem[]>(chain.metadata, []) : [];
   let metadata: PreparedMetadata;
@@ -113,7 +118,7 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
     content_state: expectsContent ? 'pending' : federated ? 'available' : 'none', size: federated ? (input.filesize ?? null) : null,
     sha256: null, md5: null, blob_key: null, federated: federated ? 1 : 0, content_path: input.contentPath ?? null, skip_transcode: input.skipTranscode ? 1 : 0,
     metadata_template_id: templateId, metadata: toJson(metadata.doc), metadata_denormalized: toJson(metadata.denormalized),
-    technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, deleted_at: null,
+    technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, deleted_at: null, deleted_by: null,
     created_event_sent: expectsContent ? 0 : 1, created_by: principal.userId, updated_by: principal.userId, created_at: now, updated_at: now,
   };
   let newUpload: NewUpload | null = null;
@@ -134,8 +139,8 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
         if (!expectsContent) await trx.updateTable('assets').set({ is_current: 0 }).where('original_file_id', '=', chain.original_file_id).execute();
       }
       await trx.insertInto('assets').values(row).execute();
-      await setAssetSecurity(trx, orgId, id, templates);
-      if (!expectsContent) await publishCreated(trx, now, principal, row, templates, chain);
+      await setAssetSecurity(trx, orgId, id, templates, { fresh: true });
+      if (!expectsContent) await publishCreated(trx, now, principal, row, checked?.named ?? await templateNames(trx, orgId, templates), chain);
       return newUpload ? recordUpload(deps, trx, now, newUpload, s3UploadId) : null;
     });
   } catch (error) {
@@ -147,8 +152,8 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
   return { asset: row, upload: upload ? await uploadUrls(deps, upload) : null, uploadRowId: upload?.id ?? null };
 }
 
-async function publishCreated(trx: Trx, now: number, principal: Principal, row: AssetRow, templates: string[], chain: AssetWithOrg | undefined): Promise<void> {
-  const data = eventAsset(row, await templateNames(trx, row.org_id, templates));
+async function publishCreated(trx: Trx, now: number, principal: Principal, row: AssetRow, templates: { id: string; name: string }[], chain: AssetWithOrg | undefined): Promise<void> {
+  const data = eventAsset(row, templates);
   if (!chain) {
     await publishEvent(trx, now, { orgId: row.org_id, type: 'asset.created', actor: principal.userId, data: { asset: data } });
   } else {
@@ -245,12 +250,12 @@ export async function deleteOrRestore(deps: Deps, principal: Principal, id: stri
   const deletedAt = action === 'delete' ? now : null;
   await deps.db.transaction().execute(async (trx) => {
     // The whole version chain moves together.
-    await trx.updateTable('assets').set({ deleted_at: deletedAt, updated_at: now, updated_by: principal.userId })
+    await trx.updateTable('assets').set({ deleted_at: deletedAt, deleted_by: action === 'delete' ? principal.userId : null, updated_at: now, updated_by: principal.userId })
       .where('org_id', '=', principal.orgId).where('original_file_id', '=', asset.original_file_id).execute();
     const data = eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds));
     await publishEvent(trx, now, { orgId: asset.org_id, type: action === 'delete' ? 'asset.deleted' : 'asset.restored', actor: principal.userId, data: { asset: data } });
   });
-  return { ...asset, deleted_at: deletedAt, updated_at: now, updated_by: principal.userId };
+  return { ...asset, deleted_at: deletedAt, deleted_by: action === 'delete' ? principal.userId : null, updated_at: now, updated_by: principal.userId };
 }
 
 export async function findAssetForCaller(deps: Deps, principal: Principal, id: string) {

@@ -21,7 +21,9 @@ const ShareBody = Type.Object({
   expiration: Type.Optional(Type.Integer({ description: 'Seconds the links stay valid (default 7 days)' })),
 });
 const ShareResponse = Type.Object({
-  status: Type.Literal('success'), message: Type.String(), mailSent: Type.Boolean(),
+  status: Type.Literal('success'), message: Type.String(),
+  mailQueued: Type.Boolean({ description: 'A mail per recipient is in the outbox; the workers deliver it, retrying while the SMTP server is unavailable' }),
+  mailIds: Type.Array(Type.String(), { description: 'Outbox ids of the queued mails, one per recipient (empty when SMTP is not configured)' }),
   links: Type.Array(Type.Object({ assetId: Type.String(), filename: Type.String(), url: Type.String(), expiresEpoch: Type.Integer() })),
 });
 
@@ -43,7 +45,7 @@ function parseList(value: string | undefined, field: string): string[] | undefin
 /** Share, technical metadata, preview replacement and the direct form upload. */
 export function extraRoutes(app: App, deps: Deps): void {
   app.post('/asset/share', {
-    schema: { operationId: 'ShareAssets', tags, summary: 'Share assets by e-mail: a time-limited link per asset (Download permission)', body: ShareBody, response: { 200: ShareResponse, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'service_unavailable') } },
+    schema: { operationId: 'ShareAssets', tags, summary: 'Share assets by e-mail: a time-limited link per asset (Download permission)', body: ShareBody, response: { 200: ShareResponse, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden') } },
   }, async (request) => shareAssets(deps, principalOf(request), request.body));
 
   app.post('/asset/:id/technical-metadata', {

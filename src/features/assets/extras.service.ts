@@ -1,4 +1,3 @@
-import nodemailer from 'nodemailer';
 import type { Deps } from '../../deps.ts';
 import { requirePrivileges } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
@@ -10,6 +9,7 @@ import { loadAsset } from './access.ts';
 import type { AssetWithOrg } from './assets.repo.ts';
 import { contentUrl } from './content.service.ts';
 import { typeFromFilename } from './content-types.ts';
+import { queueMail } from './mail-outbox.ts';
 import { beginUpload, planUpload, recordUpload, uploadUrls } from './uploads.service.ts';
 
 /** POST /v1/asset/{id}/technical-metadata: federated assets only (Edit Metadata). */
@@ -64,9 +64,9 @@ const EMAIL = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[^\s@<>(),;:"]+$/;
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /**
- * POST /v1/asset/share: a time-limited link per asset (Download permission), mailed to each
- * recipient when SMTP is configured (TESSERA_SMTP_URL); otherwise the links come back and the
- * answer says no mail was sent.
+ * POST /v1/asset/share: a time-limited link per asset (Download permission), a mail per recipient
+ * queued in the durable outbox when SMTP is configured (TESSERA_SMTP_URL); otherwise the links come
+ * back and the answer says no mail was sent.
  */
 export async function shareAssets(deps: Deps, principal: Principal, input: ShareInput) {
   if (!input.sender?.name) throw invalidField('body.sender', 'Missing Sender');
@@ -94,26 +94,31 @@ export async function shareAssets(deps: Deps, principal: Principal, input: Share
     const { url, expires } = contentUrl(deps, a, 'original', ttl);
     return { assetId: a.id, filename: a.filename, url, expiresEpoch: expires * 1000 };
   });
-  let mailSent = false;
-  if (deps.config.smtpUrl) {
-    const transport = nodemailer.createTransport(deps.config.smtpUrl);
-    const text = [`${input.sender.name} shared ${links.length} asset(s) with you.`, input.shareMessage ?? '', '', ...links.map((l) => `${l.filename}: ${l.url}`), '', `The links stop working on ${new Date(links[0]!.expiresEpoch).toUTCString()}.`].join('\n');
-    const html = `<p>${escape(input.sender.name)} shared ${links.length} asset(s) with you.</p>${input.shareMessage ? `<p>${escape(input.shareMessage)}</p>` : ''}<ul>${links.map((l) => `<li><a href="${escape(l.url)}">${escape(l.filename)}</a></li>`).join('')}</ul>`;
-    try {
-      for (const user of input.shareUsers) {
-        await transport.sendMail({ from: deps.config.mailFrom, to: user.name ? { name: user.name, address: user.email! } : user.email!, subject: `${input.sender.name} shared assets with you`, text, html });
-      }
-      mailSent = true;
-    } catch (error) {
-      throw new AppError('service_unavailable', `The mail server refused the message: ${(error as Error).message}`);
-    } finally {
-      transport.close();
-    }
-  }
   const now = deps.clock.now();
-  await deps.db.transaction().execute((trx) => publishEvent(trx, now, {
-    orgId: principal.orgId, type: 'asset.shared', actor: principal.userId,
-    data: { share: { type: 'External', recipients: input.shareUsers!.map((u) => u.email!), assets: shared.map((a) => ({ id: a.id, filename: a.filename })) } },
-  }));
-  return { status: 'success' as const, message: mailSent ? 'Message sent successfully' : 'Share links created; no mail was sent because SMTP is not configured (TESSERA_SMTP_URL)', mailSent, links };
+  const senderName = input.sender.name;
+  const recipients = input.shareUsers;
+  const mailIds = await deps.db.transaction().execute(async (trx) => {
+    const ids: string[] = [];
+    // Mails go into the durable outbox with the event: the workers deliver them, retrying while
+    // the SMTP server is down or answers a temporary error, so a share never loses its mail.
+    if (deps.config.smtpUrl) {
+      const text = [`${senderName} shared ${links.length} asset(s) with you.`, input.shareMessage ?? '', '', ...links.map((l) => `${l.filename}: ${l.url}`), '', `The links stop working on ${new Date(links[0]!.expiresEpoch).toUTCString()}.`].join('\n');
+      const html = `<p>${escape(senderName)} shared ${links.length} asset(s) with you.</p>${input.shareMessage ? `<p>${escape(input.shareMessage)}</p>` : ''}<ul>${links.map((l) => `<li><a href="${escape(l.url)}">${escape(l.filename)}</a></li>`).join('')}</ul>`;
+      for (const user of recipients) {
+        ids.push(await queueMail(trx, now, { orgId: principal.orgId, to: user.name ? { name: user.name, address: user.email! } : user.email!, subject: `${senderName} shared assets with you`, text, html }));
+      }
+    }
+    await publishEvent(trx, now, {
+      orgId: principal.orgId, type: 'asset.shared', actor: principal.userId,
+      data: { share: { type: 'External', recipients: recipients.map((u) => u.email!), assets: shared.map((a) => ({ id: a.id, filename: a.filename })) } },
+    });
+    return ids;
+  });
+  if (mailIds.length > 0) deps.jobs.wake();
+  const mailQueued = mailIds.length > 0;
+  return {
+    status: 'success' as const,
+    message: mailQueued ? 'Message queued for delivery' : 'Share links created; no mail was sent because SMTP is not configured (TESSERA_SMTP_URL)',
+    mailQueued, mailIds, links,
+  };
 }

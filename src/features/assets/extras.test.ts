@@ -34,18 +34,25 @@ function multipartBody(fields: Record<string, string>, file: { name: string; typ
 
 forEachEngine('assets: share by e-mail (real SMTP server)', (ctx) => {
   let org: TestOrg;
+  let worker: Worker;
   before(async () => {
     org = await createTestOrg(ctx());
+    worker = assetWorker(ctx());
   });
+  after(async () => worker.stop());
 
   it('mails a time-limited link per asset to each recipient and fires asset.shared', async () => {
     const a = await uploadAsset(ctx(), org, await jpeg(20, 20), 'shared.jpg');
     mails.length = 0;
     const res = await ctx().inject({ method: 'POST', url: '/v1/asset/share', headers: org.admin.headers, payload: { sender: { name: 'Ann' }, shareUsers: [{ email: 'bob@example.test', name: 'Bob' }, { email: 'cy@example.test' }], assets: [a.objectId], shareMessage: 'For you' } });
     assert.equal(res.statusCode, 200, res.body);
-    assert.equal(json(res).message, 'Message sent successfully');
-    assert.equal(json(res).mailSent, true);
+    assert.equal(json(res).message, 'Message queued for delivery');
+    assert.equal(json(res).mailQueued, true);
+    assert.equal(json(res).mailIds.length, 2);
+    await worker.drain();
     assert.equal(mails.length, 2);
+    const outbox = await ctx().deps.db.selectFrom('mail_outbox').select(['status', 'attempts']).where('id', 'in', json(res).mailIds).execute();
+    assert.deepEqual(outbox.map((m) => [m.status, Number(m.attempts)]), [['sent', 1], ['sent', 1]]);
     const link = json(res).links[0].url as string;
     assert.ok(mails[0]!.body.includes(new URL(link).pathname));
     assert.equal((await ctx().inject({ method: 'GET', url: pathOf(link) })).statusCode, 200);
@@ -78,7 +85,8 @@ forEachEngine('assets: share without SMTP, technical metadata, preview replaceme
     const a = await uploadAsset(ctx(), org, await jpeg(20, 20), 'nomail.jpg');
     const res = await ctx().inject({ method: 'POST', url: '/v1/asset/share', headers: org.admin.headers, payload: { sender: { name: 'Ann' }, shareUsers: [{ email: 'bob@example.test' }], assets: [a.objectId] } });
     assert.equal(res.statusCode, 200, res.body);
-    assert.equal(json(res).mailSent, false);
+    assert.equal(json(res).mailQueued, false);
+    assert.deepEqual(json(res).mailIds, []);
     assert.match(json(res).message, /no mail was sent/);
     assert.equal(json(res).links.length, 1);
   });

@@ -6,19 +6,22 @@ import { RENDITIONS_JOB, uploadJobHandlers } from './uploads.service.ts';
 import { contentRoutes } from './content.routes.ts';
 import { relationRoutes } from './relations.routes.ts';
 import { extraRoutes } from './extras.routes.ts';
+import { recycleBinRoutes } from './recycle-bin.ts';
 import { bulkJobHandlers, registerMetadataHooks } from './bulk.service.ts';
 import { runRenditions, type RenditionJob } from './renditions.ts';
 import { actionObjectJobHandler, readActionObject } from './action-objects.ts';
 import { ACTION_OBJECT_JOB } from '../metadata/index.ts';
 import { registerActionObjectReader } from '../actions/index.ts';
+import { MAIL_JOB, sendQueuedMail } from './mail-outbox.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
 export { findAsset, securityOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
 export { createAsset, getAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
+export { queueMail, mailStatus, MAIL_JOB, type OutgoingMail } from './mail-outbox.ts';
 export { receiveSingle } from './uploads.service.ts';
 export { presentLegacy, presentSimplified, renditionUrls, storedRenditions, type StoredRendition } from './present.ts';
 // For features that hand out stored bytes by mail and signed link (collection share).
-export { sendMail, mailConfigured, type MailMessage } from './mail.ts';
+export { mailConfigured, type MailMessage } from './mail.ts';
 export { shareSourcesByFileId, type ShareSource } from './share-sources.ts';
 export { signPath, verifySignedPath } from './signed-urls.ts';
 export { serveBlob } from './serve.ts';
@@ -29,6 +32,7 @@ export function assetsRoutes(app: App, deps: Deps): void {
   contentRoutes(app, deps);
   relationRoutes(app, deps);
   extraRoutes(app, deps);
+  recycleBinRoutes(app, deps);
 }
 
 export function assetJobHandlers(deps: Deps): Record<string, JobHandler> {
@@ -37,6 +41,7 @@ export function assetJobHandlers(deps: Deps): Record<string, JobHandler> {
     ...bulkJobHandlers(deps),
     [RENDITIONS_JOB]: (job) => runRenditions(deps, job.payload as RenditionJob),
     [ACTION_OBJECT_JOB]: actionObjectJobHandler(deps),
+    [MAIL_JOB]: (job) => sendQueuedMail(deps, job),
   };
 }
 

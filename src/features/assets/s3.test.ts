@@ -79,6 +79,39 @@ forEachEngine('assets on S3 (s3rver): presigned single and multipart uploads, re
     assert.equal(upload.status, 'cancelled');
     assert.equal(await ctx().deps.blobs.head(`uploads/${org.orgId}/${dropped.uploadId}/object`), null);
   });
+
+  it('stores identical content once on S3; the recycle bin lists it and purge removes the object', async () => {
+    const bytes = await jpeg(70, 50);
+    const upload = async (name: string) => {
+      const created = await createAsset(ctx(), org, { filename: name });
+      assert.equal((await fetch(created.url!, { method: 'PUT', body: bytes })).status, 200);
+      const done = await ctx().inject({ method: 'POST', url: '/v1/asset/complete', headers: org.admin.headers, payload: { action: 'complete', fileId: created.fileId } });
+      assert.equal(done.statusCode, 200, done.body);
+      return created;
+    };
+    const a = await upload('twin-a.jpg');
+    const b = await upload('twin-b.jpg');
+    const rows = await ctx().deps.db.selectFrom('assets').select(['id', 'blob_key']).where('id', 'in', [a.objectId, b.objectId]).execute();
+    assert.equal(rows.length, 2);
+    assert.equal(rows[0]!.blob_key, rows[1]!.blob_key);
+    const key = rows[0]!.blob_key!;
+    assert.ok(await ctx().deps.blobs.head(key));
+    for (const x of [a, b]) {
+      const del = await ctx().inject({ method: 'POST', url: `/v1/asset/${x.objectId}/delete`, headers: org.admin.headers, payload: { action: 'delete' } });
+      assert.equal(del.statusCode, 200, del.body);
+    }
+    const bin = json(await ctx().inject({ method: 'GET', url: '/v1/asset/recycle-bin', headers: org.admin.headers }));
+    const listed = bin.items.map((i: { objectId: string }) => i.objectId);
+    assert.ok(listed.includes(a.objectId) && listed.includes(b.objectId));
+    // Purging one keeps the shared bytes; purging the other removes them.
+    const first = await ctx().inject({ method: 'POST', url: '/v1/asset/purge', headers: org.admin.headers, payload: { objectIds: [a.objectId] } });
+    assert.equal(first.statusCode, 200, first.body);
+    await worker.drain();
+    assert.ok(await ctx().deps.blobs.head(key));
+    await ctx().inject({ method: 'POST', url: '/v1/asset/purge', headers: org.admin.headers, payload: { objectIds: [b.objectId] } });
+    await worker.drain();
+    assert.equal(await ctx().deps.blobs.head(key), null);
+  });
 }, {
   env: {
     TESSERA_STORAGE: `s3://${s3.bucket}/tenant?endpoint=${encodeURIComponent(s3.endpoint)}&region=us-east-1`,

@@ -138,11 +138,19 @@ export async function receiveSingle(deps: Deps, uploadId: string, body: Readable
     body.resume();
     throw invalidField('header.content-length', `the asset was declared as ${upload.expected_size} bytes but ${contentLength} are being sent`);
   }
-  const m = meter();
-  const put = deps.blobs.put(upload.staging_key, body.pipe(m.stream), { contentType: declaredType });
-  body.on('error', (error) => m.stream.destroy(error));
-  await put;
-  const received = m.result();
+  // The store hashes and counts as it writes (one SHA-256 pass); only the first bytes (for the
+  // content-type check) are kept here, without a transform stream in the data path.
+  let head = Buffer.alloc(0);
+  const keepHead = (chunk: Buffer) => {
+    head = Buffer.concat([head, chunk.subarray(0, 64 - head.length)]);
+    if (head.length >= 64) body.off('data', keepHead);
+  };
+  // Paused first, so no chunk flows before the store's pipe is attached (pipe resumes it).
+  body.pause();
+  body.on('data', keepHead);
+  const put = await deps.blobs.put(upload.staging_key, body, { contentType: declaredType });
+  body.off('data', keepHead);
+  const received: Received = { size: put.size, sha256: put.sha256, head };
   await verifyAndFinalize(deps, upload, received, declaredType);
   return { etag: `"${received.sha256}"` };
 }

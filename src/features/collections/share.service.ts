@@ -11,7 +11,7 @@ import type { JobHandler } from '../../core/jobs/worker.ts';
 import type { Deps } from '../../deps.ts';
 import { ActionCancelled, actionJobHandler, createAction, type ActionContext } from '../actions/index.ts';
 import {
-  callerPermissions, mailConfigured, sendMail, serveBlob, shareSourcesByFileId, signPath, verifySignedPath, type MailMessage, type ShareSource,
+  callerPermissions, mailConfigured, queueMail, serveBlob, shareSourcesByFileId, signPath, verifySignedPath, type MailMessage, type ShareSource,
 } from '../assets/index.ts';
 import { loadUserPrincipal } from '../identity/index.ts';
 import { templatesHiddenFrom } from '../metadata/index.ts';
@@ -217,24 +217,23 @@ async function shareWork(deps: Deps, ctx: ActionContext) {
   }
   const manifest: Manifest = { orgId: ctx.orgId, collection: input.collection, archives, recipients: archiveOf, createdAt: deps.clock.now() };
   await deps.blobs.put(`${prefixOf(ctx.actionId)}/manifest.json`, Buffer.from(JSON.stringify(manifest)), { contentType: 'application/json' });
-  const mailSent = await mailShareLinks(deps, input, input.recipients.map((r, n) => shareMail(input, r, shareLink(deps, ctx.actionId, n, input.expiresAt), sets[archiveOf[n]!]!.length)));
+  const messages = input.recipients.map((r, n) => shareMail(input, r, shareLink(deps, ctx.actionId, n, input.expiresAt), sets[archiveOf[n]!]!.length));
+  const mailQueued = mailConfigured(deps);
   const now = deps.clock.now();
   const collection = { id: input.collection.id, name: input.collection.name, type: input.collection.type === 'private' ? 'Private' as const : 'Shared' as const };
   await deps.db.transaction().execute(async (trx) => {
+    // The mails go through the durable outbox in the same transaction as the events: retried until the SMTP server takes them.
+    if (mailQueued) for (const m of messages) await queueMail(trx, now, { orgId: ctx.orgId, to: m.to.name ? { name: m.to.name, address: m.to.email } : m.to.email, subject: m.subject, text: m.text, html: m.html });
     for (const type of ['Internal', 'External'] as const) {
       if (kinds[type].length === 0) continue;
       await publishEvent(trx, now, { orgId: ctx.orgId, type: 'collection.shared', actor: sharer.kind === 'user' ? sharer.userId : null, data: { collection, share: { type, recipients: kinds[type] } } });
     }
   });
+  if (mailQueued) deps.jobs.wake();
   return {
-    result: { collectionId: input.collection.id, recipients: input.recipients.length, assets: shareable.length, leftOut: refused.length, mailSent, expiresEpoch: input.expiresAt * 1000 },
+    result: { collectionId: input.collection.id, recipients: input.recipients.length, assets: shareable.length, leftOut: refused.length, mailQueued, expiresEpoch: input.expiresAt * 1000 },
     errors: refused,
   };
-}
-
-/** The one place collection shares send mail (through the assets feature's SMTP set-up). */
-async function mailShareLinks(deps: Deps, _input: ShareInput, messages: MailMessage[]): Promise<boolean> {
-  return sendMail(deps, messages);
 }
 
 async function cleanupWork(deps: Deps, payload: { shareId?: string }): Promise<void> {

@@ -8,6 +8,7 @@ import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../.
 import { securitySuite } from '../../../test/helpers/security.ts';
 import { startWorker, type Worker } from '../../core/jobs/worker.ts';
 import { pathOf, uploadAsset } from '../assets/assets.fixtures.ts';
+import { assetJobHandlers } from '../assets/index.ts';
 import { createGroup, createTemplate } from '../search/search.fixtures.ts';
 import { collectionJobHandlers } from './index.ts';
 
@@ -36,7 +37,7 @@ function linkIn(body: string): string {
 }
 
 function shareWorker(ctx: TestContext): Worker {
-  return startWorker({ db: ctx.deps.db, engine: ctx.deps.engine, clock: ctx.deps.clock, log: ctx.deps.log, signal: ctx.deps.jobs, handlers: collectionJobHandlers(ctx.deps), pollMs: 3_600_000 });
+  return startWorker({ db: ctx.deps.db, engine: ctx.deps.engine, clock: ctx.deps.clock, log: ctx.deps.log, signal: ctx.deps.jobs, handlers: { ...collectionJobHandlers(ctx.deps), ...assetJobHandlers(ctx.deps) }, pollMs: 3_600_000 });
 }
 
 const rnd = () => Math.random().toString(36).slice(2, 8);
@@ -101,7 +102,7 @@ forEachEngine('collections: share by e-mail as a zip per recipient (real SMTP se
     const action = json(await ctx().inject({ method: 'GET', url: `/v1/action/${started.actionId}`, headers: w.alice.headers }));
     assert.equal(action.status, 'succeeded', JSON.stringify(action));
     assert.equal(action.type, 'collections.share');
-    assert.deepEqual({ ...action.result, expiresEpoch: 0 }, { collectionId: w.collectionId, recipients: 2, assets: 2, leftOut: 1, mailSent: true, expiresEpoch: 0 });
+    assert.deepEqual({ ...action.result, expiresEpoch: 0 }, { collectionId: w.collectionId, recipients: 2, assets: 2, leftOut: 1, mailQueued: true, expiresEpoch: 0 });
     assert.deepEqual(action.errors.map((e: { item: string }) => e.item), [w.assets[2]!.fileId], 'only the member Alice sees but may not share is reported');
     assert.equal(mails.length, 2);
     const names = async (to: string) => {
@@ -201,7 +202,7 @@ forEachEngine('collections: share without SMTP answers with the links', (ctx) =>
     assert.equal(early.statusCode, 404, 'not ready before the action ran');
     await worker.drain();
     const action = json(await ctx().inject({ method: 'GET', url: `/v1/action/${started.actionId}`, headers: w.alice.headers }));
-    assert.equal(action.result.mailSent, false);
+    assert.equal(action.result.mailQueued, false);
     const zip = async (n: number) => Object.keys(unzipSync(new Uint8Array((await ctx().inject({ method: 'GET', url: pathOf(started.links[n].url) })).rawPayload))).sort();
     assert.deepEqual(await zip(0), ['one.jpg']);
     assert.deepEqual(await zip(1), ['one.jpg', 'two.jpg']);
