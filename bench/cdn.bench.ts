@@ -69,14 +69,17 @@ async function startEdge(workers: number): Promise<{ url: string; stop(): Promis
   });
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
+  // Workers start slowly on a loaded machine: wait up to a minute for a 200.
+  for (let i = 0; i < 600; i++) {
     try {
       const res = await fetch(`${url}/bench/20k.bin`);
       await res.arrayBuffer();
       if (res.ok) break;
     } catch {
-      await new Promise((r) => setTimeout(r, 100));
+      // not listening yet
     }
+    if (child.exitCode !== null) throw new Error(`the edge exited with code ${child.exitCode}`);
+    await new Promise((r) => setTimeout(r, 100));
   }
   return { url, stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); } };
 }
