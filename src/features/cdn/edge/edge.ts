@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createEdgeHttpServer, type EdgeHttpServer, type EdgeRequest, type EdgeResponse } from './http1.ts';
 import type { AddressInfo } from 'node:net';
@@ -119,7 +120,10 @@ export class Edge {
     await this.loadZones();
     this.lastSyncOk = Date.now();
     this.control = createServer((req, res) => void this.handleControl(req, res));
-    await new Promise<void>((resolve) => this.control!.listen(this.deps.config.controlPort, this.deps.config.controlHost, resolve));
+    // EDGE_WORKERS=n: worker i (0-based) uses EDGE_CONTROL_PORT + i when a port is set.
+    const controlPort = this.deps.config.controlPort === 0 ? 0 : this.deps.config.controlPort + Number(process.env.EDGE_WORKER_INDEX ?? 0);
+    // exclusive: in a node:cluster worker a shared control port would hand a purge to just one of the workers.
+    await new Promise<void>((resolve) => this.control!.listen({ port: controlPort, host: this.deps.config.controlHost, exclusive: true }, resolve));
     const cport = (this.control.address() as AddressInfo).port;
     const chost = this.deps.config.controlHost.includes(':') ? `[${this.deps.config.controlHost}]` : this.deps.config.controlHost;
     this.controlUrl = this.deps.config.controlUrl ?? `http://${chost === '0.0.0.0' ? '127.0.0.1' : chost}:${cport}`;
@@ -130,7 +134,10 @@ export class Edge {
       else res.destroy();
     });
     const listening = this.server.server;
-    await new Promise<void>((resolve) => listening.listen(this.deps.config.port, this.deps.config.host, resolve));
+    // Workers of `EDGE_WORKERS=n` each bind the port with SO_REUSEPORT, so the kernel spreads
+    // connections evenly (node:cluster's hand-off from the primary left one worker doing most of the work).
+    const reusePort = cluster.isWorker && this.deps.config.port !== 0;
+    await new Promise<void>((resolve) => listening.listen({ port: this.deps.config.port, host: this.deps.config.host, exclusive: reusePort, reusePort }, resolve));
     this.timer = setInterval(() => void this.heartbeat(), this.deps.config.heartbeatMs);
     this.timer.unref();
     return { port: (listening.address() as AddressInfo).port, controlUrl: this.controlUrl };
