@@ -254,7 +254,8 @@ try {
   await edge2.stop();
   if (typeof nginx !== 'string') await nginx.stop();
 } finally {
-  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  // SIGTERM, not SIGKILL: a killed nginx master would leave its workers running.
+  for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
   origin.close();
   origin.closeAllConnections();
   rmSync(dir, { recursive: true, force: true });
