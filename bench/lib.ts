@@ -64,6 +64,8 @@ export const COLUMN_GLOSSARY: Record<string, string> = {
   'Tessera edge': 'how the Tessera edge ran: one process, or several workers',
   'req/s ratio': 'Tessera\'s requests per second divided by the peer\'s (above 1: Tessera is faster)',
   'p99 ratio (lower is better)': 'Tessera\'s 99th-percentile latency divided by the peer\'s',
+  'CPU µs/req': 'CPU time (user + system) the server\'s own processes spent per request, in microseconds: independent of how much CPU other jobs on the machine took',
+  'CPU efficiency ratio': 'the peer\'s CPU time per request divided by Tessera\'s (above 1: Tessera needs less CPU per request)',
   '200 responses': 'requests answered 200 (should be all)',
   'origin fetches': 'requests that reached the origin (1: the others waited for it)',
   'all done ms': 'milliseconds until the last response',

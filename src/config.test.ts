@@ -50,6 +50,7 @@ describe('config', () => {
     [{ TESSERA_SECRET_KEY: 'tooshort' }, 'TESSERA_SECRET_KEY'],
     [{ TESSERA_WORKERS: 'maybe' }, 'TESSERA_WORKERS'],
     [{ TESSERA_LOG_LEVEL: 'loud' }, 'TESSERA_LOG_LEVEL'],
+    [{ EDGE_WORKERS: '2', EDGE_CONTROL_URL: 'http://edge.internal:9000' }, 'EDGE_CONTROL_URL'],
   ];
   for (const [env, variable] of bad) {
     it(`rejects a bad ${variable} (${Object.values(env)[0]}) naming the variable`, () => {

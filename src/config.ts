@@ -320,6 +320,8 @@ function parseEdge(env: Env, dataDir: string): EdgeConfig {
   const controlHost = text(env, 'EDGE_CONTROL_HOST', '127.0.0.1');
   const controlUrl = optional(env, 'EDGE_CONTROL_URL');
   if (controlUrl !== undefined && !/^https?:\/\/[^/]+$/.test(controlUrl.replace(/\/+$/, ''))) throw new ConfigError('EDGE_CONTROL_URL', 'must be http(s)://host:port');
+  const workers = integer(env, 'EDGE_WORKERS', 1, 1, 64);
+  if (controlUrl !== undefined && workers > 1) throw new ConfigError('EDGE_CONTROL_URL', 'names one control server, but EDGE_WORKERS > 1 runs one per worker: leave it unset or run one process per edge');
   const proxies = (optional(env, 'EDGE_TRUSTED_PROXIES') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
   return {
     port,
@@ -334,7 +336,7 @@ function parseEdge(env: Env, dataDir: string): EdgeConfig {
     controlUrl: controlUrl?.replace(/\/+$/, ''),
     heartbeatMs: integer(env, 'EDGE_HEARTBEAT_MS', 1000, 50, 60_000),
     trustedProxies: proxies,
-    workers: integer(env, 'EDGE_WORKERS', 1, 1, 64),
+    workers,
     geoipDb: optional(env, 'EDGE_GEOIP_DB'),
   };
 }

@@ -94,6 +94,56 @@ forEachEngine('CDN zone fields at the edge', (ctx) => {
     assert.equal(await (await get(`/${zone.name}/u.css`)).text(), css);
   });
 
+  it('optimizerMinifyCSS off leaves CSS as it came while JavaScript is still minified', async () => {
+    const zone = await makeZone(ctx(), org, origin, { optimizerEnabled: true, optimizerMinifyCSS: false });
+    const css = '/* keep */\n.a {\n  color: #ff0000;\n}\n';
+    const js = '// drop\nconst value = 1 + 2;\nglobalThis.v = value;\n';
+    origin.set('/m.css', css, { 'content-type': 'text/css', 'cache-control': 'max-age=600' });
+    origin.set('/m.js', js, { 'content-type': 'text/javascript', 'cache-control': 'max-age=600' });
+    assert.equal(await (await get(`/${zone.name}/m.css`)).text(), css);
+    const minJs = await (await get(`/${zone.name}/m.js`)).text();
+    assert.ok(minJs.length < js.length && !minJs.includes('drop'), minJs);
+  });
+
+  it('geo zone switches follow the edge region: US for ny and la, Asia for sg, EU for de; SA and AF have no edge region', async () => {
+    const edges = { ny: await startEdge(ctx(), { region: 'ny' }), la: await startEdge(ctx(), { region: 'la' }), sg: await startEdge(ctx(), { region: 'sg' }) };
+    try {
+      const zone = await makeZone(ctx(), org, origin);
+      origin.set('/g.txt', 'geo', { 'cache-control': 'max-age=600' });
+      const status = async (url: string) => (await fetch(`${url}/${zone.name}/g.txt`)).status;
+      const all = async () => ({ de: await status(edge.url), ny: await status(edges.ny.url), la: await status(edges.la.url), sg: await status(edges.sg.url) });
+      assert.deepEqual(await all(), { de: 200, ny: 200, la: 200, sg: 200 });
+      await patch(zone.id, { enableGeoZoneUS: false });
+      assert.deepEqual(await all(), { de: 200, ny: 403, la: 403, sg: 200 });
+      await patch(zone.id, { enableGeoZoneUS: true, enableGeoZoneAsia: false });
+      assert.deepEqual(await all(), { de: 200, ny: 200, la: 200, sg: 403 });
+      await patch(zone.id, { enableGeoZoneAsia: true, enableGeoZoneEU: false });
+      assert.deepEqual(await all(), { de: 403, ny: 200, la: 200, sg: 200 });
+      await patch(zone.id, { enableGeoZoneEU: true, enableGeoZoneSA: false, enableGeoZoneAF: false });
+      assert.deepEqual(await all(), { de: 200, ny: 200, la: 200, sg: 200 });
+    } finally {
+      for (const e of Object.values(edges)) await e.close();
+    }
+  });
+
+  it('hits answered from memory carry the full header block, rebuilt when the zone changes', async () => {
+    const zone = await makeZone(ctx(), org, origin);
+    origin.set('/hb.css', 'body{}', { 'content-type': 'text/css', 'cache-control': 'public, max-age=600', etag: '"hb1"', 'last-modified': new Date(0).toUTCString(), 'cdn-tag': 'secret-tag' });
+    await (await get(`/${zone.name}/hb.css`)).text();
+    const hit = await get(`/${zone.name}/hb.css`);
+    assert.equal(await hit.text(), 'body{}');
+    assert.deepEqual(['cdn-cache', 'etag', 'cache-control', 'content-type', 'content-length', 'accept-ranges', 'last-modified', 'cdn-tag', 'access-control-allow-origin'].map((h) => hit.headers.get(h)),
+      ['HIT', '"hb1"', 'public, max-age=600', 'text/css', '6', 'bytes', new Date(0).toUTCString(), null, null]);
+    assert.match(hit.headers.get('age') ?? '', /^\d+$/);
+    assert.ok(hit.headers.get('date'));
+    await patch(zone.id, { cacheControlPublicMaxAgeOverride: 30, enableAccessControlOriginHeader: true });
+    const after = await get(`/${zone.name}/hb.css`);
+    assert.equal(after.headers.get('cdn-cache'), 'HIT');
+    assert.equal(after.headers.get('cache-control'), 'public, max-age=30');
+    assert.equal(after.headers.get('access-control-allow-origin'), '*');
+    assert.equal(origin.count('/hb.css'), 1);
+  });
+
   it('origins that break the rules: 5xx is not cached, oversize objects and dead origins give 502', async () => {
     const zone = await makeZone(ctx(), org, origin);
     origin.routes.set('/e500', (_req, res) => res.writeHead(500, { 'cache-control': 'max-age=600' }).end('boom'));

@@ -9,7 +9,7 @@ import { freePort } from '../../../test/helpers/net.ts';
 import { TestOrigin } from './cdn-test-helpers.ts';
 
 /** `tessera edge` as a separate OS process on the test database; resolves when it listens. */
-async function spawnEdge(ctx: TestContext, name: string, env: Record<string, string> = {}): Promise<{ url: string; child: ChildProcess }> {
+async function spawnEdge(ctx: TestContext, name: string, env: Record<string, string> = {}, workers = 1): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['src/main.ts', 'edge'], {
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
@@ -32,7 +32,8 @@ async function spawnEdge(ctx: TestContext, name: string, env: Record<string, str
   await new Promise<void>((resolve, reject) => {
     // A slow start must not leave an orphan edge holding this test process open.
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`edge ${name} did not start: ${stderr}`)); }, 60_000);
-    child.on('message', (m: { type?: string }) => { if (m.type === 'edge-ready') { clearTimeout(timer); resolve(); } });
+    let ready = 0;
+    child.on('message', (m: { type?: string }) => { if (m.type === 'edge-ready' && ++ready === workers) { clearTimeout(timer); resolve(); } });
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`edge ${name} exited ${code}: ${stderr}`)); });
   });
   return { url: `http://127.0.0.1:${port}`, child };
@@ -95,5 +96,45 @@ forEachEngine('CDN purge across edge processes', (ctx) => {
     stop = true;
     await Promise.all(readers);
     assert.deepEqual(violations, []);
+  });
+});
+
+forEachEngine('CDN purge across the workers of one edge (EDGE_WORKERS=2)', (ctx) => {
+  const origin = new TestOrigin();
+  let edge: { url: string; child: ChildProcess };
+  let org: TestOrg;
+  const agent = new Agent({ connections: 16 });
+  before(async () => {
+    await origin.start();
+    org = await createTestOrg(ctx());
+    edge = await spawnEdge(ctx(), 'w', { EDGE_WORKERS: '2' }, 2);
+  });
+  after(async () => {
+    if (edge.child.exitCode === null && edge.child.signalCode === null) {
+      const exited = new Promise((r) => edge.child.once('exit', r));
+      edge.child.kill('SIGTERM');
+      await exited;
+    }
+    await agent.close();
+    await origin.close();
+  });
+
+  it('each worker has its own control server; a purge empties both workers\' memory caches before the API returns', async () => {
+    const list = json(await ctx().inject({ method: 'GET', url: '/v1/cdn/edges', headers: org.admin.headers })) as { controlUrl: string }[];
+    assert.equal(new Set(list.map((e) => e.controlUrl)).size, list.length, JSON.stringify(list));
+    assert.ok(list.length >= 2);
+    const zone = json(await ctx().inject({ method: 'POST', url: '/v1/cdn/pullzones', headers: org.admin.headers, payload: { name: `wk-${Math.random().toString(36).slice(2, 9)}`, originUrl: origin.url } }));
+    let version = 0;
+    origin.routes.set('/w', (_req, res) => res.writeHead(200, { 'cache-control': 'max-age=3600, stale-while-revalidate=3600' }).end(`v${version}`));
+    // 16 parallel connections, spread over both workers by the kernel (SO_REUSEPORT).
+    const readAll = () => Promise.all(Array.from({ length: 16 }, async () => (await request(`${edge.url}/${zone.name}/w`, { dispatcher: agent })).body.text()));
+    for (let i = 0; i < 5; i++) await readAll();
+    assert.equal(origin.count('/w'), 2, 'each worker fetched once and then served from its own cache');
+    for (let i = 1; i <= 10; i++) {
+      version = i;
+      const res = await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/purge`, headers: org.admin.headers, payload: { url: `/${zone.name}/w` } });
+      assert.equal(res.statusCode, 200, res.body);
+      assert.deepEqual(new Set(await readAll()), new Set([`v${i}`]));
+    }
   });
 });

@@ -29,7 +29,7 @@ export interface CacheEntry {
   /** Set when removed: a reader holding the entry must not serve it. */
   dead: boolean;
   /** Client headers prepared for the hit fast path (per zone version and CORS decision). */
-  fast?: { version: number; cors: boolean; headers: string[] };
+  fast?: { version: number; cors: boolean; head: string } | undefined;
 }
 
 export interface CacheStoreOptions {

@@ -1,4 +1,6 @@
+import cluster from 'node:cluster';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createEdgeHttpServer, type EdgeHttpServer, type EdgeRequest, type EdgeResponse } from './http1.ts';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { EdgeConfig } from '../../../config.ts';
@@ -31,10 +33,35 @@ export interface AssetOrigin {
 
 interface ZoneRuntime {
   zone: ZoneConfig;
+  /** `<zone id>:`, the start of every cache key of the zone. */
+  keyPrefix: string;
   blockedIps: IpMatcher;
   blockedCountries: Set<string>;
   corsExt: Set<string>;
+  /** The geo zone of this edge's region when the zone disables it, else null. */
+  geoBlocked: string | null;
+  /** Any access rule to check (disabled, geo zone, IPs, countries, referrers). */
+  accessRules: boolean;
+  /** Token authentication, a request rate or a monthly cap to check. */
+  limits: boolean;
 }
+
+/** What handle() hands serve() for everything that is not a fresh in-memory hit. */
+interface Pending {
+  now: number;
+  rt: ZoneRuntime;
+  path: string;
+  query: string;
+  country: string;
+  cors: boolean;
+  base: string;
+  variant: string;
+  acceptClass: string;
+  bypass: boolean;
+  entry: CacheEntry | undefined;
+}
+
+const INVALID_PATH = /(^|\/)\.\.?(\/|$)|\\|%2e%2e|%5c/i;
 
 interface Fetched {
   status: number;
@@ -61,6 +88,9 @@ export class Edge {
   private zones = new Map<number, ZoneRuntime>();
   private byHost = new Map<string, ZoneRuntime>();
   private byName = new Map<string, ZoneRuntime>();
+  /** Raw Host header → zone (null: none), rebuilt with the zones. */
+  private hostRoutes = new Map<string, ZoneRuntime | null>();
+  private readonly countries = new Map<string, string>();
   private readonly inflight = new Map<string, Promise<Fetched>>();
   private readonly variantJobs = new Map<string, Promise<void>>();
   private readonly epochs = new Map<number, number>();
@@ -69,7 +99,7 @@ export class Edge {
   private readonly applied = new Map<string, number>();
   private readonly trusted: IpMatcher;
   private lastSyncOk = 0;
-  private server: Server | undefined;
+  private server: EdgeHttpServer | undefined;
   private control: Server | undefined;
   private timer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> = Promise.resolve();
@@ -90,27 +120,33 @@ export class Edge {
     await this.loadZones();
     this.lastSyncOk = Date.now();
     this.control = createServer((req, res) => void this.handleControl(req, res));
-    await new Promise<void>((resolve) => this.control!.listen(this.deps.config.controlPort, this.deps.config.controlHost, resolve));
+    // EDGE_WORKERS=n: worker i (0-based) uses EDGE_CONTROL_PORT + i when a port is set.
+    const controlPort = this.deps.config.controlPort === 0 ? 0 : this.deps.config.controlPort + Number(process.env.EDGE_WORKER_INDEX ?? 0);
+    // exclusive: in a node:cluster worker a shared control port would hand a purge to just one of the workers.
+    await new Promise<void>((resolve) => this.control!.listen({ port: controlPort, host: this.deps.config.controlHost, exclusive: true }, resolve));
     const cport = (this.control.address() as AddressInfo).port;
     const chost = this.deps.config.controlHost.includes(':') ? `[${this.deps.config.controlHost}]` : this.deps.config.controlHost;
     this.controlUrl = this.deps.config.controlUrl ?? `http://${chost === '0.0.0.0' ? '127.0.0.1' : chost}:${cport}`;
     await this.register();
-    this.server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
-      this.handle(req, res).catch((error) => {
-        this.deps.log.error({ err: error }, 'edge request failed');
-        if (!res.headersSent) this.plain(res, 502, 'Bad gateway');
-        else res.destroy();
-      });
+    this.server = createEdgeHttpServer((req, res) => this.handle(req, res), (error, res) => {
+      this.deps.log.error({ err: error }, 'edge request failed');
+      if (!res.headersSent) this.plain(res, 502, 'Bad gateway');
+      else res.destroy();
     });
-    await new Promise<void>((resolve) => this.server!.listen(this.deps.config.port, this.deps.config.host, resolve));
+    const listening = this.server.server;
+    // Workers of `EDGE_WORKERS=n` each bind the port with SO_REUSEPORT, so the kernel spreads
+    // connections evenly (node:cluster's hand-off from the primary left one worker doing most of the work).
+    const reusePort = cluster.isWorker && this.deps.config.port !== 0;
+    await new Promise<void>((resolve) => listening.listen({ port: this.deps.config.port, host: this.deps.config.host, exclusive: reusePort, reusePort }, resolve));
     this.timer = setInterval(() => void this.heartbeat(), this.deps.config.heartbeatMs);
     this.timer.unref();
-    return { port: (this.server.address() as AddressInfo).port, controlUrl: this.controlUrl };
+    return { port: (listening.address() as AddressInfo).port, controlUrl: this.controlUrl };
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    await Promise.all([this.server, this.control].map((s) => (s ? new Promise<void>((r) => { s.close(() => r()); s.closeAllConnections?.(); }) : undefined)));
+    const control = this.control;
+    await Promise.all([this.server?.close(), control && new Promise<void>((r) => { control.close(() => r()); control.closeAllConnections(); })]);
     await this.syncing.catch(() => {});
     await this.stats.flush(this.deps.db, new Set(this.zones.keys())).catch(() => {});
     await this.deps.db.deleteFrom('cdn_edges').where('id', '=', this.id).execute().catch(() => {});
@@ -164,12 +200,7 @@ export class Edge {
     for (const row of rows) {
       const zone = zoneConfigFromRow(row);
       const old = this.zones.get(zone.id);
-      const rt = old && old.zone.version === zone.version ? old : {
-        zone,
-        blockedIps: ipMatcher(zone.settings.blockedIPs),
-        blockedCountries: new Set(zone.settings.blockedCountries),
-        corsExt: new Set(zone.settings.accessControlOriginHeaderExtensions),
-      };
+      const rt = old && old.zone.version === zone.version && old.zone.enabled === zone.enabled ? old : this.runtime(zone);
       zones.set(zone.id, rt);
       byName.set(zone.name.toLowerCase(), rt);
       for (const host of zone.settings.hostnames) byHost.set(host, rt);
@@ -183,6 +214,23 @@ export class Edge {
     this.zones = zones;
     this.byHost = byHost;
     this.byName = byName;
+    this.hostRoutes = new Map();
+  }
+
+  private runtime(zone: ZoneConfig): ZoneRuntime {
+    const s = zone.settings;
+    const geoZone = REGION_GEO_ZONE[this.deps.config.region];
+    const geoBlocked = geoZone && s[`enableGeoZone${geoZone}`] === false ? geoZone : null;
+    return {
+      zone,
+      keyPrefix: `${zone.id}:`,
+      blockedIps: ipMatcher(s.blockedIPs),
+      blockedCountries: new Set(s.blockedCountries),
+      corsExt: new Set(s.accessControlOriginHeaderExtensions),
+      geoBlocked,
+      accessRules: !zone.enabled || geoBlocked !== null || s.blockedIPs.length > 0 || s.blockedCountries.length > 0 || s.allowedReferrers.length > 0 || s.blockedReferrers.length > 0,
+      limits: s.zoneSecurityEnabled || s.requestLimit > 0 || s.monthlyBandwidthLimit > 0,
+    };
   }
 
   private async pollPurges(now: number): Promise<void> {
@@ -252,74 +300,94 @@ export class Edge {
 
   // --- serving ---
 
-  private plain(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): number {
+  private plain(res: EdgeResponse, status: number, message: string, headers: Record<string, string> = {}): number {
     const body = JSON.stringify({ message });
     res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', ...headers });
     res.end(body);
     return Buffer.byteLength(body);
   }
 
-  private clientIp(req: IncomingMessage): string {
+  /** Answers a refused request (access rules, limits) and counts it. */
+  private refuse(res: EdgeResponse, zoneId: number, now: number, country: string, status: number, message: string, headers?: Record<string, string>): void {
+    const sent = this.plain(res, status, message, headers);
+    this.stats.request(zoneId, now, status, sent, 'REFUSED', country);
+  }
+
+  private clientIp(req: EdgeRequest): string {
     const remote = req.socket.remoteAddress ?? '';
     const xff = req.headers['x-forwarded-for'];
     if (xff === undefined || !this.trusted.matches(remote)) return remote;
-    const chain = (Array.isArray(xff) ? xff.join(',') : xff).split(',').map((s) => s.trim()).filter(Boolean);
+    const chain = xff.split(',').map((s) => s.trim()).filter(Boolean);
     for (let i = chain.length - 1; i >= 0; i--) if (!this.trusted.matches(chain[i]!) || i === 0) return chain[i]!;
     return remote;
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const now = Date.now();
-    const host = (req.headers.host ?? '').toLowerCase().replace(/:\d+$/, '');
-    const url = req.url ?? '/';
-    const qi = url.indexOf('?');
-    const rawPath = qi < 0 ? url : url.slice(0, qi);
-    let rt = this.byHost.get(host);
-    let path = rawPath;
-    if (!rt) {
-      const slash = rawPath.indexOf('/', 1);
-      rt = this.byName.get((slash < 0 ? rawPath.slice(1) : rawPath.slice(1, slash)).toLowerCase());
-      path = slash < 0 ? '/' : rawPath.slice(slash);
+  /** Country of a client IP from the GeoIP database, remembered (bounded) so a repeat costs one Map lookup. */
+  private countryOf(ip: string): string {
+    let country = this.countries.get(ip);
+    if (country === undefined) {
+      if (this.countries.size >= 65_536) this.countries.clear();
+      country = this.geo.country(ip);
+      this.countries.set(ip, country);
     }
-    if (!rt) {
+    return country;
+  }
+
+  /** The zone a request is for: by Host (remembered per raw Host value), else by the first path segment. */
+  private route(req: EdgeRequest, rawPath: string): { rt: ZoneRuntime; path: string } | undefined {
+    const hostHeader = req.headers.host ?? '';
+    let rt = this.hostRoutes.get(hostHeader);
+    if (rt === undefined) {
+      rt = this.byHost.get(hostHeader.toLowerCase().replace(/:\d+$/, '')) ?? null;
+      if (this.hostRoutes.size >= 4096) this.hostRoutes.clear();
+      this.hostRoutes.set(hostHeader, rt);
+    }
+    if (rt !== null) return { rt, path: rawPath };
+    const slash = rawPath.indexOf('/', 1);
+    const name = slash < 0 ? rawPath.slice(1) : rawPath.slice(1, slash);
+    const byName = this.byName.get(name) ?? this.byName.get(name.toLowerCase());
+    return byName && { rt: byName, path: slash < 0 ? '/' : rawPath.slice(slash) };
+  }
+
+  /**
+   * Serves one request. Everything up to a fresh in-memory hit is synchronous: a Map lookup for the
+   * zone, rule checks only when the zone configures them, one for the object, one prebuilt header
+   * block and one write. Anything else continues in serve().
+   */
+  handle(req: EdgeRequest, res: EdgeResponse): void | Promise<void> {
+    const now = Date.now();
+    const url = req.url;
+    const qi = url.indexOf('?');
+    const routed = this.route(req, qi < 0 ? url : url.slice(0, qi));
+    if (routed === undefined) {
       this.plain(res, 404, 'No pull zone serves this host or path');
       return;
     }
+    const { rt, path } = routed;
     const zone = rt.zone;
     const s = zone.settings;
     const ip = this.clientIp(req);
-    const country = this.geo.country(ip);
-    let cacheStatus: CacheStatus = 'REFUSED';
-    let sent = 0;
-    let recorded = false;
-    const record = (status: number) => {
-      if (recorded) return;
-      recorded = true;
-      this.stats.request(zone.id, now, status, sent, cacheStatus, country);
-    };
-    const refuse = (status: number, message: string, headers?: Record<string, string>) => {
-      sent = this.plain(res, status, message, headers);
-      record(status);
-    };
-
-    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') return refuse(405, 'Only GET, HEAD and OPTIONS', { allow: 'GET, HEAD, OPTIONS' });
-    if (!zone.enabled) return refuse(403, 'This pull zone is disabled');
-    const geoZone = REGION_GEO_ZONE[this.deps.config.region];
-    if (geoZone && s[`enableGeoZone${geoZone}`] === false) return refuse(403, `This pull zone is not served in geo zone ${geoZone}`);
-    if (rt.blockedIps.matches(ip)) return refuse(403, 'Your IP address is blocked');
-    if (rt.blockedCountries.has(country)) return refuse(403, 'Access from your country is blocked');
-    const referer = req.headers.referer;
-    if (referer !== undefined && (s.allowedReferrers.length > 0 || s.blockedReferrers.length > 0)) {
-      let refHost = '';
-      try {
-        refHost = new URL(referer).hostname.toLowerCase();
-      } catch {
-        refHost = '';
+    const country = this.countryOf(ip);
+    const method = req.method;
+    if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') return this.refuse(res, zone.id, now, country, 405, 'Only GET, HEAD and OPTIONS', { allow: 'GET, HEAD, OPTIONS' });
+    if (rt.accessRules) {
+      if (!zone.enabled) return this.refuse(res, zone.id, now, country, 403, 'This pull zone is disabled');
+      if (rt.geoBlocked !== null) return this.refuse(res, zone.id, now, country, 403, `This pull zone is not served in geo zone ${rt.geoBlocked}`);
+      if (rt.blockedIps.matches(ip)) return this.refuse(res, zone.id, now, country, 403, 'Your IP address is blocked');
+      if (rt.blockedCountries.has(country)) return this.refuse(res, zone.id, now, country, 403, 'Access from your country is blocked');
+      const referer = req.headers.referer;
+      if (referer !== undefined && (s.allowedReferrers.length > 0 || s.blockedReferrers.length > 0)) {
+        let refHost = '';
+        try {
+          refHost = new URL(referer).hostname.toLowerCase();
+        } catch {
+          refHost = '';
+        }
+        if (s.blockedReferrers.some((p) => referrerMatches(p, refHost))) return this.refuse(res, zone.id, now, country, 403, 'Referrer blocked');
+        if (s.allowedReferrers.length > 0 && !s.allowedReferrers.some((p) => referrerMatches(p, refHost))) return this.refuse(res, zone.id, now, country, 403, 'Referrer not allowed');
       }
-      if (s.blockedReferrers.some((p) => referrerMatches(p, refHost))) return refuse(403, 'Referrer blocked');
-      if (s.allowedReferrers.length > 0 && !s.allowedReferrers.some((p) => referrerMatches(p, refHost))) return refuse(403, 'Referrer not allowed');
     }
-    if (/(^|\/)\.\.?(\/|$)|\\|%2e%2e|%5c/i.test(path)) return refuse(400, 'Invalid path');
+    if (INVALID_PATH.test(path)) return this.refuse(res, zone.id, now, country, 400, 'Invalid path');
 
     // Query: drop token parameters; sort the rest (or drop all when the zone ignores query strings).
     let query = '';
@@ -334,53 +402,99 @@ export class Edge {
         query = new URLSearchParams(kept).toString();
       }
     }
-    const ext = path.slice(path.lastIndexOf('.') + 1).toLowerCase();
-    const cors = s.enableAccessControlOriginHeader && (rt.corsExt.size === 0 || rt.corsExt.has(ext));
-    if (req.method === 'OPTIONS') {
-      cacheStatus = 'BYPASS';
+    const cors = s.enableAccessControlOriginHeader && (rt.corsExt.size === 0 || rt.corsExt.has(path.slice(path.lastIndexOf('.') + 1).toLowerCase()));
+    if (method === 'OPTIONS') {
       res.writeHead(204, cors ? { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'GET, HEAD, OPTIONS', 'access-control-allow-headers': String(req.headers['access-control-request-headers'] ?? '*'), 'access-control-max-age': '86400' } : { allow: 'GET, HEAD, OPTIONS' });
       res.end();
-      return record(204);
+      this.stats.request(zone.id, now, 204, 0, 'BYPASS', country);
+      return;
     }
-
-    if (s.zoneSecurityEnabled) {
-      const ok = token !== undefined && expires !== undefined
-        && verifyToken(s.zoneSecurityKey, path, token, Number(expires), Math.floor(now / 1000), s.zoneSecurityIncludeHashRemoteIP ? ip : undefined);
-      if (!ok) return refuse(403, 'Missing, invalid or expired token');
-    }
-    if (s.requestLimit > 0) {
-      const key = `${zone.id}|${ip}`;
-      const cap = s.requestLimit + s.burstSize;
-      const b = this.buckets.get(key) ?? { tokens: cap, at: now };
-      b.tokens = Math.min(cap, b.tokens + ((now - b.at) / 1000) * s.requestLimit);
-      b.at = now;
-      this.buckets.set(key, b);
-      if (b.tokens < 1) return refuse(429, 'Too many requests from your IP', { 'retry-after': String(Math.max(1, Math.ceil((1 - b.tokens) / s.requestLimit))) });
-      b.tokens -= 1;
-    }
-    if (s.monthlyBandwidthLimit > 0) {
-      const used = (this.monthlyUsed.get(zone.id) ?? 0) + (this.stats.unflushedBytes.get(zone.id) ?? 0);
-      if (used >= s.monthlyBandwidthLimit) {
-        const d = new Date(now);
-        const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-        return refuse(429, 'The pull zone reached its monthly bandwidth limit', { 'retry-after': String(Math.ceil((next - now) / 1000)) });
+    if (rt.limits) {
+      if (s.zoneSecurityEnabled) {
+        const ok = token !== undefined && expires !== undefined
+          && verifyToken(s.zoneSecurityKey, path, token, Number(expires), Math.floor(now / 1000), s.zoneSecurityIncludeHashRemoteIP ? ip : undefined);
+        if (!ok) return this.refuse(res, zone.id, now, country, 403, 'Missing, invalid or expired token');
+      }
+      if (s.requestLimit > 0) {
+        const key = `${zone.id}|${ip}`;
+        const cap = s.requestLimit + s.burstSize;
+        const b = this.buckets.get(key) ?? { tokens: cap, at: now };
+        b.tokens = Math.min(cap, b.tokens + ((now - b.at) / 1000) * s.requestLimit);
+        b.at = now;
+        this.buckets.set(key, b);
+        if (b.tokens < 1) return this.refuse(res, zone.id, now, country, 429, 'Too many requests from your IP', { 'retry-after': String(Math.max(1, Math.ceil((1 - b.tokens) / s.requestLimit))) });
+        b.tokens -= 1;
+      }
+      if (s.monthlyBandwidthLimit > 0) {
+        const used = (this.monthlyUsed.get(zone.id) ?? 0) + (this.stats.unflushedBytes.get(zone.id) ?? 0);
+        if (used >= s.monthlyBandwidthLimit) {
+          const d = new Date(now);
+          const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+          return this.refuse(res, zone.id, now, country, 429, 'The pull zone reached its monthly bandwidth limit', { 'retry-after': String(Math.ceil((next - now) / 1000)) });
+        }
       }
     }
     // --- cache lookup ---
-    const base = `${zone.id}:${path}${query ? `?${query}` : ''}`;
-    const header = (name: string) => { const v = req.headers[name]; return Array.isArray(v) ? v.join(', ') : v; };
-    const accept = header('accept') ?? '';
-    const acceptClass = s.enableAvifVary || s.enableWebpVary
-      ? `|a=${s.enableAvifVary && accept.includes('image/avif') ? 'avif' : s.enableWebpVary && accept.includes('image/webp') ? 'webp' : '-'}` : '';
+    const base = query ? `${rt.keyPrefix}${path}?${query}` : rt.keyPrefix + path;
+    let acceptClass = '';
+    if (s.enableAvifVary || s.enableWebpVary) {
+      const accept = req.headers.accept ?? '';
+      acceptClass = `|a=${s.enableAvifVary && accept.includes('image/avif') ? 'avif' : s.enableWebpVary && accept.includes('image/webp') ? 'webp' : '-'}`;
+    }
     const bypass = now - this.lastSyncOk > EDGE_LIVENESS_MS;
-    let variant = varyKey(this.cache.varies.get(base) ?? [], header) + acceptClass;
-    let entry = bypass ? undefined : this.cache.lookup(base, variant);
+    const varies = this.cache.varies.get(base);
+    const variant = varies === undefined || varies.length === 0 ? acceptClass : varyKey(varies, (name) => req.headers[name]) + acceptClass;
+    const entry = bypass ? undefined : this.cache.lookup(base, variant);
+    // Fast path: a fresh in-memory object, plain GET, nothing to negotiate, slice or throttle.
+    if (entry !== undefined && entry.body !== null && method === 'GET' && entry.status === 200 && !entry.alwaysRevalidate) {
+      const age = now - entry.storedAt + entry.initialAgeMs;
+      const body = entry.body;
+      if (age < entry.ttlMs && req.headers.range === undefined && req.headers['if-none-match'] === undefined && req.headers['if-modified-since'] === undefined
+        && (s.limitRatePerSecond === 0 || body.length <= s.limitRateAfter) && !(s.optimizerEnabled && isOptimizableImage(entry.headers['content-type']))) {
+        let fast = entry.fast;
+        if (fast === undefined || fast.version !== zone.version || fast.cors !== cors) {
+          const lines = this.clientHeaders(entry.headers, entry.headers['vary'], entry.etag, zone, cors);
+          let head = '';
+          for (let i = 0; i < lines.length; i += 2) head += `${lines[i]}: ${lines[i + 1]}\r\n`;
+          fast = { version: zone.version, cors, head: `${head}cdn-cache: HIT\r\ncontent-length: ${body.length}\r\n` };
+          entry.fast = fast;
+        }
+        res.sendHit(`${fast.head}age: ${Math.floor(age / 1000)}\r\n`, body);
+        this.stats.request(zone.id, now, 200, body.length, 'HIT', country);
+        return;
+      }
+    }
+    return this.serve(req, res, { now, rt, path, query, country, cors, base, variant, acceptClass, bypass, entry });
+  }
+
+  /** Everything but a fresh in-memory hit: revalidation, misses, conditionals, ranges, HEAD, images, throttling. */
+  private async serve(req: EdgeRequest, res: EdgeResponse, c: Pending): Promise<void> {
+    const { now, rt, path, query, country, cors, base, acceptClass, bypass } = c;
+    const zone = rt.zone;
+    const s = zone.settings;
+    let cacheStatus: CacheStatus = 'REFUSED';
+    let sent = 0;
+    let recorded = false;
+    const record = (status: number) => {
+      if (recorded) return;
+      recorded = true;
+      this.stats.request(zone.id, now, status, sent, cacheStatus, country);
+    };
+    const refuse = (status: number, message: string, headers?: Record<string, string>) => {
+      sent = this.plain(res, status, message, headers);
+      record(status);
+    };
+    const header = (name: string) => req.headers[name];
+    const accept = header('accept') ?? '';
+    let variant = c.variant;
+    let entry = c.entry;
     let fetched: Fetched | undefined;
     const originHeaders = (): Record<string, string> => {
       const h: Record<string, string> = {};
-      for (const [name, value] of Object.entries(req.headers)) {
+      for (const name in req.headers) {
+        const value = req.headers[name];
         if (value === undefined || NOT_FORWARDED.has(name)) continue;
-        h[name] = Array.isArray(value) ? value.join(', ') : value;
+        h[name] = value;
       }
       h['user-agent'] = 'Tessera-Edge/1';
       h['accept-encoding'] = 'identity';
@@ -391,21 +505,6 @@ export class Edge {
       const age = now - cached.storedAt + cached.initialAgeMs;
       if (!cached.alwaysRevalidate && age < cached.ttlMs) {
         cacheStatus = 'HIT';
-        // Fast path: a fresh in-memory object, plain GET, nothing to negotiate, slice or throttle.
-        const body = cached.body;
-        if (body !== null && req.method === 'GET' && cached.status === 200 && req.headers.range === undefined && req.headers['if-none-match'] === undefined
-          && req.headers['if-modified-since'] === undefined && (s.limitRatePerSecond === 0 || body.length <= s.limitRateAfter)
-          && !(s.optimizerEnabled && isOptimizableImage(cached.headers['content-type']))) {
-          let fast = cached.fast;
-          if (fast === undefined || fast.version !== zone.version || fast.cors !== cors) {
-            fast = { version: zone.version, cors, headers: this.clientHeaders(cached.headers, cached.headers['vary'], cached.etag, zone, cors) };
-            cached.fast = fast;
-          }
-          res.writeHead(200, [...fast.headers, 'age', String(Math.floor(age / 1000)), 'cdn-cache', 'HIT', 'content-length', String(body.length)]);
-          sent = body.length;
-          res.end(body);
-          return record(200);
-        }
       } else if (!entry.alwaysRevalidate && age < entry.ttlMs + entry.swrMs) {
         cacheStatus = 'STALE';
         void this.fetchCoalesced(rt, base, variant, path, query, originHeaders(), entry).catch(() => {});
@@ -526,7 +625,7 @@ export class Edge {
   }
 
   /** Writes `after` bytes at once, then at most `rate` bytes per second (paced every 50 ms). */
-  private throttled(res: ServerResponse, body: Buffer, after: number, rate: number, progress: (n: number) => void): Promise<void> {
+  private throttled(res: EdgeResponse, body: Buffer, after: number, rate: number, progress: (n: number) => void): Promise<void> {
     return new Promise((resolve) => {
       let offset = Math.min(after, body.length);
       if (offset > 0) res.write(body.subarray(0, offset));

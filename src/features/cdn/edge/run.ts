@@ -10,11 +10,17 @@ import { assetOriginFor } from '../asset-origin.ts';
 export async function runEdge(deps: Deps): Promise<void> {
   const workers = deps.config.edge.workers;
   if (workers > 1 && cluster.isPrimary) {
-    for (let i = 0; i < workers; i++) cluster.fork();
+    // Each worker keeps its index across restarts (its control port is EDGE_CONTROL_PORT + index).
+    const indexOf = new Map<number, number>();
+    const fork = (index: number) => indexOf.set(cluster.fork({ EDGE_WORKER_INDEX: String(index) }).id, index);
+    for (let i = 0; i < workers; i++) fork(i);
+    // Whoever started us (tests, supervisors) hears when each worker listens.
+    cluster.on('message', (_worker, message: { type?: string }) => { if (message?.type === 'edge-ready' && process.send) process.send(message); });
     cluster.on('exit', (worker, code, signal) => {
       if (stopping) return;
       deps.log.warn({ pid: worker.process.pid, code, signal }, 'edge worker exited; starting another');
-      cluster.fork();
+      fork(indexOf.get(worker.id) ?? 0);
+      indexOf.delete(worker.id);
     });
     let stopping = false;
     const stop = () => {
