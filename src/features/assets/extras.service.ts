@@ -1,4 +1,3 @@
-import nodemailer from 'nodemailer';
 import type { Deps } from '../../deps.ts';
 import { requirePrivileges } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
@@ -96,6 +95,8 @@ export async function shareAssets(deps: Deps, principal: Principal, input: Share
   });
   let mailSent = false;
   if (deps.config.smtpUrl) {
+    // Loaded when mail is first sent, not at start (lean start).
+    const { default: nodemailer } = await import('nodemailer');
     const transport = nodemailer.createTransport(deps.config.smtpUrl);
     const text = [`${input.sender.name} shared ${links.length} asset(s) with you.`, input.shareMessage ?? '', '', ...links.map((l) => `${l.filename}: ${l.url}`), '', `The links stop working on ${new Date(links[0]!.expiresEpoch).toUTCString()}.`].join('\n');
     const html = `<p>${escape(input.sender.name)} shared ${links.length} asset(s) with you.</p>${input.shareMessage ? `<p>${escape(input.shareMessage)}</p>` : ''}<ul>${links.map((l) => `<li><a href="${escape(l.url)}">${escape(l.filename)}</a></li>`).join('')}</ul>`;
