@@ -13,6 +13,7 @@ import { clientErrorHandler, frameworkErrors } from './core/http/framework-error
 import { registerInputGuards } from './core/http/input-guard.ts';
 import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
+import { lazySchemas, type LazySchemas } from './core/http/lazy-schemas.ts';
 import { apiKeyResolver, apiKeyRoutes, registerApiKeyAlongsideUser } from './features/api-keys/index.ts';
 import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
@@ -75,9 +76,21 @@ function trustHops(hops: number) {
   return (_address: string, hop: number) => hop < hops;
 }
 
+const schemasOf = new WeakMap<App, LazySchemas>();
+
+/**
+ * Route schemas are compiled when a route first needs them (see core/http/lazy-schemas.ts); this
+ * compiles all the rest now, so that a test sees a broken schema without calling its route.
+ */
+export function compileRouteSchemas(app: App): number {
+  return schemasOf.get(app)?.compileAll() ?? 0;
+}
+
 /** The whole HTTP surface. Tests and production build it the same way. */
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<App> {
+  const schemas = lazySchemas();
   const app = Fastify({
+    schemaController: schemas.schemaController,
     loggerInstance: deps.log,
     genReqId: requestIdFor,
     bodyLimit: deps.config.bodyLimitBytes,
@@ -88,6 +101,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     clientErrorHandler,
     ajv: { customOptions: { removeAdditional: true, coerceTypes: 'array', useDefaults: true, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+  schemasOf.set(app, schemas);
 
   if (options.onRoute) {
     const report = options.onRoute;

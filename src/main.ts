@@ -3,11 +3,9 @@ import { createDeps, type Deps } from './deps.ts';
 import { buildApp } from './app.ts';
 import { migrateToLatest } from './core/db/migrate.ts';
 import { bootstrapFirstOrganization } from './features/identity/index.ts';
-import { orgCreate, usage, UsageError, userCreate, userResetPassword } from './cli.ts';
 import { announceFirstRun, databaseError, listenError, prepareDataDir, probeListen, StartupError } from './startup.ts';
 import { seedMissingOrganizations } from './features/metadata/index.ts';
 import { startWorkers } from './workers.ts';
-import { runEdge } from './features/cdn/index.ts';
 
 /** Connects and migrates; a database that cannot be reached or opened is a one-line StartupError. */
 async function openDatabase(config: Config): Promise<Deps> {
@@ -69,14 +67,16 @@ async function main(argv: string[]): Promise<void> {
     throw error;
   }
   const [command, sub, ...rest] = argv;
+  // The command-line tools (and TypeBox's compiler with them) load only for a command, not with the server.
+  const cli = () => import('./cli.ts');
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
-    process.stdout.write(`${usage()}\n`);
+    process.stdout.write(`${(await cli()).usage()}\n`);
     return;
   }
   const known = command === 'serve' || command === 'edge' || command === 'migrate' || (command === 'org' && sub === 'create')
     || (command === 'user' && (sub === 'create' || sub === 'reset-password'));
   if (!known) {
-    process.stderr.write(`Unknown command: ${argv.join(' ')}\n${usage()}\n`);
+    process.stderr.write(`Unknown command: ${argv.join(' ')}\n${(await cli()).usage()}\n`);
     process.exit(2);
   }
   // Files Tessera writes (database, secret key, first-run credentials, blobs) are for this user only.
@@ -99,7 +99,8 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(`${error.message}\n`);
     process.exit(2);
   }
-  if (command === 'edge') return runEdge(deps);
+  if (command === 'edge') return (await import('./features/cdn/index.ts')).runEdge(deps);
+  const { orgCreate, usage, UsageError, userCreate, userResetPassword } = await cli();
   try {
     if (command === 'migrate') process.stdout.write('Database is up to date\n');
     else if (command === 'org') process.stdout.write(`${await orgCreate(deps, rest)}\n`);

@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import SQLite from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
-import pg from 'pg';
+import type Pg from 'pg';
 import type { Config } from '../../config.ts';
 import type { Database } from './schema.ts';
 import { trackRevisions } from './revision.ts';
@@ -19,11 +20,21 @@ export interface DbHandle {
   close(): Promise<void>;
 }
 
-// BIGINT columns hold epoch milliseconds, well inside Number's exact range.
-pg.types.setTypeParser(20, (value) => Number(value));
+// Only the driver of the configured engine is loaded (lean start); both are CommonJS.
+const require = createRequire(import.meta.url);
+let pgDriver: typeof Pg | undefined;
+function loadPg(): typeof Pg {
+  if (!pgDriver) {
+    pgDriver = require('pg') as typeof Pg;
+    // BIGINT columns hold epoch milliseconds, well inside Number's exact range.
+    pgDriver.types.setTypeParser(20, (value) => Number(value));
+  }
+  return pgDriver;
+}
 
 export function connectDb(config: Config['database'], options: { poolSize?: number } = {}): DbHandle {
   if (config.kind === 'postgres') {
+    const pg = loadPg();
     const pool = new pg.Pool({ connectionString: config.url, max: options.poolSize ?? 10 });
     // An idle client that loses its connection must not crash the process.
     pool.on('error', () => {});
@@ -33,7 +44,8 @@ export function connectDb(config: Config['database'], options: { poolSize?: numb
     return { db, engine: 'postgres', close: () => db.destroy() };
   }
   if (config.file !== ':memory:') mkdirSync(dirname(config.file), { recursive: true });
-  const sqlite = new SQLite(config.file);
+  const SQLiteDatabase = require('better-sqlite3') as typeof SQLite;
+  const sqlite = new SQLiteDatabase(config.file);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');

@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import { loadSharp } from '../../core/sharp.ts';
 import { invalidField } from '../../core/http/errors.ts';
 
 /**
@@ -94,6 +94,7 @@ export function fill(source: string, values: Record<string, string>): string {
 
 /** An SVG as PNG, at most `maxWidth` wide (never upscaled). */
 export async function renderSvg(svg: string, maxWidth = 2000): Promise<Buffer> {
+  const sharp = await loadSharp();
   const image = sharp(Buffer.from(svg), { limitInputPixels: MAX_RENDER_PIXELS });
   return image.resize({ width: maxWidth, withoutEnlargement: true }).png().toBuffer();
 }

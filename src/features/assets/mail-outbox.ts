@@ -1,4 +1,3 @@
-import nodemailer from 'nodemailer';
 import type { Deps } from '../../deps.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { enqueueJob, FatalJobError } from '../../core/jobs/queue.ts';
@@ -60,6 +59,8 @@ export async function sendQueuedMail(deps: Deps, job: ClaimedJob): Promise<void>
     await record({ status: 'failed', last_error: 'SMTP is not configured (TESSERA_SMTP_URL)' });
     throw new FatalJobError('SMTP is not configured');
   }
+  // Loaded when mail is first sent, not at start (lean start).
+  const { default: nodemailer } = await import('nodemailer');
   // Timeouts well inside the job lease, so a hung server never lets a second worker send the same mail.
   const transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 20_000 });
   try {

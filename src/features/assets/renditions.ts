@@ -5,8 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import sharp, { type Metadata, type OutputInfo } from 'sharp';
+import type { Metadata, OutputInfo } from 'sharp';
 import type { Deps } from '../../deps.ts';
+import { loadSharp } from '../../core/sharp.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
 import { publishEvent } from '../../core/events/index.ts';
 import { FatalJobError } from '../../core/jobs/queue.ts';
@@ -14,9 +15,6 @@ import { securityOf, templateNames } from './assets.repo.ts';
 import { isImage } from './content-types.ts';
 import { humanSize, parseExif, parseIptc, parseXmp } from './image-metadata.ts';
 import { eventAsset, renditionUrl, SHORT_NAMES, type RenditionName, type StoredRendition } from './present.ts';
-
-// Libvips caches decoded tiles by default; a server ingesting a stream of distinct images gains nothing from it.
-sharp.cache(false);
 
 export interface RenditionSpec {
   name: RenditionName;
@@ -54,6 +52,7 @@ export interface SourceInfo {
 
 /** Header only: dimensions (after EXIF orientation), format, and the pixel limit. */
 export async function inspect(input: string | Buffer, maxPixels: number): Promise<SourceInfo> {
+  const sharp = await loadSharp();
   let meta: Metadata;
   try {
     meta = await sharp(input, { limitInputPixels: false }).metadata();
@@ -77,6 +76,7 @@ export function fitInside(width: number, height: number, box: number): { width: 
  */
 export async function renderImage(input: string | Buffer, specs: readonly RenditionSpec[], info: SourceInfo, maxPixels: number): Promise<RenderedImage[]> {
   const largest = Math.max(...specs.map((s) => s.size));
+  const sharp = await loadSharp();
   let base: { data: Buffer; info: OutputInfo };
   try {
     base = await sharp(input, { limitInputPixels: maxPixels, failOn: 'error' })
@@ -104,7 +104,7 @@ export async function renderImage(input: string | Buffer, specs: readonly Rendit
 export async function placeholder(label: string): Promise<Buffer> {
   const text = label.replace(/[^A-Za-z0-9 ./+-]/g, '').slice(0, 20).toUpperCase();
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200"><rect width="200" height="200" fill="#e4e7eb"/><text x="100" y="108" font-family="sans-serif" font-size="22" text-anchor="middle" fill="#52606d">${text}</text></svg>`;
-  return sharp(Buffer.from(svg)).png().toBuffer();
+  return (await loadSharp())(Buffer.from(svg)).png().toBuffer();
 }
 
 function technical(filename: string, size: number, md5: string, sha256: string, contentType: string, info?: SourceInfo): Record<string, unknown> {

@@ -1,27 +1,34 @@
-import sanitizeHtml from 'sanitize-html';
+import { createRequire } from 'node:module';
+import type SanitizeHtml from 'sanitize-html';
 import { invalidField } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { Block, BlockInput } from './storyboards.schemas.ts';
 
 export const DEFAULT_SOURCE_LIMIT = 24;
 
+// sanitize-html (with htmlparser2 and postcss) is loaded by the first rich-text block, not at start
+// (lean start). It is CommonJS, so requiring it on first use is synchronous.
+let sanitizer: typeof SanitizeHtml | undefined;
+const sanitizeHtml = (): typeof SanitizeHtml => (sanitizer ??= createRequire(import.meta.url)('sanitize-html') as typeof SanitizeHtml);
+
 /**
  * Rich text keeps structure and emphasis only: no scripts, styles, event handlers, frames,
  * forms or images (images come from asset blocks, with permissions); links are http(s)/mailto
  * and open in a new tab without a referrer.
  */
-const RICH_TEXT: sanitizeHtml.IOptions = {
+const richTextOptions = (): SanitizeHtml.IOptions => ({
   allowedTags: ['p', 'br', 'strong', 'b', 'em', 'i', 'u', 's', 'a', 'ul', 'ol', 'li', 'blockquote', 'h2', 'h3', 'h4', 'code', 'pre', 'hr', 'span', 'sub', 'sup'],
   allowedAttributes: { a: ['href', 'title', 'rel', 'target'] },
   allowedSchemes: ['http', 'https', 'mailto'],
   allowedSchemesAppliedToAttributes: ['href'],
   allowProtocolRelative: false,
   disallowedTagsMode: 'discard',
-  transformTags: { a: sanitizeHtml.simpleTransform('a', { rel: 'noopener noreferrer nofollow', target: '_blank' }) },
-};
+  transformTags: { a: sanitizeHtml().simpleTransform('a', { rel: 'noopener noreferrer nofollow', target: '_blank' }) },
+});
+let richText: SanitizeHtml.IOptions | undefined;
 
 export function sanitizeRichText(html: string): string {
-  return sanitizeHtml(html, RICH_TEXT).trim();
+  return sanitizeHtml()(html, (richText ??= richTextOptions())).trim();
 }
 
 const SAFE_URL = /^(https?:\/\/[^\s]+|mailto:[^\s]+)$/i;

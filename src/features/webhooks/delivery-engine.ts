@@ -53,7 +53,9 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   const manual = options.manual ?? false;
   const workerId = randomUUID();
   const now = () => deps.clock.now();
-  const dispatcher = createGuardedDispatcher({ allowPrivate: deps.config.allowPrivateTargets, connections: concurrency });
+  // Made by the first delivery (undici loads with it), not when the engine starts (lean start).
+  let agent: ReturnType<typeof createGuardedDispatcher> | undefined;
+  const dispatcher = () => (agent ??= createGuardedDispatcher({ allowPrivate: deps.config.allowPrivateTargets, connections: concurrency }));
   const limiter = createRateLimiter(now);
   const send = createSender(deps, dispatcher);
   const states = new Map<string, EndpointState>();
@@ -293,7 +295,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
       while (inFlight.size > 0) await Promise.all([...inFlight]);
       await flush();
       if (queued.length > 0) await releaseMessages(deps.db, workerId, queued.map((m) => m.id), now()).catch(() => {});
-      await dispatcher.close();
+      await agent?.close();
     },
     /** Stops without giving anything back (a crash, as far as the database can tell). */
     async abandon(): Promise<void> {
@@ -305,7 +307,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
       clearInterval(pruner);
       await loop;
       for (const state of states.values()) clearTimeout(state.timer);
-      await dispatcher.destroy();
+      await agent?.destroy();
       while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
   };

@@ -4,8 +4,9 @@
 import { createRequire } from 'node:module';
 import type { Dispatcher } from 'undici';
 
-// Loaded on first use, not at start (issue 14: lean start).
-const request: typeof import('undici').request = (...args) => (createRequire(import.meta.url)('undici') as typeof import('undici')).request(...args);
+// Loaded on first use, not at start (lean start).
+let undici: typeof import('undici') | undefined;
+const request: typeof import('undici').request = (...args) => (undici ??= createRequire(import.meta.url)('undici') as typeof import('undici')).request(...args);
 import { isTargetNotAllowed } from './ssrf.ts';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
