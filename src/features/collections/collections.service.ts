@@ -174,7 +174,7 @@ export async function getCollectionForViewer(deps: Deps, principal: Principal, i
   const [members, customerId] = await Promise.all([
     // SQLite: the members' doc_nos are cached in the search feature's in-memory index.
     deps.engine === 'sqlite'
-      ? visibleCollectionMemberIds(deps.db, principal.orgId, c.row.id, Number(c.row.updated_at), c.viewable)
+      ? visibleCollectionMemberIds(deps.db, principal.orgId, c.row.id, Number(c.row.updated_at), c.viewable, deps.clock.now())
       : visibleMemberFileIds(deps.db, principal.orgId, c.row.id, c.viewable),
     customerIdOf(deps.db, principal.orgId),
   ]);

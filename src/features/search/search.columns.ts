@@ -50,8 +50,8 @@ async function textBits(db: Db, idx: OrgIndex, q: MemoryQuery): Promise<Bitset> 
 }
 
 /** The matching doc_nos, ascending, and the index they were found in. */
-export async function memoryMatches(db: Db, q: MemoryQuery): Promise<{ idx: OrgIndex; docs: Int32Array }> {
-  const idx = await orgIndex(db, q.orgId);
+export async function memoryMatches(db: Db, q: MemoryQuery, now: number): Promise<{ idx: OrgIndex; docs: Int32Array }> {
+  const idx = await orgIndex(db, q.orgId, now);
   const visible = idx.visible(q.viewableTemplateIds, allowedStates(q.includeDeleted, q.includeVersions));
   if (q.text.length === 0) return { idx, docs: toDocs(visible) };
   const bits = await textBits(db, idx, q);
@@ -127,9 +127,9 @@ export function topDocs(idx: OrgIndex, docNos: Int32Array, column: 'created_epoc
  * A collection's members (file ids, in collection order) whose document the viewer may see: one of
  * the viewer's templates, not in the recycle bin (any version), as the SQL of collections.repo.ts.
  */
-export async function visibleCollectionMemberIds(db: Db, orgId: string, collectionId: string, updatedAt: number, viewable: readonly string[]): Promise<string[]> {
+export async function visibleCollectionMemberIds(db: Db, orgId: string, collectionId: string, updatedAt: number, viewable: readonly string[], now: number): Promise<string[]> {
   if (viewable.length === 0) return [];
-  const idx = await orgIndex(db, orgId);
+  const idx = await orgIndex(db, orgId, now);
   const members = await collectionMembers(db, idx, collectionId, updatedAt);
   const visible = idx.visible(viewable, [STATE_LIVE_CURRENT, STATE_LIVE_OLDER]);
   const out: string[] = [];

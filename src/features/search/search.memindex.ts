@@ -98,7 +98,8 @@ export class OrgIndex {
   facetOverride = new Map<number, Int32Array>();
   // Where the next look starts.
   seenIndexedAt = -1;
-  seenAtMax = 0;
+  /** True once the clock was past seenIndexedAt at a look: no later write can carry that time. */
+  settled = false;
   seenRemovals = 0;
   terms = new Map<string, Bitset>();
   termBytes = 0;
@@ -258,7 +259,7 @@ export class OrgIndex {
 interface DocRow { doc_no: number; deleted: number; current_version: number; created_epoch: number; updated_epoch: number; indexed_at: number; file_id: string | null }
 interface FacetRow { doc_no: number; facet_key: string; value_key: string; facet: string; value: string }
 
-async function load(db: Db, orgId: string): Promise<OrgIndex> {
+async function load(db: Db, orgId: string, now: number): Promise<OrgIndex> {
   const started = performance.now();
   const seenRemovals = removalSeq();
   const range = (await sql<{ lo: number | null; hi: number | null }>`select min(doc_no) as lo, max(doc_no) as hi from search_docs where org_id = ${orgId}`.execute(db)).rows[0];
@@ -267,7 +268,6 @@ async function load(db: Db, orgId: string): Promise<OrgIndex> {
   const idx = new OrgIndex(orgId, hi + 1024);
   idx.seenRemovals = seenRemovals;
   let maxIndexed = -1;
-  let atMax = 0;
   const facetDocs: number[] = [];
   const facetVals: number[] = [];
   for (let a = lo; a <= hi && hi > 0; a += CHUNK) {
@@ -276,8 +276,7 @@ async function load(db: Db, orgId: string): Promise<OrgIndex> {
     for (const d of docs.rows) {
       idx.setDoc(Number(d.doc_no), Number(d.deleted) === 1, Number(d.current_version) === 1, Number(d.created_epoch), Number(d.updated_epoch));
       const at = Number(d.indexed_at);
-      if (at > maxIndexed) [maxIndexed, atMax] = [at, 1];
-      else if (at === maxIndexed) atMax += 1;
+      if (at > maxIndexed) maxIndexed = at;
     }
     const tpls = await sql<{ doc_no: number; template_id: string }>`select doc_no, template_id from search_doc_templates where doc_no >= ${a} and doc_no < ${b} and org_id = ${orgId} order by doc_no`.execute(db);
     let cur = -1;
@@ -308,7 +307,7 @@ async function load(db: Db, orgId: string): Promise<OrgIndex> {
   idx.facetStart = start;
   idx.facetIds = values;
   idx.seenIndexedAt = maxIndexed;
-  idx.seenAtMax = atMax;
+  idx.settled = now > maxIndexed;
   idx.loadMs = performance.now() - started;
   return idx;
 }
@@ -334,13 +333,19 @@ async function applyRemovals(db: Db, idx: OrgIndex): Promise<void> {
   idx.version += 1;
 }
 
-async function applyChanges(db: Db, idx: OrgIndex): Promise<void> {
+async function applyChanges(db: Db, idx: OrgIndex, now: number): Promise<void> {
+  // Writes of this process are serialized with this look (one SQLite connection), and each carries
+  // the clock at its transaction: once the clock has passed the newest time seen, documents of that
+  // time are final and the next look starts after it; until then they are read again.
   const since = idx.seenIndexedAt;
-  const head = (await sql<{ m: number | null; n: number }>`select max(indexed_at) as m, count(*) as n from search_docs where org_id = ${idx.orgId} and indexed_at >= ${since}`.execute(db)).rows[0];
-  if (!head || head.m === null) return;
+  const after = idx.settled ? sql`indexed_at > ${since}` : sql`indexed_at >= ${since}`;
+  const head = (await sql<{ m: number | null }>`select max(indexed_at) as m from search_docs where org_id = ${idx.orgId} and ${after}`.execute(db)).rows[0];
+  if (!head || head.m === null) {
+    idx.settled = now > since;
+    return;
+  }
   const max = Number(head.m);
-  if (max === since && Number(head.n) === idx.seenAtMax) return;
-  const docs = (await sql<DocRow>`select doc_no, deleted, current_version, created_epoch, updated_epoch, indexed_at, file_id from search_docs where org_id = ${idx.orgId} and indexed_at >= ${since}`.execute(db)).rows;
+  const docs = (await sql<DocRow>`select doc_no, deleted, current_version, created_epoch, updated_epoch, indexed_at, file_id from search_docs where org_id = ${idx.orgId} and ${after}`.execute(db)).rows;
   const changed = docs.map((d) => Number(d.doc_no));
   const templates = new Map<number, number[]>(changed.map((d) => [d, []]));
   const facets = new Map<number, number[]>(changed.map((d) => [d, []]));
@@ -353,7 +358,6 @@ async function applyChanges(db: Db, idx: OrgIndex): Promise<void> {
       facets.get(Number(f.doc_no))?.push(idx.valueId(f.facet_key, f.value_key, f.facet, f.value));
     }
   }
-  let atMax = 0;
   const fileIds = new Set<string>();
   for (const d of docs) {
     const no = Number(d.doc_no);
@@ -361,13 +365,12 @@ async function applyChanges(db: Db, idx: OrgIndex): Promise<void> {
     idx.setTemplates(no, templates.get(no)!);
     idx.facetChanged[no] = 1;
     idx.facetOverride.set(no, Int32Array.from(facets.get(no)!));
-    if (Number(d.indexed_at) === max) atMax += 1;
     if (d.file_id) fileIds.add(d.file_id);
   }
   for (const [id, c] of idx.collections) if ([...fileIds].some((f) => c.fileIdSet.has(f))) idx.collections.delete(id);
   await reaskTerms(db, idx, changed);
   idx.seenIndexedAt = max;
-  idx.seenAtMax = atMax;
+  idx.settled = now > max;
   idx.version += 1;
 }
 
@@ -423,7 +426,7 @@ function sweep(now = Date.now()): void {
  * The organization's index, loaded on first use and brought up to date with every document
  * indexed or removed before the call. Calls for one organization are serialized.
  */
-export async function orgIndex(db: Db, orgId: string): Promise<OrgIndex> {
+export async function orgIndex(db: Db, orgId: string, now: number): Promise<OrgIndex> {
   let byOrg = cache.get(db);
   if (!byOrg) cache.set(db, (byOrg = new Map()));
   let e = byOrg.get(orgId);
@@ -432,14 +435,14 @@ export async function orgIndex(db: Db, orgId: string): Promise<OrgIndex> {
   while (entry.busy) await entry.busy;
   entry.busy = (async () => {
     if (!entry.idx) {
-      entry.idx = await load(db, orgId);
+      entry.idx = await load(db, orgId, now);
       if (!sweeper) {
         sweeper = setInterval(() => sweep(), 60_000);
         sweeper.unref();
       }
     }
     await applyRemovals(db, entry.idx);
-    await applyChanges(db, entry.idx);
+    await applyChanges(db, entry.idx, now);
   })().catch((error: unknown) => {
     entry.idx = null;
     throw error;

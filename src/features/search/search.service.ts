@@ -119,7 +119,7 @@ async function columnarSearch(deps: Deps, q: ReturnType<typeof parseQuery>, wher
   const { idx, docs } = await memoryMatches(deps.db, {
     orgId: scope.orgId, viewableTemplateIds: scope.viewableTemplateIds, includeDeleted: q.includeDeleted, includeVersions: q.includeVersions,
     text: textRequired ? text : [], operation: q.operation, fields: q.fields,
-  });
+  }, deps.clock.now());
   const page = topDocs(idx, docs, column, key.order, options.from, options.limit);
   const records = page.length === 0 ? [] : (await deps.db.selectFrom('search_docs').select(['doc_no', 'record']).where('doc_no', 'in', page).execute());
   const byNo = new Map(records.map((r) => [Number(r.doc_no), r.record]));
