@@ -374,18 +374,29 @@ async function applyChanges(db: Db, idx: OrgIndex, now: number): Promise<void> {
   idx.version += 1;
 }
 
-/** Cached term bitsets: FTS5 says again, for the changed documents only, which of them match. */
+/**
+ * Cached term bitsets: FTS5 says again, for the changed documents only, which of them match — one
+ * rowid-range query per run of nearby doc_nos (FTS5 seeks a rowid range; it does not for IN lists).
+ */
 async function reaskTerms(db: Db, idx: OrgIndex, changed: readonly number[]): Promise<void> {
   if (idx.terms.size === 0 || changed.length === 0) return;
   if (changed.length > TERM_REASK_MAX) {
     idx.dropTerms();
     return;
   }
+  const sorted = [...new Set(changed)].sort((a, b) => a - b);
+  const runs: [number, number][] = [];
+  for (const d of sorted) {
+    const last = runs[runs.length - 1];
+    if (last && d - last[1] <= 64) last[1] = d;
+    else runs.push([d, d]);
+  }
+  const isChanged = new Set(sorted);
   for (const [expr, bits] of idx.terms) {
-    for (const d of changed) clearBit(bits, d);
-    for (let i = 0; i < changed.length; i += 500) {
-      const { rows } = await sql<{ rowid: number }>`select rowid from search_fts where search_fts match ${expr} and rowid in (${sql.join(changed.slice(i, i + 500))})`.execute(db);
-      for (const r of rows) setBit(bits, Number(r.rowid));
+    for (const d of sorted) clearBit(bits, d);
+    for (const [a, b] of runs) {
+      const { rows } = await sql<{ rowid: number }>`select rowid from search_fts where search_fts match ${expr} and rowid >= ${a} and rowid <= ${b}`.execute(db);
+      for (const r of rows) if (isChanged.has(Number(r.rowid))) setBit(bits, Number(r.rowid));
     }
   }
 }
