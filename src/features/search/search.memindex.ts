@@ -158,6 +158,19 @@ export class OrgIndex {
     return n;
   }
 
+  /** While loading: one more template of a document. */
+  addTemplate(docNo: number, id: number): void {
+    this.ensure(docNo);
+    const first = this.tpl1[docNo]!;
+    if (first < 0) {
+      this.tpl1[docNo] = id;
+      return;
+    }
+    const more = this.tplMore.get(docNo);
+    if (more?.includes(id) || first === id) return;
+    this.tplMore.set(docNo, Int32Array.from([...(more ?? [first]), id]));
+  }
+
   setTemplates(docNo: number, ids: readonly number[]): void {
     this.tpl1[docNo] = ids.length > 0 ? ids[0]! : -1;
     if (ids.length > 1) this.tplMore.set(docNo, Int32Array.from(ids));
@@ -256,45 +269,75 @@ export class OrgIndex {
 
 // --- loading and refreshing ---
 
-interface DocRow { doc_no: number; deleted: number; current_version: number; created_epoch: number; updated_epoch: number; indexed_at: number; file_id: string | null }
-interface FacetRow { doc_no: number; facet_key: string; value_key: string; facet: string; value: string }
+interface DocRow { doc_no: number; deleted: number; current_version: number; created_epoch: number; updated_epoch: number; indexed_at?: number; file_id?: string | null }
+
+/** Calls `fn` with each integer of a list separated by `,` or `:` (no intermediate strings). */
+function forEachInt(list: string, fn: (n: number) => void): void {
+  let n = 0;
+  let digits = false;
+  let negative = false;
+  for (let i = 0; i < list.length; i++) {
+    const c = list.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      n = n * 10 + (c - 48);
+      digits = true;
+    } else if (c === 45) {
+      negative = true;
+    } else if (digits) {
+      fn(negative ? -n : n);
+      n = 0;
+      digits = false;
+      negative = false;
+    }
+  }
+  if (digits) fn(negative ? -n : n);
+}
 
 async function load(db: Db, orgId: string, now: number): Promise<OrgIndex> {
   const started = performance.now();
   const seenRemovals = removalSeq();
-  const range = (await sql<{ lo: number | null; hi: number | null }>`select min(doc_no) as lo, max(doc_no) as hi from search_docs where org_id = ${orgId}`.execute(db)).rows[0];
-  const lo = Number(range?.lo ?? 0);
-  const hi = Number(range?.hi ?? 0);
+  const hi = Number((await sql<{ m: number | null }>`select max(doc_no) as m from search_docs`.execute(db)).rows[0]?.m ?? 0);
   const idx = new OrgIndex(orgId, hi + 1024);
   idx.seenRemovals = seenRemovals;
-  let maxIndexed = -1;
+  // The newest indexing time before reading: anything indexed later is read again by the first look.
+  const maxIndexed = Number((await sql<{ m: number | null }>`select max(indexed_at) as m from search_docs where org_id = ${orgId}`.execute(db)).rows[0]?.m ?? -1);
   const facetDocs: number[] = [];
   const facetVals: number[] = [];
-  for (let a = lo; a <= hi && hi > 0; a += CHUNK) {
-    const b = a + CHUNK;
-    const docs = await sql<DocRow>`select doc_no, deleted, current_version, created_epoch, updated_epoch, indexed_at from search_docs where doc_no >= ${a} and doc_no < ${b} and org_id = ${orgId}`.execute(db);
-    for (const d of docs.rows) {
-      idx.setDoc(Number(d.doc_no), Number(d.deleted) === 1, Number(d.current_version) === 1, Number(d.created_epoch), Number(d.updated_epoch));
-      const at = Number(d.indexed_at);
-      if (at > maxIndexed) maxIndexed = at;
-    }
-    const tpls = await sql<{ doc_no: number; template_id: string }>`select doc_no, template_id from search_doc_templates where doc_no >= ${a} and doc_no < ${b} and org_id = ${orgId} order by doc_no`.execute(db);
-    let cur = -1;
-    let ids: number[] = [];
-    for (const t of tpls.rows) {
-      const no = Number(t.doc_no);
-      if (no !== cur) {
-        if (cur >= 0) idx.setTemplates(cur, ids);
-        cur = no;
-        ids = [];
+  // From the covering indexes (never the rows, whose `record` makes them large), each as one list
+  // built by SQLite: few JavaScript objects, whatever the size.
+  for (const [deleted, current] of [[0, 1], [1, 1], [0, 0], [1, 0]] as const) {
+    const { rows } = await sql<{ docs: string | null }>`select group_concat(doc_no) as docs from search_docs where org_id = ${orgId} and deleted = ${deleted} and current_version = ${current}`.execute(db);
+    forEachInt(rows[0]?.docs ?? '', (d) => idx.setDoc(d, deleted === 1, current === 1, 0, 0));
+  }
+  for (const column of ['created_epoch', 'updated_epoch'] as const) {
+    const target = column === 'created_epoch' ? idx.created : idx.updated;
+    const { rows } = await sql<{ pairs: string | null }>`select group_concat(doc_no || ':' || ${sql.ref(column)}) as pairs from search_docs where org_id = ${orgId}`.execute(db);
+    let doc = -1;
+    forEachInt(rows[0]?.pairs ?? '', (n) => {
+      if (doc < 0) doc = n;
+      else {
+        if (doc < target.length) target[doc] = n;
+        doc = -1;
       }
-      ids.push(idx.templateId(t.template_id));
-    }
-    if (cur >= 0) idx.setTemplates(cur, ids);
-    const facets = await sql<FacetRow>`select doc_no, facet_key, value_key, facet, value from search_doc_facets where doc_no >= ${a} and doc_no < ${b} and org_id = ${orgId}`.execute(db);
+    });
+  }
+  const tpls = await sql<{ template_id: string; docs: string }>`select template_id, group_concat(doc_no) as docs from search_doc_templates where org_id = ${orgId} group by template_id`.execute(db);
+  for (const t of tpls.rows) {
+    const id = idx.templateId(t.template_id);
+    forEachInt(t.docs, (d) => idx.addTemplate(d, id));
+  }
+  // Facet rows in rowid chunks, grouped by SQLite (one row per value and chunk, doc_nos as one string).
+  const facetMax = Number((await sql<{ m: number | null }>`select max(rowid) as m from search_doc_facets`.execute(db)).rows[0]?.m ?? 0);
+  for (let a = 0; a <= facetMax; a += CHUNK) {
+    const facets = await sql<{ facet_key: string; value_key: string; facet: string; value: string; docs: string }>`
+      select facet_key, value_key, min(facet) as facet, min(value) as value, group_concat(doc_no) as docs from search_doc_facets
+      where rowid > ${a} and rowid <= ${a + CHUNK} and +org_id = ${orgId} group by facet_key, value_key`.execute(db);
     for (const f of facets.rows) {
-      facetDocs.push(Number(f.doc_no));
-      facetVals.push(idx.valueId(f.facet_key, f.value_key, f.facet, f.value));
+      const id = idx.valueId(f.facet_key, f.value_key, f.facet, f.value);
+      forEachInt(f.docs, (d) => {
+        facetDocs.push(d);
+        facetVals.push(id);
+      });
     }
   }
   // Compressed rows: counting sort of (doc, value) by doc.

@@ -1,0 +1,12 @@
+import { parseConfig } from '../src/config.ts';
+import { createDeps } from '../src/deps.ts';
+import { orgIndex } from '../src/features/search/search.memindex.ts';
+const file = process.argv[2]!;
+const config = parseConfig({ TESSERA_DATA_DIR: '/tmp/tessera-search-bench', TESSERA_LOG_LEVEL: 'silent', TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123', DATABASE_URL: `sqlite:${file}` });
+const deps = createDeps(config);
+const row = await deps.db.selectFrom('server_state').select('value').where('key', '=', 'search-bench').executeTakeFirst();
+const s = JSON.parse(row!.value);
+const t = performance.now();
+const idx = await orgIndex(deps.db, s.orgId, Date.now());
+console.log('load', (performance.now() - t).toFixed(0), 'ms', idx.loadMs.toFixed(0), (idx.bytes() / 1048576).toFixed(1), 'MiB');
+await deps.close();
