@@ -155,9 +155,9 @@ printTable(`The embedded engine's in-memory index, ${N} assets (loaded on the or
   ['cached term bitsets after the runs', stats?.cachedTerms ?? 0, '—', ''],
   ['process RSS after the runs (MiB)', mib(process.memoryUsage().rss), mib(rssBefore), 'process RSS before the first search (MiB)'],
 ], {
-  measure: 'what is measured',
-  Tessera: 'the value for Tessera',
-  baseline: 'the value it is compared with, same run',
+  'measure': 'what is measured',
+  'Tessera': 'the value for Tessera',
+  'baseline': 'the value it is compared with, same run',
   'baseline is': 'what the baseline value is',
 });
 

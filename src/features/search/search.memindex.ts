@@ -486,7 +486,8 @@ export async function orgIndex(db: Db, orgId: string, now: number): Promise<OrgI
   let e = byOrg.get(orgId);
   if (!e) byOrg.set(orgId, (e = { idx: null, busy: null }));
   const entry = e;
-  while (entry.busy) await entry.busy;
+  // Another caller's failed load is retried by this one, not reported to it.
+  while (entry.busy) await entry.busy.catch(() => {});
   entry.busy = (async () => {
     if (!entry.idx) {
       entry.idx = await load(db, orgId, now);
