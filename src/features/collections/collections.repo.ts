@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import type { CollectionsTable } from '../../core/db/schema.ts';
+import { forgetCollectionMembers } from '../search/index.ts';
 
 export type CollectionRow = CollectionsTable;
 
@@ -63,6 +64,7 @@ export async function addMembers(db: DbOrTrx, orgId: string, collectionId: strin
   if (fileIds.length === 0) return [];
   const existing = new Set(await memberFileIds(db, collectionId));
   const fresh = [...new Set(fileIds)].filter((f) => !existing.has(f));
+  if (fresh.length > 0) forgetCollectionMembers(collectionId);
   const max = await db.selectFrom('collection_members').select((eb) => eb.fn.max('position').as('p')).where('collection_id', '=', collectionId).executeTakeFirst();
   let position = Number(max?.p ?? -1) + 1;
   for (let i = 0; i < fresh.length; i += 500) {
@@ -75,6 +77,7 @@ export async function removeMembers(db: DbOrTrx, collectionId: string, fileIds: 
   if (fileIds.length === 0) return [];
   const present = new Set(await memberFileIds(db, collectionId));
   const gone = [...new Set(fileIds)].filter((f) => present.has(f));
+  if (gone.length > 0) forgetCollectionMembers(collectionId);
   for (let i = 0; i < gone.length; i += 500) {
     await db.deleteFrom('collection_members').where('collection_id', '=', collectionId).where('file_id', 'in', gone.slice(i, i + 500)).execute();
   }

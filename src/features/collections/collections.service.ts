@@ -7,7 +7,7 @@ import { publishEvent } from '../../core/events/index.ts';
 import { conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { Deps } from '../../deps.ts';
-import { searchVisibility, syncSearchIndex } from '../search/index.ts';
+import { searchVisibility, syncSearchIndex, visibleCollectionMemberIds } from '../search/index.ts';
 import {
   addMembers, collectionTemplateIds, findCollection, memberFileIds, removeMembers, resolveVisibleAssets, setTemplates, visibleMemberFileIds, type CollectionRow,
 } from './collections.repo.ts';
@@ -176,7 +176,11 @@ export async function getCollectionForViewer(deps: Deps, principal: Principal, i
   await syncSearchIndex(deps);
   const c = await loadVisibleCollection(deps.db, principal, id);
   const [members, customerId] = await Promise.all([
-    visibleMemberFileIds(deps.db, principal.orgId, c.row.id, c.viewable, c.hidden),
+    // SQLite: the members' doc_nos are cached in the search feature's in-memory index, which knows
+    // nothing of hidden metadata templates: a caller with some takes the SQL read.
+    deps.engine === 'sqlite' && c.hidden.length === 0
+      ? visibleCollectionMemberIds(deps.db, principal.orgId, c.row.id, Number(c.row.updated_at), c.viewable, deps.clock.now())
+      : visibleMemberFileIds(deps.db, principal.orgId, c.row.id, c.viewable, c.hidden),
     customerIdOf(deps.db, principal.orgId),
   ]);
   return collectionView(c.row, c.templateIds, members, customerId);

@@ -9,3 +9,5 @@ export { savedSearchRoutes } from './saved-searches.routes.ts';
 export { runSavedSearchForViewer, getSavedSearch } from './saved-searches.service.ts';
 export type { SavedSearch } from './saved-searches.schemas.ts';
 export { syncSearchIndex, startSearchIndexer } from './search.indexer.ts';
+export { visibleCollectionMemberIds } from './search.columns.ts';
+export { forgetCollectionMembers, memoryIndexStats, unloadMemoryIndex } from './search.memindex.ts';

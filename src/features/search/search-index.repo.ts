@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { DbOrTrx, Engine } from '../../core/db/connect.ts';
 import { toJson } from '../../core/db/json.ts';
+import { noteRemovedDocuments } from './search.memindex.ts';
 import { aclText, documentTokens, foldKey, tsvectorLiteral } from './search.tokenize.ts';
 
 /** What the index keeps of one asset version. Built from an asset by search.documents.ts. */
@@ -121,5 +122,7 @@ export async function removeDocuments(db: DbOrTrx, engine: Engine, assetIds: rea
     if (nos.length === 0) continue;
     await clearSideRows(db, engine, nos);
     await db.deleteFrom('search_docs').where('doc_no', 'in', nos).execute();
+    // The in-memory index checks these against the database on its next look.
+    if (engine === 'sqlite') noteRemovedDocuments(nos);
   }
 }

@@ -1,105 +1,85 @@
-import { sql } from 'kysely';
 import type { Db } from '../../core/db/connect.ts';
+import { andInto, count, hasBit, newBitset, orInto, toDocs, type Bitset } from './search.bitset.ts';
 import type { FacetRequest, FacetResult } from './search.engine.ts';
+import { STATE_DELETED_CURRENT, STATE_DELETED_OLDER, STATE_LIVE_CURRENT, STATE_LIVE_OLDER, collectionMembers, orgIndex, termBits, type OrgIndex } from './search.memindex.ts';
+import { fts5Expression, type Operation, type TextTerm } from './search.query.ts';
+import type { TextField } from './search.tokenize.ts';
 
 /**
- * The embedded engine's columns: per organization, each document's facet value ids and its
- * created/updated times, in typed arrays indexed by doc_no. With them, a search whose whole filter
- * is one FTS5 MATCH (text ∩ visibility) needs from SQLite only the matching rowids: the total is
- * their number, facets are counted and the first page is chosen here, and only the page's records
- * are read. FTS5 stays the authority on which documents match (a removed document is never in its
- * answer), so these columns only have to be current for documents that do match: every query first
- * reloads the documents indexed since its previous look (`search_docs (org_id, indexed_at)`).
+ * Queries over the embedded engine's in-memory index (search.memindex.ts): a search whose whole
+ * filter is visibility ∩ text is bitset algebra — the viewer's visibility bitset AND the text
+ * terms' bitsets (each the cached answer of FTS5) — then the total is the number of set bits, the
+ * facets are counted over the facet columns of those documents and the page is the best
+ * `from + limit` by the sort column. Only the page's records are read from SQLite.
  */
-interface Dictionary {
-  ids: Map<string, number>;
-  entries: { facetKey: string; valueKey: string; facet: string; value: string }[];
+export interface MemoryQuery {
+  orgId: string;
+  viewableTemplateIds: readonly string[];
+  includeDeleted: boolean;
+  includeVersions: boolean;
+  /** Text terms that must match (combined by `operation`); empty: visibility alone. */
+  text: readonly TextTerm[];
+  operation: Operation;
+  fields: readonly TextField[];
 }
 
-class OrgColumns {
-  dict: Dictionary = { ids: new Map(), entries: [] };
-  facets = new Map<number, Int32Array>();
-  updated = new Map<number, number>();
-  created = new Map<number, number>();
-  seenIndexedAt = -1;
-  loading: Promise<void> | null = null;
+export function allowedStates(includeDeleted: boolean, includeVersions: boolean): number[] {
+  return [STATE_LIVE_CURRENT, ...(includeDeleted ? [STATE_DELETED_CURRENT] : []), ...(includeVersions ? [STATE_LIVE_OLDER] : []), ...(includeDeleted && includeVersions ? [STATE_DELETED_OLDER] : [])];
+}
 
-  valueId(facetKey: string, valueKey: string, facet: string, value: string): number {
-    const key = `${facetKey}\u0000${valueKey}`;
-    let id = this.dict.ids.get(key);
-    if (id === undefined) {
-      id = this.dict.entries.length;
-      this.dict.ids.set(key, id);
-      this.dict.entries.push({ facetKey, valueKey, facet, value });
-    } else {
-      const e = this.dict.entries[id]!;
-      // Display names as min() in SQL would pick them.
-      if (facet < e.facet) e.facet = facet;
-      if (value < e.value) e.value = value;
+/** The FTS5 expressions whose conjunction is one text term (a token each, or the whole phrase). */
+function termParts(term: TextTerm, fields: readonly TextField[]): string[] {
+  if (term.phrase) return [fts5Expression([term], fields, 'AND')];
+  return term.tokens.map((t, i) => fts5Expression([{ kind: 'text', tokens: [t], phrase: false, prefix: term.prefix && i === term.tokens.length - 1 }], fields, 'AND'));
+}
+
+async function textBits(db: Db, idx: OrgIndex, q: MemoryQuery): Promise<Bitset> {
+  let out: Bitset | null = null;
+  for (const term of q.text) {
+    let bits: Bitset | null = null;
+    for (const expr of termParts(term, q.fields)) {
+      const b = await termBits(db, idx, expr);
+      if (!bits) bits = b.slice();
+      else andInto(bits, b);
     }
-    return id;
+    if (!out) out = bits!;
+    else if (q.operation === 'AND') andInto(out, bits!);
+    else orInto(out, bits!);
   }
+  return out ?? newBitset(idx.capacity);
 }
 
-const cache = new WeakMap<object, Map<string, OrgColumns>>();
-
-async function refresh(db: Db, orgId: string, cols: OrgColumns): Promise<void> {
-  const since = cols.seenIndexedAt;
-  const maxRow = await sql<{ m: number | null }>`select max(indexed_at) as m from search_docs where org_id = ${orgId}`.execute(db);
-  const max = Number(maxRow.rows[0]?.m ?? -1);
-  if (max < since) return;
-  const docFacets = new Map<number, number[]>();
-  const docs = sql<{ doc_no: number; created_epoch: number; updated_epoch: number }>`
-    select doc_no, created_epoch, updated_epoch from search_docs where org_id = ${orgId} and indexed_at >= ${Math.max(0, since)}`;
-  for (const d of (await docs.execute(db)).rows) {
-    const no = Number(d.doc_no);
-    cols.created.set(no, Number(d.created_epoch));
-    cols.updated.set(no, Number(d.updated_epoch));
-    docFacets.set(no, []);
-  }
-  if (docFacets.size > 0) {
-    const facetRows = since < 0
-      ? sql<{ doc_no: number; facet_key: string; value_key: string; facet: string; value: string }>`select doc_no, facet_key, value_key, facet, value from search_doc_facets where org_id = ${orgId}`
-      : sql<{ doc_no: number; facet_key: string; value_key: string; facet: string; value: string }>`
-          select f.doc_no, f.facet_key, f.value_key, f.facet, f.value from search_doc_facets f
-          where f.doc_no in (select doc_no from search_docs where org_id = ${orgId} and indexed_at >= ${since})`;
-    for (const f of (await facetRows.execute(db)).rows) {
-      docFacets.get(Number(f.doc_no))?.push(cols.valueId(f.facet_key, f.value_key, f.facet, f.value));
-    }
-    for (const [no, ids] of docFacets) cols.facets.set(no, Int32Array.from(ids));
-  }
-  cols.seenIndexedAt = max;
+/** The matching doc_nos, ascending, and the index they were found in. */
+export async function memoryMatches(db: Db, q: MemoryQuery, now: number): Promise<{ idx: OrgIndex; docs: Int32Array }> {
+  const idx = await orgIndex(db, q.orgId, now);
+  const visible = idx.visible(q.viewableTemplateIds, allowedStates(q.includeDeleted, q.includeVersions));
+  if (q.text.length === 0) return { idx, docs: toDocs(visible) };
+  const bits = await textBits(db, idx, q);
+  andInto(bits, visible);
+  return { idx, docs: toDocs(bits) };
 }
 
-export async function orgColumns(db: Db, orgId: string): Promise<OrgColumns> {
-  let byOrg = cache.get(db);
-  if (!byOrg) cache.set(db, (byOrg = new Map()));
-  let cols = byOrg.get(orgId);
-  if (!cols) byOrg.set(orgId, (cols = new OrgColumns()));
-  while (cols.loading) await cols.loading;
-  cols.loading = refresh(db, orgId, cols).finally(() => {
-    cols.loading = null;
-  });
-  await cols.loading;
-  return cols;
-}
-
-export function countFacets(cols: OrgColumns, docNos: readonly number[], request: FacetRequest): FacetResult[] {
+export function countFacets(idx: OrgIndex, docNos: ArrayLike<number>, request: FacetRequest): FacetResult[] {
   const names = request.names?.map((n) => n.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/\s+/g, ' ').trim());
   if (names && names.length === 0) return [];
   const wanted = names ? new Set(names) : null;
-  const counts = new Map<number, number>();
-  for (const no of docNos) {
-    const ids = cols.facets.get(no);
-    if (!ids) continue;
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i]!;
-      counts.set(id, (counts.get(id) ?? 0) + 1);
+  const counts = new Int32Array(idx.dict.length);
+  const { facetStart, facetIds, facetChanged } = idx;
+  const base = facetStart.length - 1;
+  for (let k = 0; k < docNos.length; k++) {
+    const no = docNos[k]!;
+    if (facetChanged[no] === 1 || no >= base) {
+      const ids = idx.facetsOf(no);
+      for (let i = 0; i < ids.length; i++) counts[ids[i]!]! += 1;
+      continue;
     }
+    for (let i = facetStart[no]!, end = facetStart[no + 1]!; i < end; i++) counts[facetIds[i]!]! += 1;
   }
   const byFacet = new Map<string, { name: string; values: { key: string; valueKey: string; doc_count: number }[] }>();
-  for (const [id, n] of counts) {
-    const e = cols.dict.entries[id]!;
+  for (let id = 0; id < counts.length; id++) {
+    const n = counts[id]!;
+    if (n === 0) continue;
+    const e = idx.dict[id]!;
     if (wanted && !wanted.has(e.facetKey)) continue;
     let entry = byFacet.get(e.facetKey);
     if (!entry) byFacet.set(e.facetKey, (entry = { name: e.facet, values: [] }));
@@ -112,21 +92,23 @@ export function countFacets(cols: OrgColumns, docNos: readonly number[], request
     const entry = byFacet.get(key);
     if (!entry) continue;
     entry.values.sort((a, b) => b.doc_count - a.doc_count || (a.valueKey < b.valueKey ? -1 : a.valueKey > b.valueKey ? 1 : 0));
-    out.push({ facet_name: entry.name, values: entry.values.slice(0, request.size).map(({ key, doc_count }) => ({ key, doc_count })) });
+    out.push({ facet_name: entry.name, values: entry.values.slice(0, request.size).map(({ key: k, doc_count }) => ({ key: k, doc_count })) });
   }
   return out;
 }
 
 /** doc_nos of the page: by created/updated time (then doc_no ascending), skipping `from`. */
-export function topDocs(cols: OrgColumns, docNos: readonly number[], column: 'created_epoch' | 'updated_epoch', order: 'asc' | 'desc', from: number, limit: number): number[] {
-  const values = column === 'created_epoch' ? cols.created : cols.updated;
-  const want = from + limit;
-  if (want === 0) return [];
+export function topDocs(idx: OrgIndex, docNos: Int32Array, column: 'created_epoch' | 'updated_epoch', order: 'asc' | 'desc', from: number, limit: number): number[] {
+  const values = column === 'created_epoch' ? idx.created : idx.updated;
+  const want = Math.min(from + limit, docNos.length);
+  if (want <= from) return [];
   const sign = order === 'asc' ? 1 : -1;
-  const cmp = (a: number, b: number) => sign * ((values.get(a) ?? 0) - (values.get(b) ?? 0)) || a - b;
+  const cmp = (a: number, b: number) => sign * (values[a]! - values[b]!) || a - b;
+  if (want > 512) return Array.from(docNos.slice().sort(cmp).subarray(from, want));
   // A bounded selection: keep the best `want` seen so far (sorted), insert by binary search.
   const best: number[] = [];
-  for (const no of docNos) {
+  for (let k = 0; k < docNos.length; k++) {
+    const no = docNos[k]!;
     if (best.length === want && cmp(no, best[want - 1]!) >= 0) continue;
     let lo = 0;
     let hi = best.length;
@@ -140,3 +122,27 @@ export function topDocs(cols: OrgColumns, docNos: readonly number[], column: 'cr
   }
   return best.slice(from);
 }
+
+/**
+ * A collection's members (file ids, in collection order) whose document the viewer may see: one of
+ * the viewer's templates, not in the recycle bin (any version), as the SQL of collections.repo.ts.
+ */
+export async function visibleCollectionMemberIds(db: Db, orgId: string, collectionId: string, updatedAt: number, viewable: readonly string[], now: number): Promise<string[]> {
+  if (viewable.length === 0) return [];
+  const idx = await orgIndex(db, orgId, now);
+  const members = await collectionMembers(db, idx, collectionId, updatedAt);
+  const visible = idx.visible(viewable, [STATE_LIVE_CURRENT, STATE_LIVE_OLDER]);
+  const out: string[] = [];
+  const { start, docs } = members;
+  for (let i = 0; i < members.fileIds.length; i++) {
+    for (let j = start[i]!; j < start[i + 1]!; j++) {
+      if (hasBit(visible, docs[j]!)) {
+        out.push(members.fileIds[i]!);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+export { count as bitCount };

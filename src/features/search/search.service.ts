@@ -2,10 +2,9 @@ import type { Principal } from '../../core/authz/principal.ts';
 import { invalidField } from '../../core/http/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { countMatches, decodeScanCursor, facetCounts, pageOfHits, scanOrder, scanPage, wherePredicate, type FacetResult, type SearchScope } from './search.engine.ts';
-import { sql } from 'kysely';
 import { fromJson } from '../../core/db/json.ts';
-import { countFacets, orgColumns, topDocs } from './search.columns.ts';
-import { SYSTEM_SORTS, facetTerm, parseQuery, type KeywordField, type Operation, type RangeFilter, type SearchSpec, type SortKey } from './search.query.ts';
+import { countFacets, memoryMatches, topDocs } from './search.columns.ts';
+import { SYSTEM_SORTS, facetTerm, parseQuery, type KeywordField, type Operation, type RangeFilter, type SearchSpec, type SortKey, type TextTerm } from './search.query.ts';
 import type { KeywordSearchBody, ScanBody, SearchBody } from './search.schemas.ts';
 import { searchVisibility } from './visibility.ts';
 import { syncSearchIndex } from './search.indexer.ts';
@@ -92,7 +91,7 @@ export async function runSearch(deps: Deps, principal: Principal, spec: SearchSp
   await syncSearchIndex(deps);
   const scope: SearchScope = { orgId: principal.orgId, ...(await searchVisibility(deps.db, principal)), collectionId: options.collectionId };
   const where = wherePredicate(deps.engine, q, scope);
-  const fast = await columnarSearch(deps, q, where, scope.orgId, options);
+  const fast = await columnarSearch(deps, q, where, scope, options);
   if (fast) return fast;
   const [total, hits, facets] = await Promise.all([
     countMatches(deps.db, where),
@@ -103,25 +102,31 @@ export async function runSearch(deps: Deps, principal: Principal, spec: SearchSp
 }
 
 /**
- * SQLite, when the whole filter is one FTS5 MATCH and the order is by time: FTS5 gives the matching
- * rowids; the total, the facets and the page come from the in-memory columns (search.columns.ts).
- * Same answer as the SQL path, without a facet join per hit.
+ * SQLite, when the whole filter is visibility ∩ text and the order is by time: the in-memory
+ * index (search.memindex.ts, search.columns.ts) gives the matching documents as a bitset; the
+ * total, the facets and the page come from its columns, and only the page's records are read.
+ * Same answer as the SQL path (FTS5 still decides which documents match each text term).
  */
-async function columnarSearch(deps: Deps, q: ReturnType<typeof parseQuery>, where: ReturnType<typeof wherePredicate>, orgId: string, options: RunOptions): Promise<RunResult | null> {
+async function columnarSearch(deps: Deps, q: ReturnType<typeof parseQuery>, where: ReturnType<typeof wherePredicate>, scope: SearchScope, options: RunOptions): Promise<RunResult | null> {
   if (deps.engine !== 'sqlite' || where.ftsOnly === null || q.relevance || q.sort.length > 1) return null;
   const key = q.sort[0] ?? { field: 'lastUpdatedEpoch', order: 'desc' as const };
   const column = SYSTEM_SORTS[key.field.toLowerCase()];
   if (column !== 'created_epoch' && column !== 'updated_epoch') return null;
-  const { rows } = await sql<{ rowid: number }>`select rowid from search_fts where search_fts match ${where.ftsOnly}`.execute(deps.db);
-  const docNos = rows.map((r) => Number(r.rowid));
-  const cols = await orgColumns(deps.db, orgId);
-  const page = topDocs(cols, docNos, column, key.order, options.from, options.limit);
+  const text = q.terms.filter((t): t is TextTerm => t.kind === 'text');
+  const facetTerms = q.terms.some((t) => t.kind === 'facet');
+  const anyAll = q.terms.some((t) => t.kind === 'all');
+  const textRequired = text.length > 0 && (q.operation === 'AND' || (!facetTerms && !anyAll));
+  const { idx, docs } = await memoryMatches(deps.db, {
+    orgId: scope.orgId, viewableTemplateIds: scope.viewableTemplateIds, includeDeleted: q.includeDeleted, includeVersions: q.includeVersions,
+    text: textRequired ? text : [], operation: q.operation, fields: q.fields,
+  }, deps.clock.now());
+  const page = topDocs(idx, docs, column, key.order, options.from, options.limit);
   const records = page.length === 0 ? [] : (await deps.db.selectFrom('search_docs').select(['doc_no', 'record']).where('doc_no', 'in', page).execute());
   const byNo = new Map(records.map((r) => [Number(r.doc_no), r.record]));
   return {
-    total: docNos.length,
+    total: docs.length,
     records: page.filter((no) => byNo.has(no)).map((no) => fromJson<Record<string, unknown>>(byNo.get(no)!, {})),
-    facets: options.facets ? countFacets(cols, docNos, options.facets) : [],
+    facets: options.facets ? countFacets(idx, docs, options.facets) : [],
   };
 }
 

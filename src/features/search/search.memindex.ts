@@ -1,0 +1,577 @@
+import { sql } from 'kysely';
+import type { Db } from '../../core/db/connect.ts';
+import { andInto, clearBit, fromDocs, newBitset, orInto, resized, setBit, wordsFor, type Bitset } from './search.bitset.ts';
+
+/**
+ * The embedded engine's in-memory index, one per organization, next to FTS5 (which stays the store
+ * and the authority on which documents match a text term). Everything is typed arrays indexed by
+ * doc_no, never an object per document:
+ * - each document's state (live/deleted × current/older version) as 4 bitsets, its created and
+ *   updated times, its security templates and its facet values (compressed rows, with the documents
+ *   changed since the load kept aside);
+ * - the answer of FTS5 for a text term (a token, a prefix or a phrase, over some fields), cached as a
+ *   bitset when it is large (the common words, where FTS5 itself is the cost), least recently used
+ *   first out under a byte budget;
+ * - per viewer, the visibility bitset (templates the caller may view × allowed states), rebuilt
+ *   when anything changed;
+ * - per collection, its members' doc_nos in collection order.
+ * It loads on the first search of the organization (never at start) and is brought up to date by
+ * every query: documents indexed since the last look (`search_docs (org_id, indexed_at)`) are
+ * re-read, cached term bitsets are re-asked of FTS5 for those documents only, and removed
+ * documents are dropped through the removal log (`noteRemovedDocuments`). Idle organizations are
+ * unloaded (IDLE_MS) and the total is bounded (MAX_TOTAL_BYTES).
+ */
+export const IDLE_MS = 10 * 60_000;
+export const MAX_TOTAL_BYTES = 1024 * 1024 * 1024;
+/** Cached term bitsets per organization. */
+export const TERM_BUDGET_BYTES = 64 * 1024 * 1024;
+/** Terms matching fewer documents are asked of FTS5 each time (cheap for FTS5 at that size). */
+export const TERM_CACHE_MIN = 2000;
+/** More changed documents than this in one look: cached terms are dropped instead of re-asked. */
+const TERM_REASK_MAX = 2000;
+const CHUNK = 65_536;
+
+/** States as the `acl` tokens of FTS5 name them: a live current, b deleted current, c live older, d deleted older. */
+export const STATE_LIVE_CURRENT = 1;
+export const STATE_DELETED_CURRENT = 2;
+export const STATE_LIVE_OLDER = 3;
+export const STATE_DELETED_OLDER = 4;
+const stateOf = (deleted: boolean, current: boolean) => (current ? (deleted ? STATE_DELETED_CURRENT : STATE_LIVE_CURRENT) : deleted ? STATE_DELETED_OLDER : STATE_LIVE_OLDER);
+
+export interface FacetEntry { facetKey: string; valueKey: string; facet: string; value: string }
+
+interface CollectionMembers {
+  updatedAt: number;
+  epoch: number;
+  generation: number;
+  fileIds: string[];
+  fileIdSet: Set<string>;
+  /** Members' documents: docs[start[i] .. start[i+1]) belong to fileIds[i]. */
+  start: Int32Array;
+  docs: Int32Array;
+}
+
+// --- the removal log (process-wide; each index verifies entries against its own database) ---
+const removals = { start: 0, docs: [] as number[] };
+const REMOVAL_LOG_MAX = 100_000;
+
+/** Called by removeDocuments: these doc_nos may be gone (verified against the database before use). */
+export function noteRemovedDocuments(docNos: readonly number[]): void {
+  removals.docs.push(...docNos);
+  if (removals.docs.length > REMOVAL_LOG_MAX) {
+    const drop = removals.docs.length - REMOVAL_LOG_MAX / 2;
+    removals.docs.splice(0, drop);
+    removals.start += drop;
+  }
+}
+const removalSeq = () => removals.start + removals.docs.length;
+
+function grow<T extends Float64Array | Int32Array | Uint8Array>(a: T, capacity: number, fill = 0): T {
+  const out = new (a.constructor as new (n: number) => T)(capacity);
+  out.set(a);
+  if (fill !== 0) out.fill(fill, a.length);
+  return out;
+}
+
+export class OrgIndex {
+  readonly orgId: string;
+  capacity: number;
+  /** Bumps on every change (visibility and collection caches compare it). */
+  version = 0;
+  lastUsed = Date.now();
+  loadMs = 0;
+  state: Uint8Array;
+  /** stateBits[s - 1]: the documents in state s. */
+  stateBits: Bitset[];
+  created: Float64Array;
+  updated: Float64Array;
+  // Security templates: the first in tpl1 (-1: none), documents with more in tplMore.
+  tplIds = new Map<string, number>();
+  tpl1: Int32Array;
+  tplMore = new Map<number, Int32Array>();
+  // Facet values: dictionary + compressed rows from the load + rows of documents changed since.
+  dict: FacetEntry[] = [];
+  dictIds = new Map<string, number>();
+  facetStart: Int32Array = new Int32Array(1);
+  facetIds: Int32Array = new Int32Array(0);
+  facetChanged: Uint8Array;
+  facetOverride = new Map<number, Int32Array>();
+  // Where the next look starts.
+  seenIndexedAt = -1;
+  /** True once the clock was past seenIndexedAt at a look: no later write can carry that time. */
+  settled = false;
+  seenRemovals = 0;
+  terms = new Map<string, Bitset>();
+  termBytes = 0;
+  visibility = new Map<string, { version: number; bits: Bitset }>();
+  collections = new Map<string, CollectionMembers>();
+
+  constructor(orgId: string, capacity: number) {
+    this.orgId = orgId;
+    this.capacity = capacity;
+    this.state = new Uint8Array(capacity);
+    this.stateBits = [1, 2, 3, 4].map(() => newBitset(capacity));
+    this.created = new Float64Array(capacity);
+    this.updated = new Float64Array(capacity);
+    this.tpl1 = new Int32Array(capacity).fill(-1);
+    this.facetChanged = new Uint8Array(capacity);
+  }
+
+  ensure(docNo: number): void {
+    if (docNo < this.capacity) return;
+    const capacity = Math.max(docNo + 1, Math.ceil(this.capacity * 1.5) + 1024);
+    this.state = grow(this.state, capacity);
+    this.stateBits = this.stateBits.map((b) => resized(b, capacity));
+    this.created = grow(this.created, capacity);
+    this.updated = grow(this.updated, capacity);
+    this.tpl1 = grow(this.tpl1, capacity, -1);
+    this.facetChanged = grow(this.facetChanged, capacity);
+    for (const [k, b] of this.terms) this.terms.set(k, resized(b, capacity));
+    this.termBytes = [...this.terms.values()].reduce((n, b) => n + b.byteLength, 0);
+    this.capacity = capacity;
+  }
+
+  setDoc(docNo: number, deleted: boolean, current: boolean, created: number, updated: number): void {
+    this.ensure(docNo);
+    const old = this.state[docNo]!;
+    if (old !== 0) clearBit(this.stateBits[old - 1]!, docNo);
+    const s = stateOf(deleted, current);
+    this.state[docNo] = s;
+    setBit(this.stateBits[s - 1]!, docNo);
+    this.created[docNo] = created;
+    this.updated[docNo] = updated;
+  }
+
+  removeDoc(docNo: number): void {
+    if (docNo >= this.capacity || this.state[docNo] === 0) return;
+    clearBit(this.stateBits[this.state[docNo]! - 1]!, docNo);
+    this.state[docNo] = 0;
+    this.tpl1[docNo] = -1;
+    this.tplMore.delete(docNo);
+    this.facetChanged[docNo] = 1;
+    this.facetOverride.set(docNo, new Int32Array(0));
+  }
+
+  templateId(id: string): number {
+    let n = this.tplIds.get(id);
+    if (n === undefined) this.tplIds.set(id, (n = this.tplIds.size));
+    return n;
+  }
+
+  /** While loading: one more template of a document. */
+  addTemplate(docNo: number, id: number): void {
+    this.ensure(docNo);
+    const first = this.tpl1[docNo]!;
+    if (first < 0) {
+      this.tpl1[docNo] = id;
+      return;
+    }
+    const more = this.tplMore.get(docNo);
+    if (more?.includes(id) || first === id) return;
+    this.tplMore.set(docNo, Int32Array.from([...(more ?? [first]), id]));
+  }
+
+  setTemplates(docNo: number, ids: readonly number[]): void {
+    this.tpl1[docNo] = ids.length > 0 ? ids[0]! : -1;
+    if (ids.length > 1) this.tplMore.set(docNo, Int32Array.from(ids));
+    else this.tplMore.delete(docNo);
+  }
+
+  valueId(facetKey: string, valueKey: string, facet: string, value: string): number {
+    const key = `${facetKey}\u0000${valueKey}`;
+    let id = this.dictIds.get(key);
+    if (id === undefined) {
+      id = this.dict.length;
+      this.dictIds.set(key, id);
+      this.dict.push({ facetKey, valueKey, facet, value });
+    } else {
+      const e = this.dict[id]!;
+      // Display names as min() in SQL would pick them.
+      if (facet < e.facet) e.facet = facet;
+      if (value < e.value) e.value = value;
+    }
+    return id;
+  }
+
+  /** The facet value ids of a document. */
+  facetsOf(docNo: number): Int32Array {
+    if (this.facetChanged[docNo] === 1) return this.facetOverride.get(docNo) ?? new Int32Array(0);
+    if (docNo + 1 >= this.facetStart.length) return new Int32Array(0);
+    return this.facetIds.subarray(this.facetStart[docNo]!, this.facetStart[docNo + 1]!);
+  }
+
+  bytes(): number {
+    let n = this.state.byteLength + this.created.byteLength + this.updated.byteLength + this.tpl1.byteLength + this.facetChanged.byteLength
+      + this.facetStart.byteLength + this.facetIds.byteLength + this.termBytes;
+    for (const b of this.stateBits) n += b.byteLength;
+    for (const v of this.tplMore.values()) n += v.byteLength + 64;
+    for (const v of this.facetOverride.values()) n += v.byteLength + 64;
+    for (const v of this.visibility.values()) n += v.bits.byteLength;
+    for (const c of this.collections.values()) n += c.start.byteLength + c.docs.byteLength + c.fileIds.length * 120;
+    n += this.dict.length * 200;
+    return n;
+  }
+
+  // --- cached FTS5 answers ---
+
+  cachedTerm(key: string): Bitset | undefined {
+    const b = this.terms.get(key);
+    if (b) {
+      this.terms.delete(key);
+      this.terms.set(key, b);
+    }
+    return b;
+  }
+
+  cacheTerm(key: string, bits: Bitset): void {
+    if (bits.byteLength > TERM_BUDGET_BYTES) return;
+    this.terms.set(key, bits);
+    this.termBytes += bits.byteLength;
+    for (const [k, b] of this.terms) {
+      if (this.termBytes <= TERM_BUDGET_BYTES) break;
+      this.terms.delete(k);
+      this.termBytes -= b.byteLength;
+    }
+  }
+
+  dropTerms(): void {
+    this.terms.clear();
+    this.termBytes = 0;
+  }
+
+  /** Documents in one of `states` holding one of the templates (any of them). */
+  visible(templateIds: readonly string[], states: readonly number[]): Bitset {
+    const key = `${states.join('')}|${templateIds.join(',')}`;
+    const hit = this.visibility.get(key);
+    if (hit && hit.version === this.version && hit.bits.length === wordsFor(this.capacity)) return hit.bits;
+    const wanted = new Uint8Array(this.tplIds.size + 1);
+    for (const t of templateIds) {
+      const n = this.tplIds.get(t);
+      if (n !== undefined) wanted[n] = 1;
+    }
+    const bits = newBitset(this.capacity);
+    const tpl1 = this.tpl1;
+    for (let d = 0; d < this.capacity; d++) {
+      const t = tpl1[d]!;
+      if (t >= 0 && wanted[t] === 1) setBit(bits, d);
+    }
+    for (const [d, ids] of this.tplMore) {
+      for (let i = 0; i < ids.length; i++) if (wanted[ids[i]!] === 1) setBit(bits, d);
+    }
+    const allowed = newBitset(this.capacity);
+    for (const s of states) orInto(allowed, this.stateBits[s - 1]!);
+    andInto(bits, allowed);
+    if (this.visibility.size >= 16) this.visibility.delete(this.visibility.keys().next().value!);
+    this.visibility.set(key, { version: this.version, bits });
+    return bits;
+  }
+}
+
+// --- loading and refreshing ---
+
+interface DocRow { doc_no: number; deleted: number; current_version: number; created_epoch: number; updated_epoch: number; indexed_at?: number; file_id?: string | null }
+
+/** Calls `fn` with each integer of a list separated by `,` or `:` (no intermediate strings). */
+function forEachInt(list: string, fn: (n: number) => void): void {
+  let n = 0;
+  let digits = false;
+  let negative = false;
+  for (let i = 0; i < list.length; i++) {
+    const c = list.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      n = n * 10 + (c - 48);
+      digits = true;
+    } else if (c === 45) {
+      negative = true;
+    } else if (digits) {
+      fn(negative ? -n : n);
+      n = 0;
+      digits = false;
+      negative = false;
+    }
+  }
+  if (digits) fn(negative ? -n : n);
+}
+
+async function load(db: Db, orgId: string, now: number): Promise<OrgIndex> {
+  const started = performance.now();
+  const seenRemovals = removalSeq();
+  const hi = Number((await sql<{ m: number | null }>`select max(doc_no) as m from search_docs`.execute(db)).rows[0]?.m ?? 0);
+  const idx = new OrgIndex(orgId, hi + 1024);
+  idx.seenRemovals = seenRemovals;
+  // The newest indexing time before reading: anything indexed later is read again by the first look.
+  const maxIndexed = Number((await sql<{ m: number | null }>`select max(indexed_at) as m from search_docs where org_id = ${orgId}`.execute(db)).rows[0]?.m ?? -1);
+  const facetDocs: number[] = [];
+  const facetVals: number[] = [];
+  // From the covering indexes (never the rows, whose `record` makes them large), each as one list
+  // built by SQLite: few JavaScript objects, whatever the size.
+  for (const [deleted, current] of [[0, 1], [1, 1], [0, 0], [1, 0]] as const) {
+    const { rows } = await sql<{ docs: string | null }>`select group_concat(doc_no) as docs from search_docs where org_id = ${orgId} and deleted = ${deleted} and current_version = ${current}`.execute(db);
+    forEachInt(rows[0]?.docs ?? '', (d) => idx.setDoc(d, deleted === 1, current === 1, 0, 0));
+  }
+  for (const column of ['created_epoch', 'updated_epoch'] as const) {
+    const target = column === 'created_epoch' ? idx.created : idx.updated;
+    const { rows } = await sql<{ pairs: string | null }>`select group_concat(doc_no || ':' || ${sql.ref(column)}) as pairs from search_docs where org_id = ${orgId}`.execute(db);
+    let doc = -1;
+    forEachInt(rows[0]?.pairs ?? '', (n) => {
+      if (doc < 0) doc = n;
+      else {
+        if (doc < target.length) target[doc] = n;
+        doc = -1;
+      }
+    });
+  }
+  const tpls = await sql<{ template_id: string; docs: string }>`select template_id, group_concat(doc_no) as docs from search_doc_templates where org_id = ${orgId} group by template_id`.execute(db);
+  for (const t of tpls.rows) {
+    const id = idx.templateId(t.template_id);
+    forEachInt(t.docs, (d) => idx.addTemplate(d, id));
+  }
+  // Facet rows in rowid chunks, grouped by SQLite (one row per value and chunk, doc_nos as one string).
+  const facetMax = Number((await sql<{ m: number | null }>`select max(rowid) as m from search_doc_facets`.execute(db)).rows[0]?.m ?? 0);
+  for (let a = 0; a <= facetMax; a += CHUNK) {
+    const facets = await sql<{ facet_key: string; value_key: string; facet: string; value: string; docs: string }>`
+      select facet_key, value_key, min(facet) as facet, min(value) as value, group_concat(doc_no) as docs from search_doc_facets
+      where rowid > ${a} and rowid <= ${a + CHUNK} and +org_id = ${orgId} group by facet_key, value_key`.execute(db);
+    for (const f of facets.rows) {
+      const id = idx.valueId(f.facet_key, f.value_key, f.facet, f.value);
+      forEachInt(f.docs, (d) => {
+        facetDocs.push(d);
+        facetVals.push(id);
+      });
+    }
+  }
+  // Compressed rows: counting sort of (doc, value) by doc.
+  const start = new Int32Array(idx.capacity + 1);
+  for (const d of facetDocs) start[d + 1]! += 1;
+  for (let i = 0; i < idx.capacity; i++) start[i + 1]! += start[i]!;
+  const fill = start.slice(0, idx.capacity);
+  const values = new Int32Array(facetDocs.length);
+  for (let i = 0; i < facetDocs.length; i++) values[fill[facetDocs[i]!]!++] = facetVals[i]!;
+  idx.facetStart = start;
+  idx.facetIds = values;
+  idx.seenIndexedAt = maxIndexed;
+  idx.settled = now > maxIndexed;
+  idx.loadMs = performance.now() - started;
+  return idx;
+}
+
+async function applyRemovals(db: Db, idx: OrgIndex): Promise<void> {
+  const seq = removalSeq();
+  if (idx.seenRemovals === seq) return;
+  const from = Math.max(0, idx.seenRemovals - removals.start);
+  const candidates = removals.docs.slice(from).filter((d) => d < idx.capacity && idx.state[d] !== 0);
+  idx.seenRemovals = seq;
+  if (candidates.length === 0) return;
+  const unique = [...new Set(candidates)];
+  const alive = new Set<number>();
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = await db.selectFrom('search_docs').select('doc_no').where('doc_no', 'in', unique.slice(i, i + 500)).where('org_id', '=', idx.orgId).execute();
+    for (const r of rows) alive.add(Number(r.doc_no));
+  }
+  const gone = unique.filter((d) => !alive.has(d));
+  if (gone.length === 0) return;
+  for (const d of gone) idx.removeDoc(d);
+  const goneSet = new Set(gone);
+  for (const [id, c] of idx.collections) if (c.docs.some((d) => goneSet.has(d))) idx.collections.delete(id);
+  idx.version += 1;
+}
+
+async function applyChanges(db: Db, idx: OrgIndex, now: number): Promise<void> {
+  // Writes of this process are serialized with this look (one SQLite connection), and each carries
+  // the clock at its transaction: once the clock has passed the newest time seen, documents of that
+  // time are final and the next look starts after it; until then they are read again.
+  const since = idx.seenIndexedAt;
+  const after = idx.settled ? sql`indexed_at > ${since}` : sql`indexed_at >= ${since}`;
+  const head = (await sql<{ m: number | null }>`select max(indexed_at) as m from search_docs where org_id = ${idx.orgId} and ${after}`.execute(db)).rows[0];
+  if (!head || head.m === null) {
+    idx.settled = now > since;
+    return;
+  }
+  const max = Number(head.m);
+  const docs = (await sql<DocRow>`select doc_no, deleted, current_version, created_epoch, updated_epoch, indexed_at, file_id from search_docs where org_id = ${idx.orgId} and ${after}`.execute(db)).rows;
+  const changed = docs.map((d) => Number(d.doc_no));
+  const templates = new Map<number, number[]>(changed.map((d) => [d, []]));
+  const facets = new Map<number, number[]>(changed.map((d) => [d, []]));
+  for (let i = 0; i < changed.length; i += 500) {
+    const batch = changed.slice(i, i + 500);
+    for (const t of await db.selectFrom('search_doc_templates').select(['doc_no', 'template_id']).where('doc_no', 'in', batch).execute()) {
+      templates.get(Number(t.doc_no))?.push(idx.templateId(t.template_id));
+    }
+    for (const f of await db.selectFrom('search_doc_facets').select(['doc_no', 'facet_key', 'value_key', 'facet', 'value']).where('doc_no', 'in', batch).execute()) {
+      facets.get(Number(f.doc_no))?.push(idx.valueId(f.facet_key, f.value_key, f.facet, f.value));
+    }
+  }
+  const fileIds = new Set<string>();
+  for (const d of docs) {
+    const no = Number(d.doc_no);
+    idx.setDoc(no, Number(d.deleted) === 1, Number(d.current_version) === 1, Number(d.created_epoch), Number(d.updated_epoch));
+    idx.setTemplates(no, templates.get(no)!);
+    idx.facetChanged[no] = 1;
+    idx.facetOverride.set(no, Int32Array.from(facets.get(no)!));
+    if (d.file_id) fileIds.add(d.file_id);
+  }
+  for (const [id, c] of idx.collections) if ([...fileIds].some((f) => c.fileIdSet.has(f))) idx.collections.delete(id);
+  await reaskTerms(db, idx, changed);
+  idx.seenIndexedAt = max;
+  idx.settled = now > max;
+  idx.version += 1;
+}
+
+/**
+ * Cached term bitsets: FTS5 says again, for the changed documents only, which of them match — one
+ * rowid-range query per run of nearby doc_nos (FTS5 seeks a rowid range; it does not for IN lists).
+ */
+async function reaskTerms(db: Db, idx: OrgIndex, changed: readonly number[]): Promise<void> {
+  if (idx.terms.size === 0 || changed.length === 0) return;
+  if (changed.length > TERM_REASK_MAX) {
+    idx.dropTerms();
+    return;
+  }
+  const sorted = [...new Set(changed)].sort((a, b) => a - b);
+  const runs: [number, number][] = [];
+  for (const d of sorted) {
+    const last = runs[runs.length - 1];
+    if (last && d - last[1] <= 64) last[1] = d;
+    else runs.push([d, d]);
+  }
+  const isChanged = new Set(sorted);
+  for (const [expr, bits] of idx.terms) {
+    for (const d of sorted) clearBit(bits, d);
+    for (const [a, b] of runs) {
+      const { rows } = await sql<{ rowid: number }>`select rowid from search_fts where search_fts match ${expr} and rowid >= ${a} and rowid <= ${b}`.execute(db);
+      for (const r of rows) if (isChanged.has(Number(r.rowid))) setBit(bits, Number(r.rowid));
+    }
+  }
+}
+
+// --- the cache of organizations ---
+
+interface Entry { idx: OrgIndex | null; busy: Promise<void> | null }
+const cache = new Map<object, Map<string, Entry>>();
+let sweeper: NodeJS.Timeout | null = null;
+
+function sweep(now = Date.now()): void {
+  let total = 0;
+  const all: { byOrg: Map<string, Entry>; orgId: string; idx: OrgIndex }[] = [];
+  for (const [db, byOrg] of cache) {
+    for (const [orgId, e] of byOrg) {
+      if (!e.idx || e.busy) continue;
+      if (now - e.idx.lastUsed > IDLE_MS) byOrg.delete(orgId);
+      else {
+        total += e.idx.bytes();
+        all.push({ byOrg, orgId, idx: e.idx });
+      }
+    }
+    if (byOrg.size === 0) cache.delete(db);
+  }
+  all.sort((a, b) => a.idx.lastUsed - b.idx.lastUsed);
+  for (const x of all) {
+    if (total <= MAX_TOTAL_BYTES) break;
+    total -= x.idx.bytes();
+    x.byOrg.delete(x.orgId);
+  }
+  if (cache.size === 0 && sweeper) {
+    clearInterval(sweeper);
+    sweeper = null;
+  }
+}
+
+/**
+ * The organization's index, loaded on first use and brought up to date with every document
+ * indexed or removed before the call. Calls for one organization are serialized.
+ */
+export async function orgIndex(db: Db, orgId: string, now: number): Promise<OrgIndex> {
+  let byOrg = cache.get(db);
+  if (!byOrg) cache.set(db, (byOrg = new Map()));
+  let e = byOrg.get(orgId);
+  if (!e) byOrg.set(orgId, (e = { idx: null, busy: null }));
+  const entry = e;
+  // Another caller's failed load is retried by this one, not reported to it.
+  while (entry.busy) await entry.busy.catch(() => {});
+  entry.busy = (async () => {
+    if (!entry.idx) {
+      entry.idx = await load(db, orgId, now);
+      if (!sweeper) {
+        sweeper = setInterval(() => sweep(), 60_000);
+        sweeper.unref();
+      }
+    }
+    await applyRemovals(db, entry.idx);
+    await applyChanges(db, entry.idx, now);
+  })().catch((error: unknown) => {
+    entry.idx = null;
+    throw error;
+  }).finally(() => {
+    entry.busy = null;
+  });
+  await entry.busy;
+  const idx = entry.idx!;
+  idx.lastUsed = Date.now();
+  if (byOrg.get(orgId) !== entry) byOrg.set(orgId, entry);
+  sweep();
+  return idx;
+}
+
+/** Loaded organizations and their bytes (benchmarks, diagnostics). */
+export function memoryIndexStats(db: object): { orgId: string; bytes: number; loadMs: number; cachedTerms: number }[] {
+  return [...(cache.get(db)?.values() ?? [])].filter((e) => e.idx).map((e) => ({ orgId: e.idx!.orgId, bytes: e.idx!.bytes(), loadMs: e.idx!.loadMs, cachedTerms: e.idx!.terms.size }));
+}
+
+/** Unloads every organization of `db` (tests; memory). */
+export function unloadMemoryIndex(db: object): void {
+  cache.delete(db);
+}
+
+// --- text terms ---
+
+/** The documents matching one FTS5 expression (one token, prefix or phrase over some fields). */
+export async function termBits(db: Db, idx: OrgIndex, expr: string): Promise<Bitset> {
+  const hit = idx.cachedTerm(expr);
+  if (hit) return hit;
+  const { rows } = await sql<{ rowid: number }>`select rowid from search_fts where search_fts match ${expr}`.execute(db);
+  const docs = rows.map((r) => Number(r.rowid));
+  for (const d of docs) idx.ensure(d);
+  const bits = fromDocs(idx.capacity, docs);
+  if (docs.length >= Math.min(TERM_CACHE_MIN, idx.capacity >> 6)) idx.cacheTerm(expr, bits);
+  return bits;
+}
+
+// --- collections ---
+
+/** Membership writes of this process (another process's are seen through the collection's updated_at). */
+const collectionEpochs = new Map<string, number>();
+let epochCounter = 0;
+let epochGeneration = 0;
+
+/** Called when a collection's members change: its cached members are read again. */
+export function forgetCollectionMembers(collectionId: string): void {
+  if (collectionEpochs.size >= 100_000) {
+    collectionEpochs.clear();
+    epochGeneration += 1;
+  }
+  collectionEpochs.set(collectionId, ++epochCounter);
+}
+
+/** The collection's members with their documents, read once per collection version. */
+export async function collectionMembers(db: Db, idx: OrgIndex, collectionId: string, updatedAt: number): Promise<CollectionMembers> {
+  const hit = idx.collections.get(collectionId);
+  const epoch = collectionEpochs.get(collectionId) ?? 0;
+  if (hit && hit.updatedAt === updatedAt && hit.epoch === epoch && hit.generation === epochGeneration) return hit;
+  const { rows } = await sql<{ file_id: string; doc_no: number | null }>`
+    select m.file_id, d.doc_no from collection_members m left join search_docs d on d.org_id = ${idx.orgId} and d.file_id = m.file_id
+    where m.collection_id = ${collectionId} order by m.position, m.file_id, d.doc_no`.execute(db);
+  const fileIds: string[] = [];
+  const start: number[] = [];
+  const docs: number[] = [];
+  for (const r of rows) {
+    if (fileIds[fileIds.length - 1] !== r.file_id) {
+      fileIds.push(r.file_id);
+      start.push(docs.length);
+    }
+    if (r.doc_no !== null) docs.push(Number(r.doc_no));
+  }
+  start.push(docs.length);
+  const c: CollectionMembers = { updatedAt, epoch, generation: epochGeneration, fileIds, fileIdSet: new Set(fileIds), start: Int32Array.from(start), docs: Int32Array.from(docs) };
+  idx.collections.set(collectionId, c);
+  return c;
+}
