@@ -1,28 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import sharp from 'sharp';
-import { SMTPServer } from 'smtp-server';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../test/helpers/security.ts';
+import { startSmtp } from '../../../test/helpers/smtp.ts';
 import type { Worker } from '../../core/jobs/worker.ts';
 import { assetWorker, createAsset, defaultTemplate, jpeg, pathOf, uploadAsset } from './assets.fixtures.ts';
 
-const mails: { to: string; body: string }[] = [];
-const smtp = new SMTPServer({
-  authOptional: true, disabledCommands: ['STARTTLS'],
-  onData(stream, session, callback) {
-    let body = '';
-    stream.on('data', (c) => (body += c));
-    stream.on('end', () => {
-      mails.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body });
-      callback();
-    });
-  },
-});
-await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-const smtpPort = (smtp.server.address() as { port: number }).port;
-after(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
+const smtp = await startSmtp();
+const { mails, port: smtpPort } = smtp;
+after(() => smtp.close());
 
 function multipartBody(fields: Record<string, string>, file: { name: string; type: string; data: Buffer }) {
   const boundary = `----tessera${Math.random().toString(16).slice(2)}`;

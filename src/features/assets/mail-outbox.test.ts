@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { SMTPServer } from 'smtp-server';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
 import { freePort } from '../../../test/helpers/net.ts';
+import { startSmtp } from '../../../test/helpers/smtp.ts';
 import type { Worker } from '../../core/jobs/worker.ts';
 import { assetWorker, jpeg, uploadAsset } from './assets.fixtures.ts';
 import { queueMail } from './index.ts';
@@ -11,35 +11,8 @@ import { queueMail } from './index.ts';
 // The SMTP server's port is fixed before it listens, so the first attempts meet a refused connection.
 const port = await freePort();
 
-interface Flaky { server: SMTPServer; received: { to: string; messageId: string }[]; refusals: number; close(): Promise<void> }
-
-/** A real SMTP server that answers `refuse` (e.g. 451) to the first `times` MAIL FROM commands, then accepts. */
-async function flakySmtp(options: { refuse: number; times: number }): Promise<Flaky> {
-  const state = { received: [] as { to: string; messageId: string }[], refusals: 0 };
-  const server = new SMTPServer({
-    authOptional: true, disabledCommands: ['STARTTLS'],
-    onMailFrom(_address, _session, callback) {
-      if (state.refusals < options.times) {
-        state.refusals++;
-        return callback(Object.assign(new Error('Mailbox busy, try again later'), { responseCode: options.refuse }));
-      }
-      callback();
-    },
-    onData(stream, session, callback) {
-      let body = '';
-      stream.on('data', (c) => (body += c));
-      stream.on('end', () => {
-        state.received.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), messageId: /^Message-ID: (.*)$/im.exec(body)?.[1]?.trim() ?? '' });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return {
-    server, get received() { return state.received; }, get refusals() { return state.refusals; },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
+/** A real SMTP server on the fixed port that answers `refuse` to the first `times` MAIL FROM commands, then accepts. */
+const flakySmtp = (options: { refuse: number; times: number }) => startSmtp({ port, ...options });
 
 forEachEngine('assets: mail outbox retries until the SMTP server accepts', (ctx) => {
   let org: TestOrg;
@@ -79,7 +52,7 @@ forEachEngine('assets: mail outbox retries until the SMTP server accepts', (ctx)
       assert.equal(row!.status, 'queued');
       assert.equal(Number(row!.attempts), 2);
       assert.match(row!.last_error!, /451/);
-      assert.equal(smtp.received.length, 0);
+      assert.equal(smtp.mails.length, 0);
 
       // Then it accepts: delivered once, recorded as sent; later drains send nothing more.
       ctx().clock.advance(15 * 60_000);
@@ -91,9 +64,9 @@ forEachEngine('assets: mail outbox retries until the SMTP server accepts', (ctx)
       assert.equal(Number(row!.attempts), 3);
       assert.equal(row!.last_error, null);
       assert.ok(row!.sent_at);
-      assert.equal(smtp.received.length, 1);
-      assert.equal(smtp.received[0]!.to, 'dee@example.test');
-      assert.equal(smtp.received[0]!.messageId, row!.message_id);
+      assert.equal(smtp.mails.length, 1);
+      assert.equal(smtp.mails[0]!.to, 'dee@example.test');
+      assert.equal(smtp.mails[0]!.messageId, row!.message_id);
       assert.equal((await job(ids[0]!)).status, 'done');
     } finally {
       await smtp.close();
@@ -114,7 +87,7 @@ forEachEngine('assets: mail outbox retries until the SMTP server accepts', (ctx)
       assert.match(row!.last_error!, /550/);
       assert.equal(row!.to_address, '"Eve \\"E\\" Doe" <eve@example.test>');
       assert.equal((await job(id)).status, 'dead');
-      assert.equal(smtp.received.length, 0);
+      assert.equal(smtp.mails.length, 0);
     } finally {
       await smtp.close();
     }

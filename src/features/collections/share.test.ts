@@ -2,31 +2,19 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { unzipSync } from 'fflate';
 import sharp from 'sharp';
-import { SMTPServer } from 'smtp-server';
 import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../test/helpers/security.ts';
+import { startSmtp } from '../../../test/helpers/smtp.ts';
 import { startWorker, type Worker } from '../../core/jobs/worker.ts';
 import { pathOf, uploadAsset } from '../assets/assets.fixtures.ts';
 import { assetJobHandlers } from '../assets/index.ts';
 import { createGroup, createTemplate } from '../search/search.fixtures.ts';
 import { collectionJobHandlers } from './index.ts';
 
-const mails: { to: string; body: string }[] = [];
-const smtp = new SMTPServer({
-  authOptional: true, disabledCommands: ['STARTTLS'],
-  onData(stream, session, callback) {
-    let body = '';
-    stream.on('data', (c) => (body += c));
-    stream.on('end', () => {
-      mails.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body });
-      callback();
-    });
-  },
-});
-await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-const smtpPort = (smtp.server.address() as { port: number }).port;
-after(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
+const smtp = await startSmtp();
+const { mails, port: smtpPort } = smtp;
+after(() => smtp.close());
 
 /** The share link in a mail (quoted-printable undone). */
 function linkIn(body: string): string {
