@@ -137,8 +137,9 @@ for (const engine of ENGINES) {
     // Assets arrive with their own feature; bench the read by id when the route exists.
     const asset = await fetch(`${server.url}/v1/asset/00000000-0000-7000-8000-000000000000`, { headers: token });
     if (asset.status !== 404 || ((await asset.json()) as { code?: string }).code !== 'route_not_found') {
-      const created = await createAsset(server.url, token).catch(() => undefined);
-      if (created) routes.push([`GET /v1/asset/{id}, access token`, `/v1/asset/${created}`, token]);
+      const created = await createAsset(server.url, token);
+      routes.push(['GET /v1/asset/{id}, access token', `/v1/asset/${created}`, token]);
+      routes.push(['GET /v1/assets/asset/{id}, API key', `/v1/assets/asset/${created}`, { 'x-api-key': key.key as string }]);
     }
     let peak = idle;
     const sampler = setInterval(() => { peak = Math.max(peak, rssMiB(server!.child.pid!)); }, 200);
@@ -158,10 +159,16 @@ for (const engine of ENGINES) {
   }
 }
 
-/** Uploads one small asset through the assets API, if it takes the reference's create call; returns its id. */
-async function createAsset(url: string, headers: Record<string, string>): Promise<string | undefined> {
-  const res = await call(`${url}/v1/asset`, { method: 'POST', headers, body: JSON.stringify({ filename: 'bench.txt' }) });
-  return res?.id ?? res?.asset?.id;
+/** Creates one metadata-only asset with the 1.5 call (default metadata and security templates of a fresh install); returns its objectId. */
+async function createAsset(url: string, headers: Record<string, string>): Promise<string> {
+  const templates = await call(`${url}/v1/metadata/templates`, { headers });
+  const metadataTemplateId = (templates.results as { templateId: string; templateType: string[] }[]).find((t) => t.templateType.includes('default'))?.templateId;
+  const security = (await call(`${url}/v1/security/template`, { headers })) as { templateId: string }[];
+  const body = { metadataTemplateId, securityTemplateIds: [security[0]?.templateId], metadata: [{ name: 'Title', value: 'Bench' }] };
+  const res = await call(`${url}/v1/assets/asset`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const id = res?.data?.objectId ?? res?.objectId;
+  if (typeof id !== 'string') throw new Error(`asset create answered ${JSON.stringify(res).slice(0, 200)}`);
+  return id;
 }
 
 printTable(
