@@ -52,6 +52,7 @@ describe('README tour on a fresh install', { skip: hasTools ? false : 'needs cur
       assert.match(out, /^[0-9a-f]{8}-[0-9a-f-]{27}$/m, 'the webhook endpoint was created');
       assert.match(out, /^Default$/m, 'the default security template is listed');
       assert.match(out, /^api_key\.created$/m, 'the event types are listed');
+      assert.match(out, /^3$/m, 'bulk creation made three assets');
       assert.match(out.trim(), /401$/, 'signed out');
     } finally {
       const exited = new Promise((r) => server.once('exit', r));

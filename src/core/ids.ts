@@ -1,11 +1,25 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
+
+// Random bytes are drawn from the CSPRNG 4 KiB at a time (as crypto.randomUUID does): one
+// randomBytes(16) call per id cost about a tenth of a bulk create's CPU. Each slice is used once.
+const POOL = Buffer.alloc(4096);
+let poolOffset = POOL.length;
+function random16(): Buffer {
+  if (poolOffset + 16 > POOL.length) {
+    randomFillSync(POOL);
+    poolOffset = 0;
+  }
+  const bytes = POOL.subarray(poolOffset, poolOffset + 16);
+  poolOffset += 16;
+  return bytes;
+}
 
 /**
  * UUID version 7: time-ordered, so primary keys stay local in indexes and cursors sort by
  * creation. `ms` lets callers pin the timestamp part to an injected clock.
  */
 export function newId(ms: number = Date.now()): string {
-  const bytes = randomBytes(16);
+  const bytes = random16();
   bytes.writeUIntBE(ms, 0, 6);
   bytes[6] = (bytes[6]! & 0x0f) | 0x70;
   bytes[8] = (bytes[8]! & 0x3f) | 0x80;

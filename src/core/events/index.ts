@@ -1,2 +1,2 @@
 export { EVENT_CATALOG, EVENT_TYPES, OPERATIONAL_EVENT_TYPES, CATALOG_DATE, EventMetaSchema, envelopeSchema, isEventType, type EventData, type EventType } from './catalog.ts';
-export { publishEvent, eventsPublished, type EventActor, type EventInput } from './publish.ts';
+export { publishEvent, publishEvents, eventsPublished, type EventActor, type EventInput } from './publish.ts';

@@ -1,4 +1,5 @@
 import type { Trx } from '../db/connect.ts';
+import { insertRows } from '../db/insert-rows.ts';
 import { toJson } from '../db/json.ts';
 import { actingPrincipal } from '../authz/acting.ts';
 import { newId } from '../ids.ts';
@@ -28,22 +29,56 @@ export const eventsPublished = new JobSignal();
  * Returns the event id (`<type-slug>-<uuid>`, as in the envelope).
  */
 export async function publishEvent<T extends EventType>(trx: Trx, now: number, input: EventInput<T>): Promise<string> {
+  const user = await resolveActor(trx, input.orgId, input.actor);
+  const row = eventRow(now, input, user);
+  await trx.insertInto('events').values(row).execute();
+  // Early wake-up; the row is visible only after commit, and the loop re-polls shortly after anyway.
+  setTimeout(() => eventsPublished.wake(), 1).unref?.();
+  return row.id;
+}
+
+/**
+ * Publishes many events in the caller's transaction, each exactly as `publishEvent` would write it,
+ * with multi-row inserts (bulk operations); an actor is looked up once. Returns the ids in order.
+ */
+export async function publishEvents<T extends EventType>(trx: Trx, now: number, inputs: readonly EventInput<T>[]): Promise<string[]> {
+  if (inputs.length === 0) return [];
+  const actors = new Map<string, EventActor | null>();
+  const rows: EventRow[] = [];
+  for (const input of inputs) {
+    let user: EventActor | null;
+    if (typeof input.actor === 'string') {
+      const key = `${input.orgId}/${input.actor}`;
+      if (!actors.has(key)) actors.set(key, await resolveActor(trx, input.orgId, input.actor));
+      user = actors.get(key)!;
+    } else {
+      user = await resolveActor(trx, input.orgId, input.actor);
+    }
+    rows.push(eventRow(now, input, user));
+  }
+  await insertRows(trx, 'events', rows);
+  setTimeout(() => eventsPublished.wake(), 1).unref?.();
+  return rows.map((r) => r.id);
+}
+
+async function resolveActor(trx: Trx, orgId: string, actor: EventInput<EventType>['actor']): Promise<EventActor | null> {
+  if (typeof actor === 'string') {
+    const row = await trx.selectFrom('users').select(['id', 'first_name', 'last_name']).where('id', '=', actor).where('org_id', '=', orgId).executeTakeFirst();
+    return row ? { id: row.id, firstName: row.first_name, lastName: row.last_name } : null;
+  }
+  return actor ? { id: actor.id, firstName: actor.firstName, lastName: actor.lastName } : null;
+}
+
+interface EventRow { id: string; org_id: string; type: string; body: string; fanned_out: number; created_at: number }
+
+/** The outbox row of one event (`<type-slug>-<uuid>` id, envelope body). */
+function eventRow<T extends EventType>(now: number, input: EventInput<T>, user: EventActor | null): EventRow {
   const uuid = newId(now);
   const id = `${input.type.replace(/[._]/g, '-')}-${uuid}`;
-  let user: EventActor | null = null;
-  if (typeof input.actor === 'string') {
-    const row = await trx.selectFrom('users').select(['id', 'first_name', 'last_name']).where('id', '=', input.actor).where('org_id', '=', input.orgId).executeTakeFirst();
-    user = row ? { id: row.id, firstName: row.first_name, lastName: row.last_name } : null;
-  } else if (input.actor) {
-    user = { id: input.actor.id, firstName: input.actor.firstName, lastName: input.actor.lastName };
-  }
   // Caused while an administrator impersonates `user`: say so (present only then).
   const acting = actingPrincipal();
   const impersonatorId = acting?.impersonatorId && acting.orgId === input.orgId ? acting.impersonatorId : undefined;
   const event = { id, time: new Date(now).toISOString(), user, ...(impersonatorId ? { impersonatorId } : {}) };
   const body = { eventType: input.type, event, ...(input.data as object) };
-  await trx.insertInto('events').values({ id, org_id: input.orgId, type: input.type, body: toJson(body), fanned_out: 0, created_at: now }).execute();
-  // Early wake-up; the row is visible only after commit, and the loop re-polls shortly after anyway.
-  setTimeout(() => eventsPublished.wake(), 1).unref?.();
-  return id;
+  return { id, org_id: input.orgId, type: input.type, body: toJson(body), fanned_out: 0, created_at: now };
 }

@@ -5,18 +5,21 @@ import type { App } from '../../core/http/app-types.ts';
 import { principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
 import {
-  AssetSchema, CompleteResponse, CompleteSchema, CreateResponseSchema, DeleteResponse, DeleteSchema, IdParams, LegacyCreateSchema, LegacyUpdateSchema,
+  AssetSchema, BulkCreateResponseSchema, BulkCreateSchema, CompleteResponse, CompleteSchema, CreateResponseSchema, DeleteResponse, DeleteSchema, IdParams, LegacyCreateSchema, LegacyUpdateSchema,
   PartParams, RawBody, SignedQuery, SimpleAssetSchema, SimpleCreateResponseSchema, SimpleCreateSchema, SimpleGetQuery, SimpleGetResponse, SimpleUpdateSchema,
   StatusMessage, UploadParams, UploadReceived, type LegacyCreate,
 } from './assets.schemas.ts';
 import { createAsset, deleteOrRestore, getAsset, getLatest, getVersions, updateAsset, type CreatedAsset } from './assets.service.ts';
 import { templateNames } from './assets.repo.ts';
+import { createAssetsBulk } from './create-bulk.service.ts';
 import { presentLegacy, presentSimplified } from './present.ts';
 import { verifySignedPath } from './signed-urls.ts';
 import { templateOf } from './metadata-seam.ts';
 import { completeUpload, receivePart, receiveSingle } from './uploads.service.ts';
 
 const tags = ['assets'];
+/** POST /v1/assets/bulk accepts bodies up to this size (or TESSERA_BODY_LIMIT_BYTES when larger): 1000 items of up to ~16 KB each. */
+export const BULK_BODY_LIMIT = 16 * 1024 * 1024;
 const read = errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found');
 const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict');
 
@@ -113,6 +116,19 @@ export function assetRoutes(app: App, deps: Deps): void {
     status: 'success' as const, message: 'Asset created successfully',
     data: createdResponse(await createAsset(deps, principalOf(request), createInput(request.body), 'simplified')),
   }));
+
+  // Tessera's own (the reference has no bulk create): up to 1000 metadata-only assets, all or nothing.
+  app.post('/assets/bulk', {
+    bodyLimit: Math.max(deps.config.bodyLimitBytes, BULK_BODY_LIMIT),
+    schema: {
+      operationId: 'CreateAssetsBulk', tags,
+      summary: 'Create 1 to 1000 metadata-only assets in one transaction: all or nothing, every invalid item reported (body.assets.<i>…)',
+      body: BulkCreateSchema, response: { 200: BulkCreateResponseSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'payload_too_large') },
+    },
+  }, async (request) => {
+    const rows = await createAssetsBulk(deps, principalOf(request), request.body.assets.map(createInput));
+    return { status: 'success' as const, message: `${rows.length} assets created successfully`, data: rows.map((asset) => createdResponse({ asset, upload: null, uploadRowId: null })) };
+  });
 
   app.get('/assets/asset/:id', {
     schema: {

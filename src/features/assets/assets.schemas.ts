@@ -46,6 +46,19 @@ export const SimpleCreateResponseSchema = Type.Object({
   data: CreateResponseSchema,
 });
 
+export const BulkCreateSchema = Type.Object({
+  assets: Type.Array(SimpleCreateSchema, {
+    minItems: 1, maxItems: 1000,
+    description: 'New metadata-only assets, each the body POST /v1/assets/asset takes for one (metadataTemplateId, securityTemplateIds, metadata; no filename, contentPath or originalFileId)',
+  }),
+});
+export type BulkCreate = Static<typeof BulkCreateSchema>;
+export const BulkCreateResponseSchema = Type.Object({
+  status: Type.Literal('success'),
+  message: Type.String(),
+  data: Type.Array(CreateResponseSchema, { description: 'The created assets, in request order' }),
+});
+
 const Renditions = Type.Record(Type.String(), Type.Union([Type.String(), Type.Integer(), Type.Null()]), { description: 'Rendition name → URL (served by Tessera), plus width and height of the source' });
 
 export const AssetSchema = Type.Object(

@@ -3,7 +3,7 @@ import { requirePrivileges } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation, type DbOrTrx, type Trx } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
-import { publishEvent } from '../../core/events/index.ts';
+import { publishEvent, type EventInput } from '../../core/events/index.ts';
 import { AppError, invalidField } from '../../core/http/errors.ts';
 import { isUuid, newId } from '../../core/ids.ts';
 import { assetNotFound, callerPermissions, loadAsset, requirePermissions } from './access.ts';
@@ -41,7 +41,7 @@ export async function checkTemplates(db: DbOrTrx, orgId: string, ids: readonly s
 }
 
 /** As checkTemplates, with the templates' names (what events carry), from the same query. */
-async function checkTemplatesNamed(db: DbOrTrx, orgId: string, ids: readonly string[], field = 'body.securityTemplateIds'): Promise<{ ids: string[]; named: { id: string; name: string }[] }> {
+export async function checkTemplatesNamed(db: DbOrTrx, orgId: string, ids: readonly string[], field = 'body.securityTemplateIds'): Promise<{ ids: string[]; named: { id: string; name: string }[] }> {
   if (ids.length === 0) throw invalidField(field, 'Invalid Asset: Missing Security Template ID(s)');
   if (ids.length > 50) throw invalidField(field, 'may name at most 50 security templates');
   const found = await existingTemplates(db, orgId, ids);
@@ -88,7 +88,7 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
   }
 
   const templateId = input.metadataTemplateId ?? chain?.metadata_template_id ?? null;
-  if (templateId === null && !chain) throw invalidField('body.metadataTemplateId', 'Invalid Asset: Missing Metadata Template ID');
+  if (templateId === null && !chain) throw invalidField('body.metadataTemplateId', MISSING_METADATA_TEMPLATE);
   if (templateId !== null && !isUuid(templateId)) throw invalidField('body.metadataTemplateId', 'must be a UUID');
   const checked = input.securityTemplateIds !== undefined || !chain ? await checkTemplatesNamed(deps.db, orgId, input.securityTemplateIds ?? []) : null;
   const templates = checked ? checked.ids : (await securityOf(deps.db, orgId, [chain!.id])).get(chain!.id)!.templateIds;
@@ -108,19 +108,12 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
 
   const federated = input.contentPath !== undefined;
   if (federated && !/^s3:\/\/[^/]+\/.+/.test(input.contentPath!)) throw invalidField('body.contentPath', 'must be an S3 path: s3://bucket/path/file');
-  const id = newId(now);
-  const fileId = newId(now);
   const expectsContent = filename !== undefined && !federated;
-  const row: AssetRow = {
-    id, org_id: orgId, file_id: fileId, original_file_id: chain?.original_file_id ?? fileId, version_number: 1,
-    is_current: chain ? (expectsContent ? 0 : 1) : 1, object_type: 'Asset',
-    filename: filename ?? (chain ? chain.filename : 'metadata-only'), content_type: filename ? (input.contentType ?? typeFromFilename(filename) ?? null) : null,
-    content_state: expectsContent ? 'pending' : federated ? 'available' : 'none', size: federated ? (input.filesize ?? null) : null,
-    sha256: null, md5: null, blob_key: null, federated: federated ? 1 : 0, content_path: input.contentPath ?? null, skip_transcode: input.skipTranscode ? 1 : 0,
-    metadata_template_id: templateId, metadata: toJson(metadata.doc), metadata_denormalized: toJson(metadata.denormalized),
-    technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, deleted_at: null, deleted_by: null,
-    created_event_sent: expectsContent ? 0 : 1, created_by: principal.userId, updated_by: principal.userId, created_at: now, updated_at: now,
-  };
+  const row = newAssetRow(principal, now, {
+    chain, filename, contentType: input.contentType, expectsContent, federated, filesize: input.filesize, contentPath: input.contentPath,
+    skipTranscode: input.skipTranscode, templateId, metadata,
+  });
+  const id = row.id;
   let newUpload: NewUpload | null = null;
   let s3UploadId: string | null = null;
   if (expectsContent) {
@@ -152,11 +145,38 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
   return { asset: row, upload: upload ? await uploadUrls(deps, upload) : null, uploadRowId: upload?.id ?? null };
 }
 
+export const MISSING_METADATA_TEMPLATE = 'Invalid Asset: Missing Metadata Template ID';
+
+/** The row of a new asset or version: createAsset and createAssetsBulk build rows the same way. */
+export function newAssetRow(principal: Principal, now: number, p: {
+  chain?: AssetWithOrg; filename?: string; contentType?: string; expectsContent: boolean; federated: boolean; filesize?: number; contentPath?: string;
+  skipTranscode?: boolean; templateId: string | null; metadata: PreparedMetadata;
+}): AssetRow {
+  const { chain, filename, expectsContent, federated } = p;
+  const id = newId(now);
+  const fileId = newId(now);
+  return {
+    id, org_id: principal.orgId, file_id: fileId, original_file_id: chain?.original_file_id ?? fileId, version_number: 1,
+    is_current: chain ? (expectsContent ? 0 : 1) : 1, object_type: 'Asset',
+    filename: filename ?? (chain ? chain.filename : 'metadata-only'), content_type: filename ? (p.contentType ?? typeFromFilename(filename) ?? null) : null,
+    content_state: expectsContent ? 'pending' : federated ? 'available' : 'none', size: federated ? (p.filesize ?? null) : null,
+    sha256: null, md5: null, blob_key: null, federated: federated ? 1 : 0, content_path: p.contentPath ?? null, skip_transcode: p.skipTranscode ? 1 : 0,
+    metadata_template_id: p.templateId, metadata: toJson(p.metadata.doc), metadata_denormalized: toJson(p.metadata.denormalized),
+    technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, deleted_at: null, deleted_by: null,
+    created_event_sent: expectsContent ? 0 : 1, created_by: principal.userId, updated_by: principal.userId, created_at: now, updated_at: now,
+  };
+}
+
+/** The `asset.created` event of a new asset (single and bulk create publish the same). */
+export function assetCreatedEvent(principal: Principal, row: AssetRow, templates: { id: string; name: string }[]): EventInput<'asset.created'> {
+  return { orgId: row.org_id, type: 'asset.created', actor: principal.userId, data: { asset: eventAsset(row, templates) } };
+}
+
 async function publishCreated(trx: Trx, now: number, principal: Principal, row: AssetRow, templates: { id: string; name: string }[], chain: AssetWithOrg | undefined): Promise<void> {
-  const data = eventAsset(row, templates);
   if (!chain) {
-    await publishEvent(trx, now, { orgId: row.org_id, type: 'asset.created', actor: principal.userId, data: { asset: data } });
+    await publishEvent(trx, now, assetCreatedEvent(principal, row, templates));
   } else {
+    const data = eventAsset(row, templates);
     await publishEvent(trx, now, {
       orgId: row.org_id, type: 'version.created', actor: principal.userId,
       data: { asset: data, version: { latest: true, versionNumber: row.version_number, previousVersionNumber: chain.version_number } },
