@@ -152,9 +152,5 @@ printTable(`Server memory during the upload (/proc/<pid>/status${peakReset ? ', 
 printTable('CPU time during the upload (user + system, all threads)', ['process', 'CPU s', 'CPU s per GB'], [
   ['server', fmt(serverCpuMs / 1000), fmt(serverCpuMs / 1000 / (MB / 1024))],
   ['upload client', fmt(clientCpuMs / 1000), fmt(clientCpuMs / 1000 / (MB / 1024))],
-], {
-  process: 'which process',
-  'CPU s': 'seconds of CPU the process used during the upload: independent of how much CPU other jobs on the machine took',
-  'CPU s per GB': 'CPU seconds per GiB uploaded',
-});
+]);
 process.exit(0);
