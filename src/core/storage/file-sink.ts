@@ -12,7 +12,8 @@ const BUFFER_BYTES = 1 << 20;
  */
 const WRITEBACK_BYTES = 32 << 20;
 /**
- * Young-generation garbage allocated per byte written (one small array per 64 bytes). The socket's
+ * Young-generation garbage per write: an array with one element per 64 bytes written (at most
+ * 16,384, i.e. 128 KB per MB of body), dropped at the next write. The socket's
  * body chunks live outside the JS heap and V8 frees them at its next garbage collection; this lean
  * path allocates almost nothing on the JS heap, so without it the next collection is a full one,
  * triggered only after 64 MB of chunks (RSS growth at that threshold, and a full mark of the
@@ -20,6 +21,7 @@ const WRITEBACK_BYTES = 32 << 20;
  */
 const PACE_BYTES = 64;
 
+// A module variable, so the pacing allocation cannot be optimized away.
 let pacer: number[] = [];
 type Done = (error?: Error | null) => void;
 
