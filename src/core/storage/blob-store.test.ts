@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { after, before, describe, it } from 'node:test';
 import { startS3 } from '../../../test/helpers/s3.ts';
-import type { BlobStore } from './blob-store.ts';
+import { BlobTooLarge, type BlobStore } from './blob-store.ts';
 import { createLocalBlobStore } from './local-blob-store.ts';
 import { createS3BlobStore } from './s3-blob-store.ts';
 
@@ -88,6 +88,44 @@ describe('local blob store atomicity', () => {
       await assert.rejects(store.put('x/broken.bin', failing), /client went away/);
       assert.equal(await store.head('x/broken.bin'), null);
       assert.deepEqual(readdirSync(join(dir, 'x')), []);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('local blob store: one pass, limits and writeback', () => {
+  it('stores a stream longer than the writeback interval byte-exactly (parts flushed while writing)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-blobs-'));
+    try {
+      const store = createLocalBlobStore(dir);
+      const chunk = randomBytes(1 << 20);
+      const count = 40;
+      const expected = createHash('sha256');
+      for (let i = 0; i < count; i++) expected.update(chunk);
+      const put = await store.put('big/file.bin', Readable.from((function* () { for (let i = 0; i < count; i++) yield chunk; })()));
+      assert.deepEqual(put, { size: count << 20, sha256: expected.digest('hex') });
+      const stored = await bytes(await store.get('big/file.bin'));
+      assert.equal(stored.length, count << 20);
+      assert.ok(stored.subarray((count - 1) << 20).equals(chunk));
+      assert.deepEqual(readdirSync(join(dir, 'big')), ['file.bin']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('drains a body longer than maxBytes without keeping it and fails with BlobTooLarge', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-blobs-'));
+    try {
+      const store = createLocalBlobStore(dir);
+      let read = 0;
+      const source = Readable.from((function* () { for (let i = 0; i < 10; i++) { read++; yield Buffer.alloc(1000, i); } })());
+      await assert.rejects(store.put('x/long.bin', source, { maxBytes: 2500 }), (error: unknown) => error instanceof BlobTooLarge && error.received === 10_000 && error.limit === 2500);
+      assert.equal(read, 10);
+      assert.equal(await store.head('x/long.bin'), null);
+      assert.deepEqual(readdirSync(join(dir, 'x')), []);
+      const exact = await store.put('x/exact.bin', Buffer.alloc(2500, 1), { maxBytes: 2500 });
+      assert.equal(exact.size, 2500);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -6,11 +6,28 @@ export interface PutResult {
   sha256: string;
 }
 
+/** A body longer than the put's `maxBytes`: nothing was kept. */
+export class BlobTooLarge extends Error {
+  readonly limit: number;
+  readonly received: number;
+
+  constructor(limit: number, received: number) {
+    super(`${received} bytes arrived where at most ${limit} were expected`);
+    this.name = 'BlobTooLarge';
+    this.limit = limit;
+    this.received = received;
+  }
+}
+
 /** Where file bytes live. Keys are slash-separated relative paths chosen by the server. */
 export interface BlobStore {
   readonly kind: 'local' | 's3';
-  /** Writes atomically: readers see the old object or the whole new one, never a part. */
-  put(key: string, body: Readable | Buffer, options?: { contentType?: string }): Promise<PutResult>;
+  /**
+   * Writes atomically: readers see the old object or the whole new one, never a part. With
+   * `maxBytes` (local disk), a body that grows past it is drained without being written and the put
+   * fails with BlobTooLarge, keeping nothing.
+   */
+  put(key: string, body: Readable | Buffer, options?: { contentType?: string; maxBytes?: number }): Promise<PutResult>;
   /** Null when the object does not exist. `end` is inclusive. */
   get(key: string, range?: { start: number; end?: number }): Promise<Readable | null>;
   head(key: string): Promise<{ size: number } | null>;

@@ -3,6 +3,7 @@ import type { BlobStore, PresignedUploads } from './blob-store.ts';
 import { createLocalBlobStore } from './local-blob-store.ts';
 
 export type { BlobStore, PresignedUploads, PutResult } from './blob-store.ts';
+export { BlobTooLarge } from './blob-store.ts';
 
 export function createBlobStore(config: Config['storage']): BlobStore {
   return config.kind === 's3' ? lazyS3BlobStore(config) : createLocalBlobStore(config.dir);

@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { mkdir, open, rename, rm, stat, access, constants } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import { finished, pipeline } from 'node:stream/promises';
 import { assertSafeKey, type BlobStore, type PutResult } from './blob-store.ts';
+import { HashingFileSink } from './file-sink.ts';
 
 /** Files under one directory; writes go to a temporary file that is renamed into place. */
 export function createLocalBlobStore(root: string): BlobStore {
@@ -14,29 +14,29 @@ export function createLocalBlobStore(root: string): BlobStore {
   };
   return {
     kind: 'local',
-    async put(key, body): Promise<PutResult> {
+    async put(key, body, options): Promise<PutResult> {
       const target = pathOf(key);
       await mkdir(dirname(target), { recursive: true });
       const temp = `${target}.${randomBytes(6).toString('hex')}.partial`;
-      const hash = createHash('sha256');
-      let size = 0;
-      const meter = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          hash.update(chunk);
-          size += chunk.length;
-          done(null, chunk);
-        },
-      });
+      // One stage: each chunk is hashed, counted and written by the sink, which fsyncs before it
+      // finishes, so the bytes are durable before the name is visible.
+      const sink = new HashingFileSink(temp, options?.maxBytes);
       try {
-        // flush: the bytes are fsynced before the file is closed, so they are durable before the name is visible.
-        await pipeline(Buffer.isBuffer(body) ? Readable.from([body]) : body, meter, createWriteStream(temp, { flags: 'wx', flush: true, highWaterMark: 4 << 20 }));
+        if (Buffer.isBuffer(body)) {
+          sink.end(body);
+          await finished(sink);
+        } else {
+          await pipeline(body, sink);
+        }
         await rename(temp, target);
         await syncDir(dirname(target));
       } catch (error) {
+        // Closed before the temporary file goes (an open still pending would recreate it).
+        if (!sink.closed) await new Promise((resolve) => sink.once('close', resolve).destroy());
         await rm(temp, { force: true });
         throw error;
       }
-      return { size, sha256: hash.digest('hex') };
+      return { size: sink.size, sha256: sink.hash.digest('hex') };
     },
     async get(key, range) {
       const path = pathOf(key);

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { after, before, it } from 'node:test';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
@@ -112,6 +115,21 @@ forEachEngine('assets: create, read, update', (ctx) => {
     }
     const rows = await ctx().deps.db.selectFrom('assets').select(['content_state', 'blob_key']).where('id', 'in', [sized.objectId, summed.objectId, typed.objectId]).execute();
     assert.ok(rows.every((r) => r.content_state === 'pending' && r.blob_key === null));
+  });
+
+  it('stops writing a body that grows past its declared size (no Content-Length) and answers 400, keeping nothing', async () => {
+    const bytes = await jpeg();
+    const created = await createAsset(ctx(), org, { filename: 'a.jpg', filesize: 1000 });
+    const body = Readable.from([bytes.subarray(0, 600), bytes.subarray(600)]);
+    const res = await ctx().inject({ method: 'PUT', url: pathOf(created.url!), payload: body, headers: { 'content-type': 'image/jpeg' } });
+    assert.equal(res.statusCode, 400, res.body);
+    assert.equal(json(res).details[0].field, 'body.filesize');
+    assert.match(json(res).message, new RegExp(`declared as 1000 bytes but ${bytes.length} arrived`));
+    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}`, headers: org.admin.headers })).statusCode, 404);
+    const row = await ctx().deps.db.selectFrom('assets').select(['content_state', 'blob_key']).where('id', '=', created.objectId).executeTakeFirstOrThrow();
+    assert.deepEqual(row, { content_state: 'pending', blob_key: null });
+    const uploadId = new URL(created.url!).pathname.split('/').pop()!;
+    assert.deepEqual(readdirSync(join(ctx().dataDir, 'blobs', 'uploads', org.orgId, uploadId)), []);
   });
 
   it('stores identical content once', async () => {

@@ -1,6 +1,4 @@
-import { createHash } from 'node:crypto';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import type { Selectable } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
@@ -8,6 +6,7 @@ import type { DbOrTrx } from '../../core/db/connect.ts';
 import type { AssetUploadsTable } from '../../core/db/schema.ts';
 import { publishEvent } from '../../core/events/index.ts';
 import { AppError, invalidField, notFound } from '../../core/http/errors.ts';
+import { BlobTooLarge } from '../../core/storage/index.ts';
 import { newId } from '../../core/ids.ts';
 import { enqueueJob, RetryJob } from '../../core/jobs/queue.ts';
 import { securityOf, templateNames } from './assets.repo.ts';
@@ -16,6 +15,7 @@ import { templateOf, withSystemValues, type LegacyItem } from './metadata-seam.t
 import { fromJson, toJson } from '../../core/db/json.ts';
 import { eventAsset } from './present.ts';
 import { signedUrl } from './signed-urls.ts';
+import { concatenateParts, HEAD_BYTES, HeadKeeper, measureStream } from './upload-streams.ts';
 
 export type UploadRow = Selectable<AssetUploadsTable>;
 
@@ -114,22 +114,6 @@ interface Received {
   head: Buffer;
 }
 
-/** Counts, hashes and keeps the first bytes of a stream as it passes. */
-function meter(): { stream: Transform; result(): Received } {
-  const hash = createHash('sha256');
-  let size = 0;
-  let head = Buffer.alloc(0);
-  const stream = new Transform({
-    transform(chunk: Buffer, _enc, done) {
-      hash.update(chunk);
-      size += chunk.length;
-      if (head.length < 64) head = Buffer.concat([head, chunk.subarray(0, 64 - head.length)]);
-      done(null, chunk);
-    },
-  });
-  return { stream, result: () => ({ size, sha256: hash.digest('hex'), head }) };
-}
-
 /** Streams a single-PUT upload to storage (local disk), verifies it and makes it the asset's content. */
 export async function receiveSingle(deps: Deps, uploadId: string, body: Readable, declaredType: string | undefined, contentLength: number | undefined): Promise<{ etag: string }> {
   const upload = await openUpload(deps, uploadId);
@@ -138,19 +122,28 @@ export async function receiveSingle(deps: Deps, uploadId: string, body: Readable
     body.resume();
     throw invalidField('header.content-length', `the asset was declared as ${upload.expected_size} bytes but ${contentLength} are being sent`);
   }
-  // The store hashes and counts as it writes (one SHA-256 pass); only the first bytes (for the
-  // content-type check) are kept here, without a transform stream in the data path.
-  let head = Buffer.alloc(0);
+  // The store hashes, counts and checks the size as it writes (one pass per chunk); only the first
+  // bytes (for the content-type check) are kept here, by a listener that leaves after them.
+  const head = new HeadKeeper();
   const keepHead = (chunk: Buffer) => {
-    head = Buffer.concat([head, chunk.subarray(0, 64 - head.length)]);
-    if (head.length >= 64) body.off('data', keepHead);
+    head.keep(chunk);
+    if (head.head.length >= HEAD_BYTES) body.off('data', keepHead);
   };
   // Paused first, so no chunk flows before the store's pipe is attached (pipe resumes it).
   body.pause();
   body.on('data', keepHead);
-  const put = await deps.blobs.put(upload.staging_key, body, { contentType: declaredType });
-  body.off('data', keepHead);
-  const received: Received = { size: put.size, sha256: put.sha256, head };
+  let put: { size: number; sha256: string };
+  try {
+    put = await deps.blobs.put(upload.staging_key, body, { contentType: declaredType, maxBytes: upload.expected_size ?? undefined });
+  } catch (error) {
+    if (error instanceof BlobTooLarge) {
+      throw invalidField('body.filesize', `the asset was declared as ${upload.expected_size} bytes but ${error.received} arrived; nothing was kept`);
+    }
+    throw error;
+  } finally {
+    body.off('data', keepHead);
+  }
+  const received: Received = { size: put.size, sha256: put.sha256, head: head.head };
   await verifyAndFinalize(deps, upload, received, declaredType);
   return { etag: `"${received.sha256}"` };
 }
@@ -170,13 +163,7 @@ const unquote = (etag: string) => etag.trim().replace(/^W\//, '').replace(/^"|"$
 async function measureStored(deps: Deps, key: string): Promise<Received | null> {
   const stream = await deps.blobs.get(key);
   if (!stream) return null;
-  const m = meter();
-  await pipeline(stream, m.stream, async function* (source) {
-    for await (const _ of source) {
-      // drain
-    }
-  });
-  return m.result();
+  return measureStream(stream);
 }
 
 export interface CompleteInput {
@@ -250,29 +237,22 @@ async function assembleLocalParts(deps: Deps, upload: UploadRow, parts: { partNu
     if (!(await deps.blobs.head(key))) throw invalidField(`body.parts.${part.partNumber - 1}`, `part ${part.partNumber} has not been uploaded`);
   }
   const blobs = deps.blobs;
-  const expected = new Map(parts.map((p) => [p.partNumber, unquote(p.etag)]));
-  const hashes = new Map<number, string>();
-  async function* concatenated() {
-    for (const part of parts) {
-      const stream = await blobs.get(partKey(upload.org_id, upload.id, part.partNumber));
-      if (!stream) throw new Error(`part ${part.partNumber} vanished`);
-      const hash = createHash('sha256');
-      for await (const chunk of stream) {
-        hash.update(chunk as Buffer);
-        yield chunk as Buffer;
-      }
-      hashes.set(part.partNumber, hash.digest('hex').slice(0, 32));
-    }
-  }
-  const m = meter();
-  await blobs.put(upload.staging_key, Readable.from(concatenated()).pipe(m.stream));
-  for (const [n, etag] of expected) {
-    if (hashes.get(n) !== etag) {
+  const hashes: string[] = [];
+  const head = new HeadKeeper();
+  const open = async (index: number) => {
+    const stream = await blobs.get(partKey(upload.org_id, upload.id, parts[index]!.partNumber));
+    if (!stream) throw new Error(`part ${parts[index]!.partNumber} vanished`);
+    return stream;
+  };
+  // The parts are read once: each chunk updates its part's hash here and the whole's in the store.
+  const put = await blobs.put(upload.staging_key, concatenateParts(parts.length, open, hashes, head));
+  for (const [i, part] of parts.entries()) {
+    if (hashes[i]?.slice(0, 32) !== unquote(part.etag)) {
       await blobs.delete(upload.staging_key);
-      throw invalidField(`body.parts.${n - 1}.etag`, `does not match the ETag returned when part ${n} was uploaded`);
+      throw invalidField(`body.parts.${part.partNumber - 1}.etag`, `does not match the ETag returned when part ${part.partNumber} was uploaded`);
     }
   }
-  return m.result();
+  return { size: put.size, sha256: put.sha256, head: head.head };
 }
 
 async function verifyAndFinalize(deps: Deps, upload: UploadRow, received: Received, declaredType: string | undefined): Promise<void> {
