@@ -56,13 +56,13 @@ function checkSignedParts(msgId: string, timestampSeconds: number): void {
 
 // Decoding a secret and importing it as a key is most of the cost of signing a small body; each
 // secret's key is made once (bounded: the oldest entry goes first).
-const keys = new Map<string, KeyObject>();
+const keyCache = new Map<string, KeyObject>();
 function hmacKey(secret: string): KeyObject {
-  let key = keys.get(secret);
+  let key = keyCache.get(secret);
   if (key === undefined) {
     key = createSecretKey(secretKey(secret));
-    if (keys.size >= 1000) keys.delete(keys.keys().next().value!);
-    keys.set(secret, key);
+    if (keyCache.size >= 1000) keyCache.delete(keyCache.keys().next().value!);
+    keyCache.set(secret, key);
   }
   return key;
 }
