@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
+import { ActionObjectSchema } from '../assets/index.ts';
 import { cancelAction, listActions, readAction } from './actions.service.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
@@ -28,42 +29,6 @@ export const ActionSchema = Type.Object({
   errors: Type.Array(Type.Object({ item: Type.String(), message: Type.String() })),
 }, { $id: 'Action' });
 
-const AnyObject = Type.Record(Type.String(), Type.Unknown());
-const FileState = Type.Union([Type.Literal('available'), Type.Literal('recycle bin')]);
-
-/**
- * An Action object (reference §5): the legacy Asset object of §7.1 with objectType Action — a DAM
- * object whose metadata template is an action-type template; createdBy is who created the template.
- */
-export const ActionObjectSchema = Type.Object({
-  objectId: Type.String({ format: 'uuid' }),
-  objectType: Type.Literal('Action'),
-  fileId: Type.String({ format: 'uuid' }),
-  originalFileId: Type.String({ format: 'uuid' }),
-  filename: Type.String({ description: "The template's name" }),
-  fileState: FileState,
-  metadataState: FileState,
-  currentVersion: Type.Union([Type.Literal('Y'), Type.Literal('N')]),
-  versionNumber: Type.Integer(),
-  customerId: Type.String(),
-  createdBy: Type.String(),
-  lastUpdatedBy: Type.String(),
-  createdEpoch: Type.Integer(),
-  lastUpdatedEpoch: Type.Integer(),
-  metadataDeletedEpoch: Type.Union([Type.Integer(), Type.Null()]),
-  metadataTemplateId: Type.Union([Type.String(), Type.Null()]),
-  metadata: Type.Array(Type.Unknown()),
-  metadataDenormalized: AnyObject,
-  securityTemplateIds: Type.Array(Type.String()),
-  securityDenormalized: Type.Array(Type.Object({ groupId: Type.String(), permissions: Type.Array(Type.String()) })),
-  renditions: Type.Record(Type.String(), Type.Union([Type.String(), Type.Integer(), Type.Null()])),
-  renditionsState: Type.String(),
-  technicalMetadata: AnyObject,
-  contentState: Type.Union([Type.Literal('available'), Type.Literal('none')]),
-  contentType: Type.Union([Type.String(), Type.Null()]),
-  fileSizeInBytes: Type.Union([Type.Integer(), Type.Null()]),
-  isFederated: Type.Boolean(),
-}, { $id: 'ActionObject' });
 
 export function actionRoutes(app: App, deps: Deps): void {
   app.addSchema(ActionSchema);

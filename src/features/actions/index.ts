@@ -3,4 +3,4 @@
  * with createAction (in its transaction) and runs it with a job handler made by actionJobHandler.
  */
 export { createAction, getAction, readAction, registerActionObjectReader, type ActionObjectReader, actionOut, actionJobHandler, listActions, cancelAction, ActionCancelled, type NewAction, type ActionContext, type ActionOutcome, type ActionStatus } from './actions.service.ts';
-export { actionRoutes, ActionSchema, ActionObjectSchema } from './actions.routes.ts';
+export { actionRoutes, ActionSchema } from './actions.routes.ts';

@@ -61,8 +61,8 @@ export const BulkCreateResponseSchema = Type.Object({
 
 const Renditions = Type.Record(Type.String(), Type.Union([Type.String(), Type.Integer(), Type.Null()]), { description: 'Rendition name → URL (served by Tessera), plus width and height of the source' });
 
-export const AssetSchema = Type.Object(
-  {
+/** The legacy Asset object (reference §7.1). */
+const assetProperties = {
     objectId: Uuid,
     objectType: Type.String({ description: 'Asset' }),
     fileId: Uuid,
@@ -91,8 +91,18 @@ export const AssetSchema = Type.Object(
     fileSizeInBytes: Nullable(Type.Integer()),
     isFederated: Type.Boolean(),
     presignedURL: Type.Optional(Type.String()),
-  },
-  { $id: 'Asset', title: 'Asset' },
+  };
+
+export const AssetSchema = Type.Object(assetProperties, { $id: 'Asset', title: 'Asset' });
+
+/**
+ * An Action object (reference §5): the legacy Asset object with objectType Action — a DAM object
+ * whose metadata template is an action-type template; createdBy is who created the template.
+ */
+const { presignedURL: _noUpload, ...actionObjectProperties } = assetProperties;
+export const ActionObjectSchema = Type.Object(
+  { ...actionObjectProperties, objectType: Type.Literal('Action'), filename: Type.String({ description: "The template's name" }) },
+  { $id: 'ActionObject' },
 );
 
 export const SimpleAssetSchema = Type.Object(

@@ -25,7 +25,7 @@ export { mailConfigured, type MailMessage } from './mail.ts';
 export { shareSourcesByFileId, type ShareSource } from './share-sources.ts';
 export { signPath, verifySignedPath } from './signed-urls.ts';
 export { serveBlob } from './serve.ts';
-export { SignedQuery } from './assets.schemas.ts';
+export { SignedQuery, ActionObjectSchema } from './assets.schemas.ts';
 
 export function assetsRoutes(app: App, deps: Deps): void {
   assetRoutes(app, deps);
