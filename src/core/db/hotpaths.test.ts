@@ -24,6 +24,7 @@ describe('writesTo (local invalidation trigger)', () => {
 
 class FakeFeed implements RevisionFeed {
   generation = 1;
+  contentGeneration = 1;
   async check() {}
   async close() {}
 }
