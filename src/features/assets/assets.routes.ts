@@ -18,6 +18,11 @@ import { templateOf } from './metadata-seam.ts';
 import { completeUpload, receivePart, receiveSingle } from './uploads.service.ts';
 
 const tags = ['assets'];
+/** POST /v1/assets/bulk accepts bodies up to this size (or TESSERA_BODY_LIMIT_BYTES when larger): 1000 items of up to ~16 KB each. */
+export const BULK_BODY_LIMIT = 16 * 1024 * 1024;
+const read = errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found');
+const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict');
+
 /**
  * Sends a body the route's own serializer already made (asset views keep it): a string typed as
  * JSON goes out as is, with the content type Fastify sets for a serialized object.
@@ -25,10 +30,6 @@ const tags = ['assets'];
 function sendSerialized(reply: FastifyReply, body: string): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(body);
 }
-/** POST /v1/assets/bulk accepts bodies up to this size (or TESSERA_BODY_LIMIT_BYTES when larger): 1000 items of up to ~16 KB each. */
-export const BULK_BODY_LIMIT = 16 * 1024 * 1024;
-const read = errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found');
-const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict');
 
 function createInput(body: LegacyCreate) {
   return { ...body, filesize: body.filesize ?? body.fileSize };
