@@ -125,6 +125,10 @@ forEachEngine('hot queries', (ctx) => {
       ['user profile', (await import('../../features/identity/identity.repo.ts')).userProfileQuery.compiled(db)],
       ['session + user', (await import('../../features/auth/sessions.repo.ts')).sessionWithUserQuery.compiled(db)],
       ['user principal', (await import('../../features/identity/principal.ts')).userPrincipalQuery.compiled(db)],
+      // An asset view's load (features/assets/asset-views.ts): the row, its security, the definitions version.
+      ['asset by objectId or fileId', (await import('../../features/assets/assets.repo.ts')).visibleAssetQuery.compiled(db)],
+      ['asset security', (await import('../../features/assets/assets.repo.ts')).securityOfOneQuery.compiled(db)],
+      ['metadata definitions version', (await import('../../features/metadata/template-cache.ts')).versionQuery.compiled(db)],
     ] as const;
     for (const [name, compiled] of hot) {
       const parameters = compiled.parameters.map((p) => (typeof p === 'string' && p.startsWith('\u0000') ? 'x' : p));

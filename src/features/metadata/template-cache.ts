@@ -22,7 +22,7 @@ export async function touchDefinitions(db: DbOrTrx, orgId: string, now: number):
 }
 
 // Read on every asset write and every asset view load: compiled once (core/db/prepared.ts).
-const versionQuery = prepared<{ key: string }>()((db, p) => db.selectFrom('server_state').select('value').where('key', '=', p.key));
+export const versionQuery = prepared<{ key: string }>()((db, p) => db.selectFrom('server_state').select('value').where('key', '=', p.key));
 
 const MAX_ENTRIES = 1000;
 const cache = new Map<string, { version: string; template: CompiledTemplate }>();
