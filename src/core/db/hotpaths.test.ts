@@ -24,6 +24,7 @@ describe('writesTo (local invalidation trigger)', () => {
 
 class FakeFeed implements RevisionFeed {
   generation = 1;
+  contentGeneration = 1;
   async check() {}
   async close() {}
 }
@@ -65,6 +66,35 @@ describe('RevisionCache', () => {
     for (let i = 0; i < 10; i++) await cache.get(`k${i}`, async () => ({ value: i, validUntil: 5000 }));
     assert.equal(cache.size, 3);
   });
+
+  it('holds at most its weight bound, oldest dropped first, and never keeps what alone exceeds it', async () => {
+    const cache = new RevisionCache<string>(new FakeFeed(), clock, 100, { maxWeight: 10, weigh: (v) => v.length });
+    const put = (k: string, v: string) => cache.get(k, async () => ({ value: v, validUntil: 5000 }));
+    await put('a', 'xxxx');
+    await put('b', 'xxxx');
+    await put('c', 'xxxx');
+    assert.equal(cache.size, 2);
+    assert.equal(cache.totalWeight, 8);
+    let loads = 0;
+    assert.equal(await cache.get('a', async () => ({ value: `a${++loads}`, validUntil: 5000 })), 'a1', 'the oldest went first');
+    await put('huge', 'x'.repeat(11));
+    assert.ok(cache.totalWeight <= 10);
+    let hugeLoads = 0;
+    await cache.get('huge', async () => ({ value: `${++hugeLoads}`, validUntil: 5000 }));
+    assert.equal(hugeLoads, 1, 'an entry heavier than the bound was not kept');
+  });
+
+  it("with revision 'content', follows the content generation (which moves on identity changes too)", async () => {
+    const feed = new FakeFeed();
+    const cache = new RevisionCache<string>(feed, clock, 10, { revision: 'content' });
+    let loads = 0;
+    const load = async () => ({ value: `v${++loads}`, validUntil: 5000 });
+    assert.equal(await cache.get('k', load), 'v1');
+    feed.generation += 1; // an identity move alone (a real feed moves contentGeneration with it)
+    assert.equal(await cache.get('k', load), 'v1');
+    feed.contentGeneration += 1;
+    assert.equal(await cache.get('k', load), 'v2');
+  });
 });
 
 forEachEngine('hot queries', (ctx) => {
@@ -95,6 +125,10 @@ forEachEngine('hot queries', (ctx) => {
       ['user profile', (await import('../../features/identity/identity.repo.ts')).userProfileQuery.compiled(db)],
       ['session + user', (await import('../../features/auth/sessions.repo.ts')).sessionWithUserQuery.compiled(db)],
       ['user principal', (await import('../../features/identity/principal.ts')).userPrincipalQuery.compiled(db)],
+      // An asset view's load (features/assets/asset-views.ts): the row, its security, the definitions version.
+      ['asset by objectId or fileId', (await import('../../features/assets/assets.repo.ts')).visibleAssetQuery.compiled(db)],
+      ['asset security', (await import('../../features/assets/assets.repo.ts')).securityOfOneQuery.compiled(db)],
+      ['metadata definitions version', (await import('../../features/metadata/template-cache.ts')).versionQuery.compiled(db)],
     ] as const;
     for (const [name, compiled] of hot) {
       const parameters = compiled.parameters.map((p) => (typeof p === 'string' && p.startsWith('\u0000') ? 'x' : p));

@@ -11,6 +11,18 @@ interface Entry<V> {
   value: V;
   validUntil: number;
   generation: number;
+  weight: number;
+}
+
+export interface RevisionCacheOptions<V> {
+  /**
+   * Which revision the values derive from: 'identity' (principals, permission decisions) or
+   * 'content' (asset views: stale when either the content or the identity revision moves).
+   */
+  revision?: 'identity' | 'content';
+  /** A second bound, for values of very different sizes: entries are dropped (oldest first) until the weights fit. */
+  maxWeight?: number;
+  weigh?: (value: V) => number;
 }
 
 export interface RevisionCacheStats {
@@ -20,8 +32,9 @@ export interface RevisionCacheStats {
 }
 
 /**
- * A bounded in-process cache of values derived only from identity tables (see core/db/revision.ts):
- * an entry is served only while the identity generation it was loaded at is still current and its
+ * A bounded in-process cache of values derived only from identity tables (see core/db/revision.ts),
+ * or, with `revision: 'content'`, from identity and content tables (asset views):
+ * an entry is served only while the generation it was loaded at is still current and its
  * own deadline (token or key expiry) has not passed. A load that raced with a change is returned
  * to its caller but not kept. Concurrent misses on one key share one load.
  */
@@ -31,24 +44,35 @@ export class RevisionCache<V> {
   private readonly feed: RevisionFeed;
   private readonly clock: Clock;
   private readonly max: number;
+  private readonly maxWeight: number;
+  private readonly weigh: ((value: V) => number) | undefined;
+  private readonly content: boolean;
+  private weight = 0;
   readonly stats = { hits: 0, misses: 0 };
 
-  constructor(feed: RevisionFeed, clock: Clock, max = 10_000) {
+  constructor(feed: RevisionFeed, clock: Clock, max = 10_000, options: RevisionCacheOptions<V> = {}) {
     this.feed = feed;
     this.clock = clock;
     this.max = max;
+    this.content = options.revision === 'content';
+    this.maxWeight = options.maxWeight ?? Infinity;
+    this.weigh = options.weigh;
+  }
+
+  private get generation(): number {
+    return this.content ? this.feed.contentGeneration : this.feed.generation;
   }
 
   /** The cached value, or the loader's (null: nothing to cache, e.g. a bad credential). Loader errors propagate. */
   async get(key: string, load: (key: string) => Promise<Loaded<V> | null>): Promise<V | null> {
-    const generation = this.feed.generation;
+    const generation = this.generation;
     const entry = this.entries.get(key);
     if (entry !== undefined) {
       if (entry.generation === generation && this.clock.now() < entry.validUntil) {
         this.stats.hits += 1;
         return entry.value;
       }
-      this.entries.delete(key);
+      this.drop(key, entry);
     }
     this.stats.misses += 1;
     let pending = this.loading.get(key);
@@ -58,8 +82,8 @@ export class RevisionCache<V> {
       this.loading.set(key, mine);
       void mine.promise.then((loaded) => {
         if (this.loading.get(key) === mine) this.loading.delete(key);
-        // Kept only if nothing identity-related changed while it loaded.
-        if (loaded && this.feed.generation === generation) this.remember(key, { ...loaded, generation });
+        // Kept only if nothing it is derived from changed while it loaded.
+        if (loaded && this.generation === generation) this.remember(key, { ...loaded, generation, weight: this.weigh?.(loaded.value) ?? 0 });
       }, () => {
         if (this.loading.get(key) === mine) this.loading.delete(key);
       });
@@ -69,19 +93,35 @@ export class RevisionCache<V> {
   }
 
   private remember(key: string, entry: Entry<V>): void {
-    if (this.entries.size >= this.max) {
-      // Oldest first; stale entries go when met, so the bound holds without a sweep.
-      this.entries.delete(this.entries.keys().next().value!);
+    if (entry.weight > this.maxWeight) return;
+    const previous = this.entries.get(key);
+    if (previous !== undefined) this.drop(key, previous);
+    // Oldest first; stale entries go when met, so the bounds hold without a sweep.
+    while (this.entries.size > 0 && (this.entries.size >= this.max || this.weight + entry.weight > this.maxWeight)) {
+      const [oldestKey, oldest] = this.entries.entries().next().value!;
+      this.drop(oldestKey, oldest);
     }
     this.entries.set(key, entry);
+    this.weight += entry.weight;
+  }
+
+  private drop(key: string, entry: Entry<V>): void {
+    this.entries.delete(key);
+    this.weight -= entry.weight;
   }
 
   get size(): number {
     return this.entries.size;
   }
 
+  /** The sum of the entries' weights (0 without `weigh`). */
+  get totalWeight(): number {
+    return this.weight;
+  }
+
   clear(): void {
     this.entries.clear();
+    this.weight = 0;
   }
 }
 
@@ -91,7 +131,7 @@ const caches = new WeakMap<object, Map<string, RevisionCache<unknown>>>();
  * The cache named `name` (e.g. 'principal:token') of one Deps-like owner: its database handle
  * (made by connectDb) supplies the revision feed, its clock the deadlines.
  */
-export function revisionCache<V>(owner: { readonly db: object; readonly clock: Clock }, name: string, max?: number): RevisionCache<V> {
+export function revisionCache<V>(owner: { readonly db: object; readonly clock: Clock }, name: string, max?: number, options?: RevisionCacheOptions<V>): RevisionCache<V> {
   let byName = caches.get(owner);
   if (!byName) {
     byName = new Map();
@@ -99,7 +139,7 @@ export function revisionCache<V>(owner: { readonly db: object; readonly clock: C
   }
   let cache = byName.get(name) as RevisionCache<V> | undefined;
   if (!cache) {
-    cache = new RevisionCache<V>(revisionFeed(owner.db), owner.clock, max);
+    cache = new RevisionCache<V>(revisionFeed(owner.db), owner.clock, max, options);
     byName.set(name, cache as RevisionCache<unknown>);
   }
   return cache;

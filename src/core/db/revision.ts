@@ -15,8 +15,15 @@ import type pg from 'pg';
  *   commit, so in practice it moves within milliseconds.
  * When the counter cannot be read (database down, table missing) the generation moves on every
  * attempt: caches then miss rather than serve what can no longer be checked.
+ *
+ * A second counter, the content revision (migration 0017: rows id ≥ 2 of the same table), moves
+ * whenever a row an asset view is derived from changes (CONTENT_TABLES). It has its own
+ * `contentGeneration`, which moves when either revision may have changed, so asset writes never
+ * flush the principal caches while asset views still go stale on identity changes (template
+ * grants and names, groups, the organization's customer id).
  */
 export const REVISION_CHANNEL = 'tessera_revision';
+export const CONTENT_REVISION_CHANNEL = 'tessera_content_revision';
 export const POLL_MS = 250;
 
 /** Tables whose writes can change a principal or a permission decision (the triggers of 0012 cover these). */
@@ -25,7 +32,20 @@ export const IDENTITY_TABLES: ReadonlySet<string> = new Set([
   'auth_sessions', 'api_keys', 'auth_signing_keys', 'oauth_clients', 'tessera_revision',
 ]);
 
-const READ = CompiledQuery.raw('select value from tessera_revision where id = 1');
+/**
+ * Tables an asset view (features/assets/asset-views.ts) is derived from beyond the identity tables:
+ * the asset rows, their templates, what templates grant per permission, and server_state (the
+ * metadata definitions version the compiled metadata templates are checked against). The triggers
+ * of 0017 cover these.
+ */
+export const CONTENT_TABLES: ReadonlySet<string> = new Set(['assets', 'asset_security', 'security_template_permissions', 'server_state']);
+
+/** Writes after which this instance re-reads both counters before the writing call returns. */
+const TRACKED_TABLES: ReadonlySet<string> = new Set([...IDENTITY_TABLES, ...CONTENT_TABLES]);
+
+// Row 1: the identity revision; rows 2…: stripes of the content revision (PostgreSQL spreads
+// concurrent asset commits over them so they do not queue on one row lock).
+const READ = CompiledQuery.raw('select id, value from tessera_revision order by id');
 const WRITE_TARGET = /^\s*(?:insert\s+into|update|delete\s+from)\s+"?([A-Za-z_][\w]*)"?/i;
 
 /** Whether a statement writes to a table in `tables` (cheap: reads are rejected on their first letter). */
@@ -39,6 +59,8 @@ export function writesTo(sqlText: string, tables: ReadonlySet<string>): boolean 
 export interface RevisionFeed {
   /** Moves whenever the identity revision may have changed. Reading it starts the watcher. */
   readonly generation: number;
+  /** Moves whenever the content revision or the identity revision may have changed. Reading it starts the watcher. */
+  readonly contentGeneration: number;
   /** Re-reads the counter now (tests; the watcher does this on its own). */
   check(): Promise<void>;
   close(): Promise<void>;
@@ -48,7 +70,9 @@ type Runner = (query: CompiledQuery) => Promise<{ rows: unknown[] }>;
 
 class Feed implements RevisionFeed {
   private gen = 0;
+  private contentGen = 0;
   private known: string | undefined;
+  private knownContent: string | undefined;
   private started = false;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
@@ -78,24 +102,50 @@ class Feed implements RevisionFeed {
     return this.gen;
   }
 
-  /** Records a counter value read anywhere (driver, poll, NOTIFY); any change moves the generation. */
-  observe(value: string | undefined): void {
-    if (value === undefined || value !== this.known) {
-      this.known = value;
+  get contentGeneration(): number {
+    if (!this.started) this.start();
+    return this.contentGen;
+  }
+
+  /**
+   * Records counter values read anywhere (driver, poll, NOTIFY); any change moves the generation(s).
+   * `undefined`: unknown (unreadable), which always moves. Content views depend on both counters.
+   */
+  observe(identity: string | undefined, content: string | undefined): void {
+    if (identity === undefined || identity !== this.known) {
+      this.known = identity;
       this.gen += 1;
+      this.contentGen += 1;
+    }
+    if (content === undefined || content !== this.knownContent) {
+      this.knownContent = content;
+      this.contentGen += 1;
     }
   }
 
   async readOn(run: Runner): Promise<void> {
+    let identity: string | undefined;
+    let content: string | undefined;
     try {
       const { rows } = await run(READ);
-      const row = rows[0] as { value: number | string | bigint } | undefined;
-      const value = row ? String(row.value) : undefined;
-      this.observe(value);
-      for (const sibling of siblings.get(this.database) ?? []) if (sibling !== this) sibling.observe(value);
+      const stripes: string[] = [];
+      for (const row of rows as { id: number | string; value: number | string | bigint }[]) {
+        if (Number(row.id) === 1) identity = String(row.value);
+        else stripes.push(`${row.id}:${row.value}`);
+      }
+      // No content rows: migration 0017 not applied; treat as unknown so content caches miss.
+      content = stripes.length > 0 ? stripes.join(',') : undefined;
     } catch {
-      this.observe(undefined);
+      this.observe(undefined, undefined);
+      return;
     }
+    this.observe(identity, content);
+    for (const sibling of siblings.get(this.database) ?? []) if (sibling !== this) sibling.observe(identity, content);
+  }
+
+  /** A NOTIFY on the content channel: some stripe moved (the next poll then re-reads them all). */
+  private contentChanged(): void {
+    this.contentGen += 1;
   }
 
   check(): Promise<void> {
@@ -132,11 +182,13 @@ class Feed implements RevisionFeed {
     client.on('error', retry);
     client.on('end', retry);
     client.on('notification', (message) => {
-      if (message.channel === REVISION_CHANNEL) this.observe(message.payload);
+      if (message.channel === REVISION_CHANNEL) this.observe(message.payload, this.knownContent);
+      else if (message.channel === CONTENT_REVISION_CHANNEL) this.contentChanged();
     });
     try {
       await client.connect();
       await client.query(`LISTEN ${REVISION_CHANNEL}`);
+      await client.query(`LISTEN ${CONTENT_REVISION_CHANNEL}`);
       // The socket must not keep a finished process alive.
       (client as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
     } catch {
@@ -177,8 +229,9 @@ export function revisionFeed(db: object): RevisionFeed {
 const siblings = new Map<string, Set<Feed>>();
 
 /**
- * Wraps a dialect so that, after a write to an identity table commits (at once when outside a
- * transaction), the counter is re-read on the same connection before the caller sees the result.
+ * Wraps a dialect so that, after a write to an identity or content table commits (at once when
+ * outside a transaction), the counters are re-read on the same connection before the caller sees
+ * the result.
  */
 export function trackRevisions(inner: Dialect, options: { database: string; pgUrl?: string; pollMs?: number }): { dialect: Dialect; register(db: object): void } {
   const feed = new Feed(options.pgUrl, options.pollMs ?? POLL_MS, options.database);
@@ -211,7 +264,7 @@ class TrackedConnection implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<import('kysely').QueryResult<R>> {
     const result = await this.inner.executeQuery<R>(query);
-    if (writesTo(query.sql, IDENTITY_TABLES)) {
+    if (writesTo(query.sql, TRACKED_TABLES)) {
       if (this.inTransaction) this.wrote = true;
       else await this.feed.readOn((q) => this.inner.executeQuery(q));
     }

@@ -15,7 +15,7 @@ const byIdQuery = (db: Kysely<Database>, p: { readonly orgId: string; readonly i
   .where('assets.org_id', '=', p.orgId)
   .where((eb) => eb.or([eb('assets.id', '=', p.id), eb('assets.file_id', '=', p.id)]));
 // The read path of every asset request: compiled once (core/db/prepared.ts).
-const visibleAssetQuery = prepared<{ orgId: string; id: string }>()((db, p) => byIdQuery(db, p).where('assets.content_state', '!=', 'pending'));
+export const visibleAssetQuery = prepared<{ orgId: string; id: string }>()((db, p) => byIdQuery(db, p).where('assets.content_state', '!=', 'pending'));
 const anyAssetQuery = prepared<{ orgId: string; id: string }>()((db, p) => byIdQuery(db, p));
 
 /** One version by objectId or fileId, with the organization's customer id. Pending uploads are not visible. */
@@ -71,7 +71,7 @@ export interface AssetSecurity {
   names?: Map<string, string>;
 }
 
-const securityOfOneQuery = prepared<{ orgId: string; assetId: string }>()((db, p) => db
+export const securityOfOneQuery = prepared<{ orgId: string; assetId: string }>()((db, p) => db
   .selectFrom('asset_security as s')
   .innerJoin('security_templates as t', 't.id', 's.template_id')
   .leftJoin('security_template_permissions as p', 'p.template_id', 's.template_id')

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
@@ -9,8 +9,8 @@ import {
   PartParams, RawBody, SignedQuery, SimpleAssetSchema, SimpleCreateResponseSchema, SimpleCreateSchema, SimpleGetQuery, SimpleGetResponse, SimpleUpdateSchema,
   StatusMessage, UploadParams, UploadReceived, type LegacyCreate,
 } from './assets.schemas.ts';
-import { createAsset, deleteOrRestore, getAsset, getLatest, getVersions, updateAsset, type CreatedAsset } from './assets.service.ts';
-import { templateNames } from './assets.repo.ts';
+import { createAsset, deleteOrRestore, getLatest, getVersions, updateAsset, type CreatedAsset } from './assets.service.ts';
+import { viewAsset } from './asset-views.ts';
 import { createAssetsBulk } from './create-bulk.service.ts';
 import { presentLegacy, presentSimplified } from './present.ts';
 import { verifySignedPath } from './signed-urls.ts';
@@ -22,6 +22,14 @@ const tags = ['assets'];
 export const BULK_BODY_LIMIT = 16 * 1024 * 1024;
 const read = errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found');
 const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict');
+
+/**
+ * Sends a body the route's own serializer already made (asset views keep it): a string typed as
+ * JSON goes out as is, with the content type Fastify sets for a serialized object.
+ */
+function sendSerialized(reply: FastifyReply, body: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(body);
+}
 
 function createInput(body: LegacyCreate) {
   return { ...body, filesize: body.filesize ?? body.fileSize };
@@ -49,10 +57,11 @@ export function assetRoutes(app: App, deps: Deps): void {
 
   app.get('/asset/:id', {
     schema: { operationId: 'GetAsset', tags, summary: 'An asset by objectId or fileId (View)', params: IdParams, response: { 200: Type.Ref('Asset'), ...read } },
-  }, async (request) => {
-    const principal = principalOf(request);
-    const { asset, security } = await getAsset(deps, principal, request.params.id);
-    return presentLegacy(deps, asset, security, await templateOf(deps.db, principal.orgId, asset.metadata_template_id));
+  }, async (request, reply) => {
+    // Served from the asset view cache (asset-views.ts): the body is serialized once per view.
+    const view = await viewAsset(deps, principalOf(request), request.params.id);
+    const body = view.body('GetAsset', () => reply.serialize(presentLegacy(deps, view.asset, view.security, view.template)) as string);
+    return sendSerialized(reply, body);
   });
 
   app.patch('/asset/:id', {
@@ -135,12 +144,14 @@ export function assetRoutes(app: App, deps: Deps): void {
       operationId: 'GetAssetSimplified', tags, summary: 'An asset by objectId or fileId, simplified', params: IdParams, querystring: SimpleGetQuery,
       response: { 200: SimpleGetResponse, ...read },
     },
-  }, async (request) => {
-    const principal = principalOf(request);
-    const { asset, security } = await getAsset(deps, principal, request.params.id);
-    const securityTemplates = security.names ? security.templateIds.map((id) => ({ id, name: security.names!.get(id)! })) : await templateNames(deps.db, principal.orgId, security.templateIds);
-    const template = await templateOf(deps.db, principal.orgId, asset.metadata_template_id);
-    return { status: 'success' as const, message: 'Asset retrieved successfully', data: presentSimplified(deps, asset, security, securityTemplates, template, request.query) };
+  }, async (request, reply) => {
+    const view = await viewAsset(deps, principalOf(request), request.params.id);
+    const options = request.query;
+    const body = view.body(`GetAssetSimplified:${options.empty}:${options.system}`, () => reply.serialize({
+      status: 'success' as const, message: 'Asset retrieved successfully',
+      data: presentSimplified(deps, view.asset, view.security, view.securityTemplates, view.template, options),
+    }) as string);
+    return sendSerialized(reply, body);
   });
 
   app.patch('/assets/asset/:id', {

@@ -1,4 +1,5 @@
 import type { DbOrTrx } from '../../core/db/connect.ts';
+import { prepared } from '../../core/db/prepared.ts';
 import { newId } from '../../core/ids.ts';
 import { loadCompiledTemplate } from './definitions.repo.ts';
 import type { CompiledTemplate } from './model.ts';
@@ -20,6 +21,9 @@ export async function touchDefinitions(db: DbOrTrx, orgId: string, now: number):
     .onConflict((oc) => oc.column('key').doUpdateSet({ value, updated_at: now })).execute();
 }
 
+// Read on every asset write and every asset view load: compiled once (core/db/prepared.ts).
+export const versionQuery = prepared<{ key: string }>()((db, p) => db.selectFrom('server_state').select('value').where('key', '=', p.key));
+
 const MAX_ENTRIES = 1000;
 const cache = new Map<string, { version: string; template: CompiledTemplate }>();
 
@@ -28,7 +32,7 @@ const cache = new Map<string, { version: string; template: CompiledTemplate }>()
  * unchanged: one indexed read instead of five queries. For hot write paths (bulk asset creation).
  */
 export async function loadTemplateCached(db: DbOrTrx, orgId: string, templateId: string): Promise<CompiledTemplate | undefined> {
-  const row = await db.selectFrom('server_state').select('value').where('key', '=', versionKey(orgId)).executeTakeFirst();
+  const row = (await versionQuery.execute(db, { key: versionKey(orgId) }))[0];
   const version = row?.value ?? 'initial';
   const key = `${orgId}:${templateId}`;
   const hit = cache.get(key);
