@@ -50,10 +50,12 @@ async function sync(deps: Deps, orgId: string, job: ActionObjectJob): Promise<vo
     const info = await actionTemplateInfo(trx, orgId, job.templateId);
     if (!info) {
       // The template was deleted: its object goes to the recycle bin (still readable, fileState "recycle bin").
-      if (job.actionObjectId) {
-        await trx.updateTable('assets').set({ deleted_at: now, updated_at: now }).where('org_id', '=', orgId).where('id', '=', job.actionObjectId)
-          .where('object_type', '=', ACTION_OBJECT_TYPE).where('deleted_at', 'is', null).execute();
-      }
+      // By template too, not only by the id the delete saw: a job that made the object while the
+      // delete was running committed it after the delete had read the template (action_object_id
+      // still empty), so only its metadata_template_id names it.
+      await trx.updateTable('assets').set({ deleted_at: now, updated_at: now }).where('org_id', '=', orgId)
+        .where((eb) => (job.actionObjectId ? eb.or([eb('id', '=', job.actionObjectId), eb('metadata_template_id', '=', job.templateId)]) : eb('metadata_template_id', '=', job.templateId)))
+        .where('object_type', '=', ACTION_OBJECT_TYPE).where('deleted_at', 'is', null).execute();
       return;
     }
     const t = await loadTemplate(trx, orgId, info.id);
