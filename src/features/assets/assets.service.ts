@@ -184,10 +184,6 @@ async function publishCreated(trx: Trx, now: number, principal: Principal, row: 
   }
 }
 
-export async function getAsset(deps: Deps, principal: Principal, id: string) {
-  return loadAsset(deps.db, principal, id);
-}
-
 /** GET /v1/asset/{id}/latest: the current version of the asset's chain. */
 export async function getLatest(deps: Deps, principal: Principal, id: string) {
   const chainId = await findChainId(deps.db, principal.orgId, id);

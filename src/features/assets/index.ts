@@ -16,7 +16,7 @@ import { MAIL_JOB, sendQueuedMail } from './mail-outbox.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
 export { findAsset, securityOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
-export { createAsset, getAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
+export { createAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
 export { queueMail, mailStatus, MAIL_JOB, type OutgoingMail } from './mail-outbox.ts';
 export { receiveSingle } from './uploads.service.ts';
 export { presentLegacy, presentSimplified, renditionUrls, storedRenditions, type StoredRendition } from './present.ts';
