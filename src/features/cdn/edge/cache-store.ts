@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
 import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { PreparedHit } from './http1.ts';
 
 /** One stored response (one variant of one URL). */
 export interface CacheEntry {
@@ -28,8 +29,8 @@ export interface CacheEntry {
   variants: Map<string, { body: Buffer; headers: Record<string, string> }>;
   /** Set when removed: a reader holding the entry must not serve it. */
   dead: boolean;
-  /** Client headers prepared for the hit fast path (per zone version and CORS decision). */
-  fast?: { version: number; cors: boolean; head: string } | undefined;
+  /** The hit answer prepared for the fast path (per zone version and CORS decision); holds the body, so dropped with it. */
+  fast?: { version: number; cors: boolean; hit: PreparedHit } | undefined;
 }
 
 export interface CacheStoreOptions {
@@ -142,6 +143,7 @@ export class CacheStore {
       for (const v of entry.variants.values()) this.memoryBytes -= v.body.length;
       entry.variants.clear();
       entry.body = null;
+      entry.fast = undefined;
       // Only on disk now; if it never reached the disk, it is gone.
       if (!entry.file) this.remove(entry);
     }
@@ -173,6 +175,7 @@ export class CacheStore {
     }
     for (const v of entry.variants.values()) this.memoryBytes -= v.body.length;
     entry.body = null;
+    entry.fast = undefined;
     entry.variants.clear();
     if (entry.file) void unlink(entry.file).catch(() => {});
   }

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createEdgeHttpServer, type EdgeHttpServer, type EdgeRequest, type EdgeResponse } from './http1.ts';
+import { createEdgeHttpServer, PreparedHit, type EdgeHttpServer, type EdgeRequest, type EdgeResponse } from './http1.ts';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { EdgeConfig } from '../../../config.ts';
@@ -452,14 +452,14 @@ export class Edge {
       if (age < entry.ttlMs && req.headers.range === undefined && req.headers['if-none-match'] === undefined && req.headers['if-modified-since'] === undefined
         && (s.limitRatePerSecond === 0 || body.length <= s.limitRateAfter) && !(s.optimizerEnabled && isOptimizableImage(entry.headers['content-type']))) {
         let fast = entry.fast;
-        if (fast === undefined || fast.version !== zone.version || fast.cors !== cors) {
+        if (fast === undefined || fast.version !== zone.version || fast.cors !== cors || fast.hit.body !== body) {
           const lines = this.clientHeaders(entry.headers, entry.headers['vary'], entry.etag, zone, cors);
           let head = '';
           for (let i = 0; i < lines.length; i += 2) head += `${lines[i]}: ${lines[i + 1]}\r\n`;
-          fast = { version: zone.version, cors, head: `${head}cdn-cache: HIT\r\ncontent-length: ${body.length}\r\n` };
+          fast = { version: zone.version, cors, hit: new PreparedHit(`${head}cdn-cache: HIT\r\ncontent-length: ${body.length}\r\n`, body) };
           entry.fast = fast;
         }
-        res.sendHit(`${fast.head}age: ${Math.floor(age / 1000)}\r\n`, body);
+        res.sendHit(fast.hit, Math.floor(age / 1000));
         this.stats.request(zone.id, now, 200, body.length, 'HIT', country);
         return;
       }

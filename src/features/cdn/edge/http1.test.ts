@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createEdgeHttpServer, type EdgeHttpServer, type EdgeRequest, type EdgeResponse } from './http1.ts';
+import { createEdgeHttpServer, PreparedHit, type EdgeHttpServer, type EdgeRequest, type EdgeResponse } from './http1.ts';
 
 /** Sends raw bytes on one connection and collects everything until the server closes it (or `until` matches). */
 function exchange(port: number, raw: string | Buffer[], until?: (text: string) => boolean): Promise<{ text: string; closed: boolean }> {
@@ -55,7 +55,7 @@ describe('edge HTTP/1.1 server', () => {
         res.end(Buffer.from('part2'));
         return;
       }
-      res.sendHit(`content-type: text/plain\r\ncontent-length: ${req.url.length}\r\n`, Buffer.from(req.url));
+      res.sendHit(new PreparedHit(`content-type: text/plain\r\ncontent-length: ${req.url.length}\r\n`, Buffer.from(req.url)), 0);
     }, (error, res) => {
       errors.push(error);
       res.writeHead(502, { 'content-length': 0 }).end();
