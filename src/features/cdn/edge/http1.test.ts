@@ -82,6 +82,24 @@ describe('edge HTTP/1.1 server', () => {
     assert.deepEqual([seen[0]!.headers.host, seen[0]!.headers.accept, seen[0]!.headers['x-forwarded-for']], ['Example.test', 'a, b', '1.2.3.4']);
   });
 
+  it('header names that are Object.prototype members are plain headers; whitespace around values is trimmed', async () => {
+    seen.length = 0;
+    await exchange(port, 'GET /p HTTP/1.1\r\nHost: x\r\nConstructor: c\r\n__proto__: p\r\ntoString: t\r\nX-Pad: \t padded \t\r\nX-Empty:\r\n\r\n', (t) => t.endsWith('/p'));
+    const h = seen[0]!.headers;
+    assert.deepEqual([h.constructor, h['__proto__'], h.tostring, h['x-pad'], h['x-empty']], ['c', 'p', 't', 'padded', '']);
+    assert.equal(h.valueOf, undefined);
+  });
+
+  it('a pipelined batch of prebuilt hits comes back whole and in order, each with its Date and Age', async () => {
+    const paths = Array.from({ length: 20 }, (_, i) => `/batch-${i}`);
+    const raw = paths.map((p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`).join('');
+    const { text } = await exchange(port, raw, (t) => t.endsWith('/batch-19'));
+    const bodies = text.split('HTTP/1.1 200 OK\r\n').slice(1).map((r) => r.slice(r.indexOf('\r\n\r\n') + 4));
+    assert.deepEqual(bodies, paths);
+    assert.equal(count(text, '\r\nage: 0\r\n'), 20);
+    assert.equal(count(text, '\r\ndate: '), 20);
+  });
+
   it('HEAD gets headers without a body; HTTP/1.0 and Connection: close are answered and closed', async () => {
     const head = await exchange(port, 'HEAD /abc HTTP/1.1\r\nHost: x\r\n\r\nGET /z HTTP/1.1\r\nHost: x\r\n\r\n', (t) => t.endsWith('/z'));
     assert.match(head.text, /^HTTP\/1\.1 200 OK\r\n[^]*content-length: 4\r\n[^]*\r\n\r\nHTTP\/1\.1 200 OK/);
@@ -112,6 +130,15 @@ describe('edge HTTP/1.1 server', () => {
       ['GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n', 400],
       ['GET / HTTP/1.1\r\nHost: x\r\nBad Name: 1\r\n\r\n', 400],
       ['GET / HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n', 400],
+      ['get / HTTP/1.1\r\nHost: x\r\n\r\n', 400], // methods are upper case
+      ['GET  / HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['GET / HTTP/1.1 \r\nHost: x\r\n\r\n', 400],
+      ['GET /\x7f HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['GET / HTTP/1.1\r\nHost: x\r\nX-A: a\nb\r\n\r\n', 400], // bare LF in a value
+      ['GET / HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n', 400], // bare CR
+      ['GET / HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n', 400],
+      ['GET / HTTP/1.1\r\nHost: x\r\n: empty-name\r\n\r\n', 400],
+      ['GET / HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n', 400],
       ['GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n', 413],
       [`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`, 431],
       [`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000)}`, 431], // never ends

@@ -17,7 +17,14 @@ export interface EdgeRequest {
   url: string;
   /** Lower-case names; repeated headers joined with ", ". */
   headers: Record<string, string | undefined>;
-  socket: { remoteAddress?: string | undefined };
+  socket: EdgePeer;
+}
+
+/** The connection a request came on: the same object for every request on it. */
+export interface EdgePeer {
+  readonly remoteAddress: string | undefined;
+  /** The handler's per-connection facts (client address lookups, the last Host's route), kept here so a keep-alive request does not repeat them. */
+  memo: unknown;
 }
 
 export type HeaderInput = Record<string, string | number> | readonly string[];
@@ -26,6 +33,8 @@ export interface EdgeResponse {
   readonly headersSent: boolean;
   writeHead(status: number, headers?: HeaderInput): this;
   write(chunk: Buffer): boolean;
+  /** Resolves true once written data has drained to the socket (at once if nothing waits), false if the connection closed. */
+  drained(): Promise<boolean>;
   end(chunk?: Buffer | string): void;
   /** Cache-hit fast path: a 200 with the prepared headers, this Age (seconds) and the body. */
   sendHit(hit: PreparedHit, age: number): void;
@@ -196,6 +205,18 @@ class Response implements EdgeResponse {
     return this.isHead || socket.write(chunk);
   }
 
+  drained(): Promise<boolean> {
+    const socket = this.conn.socket;
+    if (socket.destroyed) return Promise.resolve(false);
+    if (!socket.writableNeedDrain) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const drain = () => { socket.off('close', close); resolve(true); };
+      const close = () => { socket.off('drain', drain); resolve(false); };
+      socket.once('drain', drain);
+      socket.once('close', close);
+    });
+  }
+
   end(chunk?: Buffer | string): void {
     if (this.finished) return;
     const socket = this.conn.socket;
@@ -302,12 +323,14 @@ class Connection {
   private lastWritten = 0;
   private idleFor = 0;
   readonly socket: Socket;
+  private readonly peer: EdgePeer;
   private readonly handler: EdgeHandler;
   private readonly onError: (error: unknown, res: EdgeResponse) => void;
   constructor(socket: Socket, handler: EdgeHandler, onError: (error: unknown, res: EdgeResponse) => void) {
     this.socket = socket;
     this.handler = handler;
     this.onError = onError;
+    this.peer = { remoteAddress: socket.remoteAddress, memo: undefined };
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.data(chunk));
     socket.on('error', () => {});
@@ -451,7 +474,7 @@ class Connection {
       : http10 ? connection.toLowerCase().includes('keep-alive') : !connection.toLowerCase().includes('close');
     const res = new Response(this, keepAlive, method === 'HEAD', http10);
     this.current = res;
-    const req: EdgeRequest = { method, url, headers, socket: this.socket };
+    const req: EdgeRequest = { method, url, headers, socket: this.peer };
     try {
       const out = this.handler(req, res);
       if (out !== undefined) out.catch((error: unknown) => this.onError(error, res));
