@@ -386,7 +386,7 @@ export class Edge {
    * block and one write. Anything else continues in serve().
    */
   handle(req: EdgeRequest, res: EdgeResponse): void | Promise<void> {
-    const now = Date.now();
+    const now = req.at;
     const url = req.url;
     const qi = url.indexOf('?');
     const memo = this.peerMemo(req);

@@ -33,6 +33,7 @@ function exchange(port: number, raw: string | Buffer[], until?: (text: string) =
 const count = (text: string, what: string) => text.split(what).length - 1;
 
 describe('edge HTTP/1.1 server', () => {
+  const shared = new PreparedHit('content-type: text/plain\r\ncontent-length: 6\r\n', Buffer.from('shared'));
   let server: EdgeHttpServer;
   let port = 0;
   const errors: unknown[] = [];
@@ -55,6 +56,7 @@ describe('edge HTTP/1.1 server', () => {
         res.end(Buffer.from('part2'));
         return;
       }
+      if (req.url.startsWith('/aged-')) return res.sendHit(shared, Number(req.url.slice(6)));
       res.sendHit(new PreparedHit(`content-type: text/plain\r\ncontent-length: ${req.url.length}\r\n`, Buffer.from(req.url)), 0);
     }, (error, res) => {
       errors.push(error);
@@ -98,6 +100,14 @@ describe('edge HTTP/1.1 server', () => {
     assert.deepEqual(bodies, paths);
     assert.equal(count(text, '\r\nage: 0\r\n'), 20);
     assert.equal(count(text, '\r\ndate: '), 20);
+  });
+
+  it('one prepared hit answered many times: each answer carries its own Age (the prebuilt copy follows Age changes)', async () => {
+    const ages = [1, 1, 1, 2, 2, 2, 1, 7, 7];
+    const raw = ages.map((a) => `GET /aged-${a} HTTP/1.1\r\nHost: x\r\n\r\n`).join('');
+    const { text } = await exchange(port, raw, (t) => count(t, 'shared') === ages.length);
+    assert.deepEqual([...text.matchAll(/\r\nage: (\d+)\r\n/g)].map((m) => Number(m[1])), ages);
+    assert.equal(count(text, '\r\n\r\nshared'), ages.length);
   });
 
   it('HEAD gets headers without a body; HTTP/1.0 and Connection: close are answered and closed', async () => {

@@ -18,6 +18,8 @@ export interface EdgeRequest {
   /** Lower-case names; repeated headers joined with ", ". */
   headers: Record<string, string | undefined>;
   socket: EdgePeer;
+  /** Date.now() when the request was parsed (read once per batch: the handler need not read the clock again). */
+  at: number;
 }
 
 /** The connection a request came on: the same object for every request on it. */
@@ -44,7 +46,6 @@ export interface EdgeResponse {
 
 const MAX_HEAD = 16 * 1024;
 const MAX_DISCARDED_BODY = 1024 * 1024;
-const CRLFCRLF = Buffer.from('\r\n\r\n');
 /** tchar (RFC 9110 §5.6.2): the bytes a header name may hold. */
 const TCHAR = new Uint8Array(256);
 for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TCHAR[c.charCodeAt(0)] = 1;
@@ -70,9 +71,11 @@ const statusLine = (status: number) => STATUS_LINES[status] ?? `HTTP/1.1 ${statu
 
 let dateSecond = -1;
 let dateLine = '';
+/** The clock read once for a batch of requests parsed from one read (0 outside of one). */
+let batchNow = 0;
 /** `date: …\r\n`, rebuilt at most once a second. */
 function dateHeader(): string {
-  const now = Date.now();
+  const now = batchNow === 0 ? Date.now() : batchNow;
   const second = Math.floor(now / 1000);
   if (second !== dateSecond) {
     dateSecond = second;
@@ -109,17 +112,28 @@ export class PreparedHit {
   wire: Buffer | null = null;
   private wireSecond = -1;
   private wireAge = -1;
+  /** The (second, Age) of the last hit answered without a wire: a copy pays off only from the second hit on. */
+  private seenSecond = -1;
+  private seenAge = -1;
   constructor(head: string, body: Buffer) {
     this.head = head;
     this.body = body;
   }
 
-  /** The whole answer for this second and Age, or null when it is too big to keep a second copy of. */
+  /**
+   * The whole answer for this second and Age; null for the first hit with them (an object hit once a
+   * second is not worth copying) and for bodies too big to keep a second copy of.
+   */
   wireFor(age: number): Buffer | null {
     const date = dateHeader();
     if (this.wire !== null && this.wireSecond === dateSecond && this.wireAge === age) return this.wire;
     const body = this.body;
     if (body.length > WIRE_MAX_BODY || wiredBytes + body.length > WIRE_BUDGET) return null;
+    if (this.seenSecond !== dateSecond || this.seenAge !== age) {
+      this.seenSecond = dateSecond;
+      this.seenAge = age;
+      return null;
+    }
     const head = `HTTP/1.1 200 OK\r\n${this.head}age: ${age}\r\n${date}\r\n`;
     const headLength = head.length; // latin1: one byte per character
     const wire = Buffer.allocUnsafeSlow(headLength + body.length);
@@ -313,6 +327,17 @@ function methodName(buf: Buffer, start: number, end: number): string {
 
 const HTTP_1_ = [72, 84, 84, 80, 47, 49, 46]; // "HTTP/1."
 
+/**
+ * Where the head starting at `from` ends (its CRLFCRLF), looking no further than MAX_HEAD bytes;
+ * -1 when not there yet (or too far: the caller sees the length). A loop in JS: cheaper than a call
+ * into Buffer.indexOf for heads of a few dozen bytes.
+ */
+function headEnd(buf: Buffer, from: number): number {
+  const last = Math.min(buf.length - 3, from + MAX_HEAD + 1);
+  for (let i = from; i < last; i++) if (buf[i] === 13 && buf[i + 1] === 10 && buf[i + 2] === 13 && buf[i + 3] === 10) return i;
+  return -1;
+}
+
 class Connection {
   private pending: Buffer | null = null;
   private discard = 0;
@@ -381,6 +406,7 @@ class Connection {
   private parse(): void {
     this.parsing = true;
     let corked = false;
+    batchNow = Date.now();
     try {
       // The answers to a pipelined batch leave together: cork once more than one request is waiting.
       while (this.parseOne()) {
@@ -391,6 +417,7 @@ class Connection {
       }
     } finally {
       this.parsing = false;
+      batchNow = 0;
       if (corked) this.socket.uncork();
     }
   }
@@ -411,13 +438,12 @@ class Connection {
     // Tolerate empty lines before a request line (RFC 9112 §2.2).
     let start = 0;
     while (start + 1 < buf.length && buf[start] === 13 && buf[start + 1] === 10) start += 2;
-    const end = buf.indexOf(CRLFCRLF, start);
+    const end = headEnd(buf, start);
     if (end < 0) {
       this.pending = buf.subarray(start);
       if (this.pending.length > MAX_HEAD) this.reject(431);
       return false;
     }
-    if (end - start > MAX_HEAD) return this.fail(431);
     this.pending = end + 4 < buf.length ? buf.subarray(end + 4) : null;
 
     // Request line: METHOD SP request-target SP HTTP/1.x, scanned byte by byte.
@@ -474,7 +500,7 @@ class Connection {
       : http10 ? connection.toLowerCase().includes('keep-alive') : !connection.toLowerCase().includes('close');
     const res = new Response(this, keepAlive, method === 'HEAD', http10);
     this.current = res;
-    const req: EdgeRequest = { method, url, headers, socket: this.peer };
+    const req: EdgeRequest = { method, url, headers, socket: this.peer, at: batchNow };
     try {
       const out = this.handler(req, res);
       if (out !== undefined) out.catch((error: unknown) => this.onError(error, res));
