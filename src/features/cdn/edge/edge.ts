@@ -195,6 +195,7 @@ export class Edge {
     const run = async () => {
       const started = Date.now();
       await this.loadZones();
+      this.pruneBuckets(Date.now());
       await this.pollPurges(started);
       if (message.flushStats) await this.stats.flush(this.deps.db, new Set(this.zones.keys()));
       await this.loadMonthlyUsage();
@@ -264,6 +265,17 @@ export class Edge {
     for (const row of rows) this.monthlyUsed.set(Number(row.zone_id), Number(row.bytes));
   }
 
+  /**
+   * Drops the request-rate buckets that have refilled to their cap: such a bucket is the same as none,
+   * so the map holds only the IPs seen in the last few seconds, however many different ones come.
+   */
+  private pruneBuckets(now: number): void {
+    for (const [key, b] of this.buckets) {
+      const s = this.zones.get(Number(key.slice(0, key.indexOf('|'))))?.zone.settings;
+      if (s === undefined || s.requestLimit === 0 || b.tokens + ((now - b.at) / 1000) * s.requestLimit >= s.requestLimit + s.burstSize) this.buckets.delete(key);
+    }
+  }
+
   private bumpEpoch(zoneId: number): void {
     this.epochs.set(zoneId, (this.epochs.get(zoneId) ?? 0) + 1);
   }
@@ -284,7 +296,7 @@ export class Edge {
 
   private async handleControl(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === 'GET' && req.url === '/health') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: this.id, objects: this.cache.size, bytes: this.cache.bytes }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: this.id, objects: this.cache.size, bytes: this.cache.bytes, rateBuckets: this.buckets.size }));
       return;
     }
     if (req.method !== 'POST' || req.url !== '/sync' || !checkControlAuth(this.deps.keys, req.headers['x-tessera-edge-auth'] as string | undefined, Date.now())) {

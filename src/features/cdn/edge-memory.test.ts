@@ -14,7 +14,7 @@ async function makeZone(ctx: TestContext, org: TestOrg, origin: TestOrigin, fiel
   return json(res);
 }
 
-forEachEngine('CDN edge: objects larger than the memory tier, keep-alive connections', (ctx) => {
+forEachEngine('CDN edge: bounded memory (large objects, rate buckets), keep-alive connections', (ctx) => {
   const origin = new TestOrigin();
   let edge: Awaited<ReturnType<typeof startEdge>>;
   let org: TestOrg;
@@ -80,6 +80,20 @@ forEachEngine('CDN edge: objects larger than the memory tier, keep-alive connect
     assert.equal(after.headers.get('cdn-cache'), 'MISS');
     assert.ok((await bytes(after)).equals(data.subarray(0, 100)));
     assert.equal(origin.count('/big.bin'), 2);
+  });
+
+  it('request-rate buckets that refilled to their cap are dropped at the next sync (the map holds only recent IPs)', async () => {
+    const zone = await makeZone(ctx(), org, origin, { requestLimit: 1000, burstSize: 0 });
+    origin.set('/rb', 'x', { 'cache-control': 'max-age=600' });
+    const health = async () => (await (await fetch(`${edge.edge.controlUrl}/health`)).json() as { rateBuckets: number }).rateBuckets;
+    for (const ip of ['198.51.100.20', '198.51.100.21', '198.51.100.22']) assert.equal((await get(`/${zone.name}/rb`, { 'x-forwarded-for': ip })).status, 200);
+    assert.equal(await health(), 3);
+    await new Promise((r) => setTimeout(r, 20)); // one request's token comes back after 1 ms at 1000/s
+    await edge.edge.sync({});
+    assert.equal(await health(), 0);
+    // Limits still apply afterwards: a fresh bucket starts full.
+    assert.equal((await get(`/${zone.name}/rb`, { 'x-forwarded-for': '198.51.100.20' })).status, 200);
+    assert.equal(await health(), 1);
   });
 
   it('a keep-alive connection sees a hostname added to a zone (the route it remembered is dropped on reload)', async () => {
