@@ -173,3 +173,35 @@ describe('edge HTTP/1.1 server', () => {
     assert.match(unsized.text, /connection: close\r\n\r\npart1-part2$/);
   });
 });
+
+describe('edge HTTP/1.1 server idle sweep', () => {
+  it('closes a connection on which nothing is read or written for idleMs, and keeps a busy one', async () => {
+    const server = createEdgeHttpServer((req, res) => res.sendHit(new PreparedHit('content-length: 2\r\n', Buffer.from('ok')), 0), (_e, res) => res.destroy(), 400);
+    await new Promise<void>((r) => server.server.listen(0, '127.0.0.1', r));
+    const port = (server.server.address() as AddressInfo).port;
+    try {
+      const idle = await exchange(port, []);
+      assert.equal(idle.closed, true);
+      // A client asking every 50 ms is never idle for 400 ms: all its answers arrive on one connection.
+      const busy = await new Promise<{ answers: number; closed: boolean }>((resolve) => {
+        const socket = connect(port, '127.0.0.1');
+        let answers = 0;
+        let closed = false;
+        socket.on('data', (d) => { answers += count(d.toString('latin1'), 'HTTP/1.1 200'); });
+        socket.on('close', () => { closed = true; });
+        let sent = 0;
+        const timer = setInterval(() => {
+          if (sent++ === 16) {
+            clearInterval(timer);
+            setTimeout(() => { socket.destroy(); resolve({ answers, closed }); }, 50);
+            return;
+          }
+          socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+        }, 50);
+      });
+      assert.deepEqual(busy, { answers: 16, closed: false });
+    } finally {
+      await server.close();
+    }
+  });
+});

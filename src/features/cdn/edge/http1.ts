@@ -527,6 +527,7 @@ export function createEdgeHttpServer(handler: EdgeHandler, onError: (error: unkn
   // One sweep for every connection instead of a timer per socket (node re-arms those on every read and write).
   const step = Math.max(50, Math.min(5_000, Math.floor(idleMs / 4)));
   const sweep = setInterval(() => {
+    dateHeader(); // a new second drops the prebuilt hit answers even when no request comes
     for (const c of connections.values()) c.sweep(step, idleMs);
   }, step);
   sweep.unref();
