@@ -36,3 +36,23 @@ it('evicts least recently used objects beyond the disk bound, keeps bodies on di
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+it('a hit on the most recently used object moves nothing, yet eviction stays exactly least recently used', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'edge-cache-'));
+  try {
+    // /x (1500 bytes) is above a quarter of the memory bound: on disk only.
+    const store = new CacheStore({ dir, maxBytes: 3000, memoryMaxBytes: 4000 });
+    await store.put('/a', '', meta('/a', 1000), Buffer.alloc(1000, 97));
+    await store.put('/x', '', meta('/x', 1500), Buffer.alloc(1500, 120));
+    assert.ok(store.lookup('/a', '')!.body); // order x, a
+    assert.ok(store.lookup('/a', '')); // already the most recent: nothing moves
+    assert.equal(store.lookup('/x', '')!.body, null); // order a, x
+    assert.ok(store.lookup('/a', '')); // must move again: order x, a
+    await store.put('/d', '', meta('/d', 1000), Buffer.alloc(1000, 100)); // 3500 > 3000: the oldest goes
+    assert.equal(store.lookup('/x', ''), undefined);
+    assert.ok(store.lookup('/a', ''));
+    assert.ok(store.lookup('/d', ''));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

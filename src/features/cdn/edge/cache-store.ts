@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, rmSync } from 'node:fs';
-import { readFile, unlink, writeFile } from 'node:fs/promises';
+import { open, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { PreparedHit } from './http1.ts';
 
 /** One stored response (one variant of one URL). */
 export interface CacheEntry {
@@ -28,8 +29,8 @@ export interface CacheEntry {
   variants: Map<string, { body: Buffer; headers: Record<string, string> }>;
   /** Set when removed: a reader holding the entry must not serve it. */
   dead: boolean;
-  /** Client headers prepared for the hit fast path (per zone version and CORS decision). */
-  fast?: { version: number; cors: boolean; head: string } | undefined;
+  /** The hit answer prepared for the fast path (per zone version and CORS decision); holds the body, so dropped with it. */
+  fast?: { version: number; cors: boolean; hit: PreparedHit } | undefined;
 }
 
 export interface CacheStoreOptions {
@@ -50,6 +51,8 @@ export class CacheStore {
   /** Per base key: the request headers its stored responses vary on. */
   readonly varies = new Map<string, string[]>();
   private readonly hot = new Map<string, CacheEntry>();
+  /** The entry last moved to the end of both `entries` and `hot` by lookup(); any other change of the orders clears it. */
+  private mru: CacheEntry | null = null;
   private diskBytes = 0;
   private memoryBytes = 0;
   private readonly opts: CacheStoreOptions;
@@ -71,6 +74,8 @@ export class CacheStore {
   lookup(baseKey: string, variant: string): CacheEntry | undefined {
     const entry = this.groups.get(baseKey)?.get(variant);
     if (!entry) return undefined;
+    // Already the most recently used in both orders: nothing to move (a hot object hit again and again).
+    if (entry === this.mru) return entry;
     // LRU touch (cheap: Map delete + set).
     this.entries.delete(entry.key);
     this.entries.set(entry.key, entry);
@@ -78,6 +83,7 @@ export class CacheStore {
       this.hot.delete(entry.key);
       this.hot.set(entry.key, entry);
     }
+    this.mru = entry.body ? entry : null;
     return entry;
   }
 
@@ -94,8 +100,27 @@ export class CacheStore {
     }
   }
 
+  /** Whether `entry` is sent from its file in chunks: too big for the memory tier, so never read whole. */
+  streams(entry: CacheEntry): boolean {
+    return entry.body === null && entry.file !== null && entry.size > this.opts.memoryMaxBytes / 4;
+  }
+
+  /** The entry's file opened for reading, or null when it was removed (purged or evicted) or is unreadable. */
+  async open(entry: CacheEntry): Promise<FileHandle | null> {
+    if (entry.dead || !entry.file) return null;
+    try {
+      const file = await open(entry.file, 'r');
+      if (!entry.dead) return file;
+      await file.close();
+    } catch {
+      // unlinked meanwhile
+    }
+    return null;
+  }
+
   async put(baseKey: string, variant: string, entry: Omit<CacheEntry, 'key' | 'body' | 'file' | 'dead' | 'variants'>, body: Buffer): Promise<CacheEntry> {
     const key = `${baseKey}\u0000${variant}`;
+    this.mru = null;
     const old = this.entries.get(key);
     if (old) this.remove(old);
     const file = join(this.opts.dir, createHash('sha1').update(key).update(String(entry.storedAt)).digest('hex'));
@@ -125,6 +150,7 @@ export class CacheStore {
 
   private keepHot(entry: CacheEntry, body: Buffer): void {
     if (body.length > this.opts.memoryMaxBytes / 4) return;
+    this.mru = null;
     if (!entry.body) {
       entry.body = body;
       this.memoryBytes += body.length;
@@ -138,10 +164,12 @@ export class CacheStore {
     for (const entry of this.hot.values()) {
       if (this.memoryBytes <= this.opts.memoryMaxBytes) break;
       this.hot.delete(entry.key);
+      if (this.mru === entry) this.mru = null;
       if (entry.body) this.memoryBytes -= entry.body.length;
       for (const v of entry.variants.values()) this.memoryBytes -= v.body.length;
       entry.variants.clear();
       entry.body = null;
+      entry.fast = undefined;
       // Only on disk now; if it never reached the disk, it is gone.
       if (!entry.file) this.remove(entry);
     }
@@ -157,6 +185,7 @@ export class CacheStore {
   remove(entry: CacheEntry): void {
     if (entry.dead) return;
     entry.dead = true;
+    if (this.mru === entry) this.mru = null;
     this.entries.delete(entry.key);
     const base = entry.key.slice(0, entry.key.indexOf('\u0000'));
     const group = this.groups.get(base);
@@ -173,6 +202,7 @@ export class CacheStore {
     }
     for (const v of entry.variants.values()) this.memoryBytes -= v.body.length;
     entry.body = null;
+    entry.fast = undefined;
     entry.variants.clear();
     if (entry.file) void unlink(entry.file).catch(() => {});
   }

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createEdgeHttpServer, type EdgeHttpServer, type EdgeRequest, type EdgeResponse } from './http1.ts';
+import { createEdgeHttpServer, PreparedHit, type EdgeHttpServer, type EdgeRequest, type EdgeResponse } from './http1.ts';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { EdgeConfig } from '../../../config.ts';
@@ -16,6 +16,7 @@ import { openGeo, type Geo } from './geo.ts';
 import { acceptedFormats, encodeImage, isOptimizableImage, minify, variantEtag, type ImageFormat } from './optimizer.ts';
 import { createUrlOrigin, type OriginFetcher, type OriginResponse } from './origin.ts';
 import { EdgeStats, type CacheStatus } from './stats.ts';
+import { sendFileRange } from './file-body.ts';
 
 export interface EdgeDeps {
   config: EdgeConfig;
@@ -44,6 +45,15 @@ interface ZoneRuntime {
   accessRules: boolean;
   /** Token authentication, a request rate or a monthly cap to check. */
   limits: boolean;
+}
+
+/** Per connection (EdgePeer.memo): the peer's country, and the route of the last Host header seen on it. */
+interface PeerMemo {
+  country: string;
+  host: string | undefined;
+  route: ZoneRuntime | null;
+  /** `routesVersion` when `route` was looked up: a zone reload invalidates it. */
+  routes: number;
 }
 
 /** What handle() hands serve() for everything that is not a fresh in-memory hit. */
@@ -90,6 +100,8 @@ export class Edge {
   private byName = new Map<string, ZoneRuntime>();
   /** Raw Host header → zone (null: none), rebuilt with the zones. */
   private hostRoutes = new Map<string, ZoneRuntime | null>();
+  /** Bumped by every zone reload (connections' remembered routes are then looked up again). */
+  private routesVersion = 0;
   private readonly countries = new Map<string, string>();
   private readonly inflight = new Map<string, Promise<Fetched>>();
   private readonly variantJobs = new Map<string, Promise<void>>();
@@ -183,6 +195,7 @@ export class Edge {
     const run = async () => {
       const started = Date.now();
       await this.loadZones();
+      this.pruneBuckets(Date.now());
       await this.pollPurges(started);
       if (message.flushStats) await this.stats.flush(this.deps.db, new Set(this.zones.keys()));
       await this.loadMonthlyUsage();
@@ -215,6 +228,7 @@ export class Edge {
     this.byHost = byHost;
     this.byName = byName;
     this.hostRoutes = new Map();
+    this.routesVersion++;
   }
 
   private runtime(zone: ZoneConfig): ZoneRuntime {
@@ -251,6 +265,17 @@ export class Edge {
     for (const row of rows) this.monthlyUsed.set(Number(row.zone_id), Number(row.bytes));
   }
 
+  /**
+   * Drops the request-rate buckets that have refilled to their cap: such a bucket is the same as none,
+   * so the map holds only the IPs seen in the last few seconds, however many different ones come.
+   */
+  private pruneBuckets(now: number): void {
+    for (const [key, b] of this.buckets) {
+      const s = this.zones.get(Number(key.slice(0, key.indexOf('|'))))?.zone.settings;
+      if (s === undefined || s.requestLimit === 0 || b.tokens + ((now - b.at) / 1000) * s.requestLimit >= s.requestLimit + s.burstSize) this.buckets.delete(key);
+    }
+  }
+
   private bumpEpoch(zoneId: number): void {
     this.epochs.set(zoneId, (this.epochs.get(zoneId) ?? 0) + 1);
   }
@@ -271,7 +296,7 @@ export class Edge {
 
   private async handleControl(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === 'GET' && req.url === '/health') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: this.id, objects: this.cache.size, bytes: this.cache.bytes }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: this.id, objects: this.cache.size, bytes: this.cache.bytes, rateBuckets: this.buckets.size }));
       return;
     }
     if (req.method !== 'POST' || req.url !== '/sync' || !checkControlAuth(this.deps.keys, req.headers['x-tessera-edge-auth'] as string | undefined, Date.now())) {
@@ -313,6 +338,16 @@ export class Edge {
     this.stats.request(zoneId, now, status, sent, 'REFUSED', country);
   }
 
+  /** The per-connection memo, made on the connection's first request. */
+  private peerMemo(req: EdgeRequest): PeerMemo {
+    let memo = req.socket.memo as PeerMemo | undefined;
+    if (memo === undefined) {
+      memo = { country: this.countryOf(req.socket.remoteAddress ?? ''), host: undefined, route: null, routes: -1 };
+      req.socket.memo = memo;
+    }
+    return memo;
+  }
+
   private clientIp(req: EdgeRequest): string {
     const remote = req.socket.remoteAddress ?? '';
     const xff = req.headers['x-forwarded-for'];
@@ -334,13 +369,21 @@ export class Edge {
   }
 
   /** The zone a request is for: by Host (remembered per raw Host value), else by the first path segment. */
-  private route(req: EdgeRequest, rawPath: string): { rt: ZoneRuntime; path: string } | undefined {
+  private route(req: EdgeRequest, rawPath: string, memo: PeerMemo): { rt: ZoneRuntime; path: string } | undefined {
     const hostHeader = req.headers.host ?? '';
-    let rt = this.hostRoutes.get(hostHeader);
-    if (rt === undefined) {
-      rt = this.byHost.get(hostHeader.toLowerCase().replace(/:\d+$/, '')) ?? null;
-      if (this.hostRoutes.size >= 4096) this.hostRoutes.clear();
-      this.hostRoutes.set(hostHeader, rt);
+    let rt: ZoneRuntime | null | undefined;
+    // A keep-alive connection nearly always repeats its Host: comparing it to the last one saves hashing it.
+    if (memo.routes === this.routesVersion && memo.host === hostHeader) rt = memo.route;
+    else {
+      rt = this.hostRoutes.get(hostHeader);
+      if (rt === undefined) {
+        rt = this.byHost.get(hostHeader.toLowerCase().replace(/:\d+$/, '')) ?? null;
+        if (this.hostRoutes.size >= 4096) this.hostRoutes.clear();
+        this.hostRoutes.set(hostHeader, rt);
+      }
+      memo.host = hostHeader;
+      memo.route = rt;
+      memo.routes = this.routesVersion;
     }
     if (rt !== null) return { rt, path: rawPath };
     const slash = rawPath.indexOf('/', 1);
@@ -355,10 +398,11 @@ export class Edge {
    * block and one write. Anything else continues in serve().
    */
   handle(req: EdgeRequest, res: EdgeResponse): void | Promise<void> {
-    const now = Date.now();
+    const now = req.at;
     const url = req.url;
     const qi = url.indexOf('?');
-    const routed = this.route(req, qi < 0 ? url : url.slice(0, qi));
+    const memo = this.peerMemo(req);
+    const routed = this.route(req, qi < 0 ? url : url.slice(0, qi), memo);
     if (routed === undefined) {
       this.plain(res, 404, 'No pull zone serves this host or path');
       return;
@@ -367,7 +411,7 @@ export class Edge {
     const zone = rt.zone;
     const s = zone.settings;
     const ip = this.clientIp(req);
-    const country = this.countryOf(ip);
+    const country = ip === req.socket.remoteAddress ? memo.country : this.countryOf(ip);
     const method = req.method;
     if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') return this.refuse(res, zone.id, now, country, 405, 'Only GET, HEAD and OPTIONS', { allow: 'GET, HEAD, OPTIONS' });
     if (rt.accessRules) {
@@ -452,14 +496,14 @@ export class Edge {
       if (age < entry.ttlMs && req.headers.range === undefined && req.headers['if-none-match'] === undefined && req.headers['if-modified-since'] === undefined
         && (s.limitRatePerSecond === 0 || body.length <= s.limitRateAfter) && !(s.optimizerEnabled && isOptimizableImage(entry.headers['content-type']))) {
         let fast = entry.fast;
-        if (fast === undefined || fast.version !== zone.version || fast.cors !== cors) {
+        if (fast === undefined || fast.version !== zone.version || fast.cors !== cors || fast.hit.body !== body) {
           const lines = this.clientHeaders(entry.headers, entry.headers['vary'], entry.etag, zone, cors);
           let head = '';
           for (let i = 0; i < lines.length; i += 2) head += `${lines[i]}: ${lines[i + 1]}\r\n`;
-          fast = { version: zone.version, cors, head: `${head}cdn-cache: HIT\r\ncontent-length: ${body.length}\r\n` };
+          fast = { version: zone.version, cors, hit: new PreparedHit(`${head}cdn-cache: HIT\r\ncontent-length: ${body.length}\r\n`, body) };
           entry.fast = fast;
         }
-        res.sendHit(`${fast.head}age: ${Math.floor(age / 1000)}\r\n`, body);
+        res.sendHit(fast.hit, Math.floor(age / 1000));
         this.stats.request(zone.id, now, 200, body.length, 'HIT', country);
         return;
       }
@@ -538,15 +582,24 @@ export class Edge {
     // --- choose the representation ---
     let status: number;
     let headers: Record<string, string>;
+    /** null: sent from the entry's file in chunks (too big for the memory tier, never read whole). */
     let body: Buffer | null;
+    let size: number;
     let etag: string | undefined;
     let lastModified: string | undefined;
     let ageSeconds = 0;
     if (entry && !entry.dead && (!fetched || fetched.entry === entry)) {
       status = entry.status;
       headers = entry.headers;
-      body = await this.cache.body(entry);
-      if (!body) return refuse(503, 'Cached object unavailable; retry');
+      if ((!fetched || fetched.revalidated) && this.cache.streams(entry) && !(s.optimizerEnabled && isOptimizableImage(headers['content-type']))) {
+        body = null;
+        size = entry.size;
+      } else {
+        // A fresh fetch already holds the stored bytes; otherwise memory, or the file read whole.
+        body = fetched && !fetched.revalidated ? fetched.body : await this.cache.body(entry);
+        if (!body) return refuse(503, 'Cached object unavailable; retry');
+        size = body.length;
+      }
       etag = entry.etag;
       lastModified = entry.lastModified;
       ageSeconds = Math.floor(Math.max(0, now - entry.storedAt + entry.initialAgeMs) / 1000);
@@ -554,6 +607,7 @@ export class Edge {
       status = fetched.status;
       headers = storedHeaders(fetched.headers);
       body = fetched.body;
+      size = body.length;
       etag = headers['etag'];
       lastModified = headers['last-modified'];
     } else {
@@ -561,9 +615,10 @@ export class Edge {
     }
     let vary: string | undefined = headers['vary'];
     const source = entry;
-    if (s.optimizerEnabled && status === 200 && source && !source.dead && isOptimizableImage(headers['content-type'])) {
+    if (s.optimizerEnabled && status === 200 && source && !source.dead && body !== null && isOptimizableImage(headers['content-type'])) {
       const chosen = await this.pickImage(source, body, accept, zone);
       body = chosen.body;
+      size = body.length;
       headers = chosen.headers;
       etag = headers['etag'];
       vary = vary ? `${vary}, Accept` : 'Accept';
@@ -581,26 +636,42 @@ export class Edge {
       res.end();
       return record(304);
     }
-    let slice = body;
+    let start = 0;
+    let end = size - 1;
     let code = status;
     if (status === 200 && req.headers.range !== undefined) {
       const ifRange = header('if-range');
       const rangeOk = ifRange === undefined || (ifRange.startsWith('"') || ifRange.startsWith('W/') ? ifRange === etag : ifRange === lastModified);
-      const range = rangeOk ? parseRange(header('range'), body.length) : { kind: 'full' as const };
-      if (range.kind === 'unsatisfiable') return refuse(416, 'Range not satisfiable', { 'content-range': `bytes */${body.length}` });
+      const range = rangeOk ? parseRange(header('range'), size) : { kind: 'full' as const };
+      if (range.kind === 'unsatisfiable') return refuse(416, 'Range not satisfiable', { 'content-range': `bytes */${size}` });
       if (range.kind === 'partial') {
-        slice = body.subarray(range.start, range.end + 1);
+        start = range.start;
+        end = range.end;
         code = 206;
-        out['content-range'] = `bytes ${range.start}-${range.end}/${body.length}`;
+        out['content-range'] = `bytes ${start}-${end}/${size}`;
       }
     }
-    out['content-length'] = slice.length;
+    const length = end - start + 1;
+    out['content-length'] = length;
+    const throttle = s.limitRatePerSecond > 0 && length > s.limitRateAfter;
+    if (body === null) {
+      const file = req.method === 'HEAD' || length === 0 || !entry ? null : await this.cache.open(entry);
+      if (file === null && req.method !== 'HEAD' && length > 0) return refuse(503, 'Cached object unavailable; retry');
+      res.writeHead(code, out);
+      if (file === null) {
+        res.end();
+        return record(code);
+      }
+      sent = await sendFileRange(res, file, start, end, throttle ? { after: s.limitRateAfter, rate: s.limitRatePerSecond } : null);
+      return record(code);
+    }
+    const slice = start === 0 && end === size - 1 ? body : body.subarray(start, end + 1);
     res.writeHead(code, out);
     if (req.method === 'HEAD') {
       res.end();
       return record(code);
     }
-    if (s.limitRatePerSecond > 0 && slice.length > s.limitRateAfter) {
+    if (throttle) {
       await this.throttled(res, slice, s.limitRateAfter, s.limitRatePerSecond, (n) => { sent = n; });
       return record(code);
     }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { createEdgeHttpServer, type EdgeHttpServer, type EdgeRequest, type EdgeResponse } from './http1.ts';
+import { createEdgeHttpServer, PreparedHit, type EdgeHttpServer, type EdgeRequest, type EdgeResponse } from './http1.ts';
 
 /** Sends raw bytes on one connection and collects everything until the server closes it (or `until` matches). */
 function exchange(port: number, raw: string | Buffer[], until?: (text: string) => boolean): Promise<{ text: string; closed: boolean }> {
@@ -33,6 +33,7 @@ function exchange(port: number, raw: string | Buffer[], until?: (text: string) =
 const count = (text: string, what: string) => text.split(what).length - 1;
 
 describe('edge HTTP/1.1 server', () => {
+  const shared = new PreparedHit('content-type: text/plain\r\ncontent-length: 6\r\n', Buffer.from('shared'));
   let server: EdgeHttpServer;
   let port = 0;
   const errors: unknown[] = [];
@@ -55,7 +56,8 @@ describe('edge HTTP/1.1 server', () => {
         res.end(Buffer.from('part2'));
         return;
       }
-      res.sendHit(`content-type: text/plain\r\ncontent-length: ${req.url.length}\r\n`, Buffer.from(req.url));
+      if (req.url.startsWith('/aged-')) return res.sendHit(shared, Number(req.url.slice(6)));
+      res.sendHit(new PreparedHit(`content-type: text/plain\r\ncontent-length: ${req.url.length}\r\n`, Buffer.from(req.url)), 0);
     }, (error, res) => {
       errors.push(error);
       res.writeHead(502, { 'content-length': 0 }).end();
@@ -80,6 +82,32 @@ describe('edge HTTP/1.1 server', () => {
     assert.equal(seen[0]!.method, 'GET');
     assert.equal(seen[0]!.url, '/h?q=1');
     assert.deepEqual([seen[0]!.headers.host, seen[0]!.headers.accept, seen[0]!.headers['x-forwarded-for']], ['Example.test', 'a, b', '1.2.3.4']);
+  });
+
+  it('header names that are Object.prototype members are plain headers; whitespace around values is trimmed', async () => {
+    seen.length = 0;
+    await exchange(port, 'GET /p HTTP/1.1\r\nHost: x\r\nConstructor: c\r\n__proto__: p\r\ntoString: t\r\nX-Pad: \t padded \t\r\nX-Empty:\r\n\r\n', (t) => t.endsWith('/p'));
+    const h = seen[0]!.headers;
+    assert.deepEqual([h.constructor, h['__proto__'], h.tostring, h['x-pad'], h['x-empty']], ['c', 'p', 't', 'padded', '']);
+    assert.equal(h.valueOf, undefined);
+  });
+
+  it('a pipelined batch of prebuilt hits comes back whole and in order, each with its Date and Age', async () => {
+    const paths = Array.from({ length: 20 }, (_, i) => `/batch-${i}`);
+    const raw = paths.map((p) => `GET ${p} HTTP/1.1\r\nHost: x\r\n\r\n`).join('');
+    const { text } = await exchange(port, raw, (t) => t.endsWith('/batch-19'));
+    const bodies = text.split('HTTP/1.1 200 OK\r\n').slice(1).map((r) => r.slice(r.indexOf('\r\n\r\n') + 4));
+    assert.deepEqual(bodies, paths);
+    assert.equal(count(text, '\r\nage: 0\r\n'), 20);
+    assert.equal(count(text, '\r\ndate: '), 20);
+  });
+
+  it('one prepared hit answered many times: each answer carries its own Age (the prebuilt copy follows Age changes)', async () => {
+    const ages = [1, 1, 1, 2, 2, 2, 1, 7, 7];
+    const raw = ages.map((a) => `GET /aged-${a} HTTP/1.1\r\nHost: x\r\n\r\n`).join('');
+    const { text } = await exchange(port, raw, (t) => count(t, 'shared') === ages.length);
+    assert.deepEqual([...text.matchAll(/\r\nage: (\d+)\r\n/g)].map((m) => Number(m[1])), ages);
+    assert.equal(count(text, '\r\n\r\nshared'), ages.length);
   });
 
   it('HEAD gets headers without a body; HTTP/1.0 and Connection: close are answered and closed', async () => {
@@ -112,6 +140,15 @@ describe('edge HTTP/1.1 server', () => {
       ['GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n', 400],
       ['GET / HTTP/1.1\r\nHost: x\r\nBad Name: 1\r\n\r\n', 400],
       ['GET / HTTP/1.1\r\nHost: x\r\n folded\r\n\r\n', 400],
+      ['get / HTTP/1.1\r\nHost: x\r\n\r\n', 400], // methods are upper case
+      ['GET  / HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['GET / HTTP/1.1 \r\nHost: x\r\n\r\n', 400],
+      ['GET /\x7f HTTP/1.1\r\nHost: x\r\n\r\n', 400],
+      ['GET / HTTP/1.1\r\nHost: x\r\nX-A: a\nb\r\n\r\n', 400], // bare LF in a value
+      ['GET / HTTP/1.1\r\nHost: x\r\nX-A: a\rb\r\n\r\n', 400], // bare CR
+      ['GET / HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n', 400],
+      ['GET / HTTP/1.1\r\nHost: x\r\n: empty-name\r\n\r\n', 400],
+      ['GET / HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n', 400],
       ['GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999\r\n\r\n', 413],
       [`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000)}\r\n\r\n`, 431],
       [`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17_000)}`, 431], // never ends
@@ -134,5 +171,37 @@ describe('edge HTTP/1.1 server', () => {
     const unsized = await exchange(port, 'GET /unsized HTTP/1.1\r\nHost: x\r\n\r\n');
     assert.equal(unsized.closed, true);
     assert.match(unsized.text, /connection: close\r\n\r\npart1-part2$/);
+  });
+});
+
+describe('edge HTTP/1.1 server idle sweep', () => {
+  it('closes a connection on which nothing is read or written for idleMs, and keeps a busy one', async () => {
+    const server = createEdgeHttpServer((req, res) => res.sendHit(new PreparedHit('content-length: 2\r\n', Buffer.from('ok')), 0), (_e, res) => res.destroy(), 400);
+    await new Promise<void>((r) => server.server.listen(0, '127.0.0.1', r));
+    const port = (server.server.address() as AddressInfo).port;
+    try {
+      const idle = await exchange(port, []);
+      assert.equal(idle.closed, true);
+      // A client asking every 50 ms is never idle for 400 ms: all its answers arrive on one connection.
+      const busy = await new Promise<{ answers: number; closed: boolean }>((resolve) => {
+        const socket = connect(port, '127.0.0.1');
+        let answers = 0;
+        let closed = false;
+        socket.on('data', (d) => { answers += count(d.toString('latin1'), 'HTTP/1.1 200'); });
+        socket.on('close', () => { closed = true; });
+        let sent = 0;
+        const timer = setInterval(() => {
+          if (sent++ === 16) {
+            clearInterval(timer);
+            setTimeout(() => { socket.destroy(); resolve({ answers, closed }); }, 50);
+            return;
+          }
+          socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+        }, 50);
+      });
+      assert.deepEqual(busy, { answers: 16, closed: false });
+    } finally {
+      await server.close();
+    }
   });
 });
