@@ -87,18 +87,24 @@ export async function fanOut(db: Db, engine: Engine, now: number, options: { wor
   });
 }
 
-/** Leases due messages (and those whose holder's lease ran out), skipping saturated endpoints. */
-export async function claimDue(db: Db, engine: Engine, now: number, options: { workerId: string; leaseMs: number; limit: number; skipEndpoints: readonly string[] }): Promise<HeldMessage[]> {
+/**
+ * Leases due messages, skipping saturated endpoints; with `expired`, also those whose holder's
+ * lease ran out. The two are separate statements: each then walks `webhook_messages_due_idx` in
+ * order and stops at the limit, where one OR-ed query had to collect and sort every due row on
+ * each claim (quadratic under a backlog).
+ */
+export async function claimDue(db: Db, engine: Engine, now: number, options: { workerId: string; leaseMs: number; limit: number; skipEndpoints: readonly string[]; expired?: boolean }): Promise<HeldMessage[]> {
   if (options.limit <= 0) return [];
   const skip = options.skipEndpoints.length > 0 ? sql`and endpoint_id not in (${sql.join([...options.skipEndpoints])})` : sql``;
-  const claimed = (await sql<{ id: string; org_id: string; endpoint_id: string; event_id: string; event_type: string; attempts: number; total_attempts: number }>`
+  const lease = (due: ReturnType<typeof sql>, limit: number) => sql<{ id: string; org_id: string; endpoint_id: string; event_id: string; event_type: string; attempts: number; total_attempts: number }>`
     update webhook_messages set status = 'delivering', locked_until = ${now + options.leaseMs}, locked_by = ${options.workerId}, updated_at = ${now}
     where id in (
-      select id from webhook_messages
-      where ((status = 'pending' and next_attempt_at <= ${now}) or (status = 'delivering' and locked_until < ${now})) ${skip}
-      order by next_attempt_at limit ${options.limit} ${lockClause(engine)}
+      select id from webhook_messages where ${due} ${skip}
+      order by next_attempt_at limit ${limit} ${lockClause(engine)}
     )
-    returning id, org_id, endpoint_id, event_id, event_type, attempts, total_attempts`.execute(db)).rows;
+    returning id, org_id, endpoint_id, event_id, event_type, attempts, total_attempts`.execute(db);
+  const claimed = options.expired ? (await lease(sql`status = 'delivering' and locked_until < ${now}`, options.limit)).rows : [];
+  if (claimed.length < options.limit) claimed.push(...(await lease(sql`status = 'pending' and next_attempt_at <= ${now}`, options.limit - claimed.length)).rows);
   if (claimed.length === 0) return [];
   const bodies = new Map<string, string>();
   for (const part of chunks([...new Set(claimed.map((m) => m.event_id))])) {
