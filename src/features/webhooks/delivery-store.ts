@@ -4,6 +4,7 @@ import { fromJson } from '../../core/db/json.ts';
 import type { Insertable } from 'kysely';
 import type { WebhookEndpointsTable, WebhookMessagesTable } from '../../core/db/schema.ts';
 import { newId } from '../../core/ids.ts';
+import { batchInsert } from './delivery-batch.ts';
 import { matchesEventType } from './event-types.ts';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
@@ -22,6 +23,11 @@ export interface HeldMessage {
 }
 
 const CHUNK = 200;
+
+const insertMessages = batchInsert('webhook_messages', [
+  'id', 'org_id', 'endpoint_id', 'event_id', 'event_type', 'status', 'attempts', 'total_attempts', 'next_attempt_at',
+  'locked_until', 'locked_by', 'last_status', 'last_attempt_at', 'created_at', 'updated_at',
+]);
 
 function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
@@ -81,7 +87,7 @@ export async function fanOut(db: Db, engine: Engine, now: number, options: { wor
         }
       }
     }
-    for (const part of chunks(rows, 100)) await trx.insertInto('webhook_messages').values(part).execute();
+    for (const part of chunks(rows, 100)) await insertMessages(trx, part);
     for (const part of chunks(events.map((e) => e.id), 500)) await trx.updateTable('events').set({ fanned_out: 1 }).where('id', 'in', part).execute();
     return { events: events.length, held, endpoints: touched };
   });
