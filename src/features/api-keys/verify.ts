@@ -1,3 +1,4 @@
+import { hash as digest } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createQueryId, sql, type CompiledQuery, type InferResult } from 'kysely';
 import type { Deps } from '../../deps.ts';
@@ -66,13 +67,13 @@ async function lookup(deps: Deps, hash: string): Promise<LookupRow | undefined> 
  * The principal a key authenticates as, or null when the key is malformed, unknown, revoked,
  * expired, or its service account or creator is disabled. Malformed keys cost no I/O; a key seen
  * before costs none either while nothing identity-related has changed (core/db/revision.ts).
- * The cache is keyed by the presented key itself, as the token cache is by the token: a hit then
- * costs neither the format check nor the HMAC (most of a cached key check). Only keys that
- * resolved are kept (bounded), and only in this process's memory; the database still holds hashes.
+ * The cache is keyed by a plain SHA-256 of the presented key (a one-shot digest, a fraction of
+ * the keyed hash's cost): a hit then costs neither the format check nor the HMAC, and raw keys
+ * are still never kept. The keyed hash, which the database stores, is made only on a miss.
  */
 export async function verifyApiKey(deps: Deps, key: string, ip: string): Promise<Principal | null> {
-  const principal = await revisionCache<Principal>(deps, 'principal:api-key').get(key, (presented) =>
-    isWellFormedKey(presented) ? resolveKey(deps, deps.keys.hash('api-key', presented)) : Promise.resolve(null));
+  const principal = await revisionCache<Principal>(deps, 'principal:api-key').get(digest('sha256', key, 'base64url'), () =>
+    isWellFormedKey(key) ? resolveKey(deps, deps.keys.hash('api-key', key)) : Promise.resolve(null));
   if (!principal) return null;
   const now = deps.clock.now();
   const tracker = usageTracker(deps);
