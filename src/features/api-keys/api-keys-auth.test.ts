@@ -23,6 +23,18 @@ forEachEngine('api keys: authenticating with X-API-Key', (ctx) => {
     assert.equal(me.customerId, org.customerId);
   });
 
+  it('a key in the principal cache vouches for nothing else: near misses of it are refused', async () => {
+    const org = await createTestOrg(ctx());
+    const created = await createKey(ctx(), org);
+    const call = (key: string) => ctx().inject({ method: 'GET', url: ME, headers: { 'x-api-key': key } });
+    assert.equal((await call(created.key)).statusCode, 200);
+    const last = created.key.at(-1) === 'a' ? 'b' : 'a';
+    for (const near of [created.key.slice(0, -1) + last, ` ${created.key}x`.trim(), created.key.toLowerCase() === created.key ? created.key.toUpperCase() : created.key.toLowerCase()]) {
+      assert.equal((await call(near)).statusCode, 401, near);
+    }
+    assert.equal((await call(created.key)).statusCode, 200);
+  });
+
   it('malformed, unknown, revoked and expired keys all get the same 401', async () => {
     const org = await createTestOrg(ctx());
     const revoked = await createKey(ctx(), org);

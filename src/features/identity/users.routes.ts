@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { clientIp, principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
+import { sharedJsonSender } from '../../core/http/shared-json.ts';
 import { GroupMembershipSchema, IdParamsSchema, OwnPasswordChangeSchema, PasswordChangedSchema, PasswordResetSchema, StatusMessageSchema, UserCreateSchema, UserCreatedSchema, UserSchema, UserUpdateSchema } from './identity.schemas.ts';
 import { changeOwnPassword, resetPassword } from './passwords.service.ts';
 import { searchUsers, UserSearchParamsSchema, UserSearchQuerySchema, UserSearchResultSchema } from './user-search.ts';
@@ -13,11 +14,13 @@ const UserRef = Type.Ref('User');
 
 export function userRoutes(app: App, deps: Deps): void {
   app.addSchema(UserSchema);
+  // getCurrentUser hands out one cached object per user until an identity change: serialized once.
+  const sendCurrentUser = sharedJsonSender();
 
   app.get('/user', {
     config: { scope: 'identity' },
     schema: { operationId: 'GetCurrentUser', tags, summary: 'The current user', response: { 200: UserRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found') } },
-  }, async (request) => getCurrentUser(deps, principalOf(request)));
+  }, async (request, reply) => sendCurrentUser(reply, await getCurrentUser(deps, principalOf(request))));
 
   app.post('/user', {
     schema: {

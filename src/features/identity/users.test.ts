@@ -23,6 +23,20 @@ forEachEngine('users', (ctx) => {
     assert.equal(user.passwordHash, undefined);
   });
 
+  it('GET /v1/user is answered from memory, yet shows a change of the profile at once', async () => {
+    const org = await createTestOrg(ctx());
+    const first = await ctx().inject({ method: 'GET', url: '/v1/user', headers: org.admin.headers });
+    const again = await ctx().inject({ method: 'GET', url: '/v1/user', headers: org.admin.headers });
+    assert.equal(again.statusCode, 200);
+    assert.equal(again.headers['content-type'], 'application/json; charset=utf-8');
+    assert.equal(again.body, first.body);
+    const patched = await ctx().inject({ method: 'PATCH', url: `/v1/user/${org.admin.userId}`, headers: org.admin.headers, payload: { firstName: 'Renamed' } });
+    assert.equal(patched.statusCode, 200, patched.body);
+    const after = json(await ctx().inject({ method: 'GET', url: '/v1/user', headers: org.admin.headers }));
+    assert.equal(after.firstName, 'Renamed');
+    assert.equal(after.userId, org.admin.userId);
+  });
+
   it('POST /v1/user creates a user who can then be read', async () => {
     const org = await createTestOrg(ctx());
     const body = {

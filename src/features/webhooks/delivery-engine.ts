@@ -18,7 +18,10 @@ export interface DeliveryOptions {
   endpointConcurrency?: number;
   /** Messages held in memory (queued + in flight) across endpoints; default 4,000. */
   maxHeld?: number;
-  /** Group-commit window for attempt results; default 5 ms. */
+  /**
+   * Group-commit window for attempt results; default 20 ms. Each commit rewrites the index pages it
+   * touched, so fewer, larger batches cost less per attempt; the first attempt is not delayed by it.
+   */
   flushMs?: number;
 }
 
@@ -49,7 +52,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   const batchSize = options.batchSize ?? 500;
   const concurrency = options.endpointConcurrency ?? 32;
   const maxHeld = options.maxHeld ?? 4000;
-  const flushMs = options.flushMs ?? 5;
+  const flushMs = options.flushMs ?? 20;
   const manual = options.manual ?? false;
   const workerId = randomUUID();
   const now = () => deps.clock.now();
@@ -69,6 +72,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
 
   // How many messages of one endpoint this process holds at most (queued + in flight).
   const capacityOf = (row: EndpointRow) => Math.max(concurrency * 16, Math.min(row.rate_limit ?? 0, 2000));
+  const saturated = (s: EndpointState) => s.queue.length + s.inFlight >= capacityOf(s.row);
   const load = (id: string) => { const s = states.get(id); return s ? s.queue.length + s.inFlight : 0; };
 
   function deliver(state: EndpointState, message: HeldMessage): void {
@@ -172,6 +176,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   let refreshedAt = 0;
   let claimSoon = true;
   let nextClaimAt = 0;
+  let nextExpiredAt = 0;
   async function refreshHeldEndpoints(): Promise<void> {
     if (now() - refreshedAt < 1000) return;
     refreshedAt = now();
@@ -205,16 +210,23 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     });
     enqueue(fan.held, fan.endpoints);
     // Fresh events take the fan-out path above; the claim (retries, backlog, expired leases) scans
-    // due rows, so it runs once per poll interval unless an endpoint just asked for more.
-    if (!manual && !claimSoon && now() < nextClaimAt) return { fannedOut: fan.events, taken: fan.held.length };
+    // due rows, so it runs once per poll interval unless an endpoint just asked for more. Skipping a
+    // saturated endpoint makes the claim read past all of that endpoint's due rows (its backlog),
+    // so while one is saturated it runs at most once a second, or when an endpoint with room runs low.
+    const skip = [...states.values()].filter(saturated).map((s) => s.row.id);
+    const asked = claimSoon && (skip.length === 0 || [...states.values()].some((s) => !saturated(s) && s.queue.length <= capacityOf(s.row) >> 2));
     claimSoon = false;
-    nextClaimAt = now() + pollMs;
-    const skip = [...states.values()].filter((s) => s.queue.length + s.inFlight >= capacityOf(s.row)).map((s) => s.row.id);
-    const claimed = await claimDue(deps.db, deps.engine, now(), { workerId, leaseMs, limit: Math.min(batchSize, maxHeld - held), skipEndpoints: skip });
-    if (claimed.length > 0) {
-      claimSoon = true;
-      enqueue(claimed, await loadEndpoints(deps.db, claimed.map((m) => m.endpointId)));
-    }
+    if (!manual && !asked && now() < nextClaimAt) return { fannedOut: fan.events, taken: fan.held.length };
+    // Expired leases (a crashed holder) are looked for at most once a second: a lease lasts far
+    // longer, and that scan, unlike the one of due messages, reads every leased row.
+    const expired = manual || now() >= nextExpiredAt;
+    if (expired) nextExpiredAt = now() + Math.min(1000, leaseMs);
+    const claimed = await claimDue(deps.db, deps.engine, now(), { workerId, leaseMs, limit: Math.min(batchSize, maxHeld - held), skipEndpoints: skip, expired });
+    if (claimed.length > 0) enqueue(claimed, await loadEndpoints(deps.db, claimed.map((m) => m.endpointId)));
+    const skipping = [...states.values()].some(saturated);
+    // More may be due: claim again at once, unless that claim would have to skip an endpoint.
+    claimSoon = claimed.length > 0 && !skipping;
+    nextClaimAt = now() + (skipping ? Math.max(pollMs, 1000) : pollMs);
     return { fannedOut: fan.events, taken: fan.held.length + claimed.length };
   }
 

@@ -4,10 +4,13 @@ import type { WebhookAttemptsTable } from '../../core/db/schema.ts';
 import { OPERATIONAL_EVENT_TYPES, publishEvent } from '../../core/events/index.ts';
 import { newId } from '../../core/ids.ts';
 import { nextDelayMs, shouldDisable } from './delivery/schedule.ts';
+import { batchInsert } from './delivery-batch.ts';
 import type { HeldMessage } from './delivery-store.ts';
 
 /** Kept of a receiver's response in the attempt log. */
 export const RESPONSE_LOG_CHARS = 1024;
+
+const insertAttempts = batchInsert('webhook_attempts', ['id', 'org_id', 'endpoint_id', 'message_id', 'attempt', 'at', 'ok', 'status_code', 'latency_ms', 'response_body', 'error_class']);
 
 export interface AttemptOutcome {
   message: HeldMessage;
@@ -52,7 +55,7 @@ export async function recordOutcomes(db: Db, workerId: string, now: number, outc
       at: o.at, ok: o.ok ? 1 : 0, status_code: o.status ?? null, latency_ms: Math.round(o.latencyMs),
       response_body: o.responseBody === '' ? null : o.responseBody.slice(0, RESPONSE_LOG_CHARS), error_class: o.ok ? null : (o.errorClass ?? 'other'),
     }));
-    for (let i = 0; i < attempts.length; i += 100) await trx.insertInto('webhook_attempts').values(attempts.slice(i, i + 100)).execute();
+    for (let i = 0; i < attempts.length; i += 100) await insertAttempts(trx, attempts.slice(i, i + 100));
 
     const successesByStatus = new Map<number, string[]>();
     const health = new Map<string, { ok: boolean; gone: boolean; firstFailure: number; orgId: string }>();

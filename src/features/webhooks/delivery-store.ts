@@ -4,6 +4,7 @@ import { fromJson } from '../../core/db/json.ts';
 import type { Insertable } from 'kysely';
 import type { WebhookEndpointsTable, WebhookMessagesTable } from '../../core/db/schema.ts';
 import { newId } from '../../core/ids.ts';
+import { batchInsert } from './delivery-batch.ts';
 import { matchesEventType } from './event-types.ts';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
@@ -22,6 +23,11 @@ export interface HeldMessage {
 }
 
 const CHUNK = 200;
+
+const insertMessages = batchInsert('webhook_messages', [
+  'id', 'org_id', 'endpoint_id', 'event_id', 'event_type', 'status', 'attempts', 'total_attempts', 'next_attempt_at',
+  'locked_until', 'locked_by', 'last_status', 'last_attempt_at', 'created_at', 'updated_at',
+]);
 
 function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
@@ -81,32 +87,35 @@ export async function fanOut(db: Db, engine: Engine, now: number, options: { wor
         }
       }
     }
-    for (const part of chunks(rows, 100)) await trx.insertInto('webhook_messages').values(part).execute();
+    for (const part of chunks(rows, 100)) await insertMessages(trx, part);
     for (const part of chunks(events.map((e) => e.id), 500)) await trx.updateTable('events').set({ fanned_out: 1 }).where('id', 'in', part).execute();
     return { events: events.length, held, endpoints: touched };
   });
 }
 
-/** Leases due messages (and those whose holder's lease ran out), skipping saturated endpoints. */
-export async function claimDue(db: Db, engine: Engine, now: number, options: { workerId: string; leaseMs: number; limit: number; skipEndpoints: readonly string[] }): Promise<HeldMessage[]> {
+/**
+ * Leases due messages, skipping saturated endpoints; with `expired`, also those whose holder's
+ * lease ran out. The two are separate statements: each then walks `webhook_messages_due_idx` in
+ * order and stops at the limit, where one OR-ed query had to collect and sort every due row on
+ * each claim (quadratic under a backlog).
+ */
+export async function claimDue(db: Db, engine: Engine, now: number, options: { workerId: string; leaseMs: number; limit: number; skipEndpoints: readonly string[]; expired?: boolean }): Promise<HeldMessage[]> {
   if (options.limit <= 0) return [];
   const skip = options.skipEndpoints.length > 0 ? sql`and endpoint_id not in (${sql.join([...options.skipEndpoints])})` : sql``;
-  const claimed = (await sql<{ id: string; org_id: string; endpoint_id: string; event_id: string; event_type: string; attempts: number; total_attempts: number }>`
+  // Each claimed message comes back with its event's body: no second round trip for the bodies.
+  const lease = (due: ReturnType<typeof sql>, limit: number) => sql<{ id: string; org_id: string; endpoint_id: string; event_id: string; event_type: string; attempts: number; total_attempts: number; body: string }>`
     update webhook_messages set status = 'delivering', locked_until = ${now + options.leaseMs}, locked_by = ${options.workerId}, updated_at = ${now}
     where id in (
-      select id from webhook_messages
-      where ((status = 'pending' and next_attempt_at <= ${now}) or (status = 'delivering' and locked_until < ${now})) ${skip}
-      order by next_attempt_at limit ${options.limit} ${lockClause(engine)}
+      select id from webhook_messages where ${due} ${skip}
+      order by next_attempt_at limit ${limit} ${lockClause(engine)}
     )
-    returning id, org_id, endpoint_id, event_id, event_type, attempts, total_attempts`.execute(db)).rows;
-  if (claimed.length === 0) return [];
-  const bodies = new Map<string, string>();
-  for (const part of chunks([...new Set(claimed.map((m) => m.event_id))])) {
-    for (const e of await db.selectFrom('events').select(['id', 'body']).where('id', 'in', part).execute()) bodies.set(e.id, e.body);
-  }
+    returning id, org_id, endpoint_id, event_id, event_type, attempts, total_attempts,
+      coalesce((select e.body from events e where e.id = webhook_messages.event_id), '{}') as body`.execute(db);
+  const claimed = options.expired ? (await lease(sql`status = 'delivering' and locked_until < ${now}`, options.limit)).rows : [];
+  if (claimed.length < options.limit) claimed.push(...(await lease(sql`status = 'pending' and next_attempt_at <= ${now}`, options.limit - claimed.length)).rows);
   return claimed.map((m) => ({
     id: m.id, orgId: m.org_id, endpointId: m.endpoint_id, eventId: m.event_id, eventType: m.event_type,
-    attempts: Number(m.attempts), totalAttempts: Number(m.total_attempts), body: bodies.get(m.event_id) ?? '{}',
+    attempts: Number(m.attempts), totalAttempts: Number(m.total_attempts), body: m.body,
   }));
 }
 

@@ -1,0 +1,34 @@
+// The once-compiled multi-row insert of the delivery hot path, on both engines.
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { forEachEngine, json } from '../../../test/helpers/context.ts';
+import { createTestOrg } from '../../../test/helpers/factories.ts';
+import type { WebhookAttemptsTable } from '../../core/db/schema.ts';
+import { newId } from '../../core/ids.ts';
+import { batchInsert } from './delivery-batch.ts';
+
+const insertAttempts = batchInsert('webhook_attempts', ['id', 'org_id', 'endpoint_id', 'message_id', 'attempt', 'at', 'ok', 'status_code', 'latency_ms', 'response_body', 'error_class']);
+
+forEachEngine('webhook batch insert', (ctx) => {
+  it('writes every row and value (nulls included), whatever the batch size, and refuses a row of another shape', async () => {
+    const org = await createTestOrg(ctx());
+    const res = await ctx().inject({ method: 'POST', url: '/webhooks/endpoint', headers: org.admin.headers, payload: [{ description: 'Batch', url: 'http://127.0.0.1:9/hook', eventTypes: ['*'] }] });
+    assert.equal(res.statusCode, 200, res.body);
+    const endpointId = json(res).id as string;
+    const row = (i: number): WebhookAttemptsTable => ({
+      id: newId(), org_id: org.orgId, endpoint_id: endpointId, message_id: `m-${i}`, attempt: i, at: 1_000 + i, ok: i % 2,
+      status_code: i % 3 === 0 ? null : 200 + i, latency_ms: i * 7, response_body: i % 5 === 0 ? null : `body ${i}`, error_class: i % 2 === 1 ? null : 'http_status',
+    });
+    const first = Array.from({ length: 3 }, (_, i) => row(i));
+    const second = Array.from({ length: 7 }, (_, i) => row(10 + i));
+    const third = Array.from({ length: 3 }, (_, i) => row(20 + i)); // a size seen before: the same compiled text
+    for (const batch of [first, second, third]) await ctx().deps.db.transaction().execute((trx) => insertAttempts(trx, batch));
+    const stored = await ctx().deps.db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', endpointId).orderBy('attempt').execute();
+    const expected = [...first, ...second, ...third].sort((a, b) => a.attempt - b.attempt);
+    assert.deepEqual(stored.map((r) => ({ ...r, at: Number(r.at) })), expected);
+
+    await assert.rejects(insertAttempts(ctx().deps.db, [{ ...row(30), extra: 1 } as WebhookAttemptsTable]), /exactly the columns/);
+    const { error_class: _left, ...short } = row(31);
+    await assert.rejects(insertAttempts(ctx().deps.db, [short as WebhookAttemptsTable]), /exactly the columns/);
+  });
+});
