@@ -14,6 +14,14 @@ export function sharedJsonSender(): (reply: FastifyReply, value: object) => Fast
       text = reply.serialize(value) as string;
       texts.set(value, text);
     }
-    return reply.type('application/json; charset=utf-8').send(text);
+    return sendJsonText(reply, text);
   };
+}
+
+/**
+ * Sends JSON text the route's own serializer already made (`reply.serialize`): a string goes out
+ * as is, with the content type Fastify sets for a serialized object.
+ */
+export function sendJsonText(reply: FastifyReply, text: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(text);
 }

@@ -1,9 +1,10 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
+import { sendJsonText } from '../../core/http/shared-json.ts';
 import {
   AssetSchema, BulkCreateResponseSchema, BulkCreateSchema, CompleteResponse, CompleteSchema, CreateResponseSchema, DeleteResponse, DeleteSchema, IdParams, LegacyCreateSchema, LegacyUpdateSchema,
   PartParams, RawBody, SignedQuery, SimpleAssetSchema, SimpleCreateResponseSchema, SimpleCreateSchema, SimpleGetQuery, SimpleGetResponse, SimpleUpdateSchema,
@@ -22,14 +23,6 @@ const tags = ['assets'];
 export const BULK_BODY_LIMIT = 16 * 1024 * 1024;
 const read = errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found');
 const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict');
-
-/**
- * Sends a body the route's own serializer already made (asset views keep it): a string typed as
- * JSON goes out as is, with the content type Fastify sets for a serialized object.
- */
-function sendSerialized(reply: FastifyReply, body: string): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(body);
-}
 
 function createInput(body: LegacyCreate) {
   return { ...body, filesize: body.filesize ?? body.fileSize };
@@ -61,7 +54,7 @@ export function assetRoutes(app: App, deps: Deps): void {
     // Served from the asset view cache (asset-views.ts): the body is serialized once per view.
     const view = await viewAsset(deps, principalOf(request), request.params.id);
     const body = view.body('GetAsset', () => reply.serialize(presentLegacy(deps, view.asset, view.security, view.template)) as string);
-    return sendSerialized(reply, body);
+    return sendJsonText(reply, body);
   });
 
   app.patch('/asset/:id', {
@@ -151,7 +144,7 @@ export function assetRoutes(app: App, deps: Deps): void {
       status: 'success' as const, message: 'Asset retrieved successfully',
       data: presentSimplified(deps, view.asset, view.security, view.securityTemplates, view.template, options),
     }) as string);
-    return sendSerialized(reply, body);
+    return sendJsonText(reply, body);
   });
 
   app.patch('/assets/asset/:id', {
