@@ -63,7 +63,8 @@ async function takeQueuedEvents(trx: Trx, engine: Engine, limit: number): Promis
       select e.id, e.org_id, e.type, e.body, e.created_at from taken join events e on e.id = taken.event_id
       order by e.created_at, e.id`.execute(trx)).rows;
   }
-  // SQLite has one writer at a time: nobody else can take these rows before the delete.
+  // SQLite has one writer at a time: a fan-out in another process that read the same rows cannot
+  // commit (its first write fails on its stale snapshot, and its transaction rolls back).
   const rows = (await sql<QueuedEvent & { queue_row: number }>`
     select q.rowid as queue_row, e.id, e.org_id, e.type, e.body, e.created_at
     from event_fanout_queue q join events e on e.id = q.event_id
@@ -75,9 +76,8 @@ async function takeQueuedEvents(trx: Trx, engine: Engine, limit: number): Promis
 /**
  * Turns committed, not yet fanned-out events (those in `event_fanout_queue`) into one message per
  * matching enabled endpoint of the same organization, in one transaction (so a crash never loses
- * or doubles the fan-out). Messages
- * of endpoints with spare capacity (`canTake`) are inserted already leased to this worker and
- * returned, which saves a claim round trip on the hot path.
+ * or doubles the fan-out). Messages of endpoints with spare capacity (`canTake`) are inserted
+ * already leased to this worker and returned, which saves a claim round trip on the hot path.
  */
 export async function fanOut(db: Db, engine: Engine, now: number, options: { workerId: string; leaseMs: number; limit: number; canTake: (endpoint: EndpointRow) => boolean }) {
   return db.transaction().execute(async (trx) => {
