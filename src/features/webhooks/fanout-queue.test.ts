@@ -21,7 +21,7 @@ import { migrations } from '../../core/db/migrations/index.ts';
 import { publishEvent, publishEvents } from '../../core/events/index.ts';
 import { newId } from '../../core/ids.ts';
 import { claimDue, extendLeases, fanOut } from './delivery-store.ts';
-import { runDeliveryOnce } from './index.ts';
+import { pruneDeliveryLog, RETENTION_MS, runDeliveryOnce } from './index.ts';
 
 const assetEvent = (ctx: TestContext, org: TestOrg) => ({
   orgId: org.orgId, type: 'asset.created' as const, actor: null,
@@ -82,6 +82,20 @@ forEachEngine('webhook fan-out queue', (ctx) => {
     } finally {
       await rx.close();
     }
+  });
+
+  it('the retention prune keeps an old event still waiting for its fan-out, and removes it once fanned out', async () => {
+    const db = ctx().deps.db;
+    const org = await createTestOrg(ctx());
+    const id = await db.transaction().execute((trx) => publishEvent(trx, ctx().clock.now(), assetEvent(ctx(), org)));
+    ctx().clock.advance(RETENTION_MS + 1000);
+    await pruneDeliveryLog(db, ctx().clock.now());
+    assert.equal((await db.selectFrom('events').select('id').where('id', '=', id).execute()).length, 1);
+    assert.ok((await queued(db)).includes(id));
+    await runDeliveryOnce(ctx().deps); // no endpoint: fanned out to nothing
+    assert.ok(!(await queued(db)).includes(id));
+    await pruneDeliveryLog(db, ctx().clock.now());
+    assert.equal((await db.selectFrom('events').select('id').where('id', '=', id).execute()).length, 0);
   });
 
   it('the fan-out, claim and lease queries read indexes (the claims the partial due index), on this engine', async () => {
