@@ -52,6 +52,7 @@ export const COLUMN_GLOSSARY: Record<string, string> = {
   'DB queries/req': 'database queries run per request (counted, not estimated)',
   'req/s': 'requests completed per second',
   'deliveries/s': 'webhook deliveries completed per second',
+  '× raw': 'deliveries/s divided by the raw signed send (no database) of the same run; 1.00 for the baseline itself',
   'deliveries/s (median round)': 'webhook deliveries per second, median over the rounds',
   'range /s': 'slowest and fastest round, deliveries per second',
   'rounds × deliveries': 'how many rounds, each of how many deliveries',

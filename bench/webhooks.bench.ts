@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { parseConfig } from '../src/config.ts';
 import { createDeps, type Deps } from '../src/deps.ts';
 import { migrateToLatest } from '../src/core/db/migrate.ts';
@@ -100,8 +101,9 @@ async function countSucceeded(deps: Deps): Promise<number> {
  * the run (20,000 rows read 50 times a second by the end) and took its CPU from the run measured.
  */
 async function settled(deps: Deps): Promise<boolean> {
-  const open = await deps.db.selectFrom('events').select('id').where('fanned_out', '=', 0).limit(1).executeTakeFirst()
-    ?? await deps.db.selectFrom('webhook_messages').select('id').where('status', 'in', ['pending', 'delivering']).limit(1).executeTakeFirst();
+  const open = await deps.db.selectFrom('event_fanout_queue').select('event_id').limit(1).executeTakeFirst()
+    // Written as the partial due index's predicate (constants, not parameters), so SQLite uses it.
+    ?? (await sql<{ id: string }>`select id from webhook_messages where status in ('pending', 'delivering') limit 1`.execute(deps.db)).rows[0];
   return open === undefined;
 }
 
@@ -176,23 +178,24 @@ async function rawBaseline(rx: ReceiverProcess) {
 const rx = await startReceiver();
 const rows: (string | number)[][] = [];
 const raw = await rawBaseline(rx);
-rows.push(['raw signed POST, no DB (baseline)', 'none', N, fmt(raw, 0), '—', '—', '—']);
+rows.push(['raw signed POST, no DB (baseline)', 'none', N, fmt(raw, 0), '1.00', '—', '—', '—']);
 for (const engine of ENGINES) {
   try {
     const t = await throughput(engine, rx);
     const l = await latency(engine, rx);
-    rows.push([`Tessera outbox → delivery, attempts recorded`, engine, N, fmt(t.rate, 0), `${t.attempts}/${t.received}`, fmt(l.p50, 1), fmt(l.p99, 1)]);
+    // Against the baseline of this same run: the machine's speed and load cancel out (issue 14: ≥ 0.8).
+    rows.push([`Tessera outbox → delivery, attempts recorded`, engine, N, fmt(t.rate, 0), fmt(t.rate / raw, 2), `${t.attempts}/${t.received}`, fmt(l.p50, 1), fmt(l.p99, 1)]);
     const h = await latency(engine, rx, true);
-    rows.push([`  same, with a black-hole endpoint also subscribed`, engine, '—', '—', '—', fmt(h.p50, 1), fmt(h.p99, 1)]);
+    rows.push([`  same, with a black-hole endpoint also subscribed`, engine, '—', '—', '—', '—', fmt(h.p50, 1), fmt(h.p99, 1)]);
   } catch (error) {
-    rows.push([`Tessera (${(error as Error).message.slice(0, 60)})`, engine, '—', '—', '—', '—', '—']);
+    rows.push([`Tessera (${(error as Error).message.slice(0, 60)})`, engine, '—', '—', '—', '—', '—', '—']);
   }
 }
 printTable(
   `Webhook delivery on this machine (receiver in another process; latency at ${LATENCY_RATE} events/s for ${LATENCY_SECONDS} s, one transaction per event)`,
-  ['path', 'database', 'messages', 'deliveries/s', 'attempts recorded/received', 'commit→first attempt p50 ms', 'p99 ms'],
+  ['path', 'database', 'messages', 'deliveries/s', '× raw', 'attempts recorded/received', 'commit→first attempt p50 ms', 'p99 ms'],
   rows,
 );
-printTable('Targets', ['metric', 'target'], [['signed deliveries/s, every attempt durably recorded', '≥ 2,000'], ['commit → first attempt p99', '≤ 250 ms']]);
+printTable('Targets', ['metric', 'target'], [['signed deliveries/s, every attempt durably recorded', '≥ 2,000'], ['deliveries/s ÷ raw signed send', '≥ 0.8'], ['commit → first attempt p99', '≤ 250 ms']]);
 rx.child.kill();
 process.exit(0);

@@ -27,6 +27,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   api_key_ips: ApiKeyIpsTable;
   events: EventsTable;
+  event_fanout_queue: EventFanoutQueueTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
   webhook_attempts: WebhookAttemptsTable;
@@ -296,8 +297,13 @@ export interface EventsTable {
   type: string;
   /** The exact JSON body delivered to webhook endpoints (envelope of reference §14.3). */
   body: string;
-  fanned_out: ColumnType<number, number | undefined, number>;
   created_at: number;
+}
+
+/** Events not yet fanned out to webhook messages (migration 0018), filled by a trigger on `events`. */
+export interface EventFanoutQueueTable {
+  created_at: number;
+  event_id: string;
 }
 
 export interface WebhookEndpointsTable {

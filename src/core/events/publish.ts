@@ -25,7 +25,8 @@ export const eventsPublished = new JobSignal();
 
 /**
  * Publishes an event through the outbox: the row is written with `trx`, the transaction of the
- * change it reports, so it exists exactly when the change commits. Delivery happens later.
+ * change it reports, so it exists exactly when the change commits. Delivery happens later (a
+ * trigger queues the event for the webhook fan-out in the same transaction, migration 0018).
  * Returns the event id (`<type-slug>-<uuid>`, as in the envelope).
  */
 export async function publishEvent<T extends EventType>(trx: Trx, now: number, input: EventInput<T>): Promise<string> {
@@ -69,7 +70,7 @@ async function resolveActor(trx: Trx, orgId: string, actor: EventInput<EventType
   return actor ? { id: actor.id, firstName: actor.firstName, lastName: actor.lastName } : null;
 }
 
-interface EventRow { id: string; org_id: string; type: string; body: string; fanned_out: number; created_at: number }
+interface EventRow { id: string; org_id: string; type: string; body: string; created_at: number }
 
 /** The outbox row of one event (`<type-slug>-<uuid>` id, envelope body). */
 function eventRow<T extends EventType>(now: number, input: EventInput<T>, user: EventActor | null): EventRow {
@@ -80,5 +81,5 @@ function eventRow<T extends EventType>(now: number, input: EventInput<T>, user: 
   const impersonatorId = acting?.impersonatorId && acting.orgId === input.orgId ? acting.impersonatorId : undefined;
   const event = { id, time: new Date(now).toISOString(), user, ...(impersonatorId ? { impersonatorId } : {}) };
   const body = { eventType: input.type, event, ...(input.data as object) };
-  return { id, org_id: input.orgId, type: input.type, body: toJson(body), fanned_out: 0, created_at: now };
+  return { id, org_id: input.orgId, type: input.type, body: toJson(body), created_at: now };
 }

@@ -10,14 +10,16 @@ import { batchInsert } from './delivery-batch.ts';
 const insertAttempts = batchInsert('webhook_attempts', ['id', 'org_id', 'endpoint_id', 'message_id', 'attempt', 'at', 'ok', 'status_code', 'latency_ms', 'response_body', 'error_class']);
 
 forEachEngine('webhook batch insert', (ctx) => {
-  it('writes every row and value (nulls included), whatever the batch size, and refuses a row of another shape', async () => {
+  it('writes every row and value (nulls, big numbers, any text included), whatever the batch size, and refuses a row of another shape', async () => {
     const org = await createTestOrg(ctx());
     const res = await ctx().inject({ method: 'POST', url: '/webhooks/endpoint', headers: org.admin.headers, payload: [{ description: 'Batch', url: 'http://127.0.0.1:9/hook', eventTypes: ['*'] }] });
     assert.equal(res.statusCode, 200, res.body);
     const endpointId = json(res).id as string;
     const row = (i: number): WebhookAttemptsTable => ({
-      id: newId(), org_id: org.orgId, endpoint_id: endpointId, message_id: `m-${i}`, attempt: i, at: 1_000 + i, ok: i % 2,
-      status_code: i % 3 === 0 ? null : 200 + i, latency_ms: i * 7, response_body: i % 5 === 0 ? null : `body ${i}`, error_class: i % 2 === 1 ? null : 'http_status',
+      id: newId(), org_id: org.orgId, endpoint_id: endpointId, message_id: `m-${i}`, attempt: i, at: 1_764_000_000_000 + i, ok: i % 2,
+      status_code: i % 3 === 0 ? null : 200 + i, latency_ms: i * 7, error_class: i % 2 === 1 ? null : 'http_status',
+      // Text that array literals (PostgreSQL's unnest path) must escape, and strings that look like NULL.
+      response_body: i % 5 === 0 ? null : i % 4 === 0 ? `{"a": [1, 2]}, "quoted" \\ back\\slash 'single' é 🎉 ${i}` : i % 7 === 0 ? 'NULL' : i === 11 ? '' : `body ${i}`,
     });
     const first = Array.from({ length: 3 }, (_, i) => row(i));
     const second = Array.from({ length: 7 }, (_, i) => row(10 + i));

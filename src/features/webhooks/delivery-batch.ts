@@ -1,4 +1,4 @@
-import { CompiledQuery, type Insertable } from 'kysely';
+import { CompiledQuery, PostgresAdapter, sql, type Insertable } from 'kysely';
 import type { Db, Trx } from '../../core/db/connect.ts';
 import type { Database } from '../../core/db/schema.ts';
 
@@ -7,16 +7,27 @@ import type { Database } from '../../core/db/schema.ts';
  * compiles an operation tree for every value of a batch (a few µs per row, and every delivery
  * inserts two rows: its message and its attempt); here a batch only flattens its values. With
  * the same text each time, SQLite's statement cache (connect.ts) also skips parse and plan.
+ * On PostgreSQL the rows go as one array per column (`insert … select * from unnest($1::text[], …)`):
+ * one short statement whatever the batch size, where a VALUES list of 100 rows is a 1,500-parameter
+ * statement parsed and planned on every batch (no prepared statements through Kysely).
  * The columns are named once; a row with any other field is refused rather than cut short.
  */
 export function batchInsert<T extends keyof Database & string>(table: T, columns: readonly (keyof Insertable<Database[T]> & string)[]) {
   const texts = new WeakMap<object, Map<number, string>>();
+  const unnestTexts = new WeakMap<object, Promise<string>>();
   const blank = Object.fromEntries(columns.map((c) => [c, null]));
   return async (db: Db | Trx, rows: readonly Insertable<Database[T]>[]): Promise<void> => {
     if (rows.length === 0) return;
     const first = Object.keys(rows[0]!);
     if (first.length !== columns.length || first.some((key) => !columns.includes(key as never))) throw new Error(`${table} batch rows must have exactly the columns ${columns.join(', ')}`);
     const adapter = db.getExecutor().adapter;
+    if (adapter instanceof PostgresAdapter) {
+      let text = unnestTexts.get(adapter);
+      if (!text) unnestTexts.set(adapter, (text = unnestText(db, table, columns)));
+      const parameters = columns.map((column) => rows.map((row) => (row as Record<string, unknown>)[column] ?? null));
+      await db.executeQuery(CompiledQuery.raw(await text, parameters));
+      return;
+    }
     let byCount = texts.get(adapter);
     if (!byCount) texts.set(adapter, (byCount = new Map()));
     let text = byCount.get(rows.length);
@@ -30,4 +41,18 @@ export function batchInsert<T extends keyof Database & string>(table: T, columns
     for (const row of rows) for (const column of columns) parameters[i++] = (row as Record<string, unknown>)[column];
     await db.executeQuery(CompiledQuery.raw(text, parameters));
   };
+}
+
+/** The PostgreSQL insert from one array per column, each cast to its column's type (read from the catalog once). */
+async function unnestText(db: Db | Trx, table: string, columns: readonly string[]): Promise<string> {
+  const types = new Map((await sql<{ name: string; type: string }>`
+    select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute
+    where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.execute(db)).rows.map((r) => [r.name, r.type]));
+  const quoted = columns.map((c) => `"${c}"`).join(', ');
+  const arrays = columns.map((c, i) => {
+    const type = types.get(c);
+    if (!type) throw new Error(`${table} has no column ${c}`);
+    return `$${i + 1}::${type}[]`;
+  }).join(', ');
+  return `insert into "${table}" (${quoted}) select * from unnest(${arrays})`;
 }

@@ -35,8 +35,8 @@ forEachEngine('webhook delivery loop', (ctx) => {
       for (let i = 0; i < 10; i++) await publish();
       await waitFor(() => healthy.received.length === 10, 'the healthy endpoint').catch(async (error: Error) => {
         const rows = await ctx().deps.db.selectFrom('webhook_messages').select(['endpoint_id', 'status', 'locked_by', 'locked_until', 'next_attempt_at']).execute();
-        const events = await ctx().deps.db.selectFrom('events').select(['id', 'fanned_out']).execute();
-        throw new Error(`${error.message}: healthy got ${healthy.received.length}; messages ${JSON.stringify(rows.map((r) => [r.endpoint_id === healthyId, r.status, r.locked_until]))}; events ${JSON.stringify(events.map((e) => e.fanned_out))}`);
+        const queued = await ctx().deps.db.selectFrom('event_fanout_queue').select('event_id').execute();
+        throw new Error(`${error.message}: healthy got ${healthy.received.length}; messages ${JSON.stringify(rows.map((r) => [r.endpoint_id === healthyId, r.status, r.locked_until]))}; events not fanned out ${queued.length}`);
       });
       assert.equal(held.length, 4, 'the hanging endpoint still has only its 4 requests open, none answered');
       await waitFor(async () => (await ctx().deps.db.selectFrom('webhook_messages').select('id').where('endpoint_id', '=', healthyId).where('status', '=', 'succeeded').execute()).length === 10, 'the healthy attempts to be recorded');

@@ -45,17 +45,43 @@ export async function loadEndpoints(db: Db | Trx, ids: readonly string[]): Promi
   return out;
 }
 
+type QueuedEvent = { id: string; org_id: string; type: string; body: string; created_at: number };
+
 /**
- * Turns committed, not yet fanned-out events into one message per matching enabled endpoint of the
- * same organization, in one transaction (so a crash never loses or doubles the fan-out). Messages
- * of endpoints with spare capacity (`canTake`) are inserted already leased to this worker and
- * returned, which saves a claim round trip on the hot path.
+ * Takes up to `limit` events off the fan-out queue (oldest first) with their rows, in the caller's
+ * transaction: if it rolls back, they are queued again. On PostgreSQL one statement; rows another
+ * worker is taking are skipped, and the queue rows go by `ctid` (a direct lookup, where a
+ * semi-join on the key could read the whole queue).
+ */
+async function takeQueuedEvents(trx: Trx, engine: Engine, limit: number): Promise<QueuedEvent[]> {
+  if (engine === 'postgres') {
+    return (await sql<QueuedEvent>`
+      with taken as (
+        delete from event_fanout_queue where ctid = any(array(
+          select ctid from event_fanout_queue order by created_at, event_id limit ${limit} for update skip locked))
+        returning event_id)
+      select e.id, e.org_id, e.type, e.body, e.created_at from taken join events e on e.id = taken.event_id
+      order by e.created_at, e.id`.execute(trx)).rows;
+  }
+  // SQLite has one writer at a time: a fan-out in another process that read the same rows cannot
+  // commit (its first write fails on its stale snapshot, and its transaction rolls back).
+  const rows = (await sql<QueuedEvent & { queue_row: number }>`
+    select q.rowid as queue_row, e.id, e.org_id, e.type, e.body, e.created_at
+    from event_fanout_queue q join events e on e.id = q.event_id
+    order by q.created_at, q.event_id limit ${limit}`.execute(trx)).rows;
+  for (const part of chunks(rows.map((r) => r.queue_row), 500)) await sql`delete from event_fanout_queue where rowid in (${sql.join(part)})`.execute(trx);
+  return rows;
+}
+
+/**
+ * Turns committed, not yet fanned-out events (those in `event_fanout_queue`) into one message per
+ * matching enabled endpoint of the same organization, in one transaction (so a crash never loses
+ * or doubles the fan-out). Messages of endpoints with spare capacity (`canTake`) are inserted
+ * already leased to this worker and returned, which saves a claim round trip on the hot path.
  */
 export async function fanOut(db: Db, engine: Engine, now: number, options: { workerId: string; leaseMs: number; limit: number; canTake: (endpoint: EndpointRow) => boolean }) {
   return db.transaction().execute(async (trx) => {
-    const events = (await sql<{ id: string; org_id: string; type: string; body: string; created_at: number }>`
-      select id, org_id, type, body, created_at from events where fanned_out = 0
-      order by created_at limit ${options.limit} ${lockClause(engine)}`.execute(trx)).rows;
+    const events = await takeQueuedEvents(trx, engine, options.limit);
     if (events.length === 0) return { events: 0, held: [] as HeldMessage[], endpoints: new Map<string, EndpointRow>() };
     const orgIds = [...new Set(events.map((e) => e.org_id))];
     const endpoints = await trx.selectFrom('webhook_endpoints').selectAll().where('org_id', 'in', orgIds).where('disabled', '=', 0).execute();
@@ -88,10 +114,16 @@ export async function fanOut(db: Db, engine: Engine, now: number, options: { wor
       }
     }
     for (const part of chunks(rows, 100)) await insertMessages(trx, part);
-    for (const part of chunks(events.map((e) => e.id), 500)) await trx.updateTable('events').set({ fanned_out: 1 }).where('id', 'in', part).execute();
     return { events: events.length, held, endpoints: touched };
   });
 }
+
+/**
+ * The predicate of the partial index `webhook_messages_due_idx` (migration 0018), repeated in the
+ * queries that read it: SQLite uses a partial index only for a query whose WHERE contains its
+ * predicate term for term (PostgreSQL would infer it from `status = 'pending'`).
+ */
+const DUE_INDEX = sql`status in ('pending', 'delivering')`;
 
 /**
  * Leases due messages, skipping saturated endpoints; with `expired`, also those whose holder's
@@ -106,7 +138,7 @@ export async function claimDue(db: Db, engine: Engine, now: number, options: { w
   const lease = (due: ReturnType<typeof sql>, limit: number) => sql<{ id: string; org_id: string; endpoint_id: string; event_id: string; event_type: string; attempts: number; total_attempts: number; body: string }>`
     update webhook_messages set status = 'delivering', locked_until = ${now + options.leaseMs}, locked_by = ${options.workerId}, updated_at = ${now}
     where id in (
-      select id from webhook_messages where ${due} ${skip}
+      select id from webhook_messages where ${DUE_INDEX} and ${due} ${skip}
       order by next_attempt_at limit ${limit} ${lockClause(engine)}
     )
     returning id, org_id, endpoint_id, event_id, event_type, attempts, total_attempts,
@@ -123,7 +155,7 @@ export async function claimDue(db: Db, engine: Engine, now: number, options: { w
 export async function extendLeases(db: Db, engine: Engine, workerId: string, until: number): Promise<void> {
   // Rows a concurrent outcome write holds are skipped (their lease ends there anyway): no lock-order deadlock.
   await sql`update webhook_messages set locked_until = ${until}
-    where id in (select id from webhook_messages where locked_by = ${workerId} and status = 'delivering' ${lockClause(engine)})`.execute(db);
+    where id in (select id from webhook_messages where ${DUE_INDEX} and status = 'delivering' and locked_by = ${workerId} ${lockClause(engine)})`.execute(db);
 }
 
 /** Gives messages back unsent (rate-limited, shutting down), due again at `at`. */
@@ -142,7 +174,10 @@ export async function pruneDeliveryLog(db: Db, now: number, retentionMs = RETENT
   const cutoff = now - retentionMs;
   const attempts = await db.deleteFrom('webhook_attempts').where('at', '<', cutoff).executeTakeFirst();
   const messages = await db.deleteFrom('webhook_messages').where('created_at', '<', cutoff).where('status', 'in', ['succeeded', 'failed']).executeTakeFirst();
-  const events = await db.deleteFrom('events').where('created_at', '<', cutoff).where('fanned_out', '=', 1)
+  // Not one still waiting for its fan-out (looked up by the queue's key), nor one with messages left.
+  const events = await db.deleteFrom('events').where('created_at', '<', cutoff)
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('event_fanout_queue').select('event_fanout_queue.event_id')
+      .whereRef('event_fanout_queue.created_at', '=', 'events.created_at').whereRef('event_fanout_queue.event_id', '=', 'events.id'))))
     .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_messages').select('webhook_messages.id').whereRef('webhook_messages.event_id', '=', 'events.id'))))
     .executeTakeFirst();
   return { attempts: Number(attempts.numDeletedRows), messages: Number(messages.numDeletedRows), events: Number(events.numDeletedRows) };

@@ -14,6 +14,7 @@ import * as m0012 from './0012_hotpaths.ts';
 import * as m0014 from './0014_template_types.ts';
 import * as m0016 from './0016_assets2.ts';
 import * as m0017 from './0017_content_revision.ts';
+import * as m0018 from './0018_webhook_fanout_queue.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0014_template_types': m0014,
   '0016_assets2': m0016,
   '0017_content_revision': m0017,
+  '0018_webhook_fanout_queue': m0018,
 };
