@@ -101,7 +101,7 @@ async function run(engine: 'sqlite' | 'postgres', rows: (string | number)[][], f
   }
 
   // verifyApiKey alone: checksum, HMAC, one indexed lookup, principal.
-  const direct = await measure(ROUNDS * PER_ROUND, () => verifyApiKey(deps, key, '127.0.0.1'), { warmup: 500 });
+  const direct = await measure(ROUNDS * PER_ROUND, async () => verifyApiKey(deps, key, '127.0.0.1'), { warmup: 500 });
   rows.push([engine, 'verifyApiKey() alone (no HTTP; its cost is what a key adds)', direct.length, fmt(percentile(direct, 50), 3), fmt(percentile(direct, 90), 3), fmt(percentile(direct, 99), 3), '—', '—', 1]);
 
   // Floods, 64 requests in flight: malformed keys never reach the database.

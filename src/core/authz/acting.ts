@@ -5,14 +5,16 @@ import type { Principal } from './principal.ts';
  * The principal a request's handler runs as, for the code that records what it causes (audit
  * rows, events): every row written while an administrator impersonates someone carries the
  * impersonator, without each service having to remember to pass it along. Entered just before
- * the handler (preHandler), so the whole handler and everything it awaits sees it.
+ * the handler (core/http/authenticate.ts wraps every authenticated route's handler), so the whole
+ * handler and everything it awaits sees it. The principal itself is the store: nothing is
+ * allocated per request.
  */
-const storage = new AsyncLocalStorage<{ principal: Principal }>();
+const storage = new AsyncLocalStorage<Principal>();
 
 export function actingPrincipal(): Principal | undefined {
-  return storage.getStore()?.principal;
+  return storage.getStore();
 }
 
-export function runAs<T>(principal: Principal, fn: () => T): T {
-  return storage.run({ principal }, fn);
+export function runAs<R, A extends unknown[]>(principal: Principal, fn: (...args: A) => R, ...args: A): R {
+  return storage.run(principal, fn, ...args);
 }

@@ -45,6 +45,23 @@ describe('RevisionCache', () => {
     assert.equal(await expired.get('k', load), 'v4', 'an entry past its deadline is never served');
   });
 
+  it('peek answers a current entry synchronously, and nothing once the generation moves or the deadline passes', async () => {
+    const feed = new FakeFeed();
+    let now = 1000;
+    const cache = new RevisionCache<string>(feed, { now: () => now });
+    assert.equal(cache.peek('k'), undefined, 'nothing loaded yet');
+    assert.equal(await cache.get('k', async () => ({ value: 'v1', validUntil: 2000 })), 'v1');
+    assert.equal(cache.peek('k'), 'v1');
+    feed.generation += 1;
+    assert.equal(cache.peek('k'), undefined, 'stale after an identity change');
+    assert.equal(cache.size, 0, 'and dropped');
+    assert.equal(await cache.get('k', async () => ({ value: 'v2', validUntil: 2000 })), 'v2');
+    now = 2000;
+    assert.equal(cache.peek('k'), undefined, 'never served past its deadline');
+    assert.equal(await cache.get('k', async () => null), null, 'a failed load leaves nothing to peek');
+    assert.equal(cache.peek('k'), undefined);
+  });
+
   it('does not keep a load that raced with a change, and shares concurrent loads', async () => {
     const feed = new FakeFeed();
     const cache = new RevisionCache<string>(feed, clock);

@@ -63,17 +63,26 @@ export class RevisionCache<V> {
     return this.content ? this.feed.contentGeneration : this.feed.generation;
   }
 
+  /**
+   * The cached value if there is a current one, else undefined (then call `get`). Synchronous, so a
+   * hot path that hits needs no promise; the same checks as `get`.
+   */
+  peek(key: string): V | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    if (entry.generation === this.generation && this.clock.now() < entry.validUntil) {
+      this.stats.hits += 1;
+      return entry.value;
+    }
+    this.drop(key, entry);
+    return undefined;
+  }
+
   /** The cached value, or the loader's (null: nothing to cache, e.g. a bad credential). Loader errors propagate. */
   async get(key: string, load: (key: string) => Promise<Loaded<V> | null>): Promise<V | null> {
+    const cached = this.peek(key);
+    if (cached !== undefined) return cached;
     const generation = this.generation;
-    const entry = this.entries.get(key);
-    if (entry !== undefined) {
-      if (entry.generation === generation && this.clock.now() < entry.validUntil) {
-        this.stats.hits += 1;
-        return entry.value;
-      }
-      this.drop(key, entry);
-    }
     this.stats.misses += 1;
     let pending = this.loading.get(key);
     if (pending === undefined || pending.generation !== generation) {

@@ -12,7 +12,9 @@ const MAX_REMEMBERED_IPS = 100_000;
  */
 class UsageTracker {
   private pending = new Map<string, { orgId: string; at: number }>();
-  private knownIps = new Set<string>();
+  /** Addresses each key is known to have been used from (bounded by MAX_REMEMBERED_IPS in all). */
+  private knownIps = new Map<string, Set<string>>();
+  private knownIpCount = 0;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private readonly deps: Deps;
@@ -23,7 +25,9 @@ class UsageTracker {
 
   used(orgId: string, apiKeyId: string, at: number): void {
     const previous = this.pending.get(apiKeyId);
-    if (!previous || previous.at < at) this.pending.set(apiKeyId, { orgId, at });
+    // Moved in place: no allocation per request for a key already pending (flush swaps the map).
+    if (previous === undefined) this.pending.set(apiKeyId, { orgId, at });
+    else if (previous.at < at) previous.at = at;
     if (!this.timer) {
       this.timer = setInterval(() => void this.flush(), FLUSH_EVERY_MS);
       this.timer.unref();
@@ -37,16 +41,22 @@ class UsageTracker {
 
   /** Records the first use of a key from `ip` (once per key and address, across instances). */
   usedFrom(orgId: string, apiKeyId: string, actorId: string, ip: string, at: number): Promise<void> | undefined {
-    const pair = `${apiKeyId} ${ip}`;
-    // The common case (a known address) stays synchronous: no promise on the hot path.
-    if (this.knownIps.has(pair)) return undefined;
-    if (this.knownIps.size >= MAX_REMEMBERED_IPS) this.knownIps.clear();
+    // The common case (a known address) stays synchronous and allocates nothing: no promise, no key string.
+    let ips = this.knownIps.get(apiKeyId);
+    if (ips?.has(ip)) return undefined;
+    if (this.knownIpCount >= MAX_REMEMBERED_IPS) {
+      this.knownIps.clear();
+      this.knownIpCount = 0;
+      ips = undefined;
+    }
     // Remember before the write so concurrent first requests from one address write once.
-    this.knownIps.add(pair);
-    return this.recordNewIp(pair, orgId, apiKeyId, actorId, ip, at);
+    if (ips === undefined) this.knownIps.set(apiKeyId, (ips = new Set()));
+    ips.add(ip);
+    this.knownIpCount += 1;
+    return this.recordNewIp(orgId, apiKeyId, actorId, ip, at);
   }
 
-  private async recordNewIp(pair: string, orgId: string, apiKeyId: string, actorId: string, ip: string, at: number): Promise<void> {
+  private async recordNewIp(orgId: string, apiKeyId: string, actorId: string, ip: string, at: number): Promise<void> {
     try {
       await this.deps.db.transaction().execute(async (trx) => {
         if (await rememberIp(trx, orgId, apiKeyId, ip, at)) {
@@ -54,7 +64,7 @@ class UsageTracker {
         }
       });
     } catch (error) {
-      this.knownIps.delete(pair);
+      if (this.knownIps.get(apiKeyId)?.delete(ip)) this.knownIpCount -= 1;
       this.deps.log.warn({ err: error, apiKeyId }, 'could not record the address an API key was used from');
     }
   }

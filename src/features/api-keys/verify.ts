@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.ts';
 import { isPrivilege, type Privilege } from '../../core/authz/catalog.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { fromJson } from '../../core/db/json.ts';
-import { clientIp, type CredentialResolver } from '../../core/http/authenticate.ts';
+import { addRouteHook, clientIp, type CredentialResolver } from '../../core/http/authenticate.ts';
 import { unauthorized } from '../../core/http/errors.ts';
 import { revisionCache, type Loaded } from '../../core/db/revision-cache.ts';
 import { isWellFormedKey, KEY_PREFIX } from './key-format.ts';
@@ -71,16 +71,22 @@ async function lookup(deps: Deps, hash: string): Promise<LookupRow | undefined> 
  * the keyed hash's cost): a hit then costs neither the format check nor the HMAC, and raw keys
  * are still never kept. The keyed hash, which the database stores, is made only on a miss.
  */
-export async function verifyApiKey(deps: Deps, key: string, ip: string): Promise<Principal | null> {
-  const principal = await revisionCache<Principal>(deps, 'principal:api-key').get(digest('sha256', key, 'base64url'), () =>
-    isWellFormedKey(key) ? resolveKey(deps, deps.keys.hash('api-key', key)) : Promise.resolve(null));
-  if (!principal) return null;
+export function verifyApiKey(deps: Deps, key: string, ip: string): Principal | null | Promise<Principal | null> {
+  const cache = revisionCache<Principal>(deps, 'principal:api-key');
+  const cacheKey = digest('sha256', key, 'base64url');
+  // A key seen before answers synchronously (no promise), as does its usage bookkeeping from a known address.
+  const cached = cache.peek(cacheKey);
+  if (cached !== undefined) return recordUse(deps, cached, ip);
+  return cache.get(cacheKey, () => (isWellFormedKey(key) ? resolveKey(deps, deps.keys.hash('api-key', key)) : Promise.resolve(null)))
+    .then((principal) => (principal ? recordUse(deps, principal, ip) : null));
+}
+
+function recordUse(deps: Deps, principal: Principal, ip: string): Principal | Promise<Principal> {
   const now = deps.clock.now();
   const tracker = usageTracker(deps);
   tracker.used(principal.orgId, principal.apiKeyId!, now);
   const firstFromIp = tracker.usedFrom(principal.orgId, principal.apiKeyId!, principal.userId, ip, now);
-  if (firstFromIp) await firstFromIp;
-  return principal;
+  return firstFromIp ? firstFromIp.then(() => principal) : principal;
 }
 
 async function resolveKey(deps: Deps, hash: string): Promise<Loaded<Principal> | null> {
@@ -130,35 +136,51 @@ export function presentedApiKey(request: FastifyRequest): string | undefined {
 
 /** `X-API-Key: tsk_…` (or `Authorization: Bearer tsk_…`) authenticates as the key's service account. */
 export function apiKeyResolver(deps: Deps): CredentialResolver {
-  return async (request) => {
+  return (request) => {
     const key = presentedApiKey(request);
     if (key === undefined) {
       // Resolvers run in order: reaching here means no token authenticated, so a foreign X-API-Key is all there is.
       if (headerKey(request) !== undefined) throw unauthorized(INVALID_KEY_MESSAGE);
       return null;
     }
-    const principal = await verifyApiKey(deps, key, clientIp(request));
-    if (!principal) throw unauthorized(INVALID_KEY_MESSAGE);
-    return principal;
+    const principal = verifyApiKey(deps, key, clientIp(request));
+    if (principal === null) throw unauthorized(INVALID_KEY_MESSAGE);
+    if (!(principal instanceof Promise)) return principal;
+    return principal.then((resolved) => {
+      if (!resolved) throw unauthorized(INVALID_KEY_MESSAGE);
+      return resolved;
+    });
   };
 }
 
 /**
  * When a user credential won and a Tessera API key was sent too, the user stays the principal but
- * the key must still be valid and belong to the user's organization. Add right after
- * registerAuthentication, in the same scope, so it runs once the principal is known.
+ * the key must still be valid and belong to the user's organization. Call right after
+ * registerAuthentication, in the same scope: it adds this check to every authenticated route,
+ * after the authentication hook, so it runs once the principal is known.
  */
 export function registerApiKeyAlongsideUser(app: FastifyInstance, deps: Deps): void {
-  // A callback hook, not an async one: almost every request has nothing to check here, and on
-  // that path it then costs no promise.
-  app.addHook('onRequest', (request, _reply, done) => {
-    const principal = request.principal;
-    if (!principal || principal.kind !== 'user') return done();
-    const key = presentedApiKey(request);
-    if (key === undefined) return done();
-    verifyApiKey(deps, key, clientIp(request)).then((keyPrincipal) => {
-      if (!keyPrincipal || keyPrincipal.orgId !== principal.orgId) done(unauthorized(INVALID_KEY_MESSAGE));
-      else done();
-    }, done);
+  app.addHook('onRoute', (route) => {
+    if (route.config?.public) return;
+    // A callback hook, not an async one: almost every request has nothing to check here, and on
+    // that path it then costs no promise.
+    addRouteHook(route, 'onRequest', (request, _reply, done) => {
+      const principal = request.principal;
+      if (!principal || principal.kind !== 'user') return done();
+      const key = presentedApiKey(request);
+      if (key === undefined) return done();
+      const check = (keyPrincipal: Principal | null) => {
+        if (!keyPrincipal || keyPrincipal.orgId !== principal.orgId) done(unauthorized(INVALID_KEY_MESSAGE));
+        else done();
+      };
+      let verified: Principal | null | Promise<Principal | null>;
+      try {
+        verified = verifyApiKey(deps, key, clientIp(request));
+      } catch (error) {
+        return done(error as Error);
+      }
+      if (verified instanceof Promise) verified.then(check, done);
+      else check(verified);
+    });
   });
 }

@@ -79,6 +79,16 @@ function mayView(principal: Principal, security: AssetSecurity): boolean {
   return false;
 }
 
+/**
+ * The cached view of an asset, synchronously (a hit then costs the route no promise): undefined when
+ * none is current (call viewAsset), 404 when the caller may not view it, exactly as viewAsset.
+ */
+export function cachedAssetView(deps: Deps, principal: Principal, id: string): AssetView | undefined {
+  const view = assetViews(deps).peek(`${principal.orgId}\u0000${id}`);
+  if (view !== undefined && !mayView(principal, view.security)) throw assetNotFound();
+  return view;
+}
+
 /** The view of an asset the caller may view (objectId or fileId); 404 when missing or invisible, as loadAsset. */
 export async function viewAsset(deps: Deps, principal: Principal, id: string): Promise<AssetView> {
   const view = await assetViews(deps).get(`${principal.orgId}\u0000${id}`, () => loadView(deps, principal.orgId, id));

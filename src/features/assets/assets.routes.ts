@@ -11,7 +11,7 @@ import {
   StatusMessage, UploadParams, UploadReceived, type LegacyCreate,
 } from './assets.schemas.ts';
 import { createAsset, deleteOrRestore, getLatest, getVersions, updateAsset, type CreatedAsset } from './assets.service.ts';
-import { viewAsset } from './asset-views.ts';
+import { cachedAssetView, viewAsset, type AssetView } from './asset-views.ts';
 import { createAssetsBulk } from './create-bulk.service.ts';
 import { presentLegacy, presentSimplified } from './present.ts';
 import { verifySignedPath } from './signed-urls.ts';
@@ -50,11 +50,17 @@ export function assetRoutes(app: App, deps: Deps): void {
 
   app.get('/asset/:id', {
     schema: { operationId: 'GetAsset', tags, summary: 'An asset by objectId or fileId (View)', params: IdParams, response: { 200: Type.Ref('Asset'), ...read } },
-  }, async (request, reply) => {
+  }, (request, reply) => {
     // Served from the asset view cache (asset-views.ts): the body is serialized once per view.
-    const view = await viewAsset(deps, principalOf(request), request.params.id);
-    const body = view.body('GetAsset', () => reply.serialize(presentLegacy(deps, view.asset, view.security, view.template)) as string);
-    return sendJsonText(reply, body);
+    // A cached view is answered synchronously (nothing returned: the reply is sent).
+    const send = (view: AssetView): void => {
+      sendJsonText(reply, view.body('GetAsset', () => reply.serialize(presentLegacy(deps, view.asset, view.security, view.template)) as string));
+    };
+    const principal = principalOf(request);
+    const cached = cachedAssetView(deps, principal, request.params.id);
+    if (cached === undefined) return viewAsset(deps, principal, request.params.id).then(send);
+    send(cached);
+    return undefined;
   });
 
   app.patch('/asset/:id', {
@@ -137,14 +143,20 @@ export function assetRoutes(app: App, deps: Deps): void {
       operationId: 'GetAssetSimplified', tags, summary: 'An asset by objectId or fileId, simplified', params: IdParams, querystring: SimpleGetQuery,
       response: { 200: SimpleGetResponse, ...read },
     },
-  }, async (request, reply) => {
-    const view = await viewAsset(deps, principalOf(request), request.params.id);
+  }, (request, reply) => {
     const options = request.query;
-    const body = view.body(`GetAssetSimplified:${options.empty}:${options.system}`, () => reply.serialize({
-      status: 'success' as const, message: 'Asset retrieved successfully',
-      data: presentSimplified(deps, view.asset, view.security, view.securityTemplates, view.template, options),
-    }) as string);
-    return sendJsonText(reply, body);
+    const send = (view: AssetView): void => {
+      sendJsonText(reply, view.body(`GetAssetSimplified:${options.empty}:${options.system}`, () => reply.serialize({
+        status: 'success' as const, message: 'Asset retrieved successfully',
+        data: presentSimplified(deps, view.asset, view.security, view.securityTemplates, view.template, options),
+      }) as string));
+    };
+    // A cached view is answered synchronously (nothing returned: the reply is sent), as GetAsset.
+    const principal = principalOf(request);
+    const cached = cachedAssetView(deps, principal, request.params.id);
+    if (cached === undefined) return viewAsset(deps, principal, request.params.id).then(send);
+    send(cached);
+    return undefined;
   });
 
   app.patch('/assets/asset/:id', {

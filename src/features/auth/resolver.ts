@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { CredentialResolver } from '../../core/http/authenticate.ts';
 import { tokenExpired, unauthorized } from '../../core/http/errors.ts';
-import { revisionCache } from '../../core/db/revision-cache.ts';
+import { revisionCache, type RevisionCache } from '../../core/db/revision-cache.ts';
 import { byKind, holdingsOfPrincipal, holdingsWithin } from '../../core/authz/ceiling.ts';
 import { loadUserPrincipal, principalFromRow } from '../identity/index.ts';
 import { findSessionWithUser } from './sessions.repo.ts';
@@ -32,10 +32,12 @@ export function presentedToken(request: FastifyRequest): string | undefined {
  * instance, within a second on every other one sharing the database.
  */
 export function tokenResolver(deps: Deps): CredentialResolver {
-  return async (request) => {
+  let cache: RevisionCache<Principal> | undefined;
+  return (request) => {
     const token = presentedToken(request);
     if (token === undefined) return null;
-    return cachedPrincipalForToken(deps, token);
+    // A token seen before answers synchronously (no promise); anything else takes the full check.
+    return (cache ??= revisionCache<Principal>(deps, 'principal:token')).peek(token) ?? cachedPrincipalForToken(deps, token);
   };
 }
 

@@ -7,7 +7,7 @@ import { sharedJsonSender } from '../../core/http/shared-json.ts';
 import { GroupMembershipSchema, IdParamsSchema, OwnPasswordChangeSchema, PasswordChangedSchema, PasswordResetSchema, StatusMessageSchema, UserCreateSchema, UserCreatedSchema, UserSchema, UserUpdateSchema } from './identity.schemas.ts';
 import { changeOwnPassword, resetPassword } from './passwords.service.ts';
 import { searchUsers, UserSearchParamsSchema, UserSearchQuerySchema, UserSearchResultSchema } from './user-search.ts';
-import { changeGroupMembership, createUser, getCurrentUser, getUser, updateUser } from './users.service.ts';
+import { cachedCurrentUser, changeGroupMembership, createUser, getCurrentUser, getUser, updateUser } from './users.service.ts';
 
 const tags = ['people'];
 const UserRef = Type.Ref('User');
@@ -20,7 +20,14 @@ export function userRoutes(app: App, deps: Deps): void {
   app.get('/user', {
     config: { scope: 'identity' },
     schema: { operationId: 'GetCurrentUser', tags, summary: 'The current user', response: { 200: UserRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found') } },
-  }, async (request, reply) => sendCurrentUser(reply, await getCurrentUser(deps, principalOf(request))));
+  }, (request, reply) => {
+    const principal = principalOf(request);
+    // A cached profile is answered synchronously (nothing returned: the reply is sent).
+    const cached = cachedCurrentUser(deps, principal);
+    if (cached === undefined) return getCurrentUser(deps, principal).then((user) => { sendCurrentUser(reply, user); });
+    sendCurrentUser(reply, cached);
+    return undefined;
+  });
 
   app.post('/user', {
     schema: {

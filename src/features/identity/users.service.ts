@@ -46,12 +46,21 @@ export function toUser(row: UserProfileRow): User {
  * (core/db/revision.ts); a miss costs one compiled query.
  */
 export async function getCurrentUser(deps: Deps, principal: Principal): Promise<User> {
-  const user = await revisionCache<User>(deps, 'identity:current-user').get(`${principal.orgId} ${principal.userId}`, async () => {
+  const user = await currentUsers(deps).get(`${principal.orgId} ${principal.userId}`, async () => {
     const row = await findUserProfile(deps.db, principal.orgId, principal.userId);
     return row ? { value: toUser(row), validUntil: Number.POSITIVE_INFINITY } : null;
   });
   if (!user) throw notFound('User');
   return user;
+}
+
+function currentUsers(deps: Deps) {
+  return revisionCache<User>(deps, 'identity:current-user');
+}
+
+/** getCurrentUser's answer when it is cached and current, synchronously (no promise); else undefined. */
+export function cachedCurrentUser(deps: Deps, principal: Principal): User | undefined {
+  return currentUsers(deps).peek(`${principal.orgId} ${principal.userId}`);
 }
 
 /** Users see themselves; seeing anyone else takes User Management. Anything else is "not found". */
