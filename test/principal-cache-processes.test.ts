@@ -2,45 +2,20 @@
 // (PostgreSQL, and a SQLite file) honours every change made through the first within 1 s
 // (PostgreSQL: LISTEN/NOTIFY, in practice milliseconds; SQLite: the 250 ms poll).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before, it } from 'node:test';
 import { ALL_PRIVILEGES } from '../src/core/authz/catalog.ts';
-import { forEachEngine, json, TEST_SECRET, type TestContext } from './helpers/context.ts';
+import { forEachEngine, json, type TestContext } from './helpers/context.ts';
+import { startSecondInstance, type SecondInstance } from './helpers/second-instance.ts';
 import { createTestOrg, createTestUser, type TestOrg } from './helpers/factories.ts';
 import { login } from './helpers/auth.ts';
 
 type Ctx = () => TestContext;
 const DEADLINE_MS = 1000;
 
-interface Other { url: string; child: ChildProcess; generation(): Promise<number> }
-
-async function startOther(ctx: TestContext): Promise<Other> {
-  const database = ctx.database.kind === 'postgres' ? ctx.database.url : `sqlite:${ctx.database.file}`;
-  const child = spawn(process.execPath, ['test/helpers/instance-process.ts'], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: {
-      ...process.env, DATABASE_URL: database, TESSERA_DATA_DIR: ctx.dataDir, TESSERA_SECRET_KEY: TEST_SECRET, TESSERA_LOG_LEVEL: 'silent',
-      TESSERA_PUBLIC_URL: ctx.config.publicUrl, TESSERA_WORKERS: 'false',
-    },
-  });
-  const { port } = await new Promise<{ port: number }>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as { port: number }));
-    child.once('exit', (code) => reject(new Error(`second instance exited (${code})`)));
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    child,
-    generation: () => new Promise((resolve) => {
-      child.once('message', (m) => resolve((m as { generation: number }).generation));
-      child.send('generation');
-    }),
-  };
-}
-
 forEachEngine('principal cache: a change reaches another process within 1 s', (ctx) => {
-  let other: Other;
+  let other: SecondInstance;
   before(async () => {
-    other = await startOther(ctx());
+    other = await startSecondInstance(ctx());
   });
   after(async () => {
     other.child.send('close');

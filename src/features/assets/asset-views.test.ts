@@ -4,13 +4,13 @@
 // another process see changes too; cached and uncached bodies are byte-identical; a caller who
 // may not view a cached asset still gets 404. On SQLite and PostgreSQL.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before, it } from 'node:test';
 import { PERMISSIONS } from '../../core/authz/catalog.ts';
 import { revisionFeed } from '../../core/db/revision.ts';
-import { forEachEngine, json, TEST_SECRET, type TestContext } from '../../../test/helpers/context.ts';
+import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
 import { loginHeaders } from '../../../test/helpers/auth.ts';
+import { startSecondInstance, type SecondInstance } from '../../../test/helpers/second-instance.ts';
 import type { Worker } from '../../core/jobs/worker.ts';
 import { assetViews } from './asset-views.ts';
 import { assetWorker, createAsset, defaultTemplate, jpeg, uploadAsset } from './assets.fixtures.ts';
@@ -241,26 +241,10 @@ forEachEngine('asset views: every change shows on the next GET of this instance'
 // SQLite file: the 250 ms poll) shows each change within 1 s.
 const DEADLINE_MS = 1000;
 
-async function startOther(ctx: TestContext): Promise<{ url: string; child: ChildProcess }> {
-  const database = ctx.database.kind === 'postgres' ? ctx.database.url : `sqlite:${ctx.database.file}`;
-  const child = spawn(process.execPath, ['test/helpers/instance-process.ts'], {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    env: {
-      ...process.env, DATABASE_URL: database, TESSERA_DATA_DIR: ctx.dataDir, TESSERA_SECRET_KEY: TEST_SECRET, TESSERA_LOG_LEVEL: 'silent',
-      TESSERA_PUBLIC_URL: ctx.config.publicUrl, TESSERA_WORKERS: 'false',
-    },
-  });
-  const { port } = await new Promise<{ port: number }>((resolve, reject) => {
-    child.once('message', (m) => resolve(m as { port: number }));
-    child.once('exit', (code) => reject(new Error(`second instance exited (${code})`)));
-  });
-  return { url: `http://127.0.0.1:${port}`, child };
-}
-
 forEachEngine('asset views: a change reaches another process within 1 s', (ctx) => {
-  let other: { url: string; child: ChildProcess };
+  let other: SecondInstance;
   before(async () => {
-    other = await startOther(ctx());
+    other = await startSecondInstance(ctx());
   });
   after(async () => {
     other.child.send('close');
