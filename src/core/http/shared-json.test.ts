@@ -12,8 +12,8 @@ describe('sharedJsonSender', () => {
     const sendNarrow = sharedJsonSender();
     const wide = { type: 'object', properties: { name: { type: 'string' }, secret: { type: 'string' } } };
     const narrow = { type: 'object', properties: { name: { type: 'string' } } };
-    app.get('/wide', { schema: { response: { 200: wide } } }, async (_request, reply) => sendWide(reply, current));
-    app.get('/narrow', { schema: { response: { 200: narrow } } }, async (_request, reply) => sendNarrow(reply, current));
+    app.get('/wide', { schema: { operationId: 'TestSharedJsonWide', response: { 200: wide } } }, async (_request, reply) => sendWide(reply, current));
+    app.get('/narrow', { schema: { operationId: 'TestSharedJsonNarrow', response: { 200: narrow } } }, async (_request, reply) => sendNarrow(reply, current));
     try {
       const a = await app.inject({ url: '/narrow' });
       assert.equal(a.statusCode, 200);
