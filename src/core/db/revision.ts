@@ -143,8 +143,26 @@ class Feed implements RevisionFeed {
     for (const sibling of siblings.get(this.database) ?? []) if (sibling !== this) sibling.observe(identity, content);
   }
 
-  /** A NOTIFY on the content channel: some stripe moved (the next poll then re-reads them all). */
-  private contentChanged(): void {
+  /**
+   * A NOTIFY on the content channel. Since migration 0019 it names the stripe and its new value
+   * (`<id>:<value>`, as readOn records stripes): a value this instance already read (its own write,
+   * re-read by the driver before the call returned) moves nothing, so one write stales the views
+   * once, not twice. Anything else (an unknown stripe, the older value-only payload) moves it.
+   */
+  private contentChanged(payload: string): void {
+    const colon = payload.indexOf(':');
+    const stripes = this.knownContent?.split(',');
+    if (colon > 0 && stripes !== undefined) {
+      if (stripes.includes(payload)) return;
+      const prefix = payload.slice(0, colon + 1);
+      const at = stripes.findIndex((s) => s.startsWith(prefix));
+      if (at >= 0) {
+        // A value older than the one read already (the poll was faster) is nothing new.
+        if (Number(payload.slice(colon + 1)) <= Number(stripes[at]!.slice(colon + 1))) return;
+        stripes[at] = payload;
+        this.knownContent = stripes.join(',');
+      }
+    }
     this.contentGen += 1;
   }
 
@@ -183,7 +201,7 @@ class Feed implements RevisionFeed {
     client.on('end', retry);
     client.on('notification', (message) => {
       if (message.channel === REVISION_CHANNEL) this.observe(message.payload, this.knownContent);
-      else if (message.channel === CONTENT_REVISION_CHANNEL) this.contentChanged();
+      else if (message.channel === CONTENT_REVISION_CHANNEL) this.contentChanged(message.payload ?? '');
     });
     try {
       await client.connect();

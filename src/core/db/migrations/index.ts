@@ -15,6 +15,7 @@ import * as m0014 from './0014_template_types.ts';
 import * as m0016 from './0016_assets2.ts';
 import * as m0017 from './0017_content_revision.ts';
 import * as m0018 from './0018_webhook_fanout_queue.ts';
+import * as m0019 from './0019_content_notify_stripe.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0016_assets2': m0016,
   '0017_content_revision': m0017,
   '0018_webhook_fanout_queue': m0018,
+  '0019_content_notify_stripe': m0019,
 };
