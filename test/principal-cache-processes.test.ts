@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { ALL_PRIVILEGES } from '../src/core/authz/catalog.ts';
 import { forEachEngine, json, type TestContext } from './helpers/context.ts';
-import { startSecondInstance, type SecondInstance } from './helpers/second-instance.ts';
+import { secondInstanceForSuite } from './helpers/second-instance.ts';
 import { createTestOrg, createTestUser, type TestOrg } from './helpers/factories.ts';
 import { login } from './helpers/auth.ts';
 
@@ -13,16 +13,9 @@ type Ctx = () => TestContext;
 const DEADLINE_MS = 1000;
 
 forEachEngine('principal cache: a change reaches another process within 1 s', (ctx) => {
-  let other: SecondInstance;
-  before(async () => {
-    other = await startSecondInstance(ctx());
-  });
-  after(async () => {
-    other.child.send('close');
-    await new Promise((r) => other.child.once('exit', r));
-  });
+  const instance = secondInstanceForSuite(ctx);
 
-  const remote = async (path: string, headers: Record<string, string>) => (await fetch(`${other.url}${path}`, { headers })).status;
+  const remote = async (path: string, headers: Record<string, string>) => (await fetch(`${instance().url}${path}`, { headers })).status;
 
   /** Served twice by the other process (so it is cached there), then the change, then the deadline. */
   async function honoured(path: string, headers: Record<string, string>, change: () => Promise<void>, expected: number, before = 200): Promise<number> {
@@ -40,10 +33,10 @@ forEachEngine('principal cache: a change reaches another process within 1 s', (c
   }
 
   async function generationMoves(change: () => Promise<void>): Promise<void> {
-    const before = await other.generation();
+    const before = await instance().generation();
     await change();
     const started = performance.now();
-    while ((await other.generation()) === before) {
+    while ((await instance().generation()) === before) {
       assert.ok(performance.now() - started <= DEADLINE_MS, 'the other process did not see the change within 1 s');
       await new Promise((r) => setTimeout(r, 10));
     }
@@ -99,7 +92,7 @@ forEachEngine('principal cache: a change reaches another process within 1 s', (c
     const org = await createTestOrg(ctx());
     const { user, headers } = await staff(org);
     const group = json<{ groupId: string }>(await ctx().inject({ method: 'POST', url: '/v1/security/groups', headers: org.admin.headers, payload: { groupName: 'Remote' } }));
-    const groups = async () => ((await (await fetch(`${other.url}/v1/user`, { headers })).json()) as { groups: string[] }).groups;
+    const groups = async () => ((await (await fetch(`${instance().url}/v1/user`, { headers })).json()) as { groups: string[] }).groups;
     assert.ok(!(await groups()).includes(group.groupId));
     assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/user/${user.userId}/add-to-group`, headers: org.admin.headers, payload: { userGroupId: group.groupId } })).statusCode, 200);
     const started = performance.now();

@@ -1,6 +1,7 @@
 // A second Tessera instance in its own process on the test's database (test/helpers/instance-process.ts):
 // for tests that show a change made through one instance reaching another.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { after, before } from 'node:test';
 import { TEST_SECRET, type TestContext } from './context.ts';
 
 export interface SecondInstance {
@@ -31,4 +32,18 @@ export async function startSecondInstance(ctx: TestContext): Promise<SecondInsta
       child.send('generation');
     }),
   };
+}
+
+/** For a suite: a second instance started before its tests and closed after them. */
+export function secondInstanceForSuite(ctx: () => TestContext): () => SecondInstance {
+  let other: SecondInstance | undefined;
+  before(async () => {
+    other = await startSecondInstance(ctx());
+  });
+  after(async () => {
+    if (!other) return;
+    other.child.send('close');
+    await new Promise((r) => other!.child.once('exit', r));
+  });
+  return () => other!;
 }

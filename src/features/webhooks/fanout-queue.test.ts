@@ -12,7 +12,7 @@ import { Migrator } from 'kysely/migration';
 import { forEachEngine, TEST_SECRET, type TestContext } from '../../../test/helpers/context.ts';
 import { createPgDatabase } from '../../../test/helpers/engines.ts';
 import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
-import { startReceiver } from '../../../test/helpers/receiver.ts';
+import { startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
 import { parseConfig } from '../../config.ts';
 import { createDeps } from '../../deps.ts';
 import type { Db } from '../../core/db/connect.ts';
@@ -30,14 +30,23 @@ const assetEvent = (ctx: TestContext, org: TestOrg) => ({
 
 const queued = async (db: Db) => (await db.selectFrom('event_fanout_queue').select('event_id').execute()).map((r) => r.event_id).sort();
 
+/** A new organization with one endpoint (asset.*) pointing at a real receiver, closed after `run`. */
+async function withSubscribedReceiver(ctx: TestContext, run: (org: TestOrg, rx: Receiver) => Promise<void>): Promise<void> {
+  const org = await createTestOrg(ctx);
+  const rx = await startReceiver();
+  try {
+    const res = await ctx.inject({ method: 'POST', url: '/webhooks/endpoint', headers: org.admin.headers, payload: [{ description: 'Queue test', url: rx.url, eventTypes: ['asset.*'] }] });
+    assert.equal(res.statusCode, 200, res.body);
+    await run(org, rx);
+  } finally {
+    await rx.close();
+  }
+}
+
 forEachEngine('webhook fan-out queue', (ctx) => {
   it('queues an event exactly when its transaction commits; the fan-out empties the queue and leaves the event row as written', async () => {
     const db = ctx().deps.db;
-    const org = await createTestOrg(ctx());
-    const rx = await startReceiver();
-    try {
-      const res = await ctx().inject({ method: 'POST', url: '/webhooks/endpoint', headers: org.admin.headers, payload: [{ description: 'Queue test', url: rx.url, eventTypes: ['asset.*'] }] });
-      assert.equal(res.statusCode, 200, res.body);
+    await withSubscribedReceiver(ctx(), async (org, rx) => {
       await runDeliveryOnce(ctx().deps);
       assert.deepEqual(await queued(db), []);
 
@@ -59,18 +68,12 @@ forEachEngine('webhook fan-out queue', (ctx) => {
       assert.deepEqual(await queued(db), []);
       assert.deepEqual(await db.selectFrom('events').selectAll().where('id', 'in', ids).orderBy('id').execute(), before);
       assert.deepEqual(rx.received.map((r) => JSON.parse(r.body).event.id).sort(), ids);
-    } finally {
-      await rx.close();
-    }
+    });
   });
 
   it('a fan-out that fails leaves its events queued, and the next one delivers them once', async () => {
     const db = ctx().deps.db;
-    const org = await createTestOrg(ctx());
-    const rx = await startReceiver();
-    try {
-      const res = await ctx().inject({ method: 'POST', url: '/webhooks/endpoint', headers: org.admin.headers, payload: [{ description: 'Queue test', url: rx.url, eventTypes: ['asset.*'] }] });
-      assert.equal(res.statusCode, 200, res.body);
+    await withSubscribedReceiver(ctx(), async (org, rx) => {
       const id = await db.transaction().execute((trx) => publishEvent(trx, ctx().clock.now(), assetEvent(ctx(), org)));
       // The failure strikes after the event was taken off the queue and its messages were being built.
       await assert.rejects(fanOut(db, ctx().engine, ctx().clock.now(), { workerId: 'w', leaseMs: 1000, limit: 10, canTake: () => { throw new Error('worker died'); } }), /worker died/);
@@ -79,9 +82,7 @@ forEachEngine('webhook fan-out queue', (ctx) => {
       await runDeliveryOnce(ctx().deps);
       assert.deepEqual(await queued(db), []);
       assert.deepEqual(rx.received.map((r) => JSON.parse(r.body).event.id), [id]);
-    } finally {
-      await rx.close();
-    }
+    });
   });
 
   it('the retention prune keeps an old event still waiting for its fan-out, and removes it once fanned out', async () => {
