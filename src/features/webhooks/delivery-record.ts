@@ -4,7 +4,7 @@ import type { WebhookAttemptsTable } from '../../core/db/schema.ts';
 import { OPERATIONAL_EVENT_TYPES, publishEvent } from '../../core/events/index.ts';
 import { newId } from '../../core/ids.ts';
 import { nextDelayMs, shouldDisable } from './delivery/schedule.ts';
-import { batchInsert } from './delivery-batch.ts';
+import { batchInsert } from '../../core/db/batch-insert.ts';
 import type { HeldMessage } from './delivery-store.ts';
 
 /** Kept of a receiver's response in the attempt log. */

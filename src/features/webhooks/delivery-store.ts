@@ -4,7 +4,7 @@ import { fromJson } from '../../core/db/json.ts';
 import type { Insertable } from 'kysely';
 import type { WebhookEndpointsTable, WebhookMessagesTable } from '../../core/db/schema.ts';
 import { newId } from '../../core/ids.ts';
-import { batchInsert } from './delivery-batch.ts';
+import { batchInsert } from '../../core/db/batch-insert.ts';
 import { matchesEventType } from './event-types.ts';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;

@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg } from '../../../test/helpers/factories.ts';
-import type { WebhookAttemptsTable } from '../../core/db/schema.ts';
-import { newId } from '../../core/ids.ts';
-import { batchInsert } from './delivery-batch.ts';
+import type { WebhookAttemptsTable } from './schema.ts';
+import { newId } from '../ids.ts';
+import { batchInsert } from './batch-insert.ts';
 
 const insertAttempts = batchInsert('webhook_attempts', ['id', 'org_id', 'endpoint_id', 'message_id', 'attempt', 'at', 'ok', 'status_code', 'latency_ms', 'response_body', 'error_class']);
 

@@ -1,9 +1,11 @@
 import { CompiledQuery, PostgresAdapter, sql, type Insertable } from 'kysely';
-import type { Db, Trx } from '../../core/db/connect.ts';
-import type { Database } from '../../core/db/schema.ts';
+import type { Db, Trx } from './connect.ts';
+import type { Database } from './schema.ts';
 
 /**
- * A multi-row insert whose SQL is compiled once per engine and row count. Kysely builds and
+ * A multi-row insert of a fixed column list for hot paths (webhook messages and attempts), whose SQL
+ * is compiled once per engine and row count. (`insert-rows.ts` is the general one: any columns,
+ * chunked by the parameter budget, a query-builder tree per call.) Kysely builds and
  * compiles an operation tree for every value of a batch (a few µs per row, and every delivery
  * inserts two rows: its message and its attempt); here a batch only flattens its values. With
  * the same text each time, SQLite's statement cache (connect.ts) also skips parse and plan.
