@@ -69,6 +69,8 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   let flushing: Promise<void> = Promise.resolve();
   let flushTimer: NodeJS.Timeout | undefined;
   const totals = { succeeded: 0, failed: 0, exhausted: 0, attempted: 0 };
+  /** Messages this process took on: leased as the fan-out wrote them, or leased later by a claim. */
+  const taken = { atFanOut: 0, byClaim: 0 };
 
   // How many messages of one endpoint this process holds at most (queued + in flight).
   const capacityOf = (row: EndpointRow) => Math.max(concurrency * 16, Math.min(row.rate_limit ?? 0, 2000));
@@ -91,8 +93,9 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
         inFlight.delete(p);
         scheduleFlush();
         pump(state);
-        // A backlogged endpoint running low: fetch more now rather than at the next poll.
-        if (state.queue.length === capacityOf(state.row) >> 2) {
+        // A backlogged endpoint's queue half empty: fetch more now rather than at the next poll, so
+        // it does not run dry while the database answers.
+        if (state.queue.length === capacityOf(state.row) >> 1) {
           claimSoon = true;
           wake?.();
         }
@@ -196,11 +199,36 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     if (dropped.length > 0) scheduleFlush();
   }
 
+  /**
+   * How many events the next fan-out takes. A message fanned out while its endpoint's queue is full
+   * is written as pending and has to be leased again by a claim: a second write of its row and a
+   * scan. So the fan-out takes what the emptiest endpoint this process knows has room for (before
+   * it knows any, one endpoint's capacity), and while every known endpoint is full the events wait
+   * in the fan-out queue; after a second of that (a slow or dead endpoint), one batch goes anyway,
+   * so other endpoints and organizations are never held up by a full one.
+   */
+  let fullSince: number | undefined;
+  function fanOutLimit(): number {
+    if (manual) return batchSize;
+    const free = Math.max(0, maxHeld - held);
+    if (states.size === 0) return Math.min(batchSize, concurrency * 16, free);
+    let room = 0;
+    for (const s of states.values()) room = Math.max(room, capacityOf(s.row) - s.queue.length - s.inFlight);
+    if (room > 0) {
+      fullSince = undefined;
+      return Math.min(batchSize, room, free);
+    }
+    fullSince ??= now();
+    if (now() - fullSince < 1000) return 0;
+    fullSince = now();
+    return Math.min(batchSize, free);
+  }
+
   async function round(): Promise<{ fannedOut: number; taken: number }> {
     if (!manual) await refreshHeldEndpoints();
     const provisional = new Map<string, number>();
     const fan = await fanOut(deps.db, deps.engine, now(), {
-      workerId, leaseMs, limit: batchSize,
+      workerId, leaseMs, limit: fanOutLimit(),
       canTake: (row) => {
         const n = (provisional.get(row.id) ?? load(row.id)) + 1;
         if (n > capacityOf(row) || held + provisional.size > maxHeld) return false;
@@ -208,13 +236,14 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
         return true;
       },
     });
+    taken.atFanOut += fan.held.length;
     enqueue(fan.held, fan.endpoints);
     // Fresh events take the fan-out path above; the claim (retries, backlog, expired leases) scans
     // due rows, so it runs once per poll interval unless an endpoint just asked for more. Skipping a
     // saturated endpoint makes the claim read past all of that endpoint's due rows (its backlog),
     // so while one is saturated it runs at most once a second, or when an endpoint with room runs low.
     const skip = [...states.values()].filter(saturated).map((s) => s.row.id);
-    const asked = claimSoon && (skip.length === 0 || [...states.values()].some((s) => !saturated(s) && s.queue.length <= capacityOf(s.row) >> 2));
+    const asked = claimSoon && (skip.length === 0 || [...states.values()].some((s) => !saturated(s) && s.queue.length <= capacityOf(s.row) >> 1));
     claimSoon = false;
     if (!manual && !asked && now() < nextClaimAt) return { fannedOut: fan.events, taken: fan.held.length };
     // Expired leases (a crashed holder) are looked for at most once a second: a lease lasts far
@@ -222,6 +251,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     const expired = manual || now() >= nextExpiredAt;
     if (expired) nextExpiredAt = now() + Math.min(1000, leaseMs);
     const claimed = await claimDue(deps.db, deps.engine, now(), { workerId, leaseMs, limit: Math.min(batchSize, maxHeld - held), skipEndpoints: skip, expired });
+    taken.byClaim += claimed.length;
     if (claimed.length > 0) enqueue(claimed, await loadEndpoints(deps.db, claimed.map((m) => m.endpointId)));
     const skipping = [...states.values()].some(saturated);
     // More may be due: claim again at once, unless that claim would have to skip an endpoint.
@@ -240,6 +270,8 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
 
   return {
     workerId,
+    /** How this process came to hold the messages it took on so far (tests, benchmarks). */
+    stats: () => ({ ...taken }),
     /** Tests: everything due now, to the end (sends awaited, outcomes recorded). Rate-limited leftovers are given back. */
     async runOnce(): Promise<RoundSummary> {
       const before = { ...totals };

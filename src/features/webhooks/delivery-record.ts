@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { PostgresAdapter, sql } from 'kysely';
 import type { Db } from '../../core/db/connect.ts';
 import type { WebhookAttemptsTable } from '../../core/db/schema.ts';
 import { OPERATIONAL_EVENT_TYPES, publishEvent } from '../../core/events/index.ts';
@@ -43,11 +43,15 @@ export async function recordOutcomes(db: Db, workerId: string, now: number, outc
   const summary: RecordSummary = { succeeded: 0, retrying: 0, exhausted: 0, disabledEndpoints: [] };
   if (outcomes.length === 0 && dropped.length === 0) return summary;
   await db.transaction().execute(async (trx) => {
-    // An endpoint deleted while its messages were in flight took its messages and log with it.
+    // An endpoint deleted while its messages were in flight took its messages and log with it. On
+    // PostgreSQL the endpoints stay locked against deletion until this batch commits (the log has no
+    // foreign key, migration 0020): a delete waits, then removes what this batch wrote too.
     const endpointIds = [...new Set(outcomes.map((o) => o.message.endpointId))];
     const existing = new Set<string>();
+    const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
     for (let i = 0; i < endpointIds.length; i += 500) {
-      for (const row of await trx.selectFrom('webhook_endpoints').select('id').where('id', 'in', endpointIds.slice(i, i + 500)).execute()) existing.add(row.id);
+      const query = trx.selectFrom('webhook_endpoints').select('id').where('id', 'in', endpointIds.slice(i, i + 500));
+      for (const row of await (postgres ? query.forKeyShare() : query).execute()) existing.add(row.id);
     }
     outcomes = outcomes.filter((o) => existing.has(o.message.endpointId));
     const attempts: WebhookAttemptsTable[] = outcomes.map((o) => ({

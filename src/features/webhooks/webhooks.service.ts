@@ -113,9 +113,11 @@ export async function deleteEndpoint(deps: Deps, principal: Principal, id: strin
   await visibleEndpoint(deps, principal, id);
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
+    // The endpoint first: it waits for a delivery batch that is writing for it (the worker holds the
+    // row `for key share`), so the log deleted next includes what that batch wrote.
+    await trx.deleteFrom('webhook_endpoints').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await trx.deleteFrom('webhook_attempts').where('org_id', '=', principal.orgId).where('endpoint_id', '=', id).execute();
     await trx.deleteFrom('webhook_messages').where('org_id', '=', principal.orgId).where('endpoint_id', '=', id).execute();
-    await trx.deleteFrom('webhook_endpoints').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'webhook_endpoint.deleted', targetType: 'webhook_endpoint', targetId: id, ip });
   });
 }

@@ -16,6 +16,7 @@ import * as m0016 from './0016_assets2.ts';
 import * as m0017 from './0017_content_revision.ts';
 import * as m0018 from './0018_webhook_fanout_queue.ts';
 import * as m0019 from './0019_content_notify_stripe.ts';
+import * as m0020 from './0020_webhook_log_without_fk.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0017_content_revision': m0017,
   '0018_webhook_fanout_queue': m0018,
   '0019_content_notify_stripe': m0019,
+  '0020_webhook_log_without_fk': m0020,
 };
