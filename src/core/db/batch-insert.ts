@@ -1,4 +1,4 @@
-import { CompiledQuery, PostgresAdapter, sql, type Insertable } from 'kysely';
+import { CompiledQuery, PostgresAdapter, type Insertable } from 'kysely';
 import type { Db, Trx } from './connect.ts';
 import type { Database } from './schema.ts';
 
@@ -9,14 +9,14 @@ import type { Database } from './schema.ts';
  * compiles an operation tree for every value of a batch (a few µs per row, and every delivery
  * inserts two rows: its message and its attempt); here a batch only flattens its values. With
  * the same text each time, SQLite's statement cache (connect.ts) also skips parse and plan.
- * On PostgreSQL the rows go as one array per column (`insert … select * from unnest($1::text[], …)`):
+ * On PostgreSQL the rows go as one JSON parameter (`insert … select … from json_populate_recordset`):
  * one short statement whatever the batch size, where a VALUES list of 100 rows is a 1,500-parameter
  * statement parsed and planned on every batch (no prepared statements through Kysely).
  * The columns are named once; a row with any other field is refused rather than cut short.
  */
 export function batchInsert<T extends keyof Database & string>(table: T, columns: readonly (keyof Insertable<Database[T]> & string)[]) {
   const texts = new WeakMap<object, Map<number, string>>();
-  const unnestTexts = new WeakMap<object, Promise<string>>();
+  const jsonTexts = new WeakMap<object, string>();
   const blank = Object.fromEntries(columns.map((c) => [c, null]));
   return async (db: Db | Trx, rows: readonly Insertable<Database[T]>[]): Promise<void> => {
     if (rows.length === 0) return;
@@ -24,10 +24,9 @@ export function batchInsert<T extends keyof Database & string>(table: T, columns
     if (first.length !== columns.length || first.some((key) => !columns.includes(key as never))) throw new Error(`${table} batch rows must have exactly the columns ${columns.join(', ')}`);
     const adapter = db.getExecutor().adapter;
     if (adapter instanceof PostgresAdapter) {
-      let text = unnestTexts.get(adapter);
-      if (!text) unnestTexts.set(adapter, (text = unnestText(db, table, columns)));
-      const parameters = columns.map((column) => rows.map((row) => (row as Record<string, unknown>)[column] ?? null));
-      await db.executeQuery(CompiledQuery.raw(await text, parameters));
+      let text = jsonTexts.get(adapter);
+      if (text === undefined) jsonTexts.set(adapter, (text = jsonText(table, columns)));
+      await db.executeQuery(CompiledQuery.raw(text, [JSON.stringify(rows)]));
       return;
     }
     let byCount = texts.get(adapter);
@@ -45,16 +44,13 @@ export function batchInsert<T extends keyof Database & string>(table: T, columns
   };
 }
 
-/** The PostgreSQL insert from one array per column, each cast to its column's type (read from the catalog once). */
-async function unnestText(db: Db | Trx, table: string, columns: readonly string[]): Promise<string> {
-  const types = new Map((await sql<{ name: string; type: string }>`
-    select attname as name, format_type(atttypid, atttypmod) as type from pg_attribute
-    where attrelid = ${table}::regclass and attnum > 0 and not attisdropped`.execute(db)).rows.map((r) => [r.name, r.type]));
+/**
+ * The PostgreSQL insert from one JSON array of the rows, typed by the table's own row type: one
+ * parameter that `JSON.stringify` writes natively, where one array per column (`unnest`) had every
+ * value escaped into an array literal by the driver (about 4 µs more per delivery, in the process
+ * that also sends them). Values are JSON strings, numbers and nulls, as the columns take them.
+ */
+function jsonText(table: string, columns: readonly string[]): string {
   const quoted = columns.map((c) => `"${c}"`).join(', ');
-  const arrays = columns.map((c, i) => {
-    const type = types.get(c);
-    if (!type) throw new Error(`${table} has no column ${c}`);
-    return `$${i + 1}::${type}[]`;
-  }).join(', ');
-  return `insert into "${table}" (${quoted}) select * from unnest(${arrays})`;
+  return `insert into "${table}" (${quoted}) select ${quoted} from json_populate_recordset(null::"${table}", $1::json)`;
 }

@@ -12,6 +12,12 @@ export const RESPONSE_LOG_CHARS = 1024;
 
 const insertAttempts = batchInsert('webhook_attempts', ['id', 'org_id', 'endpoint_id', 'message_id', 'attempt', 'at', 'ok', 'status_code', 'latency_ms', 'response_body', 'error_class']);
 
+/**
+ * What the log keeps of a receiver's answer: its first characters, with NUL characters replaced
+ * (PostgreSQL text cannot hold them: one such answer would fail its whole batch, again and again).
+ */
+export const loggable = (body: string): string => body.slice(0, RESPONSE_LOG_CHARS).replaceAll('\u0000', '\uFFFD');
+
 export interface AttemptOutcome {
   message: HeldMessage;
   /** Epoch ms (deps.clock) when the attempt started. */
@@ -57,7 +63,7 @@ export async function recordOutcomes(db: Db, workerId: string, now: number, outc
     const attempts: WebhookAttemptsTable[] = outcomes.map((o) => ({
       id: newId(o.at), org_id: o.message.orgId, endpoint_id: o.message.endpointId, message_id: o.message.id, attempt: o.message.totalAttempts + 1,
       at: o.at, ok: o.ok ? 1 : 0, status_code: o.status ?? null, latency_ms: Math.round(o.latencyMs),
-      response_body: o.responseBody === '' ? null : o.responseBody.slice(0, RESPONSE_LOG_CHARS), error_class: o.ok ? null : (o.errorClass ?? 'other'),
+      response_body: o.responseBody === '' ? null : loggable(o.responseBody), error_class: o.ok ? null : (o.errorClass ?? 'other'),
     }));
     for (let i = 0; i < attempts.length; i += 100) await insertAttempts(trx, attempts.slice(i, i + 100));
 

@@ -11,7 +11,7 @@ import { publishEvents } from '../../core/events/index.ts';
 import { newId } from '../../core/ids.ts';
 import { recordOutcomes } from './delivery-record.ts';
 import { fanOut } from './delivery-store.ts';
-import { createDeliveryEngine } from './index.ts';
+import { createDeliveryEngine, runDeliveryOnce } from './index.ts';
 
 const assetEvent = (org: TestOrg) => ({
   orgId: org.orgId, type: 'asset.created' as const, actor: null,
@@ -59,6 +59,21 @@ forEachEngine('webhook delivery writes', (ctx) => {
     assert.equal(await count(ctx(), 'webhook_attempts', endpointId), total);
     // Before, the fan-out wrote whatever did not fit as pending, and 90 % came back through a claim.
     assert.deepEqual(engine.stats(), { atFanOut: total, byClaim: 0 });
+  });
+
+  it('a receiver answering with NUL characters is logged (replaced by U+FFFD), not a batch that fails on every retry', async () => {
+    const org = await createTestOrg(ctx());
+    const rx = await startReceiver((_req, res) => { res.end('ok\u0000done'); });
+    try {
+      const endpointId = await createEndpoint(ctx(), org, rx.url);
+      await ctx().deps.db.transaction().execute((trx) => publishEvents(trx, Date.now(), [assetEvent(org), assetEvent(org)]));
+      const summary = await runDeliveryOnce(ctx().deps);
+      assert.equal(summary.succeeded, 2);
+      const attempts = await ctx().deps.db.selectFrom('webhook_attempts').select(['response_body', 'ok']).where('endpoint_id', '=', endpointId).execute();
+      assert.deepEqual(attempts.map((a) => [a.ok, a.response_body]), [[1, 'ok\uFFFDdone'], [1, 'ok\uFFFDdone']]);
+    } finally {
+      await rx.close();
+    }
   });
 
   it('PostgreSQL: recording attempts waits for an endpoint being deleted, then writes nothing for it', async (t) => {
