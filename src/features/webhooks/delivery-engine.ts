@@ -38,6 +38,8 @@ interface EndpointState {
   queue: HeldMessage[];
   inFlight: number;
   timer?: NodeJS.Timeout;
+  /** When this process last took on messages of the endpoint (epoch ms). */
+  takenAt: number;
 }
 
 /**
@@ -122,8 +124,9 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
         continue;
       }
       let state = states.get(row.id);
-      if (!state) states.set(row.id, (state = { row, queue: [], inFlight: 0 }));
+      if (!state) states.set(row.id, (state = { row, queue: [], inFlight: 0, takenAt: 0 }));
       state.row = row;
+      state.takenAt = now();
       state.queue.push(message);
       held += 1;
     }
@@ -202,25 +205,36 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   /**
    * How many events the next fan-out takes. A message fanned out while its endpoint's queue is full
    * is written as pending and has to be leased again by a claim: a second write of its row and a
-   * scan. So the fan-out takes what the emptiest endpoint this process knows has room for (before
-   * it knows any, one endpoint's capacity), and while every known endpoint is full the events wait
-   * in the fan-out queue; after a second of that (a slow or dead endpoint), one batch goes anyway,
-   * so other endpoints and organizations are never held up by a full one.
+   * scan. So the fan-out takes what the emptiest active endpoint (one with messages held, or taken
+   * on in the last second) has room for; with none active, one endpoint's capacity. While every
+   * active endpoint is full the events wait in the fan-out queue; after a second of that (a slow or
+   * dead endpoint), one batch goes anyway, so other endpoints and organizations are never held up
+   * by a full one. Endpoints idle for a minute are forgotten.
    */
   let fullSince: number | undefined;
   function fanOutLimit(): number {
     if (manual) return batchSize;
+    const at = now();
     const free = Math.max(0, maxHeld - held);
-    if (states.size === 0) return Math.min(batchSize, concurrency * 16, free);
+    let active = false;
     let room = 0;
-    for (const s of states.values()) room = Math.max(room, capacityOf(s.row) - s.queue.length - s.inFlight);
+    for (const [id, s] of states) {
+      const load = s.queue.length + s.inFlight;
+      if (load === 0 && at - s.takenAt > 1000) {
+        if (at - s.takenAt > 60_000 && !s.timer) states.delete(id);
+        continue;
+      }
+      active = true;
+      room = Math.max(room, capacityOf(s.row) - load);
+    }
+    if (!active) return Math.min(batchSize, concurrency * 16, free);
     if (room > 0) {
       fullSince = undefined;
       return Math.min(batchSize, room, free);
     }
-    fullSince ??= now();
-    if (now() - fullSince < 1000) return 0;
-    fullSince = now();
+    fullSince ??= at;
+    if (at - fullSince < 1000) return 0;
+    fullSince = at;
     return Math.min(batchSize, free);
   }
 

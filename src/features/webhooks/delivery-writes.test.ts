@@ -61,6 +61,30 @@ forEachEngine('webhook delivery writes', (ctx) => {
     assert.deepEqual(engine.stats(), { atFanOut: total, byClaim: 0 });
   });
 
+  it('an endpoint that went idle does not count: the backlog of a busy one is still paced to its own room', async () => {
+    const quiet = await createTestOrg(ctx());
+    const busy = await createTestOrg(ctx());
+    const rx = await startReceiver();
+    const quietId = await createEndpoint(ctx(), quiet, rx.url);
+    const busyId = await createEndpoint(ctx(), busy, rx.url);
+    const succeeded = async (endpointId: string) => Number((await ctx().deps.db.selectFrom('webhook_messages').select((eb) => eb.fn.countAll<number>().as('n')).where('endpoint_id', '=', endpointId).where('status', '=', 'succeeded').executeTakeFirstOrThrow()).n);
+    const engine = createDeliveryEngine(ctx().deps, { pollMs: 5, endpointConcurrency: 2 });
+    engine.start();
+    const total = 320;
+    try {
+      await ctx().deps.db.transaction().execute((trx) => publishEvents(trx, Date.now(), [assetEvent(quiet)]));
+      await waitFor(async () => (await succeeded(quietId)) === 1, 'the quiet endpoint\'s message');
+      // Its queue is empty (room for 32) and it took nothing for over a second.
+      await new Promise((r) => setTimeout(r, 1100));
+      await ctx().deps.db.transaction().execute((trx) => publishEvents(trx, Date.now(), Array.from({ length: total }, () => assetEvent(busy))));
+      await waitFor(async () => (await succeeded(busyId)) === total, 'every message of the busy endpoint');
+    } finally {
+      await engine.stop();
+      await rx.close();
+    }
+    assert.deepEqual(engine.stats(), { atFanOut: total + 1, byClaim: 0 });
+  });
+
   it('a receiver answering with NUL characters is logged (replaced by U+FFFD), not a batch that fails on every retry', async () => {
     const org = await createTestOrg(ctx());
     const rx = await startReceiver((_req, res) => { res.end('ok\u0000done'); });
