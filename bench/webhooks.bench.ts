@@ -4,7 +4,7 @@
 // the same signed POSTs with no database at all. Run: `npm run bench -- webhooks`
 // (BENCH_ENGINES=sqlite,postgres; BENCH_N events for the throughput run).
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
@@ -69,6 +69,37 @@ async function startReceiver(): Promise<ReceiverProcess> {
 }
 
 const nowMs = () => performance.timeOrigin + performance.now();
+
+/** CPU ms (user + system) of a process from /proc (Linux); 0 where that cannot be read. */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU ms of every PostgreSQL server process on this machine (the bench's backends among them). */
+function postgresCpuMs(): number {
+  let total = 0;
+  for (const entry of (() => { try { return readdirSync('/proc'); } catch { return []; } })()) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith('postgres')) total += processCpuMs(Number(entry));
+    } catch { /* gone meanwhile */ }
+  }
+  return total;
+}
+
+/** CPU per delivery while `run` goes: this process (all its threads), the receiver, PostgreSQL. */
+function cpuMeter(rx: ReceiverProcess) {
+  const start = { own: process.cpuUsage(), rx: processCpuMs(rx.child.pid!), pg: postgresCpuMs() };
+  return (n: number) => {
+    const own = process.cpuUsage(start.own);
+    return { own: (own.user + own.system) / n, rx: ((processCpuMs(rx.child.pid!) - start.rx) * 1000) / n, pg: ((postgresCpuMs() - start.pg) * 1000) / n };
+  };
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const assetData = () => ({ asset: { id: newId(), filename: 'campaign-hero.jpg', metadataTemplate: { id: newId(), name: 'Marketing' }, securityTemplates: [{ id: newId(), name: 'Everyone' }] } });
 
@@ -126,14 +157,16 @@ async function throughput(engine: string, rx: ReceiverProcess, N: number) {
   await rx.collect();
   const delivery = createDeliveryEngine(env.deps, { pollMs: 20 });
   const started = nowMs();
+  const meter = cpuMeter(rx);
   delivery.start();
   await awaitAllSucceeded(env.deps, N);
   const elapsed = nowMs() - started;
+  const cpu = meter(N);
   await delivery.stop();
   const attempts = await env.deps.db.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const received = (await rx.collect()).length;
   await env.close();
-  return { rate: (N / elapsed) * 1000, attempts: Number(attempts.n), received };
+  return { rate: (N / elapsed) * 1000, attempts: Number(attempts.n), received, cpu };
 }
 
 /** Events committed one per transaction at a steady rate; commit → first attempt at the receiver. */
@@ -172,35 +205,43 @@ async function rawBaseline(rx: ReceiverProcess, N: number) {
   for (let i = 0; i < 100; i++) await send(i);
   let next = 0;
   const started = nowMs();
+  const meter = cpuMeter(rx);
   await Promise.all(Array.from({ length: 32 }, async () => { while (next < N) await send(next++); }));
   const elapsed = nowMs() - started;
+  const cpu = meter(N);
   await dispatcher.close();
   await rx.collect();
-  return (N / elapsed) * 1000;
+  return { rate: (N / elapsed) * 1000, cpu };
 }
 
 const rx = await startReceiver();
 const rows: (string | number)[][] = [];
 await rawBaseline(rx, WARMUP);
-const raw = await rawBaseline(rx, N);
-rows.push(['raw signed POST, no DB (baseline)', 'none', N, fmt(raw, 0), '1.00', '—', '—', '—']);
+const { rate: raw, cpu: rawCpu } = await rawBaseline(rx, N);
+const cpuCells = (cpu: { own: number; rx: number; pg: number }, engine: string) => [fmt(cpu.own, 0), fmt(cpu.rx, 0), engine === 'postgres' ? fmt(cpu.pg, 0) : '—'];
+rows.push(['raw signed POST, no DB (baseline)', 'none', N, fmt(raw, 0), '1.00', '—', '—', '—', ...cpuCells(rawCpu, 'none')]);
 for (const engine of ENGINES) {
   try {
     await throughput(engine, rx, WARMUP);
     const t = await throughput(engine, rx, N);
     const l = await latency(engine, rx);
     // Against the baseline of this same run: the machine's speed and load cancel out (issue 14: ≥ 0.8).
-    rows.push([`Tessera outbox → delivery, attempts recorded`, engine, N, fmt(t.rate, 0), fmt(t.rate / raw, 2), `${t.attempts}/${t.received}`, fmt(l.p50, 1), fmt(l.p99, 1)]);
+    rows.push([`Tessera outbox → delivery, attempts recorded`, engine, N, fmt(t.rate, 0), fmt(t.rate / raw, 2), `${t.attempts}/${t.received}`, fmt(l.p50, 1), fmt(l.p99, 1), ...cpuCells(t.cpu, engine)]);
     const h = await latency(engine, rx, true);
-    rows.push([`  same, with a black-hole endpoint also subscribed`, engine, '—', '—', '—', '—', fmt(h.p50, 1), fmt(h.p99, 1)]);
+    rows.push([`  same, with a black-hole endpoint also subscribed`, engine, '—', '—', '—', '—', fmt(h.p50, 1), fmt(h.p99, 1), '—', '—', '—']);
   } catch (error) {
-    rows.push([`Tessera (${(error as Error).message.slice(0, 60)})`, engine, '—', '—', '—', '—', '—', '—']);
+    rows.push([`Tessera (${(error as Error).message.slice(0, 60)})`, engine, '—', '—', '—', '—', '—', '—', '—', '—', '—']);
   }
 }
 printTable(
   `Webhook delivery on this machine (receiver in another process; latency at ${LATENCY_RATE} events/s for ${LATENCY_SECONDS} s, one transaction per event)`,
-  ['path', 'database', 'messages', 'deliveries/s', '× raw', 'attempts recorded/received', 'commit→first attempt p50 ms', 'p99 ms'],
+  ['path', 'database', 'messages', 'deliveries/s', '× raw', 'attempts recorded/received', 'commit→first attempt p50 ms', 'p99 ms', 'sender CPU µs/delivery', 'receiver CPU µs/delivery', 'PostgreSQL CPU µs/delivery'],
   rows,
+  {
+    'sender CPU µs/delivery': 'CPU of the sending process (all its threads) per delivery in the throughput run: the raw loop, or the delivery engine with its database work (SQLite runs inside it)',
+    'receiver CPU µs/delivery': 'CPU of the receiver process per delivery',
+    'PostgreSQL CPU µs/delivery': 'CPU of every PostgreSQL server process on this machine per delivery (Linux /proc)',
+  },
 );
 printTable('Targets', ['metric', 'target'], [['signed deliveries/s, every attempt durably recorded', '≥ 2,000'], ['deliveries/s ÷ raw signed send', '≥ 0.8'], ['commit → first attempt p99', '≤ 250 ms']]);
 rx.child.kill();
