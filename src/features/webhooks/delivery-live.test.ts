@@ -4,17 +4,10 @@ import { it } from 'node:test';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg } from '../../../test/helpers/factories.ts';
 import { startReceiver } from '../../../test/helpers/receiver.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 import { publishEvent } from '../../core/events/index.ts';
 import { newId } from '../../core/ids.ts';
 import { createDeliveryEngine } from './index.ts';
-
-async function waitFor(check: () => boolean | Promise<boolean>, what: string, limitMs = 30_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`gave up waiting for ${what} after ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 // The real delivery loop (as `serve` runs it), on the real clock.
 forEachEngine('webhook delivery loop', (ctx) => {

@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
 import { startReceiver } from '../../../test/helpers/receiver.ts';
+import { settlesWithin, signal, waitFor } from '../../../test/helpers/wait.ts';
 import { publishEvents } from '../../core/events/index.ts';
 import { newId } from '../../core/ids.ts';
 import { recordOutcomes } from './delivery-record.ts';
@@ -18,14 +19,6 @@ const assetEvent = (org: TestOrg) => ({
   data: { asset: { id: newId(), filename: 'photo.jpg', metadataTemplate: null, securityTemplates: [] } },
 });
 
-async function waitFor(check: () => Promise<boolean>, what: string, limitMs = 30_000): Promise<void> {
-  const until = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`gave up waiting for ${what} after ${limitMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 async function createEndpoint(ctx: TestContext, org: TestOrg, url: string): Promise<string> {
   const res = await ctx.inject({ method: 'POST', url: '/webhooks/endpoint', headers: org.admin.headers, payload: [{ description: 'Writes test', url, eventTypes: ['asset.*'] }] });
   assert.equal(res.statusCode, 200, res.body);
@@ -35,9 +28,22 @@ async function createEndpoint(ctx: TestContext, org: TestOrg, url: string): Prom
 const count = async (ctx: TestContext, table: 'webhook_messages' | 'webhook_attempts', endpointId: string) =>
   Number((await ctx.deps.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('endpoint_id', '=', endpointId).executeTakeFirstOrThrow()).n);
 
-/** Resolves to true if `promise` settles within `ms`. */
-const settlesWithin = (promise: Promise<unknown>, ms: number) =>
-  Promise.race([promise.then(() => true, () => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+/**
+ * Deletes an endpoint as `deleteEndpoint` does (its row, then its log) in a transaction that stops
+ * after the row, holding its lock, until `release` is called.
+ */
+function deleteEndpointUntil(ctx: TestContext, endpointId: string) {
+  const gate = signal();
+  const locked = signal();
+  const done = ctx.deps.db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute();
+    locked.resolve();
+    await gate.promise;
+    await trx.deleteFrom('webhook_attempts').where('endpoint_id', '=', endpointId).execute();
+    await trx.deleteFrom('webhook_messages').where('endpoint_id', '=', endpointId).execute();
+  });
+  return { locked: locked.promise, release: gate.resolve, done };
+}
 
 forEachEngine('webhook delivery writes', (ctx) => {
   it('a backlog ten times an endpoint\'s queue is leased as the fan-out writes it: no message waits for a claim', async () => {
@@ -109,25 +115,15 @@ forEachEngine('webhook delivery writes', (ctx) => {
     const message = fan.held.find((m) => m.endpointId === endpointId)!;
     assert.ok(message);
 
-    let release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => { locked = r; });
-    const deleting = ctx().deps.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute();
-      locked();
-      await gate;
-      await trx.deleteFrom('webhook_attempts').where('endpoint_id', '=', endpointId).execute();
-      await trx.deleteFrom('webhook_messages').where('endpoint_id', '=', endpointId).execute();
-    });
-    await isLocked;
+    const deletion = deleteEndpointUntil(ctx(), endpointId);
+    await deletion.locked;
     const recording = recordOutcomes(ctx().deps.db, 'w1', Date.now(), [{ message, at: Date.now(), ok: true, status: 200, latencyMs: 3, responseBody: 'ok' }]);
     try {
       assert.equal(await settlesWithin(recording, 300), false, 'the batch waits for the delete');
     } finally {
-      release();
+      deletion.release();
     }
-    await deleting;
+    await deletion.done;
     const summary = await recording;
     assert.equal(summary.succeeded, 0);
     assert.equal(await count(ctx(), 'webhook_attempts', endpointId), 0);
@@ -138,25 +134,16 @@ forEachEngine('webhook delivery writes', (ctx) => {
     if (ctx().engine !== 'postgres') return t.skip('SQLite keeps its foreign keys and has one writer');
     const org = await createTestOrg(ctx());
     const endpointId = await createEndpoint(ctx(), org, 'http://127.0.0.1:9/hook');
-    let release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => { locked = r; });
-    const deleting = ctx().deps.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('webhook_endpoints').where('id', '=', endpointId).execute();
-      locked();
-      await gate;
-      await trx.deleteFrom('webhook_messages').where('endpoint_id', '=', endpointId).execute();
-    });
-    await isLocked;
+    const deletion = deleteEndpointUntil(ctx(), endpointId);
+    await deletion.locked;
     await ctx().deps.db.transaction().execute((trx) => publishEvents(trx, Date.now(), [assetEvent(org)]));
     const fanning = fanOut(ctx().deps.db, 'postgres', Date.now(), { workerId: 'w1', leaseMs: 60_000, limit: 500, canTake: () => true });
     try {
       assert.equal(await settlesWithin(fanning, 300), false, 'the fan-out waits for the delete');
     } finally {
-      release();
+      deletion.release();
     }
-    await deleting;
+    await deletion.done;
     await fanning;
     assert.equal(await count(ctx(), 'webhook_messages', endpointId), 0);
   });
@@ -168,25 +155,23 @@ forEachEngine('webhook delivery writes', (ctx) => {
     const foreignKeys = await sql<{ n: number }>`select count(*)::int as n from pg_constraint where contype = 'f' and conrelid in ('webhook_messages'::regclass, 'webhook_attempts'::regclass)`.execute(ctx().deps.db);
     assert.equal(foreignKeys.rows[0]!.n, 0, 'the log has no foreign keys (migration 0020)');
 
-    let release!: () => void;
-    const gate = new Promise<void>((r) => { release = r; });
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => { locked = r; });
+    const gate = signal();
+    const locked = signal();
     // What the worker does in a batch: lock the endpoint against deletion, then write its log.
     const batch = ctx().deps.db.transaction().execute(async (trx) => {
       await trx.selectFrom('webhook_endpoints').select('id').where('id', '=', endpointId).forKeyShare().execute();
-      locked();
-      await gate;
+      locked.resolve();
+      await gate.promise;
       const at = Date.now();
       await trx.insertInto('webhook_messages').values({ id: newId(at), org_id: org.orgId, endpoint_id: endpointId, event_id: newId(at), event_type: 'asset.created', status: 'succeeded', attempts: 1, total_attempts: 1, next_attempt_at: at, locked_until: null, locked_by: null, last_status: 200, last_attempt_at: at, created_at: at, updated_at: at }).execute();
       await trx.insertInto('webhook_attempts').values({ id: newId(at), org_id: org.orgId, endpoint_id: endpointId, message_id: newId(at), attempt: 1, at, ok: 1, status_code: 200, latency_ms: 3, response_body: null, error_class: null }).execute();
     });
-    await isLocked;
+    await locked.promise;
     const deleting = ctx().inject({ method: 'DELETE', url: `/webhooks/endpoint/${endpointId}`, headers: org.admin.headers });
     try {
       assert.equal(await settlesWithin(deleting, 300), false, 'the delete waits for the batch');
     } finally {
-      release();
+      gate.resolve();
     }
     await batch;
     assert.equal((await deleting).statusCode, 204);
