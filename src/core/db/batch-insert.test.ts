@@ -29,6 +29,15 @@ forEachEngine('webhook batch insert', (ctx) => {
     const expected = [...first, ...second, ...third].sort((a, b) => a.attempt - b.attempt);
     assert.deepEqual(stored.map((r) => ({ ...r, at: Number(r.at) })), expected);
 
+    // Strings PostgreSQL text cannot hold as they are: a lone surrogate (a pair cut in half) and a NUL.
+    // They are stored as U+FFFD (SQLite keeps a NUL); look-alike text made of backslashes stays as it is.
+    const awkward = ['cut \ud83d', 'nul \u0000 x', String.raw`back\u0000slash \ud800 \\u0000`, 'pair 🎉', 'low \udc00 first'];
+    const odd = awkward.map((text, i) => ({ ...row(40 + i), response_body: text }));
+    await insertAttempts(ctx().deps.db, odd);
+    const kept = await ctx().deps.db.selectFrom('webhook_attempts').select('response_body').where('endpoint_id', '=', endpointId).where('attempt', '>=', 40).orderBy('attempt').execute();
+    const nul = ctx().engine === 'postgres' ? '\uFFFD' : '\u0000';
+    assert.deepEqual(kept.map((r) => r.response_body), ['cut \uFFFD', `nul ${nul} x`, String.raw`back\u0000slash \ud800 \\u0000`, 'pair 🎉', 'low \uFFFD first']);
+
     await assert.rejects(insertAttempts(ctx().deps.db, [{ ...row(30), extra: 1 } as WebhookAttemptsTable]), /exactly the columns/);
     const { error_class: _left, ...short } = row(31);
     await assert.rejects(insertAttempts(ctx().deps.db, [short as WebhookAttemptsTable]), /exactly the columns/);

@@ -26,7 +26,7 @@ export function batchInsert<T extends keyof Database & string>(table: T, columns
     if (adapter instanceof PostgresAdapter) {
       let text = jsonTexts.get(adapter);
       if (text === undefined) jsonTexts.set(adapter, (text = jsonText(table, columns)));
-      await db.executeQuery(CompiledQuery.raw(text, [JSON.stringify(rows)]));
+      await db.executeQuery(CompiledQuery.raw(text, [jsonRows(rows)]));
       return;
     }
     let byCount = texts.get(adapter);
@@ -42,6 +42,19 @@ export function batchInsert<T extends keyof Database & string>(table: T, columns
     for (const row of rows) for (const column of columns) parameters[i++] = (row as Record<string, unknown>)[column];
     await db.executeQuery(CompiledQuery.raw(text, parameters));
   };
+}
+
+/**
+ * Escapes PostgreSQL's `json` refuses to turn into text: a NUL (`\u0000`) and a lone surrogate
+ * (`JSON.stringify` escapes only those; a well-formed pair is written as is), not preceded by an
+ * escaped backslash. Each becomes U+FFFD, as the driver's UTF-8 encoding does to a lone surrogate.
+ */
+const UNSTORABLE_ESCAPE = /(?<!\\)((?:\\\\)*)\\u(?:0000|d[89a-f][0-9a-f]{2})/gi;
+
+/** The rows as one JSON text that PostgreSQL stores whatever the strings hold. */
+function jsonRows(rows: readonly object[]): string {
+  const text = JSON.stringify(rows);
+  return text.includes('\\u0000') || /\\ud[89a-f]/i.test(text) ? text.replace(UNSTORABLE_ESCAPE, '$1\\ufffd') : text;
 }
 
 /**

@@ -16,7 +16,7 @@ const insertAttempts = batchInsert('webhook_attempts', ['id', 'org_id', 'endpoin
  * What the log keeps of a receiver's answer: its first characters, with NUL characters replaced
  * (PostgreSQL text cannot hold them: one such answer would fail its whole batch, again and again).
  */
-export const loggable = (body: string): string => body.slice(0, RESPONSE_LOG_CHARS).replaceAll('\u0000', '\uFFFD');
+const loggable = (body: string): string => body.slice(0, RESPONSE_LOG_CHARS).replaceAll('\u0000', '\uFFFD');
 
 export interface AttemptOutcome {
   message: HeldMessage;

@@ -80,10 +80,11 @@ async function takeQueuedEvents(trx: Trx, engine: Engine, limit: number): Promis
  * already leased to this worker and returned, which saves a claim round trip on the hot path.
  */
 export async function fanOut(db: Db, engine: Engine, now: number, options: { workerId: string; leaseMs: number; limit: number; canTake: (endpoint: EndpointRow) => boolean }) {
-  if (options.limit <= 0) return { events: 0, held: [] as HeldMessage[], endpoints: new Map<string, EndpointRow>() };
+  const nothing = () => ({ events: 0, held: [] as HeldMessage[], endpoints: new Map<string, EndpointRow>() });
+  if (options.limit <= 0) return nothing();
   return db.transaction().execute(async (trx) => {
     const events = await takeQueuedEvents(trx, engine, options.limit);
-    if (events.length === 0) return { events: 0, held: [] as HeldMessage[], endpoints: new Map<string, EndpointRow>() };
+    if (events.length === 0) return nothing();
     const orgIds = [...new Set(events.map((e) => e.org_id))];
     // Locked against deletion until the messages are in (on PostgreSQL they have no foreign key).
     const query = trx.selectFrom('webhook_endpoints').selectAll().where('org_id', 'in', orgIds).where('disabled', '=', 0);
