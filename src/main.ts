@@ -3,7 +3,7 @@ import { createDeps, type Deps } from './deps.ts';
 import { buildApp } from './app.ts';
 import { migrateToLatest } from './core/db/migrate.ts';
 import { bootstrapFirstOrganization } from './features/identity/index.ts';
-import { announceFirstRun, databaseError, listenError, prepareDataDir, probeListen, StartupError } from './startup.ts';
+import { announceFirstRun, collectStartupGarbage, databaseError, listenError, prepareDataDir, probeListen, StartupError } from './startup.ts';
 import { seedMissingOrganizations } from './features/metadata/index.ts';
 import { startWorkers } from './workers.ts';
 
@@ -39,6 +39,7 @@ async function serve(config: Config): Promise<void> {
     await deps.close();
     throw listenError(error, config) ?? error;
   }
+  collectStartupGarbage(deps);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

@@ -1,6 +1,8 @@
 import { accessSync, chmodSync, constants, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
 import type { BootstrapResult } from './features/identity/index.ts';
@@ -115,4 +117,29 @@ export function announceFirstRun(deps: Deps, boot: BootstrapResult): void {
     + `Lost it? Run: npx tessera user reset-password --username ${boot.username}\n\n`,
   );
   deps.log.warn({ ...fields, credentialsFile: file }, `First start: created administrator "${boot.username}"; credentials saved to ${file}`);
+}
+
+/**
+ * One full garbage collection a second after the server listens. An idle server allocates too
+ * little to ever trigger a major collection, so what start-up left behind (migrations, the first
+ * organization and its seeding, every route registered) is otherwise carried, with the memory V8
+ * and malloc hold for it, for the life of the process. `npm run bench -- memory`, idle RSS 10 s
+ * after start: SQLite 116–121 MiB without it, 110–111 with it; PostgreSQL 113–115 and 106–108.
+ * `gc` is taken from a fresh context after turning on `--expose-gc`, so it never becomes a global
+ * of the application's own.
+ */
+export function collectStartupGarbage(deps: Pick<Deps, 'log'>, delayMs = 1000): void {
+  setTimeout(() => {
+    try {
+      setFlagsFromString('--expose-gc');
+      const gc = runInNewContext('gc') as () => void;
+      const before = process.memoryUsage();
+      gc();
+      const after = process.memoryUsage();
+      const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
+      deps.log.debug({ heapUsedMiB: [mib(before.heapUsed), mib(after.heapUsed)], heapTotalMiB: [mib(before.heapTotal), mib(after.heapTotal)], rssMiB: [mib(before.rss), mib(after.rss)] }, 'start-up garbage collected');
+    } catch (error) {
+      deps.log.debug({ err: error }, 'start-up garbage collection not available');
+    }
+  }, delayMs).unref();
 }

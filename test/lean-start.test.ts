@@ -37,12 +37,12 @@ const LAZY: Record<string, RegExp> = {
 
 interface Report { loaded: string[]; builtins: string[] }
 
-async function serve(env: Record<string, string>): Promise<{ report(): Promise<Report>; stop(): Promise<void> }> {
+async function serve(env: Record<string, string>): Promise<{ output(): string; report(): Promise<Report>; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-lean-'));
   const observer = join(dir, 'observer.mjs');
   writeFileSync(observer, OBSERVER);
   const port = await freePort();
-  const childEnv: Record<string, string | undefined> = { ...process.env, ...env, TESSERA_DATA_DIR: join(dir, 'data'), PORT: String(port), HOST: '127.0.0.1', TESSERA_LOG_LEVEL: 'warn', TESSERA_ADMIN_USERNAME: 'lean-admin', TESSERA_ADMIN_PASSWORD: 'lean start passphrase' };
+  const childEnv: Record<string, string | undefined> = { ...process.env, TESSERA_LOG_LEVEL: 'warn', ...env, TESSERA_DATA_DIR: join(dir, 'data'), PORT: String(port), HOST: '127.0.0.1', TESSERA_ADMIN_USERNAME: 'lean-admin', TESSERA_ADMIN_PASSWORD: 'lean start passphrase' };
   if (!env.DATABASE_URL) delete childEnv.DATABASE_URL;
   // What `npm start` runs, with the observer preloaded.
   const child: ChildProcess = spawn(process.execPath, ['--max-semi-space-size=2', '--import', observer, 'bin/tessera.mjs', 'serve'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
@@ -57,6 +57,7 @@ async function serve(env: Record<string, string>): Promise<{ report(): Promise<R
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
+    output: () => out,
     report: () => new Promise<Report>((resolve) => {
       child.once('message', (m) => resolve(m as Report));
       child.send('report');
@@ -103,5 +104,23 @@ describe('npm start loads heavy modules only when first needed', () => {
     const server = await serve({ DATABASE_URL: pg.url });
     servers.push({ stop: async () => { await server.stop(); await pg.drop(); } });
     assertLean(await server.report(), /node_modules\/better-sqlite3\//);
+  });
+});
+
+describe('npm start frees its start-up garbage once it listens', () => {
+  it('runs one full collection a second after it listens (the idle RSS it saves is in the memory bench)', async () => {
+    const server = await serve({ TESSERA_LOG_LEVEL: 'debug' });
+    try {
+      const deadline = Date.now() + 30_000;
+      let line: string | undefined;
+      while (!(line = server.output().split('\n').find((l) => l.includes('start-up garbage collected')))) {
+        assert.ok(Date.now() < deadline, `no start-up collection was logged:\n${server.output().slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const { heapUsedMiB: [before, after] } = JSON.parse(line) as { heapUsedMiB: [number, number] };
+      assert.ok(after <= before, `heap used ${before} MiB before, ${after} MiB after`);
+    } finally {
+      await server.stop();
+    }
   });
 });
