@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { EdgeConfig } from '../../config.ts';
 import { createLog } from '../../core/log.ts';
-import type { TestContext } from '../../../test/helpers/context.ts';
+import assert from 'node:assert/strict';
+import { json, type TestContext } from '../../../test/helpers/context.ts';
+import type { TestOrg } from '../../../test/helpers/factories.ts';
 import { Edge } from './edge/edge.ts';
 import { assetOriginFor } from './asset-origin.ts';
 
@@ -61,4 +63,14 @@ export async function startEdge(ctx: TestContext, overrides: Partial<EdgeConfig>
   const edge = new Edge({ config: edgeConfig(ctx, overrides), db: ctx.deps.db, keys: ctx.deps.keys, log: createLog('silent'), allowPrivateTargets: true, assetOrigin: assetOriginFor({ db: ctx.deps.db, blobs: ctx.deps.blobs }) });
   const { port } = await edge.start();
   return { edge, url: `http://127.0.0.1:${port}`, close: () => edge.stop() };
+}
+
+/** A short random suffix for names that must not collide between tests. */
+export const unique = () => Math.random().toString(36).slice(2, 10);
+
+/** Creates a pull zone of `org` in front of `origin` through the API (201), with any extra fields. */
+export async function makeZone(ctx: TestContext, org: TestOrg, origin: TestOrigin, fields: Record<string, unknown> = {}) {
+  const res = await ctx.inject({ method: 'POST', url: '/v1/cdn/pullzones', headers: org.admin.headers, payload: { name: `z-${unique()}`, originUrl: origin.url, ...fields } });
+  assert.equal(res.statusCode, 201, res.body);
+  return json(res);
 }

@@ -2,17 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { Client } from 'undici';
-import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
+import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
-import { startEdge, TestOrigin } from './cdn-test-helpers.ts';
-
-const unique = () => Math.random().toString(36).slice(2, 10);
-
-async function makeZone(ctx: TestContext, org: TestOrg, origin: TestOrigin, fields: Record<string, unknown> = {}) {
-  const res = await ctx.inject({ method: 'POST', url: '/v1/cdn/pullzones', headers: org.admin.headers, payload: { name: `z-${unique()}`, originUrl: origin.url, ...fields } });
-  assert.equal(res.statusCode, 201, res.body);
-  return json(res);
-}
+import { makeZone, startEdge, TestOrigin, unique } from './cdn-test-helpers.ts';
 
 forEachEngine('CDN edge: bounded memory (large objects, rate buckets), keep-alive connections', (ctx) => {
   const origin = new TestOrigin();
