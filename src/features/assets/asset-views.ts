@@ -2,7 +2,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import { revisionCache, type RevisionCache } from '../../core/db/revision-cache.ts';
 import type { Deps } from '../../deps.ts';
 import type { CompiledTemplate } from '../metadata/index.ts';
-import { assetNotFound } from './access.ts';
+import { assetNotFound, isGranted } from './access.ts';
 import { findAsset, securityOf, type AssetSecurity, type AssetWithOrg } from './assets.repo.ts';
 import { templateOf } from './metadata-seam.ts';
 
@@ -73,25 +73,19 @@ async function loadView(deps: Deps, orgId: string, id: string): Promise<{ value:
   return { value: new AssetView(asset, security, template), validUntil: Infinity };
 }
 
-/** Whether any of the caller's groups is granted View by any of the asset's templates (as callerPermissions(…).has('view')). */
-function mayView(principal: Principal, security: AssetSecurity): boolean {
-  for (const groupId of principal.groupIds) if (security.byGroup.get(groupId)?.has('view')) return true;
-  return false;
-}
-
 /**
  * The cached view of an asset, synchronously (a hit then costs the route no promise): undefined when
  * none is current (call viewAsset), 404 when the caller may not view it, exactly as viewAsset.
  */
 export function cachedAssetView(deps: Deps, principal: Principal, id: string): AssetView | undefined {
   const view = assetViews(deps).peek(`${principal.orgId}\u0000${id}`);
-  if (view !== undefined && !mayView(principal, view.security)) throw assetNotFound();
+  if (view !== undefined && !isGranted(principal, view.security, 'view')) throw assetNotFound();
   return view;
 }
 
 /** The view of an asset the caller may view (objectId or fileId); 404 when missing or invisible, as loadAsset. */
 export async function viewAsset(deps: Deps, principal: Principal, id: string): Promise<AssetView> {
   const view = await assetViews(deps).get(`${principal.orgId}\u0000${id}`, () => loadView(deps, principal.orgId, id));
-  if (view === null || !mayView(principal, view.security)) throw assetNotFound();
+  if (view === null || !isGranted(principal, view.security, 'view')) throw assetNotFound();
   return view;
 }
