@@ -77,15 +77,26 @@ async function loadView(deps: Deps, orgId: string, id: string): Promise<{ value:
  * The cached view of an asset, synchronously (a hit then costs the route no promise): undefined when
  * none is current (call viewAsset), 404 when the caller may not view it, exactly as viewAsset.
  */
-export function cachedAssetView(deps: Deps, principal: Principal, id: string): AssetView | undefined {
+function cachedAssetView(deps: Deps, principal: Principal, id: string): AssetView | undefined {
   const view = assetViews(deps).peek(`${principal.orgId}\u0000${id}`);
   if (view !== undefined && !isGranted(principal, view.security, 'view')) throw assetNotFound();
   return view;
 }
 
 /** The view of an asset the caller may view (objectId or fileId); 404 when missing or invisible, as loadAsset. */
-export async function viewAsset(deps: Deps, principal: Principal, id: string): Promise<AssetView> {
+async function viewAsset(deps: Deps, principal: Principal, id: string): Promise<AssetView> {
   const view = await assetViews(deps).get(`${principal.orgId}\u0000${id}`, () => loadView(deps, principal.orgId, id));
   if (view === null || !isGranted(principal, view.security, 'view')) throw assetNotFound();
   return view;
+}
+
+/**
+ * Calls `send` with the view of an asset the caller may view: at once (nothing returned) when a
+ * current view is cached, so a hit costs the route no promise; else once it is loaded. 404 as viewAsset.
+ */
+export function withAssetView(deps: Deps, principal: Principal, id: string, send: (view: AssetView) => void): Promise<void> | undefined {
+  const cached = cachedAssetView(deps, principal, id);
+  if (cached === undefined) return viewAsset(deps, principal, id).then(send);
+  send(cached);
+  return undefined;
 }

@@ -11,7 +11,7 @@ import {
   StatusMessage, UploadParams, UploadReceived, type LegacyCreate,
 } from './assets.schemas.ts';
 import { createAsset, deleteOrRestore, getLatest, getVersions, updateAsset, type CreatedAsset } from './assets.service.ts';
-import { cachedAssetView, viewAsset, type AssetView } from './asset-views.ts';
+import { withAssetView, type AssetView } from './asset-views.ts';
 import { createAssetsBulk } from './create-bulk.service.ts';
 import { presentLegacy, presentSimplified } from './present.ts';
 import { verifySignedPath } from './signed-urls.ts';
@@ -56,11 +56,7 @@ export function assetRoutes(app: App, deps: Deps): void {
     const send = (view: AssetView): void => {
       sendJsonText(reply, view.body('GetAsset', () => reply.serialize(presentLegacy(deps, view.asset, view.security, view.template)) as string));
     };
-    const principal = principalOf(request);
-    const cached = cachedAssetView(deps, principal, request.params.id);
-    if (cached === undefined) return viewAsset(deps, principal, request.params.id).then(send);
-    send(cached);
-    return undefined;
+    return withAssetView(deps, principalOf(request), request.params.id, send);
   });
 
   app.patch('/asset/:id', {
@@ -151,12 +147,7 @@ export function assetRoutes(app: App, deps: Deps): void {
         data: presentSimplified(deps, view.asset, view.security, view.securityTemplates, view.template, options),
       }) as string));
     };
-    // A cached view is answered synchronously (nothing returned: the reply is sent), as GetAsset.
-    const principal = principalOf(request);
-    const cached = cachedAssetView(deps, principal, request.params.id);
-    if (cached === undefined) return viewAsset(deps, principal, request.params.id).then(send);
-    send(cached);
-    return undefined;
+    return withAssetView(deps, principalOf(request), request.params.id, send);
   });
 
   app.patch('/assets/asset/:id', {
