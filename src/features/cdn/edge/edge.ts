@@ -16,7 +16,7 @@ import { openGeo, type Geo } from './geo.ts';
 import { acceptedFormats, encodeImage, isOptimizableImage, minify, variantEtag, type ImageFormat } from './optimizer.ts';
 import { createUrlOrigin, type OriginFetcher, type OriginResponse } from './origin.ts';
 import { EdgeStats, type CacheStatus } from './stats.ts';
-import { sendFileRange } from './file-body.ts';
+import { bufferSource, sendFileRange, sendRange } from './file-body.ts';
 
 export interface EdgeDeps {
   config: EdgeConfig;
@@ -672,7 +672,7 @@ export class Edge {
       return record(code);
     }
     if (throttle) {
-      await this.throttled(res, slice, s.limitRateAfter, s.limitRatePerSecond, (n) => { sent = n; });
+      sent = await sendRange(res, bufferSource(slice), 0, slice.length - 1, { after: s.limitRateAfter, rate: s.limitRatePerSecond });
       return record(code);
     }
     sent = slice.length;
@@ -693,32 +693,6 @@ export class Edge {
     out.push('accept-ranges', 'bytes');
     if (cors) out.push('access-control-allow-origin', '*');
     return out;
-  }
-
-  /** Writes `after` bytes at once, then at most `rate` bytes per second (paced every 50 ms). */
-  private throttled(res: EdgeResponse, body: Buffer, after: number, rate: number, progress: (n: number) => void): Promise<void> {
-    return new Promise((resolve) => {
-      let offset = Math.min(after, body.length);
-      if (offset > 0) res.write(body.subarray(0, offset));
-      progress(offset);
-      const start = performance.now();
-      let done = false;
-      const finish = () => { if (!done) { done = true; clearInterval(timer); resolve(); } };
-      res.once('close', finish);
-      const tick = () => {
-        const allowed = Math.min(body.length, after + Math.floor(((performance.now() - start) / 1000) * rate));
-        if (allowed > offset) {
-          res.write(body.subarray(offset, allowed));
-          offset = allowed;
-          progress(offset);
-        }
-        if (offset >= body.length) {
-          res.end();
-          finish();
-        }
-      };
-      const timer = setInterval(tick, 50);
-    });
   }
 
   /** AVIF > WebP > original by Accept; AVIF is made in the background, never awaited. */

@@ -1,18 +1,41 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { EdgeResponse } from './http1.ts';
 
-/** Bytes read from disk per write: large enough for few syscalls, small enough to keep memory flat. */
+/** Bytes per write: large enough for few syscalls, small enough to keep memory flat. */
 const CHUNK = 64 * 1024;
 const PACE_MS = 50;
 
+/** Where a body's bytes come from: null when fewer than `length` bytes are there. */
+export interface BodySource {
+  read(position: number, length: number): Buffer | null | Promise<Buffer | null>;
+  close(): void | Promise<void>;
+}
+
+/** An in-memory body (its chunks are views, not copies). */
+export const bufferSource = (body: Buffer): BodySource => ({
+  read: (position, length) => (position + length <= body.length ? body.subarray(position, position + length) : null),
+  close: () => {},
+});
+
+/** An open cache file, read chunk by chunk and closed at the end. */
+export const fileSource = (file: FileHandle): BodySource => ({
+  async read(position, length) {
+    // A fresh buffer per chunk: a queued write still holds the previous one.
+    const chunk = Buffer.allocUnsafe(length);
+    const { bytesRead } = await file.read(chunk, 0, length, position);
+    return bytesRead === length ? chunk : null;
+  },
+  close: () => file.close().catch(() => {}),
+});
+
 /**
- * Sends bytes `start`..`end` (inclusive) of an open cache file in chunks, waiting for the socket to
- * drain between them, so an object too big for the memory tier never sits in memory whole. With a
- * `rate` (bytes/s), everything past the first `after` bytes is paced like an in-memory throttled
- * body. Ends the response (or destroys it if the file came up short); closes the file; returns the
- * bytes written.
+ * Sends bytes `start`..`end` (inclusive) of `source` in chunks, waiting for the socket to drain
+ * between them, so an object too big for the memory tier never sits in memory whole. With a
+ * `pace` (bytes/s), everything past the first `after` bytes is sent at that rate (the zone's
+ * limitRateAfter and limitRatePerSecond). Ends the response (or destroys it if the source came up
+ * short); closes the source; returns the bytes written.
  */
-export async function sendFileRange(res: EdgeResponse, file: FileHandle, start: number, end: number, pace: { after: number; rate: number } | null): Promise<number> {
+export async function sendRange(res: EdgeResponse, source: BodySource, start: number, end: number, pace: { after: number; rate: number } | null): Promise<number> {
   const total = end - start + 1;
   let offset = 0;
   let closed = false;
@@ -29,11 +52,9 @@ export async function sendFileRange(res: EdgeResponse, file: FileHandle, start: 
         }
         room = Math.min(room, allowed - offset);
       }
-      // A fresh buffer per chunk: a queued write still holds the previous one.
-      const chunk = Buffer.allocUnsafe(room);
-      const { bytesRead } = await file.read(chunk, 0, room, start + offset);
-      if (bytesRead !== room) {
-        // The file is shorter than its entry says: the promised length cannot be kept.
+      const chunk = await source.read(start + offset, room);
+      if (chunk === null) {
+        // The source is shorter than its entry says: the promised length cannot be kept.
         res.destroy();
         return offset;
       }
@@ -43,6 +64,10 @@ export async function sendFileRange(res: EdgeResponse, file: FileHandle, start: 
     if (!closed) res.end();
     return offset;
   } finally {
-    await file.close().catch(() => {});
+    await source.close();
   }
 }
+
+/** sendRange from an open cache file. */
+export const sendFileRange = (res: EdgeResponse, file: FileHandle, start: number, end: number, pace: { after: number; rate: number } | null): Promise<number> =>
+  sendRange(res, fileSource(file), start, end, pace);
