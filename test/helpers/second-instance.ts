@@ -41,9 +41,22 @@ export function secondInstanceForSuite(ctx: () => TestContext): () => SecondInst
     other = await startSecondInstance(ctx());
   });
   after(async () => {
-    if (!other) return;
-    other.child.send('close');
-    await new Promise((r) => other!.child.once('exit', r));
+    if (other) await stopSecondInstance(other);
   });
   return () => other!;
+}
+
+/**
+ * Closes the instance, and returns once its process is gone, whatever state it is in: already
+ * exited (its database dropped under it, say), deaf to IPC, or slow to close (killed after 10 s).
+ */
+async function stopSecondInstance(instance: SecondInstance): Promise<void> {
+  const child = instance.child;
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  if (child.connected) child.send('close');
+  else child.kill();
+  const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(kill);
 }

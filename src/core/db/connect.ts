@@ -36,8 +36,12 @@ export function connectDb(config: Config['database'], options: { poolSize?: numb
   if (config.kind === 'postgres') {
     const pg = loadPg();
     const pool = new pg.Pool({ connectionString: config.url, max: options.poolSize ?? 10 });
-    // An idle client that loses its connection must not crash the process.
+    // A client that loses its connection (a restart, a failover, pg_terminate_backend) must not crash
+    // the process. Idle clients report it on the pool; a client checked out between two queries (in
+    // a transaction, say) emits 'error' itself, which with no listener is an uncaught exception. Its
+    // queries fail instead, and the pool drops it when it is released (it is no longer queryable).
     pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     const tracked = trackRevisions(new PostgresDialect({ pool }), { database: config.url, pgUrl: config.url });
     const db = new Kysely<Database>({ dialect: tracked.dialect });
     tracked.register(db);
