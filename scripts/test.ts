@@ -23,5 +23,8 @@ if (files.length === 0) {
   process.exit(1);
 }
 const concurrency = process.env.TESSERA_TEST_CONCURRENCY ?? '3';
-const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], { stdio: 'inherit' });
+// A test, suite or hook still running after 8 minutes has hung (the slowest suite takes about 25 s):
+// it fails with a timeout instead of holding the run (and CI) until it is killed.
+const timeout = process.env.TESSERA_TEST_TIMEOUT_MS ?? '480000';
+const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeout}`, '--test-reporter=spec', ...files], { stdio: 'inherit' });
 process.exit(result.status ?? 1);
