@@ -8,7 +8,7 @@ import { text } from 'node:stream/consumers';
 import { after, before, describe, it } from 'node:test';
 import { startS3 } from '../../../test/helpers/s3.ts';
 import { BlobTooLarge, type BlobStore } from './blob-store.ts';
-import { createLocalBlobStore } from './local-blob-store.ts';
+import { createLocalBlobStore, STAGING_DIR } from './local-blob-store.ts';
 import { createS3BlobStore } from './s3-blob-store.ts';
 
 async function bytes(stream: Readable | null): Promise<Buffer> {
@@ -51,6 +51,29 @@ function contract(name: string, make: () => Promise<{ store: BlobStore; close():
       assert.equal(await store.head('gone.txt'), null);
     });
 
+    it('deletes everything under a prefix, and only that; a missing prefix is no error', async () => {
+      await store.put('pre/fix/one.txt', Buffer.from('1'));
+      await store.put('pre/fix/deep/two.txt', Buffer.from('2'));
+      await store.put('pre/fixed.txt', Buffer.from('3'));
+      await store.deletePrefix('pre/fix');
+      assert.equal(await store.head('pre/fix/one.txt'), null);
+      assert.equal(await store.head('pre/fix/deep/two.txt'), null);
+      assert.deepEqual(await store.head('pre/fixed.txt'), { size: 1 });
+      await store.deletePrefix('pre/fix');
+      await store.deletePrefix('never/there');
+    });
+
+    it('deletes a prefix while a writer keeps adding files under it (no ENOTEMPTY)', async () => {
+      let writing = true;
+      const writer = (async () => {
+        for (let i = 0; i < 120; i++) await store.put(`busy/${i % 7}/${i}.txt`, Buffer.from('x'));
+      })().finally(() => { writing = false; });
+      while (writing) await store.deletePrefix('busy');
+      await writer;
+      await store.deletePrefix('busy');
+      assert.equal(await store.head('busy/0/119.txt'), null);
+    });
+
     it('refuses unsafe keys', async () => {
       for (const key of ['../etc/passwd', '/abs', 'a/../b', 'a//b', '', 'a/./b']) {
         await assert.rejects(store.put(key, Buffer.from('x')), /not a safe storage key/, key);
@@ -87,7 +110,7 @@ describe('local blob store atomicity', () => {
       });
       await assert.rejects(store.put('x/broken.bin', failing), /client went away/);
       assert.equal(await store.head('x/broken.bin'), null);
-      assert.deepEqual(readdirSync(join(dir, 'x')), []);
+      assert.deepEqual(readdirSync(join(dir, STAGING_DIR)), []);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -123,7 +146,7 @@ describe('local blob store: one pass, limits and writeback', () => {
       await assert.rejects(store.put('x/long.bin', source, { maxBytes: 2500 }), (error: unknown) => error instanceof BlobTooLarge && error.received === 10_000 && error.limit === 2500);
       assert.equal(read, 10);
       assert.equal(await store.head('x/long.bin'), null);
-      assert.deepEqual(readdirSync(join(dir, 'x')), []);
+      assert.deepEqual(readdirSync(join(dir, STAGING_DIR)), []);
       const exact = await store.put('x/exact.bin', Buffer.alloc(2500, 1), { maxBytes: 2500 });
       assert.equal(exact.size, 2500);
     } finally {

@@ -6,18 +6,25 @@ import { finished, pipeline } from 'node:stream/promises';
 import { assertSafeKey, type BlobStore, type PutResult } from './blob-store.ts';
 import { HashingFileSink } from './file-sink.ts';
 
+/**
+ * Where writes are staged before their rename into place: outside the key space (a key starts
+ * with a letter or digit), so a prefix deleted meanwhile cannot take a half-written file with it.
+ */
+export const STAGING_DIR = '.staging';
+
 /** Files under one directory; writes go to a temporary file that is renamed into place. */
 export function createLocalBlobStore(root: string): BlobStore {
   const pathOf = (key: string) => {
     assertSafeKey(key);
     return join(root, key);
   };
+  const staging = join(root, STAGING_DIR);
   return {
     kind: 'local',
     async put(key, body, options): Promise<PutResult> {
       const target = pathOf(key);
-      await mkdir(dirname(target), { recursive: true });
-      const temp = `${target}.${randomBytes(6).toString('hex')}.partial`;
+      await mkdir(staging, { recursive: true });
+      const temp = join(staging, `${randomBytes(12).toString('hex')}.partial`);
       // One stage: each chunk is hashed, counted and written by the sink, which fsyncs before it
       // finishes, so the bytes are durable before the name is visible.
       const sink = new HashingFileSink(temp, options?.maxBytes);
@@ -28,8 +35,7 @@ export function createLocalBlobStore(root: string): BlobStore {
         } else {
           await pipeline(body, sink);
         }
-        await rename(temp, target);
-        await syncDir(dirname(target));
+        await renameInto(temp, target);
       } catch (error) {
         // Closed before the temporary file goes (an open still pending would recreate it).
         if (!sink.closed) await new Promise((resolve) => sink.once('close', resolve).destroy());
@@ -59,20 +65,36 @@ export function createLocalBlobStore(root: string): BlobStore {
       await rm(pathOf(key), { force: true });
     },
     async deletePrefix(prefix) {
-      await rm(pathOf(prefix), { recursive: true, force: true });
+      // A writer may add a file while the folder is being removed (ENOTEMPTY); rm retries then.
+      await rm(pathOf(prefix), { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
     },
     async move(from, to) {
-      const source = pathOf(from);
-      const target = pathOf(to);
-      await mkdir(dirname(target), { recursive: true });
-      await rename(source, target);
-      await syncDir(dirname(target));
+      await renameInto(pathOf(from), pathOf(to));
     },
     async ping() {
       await mkdir(root, { recursive: true });
       await access(root, constants.W_OK);
     },
   };
+}
+
+/**
+ * Renames a file to its key's path, making the folders on the way. A prefix delete running at
+ * the same time can remove a folder between the mkdir and the rename; the rename then fails with
+ * ENOENT and is tried again (the source is still there: only the target's folder went).
+ */
+async function renameInto(source: string, target: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await mkdir(dirname(target), { recursive: true });
+      await rename(source, target);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 10) throw error;
+      await access(source).catch(() => { throw error; });
+    }
+  }
+  await syncDir(dirname(target));
 }
 
 async function syncDir(dir: string): Promise<void> {

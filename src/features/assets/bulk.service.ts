@@ -15,6 +15,7 @@ import { findAsset, securityOf } from './assets.repo.ts';
 import { applyChanges, checkTemplates } from './assets.service.ts';
 import { preparePatch, project, templateForWrite, type LegacyItem } from './metadata-seam.ts';
 import { RENDITIONS_JOB } from './uploads.service.ts';
+import { renditionPrefix } from './renditions.ts';
 
 export const BULK_EDIT_ACTION = 'assets.bulk_edit';
 export const PURGE_ACTION = 'assets.purge';
@@ -143,7 +144,7 @@ async function purgeWork(deps: Deps, ctx: ActionContext) {
       const still = await deps.db.selectFrom('assets').select('id').where('org_id', '=', ctx.orgId).where('sha256', '=', v.sha256).limit(1).executeTakeFirst();
       if (still) continue;
       await deps.blobs.delete(v.blob_key);
-      await deps.blobs.deletePrefix(`renditions/${ctx.orgId}/${v.sha256.slice(0, 2)}/${v.sha256}`);
+      await deps.blobs.deletePrefix(renditionPrefix(ctx.orgId, v.sha256));
     }
     purged += versions.length;
     await ctx.progress(i + 1, chains.length);

@@ -5,7 +5,9 @@ import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../.
 import { securitySuite } from '../../../test/helpers/security.ts';
 import { PERMISSIONS } from '../../core/authz/catalog.ts';
 import type { Worker } from '../../core/jobs/worker.ts';
+import type { BlobStore } from '../../core/storage/blob-store.ts';
 import { assetWorker, createAsset, jpeg, uploadAsset } from './assets.fixtures.ts';
+import { runRenditions } from './renditions.ts';
 
 const remove = async (ctx: TestContext, user: TestUser, id: string, action: 'delete' | 'undelete' = 'delete') => {
   const res = await ctx.inject({ method: 'POST', url: `/v1/asset/${id}/delete`, headers: user.headers, payload: { action } });
@@ -122,8 +124,37 @@ forEachEngine('assets: recycle-bin listing', (ctx) => {
     assert.equal(purge.statusCode, 200, purge.body);
     await worker.drain();
     const action = json(await ctx().inject({ method: 'GET', url: `/v1/action/${json(purge).actionId}`, headers: org.admin.headers }));
-    assert.equal(action.status, 'succeeded');
+    assert.equal(action.status, 'succeeded', JSON.stringify(action));
     assert.deepEqual((await list(ctx(), org.admin)).items.map((i) => i.objectId), [keep.objectId]);
+  });
+
+  it('a purge that lands while renditions are being written leaves no rendition file behind', async () => {
+    const org = await createTestOrg(ctx());
+    const asset = await uploadAsset(ctx(), org, await jpeg(31, 17), 'racing.jpg');
+    await worker.drain();
+    const row = await ctx().deps.db.selectFrom('assets').select(['renditions']).where('id', '=', asset.objectId).executeTakeFirstOrThrow();
+    const keys = Object.values(JSON.parse(row.renditions) as Record<string, { key: string }>).map((r) => r.key);
+    assert.equal(keys.length, 4);
+    await remove(ctx(), org.admin, asset.objectId);
+    // The renditions job is re-run; as it writes its first file, the purge runs to the end.
+    let purged = false;
+    const blobs: BlobStore = {
+      ...ctx().deps.blobs,
+      async put(key, body, options) {
+        if (!purged && key.startsWith('renditions/')) {
+          purged = true;
+          const purge = await ctx().inject({ method: 'POST', url: '/v1/asset/purge', headers: org.admin.headers, payload: { objectIds: [asset.objectId] } });
+          assert.equal(purge.statusCode, 200, purge.body);
+          await worker.drain();
+          const action = json(await ctx().inject({ method: 'GET', url: `/v1/action/${json(purge).actionId}`, headers: org.admin.headers }));
+          assert.equal(action.status, 'succeeded', JSON.stringify(action));
+        }
+        return ctx().deps.blobs.put(key, body, options);
+      },
+    };
+    await runRenditions({ ...ctx().deps, blobs }, { assetId: asset.objectId, force: true });
+    assert.ok(purged);
+    for (const key of keys) assert.equal(await ctx().deps.blobs.head(key), null, key);
   });
 
   it('refuses a bad cursor or page size with 400 naming the field', async () => {

@@ -123,7 +123,16 @@ function technical(filename: string, size: number, md5: string, sha256: string, 
   };
 }
 
-const renditionKey = (orgId: string, sha256: string, name: string, ext: string) => `renditions/${orgId}/${sha256.slice(0, 2)}/${sha256}/${RECIPE_VERSION}/${name}.${ext}`;
+const renditionKey = (orgId: string, sha256: string, name: string, ext: string) => `${renditionPrefix(orgId, sha256)}/${RECIPE_VERSION}/${name}.${ext}`;
+
+/** Every rendition of one content (all recipe versions), as a blob-store prefix. */
+export const renditionPrefix = (orgId: string, sha256: string) => `renditions/${orgId}/${sha256.slice(0, 2)}/${sha256}`;
+
+/** Deletes the renditions of a content no asset of the organization holds any more. */
+export async function dropOrphanRenditions(deps: Deps, orgId: string, sha256: string): Promise<void> {
+  const still = await deps.db.selectFrom('assets').select('id').where('org_id', '=', orgId).where('sha256', '=', sha256).limit(1).executeTakeFirst();
+  if (!still) await deps.blobs.deletePrefix(renditionPrefix(orgId, sha256));
+}
 
 export interface RenditionJob {
   assetId: string;
@@ -183,10 +192,11 @@ export async function runRenditions(deps: Deps, job: RenditionJob): Promise<void
       state = 'placeholder';
     }
     const now = deps.clock.now();
-    await deps.db.transaction().execute(async (trx) => {
+    const gone = await deps.db.transaction().execute(async (trx) => {
       // The content may have been replaced meanwhile: only the bytes this job read get their renditions.
       const current = await trx.selectFrom('assets').select(['sha256', 'technical_metadata']).where('id', '=', asset.id).executeTakeFirst();
-      if (!current || current.sha256 !== asset.sha256) return;
+      if (!current) return true;
+      if (current.sha256 !== asset.sha256) return false;
       const tech = job.previewKey ? fromJson<Record<string, unknown>>(current.technical_metadata, {}) : technical(asset.filename, asset.size ?? 0, md5.digest('hex'), asset.sha256!, asset.content_type ?? 'application/octet-stream', info);
       if (failure) tech.renditionError = failure;
       await trx.updateTable('assets').set({
@@ -203,7 +213,11 @@ export async function runRenditions(deps: Deps, job: RenditionJob): Promise<void
           data: { asset: { ...eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds)), renditions: urls } },
         });
       }
+      return false;
     });
+    // Purged while this job rendered: the purge may have swept the folder before these files
+    // landed, so they go now unless another asset of the organization holds the same bytes.
+    if (gone && !job.previewKey) await dropOrphanRenditions(deps, asset.org_id, asset.sha256!);
     if (failure) throw new FatalJobError(`renditions failed: ${failure}`);
   } finally {
     await rm(dir, { recursive: true, force: true });
