@@ -113,7 +113,11 @@ async function setup(engine: string) {
   const principal = (await loadUserPrincipal(deps.db, org.adminUserId))!;
   return {
     deps, org, principal,
-    async close() { await deps.close(); await pg?.drop(); rmSync(dataDir, { recursive: true, force: true }); },
+    async close() {
+      await deps.close();
+      await pg?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -149,24 +153,32 @@ async function awaitAllSucceeded(deps: Deps, expected: number): Promise<void> {
   if (succeeded !== expected) throw new Error(`${succeeded} of ${expected} messages succeeded`);
 }
 
-/** N backlogged events → all delivered and recorded; deliveries/s. */
-async function throughput(engine: string, rx: ReceiverProcess, N: number) {
-  const env = await setup(engine);
-  await createEndpoints(env.deps, env.principal, [{ description: 'Bench receiver', url: rx.url, eventTypes: ['asset.*'] }], '127.0.0.1');
+type BenchEnv = Awaited<ReturnType<typeof setup>>;
+
+async function countAttempts(deps: Deps): Promise<number> {
+  return Number((await deps.db.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+}
+
+/**
+ * N backlogged events → all delivered and recorded; deliveries/s. The warm-up pass runs on the same
+ * database as the measured one, as a server that has been up a while would: its code compiled and,
+ * its statements prepared.
+ */
+async function throughput(env: BenchEnv, rx: ReceiverProcess, N: number) {
   await publishBatch(env.deps, env.org.orgId, N);
   await rx.collect();
+  const before = { succeeded: await countSucceeded(env.deps), attempts: await countAttempts(env.deps) };
   const delivery = createDeliveryEngine(env.deps, { pollMs: 20 });
   const started = nowMs();
   const meter = cpuMeter(rx);
   delivery.start();
-  await awaitAllSucceeded(env.deps, N);
+  await awaitAllSucceeded(env.deps, before.succeeded + N);
   const elapsed = nowMs() - started;
   const cpu = meter(N);
   await delivery.stop();
-  const attempts = await env.deps.db.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const attempts = (await countAttempts(env.deps)) - before.attempts;
   const received = (await rx.collect()).length;
-  await env.close();
-  return { rate: (N / elapsed) * 1000, attempts: Number(attempts.n), received, cpu };
+  return { rate: (N / elapsed) * 1000, attempts, received, cpu };
 }
 
 /** Events committed one per transaction at a steady rate; commit → first attempt at the receiver. */
@@ -217,13 +229,22 @@ async function rawBaseline(rx: ReceiverProcess, N: number) {
 const rx = await startReceiver();
 const rows: (string | number)[][] = [];
 await rawBaseline(rx, WARMUP);
-const { rate: raw, cpu: rawCpu } = await rawBaseline(rx, N);
 const cpuCells = (cpu: { own: number; rx: number; pg: number }, engine: string) => [fmt(cpu.own, 0), fmt(cpu.rx, 0), engine === 'postgres' ? fmt(cpu.pg, 0) : '—'];
-rows.push(['raw signed POST, no DB (baseline)', 'none', N, fmt(raw, 0), '1.00', '—', '—', '—', ...cpuCells(rawCpu, 'none')]);
 for (const engine of ENGINES) {
   try {
-    await throughput(engine, rx, WARMUP);
-    const t = await throughput(engine, rx, N);
+    const env = await setup(engine);
+    await createEndpoints(env.deps, env.principal, [{ description: 'Bench receiver', url: rx.url, eventTypes: ['asset.*'] }], '127.0.0.1');
+    await throughput(env, rx, WARMUP);
+    // The baseline is the raw send just before and just after the measured run (their mean): this
+    // machine's speed drifts by half within minutes, so a baseline taken once for all rows would
+    // compare each engine with another moment's machine.
+    const before = await rawBaseline(rx, N);
+    const t = await throughput(env, rx, N);
+    const after = await rawBaseline(rx, N);
+    await env.close();
+    const raw = (before.rate + after.rate) / 2;
+    const rawCpu = { own: (before.cpu.own + after.cpu.own) / 2, rx: (before.cpu.rx + after.cpu.rx) / 2, pg: 0 };
+    rows.push([`raw signed POST, no DB (baseline: mean of ${fmt(before.rate, 0)} before and ${fmt(after.rate, 0)} after)`, 'none', N, fmt(raw, 0), '1.00', '—', '—', '—', ...cpuCells(rawCpu, 'none')]);
     const l = await latency(engine, rx);
     // Against the baseline of this same run: the machine's speed and load cancel out (issue 14: ≥ 0.8).
     rows.push([`Tessera outbox → delivery, attempts recorded`, engine, N, fmt(t.rate, 0), fmt(t.rate / raw, 2), `${t.attempts}/${t.received}`, fmt(l.p50, 1), fmt(l.p99, 1), ...cpuCells(t.cpu, engine)]);
