@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes, createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -8,7 +8,8 @@ import { text } from 'node:stream/consumers';
 import { after, before, describe, it } from 'node:test';
 import { startS3 } from '../../../test/helpers/s3.ts';
 import { BlobTooLarge, type BlobStore } from './blob-store.ts';
-import { createLocalBlobStore, STAGING_DIR } from './local-blob-store.ts';
+import { createLocalBlobStore, STAGING_DIR, STALE_STAGING_MS, sweepStaging } from './local-blob-store.ts';
+import { waitFor } from '../../../test/helpers/wait.ts';
 import { createS3BlobStore } from './s3-blob-store.ts';
 
 async function bytes(stream: Readable | null): Promise<Buffer> {
@@ -98,6 +99,26 @@ contract('S3 (s3rver)', async () => {
 });
 
 describe('local blob store atomicity', () => {
+  it('clears files a crashed process left half-written in the staging folder (older than a day), on the first write', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-blobs-'));
+    try {
+      mkdirSync(join(dir, STAGING_DIR));
+      const old = join(dir, STAGING_DIR, 'left-by-a-crash.partial');
+      const fresh = join(dir, STAGING_DIR, 'being-written.partial');
+      writeFileSync(old, 'x');
+      writeFileSync(fresh, 'y');
+      const twoDaysAgo = new Date(Date.now() - 2 * STALE_STAGING_MS);
+      utimesSync(old, twoDaysAgo, twoDaysAgo);
+      const store = createLocalBlobStore(dir);
+      await store.put('a/b.txt', Buffer.from('z'));
+      await waitFor(() => !existsSync(old), 'the stale staged file to go');
+      assert.ok(existsSync(fresh), 'a recent one may still be written');
+      assert.equal(await sweepStaging(dir), 0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('leaves no partial file when the source stream fails', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tessera-blobs-'));
     try {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat, access, constants } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, access, constants } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { finished, pipeline } from 'node:stream/promises';
 import { assertSafeKey, type BlobStore, type PutResult } from './blob-store.ts';
@@ -19,11 +19,17 @@ export function createLocalBlobStore(root: string): BlobStore {
     return join(root, key);
   };
   const staging = join(root, STAGING_DIR);
+  let swept = false;
   return {
     kind: 'local',
     async put(key, body, options): Promise<PutResult> {
       const target = pathOf(key);
       await mkdir(staging, { recursive: true });
+      if (!swept) {
+        // What a crashed process was writing stays in the staging folder: cleared once per start.
+        swept = true;
+        void sweepStaging(root).catch(() => {});
+      }
       const temp = join(staging, `${randomBytes(12).toString('hex')}.partial`);
       // One stage: each chunk is hashed, counted and written by the sink, which fsyncs before it
       // finishes, so the bytes are durable before the name is visible.
@@ -76,6 +82,24 @@ export function createLocalBlobStore(root: string): BlobStore {
       await access(root, constants.W_OK);
     },
   };
+}
+
+/** How old a staged file must be to count as left over by a crash (no write takes a day). */
+export const STALE_STAGING_MS = 24 * 60 * 60 * 1000;
+
+/** Removes staged files older than `olderThanMs` (a crashed process's half-written uploads). */
+export async function sweepStaging(root: string, olderThanMs = STALE_STAGING_MS, now = Date.now()): Promise<number> {
+  const dir = join(root, STAGING_DIR);
+  let removed = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const path = join(dir, name);
+    const info = await stat(path).catch(() => null);
+    if (info?.isFile() && now - info.mtimeMs > olderThanMs) {
+      await rm(path, { force: true });
+      removed += 1;
+    }
+  }
+  return removed;
 }
 
 /**
