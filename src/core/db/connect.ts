@@ -75,7 +75,7 @@ function withStatementCache(sqlite: SQLite.Database, size = 500) {
     prepare: (sqlText: string) => {
       // Transactions take the write lock when they begin. A deferred one (SQLite's default) that
       // read first and then writes fails at once with "database is locked" when another connection
-      // (a second instance, the webhook writer thread) wrote meanwhile: SQLite cannot wait for that
+      // (a second instance on the same file) wrote meanwhile: SQLite cannot wait for that
       // upgrade without risking a deadlock. An immediate one waits its turn (busy_timeout).
       const text = sqlText === 'begin' ? 'begin immediate' : sqlText;
       let statement = cache.get(text);

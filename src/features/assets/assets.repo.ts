@@ -125,3 +125,8 @@ export async function templateNames(db: DbOrTrx, orgId: string, ids: readonly st
   const names = await existingTemplates(db, orgId, ids);
   return ids.filter((id) => names.has(id)).map((id) => ({ id, name: names.get(id)! }));
 }
+
+/** Whether any asset of the organization (live or in the recycle bin) holds this content. */
+export async function contentHeld(db: DbOrTrx, orgId: string, sha256: string): Promise<boolean> {
+  return (await db.selectFrom('assets').select('id').where('org_id', '=', orgId).where('sha256', '=', sha256).limit(1).executeTakeFirst()) !== undefined;
+}

@@ -11,7 +11,7 @@ import { ActionCancelled, actionJobHandler, createAction, type ActionContext } f
 import { loadUserPrincipal } from '../identity/index.ts';
 import { loadTemplate, registerApplyHandler, registerUsageProbe, type CompiledTemplate } from '../metadata/index.ts';
 import { callerPermissions } from './access.ts';
-import { findAsset, securityOf } from './assets.repo.ts';
+import { contentHeld, findAsset, securityOf } from './assets.repo.ts';
 import { applyChanges, checkTemplates } from './assets.service.ts';
 import { preparePatch, project, templateForWrite, type LegacyItem } from './metadata-seam.ts';
 import { RENDITIONS_JOB } from './uploads.service.ts';
@@ -141,8 +141,7 @@ async function purgeWork(deps: Deps, ctx: ActionContext) {
     // Bytes go only when no other asset of the organization holds the same content.
     for (const v of versions) {
       if (!v.sha256 || !v.blob_key) continue;
-      const still = await deps.db.selectFrom('assets').select('id').where('org_id', '=', ctx.orgId).where('sha256', '=', v.sha256).limit(1).executeTakeFirst();
-      if (still) continue;
+      if (await contentHeld(deps.db, ctx.orgId, v.sha256)) continue;
       await deps.blobs.delete(v.blob_key);
       await deps.blobs.deletePrefix(renditionPrefix(ctx.orgId, v.sha256));
     }

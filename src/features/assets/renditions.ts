@@ -11,7 +11,7 @@ import { loadSharp } from '../../core/sharp.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
 import { publishEvent } from '../../core/events/index.ts';
 import { FatalJobError } from '../../core/jobs/queue.ts';
-import { securityOf, templateNames } from './assets.repo.ts';
+import { contentHeld, securityOf, templateNames } from './assets.repo.ts';
 import { isImage } from './content-types.ts';
 import { humanSize, parseExif, parseIptc, parseXmp } from './image-metadata.ts';
 import { eventAsset, renditionUrl, SHORT_NAMES, type RenditionName, type StoredRendition } from './present.ts';
@@ -128,11 +128,6 @@ const renditionKey = (orgId: string, sha256: string, name: string, ext: string) 
 /** Every rendition of one content (all recipe versions), as a blob-store prefix. */
 export const renditionPrefix = (orgId: string, sha256: string) => `renditions/${orgId}/${sha256.slice(0, 2)}/${sha256}`;
 
-/** Deletes the renditions of a content no asset of the organization holds any more. */
-export async function dropOrphanRenditions(deps: Deps, orgId: string, sha256: string): Promise<void> {
-  const still = await deps.db.selectFrom('assets').select('id').where('org_id', '=', orgId).where('sha256', '=', sha256).limit(1).executeTakeFirst();
-  if (!still) await deps.blobs.deletePrefix(renditionPrefix(orgId, sha256));
-}
 
 export interface RenditionJob {
   assetId: string;
@@ -217,7 +212,7 @@ export async function runRenditions(deps: Deps, job: RenditionJob): Promise<void
     });
     // Purged while this job rendered: the purge may have swept the folder before these files
     // landed, so they go now unless another asset of the organization holds the same bytes.
-    if (gone && !job.previewKey) await dropOrphanRenditions(deps, asset.org_id, asset.sha256!);
+    if (gone && !job.previewKey && !(await contentHeld(deps.db, asset.org_id, asset.sha256!))) await deps.blobs.deletePrefix(renditionPrefix(asset.org_id, asset.sha256!));
     if (failure) throw new FatalJobError(`renditions failed: ${failure}`);
   } finally {
     await rm(dir, { recursive: true, force: true });
