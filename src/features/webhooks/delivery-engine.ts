@@ -174,7 +174,6 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     else if (!flushTimer) flushTimer = setTimeout(() => void flush(), flushMs);
   }
 
-  /** One round: fan out new events, claim due messages; returns how many messages it took on. */
   /**
    * Re-reads the endpoints this process holds queued messages for (at most once a second), so an
    * endpoint disabled, deleted or re-pointed meanwhile is honoured for what is still queued.
@@ -238,6 +237,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     return Math.min(batchSize, free);
   }
 
+  /** One round: fan out new events, claim due messages; returns how many messages it took on. */
   async function round(): Promise<{ fannedOut: number; taken: number }> {
     if (!manual) await refreshHeldEndpoints();
     const provisional = new Map<string, number>();
