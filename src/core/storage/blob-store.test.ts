@@ -19,7 +19,13 @@ async function bytes(stream: Readable | null): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-function contract(name: string, make: () => Promise<{ store: BlobStore; close(): Promise<void> }>) {
+/**
+ * `realFolders`: the store has folders a prefix delete can remove under a writer (local disk).
+ * s3rver emulates S3 on disk and removes an emptied folder after each delete; a put landing in
+ * that folder at the same moment fails inside s3rver with an 'error' it does not listen for, which
+ * crashes this process. S3 itself has no folders, so the concurrent case is run on local disk only.
+ */
+function contract(name: string, make: () => Promise<{ store: BlobStore; close(): Promise<void> }>, realFolders: boolean) {
   describe(`blob store: ${name}`, () => {
     let store: BlobStore;
     let close: () => Promise<void>;
@@ -64,7 +70,7 @@ function contract(name: string, make: () => Promise<{ store: BlobStore; close():
       await store.deletePrefix('never/there');
     });
 
-    it('deletes a prefix while a writer keeps adding files under it (no ENOTEMPTY)', async () => {
+    it('deletes a prefix while a writer keeps adding files under it (no ENOTEMPTY)', { skip: !realFolders && 'S3 has no folders to race (see contract())' }, async () => {
       let writing = true;
       const writer = (async () => {
         for (let i = 0; i < 120; i++) await store.put(`busy/${i % 7}/${i}.txt`, Buffer.from('x'));
@@ -90,13 +96,13 @@ function contract(name: string, make: () => Promise<{ store: BlobStore; close():
 contract('local disk', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-blobs-'));
   return { store: createLocalBlobStore(dir), close: async () => rmSync(dir, { recursive: true, force: true }) };
-});
+}, true);
 
 contract('S3 (s3rver)', async () => {
   const s3 = await startS3();
   const store = createS3BlobStore({ kind: 's3', bucket: s3.bucket, prefix: 'tenant-data', endpoint: s3.endpoint, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true });
   return { store, close: s3.close };
-});
+}, false);
 
 describe('local blob store atomicity', () => {
   it('clears files a crashed process left half-written in the staging folder (older than a day), on the first write', async () => {
