@@ -21,9 +21,9 @@ async function bytes(stream: Readable | null): Promise<Buffer> {
 
 /**
  * `realFolders`: the store has folders a prefix delete can remove under a writer (local disk).
- * s3rver emulates S3 on disk and removes an emptied folder after each delete; a put landing in
- * that folder at the same moment fails inside s3rver with an 'error' it does not listen for, which
- * crashes this process. S3 itself has no folders, so the concurrent case is run on local disk only.
+ * s3rver emulates S3 on disk and removes an emptied folder after each delete, so a put landing in
+ * that folder at the same moment fails inside the emulator (see test/helpers/s3-server.ts). S3
+ * itself has no folders to race: the concurrent case runs on local disk only.
  */
 function contract(name: string, make: () => Promise<{ store: BlobStore; close(): Promise<void> }>, realFolders: boolean) {
   describe(`blob store: ${name}`, () => {
