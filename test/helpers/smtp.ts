@@ -37,6 +37,9 @@ export async function startSmtp(options: { port?: number; refuse?: number; times
       });
     },
   });
+  // SMTPServer re-emits each connection's socket errors (a client that resets, a transport closed
+  // mid-session) as 'error' events of its own: unheard, one would crash the test process.
+  server.on('error', () => {});
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   return {
     port: (server.server.address() as { port: number }).port,
