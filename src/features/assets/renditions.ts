@@ -128,7 +128,6 @@ const renditionKey = (orgId: string, sha256: string, name: string, ext: string) 
 /** Every rendition of one content (all recipe versions), as a blob-store prefix. */
 export const renditionPrefix = (orgId: string, sha256: string) => `renditions/${orgId}/${sha256.slice(0, 2)}/${sha256}`;
 
-
 export interface RenditionJob {
   assetId: string;
   /** A replacement preview (POST /v1/asset/content/preview) to render imagePreview from. */
