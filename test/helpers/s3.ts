@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { stopProcess } from './processes.ts';
 
 const serverScript = fileURLToPath(new URL('./s3-server.ts', import.meta.url));
 
@@ -26,11 +26,6 @@ export async function startS3(bucket = 'tessera-test'): Promise<{ endpoint: stri
   return {
     endpoint: `http://127.0.0.1:${port}`,
     bucket,
-    async close() {
-      if (child.exitCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      await exited;
-    },
+    close: () => stopProcess(child),
   };
 }

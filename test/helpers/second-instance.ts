@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { after, before } from 'node:test';
 import { TEST_SECRET, type TestContext } from './context.ts';
+import { stopProcess } from './processes.ts';
 
 export interface SecondInstance {
   url: string;
@@ -46,17 +47,8 @@ export function secondInstanceForSuite(ctx: () => TestContext): () => SecondInst
   return () => other!;
 }
 
-/**
- * Closes the instance, and returns once its process is gone, whatever state it is in: already
- * exited (its database dropped under it, say), deaf to IPC, or slow to close (killed after 10 s).
- */
+/** Closes the instance over IPC (killed if it cannot hear it, or after 10 s), once its process is gone. */
 async function stopSecondInstance(instance: SecondInstance): Promise<void> {
   const child = instance.child;
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  if (child.connected) child.send('close');
-  else child.kill();
-  const kill = setTimeout(() => child.kill('SIGKILL'), 10_000);
-  await exited;
-  clearTimeout(kill);
+  await stopProcess(child, () => (child.connected ? child.send('close') : child.kill()));
 }

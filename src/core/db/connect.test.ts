@@ -45,7 +45,7 @@ it('SQLite: a transaction that reads, then writes, is not failed by another conn
   const handle = connectDb({ kind: 'sqlite', file });
   try {
     await sql`create table t (id integer primary key, v text)`.execute(handle.db);
-    // The other connection lives on another thread (as the webhook writer thread does): it waits
+    // The other connection lives on another thread (standing in for a second Tessera process): it waits
     // for the lock there without blocking this thread.
     const other = new Worker(`
       const { parentPort, workerData } = require('node:worker_threads');
