@@ -18,6 +18,8 @@ import { createDeliveryEngine } from '../src/features/webhooks/index.ts';
 import { createGuardedDispatcher, generateSecret, sendOnce, webhookHeaders } from '../src/features/webhooks/delivery/index.ts';
 import { createEndpoints } from '../src/features/webhooks/webhooks.service.ts';
 import { createPgDatabase } from '../test/helpers/engines.ts';
+import { batchInsert } from '../src/core/db/batch-insert.ts';
+import type { WebhookAttemptsTable } from '../src/core/db/schema.ts';
 import { fmt, percentile, printTable } from './lib.ts';
 
 const N = Number(process.env.BENCH_N ?? 20_000);
@@ -208,22 +210,72 @@ async function latency(engine: string, rx: ReceiverProcess, withHole = false) {
   return { p50: percentile(lat, 50), p99: percentile(lat, 99), count: lat.length };
 }
 
-/** The same signed POSTs with no database: the ceiling the durable path is measured against. */
-async function rawBaseline(rx: ReceiverProcess, N: number) {
+/** Where `rawBaseline` hands each send's attempt row, and what it awaits before it stops the clock. */
+interface AttemptLog { orgId: string; endpointId: string; record(row: WebhookAttemptsTable): void; settled(): Promise<unknown> }
+
+/**
+ * The same signed POSTs with no database: the ceiling the durable path is measured against. With
+ * `attempt`, each send's attempt row is handed to it, and the run ends once it has settled (see
+ * `attemptFloor`).
+ */
+async function rawBaseline(rx: ReceiverProcess, N: number, attempt?: AttemptLog) {
   const dispatcher = createGuardedDispatcher({ allowPrivate: true, connections: 32 });
   const secret = generateSecret();
   const body = JSON.stringify({ eventType: 'asset.created', event: { id: `asset-created-${newId()}`, time: new Date().toISOString(), user: null }, ...assetData() });
-  const send = (i: number) => sendOnce({ url: rx.url, body, dispatcher, headers: webhookHeaders({ msgId: `m${i}`, timestamp: Math.floor(Date.now() / 1000), body, secrets: [secret] }) });
+  const send = async (i: number) => {
+    const at = Date.now();
+    const msgId = attempt ? newId(at) : `m${i}`;
+    const result = await sendOnce({ url: rx.url, body, dispatcher, headers: webhookHeaders({ msgId, timestamp: Math.floor(at / 1000), body, secrets: [secret] }) });
+    attempt?.record({
+      id: newId(at), org_id: attempt.orgId, endpoint_id: attempt.endpointId, message_id: msgId, attempt: 1, at, ok: result.ok ? 1 : 0,
+      status_code: result.status ?? null, latency_ms: Math.round(result.latencyMs), response_body: result.responseBody || null, error_class: result.errorClass ?? null,
+    });
+  };
   for (let i = 0; i < 100; i++) await send(i);
   let next = 0;
   const started = nowMs();
   const meter = cpuMeter(rx);
   await Promise.all(Array.from({ length: 32 }, async () => { while (next < N) await send(next++); }));
+  await attempt?.settled();
   const elapsed = nowMs() - started;
   const cpu = meter(N);
   await dispatcher.close();
   await rx.collect();
   return { rate: (N / elapsed) * 1000, cpu };
+}
+
+const insertAttempts = batchInsert('webhook_attempts', ['id', 'org_id', 'endpoint_id', 'message_id', 'attempt', 'at', 'ok', 'status_code', 'latency_ms', 'response_body', 'error_class']);
+
+/**
+ * The floor of any delivery path that records every attempt: the raw loop above, plus each send's
+ * attempt row written to the real `webhook_attempts` table (its indexes included) in group commits
+ * of up to 256 rows or 20 ms, the batches of the delivery engine, with the same compiled insert. No
+ * outbox, no fan-out, no message state, no queues or leases: whatever Tessera's engine does
+ * besides this, it can only add to. Timed to the last commit (the warm-up sends' rows are written too).
+ */
+async function attemptFloor(env: BenchEnv, rx: ReceiverProcess, N: number, endpointId: string) {
+  let rows: WebhookAttemptsTable[] = [];
+  let commits: Promise<unknown> = Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const commit = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    const batch = rows;
+    rows = [];
+    if (batch.length > 0) commits = commits.then(() => env.deps.db.transaction().execute(async (trx) => { for (let i = 0; i < batch.length; i += 100) await insertAttempts(trx, batch.slice(i, i + 100)); }));
+  };
+  return rawBaseline(rx, N, {
+    orgId: env.org.orgId, endpointId,
+    record(row) {
+      rows.push(row);
+      if (rows.length >= 256) commit();
+      else timer ??= setTimeout(commit, 20);
+    },
+    settled() {
+      commit();
+      return commits;
+    },
+  });
 }
 
 const rx = await startReceiver();
@@ -233,7 +285,7 @@ const cpuCells = (cpu: { own: number; rx: number; pg: number }, engine: string) 
 for (const engine of ENGINES) {
   try {
     const env = await setup(engine);
-    await createEndpoints(env.deps, env.principal, [{ description: 'Bench receiver', url: rx.url, eventTypes: ['asset.*'] }], '127.0.0.1');
+    const [endpoint] = await createEndpoints(env.deps, env.principal, [{ description: 'Bench receiver', url: rx.url, eventTypes: ['asset.*'] }], '127.0.0.1');
     await throughput(env, rx, WARMUP);
     // The baseline is the raw send just before and just after the measured run (their mean): this
     // machine's speed drifts by half within minutes, so a baseline taken once for all rows would
@@ -241,6 +293,10 @@ for (const engine of ENGINES) {
     const before = await rawBaseline(rx, N);
     const t = await throughput(env, rx, N);
     const after = await rawBaseline(rx, N);
+    // The floor, bracketed the same way (by the run above and one after it), after its own warm-up.
+    await attemptFloor(env, rx, WARMUP, endpoint!.id);
+    const floor = await attemptFloor(env, rx, N, endpoint!.id);
+    const afterFloor = await rawBaseline(rx, N);
     await env.close();
     const raw = (before.rate + after.rate) / 2;
     const rawCpu = { own: (before.cpu.own + after.cpu.own) / 2, rx: (before.cpu.rx + after.cpu.rx) / 2, pg: 0 };
@@ -250,6 +306,8 @@ for (const engine of ENGINES) {
     rows.push([`Tessera outbox → delivery, attempts recorded`, engine, N, fmt(t.rate, 0), fmt(t.rate / raw, 2), `${t.attempts}/${t.received}`, fmt(l.p50, 1), fmt(l.p99, 1), ...cpuCells(t.cpu, engine)]);
     const h = await latency(engine, rx, true);
     rows.push([`  same, with a black-hole endpoint also subscribed`, engine, '—', '—', '—', '—', fmt(h.p50, 1), fmt(h.p99, 1), '—', '—', '—']);
+    const floorRaw = (after.rate + afterFloor.rate) / 2;
+    rows.push([`floor: raw POST + its attempt row, group-committed (against ${fmt(after.rate, 0)} and ${fmt(afterFloor.rate, 0)} raw)`, engine, N, fmt(floor.rate, 0), fmt(floor.rate / floorRaw, 2), '—', '—', '—', ...cpuCells(floor.cpu, engine)]);
   } catch (error) {
     rows.push([`Tessera (${(error as Error).message.slice(0, 60)})`, engine, '—', '—', '—', '—', '—', '—', '—', '—', '—']);
   }
@@ -259,6 +317,7 @@ printTable(
   ['path', 'database', 'messages', 'deliveries/s', '× raw', 'attempts recorded/received', 'commit→first attempt p50 ms', 'p99 ms', 'sender CPU µs/delivery', 'receiver CPU µs/delivery', 'PostgreSQL CPU µs/delivery'],
   rows,
   {
+    'path': 'what sent the webhooks: the raw loop (no database), Tessera\'s delivery engine, or the floor, the least any path that records every attempt must do: the raw loop plus one attempt row per send in group commits, with no outbox, fan-out or message state (attemptFloor in this file)',
     'sender CPU µs/delivery': 'CPU of the sending process (all its threads) per delivery in the throughput run: the raw loop, or the delivery engine with its database work (SQLite runs inside it)',
     'receiver CPU µs/delivery': 'CPU of the receiver process per delivery',
     'PostgreSQL CPU µs/delivery': 'CPU of every PostgreSQL server process on this machine per delivery (Linux /proc)',
