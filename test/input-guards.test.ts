@@ -53,4 +53,30 @@ forEachEngine('input no column can hold', (ctx) => {
     assertField(await ctx().inject({ method: 'POST', url: `/webhooks/endpoint/${id}/recover`, headers: org.admin.headers, payload: { since: 0, until: 1e300 } }), 'body.until', /out of range/);
     assertField(await ctx().inject({ method: 'POST', url: `/webhooks/endpoint/${id}/recover`, headers: org.admin.headers, payload: { since: 2 ** 60 } }), 'body.since', /out of range/);
   });
+
+  it('query numbers no column can hold (1e999, beyond 2^53) are a 400 naming the parameter, not a 500', async () => {
+    const org = await createTestOrg(ctx());
+    const cases = [
+      ['/v1/metadata/templates?limit=1e999', 'query.limit'],
+      ['/v1/metadata/templates?from=99999999999999999999', 'query.from'],
+      ['/v1/metadata/groups?from=1e999', 'query.from'],
+      [`/v1/user/search/${org.admin.username}?limit=1e999`, 'query.limit'],
+      ['/v1/saved-searches?from=99999999999999999999', 'query.from'],
+      ['/v1/asset/recycle-bin?limit=1e999', 'query.limit'],
+      ['/v1/storyboards?limit=1e999', 'query.limit'],
+      ['/webhooks/endpoint/list?limit=1e999', 'query.limit'],
+    ] as const;
+    for (const [url, field] of cases) assertField(await ctx().inject({ method: 'GET', url, headers: org.admin.headers }), field, /out of range/);
+    // In range they are served as before.
+    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/metadata/templates?limit=5&from=0', headers: org.admin.headers })).statusCode, 200);
+  });
+
+  it('a JSON number that parses as Infinity (1e999) is a 400 naming the field', async () => {
+    const org = await createTestOrg(ctx());
+    const created = await ctx().inject({ method: 'POST', url: '/webhooks/endpoint', headers: org.admin.headers, payload: [{ description: 'Guard', url: 'http://127.0.0.1:9/hook', eventTypes: ['user.*'] }] });
+    const id = json(created)[0]?.id ?? json(created).id ?? json(created).endpoints?.[0]?.id;
+    assert.ok(id, created.body);
+    const res = await ctx().inject({ method: 'POST', url: `/webhooks/endpoint/${id}/recover`, headers: { ...org.admin.headers, 'content-type': 'application/json' }, payload: '{"since":0,"until":1e999}' });
+    assertField(res, 'body.until', /out of range/);
+  });
 });

@@ -1,11 +1,15 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { invalidField } from './errors.ts';
 
 /**
- * Input no column can hold, refused for every route before schema validation, with a 400 naming
- * the field: the NUL character in any string or key (PostgreSQL text cannot store it, and no
- * legitimate name, password or id contains it), and numbers beyond ±2^53 (past what a bigint
- * column and a JavaScript number agree on, e.g. `until: 1e300`).
+ * Input no column can hold, refused for every route with a 400 naming the field: the NUL character
+ * in any string or key (PostgreSQL text cannot store it, and no legitimate name, password or id
+ * contains it), and numbers beyond ±2^53 (past what a bigint column and a JavaScript number agree
+ * on, e.g. `until: 1e300`) or not finite (JSON's `1e999` parses as Infinity). The body is checked
+ * before schema validation. The query string and path parameters are checked again after it,
+ * because validation turns their text into numbers: `?limit=1e999` becomes Infinity, and a
+ * non-finite number passes the schema's `maximum` (Ajv compares it only when it was a number
+ * before coercion), so it reached the database as a LIMIT that SQLite refuses.
  */
 const PARTS = [['body', 'body'], ['query', 'query'], ['params', 'path']] as const;
 const MAX_DEPTH = 64;
@@ -19,7 +23,7 @@ interface Found { segments: string[]; message: string }
  */
 function problemIn(value: unknown, depth: number): Found | null {
   if (typeof value === 'string') return value.includes('\u0000') ? { segments: [], message: 'must not contain the NUL character' } : null;
-  if (typeof value === 'number') return Number.isFinite(value) && Math.abs(value) > Number.MAX_SAFE_INTEGER ? { segments: [], message: 'is out of range' } : null;
+  if (typeof value === 'number') return Number.isFinite(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER ? null : { segments: [], message: 'is out of range' };
   if (value === null || typeof value !== 'object' || depth > MAX_DEPTH || Buffer.isBuffer(value)) return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
@@ -42,13 +46,18 @@ function problemIn(value: unknown, depth: number): Found | null {
   return null;
 }
 
-export function registerInputGuards(app: FastifyInstance): void {
-  // A callback hook: it runs on every request and almost always finds nothing, so no promise.
-  app.addHook('preValidation', (request, _reply, done) => {
-    for (const [part, name] of PARTS) {
+/** A callback hook over some parts of the request: it runs on every request and almost always finds nothing, so no promise. */
+function guard(parts: readonly (typeof PARTS)[number][]) {
+  return (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
+    for (const [part, name] of parts) {
       const found = problemIn(request[part], 0);
       if (found) return done(invalidField([name, ...found.segments.reverse()].join('.'), found.message));
     }
     done();
-  });
+  };
+}
+
+export function registerInputGuards(app: FastifyInstance): void {
+  app.addHook('preValidation', guard(PARTS));
+  app.addHook('preHandler', guard(PARTS.filter(([part]) => part !== 'body')));
 }
