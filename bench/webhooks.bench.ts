@@ -1,7 +1,9 @@
 // End-to-end webhook delivery: events published through the outbox (one transaction each, as a
 // feature would), fanned out, signed, POSTed to a receiver in another process, and every attempt
-// durably recorded (attempt log + message state, group-committed). Beside it, the raw baseline:
-// the same signed POSTs with no database at all. Run: `npm run bench -- webhooks`
+// durably recorded (attempt log + message state, group-committed). Beside it, the raw baseline
+// (the same signed POSTs with no database at all) and the floor (the raw POSTs plus each attempt's
+// row and nothing else: the most any path that records every attempt can reach on this machine).
+// Run: `npm run bench -- webhooks`
 // (BENCH_ENGINES=sqlite,postgres; BENCH_N events for the throughput run).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
