@@ -131,12 +131,16 @@ async function checkNewSources(deps: Deps, principal: Principal, blocks: Block[]
     }
   });
   if (coverAssetId && coverAssetId !== previousCover) assetRefs.push({ id: coverAssetId, path: 'body.coverAssetId' });
-  if (assetRefs.length > 0) {
+  const assetsCheck = async () => {
+    if (assetRefs.length === 0) return;
     const visible = new Set((await content.visibleAssets(deps, principal, [...new Set(assetRefs.map((r) => r.id))])).map((a) => a.id));
     const missing = assetRefs.find((r) => !visible.has(r.id));
     if (missing) throw invalidField(missing.path, 'asset not found');
-  }
-  await Promise.all(checks);
+  };
+  // Every check is awaited before any failure is thrown: a check left running would reject with
+  // no one listening, and an unhandled rejection ends the process. The first failure in order wins.
+  const failed = (await Promise.allSettled([assetsCheck(), ...checks])).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 async function checkTemplates(deps: Deps, principal: Principal, ids: readonly string[]): Promise<string[]> {

@@ -183,4 +183,19 @@ forEachEngine('story boards: each viewer sees their own assets', (ctx) => {
       assert.deepEqual(json(res).details, [{ field: 'body.blocks.0.collectionId', message: 'collection not found' }]);
     }
   });
+
+  it('a missing asset and a missing collection in one request: one 400, and no check left failing unheard', async () => {
+    const w = await world(ctx());
+    const unknown = '0190a0a0-0000-7000-8000-00000000abcd';
+    const blocks = [{ type: 'asset', assetId: unknown }, { type: 'collection', collectionId: unknown }, { type: 'savedSearch', savedSearchId: unknown }];
+    const res = await ctx().inject({ method: 'POST', url: '/v1/storyboards', headers: w.org.admin.headers, payload: { title: 'x', blocks } });
+    assert.equal(res.statusCode, 400, res.body);
+    // The first failure in block order is named.
+    assert.deepEqual(json(res).details, [{ field: 'body.blocks.0.assetId', message: 'asset not found' }]);
+    // The collection and saved-search checks had settled by then: a rejection still running after
+    // the answer would be unhandled, which ends a server (and fails this test file).
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const after = await ctx().inject({ method: 'POST', url: '/v1/storyboards', headers: w.org.admin.headers, payload: { title: 'fine' } });
+    assert.equal(after.statusCode, 201, after.body);
+  });
 });
