@@ -79,4 +79,18 @@ forEachEngine('input no column can hold', (ctx) => {
     const res = await ctx().inject({ method: 'POST', url: `/webhooks/endpoint/${id}/recover`, headers: { ...org.admin.headers, 'content-type': 'application/json' }, payload: '{"since":0,"until":1e999}' });
     assertField(res, 'body.until', /out of range/);
   });
+
+  it('a body number written as text ("1e999") is checked after validation turns it into a number', async () => {
+    const org = await createTestOrg(ctx());
+    const endpoint = { description: 'Guard', url: 'http://127.0.0.1:9/hook', eventTypes: ['user.*'] };
+    assertField(await ctx().inject({ method: 'POST', url: '/webhooks/endpoint', headers: org.admin.headers, payload: [{ ...endpoint, timeoutSeconds: '1e999' }] }), 'body.0.timeoutSeconds', /out of range/);
+    const created = await ctx().inject({ method: 'POST', url: '/webhooks/endpoint', headers: org.admin.headers, payload: [endpoint] });
+    const id = json(created)[0]?.id ?? json(created).id ?? json(created).endpoints?.[0]?.id;
+    for (const field of ['timeoutSeconds', 'rateLimit']) {
+      assertField(await ctx().inject({ method: 'PATCH', url: `/webhooks/endpoint/${id}`, headers: org.admin.headers, payload: { [field]: '-1e999' } }), `body.${field}`, /out of range/);
+    }
+    // Nothing was stored: the endpoint still reads back (an Infinity stored on SQLite broke every later read).
+    assert.equal((await ctx().inject({ method: 'GET', url: `/webhooks/endpoint/${id}`, headers: org.admin.headers })).statusCode, 200);
+    assert.equal((await ctx().inject({ method: 'GET', url: '/webhooks/endpoint/list', headers: org.admin.headers })).statusCode, 200);
+  });
 });

@@ -5,11 +5,12 @@ import { invalidField } from './errors.ts';
  * Input no column can hold, refused for every route with a 400 naming the field: the NUL character
  * in any string or key (PostgreSQL text cannot store it, and no legitimate name, password or id
  * contains it), and numbers beyond ±2^53 (past what a bigint column and a JavaScript number agree
- * on, e.g. `until: 1e300`) or not finite (JSON's `1e999` parses as Infinity). The body is checked
- * before schema validation. The query string and path parameters are checked again after it,
- * because validation turns their text into numbers: `?limit=1e999` becomes Infinity, and a
- * non-finite number passes the schema's `maximum` (Ajv compares it only when it was a number
- * before coercion), so it reached the database as a LIMIT that SQLite refuses.
+ * on, e.g. `until: 1e300`) or not finite (JSON's `1e999` parses as Infinity). Checked before schema
+ * validation, and again after it, because validation turns text into numbers: `?limit=1e999` or a
+ * body's `"timeoutSeconds": "1e999"` becomes Infinity, which passes the schema's `minimum` and
+ * `maximum` (Ajv compares them only for a value that was a number before coercion), and reached
+ * the database (a LIMIT SQLite refuses, an integer PostgreSQL refuses) or was stored and broke
+ * every later read of the record.
  */
 const PARTS = [['body', 'body'], ['query', 'query'], ['params', 'path']] as const;
 const MAX_DEPTH = 64;
@@ -46,8 +47,8 @@ function problemIn(value: unknown, depth: number): Found | null {
   return null;
 }
 
-/** A callback hook over some parts of the request: it runs on every request and almost always finds nothing, so no promise. */
-function guard(parts: readonly (typeof PARTS)[number][]) {
+/** A callback hook: it runs on every request and almost always finds nothing, so no promise. */
+function guard(parts: typeof PARTS) {
   return (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
     for (const [part, name] of parts) {
       const found = problemIn(request[part], 0);
@@ -59,5 +60,5 @@ function guard(parts: readonly (typeof PARTS)[number][]) {
 
 export function registerInputGuards(app: FastifyInstance): void {
   app.addHook('preValidation', guard(PARTS));
-  app.addHook('preHandler', guard(PARTS.filter(([part]) => part !== 'body')));
+  app.addHook('preHandler', guard(PARTS));
 }
