@@ -161,7 +161,7 @@ export const CompleteSchema = Type.Object({
   uploadId: Type.Optional(Type.String({ maxLength: 200 })),
   fileId: Type.Optional(Type.String({ maxLength: 100 })),
   filename: Type.Optional(Type.String({ maxLength: 1000 })),
-  filesize: Type.Optional(Type.Integer({ minimum: 0 })),
+  filesize: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 * 1024 ** 4 })),
   originalFileId: Type.Optional(Type.String({ maxLength: 100 })),
   parts: Type.Optional(Type.Array(Type.Object({ partNumber: Type.Integer({ minimum: 1, maximum: 10_000 }), etag: Type.String({ minLength: 1, maxLength: 200 }) }), { maxItems: 10_000 })),
 });

@@ -62,6 +62,11 @@ forEachEngine('assets: create, read, update', (ctx) => {
       [{ originalFileId: '0190a4b2-0000-7000-8000-000000000000' }, 'body.originalFileId'],
       [{ filename: 'x.jpg', checksum: 'abc' }, 'body.checksum'],
       [{ filesize: -1, filename: 'x.jpg' }, 'body.filesize'],
+      // More than 10,000 parts of the part size (100 MB): refused, not planned as millions of URLs.
+      [{ filesize: 2 * 1024 ** 4, filename: 'x.bin' }, 'body.filesize'],
+      [{ filesize: 6 * 1024 ** 4, filename: 'x.bin' }, 'body.filesize'],
+      [{ filesize: '1e999', filename: 'x.bin' }, 'body.filesize'],
+      [{ fileSize: 1e15, filename: 'x.bin' }, 'body.fileSize'],
     ];
     for (const [body, field] of cases) {
       const payload = { metadataTemplateId: TEMPLATE, metadata: [], securityTemplateIds: [org.defaultTemplateId], ...body };

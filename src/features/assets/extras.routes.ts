@@ -1,4 +1,5 @@
-import multipart from '@fastify/multipart';
+import multipart, { type Multipart } from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
@@ -63,7 +64,7 @@ export function extraRoutes(app: App, deps: Deps): void {
   app.post('/asset/content/preview', {
     schema: {
       operationId: 'ReplacePreview', tags, summary: 'Replace the preview rendition of assets with an upload (Replace Mezzanine + Upload, View)',
-      body: Type.Object({ fileIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 })), filename: Type.Optional(Type.String({ maxLength: 255 })), filesize: Type.Optional(Type.Integer({ minimum: 1 })), contentPaths: Type.Optional(Type.Object({}, { additionalProperties: true })) }),
+      body: Type.Object({ fileIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 })), filename: Type.Optional(Type.String({ maxLength: 255 })), filesize: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 * 1024 ** 4 })), contentPaths: Type.Optional(Type.Object({}, { additionalProperties: true })) }),
       response: {
         200: Type.Object({ status: Type.Literal('success'), message: Type.String(), uploads: Type.Array(Type.Object({ fileId: Type.String(), objectId: Type.String(), url: Type.Optional(Type.String()), uploadId: Type.Optional(Type.String()), urls: Type.Optional(Type.Array(Type.Object({ partNumber: Type.Integer(), url: Type.String() }))) })) }),
         ...write,
@@ -85,7 +86,7 @@ export function extraRoutes(app: App, deps: Deps): void {
       if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'Send multipart/form-data');
       const principal = principalOf(request);
       const fields: Record<string, string> = {};
-      for await (const part of request.parts()) {
+      for await (const part of wellFormedParts(request)) {
         if (part.type === 'field') {
           fields[part.fieldname] = String(part.value);
           continue;
@@ -116,4 +117,23 @@ export function extraRoutes(app: App, deps: Deps): void {
       throw invalidField('body.file', 'is required (a file part after the fields)');
     });
   });
+}
+
+/**
+ * The parts of a multipart request. A body the parser cannot read (no boundary, cut short, not
+ * multipart at all) is a 400 naming the body; the parser's own limits keep their status (413).
+ */
+async function* wellFormedParts(request: FastifyRequest): AsyncGenerator<Multipart> {
+  const parts = request.parts()[Symbol.asyncIterator]();
+  for (;;) {
+    let step: IteratorResult<Multipart>;
+    try {
+      step = await parts.next();
+    } catch (error) {
+      if (error instanceof AppError || typeof (error as { statusCode?: unknown }).statusCode === 'number') throw error;
+      throw invalidField('body', `is not well-formed multipart/form-data: ${(error as Error).message}`);
+    }
+    if (step.done) return;
+    yield step.value;
+  }
 }

@@ -10,7 +10,7 @@ import type { AssetWithOrg } from './assets.repo.ts';
 import { contentUrl } from './content.service.ts';
 import { typeFromFilename } from './content-types.ts';
 import { queueMail } from './mail-outbox.ts';
-import { beginUpload, planUpload, recordUpload, uploadUrls } from './uploads.service.ts';
+import { beginUpload, MAX_UPLOAD_PARTS, planUpload, recordUpload, uploadUrls } from './uploads.service.ts';
 
 /** POST /v1/asset/{id}/technical-metadata: federated assets only (Edit Metadata). */
 export async function setTechnicalMetadata(deps: Deps, principal: Principal, id: string, body: Record<string, unknown>): Promise<void> {
@@ -31,6 +31,10 @@ export async function replacePreview(deps: Deps, principal: Principal, input: { 
   if (input.filesize === undefined) throw invalidField('body.filesize', 'The following fields are required, but are missing or incorrect ["filesize"]');
   const type = typeFromFilename(input.filename);
   if (!type || !PREVIEW_TYPES.includes(type)) throw invalidField('body.filename', 'a preview must be a GIF, JPEG, PNG, TIFF or PDF file');
+  // Every asset named gets its own upload URLs: together no more than one upload may have.
+  if (planUpload(deps, input.filesize).partCount * input.fileIds.length > MAX_UPLOAD_PARTS) {
+    throw invalidField('body.filesize', `with ${input.fileIds.length} files, must be at most ${Math.floor(MAX_UPLOAD_PARTS / input.fileIds.length) * deps.config.uploadPartSizeBytes} bytes (${MAX_UPLOAD_PARTS} upload parts in all)`);
+  }
   const assets: AssetWithOrg[] = [];
   for (const id of input.fileIds) {
     try {

@@ -111,6 +111,23 @@ forEachEngine('assets: share without SMTP, technical metadata, preview replaceme
       assert.equal(bad.statusCode, 400, bad.body);
       assert.equal(json(bad).details[0].field, field);
     }
+    // Upload URLs for every file named: at most 10,000 parts in all, whatever the size or count.
+    const ids = ['0190a4b2-0000-7000-8000-000000000001', '0190a4b2-0000-7000-8000-000000000002'];
+    for (const [fileIds, filesize, message] of [[ids.slice(0, 1), 1e15, /must be <= 5497558138880/], [ids.slice(0, 1), 2 * 1024 ** 4, /10000 parts/], [ids, 600 * 1024 ** 3, /with 2 files, must be at most/], [ids.slice(0, 1), '1e999', /out of range/]] as const) {
+      const bad = await ctx().inject({ method: 'POST', url: '/v1/asset/content/preview', headers: org.admin.headers, payload: { fileIds, filename: 'p.png', filesize } });
+      assert.equal(bad.statusCode, 400, bad.body);
+      assert.equal(json(bad).details[0].field, 'body.filesize');
+      assert.match(json(bad).details[0].message, message);
+    }
+  });
+
+  it('a multipart body the parser cannot read is a 400 naming the body', async () => {
+    for (const contentType of ['multipart/form-data; boundary=zzz', 'multipart/form-data']) {
+      const res = await ctx().inject({ method: 'POST', url: '/v1/asset/upload', headers: { ...org.admin.headers, 'content-type': contentType }, payload: 'garbage' });
+      assert.equal(res.statusCode, 400, res.body);
+      assert.equal(json(res).details[0].field, 'body');
+      assert.match(json(res).details[0].message, /not well-formed multipart/);
+    }
   });
 
   it('accepts a small file as multipart/form-data in one request', async () => {

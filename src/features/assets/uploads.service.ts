@@ -29,11 +29,20 @@ export interface UploadPlan {
   partSize: number;
 }
 
-/** Single presigned PUT up to the part size (reference: 100 MB); above it, parts of that size. */
-export function planUpload(deps: Deps, filesize: number | undefined): UploadPlan {
+/** The most parts one multipart upload may have (S3's limit), and so the most URLs one upload is handed. */
+export const MAX_UPLOAD_PARTS = 10_000;
+
+/**
+ * Single presigned PUT up to the part size (reference: 100 MB); above it, parts of that size, at
+ * most MAX_UPLOAD_PARTS of them: a larger size is a 400 naming `field`, not a response of millions of
+ * signed URLs built in memory.
+ */
+export function planUpload(deps: Deps, filesize: number | undefined, field = 'body.filesize'): UploadPlan {
   const partSize = deps.config.uploadPartSizeBytes;
-  if (filesize !== undefined && filesize > partSize) return { kind: 'multipart', partCount: Math.ceil(filesize / partSize), partSize };
-  return { kind: 'single', partCount: 1, partSize };
+  if (filesize === undefined || filesize <= partSize) return { kind: 'single', partCount: 1, partSize };
+  const partCount = Math.ceil(filesize / partSize);
+  if (partCount > MAX_UPLOAD_PARTS) throw invalidField(field, `must be at most ${MAX_UPLOAD_PARTS * partSize} bytes (${MAX_UPLOAD_PARTS} parts of ${partSize} bytes)`);
+  return { kind: 'multipart', partCount, partSize };
 }
 
 export interface NewUpload {
