@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { forEachEngine, json } from './helpers/context.ts';
 import { createTestOrg } from './helpers/factories.ts';
+import { toAppError } from '../src/core/http/error-handler.ts';
 
 forEachEngine('HTTP error handling', (ctx) => {
   const expectError = (res: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, code: string) => {
@@ -87,5 +88,23 @@ forEachEngine('HTTP error handling', (ctx) => {
     const ready = await ctx().inject({ method: 'GET', url: '/readyz' });
     assert.equal(ready.statusCode, 200);
     assert.deepEqual(json(ready).checks, { database: 'ok', storage: 'ok' });
+  });
+
+  it('a write that lost a race is a 409 (or 503 while SQLite is busy), never a 500: the database errors as the drivers raise them', async () => {
+    const now = ctx().deps.clock.now();
+    // A real foreign-key violation from this engine's driver: a member of a collection that is gone.
+    const error = await ctx().deps.db.insertInto('collection_members').values({ org_id: 'o', collection_id: 'no-such-collection', file_id: 'f', position: 0, added_at: now } as never).execute().then(() => undefined, (e: unknown) => e);
+    assert.ok(error, 'the insert should have failed');
+    const gone = toAppError(error);
+    assert.equal(gone.status, 409);
+    assert.match(gone.message, /deleted by a concurrent request; nothing was changed/);
+    // PostgreSQL's deadlock victim and serialization failure, SQLite's busy writer (codes as the drivers set them).
+    assert.equal(toAppError(Object.assign(new Error('deadlock detected'), { code: '40P01' })).status, 409);
+    assert.equal(toAppError(Object.assign(new Error('could not serialize access'), { code: '40001' })).status, 409);
+    const busy = toAppError(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }));
+    assert.equal(busy.status, 503);
+    assert.equal(busy.headers?.['retry-after'], '1');
+    // Anything else stays a masked 500.
+    assert.equal(toAppError(Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' })).status, 500);
   });
 });

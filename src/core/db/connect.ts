@@ -91,6 +91,24 @@ function withStatementCache(sqlite: SQLite.Database, size = 500) {
   };
 }
 
+/**
+ * What a write that lost a race with another request's commit fails with, on either engine: a row
+ * it refers to was deleted meanwhile (a foreign key), or PostgreSQL chose it as the victim of a
+ * deadlock or a serialization failure. Its transaction rolled back whole, so nothing was kept.
+ */
+export function isLostRace(error: unknown): 'reference_gone' | 'retry' | undefined {
+  const code = (error as { code?: string } | undefined)?.code;
+  if (code === '23503' || code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return 'reference_gone';
+  if (code === '40P01' || code === '40001') return 'retry';
+  return undefined;
+}
+
+/** True when SQLite could not take its write lock within the busy timeout (another process holds it). */
+export function isDatabaseBusy(error: unknown): boolean {
+  const code = (error as { code?: string } | undefined)?.code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT' || code === 'SQLITE_LOCKED';
+}
+
 /** True when a database error is a unique-constraint violation, on either engine. */
 export function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: string; message?: string };

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isUniqueViolation } from '../db/connect.ts';
+import { isDatabaseBusy, isLostRace, isUniqueViolation } from '../db/connect.ts';
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from './errors.ts';
 
 const CONTEXT_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
@@ -37,6 +37,11 @@ export function toAppError(error: unknown): AppError {
   // A write that lost a race to an equal one (two requests adding the same thing at once): the
   // transaction rolled back, so nothing was recorded; the caller learns it already exists.
   if (isUniqueViolation(error)) return new AppError('conflict', 'A concurrent request made the same change; nothing was changed by this one');
+  // A write that lost another kind of race: nothing was kept either, and the caller may look again or retry.
+  const lost = isLostRace(error);
+  if (lost === 'reference_gone') return new AppError('conflict', 'Something this request refers to was deleted by a concurrent request; nothing was changed');
+  if (lost === 'retry') return new AppError('conflict', 'A concurrent request changed the same records; nothing was changed by this one, and it may be sent again');
+  if (isDatabaseBusy(error)) return new AppError('service_unavailable', 'The database is busy with another writer; send the request again', { headers: { 'retry-after': '1' } });
   const known = e.code ? FASTIFY_CODES[e.code] : undefined;
   if (known) return new AppError(known[0], known[1]);
   if (e instanceof SyntaxError && e.statusCode === 400) return new AppError('invalid_json', 'Body is not valid JSON');
