@@ -265,9 +265,11 @@ export async function deleteOrRestore(deps: Deps, principal: Principal, id: stri
   if (action === 'undelete' && asset.deleted_at === null) throw new AppError('conflict', 'Failed to UnDelete Asset: it is not in the recycle bin');
   const deletedAt = action === 'delete' ? now : null;
   await deps.db.transaction().execute(async (trx) => {
-    // The whole version chain moves together.
-    await trx.updateTable('assets').set({ deleted_at: deletedAt, deleted_by: action === 'delete' ? principal.userId : null, updated_at: now, updated_by: principal.userId })
-      .where('org_id', '=', principal.orgId).where('original_file_id', '=', asset.original_file_id).execute();
+    // The whole version chain moves together, if it is still where this call found it: of two
+    // requests at once, the second finds nothing to move and gets the answer it would get after.
+    const moved = await trx.updateTable('assets').set({ deleted_at: deletedAt, deleted_by: action === 'delete' ? principal.userId : null, updated_at: now, updated_by: principal.userId })
+      .where('org_id', '=', principal.orgId).where('original_file_id', '=', asset.original_file_id).where('deleted_at', action === 'delete' ? 'is' : 'is not', null).executeTakeFirst();
+    if (Number(moved.numUpdatedRows) === 0) throw new AppError('conflict', action === 'delete' ? 'Failed to Delete Asset: it is already in the recycle bin' : 'Failed to UnDelete Asset: it is not in the recycle bin');
     const data = eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds));
     await publishEvent(trx, now, { orgId: asset.org_id, type: action === 'delete' ? 'asset.deleted' : 'asset.restored', actor: principal.userId, data: { asset: data } });
   });

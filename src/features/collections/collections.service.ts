@@ -208,7 +208,10 @@ async function applyChanges(deps: Deps, principal: Principal, c: VisibleCollecti
     if (changes.name !== undefined && changes.name !== row.name) Object.assign(update, { name: changes.name, name_key: changes.name.toLowerCase() });
     if (newType !== row.collection_type) Object.assign(update, { collection_type: newType, shared: newType === 'secured' ? 'Y' : 'N' });
     if (changes.metadata) update.metadata = toJson(changes.metadata);
-    await trx.updateTable('collections').set(update).where('id', '=', row.id).execute();
+    // The update locks the row for the rest of the transaction (PostgreSQL): a delete that committed
+    // first leaves nothing to update, and the caller gets the 404 it would get a moment later.
+    const updated = await trx.updateTable('collections').set(update).where('id', '=', row.id).executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) throw notFound('Collection');
     const securityChanged = templates.join() !== c.templateIds.join() && !(templates.length === 0 && c.templateIds.length === 0);
     if (securityChanged) await setTemplates(trx, row.org_id, row.id, templates);
     let added: string[] = [];
@@ -316,7 +319,9 @@ export async function deleteCollection(deps: Deps, principal: Principal, id: str
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     // Members are only dissociated: the assets themselves are never touched.
-    await trx.deleteFrom('collections').where('id', '=', c.row.id).execute();
+    // Two deletes at once both found it: only the one that removed it answers success and tells subscribers.
+    const deleted = await trx.deleteFrom('collections').where('id', '=', c.row.id).executeTakeFirst();
+    if (Number(deleted.numDeletedRows) === 0) throw notFound('Collection');
     await publishEvent(trx, now, { orgId: principal.orgId, type: 'collection.deleted', actor: principal.userId, data: { collection: { id: c.row.id, name: c.row.name, type: eventType(c.row.collection_type) } } });
   });
   return [{ status: 'success', message: 'Collection delete operation succeeded' }];

@@ -80,6 +80,8 @@ export async function updateBoardIfVersion(trx: Trx, orgId: string, id: string, 
   return Number(result.numUpdatedRows) === 1;
 }
 
-export async function deleteBoard(trx: Trx, orgId: string, id: string): Promise<void> {
-  await trx.deleteFrom('storyboards').where('org_id', '=', orgId).where('id', '=', id).execute();
+/** Whether this call removed the board (false: a concurrent delete did first). */
+export async function deleteBoard(trx: Trx, orgId: string, id: string): Promise<boolean> {
+  const result = await trx.deleteFrom('storyboards').where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
 }

@@ -320,7 +320,8 @@ export async function deleteStoryboard(deps: Deps, principal: Principal, id: str
   requireFlag(loaded, 'canDelete');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    await deleteBoard(trx, principal.orgId, id);
+    // Two deletes at once both found it: only the one that removed it answers success and tells subscribers.
+    if (!(await deleteBoard(trx, principal.orgId, id))) throw notFound('Story board');
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'storyboard.deleted', targetType: 'storyboard', targetId: id, ip, data: { title: loaded.row.title } });
     await publishEvent(trx, now, { orgId: principal.orgId, type: 'storyboard.deleted', actor: principal.userId, data: { storyboard: eventBoard(loaded.row) } });
   });

@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.ts';
+import { sql } from 'kysely';
 import { audit } from '../../core/audit.ts';
 import { requirePrivileges } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
@@ -115,7 +116,9 @@ export async function deleteEndpoint(deps: Deps, principal: Principal, id: strin
   await deps.db.transaction().execute(async (trx) => {
     // The endpoint first: it waits for a delivery batch that is writing for it (the worker holds the
     // row `for key share`), so the log deleted next includes what that batch wrote.
-    await trx.deleteFrom('webhook_endpoints').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
+    const deleted = await trx.deleteFrom('webhook_endpoints').where('org_id', '=', principal.orgId).where('id', '=', id).executeTakeFirst();
+    // Two deletes at once both found it: only the one that removed it answers success and is audited.
+    if (Number(deleted.numDeletedRows) === 0) throw notFound('Webhook endpoint');
     await trx.deleteFrom('webhook_attempts').where('org_id', '=', principal.orgId).where('endpoint_id', '=', id).execute();
     await trx.deleteFrom('webhook_messages').where('org_id', '=', principal.orgId).where('endpoint_id', '=', id).execute();
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'webhook_endpoint.deleted', targetType: 'webhook_endpoint', targetId: id, ip });
@@ -158,9 +161,12 @@ export async function rotateSecret(deps: Deps, principal: Principal, id: string,
   const now = deps.clock.now();
   const overlapMs = (input.overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS) * 1000;
   await deps.db.transaction().execute(async (trx) => {
-    await trx.updateTable('webhook_endpoints')
-      .set({ secret: deps.keys.encrypt(key), previous_secret: overlapMs > 0 ? row.secret : null, previous_secret_until: overlapMs > 0 ? now + overlapMs : null, updated_at: now })
-      .where('org_id', '=', principal.orgId).where('id', '=', id).execute();
+    // The secret being replaced is the one stored when this update runs, not the one read above: of
+    // two rotations at once, the second keeps the first's new secret as its previous one.
+    const updated = await trx.updateTable('webhook_endpoints')
+      .set({ secret: deps.keys.encrypt(key), previous_secret: overlapMs > 0 ? sql<string>`secret` : null, previous_secret_until: overlapMs > 0 ? now + overlapMs : null, updated_at: now })
+      .where('org_id', '=', principal.orgId).where('id', '=', row.id).executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) throw notFound('Webhook endpoint');
     await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'webhook_endpoint.secret_rotated', targetType: 'webhook_endpoint', targetId: id, ip, data: { overlapSeconds: overlapMs / 1000 } });
   });
   return { key };
