@@ -131,21 +131,26 @@ async function purgeWork(deps: Deps, ctx: ActionContext) {
     if (i % CHECKPOINT === 0 && (await ctx.cancelRequested())) throw new ActionCancelled({ purged });
     const versions = await deps.db.selectFrom('assets').select(['id', 'filename', 'sha256', 'blob_key']).where('org_id', '=', ctx.orgId).where('original_file_id', '=', chainId).where('deleted_at', 'is not', null).execute();
     const now = deps.clock.now();
-    await deps.db.transaction().execute(async (trx) => {
+    // Only versions still in the recycle bin go: one restored since they were read stays, whole.
+    const gone = await deps.db.transaction().execute(async (trx) => {
+      const removed: typeof versions = [];
       for (const v of versions) {
+        const deleted = await trx.deleteFrom('assets').where('id', '=', v.id).where('deleted_at', 'is not', null).executeTakeFirst();
+        if (Number(deleted.numDeletedRows) === 0) continue;
         await trx.deleteFrom('asset_uploads').where('asset_id', '=', v.id).execute();
-        await trx.deleteFrom('assets').where('id', '=', v.id).execute();
         await publishEvent(trx, now, { orgId: ctx.orgId, type: 'asset.purged', actor: ctx.createdBy, data: { asset: { id: v.id, filename: v.filename } } });
+        removed.push(v);
       }
+      return removed;
     });
     // Bytes go only when no other asset of the organization holds the same content.
-    for (const v of versions) {
+    for (const v of gone) {
       if (!v.sha256 || !v.blob_key) continue;
       if (await contentHeld(deps.db, ctx.orgId, v.sha256)) continue;
       await deps.blobs.delete(v.blob_key);
       await deps.blobs.deletePrefix(renditionPrefix(ctx.orgId, v.sha256));
     }
-    purged += versions.length;
+    purged += gone.length;
     await ctx.progress(i + 1, chains.length);
   }
   return { result: { purged } };
