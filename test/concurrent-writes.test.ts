@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { it } from 'node:test';
 import { forEachEngine, json } from './helpers/context.ts';
 import { createTestOrg, type TestOrg } from './helpers/factories.ts';
-import { createAsset } from '../src/features/assets/assets.fixtures.ts';
+import { createAsset, jpeg, pathOf } from '../src/features/assets/assets.fixtures.ts';
 
 const rnd = () => randomBytes(4).toString('hex');
 
@@ -76,5 +76,41 @@ forEachEngine('concurrent writes of the same change', (ctx) => {
     const both = await Promise.all([send(org, 'POST', `/v1/asset/${asset.objectId}/delete`, { action: 'undelete' }), send(org, 'POST', `/v1/asset/${asset.objectId}/delete`, { action: 'undelete' })]);
     assert.deepEqual(statuses(both), [200, 409], both.map((r) => r.body).join('\n'));
     assert.equal(await events(org, 'asset.restored'), 1);
+  });
+
+  it('an upload sent while it is cancelled: one of them wins, and the other says so (never two successes, never a 500)', async () => {
+    const org = await createTestOrg(ctx());
+    const bytes = await jpeg(30, 20);
+    const outcomes = new Set<string>();
+    for (let round = 0; round < 6; round++) {
+      const created = await createAsset(ctx(), org, { filename: 'p.jpg' });
+      const [put, cancel] = await Promise.all([
+        ctx().inject({ method: 'PUT', url: pathOf(created.url!), payload: bytes, headers: { 'content-type': 'application/octet-stream' } }),
+        send(org, 'POST', '/v1/asset/complete', { action: 'cancel', fileId: created.fileId }),
+      ]);
+      const asset = await ctx().deps.db.selectFrom('assets').select('content_state').where('id', '=', created.objectId).executeTakeFirst();
+      if (put.statusCode === 200) {
+        assert.equal(cancel.statusCode, 409, cancel.body);
+        assert.equal(asset?.content_state, 'available');
+      } else {
+        assert.ok([409, 410].includes(put.statusCode), put.body);
+        assert.equal(cancel.statusCode, 200, cancel.body);
+        assert.equal(asset, undefined);
+      }
+      outcomes.add(`${put.statusCode}/${cancel.statusCode}`);
+    }
+    assert.ok(outcomes.size >= 1);
+  });
+
+  it('the same upload sent twice at once: one stores it, the other is a 409, and the asset has its content', async () => {
+    const org = await createTestOrg(ctx());
+    const bytes = await jpeg(32, 20);
+    const created = await createAsset(ctx(), org, { filename: 'twice.jpg' });
+    const put = () => ctx().inject({ method: 'PUT', url: pathOf(created.url!), payload: bytes, headers: { 'content-type': 'application/octet-stream' } });
+    const both = await Promise.all([put(), put()]);
+    assert.deepEqual(statuses(both), [200, 409], both.map((r) => r.body).join('\n'));
+    const asset = await ctx().deps.db.selectFrom('assets').select(['content_state', 'size']).where('id', '=', created.objectId).executeTakeFirstOrThrow();
+    assert.deepEqual(asset, { content_state: 'available', size: bytes.length });
+    assert.equal(await events(org, 'asset.created'), 1);
   });
 });

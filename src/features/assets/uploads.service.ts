@@ -117,6 +117,24 @@ async function openUpload(deps: Deps, id: string): Promise<UploadRow> {
   return upload;
 }
 
+/**
+ * Runs the part of an upload's completion that a concurrent request for the same upload (a second
+ * PUT, a complete or a cancel) can overtake: its staged bytes moved or deleted under it, or its
+ * claim of the upload taken. When the upload is no longer open, that is the answer (as if this
+ * request had come a moment later), not a server error.
+ */
+async function unlessOvertaken(deps: Deps, upload: UploadRow, work: () => Promise<boolean>): Promise<void> {
+  let won: boolean;
+  try {
+    won = await work();
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    await openUpload(deps, upload.id);
+    throw error;
+  }
+  if (!won) await openUpload(deps, upload.id);
+}
+
 interface Received {
   size: number;
   sha256: string;
@@ -153,7 +171,7 @@ export async function receiveSingle(deps: Deps, uploadId: string, body: Readable
     body.off('data', keepHead);
   }
   const received: Received = { size: put.size, sha256: put.sha256, head: head.head };
-  await verifyAndFinalize(deps, upload, received, declaredType);
+  await unlessOvertaken(deps, upload, () => verifyAndFinalize(deps, upload, received, declaredType));
   return { etag: `"${received.sha256}"` };
 }
 
@@ -203,9 +221,14 @@ async function uploadForCaller(deps: Deps, principal: Principal, input: Complete
 /** POST /v1/asset/complete: finishes (or cancels) a multipart upload, or confirms a single one. */
 export async function completeUpload(deps: Deps, principal: Principal, input: CompleteInput): Promise<{ upload: UploadRow; status: 'completed' | 'cancelled' }> {
   const upload = await uploadForCaller(deps, principal, input);
+  const alreadyComplete = () => new AppError('conflict', 'This upload is already complete and cannot be cancelled');
   if (input.action === 'cancel') {
-    if (upload.status === 'completed') throw new AppError('conflict', 'This upload is already complete and cannot be cancelled');
-    await discardUpload(deps, upload, 'cancelled');
+    if (upload.status === 'completed') throw alreadyComplete();
+    // A completion that claimed the upload first wins; a second cancel finds it cancelled already.
+    if (!(await discardUpload(deps, upload, 'cancelled'))) {
+      const now = await deps.db.selectFrom('asset_uploads').select('status').where('id', '=', upload.id).executeTakeFirst();
+      if (now?.status === 'completed') throw alreadyComplete();
+    }
     return { upload, status: 'cancelled' };
   }
   if (upload.status === 'completed') return { upload, status: 'completed' };
@@ -213,6 +236,20 @@ export async function completeUpload(deps: Deps, principal: Principal, input: Co
   if (input.filesize !== undefined && upload.expected_size !== null && input.filesize !== upload.expected_size) {
     throw invalidField('body.filesize', `does not match the ${upload.expected_size} bytes declared when the asset was created`);
   }
+  try {
+    await unlessOvertaken(deps, upload, () => assembleAndFinalize(deps, upload, input));
+  } catch (error) {
+    // Two completions at once: the one that lost finds it complete, as a second one would after.
+    if (error instanceof AppError && error.code === 'conflict' && (await uploadStatus(deps, upload.id)) === 'completed') return { upload, status: 'completed' };
+    throw error;
+  }
+  return { upload, status: 'completed' };
+}
+
+const uploadStatus = async (deps: Deps, id: string) => (await deps.db.selectFrom('asset_uploads').select('status').where('id', '=', id).executeTakeFirst())?.status;
+
+/** The bytes of a completion (assembled from local parts, or as stored), verified and made the asset's content. */
+async function assembleAndFinalize(deps: Deps, upload: UploadRow, input: CompleteInput): Promise<boolean> {
   let received: Received | null;
   if (upload.kind === 'multipart') {
     const parts = [...(input.parts ?? [])].sort((a, b) => a.partNumber - b.partNumber);
@@ -235,8 +272,7 @@ export async function completeUpload(deps: Deps, principal: Principal, input: Co
     if (!received) throw invalidField('body.fileId', 'no content has been uploaded to the URL yet');
   }
   if (!received) throw invalidField('body.parts', 'the assembled upload is missing');
-  await verifyAndFinalize(deps, upload, received, undefined);
-  return { upload, status: 'completed' };
+  return verifyAndFinalize(deps, upload, received, undefined);
 }
 
 async function assembleLocalParts(deps: Deps, upload: UploadRow, parts: { partNumber: number; etag: string }[]): Promise<Received> {
@@ -264,7 +300,8 @@ async function assembleLocalParts(deps: Deps, upload: UploadRow, parts: { partNu
   return { size: put.size, sha256: put.sha256, head: head.head };
 }
 
-async function verifyAndFinalize(deps: Deps, upload: UploadRow, received: Received, declaredType: string | undefined): Promise<void> {
+/** Whether this call made the bytes the asset's content (false: a concurrent request settled the upload first). */
+async function verifyAndFinalize(deps: Deps, upload: UploadRow, received: Received, declaredType: string | undefined): Promise<boolean> {
   const reject = async (field: string, message: string): Promise<never> => {
     await deps.blobs.delete(upload.staging_key);
     throw invalidField(field, message);
@@ -277,30 +314,34 @@ async function verifyAndFinalize(deps: Deps, upload: UploadRow, received: Receiv
   }
   const type = verifyContentType(received.head, declaredType ?? upload.content_type ?? undefined, upload.filename);
   if ('problem' in type) await reject('header.content-type', `${type.problem}; nothing was kept`);
-  await finalizeUpload(deps, upload, { size: received.size, sha256: received.sha256, contentType: (type as { type: string }).type });
+  return finalizeUpload(deps, upload, { size: received.size, sha256: received.sha256, contentType: (type as { type: string }).type });
 }
 
 /**
  * Makes verified bytes the asset's content: content-addressed (identical content is stored once),
- * then the asset row, the renditions job and the event in one transaction.
+ * then the asset row, the renditions job and the event in one transaction. Returns whether this
+ * call claimed the upload (false: a concurrent request completed or cancelled it first).
  */
-export async function finalizeUpload(deps: Deps, upload: UploadRow, content: { size: number; sha256: string; contentType: string }): Promise<void> {
+export async function finalizeUpload(deps: Deps, upload: UploadRow, content: { size: number; sha256: string; contentType: string }): Promise<boolean> {
   const key = contentKey(upload.org_id, content.sha256);
   if (await deps.blobs.head(key)) {
     await deps.blobs.delete(upload.staging_key);
   } else {
-    await deps.blobs.move(upload.staging_key, key);
+    // A second PUT of the same bytes may have moved them a moment ago: the claim below decides.
+    await deps.blobs.move(upload.staging_key, key).catch(async (error: unknown) => {
+      if (!(await deps.blobs.head(key))) throw error;
+    });
   }
   const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
+  const won = await deps.db.transaction().execute(async (trx) => {
     const claimed = await trx.updateTable('asset_uploads').set({ status: 'completed' }).where('id', '=', upload.id).where('status', '=', 'open').executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) === 0) return;
+    if (Number(claimed.numUpdatedRows) === 0) return false;
     if (upload.target === 'preview') {
       await enqueueJob(trx, now, { type: RENDITIONS_JOB, orgId: upload.org_id, payload: { assetId: upload.asset_id, previewKey: key } });
-      return;
+      return true;
     }
     const asset = await trx.selectFrom('assets').selectAll().where('id', '=', upload.asset_id).executeTakeFirst();
-    if (!asset) return;
+    if (!asset) return true;
     const template = await templateOf(trx, asset.org_id, asset.metadata_template_id);
     const system = withSystemValues(template, fromJson<LegacyItem[]>(asset.metadata, []), { filename: asset.filename, size: content.size, type: content.contentType });
     await trx.updateTable('assets').set({
@@ -328,25 +369,35 @@ export async function finalizeUpload(deps: Deps, upload: UploadRow, content: { s
         });
       }
     }
+    return true;
   });
+  if (!won) return false;
   // Parts of a multipart upload (and anything left of the staged object) are no longer needed.
   await deps.blobs.deletePrefix(uploadPrefix(upload.org_id, upload.id));
   deps.jobs.wake();
+  return true;
 }
 
-/** Cancelled or expired: the parts and staged bytes go, and an asset that never got content with them. */
-export async function discardUpload(deps: Deps, upload: UploadRow, status: 'cancelled' | 'expired'): Promise<void> {
+/**
+ * Cancelled or expired: the parts and staged bytes go, and an asset that never got content with
+ * them. The upload is claimed first, so a completion running at the same time either finished
+ * before (this returns false and deletes nothing) or finds the upload cancelled.
+ */
+export async function discardUpload(deps: Deps, upload: UploadRow, status: 'cancelled' | 'expired'): Promise<boolean> {
+  const won = await deps.db.transaction().execute(async (trx) => {
+    const updated = await trx.updateTable('asset_uploads').set({ status }).where('id', '=', upload.id).where('status', '=', 'open').executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return false;
+    if (upload.target === 'original') {
+      await trx.deleteFrom('assets').where('id', '=', upload.asset_id).where('content_state', '=', 'pending').execute();
+    }
+    return true;
+  });
+  if (!won) return false;
   if (upload.s3_upload_id && deps.blobs.presign) {
     await deps.blobs.presign.abort(upload.staging_key, upload.s3_upload_id).catch(() => {});
   }
   await deps.blobs.deletePrefix(uploadPrefix(upload.org_id, upload.id));
-  await deps.db.transaction().execute(async (trx) => {
-    const updated = await trx.updateTable('asset_uploads').set({ status }).where('id', '=', upload.id).where('status', '=', 'open').executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) return;
-    if (upload.target === 'original') {
-      await trx.deleteFrom('assets').where('id', '=', upload.asset_id).where('content_state', '=', 'pending').execute();
-    }
-  });
+  return true;
 }
 
 export function uploadJobHandlers(deps: Deps) {
