@@ -113,4 +113,20 @@ forEachEngine('concurrent writes of the same change', (ctx) => {
     assert.deepEqual(asset, { content_state: 'available', size: bytes.length });
     assert.equal(await events(org, 'asset.created'), 1);
   });
+
+  it('an asset created with a metadata template while the template is deleted: never both (no asset left with a deleted template)', async () => {
+    const org = await createTestOrg(ctx());
+    const outcomes = new Set<string>();
+    for (let round = 0; round < 6; round++) {
+      const template = json(await send(org, 'POST', '/v1/metadata/template', { name: `T ${rnd()}`, groupIds: [] }));
+      const templateId = template.id ?? template.templateId;
+      const [create, remove] = await Promise.all([
+        send(org, 'POST', '/v1/asset', { metadataTemplateId: templateId, metadata: [], securityTemplateIds: [org.defaultTemplateId] }),
+        send(org, 'DELETE', `/v1/metadata/template/${templateId}`),
+      ]);
+      const pair = `${create.statusCode}/${remove.statusCode}`;
+      assert.ok(['200/409', '400/204'].includes(pair), `${pair}: ${create.body} ${remove.body}`);
+      outcomes.add(pair);
+    }
+  });
 });

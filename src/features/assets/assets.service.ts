@@ -131,6 +131,13 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
         row.version_number = Number(top?.v ?? 0) + 1;
         if (!expectsContent) await trx.updateTable('assets').set({ is_current: 0 }).where('original_file_id', '=', chain.original_file_id).execute();
       }
+      // On PostgreSQL the metadata template is locked against deletion until the asset is in: a
+      // delete running at the same time waits, then finds the template in use (SQLite writes one
+      // transaction at a time, so its delete already sees the asset or comes first).
+      if (deps.engine === 'postgres' && row.metadata_template_id) {
+        const still = await trx.selectFrom('metadata_templates').select('id').where('org_id', '=', orgId).where('id', '=', row.metadata_template_id).forShare().executeTakeFirst();
+        if (!still) throw invalidField('body.metadataTemplateId', 'metadata template not found');
+      }
       await trx.insertInto('assets').values(row).execute();
       await setAssetSecurity(trx, orgId, id, templates, { fresh: true });
       if (!expectsContent) await publishCreated(trx, now, principal, row, checked?.named ?? await templateNames(trx, orgId, templates), chain);

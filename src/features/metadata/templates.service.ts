@@ -344,6 +344,9 @@ export async function deleteTemplate(deps: Deps, principal: Principal, id: strin
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     await touchDefinitions(trx, principal.orgId, now);
+    // Locked before the usage check: an asset being created with it holds it `for share` (PostgreSQL)
+    // until it commits, and is then counted as a use.
+    if (deps.engine === 'postgres') await trx.selectFrom('metadata_templates').select('id').where('org_id', '=', principal.orgId).where('id', '=', id).forUpdate().execute();
     const row = await findTemplate(trx, principal.orgId, id);
     if (!row) throw templateNotFound();
     if (row.is_default === 1) throw conflict('The default metadata template cannot be deleted: assets created without a template use it');
