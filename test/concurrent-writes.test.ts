@@ -129,4 +129,20 @@ forEachEngine('concurrent writes of the same change', (ctx) => {
       outcomes.add(pair);
     }
   });
+
+  it('a new version while the asset goes to the recycle bin: the chain moves whole (never one version live, another in the bin)', async () => {
+    const org = await createTestOrg(ctx());
+    for (let round = 0; round < 6; round++) {
+      const first = await createAsset(ctx(), org, { filename: `v${round}.tif`, contentPath: `s3://bucket/v${round}.tif` });
+      const [version, remove] = await Promise.all([
+        send(org, 'POST', '/v1/asset', { originalFileId: first.originalFileId }),
+        send(org, 'POST', `/v1/asset/${first.objectId}/delete`, { action: 'delete' }),
+      ]);
+      assert.equal(remove.statusCode, 200, remove.body);
+      assert.ok([200, 409].includes(version.statusCode), version.body);
+      const chain = await ctx().deps.db.selectFrom('assets').select('deleted_at').where('original_file_id', '=', first.originalFileId).execute();
+      assert.equal(chain.length, version.statusCode === 200 ? 2 : 1);
+      assert.ok(chain.every((v) => v.deleted_at !== null), JSON.stringify(chain));
+    }
+  });
 });

@@ -127,6 +127,10 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
   try {
     upload = await deps.db.transaction().execute(async (trx) => {
       if (chain) {
+        // The chain's state as of now, with its head locked (PostgreSQL) against a move to the
+        // recycle bin until this version is in: a delete running at the same time either came first
+        // (and this version is refused) or waits and then moves this version with the rest.
+        if (!(await lockChain(deps, trx, orgId, chain.original_file_id))) throw new AppError('conflict', 'The asset is in the recycle bin: restore it before adding a version');
         const top = await trx.selectFrom('assets').select((eb) => eb.fn.max('version_number').as('v')).where('original_file_id', '=', chain.original_file_id).executeTakeFirst();
         row.version_number = Number(top?.v ?? 0) + 1;
         if (!expectsContent) await trx.updateTable('assets').set({ is_current: 0 }).where('original_file_id', '=', chain.original_file_id).execute();
@@ -150,6 +154,19 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
   }
   deps.jobs.wake();
   return { asset: row, upload: upload ? await uploadUrls(deps, upload) : null, uploadRowId: upload?.id ?? null };
+}
+
+/**
+ * Locks a version chain's first version `for update` on PostgreSQL (SQLite writes one transaction
+ * at a time): a new version and a move to or from the recycle bin take turns, and the one that
+ * waited reads the chain as the other left it (each statement after the lock sees its commit).
+ * Returns whether the chain is out of the recycle bin.
+ */
+async function lockChain(deps: Deps, trx: Trx, orgId: string, originalFileId: string): Promise<boolean> {
+  let query = trx.selectFrom('assets').select('deleted_at').where('org_id', '=', orgId).where('original_file_id', '=', originalFileId).orderBy('version_number').limit(1);
+  if (deps.engine === 'postgres') query = query.forUpdate();
+  const head = await query.executeTakeFirst();
+  return head !== undefined && head.deleted_at === null;
 }
 
 export const MISSING_METADATA_TEMPLATE = 'Invalid Asset: Missing Metadata Template ID';
@@ -272,6 +289,7 @@ export async function deleteOrRestore(deps: Deps, principal: Principal, id: stri
   if (action === 'undelete' && asset.deleted_at === null) throw new AppError('conflict', 'Failed to UnDelete Asset: it is not in the recycle bin');
   const deletedAt = action === 'delete' ? now : null;
   await deps.db.transaction().execute(async (trx) => {
+    await lockChain(deps, trx, principal.orgId, asset.original_file_id);
     // The whole version chain moves together, if it is still where this call found it: of two
     // requests at once, the second finds nothing to move and gets the answer it would get after.
     const moved = await trx.updateTable('assets').set({ deleted_at: deletedAt, deleted_by: action === 'delete' ? principal.userId : null, updated_at: now, updated_by: principal.userId })
