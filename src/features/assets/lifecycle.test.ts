@@ -176,7 +176,8 @@ forEachEngine('assets: versions, recycle bin, relationships, multipart, bulk edi
     });
     assert.equal(res.statusCode, 200, res.body);
     const { jobId } = json(res);
-    assert.equal(json(await get(ctx(), org, `/v1/action/${jobId}`)).status, 'queued');
+    // The request wakes the suite's worker, which may have claimed the job by the time this reads it.
+    assert.ok(['queued', 'running'].includes(json(await get(ctx(), org, `/v1/action/${jobId}`)).status));
     await worker.drain();
     const action = json(await get(ctx(), org, `/v1/action/${jobId}`));
     assert.equal(action.status, 'succeeded');
