@@ -48,17 +48,15 @@ function problemIn(value: unknown, depth: number): Found | null {
 }
 
 /** A callback hook: it runs on every request and almost always finds nothing, so no promise. */
-function guard(parts: typeof PARTS) {
-  return (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
-    for (const [part, name] of parts) {
-      const found = problemIn(request[part], 0);
-      if (found) return done(invalidField([name, ...found.segments.reverse()].join('.'), found.message));
-    }
-    done();
-  };
+function guard(request: FastifyRequest, _reply: unknown, done: (error?: Error) => void): void {
+  for (const [part, name] of PARTS) {
+    const found = problemIn(request[part], 0);
+    if (found) return done(invalidField([name, ...found.segments.reverse()].join('.'), found.message));
+  }
+  done();
 }
 
 export function registerInputGuards(app: FastifyInstance): void {
-  app.addHook('preValidation', guard(PARTS));
-  app.addHook('preHandler', guard(PARTS));
+  app.addHook('preValidation', guard);
+  app.addHook('preHandler', guard);
 }

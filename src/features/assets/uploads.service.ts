@@ -34,14 +34,14 @@ export const MAX_UPLOAD_PARTS = 10_000;
 
 /**
  * Single presigned PUT up to the part size (reference: 100 MB); above it, parts of that size, at
- * most MAX_UPLOAD_PARTS of them: a larger size is a 400 naming `field`, not a response of millions of
- * signed URLs built in memory.
+ * most MAX_UPLOAD_PARTS of them: a larger size is a 400 naming `body.filesize`, not a response of
+ * millions of signed URLs built in memory.
  */
-export function planUpload(deps: Deps, filesize: number | undefined, field = 'body.filesize'): UploadPlan {
+export function planUpload(deps: Deps, filesize: number | undefined): UploadPlan {
   const partSize = deps.config.uploadPartSizeBytes;
   if (filesize === undefined || filesize <= partSize) return { kind: 'single', partCount: 1, partSize };
   const partCount = Math.ceil(filesize / partSize);
-  if (partCount > MAX_UPLOAD_PARTS) throw invalidField(field, `must be at most ${MAX_UPLOAD_PARTS * partSize} bytes (${MAX_UPLOAD_PARTS} parts of ${partSize} bytes)`);
+  if (partCount > MAX_UPLOAD_PARTS) throw invalidField('body.filesize', `must be at most ${MAX_UPLOAD_PARTS * partSize} bytes (${MAX_UPLOAD_PARTS} parts of ${partSize} bytes)`);
   return { kind: 'multipart', partCount, partSize };
 }
 
@@ -225,10 +225,7 @@ export async function completeUpload(deps: Deps, principal: Principal, input: Co
   if (input.action === 'cancel') {
     if (upload.status === 'completed') throw alreadyComplete();
     // A completion that claimed the upload first wins; a second cancel finds it cancelled already.
-    if (!(await discardUpload(deps, upload, 'cancelled'))) {
-      const now = await deps.db.selectFrom('asset_uploads').select('status').where('id', '=', upload.id).executeTakeFirst();
-      if (now?.status === 'completed') throw alreadyComplete();
-    }
+    if (!(await discardUpload(deps, upload, 'cancelled')) && (await uploadStatus(deps, upload.id)) === 'completed') throw alreadyComplete();
     return { upload, status: 'cancelled' };
   }
   if (upload.status === 'completed') return { upload, status: 'completed' };
