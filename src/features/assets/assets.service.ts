@@ -289,7 +289,8 @@ export async function deleteOrRestore(deps: Deps, principal: Principal, id: stri
   if (action === 'undelete' && asset.deleted_at === null) throw new AppError('conflict', 'Failed to UnDelete Asset: it is not in the recycle bin');
   const deletedAt = action === 'delete' ? now : null;
   await deps.db.transaction().execute(async (trx) => {
-    await lockChain(deps, trx, principal.orgId, asset.original_file_id);
+    // Only the lock matters here (the update below re-checks the state): SQLite needs no read for it.
+    if (deps.engine === 'postgres') await lockChain(deps, trx, principal.orgId, asset.original_file_id);
     // The whole version chain moves together, if it is still where this call found it: of two
     // requests at once, the second finds nothing to move and gets the answer it would get after.
     const moved = await trx.updateTable('assets').set({ deleted_at: deletedAt, deleted_by: action === 'delete' ? principal.userId : null, updated_at: now, updated_by: principal.userId })
