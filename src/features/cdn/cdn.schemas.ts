@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { MAX_TOKEN_LIFETIME_SECONDS } from './zone-model.ts';
 
 /** Reference §16.1: 5..100 characters. Tessera also routes `/<name>/<path>` at the edge, so the name is URL-safe. */
 const Name = Type.String({ minLength: 5, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', description: '5 to 100 letters, digits, dot, dash or underscore; unique across the installation (edges route /<name>/<path>)' });
@@ -169,8 +170,8 @@ export const StatsSchema = Type.Object({
 export type Stats = Static<typeof StatsSchema>;
 
 export const SignUrlSchema = Type.Object({
-  path: Type.String({ minLength: 1, maxLength: 4096, pattern: '^/', description: 'Path inside the zone, starting with /' }),
-  expiresInSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 31_536_000 })),
+  path: Type.String({ minLength: 1, maxLength: 4096, pattern: '^/[^?#]*$', description: 'Path inside the zone, starting with / (no query: the token signs the path only)' }),
+  expiresInSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TOKEN_LIFETIME_SECONDS, description: 'Lifetime (default 3600); at most one year, and edges refuse an expiry further ahead' })),
   ip: Type.Optional(Type.String({ maxLength: 64, description: 'Client IP to bind (when zoneSecurityIncludeHashRemoteIP)' })),
 });
 export const SignedUrlSchema = Type.Object({ path: Type.String(), url: Type.String(), expires: Type.Integer(), token: Type.String() });

@@ -300,7 +300,7 @@ export async function signUrl(deps: Deps, principal: Principal, id: number, inpu
   if (s.zoneSecurityIncludeHashRemoteIP && !input.ip) throw invalidField('body.ip', 'is required: the zone binds signed URLs to the client IP');
   const token = signToken(s.zoneSecurityKey, input.path, expires, s.zoneSecurityIncludeHashRemoteIP ? input.ip : undefined);
   const base = s.hostnames[0] ? `https://${s.hostnames[0]}` : `/${row.name}`;
-  return { path: input.path, token, expires, url: `${base}${input.path}${input.path.includes('?') ? '&' : '?'}token=${token}&expires=${expires}` };
+  return { path: input.path, token, expires, url: `${base}${input.path}?token=${token}&expires=${expires}` };
 }
 
 export async function listEdges(deps: Deps, principal: Principal) {

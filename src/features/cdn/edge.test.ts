@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
@@ -186,6 +187,32 @@ forEachEngine('CDN edge server', (ctx) => {
     const bound = json(await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/sign`, headers: org.admin.headers, payload: { path: '/r.js', ip: '8.8.4.4' } }));
     assert.equal((await get(`${p}?token=${bound.token}&expires=${bound.expires}`, { 'x-forwarded-for': '8.8.4.4' })).status, 200);
     assert.equal((await get(`${p}?token=${bound.token}&expires=${bound.expires}`, { 'x-forwarded-for': '8.8.8.8' })).status, 403);
+  });
+
+  it('signed URLs: a token serves only its own path and expiry (moved digit, truncated, extended, old format → 403)', async () => {
+    const zone = await makeZone(ctx(), org, origin, {});
+    origin.set('/image01', 'one', { 'cache-control': 'max-age=60' });
+    origin.set('/image0', 'zero', { 'cache-control': 'max-age=60' });
+    origin.set('/image011', 'eleven', { 'cache-control': 'max-age=60' });
+    await ctx().inject({ method: 'PATCH', url: `/v1/cdn/pullzones/${zone.id}`, headers: org.admin.headers, payload: { zoneSecurityEnabled: true } });
+    const signed = json(await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/sign`, headers: org.admin.headers, payload: { path: '/image01', expiresInSeconds: 3600 } }));
+    const p = `/${zone.name}`;
+    const ok = await get(`${p}/image01?token=${signed.token}&expires=${signed.expires}`);
+    assert.equal(ok.status, 200);
+    assert.equal(await ok.text(), 'one');
+    // the last digit of the path moved in front of expires: the year-2343 exploit
+    assert.equal((await get(`${p}/image0?token=${signed.token}&expires=1${signed.expires}`)).status, 403);
+    assert.equal((await get(`${p}/image0?token=${signed.token}&expires=${signed.expires}`)).status, 403);
+    assert.equal((await get(`${p}/image011?token=${signed.token}&expires=${signed.expires}`)).status, 403);
+    assert.equal((await get(`${p}/image01?token=${signed.token}&expires=${signed.expires}0`)).status, 403);
+    assert.equal((await get(`${p}/image01?token=${signed.token.slice(0, -1)}&expires=${signed.expires}`)).status, 403);
+    assert.equal((await get(`${p}/image01?token=${signed.token}A&expires=${signed.expires}`)).status, 403);
+    const key = json(await ctx().inject({ method: 'GET', url: `/v1/cdn/pullzones/${zone.id}`, headers: org.admin.headers })).zoneSecurityKey;
+    const old = createHash('sha256').update(`${key}/image01${signed.expires}`).digest('base64url');
+    assert.equal((await get(`${p}/image01?token=${old}&expires=${signed.expires}`)).status, 403);
+    // signing cannot reach past the longest lifetime, and a query is not part of what is signed
+    assert.equal((await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/sign`, headers: org.admin.headers, payload: { path: '/image01', expiresInSeconds: 10_000_000_000 } })).statusCode, 400);
+    assert.equal((await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/sign`, headers: org.admin.headers, payload: { path: '/image01?x=1' } })).statusCode, 400);
   });
 
   it('purge by URL, prefix, tag and everything; a purged object is never served again (stale included)', async () => {

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
 import { fromJson } from '../../core/db/json.ts';
 import type { CdnZonesTable } from '../../core/db/schema.ts';
@@ -121,17 +121,44 @@ export const REGION_GEO_ZONE: Record<string, 'US' | 'EU' | 'Asia' | 'SA' | 'AF'>
 
 // --- token authentication (signed URLs) ---
 
+/** The longest a signed URL may live: the sign route's `expiresInSeconds` maximum and the edge's bound. */
+export const MAX_TOKEN_LIFETIME_SECONDS = 31_536_000;
+/** Leeway for clocks of API and edge processes that disagree a little. */
+const TOKEN_CLOCK_SKEW_SECONDS = 300;
+const EXPIRES = /^[1-9][0-9]{0,10}$/;
+
 /**
- * token = base64url(SHA-256(key + path + expires [+ ip])), as Bunny's token authentication.
- * `path` is the path inside the zone (what follows the hostname, or /<zone name>).
+ * The bytes a token signs: a version tag, then each field as `<byte length>:<value>`. Length
+ * prefixes make the encoding injective: no (path, expires, ip) other than the signed one gives the
+ * same bytes, so no digit can move from the path into `expires` (the old `key + path + expires`
+ * hash let a token for `/image01` with expires E serve `/image0` with expires `1E`).
  */
-export function signToken(key: string, path: string, expires: number, ip?: string): string {
-  return createHash('sha256').update(`${key}${path}${expires}${ip ?? ''}`).digest('base64url');
+function tokenMessage(path: string, expires: number, ip: string | undefined): Buffer {
+  const parts = ['tessera-cdn-token-v2', path, String(expires), ip ?? ''];
+  return Buffer.concat(parts.map((p) => {
+    const b = Buffer.from(p, 'utf8');
+    return Buffer.concat([Buffer.from(`${b.length}:`), b]);
+  }));
 }
 
-export function verifyToken(key: string, path: string, token: string, expires: number, nowSeconds: number, ip?: string): boolean {
-  if (!Number.isFinite(expires) || expires < nowSeconds) return false;
-  const expected = Buffer.from(signToken(key, path, expires, ip));
+/**
+ * token = base64url(HMAC-SHA-256(zone key, length-prefixed (path, expires, client IP or empty))).
+ * `path` is the path inside the zone (what follows the hostname, or /<zone name>), without query.
+ */
+export function signToken(key: string, path: string, expires: number, ip?: string): string {
+  return createHmac('sha256', key).update(tokenMessage(path, expires, ip)).digest('base64url');
+}
+
+/**
+ * Accepts only a token made by signToken for exactly this path, expiry and IP, an `expires` written
+ * as a plain decimal number of seconds, not past and not further ahead than the longest lifetime
+ * the sign route gives (plus clock skew). Compared in constant time.
+ */
+export function verifyToken(key: string, path: string, token: string, expires: string, nowSeconds: number, ip?: string): boolean {
+  if (!EXPIRES.test(expires)) return false;
+  const at = Number(expires);
+  if (at < nowSeconds || at > nowSeconds + MAX_TOKEN_LIFETIME_SECONDS + TOKEN_CLOCK_SKEW_SECONDS) return false;
+  const expected = Buffer.from(signToken(key, path, at, ip));
   const given = Buffer.from(token);
   return expected.length === given.length && timingSafeEqual(expected, given);
 }

@@ -456,7 +456,7 @@ export class Edge {
     if (rt.limits) {
       if (s.zoneSecurityEnabled) {
         const ok = token !== undefined && expires !== undefined
-          && verifyToken(s.zoneSecurityKey, path, token, Number(expires), Math.floor(now / 1000), s.zoneSecurityIncludeHashRemoteIP ? ip : undefined);
+          && verifyToken(s.zoneSecurityKey, path, token, expires, Math.floor(now / 1000), s.zoneSecurityIncludeHashRemoteIP ? ip : undefined);
         if (!ok) return this.refuse(res, zone.id, now, country, 403, 'Missing, invalid or expired token');
       }
       if (s.requestLimit > 0) {

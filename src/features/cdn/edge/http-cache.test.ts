@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { etagMatches, freshness, notModified, parseRange, parseVary } from './http-cache.ts';
-import { ipMatcher, signToken, verifyToken } from '../zone-model.ts';
+import { ipMatcher } from '../zone-model.ts';
 
 const opts = { edgeTtl: null, staleWhileUpdating: false, staleWhileOffline: false, nowMs: Date.parse('2026-01-01T00:00:00Z') };
 
@@ -39,17 +39,6 @@ it('validators, ranges and Vary', () => {
   assert.deepEqual(parseRange('bytes=0-1,3-4', 10), { kind: 'full' });
   assert.deepEqual(parseRange('items=0-1', 10), { kind: 'full' });
   assert.deepEqual(parseVary('Accept-Encoding, accept-language'), ['accept-encoding', 'accept-language']);
-});
-
-it('signed URL tokens: path, expiry and optional IP binding', () => {
-  const t = signToken('k', '/a.jpg', 2000);
-  assert.ok(verifyToken('k', '/a.jpg', t, 2000, 1000));
-  assert.ok(!verifyToken('k', '/a.jpg', t, 2000, 2001));
-  assert.ok(!verifyToken('k', '/b.jpg', t, 2000, 1000));
-  assert.ok(!verifyToken('other', '/a.jpg', t, 2000, 1000));
-  const ip = signToken('k', '/a.jpg', 2000, '1.2.3.4');
-  assert.ok(verifyToken('k', '/a.jpg', ip, 2000, 1000, '1.2.3.4'));
-  assert.ok(!verifyToken('k', '/a.jpg', ip, 2000, 1000, '1.2.3.5'));
 });
 
 it('IP rules match addresses and CIDR ranges of both families', () => {
