@@ -1,6 +1,6 @@
 import type { DbOrTrx } from '../db/connect.ts';
 import { forbidden } from '../http/errors.ts';
-import { PRIVILEGES, isPermission, permissionFromId, type Permission, type Privilege } from './catalog.ts';
+import { PERMISSIONS, PRIVILEGES, isPermission, permissionFromId, type Permission, type Privilege } from './catalog.ts';
 import type { Principal } from './principal.ts';
 
 /**
@@ -94,4 +94,38 @@ export async function writeTemplatePermissions(db: DbOrTrx, orgId: string, templ
     for (const permission of keys) rows.push({ org_id: orgId, template_id: templateId, group_id: groupId, permission });
   }
   if (rows.length > 0) await db.insertInto('security_template_permissions').values(rows).execute();
+}
+
+/** Every permission the named templates grant, to any group (what applying them hands out). */
+export async function permissionsGrantedBy(db: DbOrTrx, orgId: string, templateIds: readonly string[]): Promise<Set<Permission>> {
+  const granted = new Set<Permission>();
+  if (templateIds.length === 0) return granted;
+  const rows = await db.selectFrom('security_template_permissions').select('permission').distinct()
+    .where('org_id', '=', orgId).where('template_id', 'in', [...templateIds]).execute();
+  for (const row of rows) if (isPermission(row.permission)) granted.add(row.permission);
+  return granted;
+}
+
+/**
+ * Changing the security templates of a thing (an asset, a version chain): the caller needs Apply
+ * Security Template on it, and every template added may grant (to anyone) only permissions the
+ * caller already holds on it ("nobody acts beyond what they hold"): someone with View, Edit
+ * Metadata and Apply Security Template cannot add a template that hands out Download or Delete,
+ * to themselves or to another group. Removing templates only takes away. No change, no check.
+ */
+export async function assertMayApplyTemplates(db: DbOrTrx, principal: Principal, held: ReadonlySet<Permission>, current: readonly string[], next: readonly string[]): Promise<void> {
+  const before = new Set(current.map((id) => id.toLowerCase()));
+  const after = new Set(next.map((id) => id.toLowerCase()));
+  if (before.size === after.size && [...after].every((id) => before.has(id))) return;
+  if (!held.has('apply_security_template')) throw forbidden('Missing permission on this asset: Apply Security Template');
+  const added = [...after].filter((id) => !before.has(id));
+  const beyondHeld = [...await permissionsGrantedBy(db, principal.orgId, added)].filter((p) => !held.has(p));
+  if (beyondHeld.length > 0) {
+    throw forbidden(`The security templates added grant permissions you do not hold on this asset (${beyondHeld.map((p) => PERMISSIONS[p].name).join(', ')})`);
+  }
+}
+
+/** Whether any template grants `permission` to any of the caller's groups (a cheap up-front refusal). */
+export async function holdsPermissionAnywhere(db: DbOrTrx, principal: Principal, permission: Permission): Promise<boolean> {
+  return (await templatesGranting(db, principal, permission).limit(1).executeTakeFirst()) !== undefined;
 }

@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.ts';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
+import { assertMayApplyTemplates, requirePrivileges } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation, type DbOrTrx, type Trx } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
@@ -51,6 +51,12 @@ export async function checkTemplatesNamed(db: DbOrTrx, orgId: string, ids: reado
   return { ids: unique, named: unique.map((id) => ({ id, name: found.get(id)! })) };
 }
 
+export function sameTemplates(a: readonly string[], b: readonly string[]): boolean {
+  const left = new Set(a.map((id) => id.toLowerCase()));
+  const right = new Set(b.map((id) => id.toLowerCase()));
+  return left.size === right.size && [...left].every((id) => right.has(id));
+}
+
 /** Action objects are kept by their metadata template (change the template instead). */
 const actionObjectReadOnly = () => new AppError('conflict', 'This is an Action object: it follows its action-type metadata template; change the template instead');
 
@@ -83,6 +89,11 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
     const permissions = callerPermissions(principal, security);
     if (!permissions.has('view')) throw invalidField('body.originalFileId', 'Invalid Response from Create Asset: no asset has this originalFileId');
     requirePermissions(permissions, ['edit_metadata']);
+    // A new version with other security templates changes who may do what to the chain.
+    if (input.securityTemplateIds !== undefined) {
+      const named = await checkTemplates(deps.db, orgId, input.securityTemplateIds);
+      await assertMayApplyTemplates(deps.db, principal, permissions, security.templateIds, named);
+    }
     if (chain.deleted_at !== null) throw new AppError('conflict', 'The asset is in the recycle bin: restore it before adding a version');
     if (chain.object_type === 'Action') throw actionObjectReadOnly();
   }
@@ -239,12 +250,16 @@ export async function updateAsset(deps: Deps, principal: Principal, id: string, 
   if (input.metadata === undefined && input.securityTemplateIds === undefined && input.metadataTemplateId === undefined) {
     throw invalidField('body', 'send metadata, securityTemplateIds or metadataTemplateId');
   }
-  requirePermissions(permissions, ['edit_metadata']);
+  const templates = input.securityTemplateIds !== undefined ? await checkTemplates(deps.db, principal.orgId, input.securityTemplateIds) : undefined;
+  // Metadata needs Edit Metadata; a change of security templates needs Apply Security Template
+  // (within what the caller holds), and the same templates sent back change nothing.
+  const securityChange = templates !== undefined && !sameTemplates(templates, security.templateIds);
+  if (input.metadata !== undefined || input.metadataTemplateId !== undefined || !securityChange) requirePermissions(permissions, ['edit_metadata']);
+  if (templates !== undefined) await assertMayApplyTemplates(deps.db, principal, permissions, security.templateIds, templates);
   if (asset.object_type === 'Action') throw actionObjectReadOnly();
   if (asset.deleted_at !== null) throw new AppError('conflict', 'The asset is in the recycle bin: restore it before editing');
   if (input.metadataTemplateId !== undefined && !isUuid(input.metadataTemplateId)) throw invalidField('body.metadataTemplateId', 'must be a UUID');
   const templateId = input.metadataTemplateId ?? asset.metadata_template_id;
-  const templates = input.securityTemplateIds !== undefined ? await checkTemplates(deps.db, principal.orgId, input.securityTemplateIds) : undefined;
   const template = input.metadataTemplateId !== undefined ? await templateForWrite(deps.db, principal, input.metadataTemplateId) : await templateOf(deps.db, principal.orgId, templateId);
   const current = fromJson<LegacyItem[]>(asset.metadata, []);
   let doc: LegacyItem[] | undefined;

@@ -1,5 +1,6 @@
 import type { Deps } from '../../deps.ts';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
+import { assertMayApplyTemplates, holdsPermissionAnywhere, requirePrivileges } from '../../core/authz/authorize.ts';
+import type { Permission } from '../../core/authz/catalog.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
 import { publishEvent } from '../../core/events/index.ts';
@@ -46,6 +47,10 @@ export async function startBulkEdit(deps: Deps, principal: Principal, input: Bul
   // Values are checked against the template up front, so every asset gets a valid document.
   preparePatch(t, ops.map(strip), [], 'body.metadataDocument');
   const templates = input.securityTemplateIds !== undefined ? await checkTemplates(deps.db, principal.orgId, input.securityTemplateIds) : undefined;
+  // Refused up front when the caller holds Apply Security Template nowhere; each asset is checked again as it is edited.
+  if (templates !== undefined && !(await holdsPermissionAnywhere(deps.db, principal, 'apply_security_template'))) {
+    throw new AppError('forbidden', 'Missing permission: Apply Security Template (changing securityTemplateIds)');
+  }
   if (!input.metadataDocument && !templates && !input.metadataTemplateId) throw invalidField('body', 'Invalid Request: Missing Bulk Edit Asset Details');
   const now = deps.clock.now();
   const actionId = await deps.db.transaction().execute((trx) => createAction(trx, now, {
@@ -89,7 +94,7 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
     try {
       const asset = await findAsset(deps.db, principal.orgId, id);
       const security = asset ? (await securityOf(deps.db, principal.orgId, [asset.id])).get(asset.id)! : undefined;
-      const permissions = security ? callerPermissions(principal, security) : new Set();
+      const permissions = security ? callerPermissions(principal, security) : new Set<Permission>();
       if (!asset || !permissions.has('view')) throw new Error('Asset not found');
       if (!permissions.has('edit_metadata')) throw new Error('Missing permission on this asset: Edit Metadata');
       if (asset.deleted_at !== null) throw new Error('The asset is in the recycle bin');
@@ -100,6 +105,7 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
       const prepared = preparePatch(t, patch, current, 'metadataDocument');
       let templates: string[] | undefined;
       if (input.securityTemplateIds) templates = input.securityTemplateOp === 'append' ? [...new Set([...security!.templateIds, ...input.securityTemplateIds])] : input.securityTemplateIds;
+      if (templates) await assertMayApplyTemplates(deps.db, principal, permissions, security!.templateIds, templates);
       await applyChanges(deps, principal.userId, asset, security!.templateIds, { doc: prepared.doc, denormalized: prepared.denormalized, templates, templateId: input.metadataTemplateId });
       updated++;
     } catch (error) {
