@@ -121,4 +121,63 @@ forEachEngine('clients of the reference', (ctx) => {
     assert.match(json(res).message, /expired/i);
     assert.match(String(res.headers['www-authenticate']), /error="invalid_token".*expired/);
   });
+
+  it('AccessToken: undefined beside a valid Authorization is ignored (the training guide\'s runKeywordSearch headers)', async () => {
+    const org = await createTestOrg(ctx());
+    const session = await login(ctx(), org.admin);
+    // The reference's training code (training/search.md, runKeywordSearch) sends `accessToken` from a
+    // variable that is unset when the client signed in through Authorization only: it arrives as "undefined".
+    const body = { from: 0, searchTerm: ['*'], sortBy: [{ metadataDefinitionSearchField: 'createdepoch', order: 'desc' }], operation: 'AND', limit: 10 };
+    for (const placeholder of ['undefined', 'null', 'UNDEFINED', ' undefined ']) {
+      for (const authorization of [session.session.authorization, `Bearer ${session.session.authorization}`]) {
+        const res = await ctx().inject({
+          method: 'POST', url: '/v1/search/keyword',
+          headers: { accept: 'application/json', authorization, accesstoken: placeholder, 'content-type': 'application/json', 'x-api-key': 'undefined' },
+          payload: body,
+        });
+        assert.equal(res.statusCode, 200, `${placeholder}: ${res.body}`);
+      }
+      const user = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { authorization: session.session.authorization, accesstoken: placeholder } });
+      assert.equal(json(user).userId, org.admin.userId);
+    }
+    // Alone, the placeholder authenticates nobody; a real but bad AccessToken is still refused.
+    const alone = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: 'undefined' } });
+    assert.equal(alone.statusCode, 401);
+    const bad = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: 'not-a-token', authorization: session.session.authorization } });
+    assert.equal(bad.statusCode, 401);
+  });
+
+  it('a 401 names the accepted credential headers', async () => {
+    const none = await ctx().inject({ method: 'GET', url: '/v1/user' });
+    assert.equal(none.statusCode, 401);
+    assert.match(json(none).message, /AccessToken/);
+    assert.match(json(none).message, /Authorization: Bearer/);
+    assert.match(json(none).message, /X-API-Key/);
+    assert.deepEqual(json(none).acceptedCredentials, ['AccessToken', 'Authorization: Bearer', 'X-API-Key']);
+    const badKey = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { 'x-api-key': `tsk_${'A'.repeat(49)}` } });
+    assert.equal(badKey.statusCode, 401);
+    assert.deepEqual(json(badKey).acceptedCredentials, ['AccessToken', 'Authorization: Bearer', 'X-API-Key']);
+  });
+
+  it('a wrong method on a known path is 405 with Allow; an unknown path stays 404', async () => {
+    const org = await createTestOrg(ctx());
+    const del = await ctx().inject({ method: 'DELETE', url: '/v1/user', headers: org.admin.headers });
+    assert.equal(del.statusCode, 405, del.body);
+    assert.equal(json(del).code, 'method_not_allowed');
+    assert.equal(del.headers.allow, 'GET, HEAD, POST');
+    const doc = await ctx().inject({ method: 'DELETE', url: '/openapi.json' });
+    assert.equal(doc.statusCode, 405);
+    assert.equal(doc.headers.allow, 'GET, HEAD');
+    // Also before authentication, and for parameterised paths.
+    const put = await ctx().inject({ method: 'PUT', url: '/v1/asset/00000000-0000-4000-8000-000000000000/link' });
+    assert.equal(put.statusCode, 405);
+    assert.equal(put.headers.allow, 'GET, HEAD, POST, PATCH');
+    const tokens = await ctx().inject({ method: 'GET', url: '/v1/auth/token' });
+    assert.equal(tokens.statusCode, 405);
+    assert.match(String(tokens.headers.allow), /POST/);
+    assert.match(String(tokens.headers.allow), /DELETE/);
+    const unknown = await ctx().inject({ method: 'GET', url: '/v1/nope/nothing' });
+    assert.equal(unknown.statusCode, 404);
+    assert.equal(unknown.headers.allow, undefined);
+  });
 });

@@ -16,12 +16,16 @@ const FASTIFY_CODES: Record<string, [ErrorCode, string]> = {
   FST_ERR_ASYNC_CONSTRAINT: ['bad_request', 'Request constraints could not be evaluated'],
 };
 
+/** Named in every 401, so a client learns which headers carry credentials (AccessToken, bearer token, API key). */
+const ACCEPTED_CREDENTIAL_HEADERS = ['AccessToken', 'Authorization: Bearer', 'X-API-Key'];
+
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   // RFC 9110 §15.5.2: every 401 names the scheme to use; a more specific challenge set by the error wins.
   if (error.status === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', 'Bearer realm="tessera"');
   const body: Record<string, unknown> = { status: 'error', code: error.code, message: error.message, requestId: request.id };
   if (error.details && error.details.length > 0) body.details = error.details;
+  if (error.status === 401) body.acceptedCredentials = ACCEPTED_CREDENTIAL_HEADERS;
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }
 
@@ -87,7 +91,48 @@ export function registerErrorHandling(app: FastifyInstance): void {
     }
     return sendError(request, reply, appError);
   });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(request, reply, new AppError('not_found', `Route ${request.method} ${request.url.split('?')[0]} not found`)),
-  );
+  const methods = methodsByPath(app);
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0]!;
+    // A known path asked with a method it does not serve: 405 with the methods it does (RFC 9110 §15.5.6).
+    const allowed = methods(path);
+    if (allowed.length > 0) {
+      reply.header('allow', allowed.join(', '));
+      return sendError(request, reply, new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`));
+    }
+    return sendError(request, reply, new AppError('not_found', `Route ${request.method} ${path} not found`));
+  });
+}
+
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+/**
+ * Records every route's path pattern as it is registered, and answers which methods a concrete
+ * path is served with. Consulted only for requests no route matched, so its cost is off the hot path.
+ */
+function methodsByPath(app: FastifyInstance): (path: string) => string[] {
+  const routes: { pattern: RegExp; methods: string[] }[] = [];
+  app.addHook('onRoute', (route) => {
+    // A catch-all (the CORS preflight's `OPTIONS *`) says nothing about which paths exist.
+    if (route.url === '*' || route.url === '/*') return;
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).map((m) => m.toUpperCase());
+    routes.push({ pattern: patternOf(route.url), methods });
+  });
+  return (path) => {
+    const trimmed = path.length > 1 ? path.replace(/\/+$/, '') : path;
+    const found = new Set<string>();
+    for (const route of routes) if (route.pattern.test(trimmed)) for (const m of route.methods) found.add(m);
+    if (found.has('GET')) found.add('HEAD');
+    return METHOD_ORDER.filter((m) => found.has(m));
+  };
+}
+
+function patternOf(url: string): RegExp {
+  const trimmed = url.length > 1 ? url.replace(/\/+$/, '') : url;
+  const source = trimmed.split('/').map((segment) => {
+    if (segment === '*') return '.*';
+    if (segment.startsWith(':')) return '[^/]+';
+    return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  }).join('/');
+  return new RegExp(`^${source}$`);
 }

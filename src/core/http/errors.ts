@@ -59,7 +59,10 @@ export function notFound(what: string): AppError {
   return new AppError('not_found', `${what} not found`);
 }
 
-export function unauthorized(message = 'Unauthorized'): AppError {
+/** The credentials Tessera accepts, named in every 401 of the authentication check. */
+export const ACCEPTED_CREDENTIALS = 'send a token in the AccessToken header or in Authorization: Bearer <token>, or an API key in X-API-Key';
+
+export function unauthorized(message = `Unauthorized: ${ACCEPTED_CREDENTIALS}`): AppError {
   return new AppError('unauthorized', message);
 }
 

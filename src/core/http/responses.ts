@@ -10,6 +10,9 @@ export const ErrorBodySchema = Type.Object(
     details: Type.Optional(
       Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), { description: 'Which field, what was wrong' }),
     ),
+    acceptedCredentials: Type.Optional(
+      Type.Array(Type.String(), { description: 'On a 401: the headers that carry credentials Tessera accepts' }),
+    ),
   },
   { $id: 'Error', title: 'Error' },
 );

@@ -16,7 +16,7 @@ import { verifySignature } from './signing-keys.ts';
  */
 export function presentedToken(request: FastifyRequest): string | undefined {
   const header = request.headers.accesstoken;
-  if (typeof header === 'string' && header !== '') return header.trim();
+  if (typeof header === 'string' && !isPlaceholder(header)) return header.trim();
   const authorization = request.headers.authorization;
   if (typeof authorization !== 'string' || authorization === '') return undefined;
   const bearer = /^bearer\s+(.*)$/i.exec(authorization);
@@ -24,6 +24,16 @@ export function presentedToken(request: FastifyRequest): string | undefined {
   if (!bearer && /\s/.test(token)) return undefined;
   if (token.startsWith('tsk_')) return undefined;
   return token;
+}
+
+/**
+ * What a client of the reference sends for an unset variable (`AccessToken: undefined` beside a
+ * valid `Authorization`): no credential at all, as the same strings are in `X-API-Key`.
+ */
+const PLACEHOLDERS = new Set(['', 'undefined', 'null', 'none', 'nil']);
+
+function isPlaceholder(value: string): boolean {
+  return PLACEHOLDERS.has(value.trim().toLowerCase());
 }
 
 /**
