@@ -134,21 +134,24 @@ export function assetRoutes(app: App, deps: Deps): void {
     return { status: 'success' as const, message: `${rows.length} assets created successfully`, data: rows.map((asset) => createdResponse({ asset, upload: null, uploadRowId: null })) };
   });
 
-  app.get('/assets/asset/:id', {
-    schema: {
-      operationId: 'GetAssetSimplified', tags, summary: 'An asset by objectId or fileId, simplified', params: IdParams, querystring: SimpleGetQuery,
-      response: { 200: SimpleGetResponse, ...read },
-    },
-  }, (request, reply) => {
-    const options = request.query;
-    const send = (view: AssetView): void => {
-      sendJsonText(reply, view.body(`GetAssetSimplified:${options.empty}:${options.system}`, () => reply.serialize({
-        status: 'success' as const, message: 'Asset retrieved successfully',
-        data: presentSimplified(deps, view.asset, view.security, view.securityTemplates, view.template, options),
-      }) as string));
-    };
-    return withAssetView(deps, principalOf(request), request.params.id, send);
-  });
+  // The live page's path, and the 1.5 change log's `GET /assets/{id}` (reference §19.13) as an alias with its own operationId.
+  for (const [path, operationId, summary] of [
+    ['/assets/asset/:id', 'GetAssetSimplified', 'An asset by objectId or fileId, simplified'],
+    ['/assets/:id', 'GetAssetSimplifiedAlias', 'The same as GET /v1/assets/asset/{id} (the path the 1.5 change log names)'],
+  ] as const) {
+    app.get(path, {
+      schema: { operationId, tags, summary, params: IdParams, querystring: SimpleGetQuery, response: { 200: SimpleGetResponse, ...read } },
+    }, (request, reply) => {
+      const options = request.query;
+      const send = (view: AssetView): void => {
+        sendJsonText(reply, view.body(`GetAssetSimplified:${options.empty}:${options.system}`, () => reply.serialize({
+          status: 'success' as const, message: 'Asset retrieved successfully',
+          data: presentSimplified(deps, view.asset, view.security, view.securityTemplates, view.template, options),
+        }) as string));
+      };
+      return withAssetView(deps, principalOf(request), request.params.id, send);
+    });
+  }
 
   app.patch('/assets/asset/:id', {
     schema: {
