@@ -6,6 +6,7 @@ import { JobSignal } from './core/jobs/queue.ts';
 import { createKeyring, loadSecret, type Keyring } from './core/keyring.ts';
 import { createLog, type Log } from './core/log.ts';
 import { createBlobStore, type BlobStore } from './core/storage/index.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
 
 /** Everything a service needs from the outside world, built once by main.ts (or a test). */
 export interface Deps {
@@ -18,6 +19,9 @@ export interface Deps {
   readonly keys: Keyring;
   /** Wake this process's job workers after committing new jobs. */
   readonly jobs: JobSignal;
+  /** This process's long-lived state (caches, batched writers), by feature: see src/runtime.ts. */
+  readonly runtime: Runtime;
+  /** Closes the runtime (writing what it batched), then the database. */
   close(): Promise<void>;
 }
 
@@ -30,7 +34,7 @@ export interface DepsOverrides {
 export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps {
   const handle = connectDb(config.database, { poolSize: overrides.poolSize });
   const secret = loadSecret(config.secretKey, join(config.dataDir, 'secret.key'));
-  return {
+  const deps: { -readonly [K in keyof Deps]: Deps[K] } = {
     config,
     db: handle.db,
     engine: handle.engine,
@@ -39,6 +43,17 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     clock: overrides.clock ?? systemClock,
     keys: createKeyring(secret),
     jobs: new JobSignal(),
-    close: () => handle.close(),
+    runtime: undefined as unknown as Runtime,
+    close: async () => {
+      try {
+        await runtime.close();
+      } finally {
+        await handle.close();
+      }
+    },
   };
+  // Built from the rest of deps (its factories keep the reference), then attached.
+  const runtime = createRuntime(deps);
+  deps.runtime = runtime;
+  return deps;
 }

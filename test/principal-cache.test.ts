@@ -7,8 +7,6 @@ import { it } from 'node:test';
 import type { FastifyRequest } from 'fastify';
 import { decodeJwt } from 'jose';
 import { ALL_PRIVILEGES } from '../src/core/authz/catalog.ts';
-import type { Principal } from '../src/core/authz/principal.ts';
-import { revisionCache } from '../src/core/db/revision-cache.ts';
 import { revisionFeed } from '../src/core/db/revision.ts';
 import { tokenResolver } from '../src/features/auth/index.ts';
 import { flushApiKeyUsage } from '../src/features/api-keys/index.ts';
@@ -18,8 +16,8 @@ import { login } from './helpers/auth.ts';
 
 type Ctx = () => TestContext;
 
-const tokenCache = (ctx: Ctx) => revisionCache<Principal>(ctx().deps, 'principal:token');
-const keyCache = (ctx: Ctx) => revisionCache<Principal>(ctx().deps, 'principal:api-key');
+const tokenCache = (ctx: Ctx) => ctx().deps.runtime.auth.principals;
+const keyCache = (ctx: Ctx) => ctx().deps.runtime.apiKeys.principals;
 
 async function status(ctx: Ctx, url: string, headers: Record<string, string>, method: 'GET' | 'POST' = 'GET'): Promise<number> {
   return (await ctx().inject({ method, url, headers, ...(method === 'POST' ? { payload: {} } : {}) })).statusCode;

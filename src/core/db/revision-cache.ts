@@ -134,22 +134,10 @@ export class RevisionCache<V> {
   }
 }
 
-const caches = new WeakMap<object, Map<string, RevisionCache<unknown>>>();
-
 /**
- * The cache named `name` (e.g. 'principal:token') of one Deps-like owner: its database handle
- * (made by connectDb) supplies the revision feed, its clock the deadlines.
+ * A revision cache of one Deps-like owner: its database handle (made by connectDb) supplies the
+ * revision feed, its clock the deadlines. Built once per process by the runtime (src/runtime.ts).
  */
-export function revisionCache<V>(owner: { readonly db: object; readonly clock: Clock }, name: string, max?: number, options?: RevisionCacheOptions<V>): RevisionCache<V> {
-  let byName = caches.get(owner);
-  if (!byName) {
-    byName = new Map();
-    caches.set(owner, byName);
-  }
-  let cache = byName.get(name) as RevisionCache<V> | undefined;
-  if (!cache) {
-    cache = new RevisionCache<V>(revisionFeed(owner.db), owner.clock, max, options);
-    byName.set(name, cache as RevisionCache<unknown>);
-  }
-  return cache;
+export function createRevisionCache<V>(owner: { readonly db: object; readonly clock: Clock }, max?: number, options?: RevisionCacheOptions<V>): RevisionCache<V> {
+  return new RevisionCache<V>(revisionFeed(owner.db), owner.clock, max, options);
 }

@@ -6,15 +6,12 @@ import {
   ApiKeyCreateSchema, ApiKeyCreatedSchema, ApiKeyListSchema, ApiKeyPageSchema, ApiKeyRevokeSchema, ApiKeyRevokedSchema, ApiKeySchema,
 } from './api-keys.schemas.ts';
 import { createApiKey, listApiKeys, revokeApiKey } from './api-keys.service.ts';
-import { usageTracker } from './usage.ts';
 
 const tags = ['api-keys'];
 
 /** The spec's three API key operations, all POST, under /api/v1/api-key. */
 export function apiKeyRoutes(app: App, deps: Deps): void {
   app.addSchema(ApiKeySchema);
-  // Batched lastUsedAt values must reach the database before the process lets go of it.
-  app.addHook('onClose', async () => usageTracker(deps).stop());
 
   app.post('/create-api-key', {
     schema: {

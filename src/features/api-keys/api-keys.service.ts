@@ -11,7 +11,6 @@ import { findRole, parsePrivileges } from '../identity/index.ts';
 import { disableServiceAccount, findApiKey, insertApiKey, markRevoked, pageOfApiKeys } from './api-keys.repo.ts';
 import { PAGE_DEFAULT, type ApiKey, type ApiKeyCreate, type ApiKeyCreated, type ApiKeyListInput, type ApiKeyPage } from './api-keys.schemas.ts';
 import { generateKey, keyHint } from './key-format.ts';
-import { usageTracker } from './usage.ts';
 
 /** Latest instant an ISO-8601 date-time can name with a four-digit year. */
 const MAX_EXPIRY = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
@@ -108,7 +107,7 @@ export async function listApiKeys(deps: Deps, principal: Principal, input: ApiKe
   });
   const page = rows.slice(0, maxSize);
   const last = page.at(-1);
-  const tracker = usageTracker(deps);
+  const tracker = deps.runtime.apiKeys.usage;
   return {
     apiKeys: page.map((row) => toApiKey(row, tracker.pendingLastUsed(row.id))),
     pagination: { nextPageCursor: rows.length > maxSize && last ? encodeCursor([last.created_at, last.id]) : null, maxSize },
@@ -137,5 +136,5 @@ export async function revokeApiKey(deps: Deps, principal: Principal, id: string,
     }
     return (await findApiKey(trx, principal.orgId, id))!;
   });
-  return toApiKey(row, usageTracker(deps).pendingLastUsed(row.id));
+  return toApiKey(row, deps.runtime.apiKeys.usage.pendingLastUsed(row.id));
 }

@@ -10,7 +10,7 @@ const MAX_REMEMBERED_IPS = 100_000;
  * lastUsedAt is kept in memory and written in one batch every second (and when the app closes);
  * (key, IP) pairs already known are remembered so only a first use from a new address writes.
  */
-class UsageTracker {
+export class UsageTracker {
   private pending = new Map<string, { orgId: string; at: number }>();
   /** Addresses each key is known to have been used from (bounded by MAX_REMEMBERED_IPS in all). */
   private knownIps = new Map<string, Set<string>>();
@@ -97,18 +97,7 @@ class UsageTracker {
   }
 }
 
-const trackers = new WeakMap<Deps, UsageTracker>();
-
-export function usageTracker(deps: Deps): UsageTracker {
-  let tracker = trackers.get(deps);
-  if (!tracker) {
-    tracker = new UsageTracker(deps);
-    trackers.set(deps, tracker);
-  }
-  return tracker;
-}
-
-/** Writes pending lastUsedAt values now (the app does this every second and on close). */
+/** Writes pending lastUsedAt values now (the tracker does this every second, and deps.close() at the end). */
 export function flushApiKeyUsage(deps: Deps): Promise<void> {
-  return usageTracker(deps).flush();
+  return deps.runtime.apiKeys.usage.flush();
 }

@@ -1,15 +1,14 @@
 import { hash as digest } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { createQueryId, sql, type CompiledQuery, type InferResult } from 'kysely';
+import { createQueryId, sql, type InferResult } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import { isPrivilege, type Privilege } from '../../core/authz/catalog.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { fromJson } from '../../core/db/json.ts';
 import { addRouteHook, clientIp, type CredentialResolver } from '../../core/http/authenticate.ts';
 import { unauthorized } from '../../core/http/errors.ts';
-import { revisionCache, type Loaded } from '../../core/db/revision-cache.ts';
+import type { Loaded } from '../../core/db/revision-cache.ts';
 import { isWellFormedKey, KEY_PREFIX } from './key-format.ts';
-import { usageTracker } from './usage.ts';
 
 export const API_KEY_HEADER = 'x-api-key';
 /** One message for malformed, unknown, revoked and expired keys: callers learn nothing more. */
@@ -42,21 +41,21 @@ function buildLookup(deps: Deps, hash: string) {
     .where('k.key_hash', '=', hash);
 }
 
-type LookupRow = InferResult<ReturnType<typeof buildLookup>>[number];
+export type LookupRow = InferResult<ReturnType<typeof buildLookup>>[number];
 
-// Built and compiled once per process: on the hot path only the parameter changes, which
-// saves the query builder's work on every authenticated request.
-const compiledLookups = new WeakMap<Deps, CompiledQuery<LookupRow>>();
+// Built and compiled once per process (kept in deps.runtime.apiKeys): on the hot path only the
+// parameter changes, which saves the query builder's work on every authenticated request.
 
 // Stands in for the hash when compiling; no real hash (base64url) contains a space.
 const HASH_SLOT = 'hash slot';
 
 async function lookup(deps: Deps, hash: string): Promise<LookupRow | undefined> {
-  let compiled = compiledLookups.get(deps);
+  const runtime = deps.runtime.apiKeys;
+  let compiled = runtime.lookup;
   if (!compiled) {
     compiled = buildLookup(deps, HASH_SLOT).compile();
     if (compiled.parameters.filter((p) => p === HASH_SLOT).length !== 1) throw new Error('API key lookup must name the hash exactly once');
-    compiledLookups.set(deps, compiled);
+    runtime.lookup = compiled;
   }
   const parameters = compiled.parameters.map((p) => (p === HASH_SLOT ? hash : p));
   const result = await deps.db.executeQuery<LookupRow>({ ...compiled, parameters, queryId: createQueryId() });
@@ -72,7 +71,7 @@ async function lookup(deps: Deps, hash: string): Promise<LookupRow | undefined> 
  * are still never kept. The keyed hash, which the database stores, is made only on a miss.
  */
 export function verifyApiKey(deps: Deps, key: string, ip: string): Principal | null | Promise<Principal | null> {
-  const cache = revisionCache<Principal>(deps, 'principal:api-key');
+  const cache = deps.runtime.apiKeys.principals;
   const cacheKey = digest('sha256', key, 'base64url');
   // A key seen before answers synchronously (no promise), as does its usage bookkeeping from a known address.
   const cached = cache.peek(cacheKey);
@@ -83,7 +82,7 @@ export function verifyApiKey(deps: Deps, key: string, ip: string): Principal | n
 
 function recordUse(deps: Deps, principal: Principal, ip: string): Principal | Promise<Principal> {
   const now = deps.clock.now();
-  const tracker = usageTracker(deps);
+  const tracker = deps.runtime.apiKeys.usage;
   tracker.used(principal.orgId, principal.apiKeyId!, now);
   const firstFromIp = tracker.usedFrom(principal.orgId, principal.apiKeyId!, principal.userId, ip, now);
   return firstFromIp ? firstFromIp.then(() => principal) : principal;

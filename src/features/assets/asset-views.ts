@@ -1,5 +1,5 @@
 import type { Principal } from '../../core/authz/principal.ts';
-import { revisionCache, type RevisionCache } from '../../core/db/revision-cache.ts';
+import { createRevisionCache, type RevisionCache } from '../../core/db/revision-cache.ts';
 import type { Deps } from '../../deps.ts';
 import type { CompiledTemplate } from '../metadata/index.ts';
 import { assetNotFound, isGranted } from './access.ts';
@@ -61,8 +61,13 @@ function weigh(view: AssetView): number {
   return 2048 + 4 * (a.metadata.length + a.metadata_denormalized.length + a.technical_metadata.length + a.renditions.length);
 }
 
+/** The per-process cache of asset views (held by the runtime: deps.runtime.assets.views). */
+export function createAssetViewCache(deps: Deps): RevisionCache<AssetView> {
+  return createRevisionCache<AssetView>(deps, MAX_VIEWS, { revision: 'content', maxWeight: MAX_BYTES, weigh });
+}
+
 export function assetViews(deps: Deps): RevisionCache<AssetView> {
-  return revisionCache<AssetView>(deps, 'assets:view', MAX_VIEWS, { revision: 'content', maxWeight: MAX_BYTES, weigh });
+  return deps.runtime.assets.views;
 }
 
 async function loadView(deps: Deps, orgId: string, id: string): Promise<{ value: AssetView; validUntil: number } | null> {

@@ -26,6 +26,7 @@ export { shareSourcesByFileId, type ShareSource } from './share-sources.ts';
 export { signPath, verifySignedPath } from './signed-urls.ts';
 export { serveBlob } from './serve.ts';
 export { SignedQuery, ActionObjectSchema } from './assets.schemas.ts';
+export { createAssetRuntime, type AssetRuntime } from './runtime.ts';
 
 export function assetsRoutes(app: App, deps: Deps): void {
   assetRoutes(app, deps);

@@ -12,7 +12,6 @@ import { enqueueJob } from '../../core/jobs/queue.ts';
 export const CLEANUP_JOB = 'auth.cleanup';
 const HOUR = 3600_000;
 const KEEP_ENDED_MS = 7 * 24 * HOUR;
-const scheduled = new WeakMap<Deps, number>();
 
 function hourJobId(hour: number): string {
   const hex = createHash('sha256').update(`${CLEANUP_JOB}:${hour}`).digest('hex');
@@ -22,8 +21,9 @@ function hourJobId(hour: number): string {
 export async function scheduleCleanup(deps: Deps): Promise<void> {
   const now = deps.clock.now();
   const hour = Math.floor(now / HOUR);
-  if (scheduled.get(deps) === hour) return;
-  scheduled.set(deps, hour);
+  const runtime = deps.runtime.auth;
+  if (runtime.cleanupScheduledHour === hour) return;
+  runtime.cleanupScheduledHour = hour;
   try {
     await enqueueJob(deps.db, now, { id: hourJobId(hour), type: CLEANUP_JOB, payload: null, runAt: now + 60_000, maxAttempts: 3 });
   } catch (error) {

@@ -9,6 +9,7 @@ export { tokenResolver, principalForToken } from './resolver.ts';
 export { oauthRoutes } from './oauth.routes.ts';
 export { publicJwks } from './signing-keys.ts';
 export { revokeUserSessions } from './sessions.repo.ts';
+export { createAuthRuntime, type AuthRuntime } from './runtime.ts';
 
 /** /v1/auth/* routes: tokens, impersonation, sessions. */
 export function authenticationRoutes(app: App, deps: Deps): void {

@@ -3,7 +3,6 @@ import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { CredentialResolver } from '../../core/http/authenticate.ts';
 import { tokenExpired, unauthorized } from '../../core/http/errors.ts';
-import { revisionCache, type RevisionCache } from '../../core/db/revision-cache.ts';
 import { byKind, holdingsOfPrincipal, holdingsWithin } from '../../core/authz/ceiling.ts';
 import { loadUserPrincipal, principalFromRow } from '../identity/index.ts';
 import { findSessionWithUser } from './sessions.repo.ts';
@@ -42,18 +41,18 @@ function isPlaceholder(value: string): boolean {
  * instance, within a second on every other one sharing the database.
  */
 export function tokenResolver(deps: Deps): CredentialResolver {
-  let cache: RevisionCache<Principal> | undefined;
+  const cache = deps.runtime.auth.principals;
   return (request) => {
     const token = presentedToken(request);
     if (token === undefined) return null;
     // A token seen before answers synchronously (no promise); anything else takes the full check.
-    return (cache ??= revisionCache<Principal>(deps, 'principal:token')).peek(token) ?? cachedPrincipalForToken(deps, token);
+    return cache.peek(token) ?? cachedPrincipalForToken(deps, token);
   };
 }
 
 /** principalForToken through the per-process principal cache. */
 export async function cachedPrincipalForToken(deps: Deps, token: string): Promise<Principal> {
-  const principal = await revisionCache<Principal>(deps, 'principal:token').get(token, async () => {
+  const principal = await deps.runtime.auth.principals.get(token, async () => {
     const resolved = await principalForToken(deps, token);
     const claims = await verifySignature(deps, token);
     return { value: resolved, validUntil: claims!.exp * 1000 };

@@ -32,7 +32,7 @@ export interface TokenClaims {
   [claim: string]: unknown;
 }
 
-interface KeyState {
+export interface KeyState {
   signing?: Promise<{ kid: string; key: KeyObject }>;
   verifying: Map<string, KeyObject>;
   publicJwks: JWK[];
@@ -41,15 +41,9 @@ interface KeyState {
   verified: Map<string, TokenClaims>;
 }
 
-const states = new WeakMap<Deps, KeyState>();
-
-function stateOf(deps: Deps): KeyState {
-  let state = states.get(deps);
-  if (!state) {
-    state = { verifying: new Map(), publicJwks: [], lastReload: 0, verified: new Map() };
-    states.set(deps, state);
-  }
-  return state;
+/** This process's key state; one per Deps, held by the runtime (deps.runtime.auth.keys). */
+export function createKeyState(): KeyState {
+  return { verifying: new Map(), publicJwks: [], lastReload: 0, verified: new Map() };
 }
 
 async function reload(deps: Deps, state: KeyState): Promise<void> {
@@ -87,7 +81,7 @@ async function loadSigningKey(deps: Deps, state: KeyState): Promise<{ kid: strin
 }
 
 export async function signToken(deps: Deps, claims: Omit<TokenClaims, 'iss'> & { iss?: string }): Promise<string> {
-  const state = stateOf(deps);
+  const state = deps.runtime.auth.keys;
   state.signing ??= loadSigningKey(deps, state).catch((error) => {
     state.signing = undefined;
     throw error;
@@ -108,7 +102,7 @@ function isCanonicalBase64url(part: string): boolean {
 }
 
 export async function verifySignature(deps: Deps, token: string): Promise<TokenClaims | null> {
-  const state = stateOf(deps);
+  const state = deps.runtime.auth.keys;
   const cached = state.verified.get(token);
   if (cached) return cached;
   if (token.length > 4096) return null;
@@ -142,7 +136,7 @@ export async function verifySignature(deps: Deps, token: string): Promise<TokenC
 
 /** The public keys, as published at /.well-known/jwks.json. */
 export async function publicJwks(deps: Deps): Promise<{ keys: JWK[] }> {
-  const state = stateOf(deps);
+  const state = deps.runtime.auth.keys;
   await reload(deps, state);
   if (state.publicJwks.length === 0) {
     state.signing ??= loadSigningKey(deps, state);

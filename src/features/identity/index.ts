@@ -12,6 +12,7 @@ export { passwordProblem } from './password-policy.ts';
 export { findUser, findUserByUsername, findRole } from './identity.repo.ts';
 export { UserCreateSchema } from './identity.schemas.ts';
 export type { BootstrapResult } from './bootstrap.ts';
+export { createIdentityRuntime, type IdentityRuntime } from './runtime.ts';
 
 export function identityRoutes(app: App, deps: Deps): void {
   userRoutes(app, deps);

@@ -11,7 +11,6 @@ import { newId } from '../../core/ids.ts';
 import type { GroupMembership, User, UserCreate, UserUpdate } from './identity.schemas.ts';
 import { endUserSessions, existingGroupIds, findGroup, findGroupByName, findRole, findRoleByName, findUserProfile, replaceUserGroups, userGrantBasis, type UserProfileRow } from './identity.repo.ts';
 import { hashPassword } from './password.ts';
-import { revisionCache } from '../../core/db/revision-cache.ts';
 import { parsePrivileges } from './principal.ts';
 import { passwordProblem } from './password-policy.ts';
 import { publishUserEvent } from './events.ts';
@@ -55,7 +54,7 @@ export async function getCurrentUser(deps: Deps, principal: Principal): Promise<
 }
 
 function currentUsers(deps: Deps) {
-  return revisionCache<User>(deps, 'identity:current-user');
+  return deps.runtime.identity.currentUsers;
 }
 
 /** getCurrentUser's answer when it is cached and current, synchronously (no promise); else undefined. */

@@ -11,3 +11,4 @@ export type { SavedSearch } from './saved-searches.schemas.ts';
 export { syncSearchIndex, startSearchIndexer } from './search.indexer.ts';
 export { visibleCollectionMemberIds } from './search.columns.ts';
 export { forgetCollectionMembers, memoryIndexStats, unloadMemoryIndex } from './search.memindex.ts';
+export { createSearchRuntime, type SearchRuntime } from './runtime.ts';

@@ -17,14 +17,12 @@ const MARGIN_MS = 5_000;
 const BATCH = 500;
 const WATERMARK = 'assets-watermark';
 
-interface IndexerState { running: Promise<number> | null; next: Promise<number> | null }
-/** Per database (tests run several in one process). */
-const states = new WeakMap<object, IndexerState>();
-const stateOf = (deps: Deps): IndexerState => {
-  let s = states.get(deps.db);
-  if (!s) states.set(deps.db, (s = { running: null, next: null }));
-  return s;
-};
+/** The pass under way and the one queued after it; one per Deps (deps.runtime.search.indexer). */
+export interface IndexerState { running: Promise<number> | null; next: Promise<number> | null }
+
+export function createIndexerState(): IndexerState {
+  return { running: null, next: null };
+}
 
 async function readWatermark(deps: Deps): Promise<number> {
   const row = await deps.db.selectFrom('search_index_state').select('value').where('key', '=', WATERMARK).executeTakeFirst();
@@ -114,7 +112,7 @@ async function pass(deps: Deps): Promise<number> {
  * after its own writes were committed.
  */
 export function syncSearchIndex(deps: Deps): Promise<number> {
-  const state = stateOf(deps);
+  const state = deps.runtime.search.indexer;
   if (state.next) return state.next;
   const run = (): Promise<number> => {
     const p = pass(deps).finally(() => {
@@ -149,7 +147,7 @@ export function startSearchIndexer(deps: Deps, intervalMs = 250): { stop(): Prom
     async stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
-      await stateOf(deps).running?.catch(() => {});
+      await deps.runtime.search.indexer.running?.catch(() => {});
     },
   };
 }
