@@ -10,6 +10,7 @@ export { oauthRoutes } from './oauth.routes.ts';
 export { publicJwks } from './signing-keys.ts';
 export { revokeUserSessions } from './sessions.repo.ts';
 export { createAuthRuntime, type AuthRuntime } from './runtime.ts';
+export { linkPasswordSucceeded, reserveLinkPasswordAttempt } from './login-throttle.ts';
 
 /** /v1/auth/* routes: tokens, impersonation, sessions. */
 export function authenticationRoutes(app: App, deps: Deps): void {

@@ -18,14 +18,26 @@ import { tooManyRequests } from '../../core/http/errors.ts';
  */
 const WINDOW_MS = 15 * 60_000;
 const MAX_LOCK_SECONDS = 15 * 60;
-const FREE_FAILURES = { account: 5, ip: 50 } as const;
+/**
+ * The same mechanism guards story-board link passwords (issue 23, defect 6): per link (`link`)
+ * and per client address (`link-ip`, apart from sign-in's so neither starves the other).
+ */
+const FREE_FAILURES = { account: 5, ip: 50, link: 5, 'link-ip': 20 } as const;
 
 type Kind = keyof typeof FREE_FAILURES;
+type ThrottleKey = { kind: Kind; key: string };
 
-function keysFor(username: string, ip: string): { kind: Kind; key: string }[] {
+function keysFor(username: string, ip: string): ThrottleKey[] {
   return [
     { kind: 'account', key: `account:${username.trim().toLowerCase()}` },
     { kind: 'ip', key: `ip:${ip}` },
+  ];
+}
+
+function linkKeysFor(linkId: string, ip: string): ThrottleKey[] {
+  return [
+    { kind: 'link', key: `link:${linkId}` },
+    { kind: 'link-ip', key: `link-ip:${ip}` },
   ];
 }
 
@@ -54,10 +66,40 @@ export interface LoginReservation {
  * is locked. Call before hashing; then settle with loginSucceeded (failures need nothing more).
  */
 export async function reserveLoginAttempt(deps: Deps, username: string, ip: string): Promise<LoginReservation> {
+  await reserveAttempt(deps, keysFor(username, ip), 'Too many failed sign-in attempts; try again later');
+  return { username, ip };
+}
+
+/** A successful login clears its account's counter and returns the IP's reserved failure (one good password must not launder a spraying IP). */
+export async function loginSucceeded(deps: Deps, reservation: LoginReservation): Promise<void> {
+  await attemptSucceeded(deps, keysFor(reservation.username, reservation.ip));
+}
+
+export interface LinkPasswordReservation {
+  linkId: string;
+  ip: string;
+}
+
+/**
+ * Reserves one password attempt on a share link for the link and the client address, or throws
+ * 429 with Retry-After while either is locked. Call before verifying the password; settle a right
+ * one with linkPasswordSucceeded.
+ */
+export async function reserveLinkPasswordAttempt(deps: Deps, linkId: string, ip: string): Promise<LinkPasswordReservation> {
+  await reserveAttempt(deps, linkKeysFor(linkId, ip), 'Too many wrong passwords for this link; try again later');
+  return { linkId, ip };
+}
+
+export async function linkPasswordSucceeded(deps: Deps, reservation: LinkPasswordReservation): Promise<void> {
+  await attemptSucceeded(deps, linkKeysFor(reservation.linkId, reservation.ip));
+}
+
+/** One atomic reservation per key (see the top of this file); 429 while any key is locked. */
+async function reserveAttempt(deps: Deps, keys: ThrottleKey[], message: string): Promise<void> {
   const now = deps.clock.now();
   const windowStart = now - WINDOW_MS;
   let lockedUntil = 0;
-  for (const { kind, key } of keysFor(username, ip)) {
+  for (const { kind, key } of keys) {
     const token = randomUUID();
     const t = 'auth_login_failures';
     const locked = sql<boolean>`${sql.ref(`${t}.locked_until`)} > ${num(now)}`;
@@ -75,13 +117,11 @@ export async function reserveLoginAttempt(deps: Deps, username: string, ip: stri
       .executeTakeFirstOrThrow();
     if (row.reservation !== token) lockedUntil = Math.max(lockedUntil, Number(row.locked_until));
   }
-  if (lockedUntil > now) throw tooManyRequests((lockedUntil - now) / 1000, 'Too many failed sign-in attempts; try again later');
-  return { username, ip };
+  if (lockedUntil > now) throw tooManyRequests((lockedUntil - now) / 1000, message);
 }
 
-/** A successful login clears its account's counter and returns the IP's reserved failure (one good password must not launder a spraying IP). */
-export async function loginSucceeded(deps: Deps, reservation: LoginReservation): Promise<void> {
-  const [account, ip] = keysFor(reservation.username, reservation.ip);
+/** Clears the first key's counter (the account, the link) and gives the address its reserved failure back. */
+async function attemptSucceeded(deps: Deps, [account, ip]: ThrottleKey[]): Promise<void> {
   await deps.db.deleteFrom('auth_login_failures').where('key', '=', account!.key).execute();
   await deps.db.updateTable('auth_login_failures')
     .set({ failures: sql<number>`case when failures > 0 then failures - 1 else 0 end` })

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
+import { clientIp } from '../../core/http/authenticate.ts';
 import { unauthorized } from '../../core/http/errors.ts';
 import { errorResponses } from '../../core/http/responses.ts';
 import { passwordPage, pageSecurity, storyboardPage } from './page.ts';
@@ -63,12 +64,12 @@ export async function storyboardSharedRoutes(app: App, deps: Deps): Promise<void
     config,
     schema: {
       operationId: 'unlockStoryboardLink', tags, summary: 'Give the password of a protected link (form post); sets a cookie scoped to the link',
-      security: [], params: TokenParamsSchema, body: UnlockSchema, response: { 303: Type.Null({ description: 'To the page' }), 401: Html, ...errorResponses('bad_request', 'not_found') },
+      security: [], params: TokenParamsSchema, body: UnlockSchema, response: { 303: Type.Null({ description: 'To the page' }), 401: Html, ...errorResponses('bad_request', 'not_found', 'rate_limited') },
     },
   }, async (request, reply) => {
     const { token } = request.params;
     const opened = await openLink(deps, token);
-    if (!(await checkLinkPassword(opened, request.body.password))) {
+    if (!(await checkLinkPassword(deps, opened, request.body.password, clientIp(request)))) {
       const security = pageSecurity();
       return sendHtml(reply, 401, passwordPage(`${pagePath(token)}/unlock`, security, 'Wrong password'), security.csp);
     }
@@ -83,13 +84,13 @@ export async function storyboardSharedRoutes(app: App, deps: Deps): Promise<void
     config,
     schema: {
       operationId: 'viewStoryboardLink', tags, summary: 'The JSON form of a share link page (password links: after unlocking, or with X-Share-Password)',
-      security: [], params: TokenParamsSchema, response: { 200: Type.Ref('StoryboardView'), ...errorResponses('unauthorized', 'not_found') },
+      security: [], params: TokenParamsSchema, response: { 200: Type.Ref('StoryboardView'), ...errorResponses('unauthorized', 'not_found', 'rate_limited') },
     },
   }, async (request, reply) => {
     const { token } = request.params;
     const opened = await openLink(deps, token);
     const header = request.headers['x-share-password'];
-    const ok = isUnlocked(deps, opened, cookieOf(request)) || (typeof header === 'string' && (await checkLinkPassword(opened, header)));
+    const ok = isUnlocked(deps, opened, cookieOf(request)) || (typeof header === 'string' && (await checkLinkPassword(deps, opened, header, clientIp(request))));
     if (!ok) throw unauthorized('This link needs its password');
     reply.header('cache-control', 'private, no-store');
     return linkView(deps, opened, token);

@@ -6,6 +6,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import { invalidField, notFound } from '../../core/http/errors.ts';
 import { publishEvent } from '../../core/events/index.ts';
 import { newId } from '../../core/ids.ts';
+import { linkPasswordSucceeded, reserveLinkPasswordAttempt } from '../auth/index.ts';
 import { hashPassword, loadUserPrincipal, verifyPassword } from '../identity/index.ts';
 import { mayViewStoryboards, type BoardRow } from './access.ts';
 import { content, type RenditionContent } from './content.ts';
@@ -181,9 +182,16 @@ export function isUnlocked(deps: Deps, opened: OpenedLink, cookieValue: string |
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
-export async function checkLinkPassword(opened: OpenedLink, password: string): Promise<boolean> {
+/**
+ * Checks a link's password, throttled like sign-in (per link and per client address, each attempt
+ * reserved before hashing): past a few wrong guesses, 429 with Retry-After.
+ */
+export async function checkLinkPassword(deps: Deps, opened: OpenedLink, password: string, ip: string): Promise<boolean> {
   if (opened.passwordHash === null) return true;
-  return verifyPassword(opened.passwordHash, password);
+  const reservation = await reserveLinkPasswordAttempt(deps, opened.linkId, ip);
+  if (!(await verifyPassword(opened.passwordHash, password))) return false;
+  await linkPasswordSucceeded(deps, reservation);
+  return true;
 }
 
 export async function recordOpen(deps: Deps, opened: OpenedLink): Promise<void> {

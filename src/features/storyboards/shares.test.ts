@@ -168,6 +168,43 @@ forEachEngine('story boards: external share links', (ctx) => {
     assert.equal(jsonUnlock.statusCode, 303);
   });
 
+  it('throttles password guesses per link and per client address like sign-in: 429 with Retry-After (issue 23, defect 6)', async () => {
+    const org = await createTestOrg(ctx());
+    const board = await publishedBoard(ctx(), org);
+    const l = await link(ctx(), org, board.id, { password: 'open sesame' });
+    const form = { 'content-type': 'application/x-www-form-urlencoded' };
+    const unlock = (password: string, ip: string, url = l.url) => ctx().app.inject({ method: 'POST', url: `${path(url)}/unlock`, headers: form, payload: `password=${encodeURIComponent(password)}`, remoteAddress: ip });
+    for (let i = 0; i < 5; i++) assert.equal((await unlock(`guess-${i}`, '10.23.6.1')).statusCode, 401);
+    assert.equal((await unlock('guess-5', '10.23.6.1')).statusCode, 401, 'the 6th guess is still checked, then locks the link');
+    for (const ip of ['10.23.6.1', '10.23.6.2']) {
+      const locked = await unlock('open sesame', ip);
+      assert.equal(locked.statusCode, 429, `even the right password waits, from ${ip}`);
+      assert.equal(locked.headers['retry-after'], '1');
+      assert.equal(json(locked).code, 'rate_limited');
+    }
+    const header = await ctx().app.inject({ method: 'GET', url: `${path(l.url)}/view`, headers: { 'x-share-password': 'open sesame' }, remoteAddress: '10.23.6.3' });
+    assert.equal(header.statusCode, 429, 'the X-Share-Password header is throttled too');
+    assert.ok(Number(header.headers['retry-after']) >= 1);
+    ctx().clock.advance(1000);
+    assert.equal((await unlock('open sesame', '10.23.6.2')).statusCode, 303, 'no permanent lockout');
+
+    // Parallel guesses are reserved before hashing: 30 at once on a fresh link get 6 checked.
+    const fresh = await link(ctx(), org, board.id, { password: 'open sesame' });
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => unlock(`p-${i}`, `10.23.7.${i}`, fresh.url)));
+    assert.equal(results.filter((r) => r.statusCode === 401).length, 6);
+    assert.equal(results.filter((r) => r.statusCode === 429).length, 24);
+
+    // One address guessing across many links is stopped on every link; other addresses are not.
+    ctx().clock.advance(16 * 60_000);
+    const links = [];
+    for (let i = 0; i < 22; i++) links.push(await link(ctx(), org, board.id, { password: 'open sesame' }));
+    for (let i = 0; i < 21; i++) assert.equal((await unlock('wrong', '10.23.8.8', links[i].url)).statusCode, 401);
+    const sprayer = await unlock('open sesame', '10.23.8.8', links[21].url);
+    assert.equal(sprayer.statusCode, 429);
+    assert.ok(Number(sprayer.headers['retry-after']) >= 1);
+    assert.equal((await unlock('open sesame', '10.23.8.9', links[21].url)).statusCode, 303);
+  });
+
   it('serves renditions of exactly the assets the shared view shows', async () => {
     const org = await createTestOrg(ctx());
     const { board, assetIds } = await boardWithAssets(ctx(), org);
