@@ -6,7 +6,8 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { createGuardedDispatcher, generateSecret, sendOnce, sign, webhookHeaders } from '../src/features/webhooks/delivery/index.ts';
+import { createGuardedDispatcher } from '../src/core/net/ssrf.ts';
+import { generateSecret, sendOnce, sign, webhookHeaders } from '../src/features/webhooks/delivery/index.ts';
 import { fmt, percentile, printTable } from './lib.ts';
 
 const N = Number(process.env.BENCH_N ?? 20_000);

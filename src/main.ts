@@ -100,7 +100,8 @@ async function main(argv: string[]): Promise<void> {
     process.stderr.write(`${error.message}\n`);
     process.exit(2);
   }
-  if (command === 'edge') return (await import('./features/cdn/index.ts')).runEdge(deps);
+  // The edge is its own program (src/edge/run.ts); its modules (sharp, lightningcss, esbuild, GeoIP) load only here.
+  if (command === 'edge') return (await import('./edge/run.ts')).runEdge(deps);
   const { orgCreate, usage, UsageError, userCreate, userResetPassword } = await cli();
   try {
     if (command === 'migrate') process.stdout.write('Database is up to date\n');

@@ -521,7 +521,7 @@ export interface CdnZonesTable {
   name_key: string;
   region: string;
   enabled: number;
-  /** Every other zone field, as JSON (see features/cdn/zone-settings.ts). */
+  /** Every other zone field, as JSON (see features/cdn/zone-model.ts). */
   settings: string;
   version: number;
   created_at: number;

@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
 import { jpeg, uploadAsset } from '../assets/assets.fixtures.ts';
-import { startEdge } from './cdn-test-helpers.ts';
+import { startEdge } from '../../../test/helpers/cdn.ts';
 
 const unique = () => Math.random().toString(36).slice(2, 10);
 

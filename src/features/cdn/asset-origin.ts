@@ -4,8 +4,7 @@ import type { Db } from '../../core/db/connect.ts';
 import { AppError, invalidField } from '../../core/http/errors.ts';
 import type { BlobStore } from '../../core/storage/index.ts';
 import { callerPermissions, securityOf } from '../assets/index.ts';
-import type { AssetOrigin } from './edge/edge.ts';
-import type { OriginResponse } from './edge/origin.ts';
+import type { AssetOrigin, OriginResponse } from './contract.ts';
 
 /**
  * Publishing assets to a zone makes them public at the edge, so the caller must see each asset

@@ -3,7 +3,7 @@ import { after, before, it } from 'node:test';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../test/helpers/security.ts';
-import { TestOrigin } from './cdn-test-helpers.ts';
+import { TestOrigin } from '../../../test/helpers/cdn.ts';
 import { uploadAsset } from '../assets/assets.fixtures.ts';
 
 const unique = () => Math.random().toString(36).slice(2, 10);

@@ -7,7 +7,7 @@ import { fromJson, toJson } from '../../core/db/json.ts';
 import type { CdnZonesTable } from '../../core/db/schema.ts';
 import { AppError, conflict, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
-import { assertAllowedTarget, isTargetNotAllowed } from '../webhooks/index.ts';
+import { assertAllowedTarget, isTargetNotAllowed } from '../../core/net/ssrf.ts';
 import { checkPublishable } from './asset-origin.ts';
 import { findZone, hostnamesTaken, listZoneRows, monthlyBytes, monthStartUtc, publishedCounts, replaceHostnames } from './cdn.repo.ts';
 import type { PurgeInput, Zone, ZoneCreate, ZoneUpdate } from './cdn.schemas.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
 import { eventsPublished } from '../../core/events/index.ts';
 import { createRateLimiter } from './delivery/rate-limit.ts';
-import { createGuardedDispatcher } from './delivery/ssrf.ts';
+import { createGuardedDispatcher } from '../../core/net/ssrf.ts';
 import { recordOutcomes, type AttemptOutcome } from './delivery-record.ts';
 import { createSender } from './delivery-send.ts';
 import { claimDue, extendLeases, fanOut, loadEndpoints, pruneDeliveryLog, releaseMessages, type EndpointRow, type HeldMessage } from './delivery-store.ts';

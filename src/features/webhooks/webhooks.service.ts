@@ -9,7 +9,7 @@ import { eventsPublished } from '../../core/events/index.ts';
 import { invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { generateSecret, isValidSecret } from './delivery/signing.ts';
-import { assertAllowedTarget, isTargetNotAllowed } from './delivery/ssrf.ts';
+import { assertAllowedTarget, isTargetNotAllowed } from '../../core/net/ssrf.ts';
 import { checkEventTypes } from './event-types.ts';
 import { findEndpoint, listEndpointRows, toEndpoint, type OAuthConfig } from './webhooks.repo.ts';
 import type { Endpoint, EndpointCreateItem, EndpointUpdate, OAuthInput } from './webhooks.schemas.ts';

@@ -1,5 +1,5 @@
-// Delivery building blocks for the webhook worker: signing, retry schedule, SSRF guard, one-shot
-// send, endpoint OAuth tokens and per-endpoint rate limits. Pure or self-contained; no DB access.
+// Delivery building blocks for the webhook worker: signing, retry schedule, one-shot
+// send, endpoint OAuth tokens and per-endpoint rate limits (the SSRF guard they use is core/net/ssrf.ts). Pure or self-contained; no DB access.
 export { generateSecret, isValidSecret, secretKey, sign, signatureHeader, webhookHeaders, SECRET_PREFIX, USER_AGENT, type WebhookHeaders } from './signing.ts';
 export {
   AUTO_DISABLE_AFTER_MS,
@@ -16,20 +16,6 @@ export {
   type DecideOptions,
   type NextDelayOptions,
 } from './schedule.ts';
-export {
-  assertAllowedTarget,
-  classifyAddress,
-  createGuardedDispatcher,
-  isPublicAddress,
-  isTargetNotAllowed,
-  systemResolver,
-  TargetNotAllowedError,
-  type AddressClass,
-  type GuardedDispatcherOptions,
-  type Resolver,
-  type TargetCheckOptions,
-  type TargetProblem,
-} from './ssrf.ts';
 export { classifyError, DEFAULT_TIMEOUT_MS, KEPT_RESPONSE_HEADERS, MAX_RESPONSE_BYTES, MAX_TIMEOUT_MS, parseRetryAfter, sendOnce, type ErrorClass, type SendInput, type SendResult } from './send.ts';
 export {
   configHash,

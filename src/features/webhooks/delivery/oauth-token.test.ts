@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { configHash, createTokenProvider, sendWithOAuth, TokenFetchError, type TokenProviderOptions, TokenProviderCache, withOAuthRetry } from './oauth-token.ts';
-import { createGuardedDispatcher } from './ssrf.ts';
+import { createGuardedDispatcher } from '../../../core/net/ssrf.ts';
 
 interface TokenRequest {
   headers: IncomingMessage['headers'];

@@ -7,7 +7,7 @@ import type { Dispatcher } from 'undici';
 // Loaded on first use, not at start (lean start).
 let undici: typeof import('undici') | undefined;
 const request: typeof import('undici').request = (...args) => (undici ??= createRequire(import.meta.url)('undici') as typeof import('undici')).request(...args);
-import { isTargetNotAllowed } from './ssrf.ts';
+import { isTargetNotAllowed } from '../../../core/net/ssrf.ts';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
 export const MAX_TIMEOUT_MS = 30_000;

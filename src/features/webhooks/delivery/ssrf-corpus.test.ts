@@ -6,7 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { sendOnce } from './send.ts';
-import { assertAllowedTarget, createGuardedDispatcher, isTargetNotAllowed, type Resolver } from './ssrf.ts';
+import { assertAllowedTarget, createGuardedDispatcher, isTargetNotAllowed, type Resolver } from '../../../core/net/ssrf.ts';
 
 // A stand-in for DNS: wildcard services (nip.io, localtest.me), records pointing inside, split answers.
 const RECORDS: Record<string, string[]> = {

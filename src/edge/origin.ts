@@ -1,14 +1,8 @@
 import { Agent, request, type Dispatcher } from 'undici';
-import { createGuardedDispatcher } from '../../webhooks/index.ts';
-import type { ZoneConfig } from '../zone-model.ts';
+import { createGuardedDispatcher } from '../core/net/ssrf.ts';
+import type { OriginResponse, ZoneConfig } from '../features/cdn/contract.ts';
 
-export interface OriginResponse {
-  status: number;
-  /** Lower-case header names, multi-values joined. */
-  headers: Record<string, string>;
-  body: Buffer;
-  ms: number;
-}
+export type { OriginResponse };
 
 export class OriginTooLarge extends Error {}
 

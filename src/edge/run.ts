@@ -1,7 +1,7 @@
 import cluster from 'node:cluster';
-import type { Deps } from '../../../deps.ts';
+import type { Deps } from '../deps.ts';
+import { assetOriginFor } from '../features/cdn/index.ts';
 import { Edge } from './edge.ts';
-import { assetOriginFor } from '../asset-origin.ts';
 
 /**
  * `tessera edge`: one edge process, or with EDGE_WORKERS=n a primary that keeps n edge workers

@@ -1,4 +1,6 @@
-// SSRF defence for webhook targets and OAuth token URLs (research §1.8): refuse internal addresses
+// SSRF defence for every outbound request to a caller-chosen URL: webhook targets and OAuth token
+// URLs (webhooks), CDN origin URLs (checked when a zone is saved by features/cdn, and on every fetch
+// by the edge). Shared network code, so it lives in core (research §1.8): refuse internal addresses
 // when the endpoint is created (`assertAllowedTarget`) AND when the socket is opened
 // (`createGuardedDispatcher`): every DNS answer is checked in the connector's own lookup, so the
 // address connected to is the address checked (no rebinding window), IP literals are checked before

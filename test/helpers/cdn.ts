@@ -1,13 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { EdgeConfig } from '../../config.ts';
-import { createLog } from '../../core/log.ts';
 import assert from 'node:assert/strict';
-import { json, type TestContext } from '../../../test/helpers/context.ts';
-import type { TestOrg } from '../../../test/helpers/factories.ts';
-import { Edge } from './edge/edge.ts';
-import { assetOriginFor } from './asset-origin.ts';
+import type { EdgeConfig } from '../../src/config.ts';
+import { createLog } from '../../src/core/log.ts';
+import { Edge } from '../../src/edge/edge.ts';
+import { assetOriginFor } from '../../src/features/cdn/index.ts';
+import { json, type TestContext } from './context.ts';
+import type { TestOrg } from './factories.ts';
 
 /** A real HTTP origin on loopback whose answers a test sets per path; counts requests per path. */
 export class TestOrigin {

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { Client } from 'undici';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
-import { makeZone, startEdge, TestOrigin, unique } from './cdn-test-helpers.ts';
+import { forEachEngine, json } from '../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../test/helpers/factories.ts';
+import { makeZone, startEdge, TestOrigin, unique } from '../../test/helpers/cdn.ts';
 
 forEachEngine('CDN edge: bounded memory (large objects, rate buckets), keep-alive connections', (ctx) => {
   const origin = new TestOrigin();

@@ -3,10 +3,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import { Agent, request } from 'undici';
-import { forEachEngine, json, TEST_SECRET, type TestContext } from '../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
-import { freePort } from '../../../test/helpers/net.ts';
-import { TestOrigin } from './cdn-test-helpers.ts';
+import { forEachEngine, json, TEST_SECRET, type TestContext } from '../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../test/helpers/factories.ts';
+import { freePort } from '../../test/helpers/net.ts';
+import { TestOrigin } from '../../test/helpers/cdn.ts';
 
 /** `tessera edge` as a separate OS process on the test database; resolves when it listens. */
 async function spawnEdge(ctx: TestContext, name: string, env: Record<string, string> = {}, workers = 1): Promise<{ url: string; child: ChildProcess }> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { etagMatches, freshness, notModified, parseRange, parseVary } from './http-cache.ts';
-import { ipMatcher } from '../zone-model.ts';
+import { ipMatcher } from '../features/cdn/contract.ts';
 
 const opts = { edgeTtl: null, staleWhileUpdating: false, staleWhileOffline: false, nowMs: Date.parse('2026-01-01T00:00:00Z') };
 

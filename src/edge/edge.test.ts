@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
-import { makeZone, startEdge, TestOrigin, unique } from './cdn-test-helpers.ts';
-import { signToken } from './zone-model.ts';
+import { forEachEngine, json } from '../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../test/helpers/factories.ts';
+import { makeZone, startEdge, TestOrigin, unique } from '../../test/helpers/cdn.ts';
+import { signToken } from '../features/cdn/contract.ts';
 
 forEachEngine('CDN edge server', (ctx) => {
   const origin = new TestOrigin();

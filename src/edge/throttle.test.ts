@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
-import { createTestContext, json, type TestContext } from '../../../test/helpers/context.ts';
-import { createTestOrg } from '../../../test/helpers/factories.ts';
-import { startEdge, TestOrigin } from './cdn-test-helpers.ts';
+import { createTestContext, json, type TestContext } from '../../test/helpers/context.ts';
+import { createTestOrg } from '../../test/helpers/factories.ts';
+import { startEdge, TestOrigin } from '../../test/helpers/cdn.ts';
 
 // The throttle does not touch the database, so one engine is enough for this 10-second measurement.
 describe('CDN per-connection speed limit', () => {

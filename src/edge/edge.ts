@@ -3,13 +3,25 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createEdgeHttpServer, PreparedHit, type EdgeHttpServer, type EdgeRequest, type EdgeResponse } from './http1.ts';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { EdgeConfig } from '../../../config.ts';
-import type { Db } from '../../../core/db/connect.ts';
-import type { Keyring } from '../../../core/keyring.ts';
-import type { Log } from '../../../core/log.ts';
-import { newId } from '../../../core/ids.ts';
-import { checkControlAuth, EDGE_LIVENESS_MS, type ControlMessage, type PurgeMessage } from '../control.ts';
-import { ipMatcher, REGION_GEO_ZONE, referrerMatches, verifyToken, zoneConfigFromRow, type IpMatcher, type ZoneConfig } from '../zone-model.ts';
+import type { EdgeConfig } from '../config.ts';
+import type { Db } from '../core/db/connect.ts';
+import type { Keyring } from '../core/keyring.ts';
+import type { Log } from '../core/log.ts';
+import { newId } from '../core/ids.ts';
+import {
+  checkControlAuth,
+  EDGE_LIVENESS_MS,
+  ipMatcher,
+  REGION_GEO_ZONE,
+  referrerMatches,
+  verifyToken,
+  zoneConfigFromRow,
+  type AssetOrigin,
+  type ControlMessage,
+  type IpMatcher,
+  type PurgeMessage,
+  type ZoneConfig,
+} from '../features/cdn/contract.ts';
 import { CacheStore, type CacheEntry } from './cache-store.ts';
 import { freshness, notModified, parseRange, parseVary, storedHeaders, varyKey } from './http-cache.ts';
 import { openGeo, type Geo } from './geo.ts';
@@ -28,9 +40,7 @@ export interface EdgeDeps {
   assetOrigin?: AssetOrigin;
 }
 
-export interface AssetOrigin {
-  fetch(zone: ZoneConfig, path: string, headers: Record<string, string>): Promise<OriginResponse>;
-}
+export type { AssetOrigin };
 
 interface ZoneRuntime {
   zone: ZoneConfig;

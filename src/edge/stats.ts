@@ -1,4 +1,4 @@
-import type { Db } from '../../../core/db/connect.ts';
+import type { Db } from '../core/db/connect.ts';
 import { sql } from 'kysely';
 
 const HOUR = 3_600_000;

@@ -1,0 +1,34 @@
+/**
+ * The contract between the CDN API (`features/cdn`) and the edge program (`src/edge/`): the control
+ * channel (control.ts), the zone model (zone-model.ts) and the origin types. Both sides import it;
+ * `src/edge/` reaches into features only through this module and `features/cdn/index.ts`, and
+ * `features/cdn` never imports `src/edge/` (the arrow points from the edge to the API, never back).
+ */
+import type { ZoneConfig } from './zone-model.ts';
+
+export { checkControlAuth, CONTROL_AUTH_HEADER, EDGE_LIVENESS_MS, type ControlMessage, type PurgeMessage } from './control.ts';
+export {
+  ipMatcher,
+  REGION_GEO_ZONE,
+  referrerMatches,
+  signToken,
+  verifyToken,
+  zoneConfigFromRow,
+  type IpMatcher,
+  type ZoneConfig,
+  type ZoneSettings,
+} from './zone-model.ts';
+
+/** An origin's answer as the edge caches it. */
+export interface OriginResponse {
+  status: number;
+  /** Lower-case header names, multi-values joined. */
+  headers: Record<string, string>;
+  body: Buffer;
+  ms: number;
+}
+
+/** The origin of asset-store zones (published assets only), implemented by the API side (`assetOriginFor`). */
+export interface AssetOrigin {
+  fetch(zone: ZoneConfig, path: string, headers: Record<string, string>): Promise<OriginResponse>;
+}
