@@ -19,9 +19,9 @@ import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 import { webhookRoutes } from './features/webhooks/index.ts';
-import { metadataRoutes } from './features/metadata/index.ts';
+import { metadataRoutes, type UsageProbe } from './features/metadata/index.ts';
 import { actionRoutes } from './features/actions/index.ts';
-import { assetsRoutes } from './features/assets/index.ts';
+import { ActionObjectSchema, assetsRoutes, assetTemplateUsage, readActionObject } from './features/assets/index.ts';
 import { savedSearchRoutes, searchRoutes } from './features/search/index.ts';
 import { collectionRoutes } from './features/collections/index.ts';
 import { storyboardRoutes } from './features/storyboards/index.ts';
@@ -68,6 +68,8 @@ function acceptEmptyJsonBodies(app: App): void {
 export interface BuildAppOptions {
   /** Extra credential resolvers, tried before the built-in ones (only tests pass any; production never does). */
   extraResolvers?: CredentialResolver[];
+  /** Extra metadata usage probes, after the built-in ones (only tests pass any; production never does). */
+  usageProbes?: UsageProbe[];
   /** Called for every route as it is registered (the OpenAPI completeness test uses it). */
   onRoute?: (route: { method: string | string[]; url: string; hidden: boolean }) => void;
 }
@@ -177,8 +179,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       identityRoutes(v1, deps);
       authenticationRoutes(v1, deps);
       await oauthRoutes(v1, deps);
-      metadataRoutes(v1, deps);
-      actionRoutes(v1, deps);
+      // Cross-feature hooks are wired here, never registered at import time: metadata asks assets
+      // what uses a template; GET /v1/action/{id} reads Action objects, which assets store.
+      metadataRoutes(v1, deps, { usageProbes: [assetTemplateUsage, ...(options.usageProbes ?? [])] });
+      actionRoutes(v1, deps, { objectSchema: ActionObjectSchema, readObject: readActionObject });
       assetsRoutes(v1, deps);
       searchRoutes(v1, deps);
       savedSearchRoutes(v1, deps);

@@ -3,7 +3,7 @@ import { startWorker, type JobHandler, type Worker } from './core/jobs/worker.ts
 import { authJobHandlers } from './features/auth/index.ts';
 import { startDelivery } from './features/webhooks/index.ts';
 import { metadataJobHandlers } from './features/metadata/index.ts';
-import { assetJobHandlers } from './features/assets/index.ts';
+import { applyMetadataToAssets, assetJobHandlers } from './features/assets/index.ts';
 import { collectionJobHandlers } from './features/collections/index.ts';
 import { startSearchIndexer } from './features/search/index.ts';
 
@@ -11,7 +11,8 @@ import { startSearchIndexer } from './features/search/index.ts';
 export function jobHandlers(deps: Deps): Record<string, JobHandler> {
   return {
     ...authJobHandlers(deps),
-    ...metadataJobHandlers(deps),
+    // POST /v1/metadata/apply hands pending definition changes to each feature that stores metadata.
+    ...metadataJobHandlers(deps, { applyHandlers: { assets: applyMetadataToAssets } }),
     ...assetJobHandlers(deps),
     ...collectionJobHandlers(deps),
   };

@@ -1,10 +1,9 @@
-import { Type } from 'typebox';
+import { Type, type TSchema } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
-import { ActionObjectSchema } from '../assets/index.ts';
-import { cancelAction, listActions, readAction } from './actions.service.ts';
+import { cancelAction, listActions, readAction, type ActionObjectReader } from './actions.service.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -30,9 +29,18 @@ export const ActionSchema = Type.Object({
 }, { $id: 'Action' });
 
 
-export function actionRoutes(app: App, deps: Deps): void {
+/**
+ * What GET /v1/action/{id} needs from the feature that stores Action objects (assets), wired by
+ * src/app.ts: the object's schema ($id 'ActionObject') and its reader.
+ */
+export interface ActionRouteHooks {
+  readonly objectSchema: TSchema;
+  readonly readObject: ActionObjectReader;
+}
+
+export function actionRoutes(app: App, deps: Deps, hooks: ActionRouteHooks): void {
   app.addSchema(ActionSchema);
-  app.addSchema(ActionObjectSchema);
+  app.addSchema(hooks.objectSchema);
   app.get('/action/:id', {
     schema: {
       operationId: 'GetAction',
@@ -41,7 +49,7 @@ export function actionRoutes(app: App, deps: Deps): void {
       params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
       response: { 200: Type.Union([Type.Ref('Action'), Type.Ref('ActionObject')]), ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found') },
     },
-  }, async (request) => readAction(deps, principalOf(request), request.params.id));
+  }, async (request) => readAction(deps, principalOf(request), request.params.id, hooks.readObject));
 
   app.get('/actions', {
     schema: {

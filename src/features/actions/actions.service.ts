@@ -76,17 +76,12 @@ export async function getAction(deps: Deps, principal: Principal, id: string) {
 /**
  * Actions of the other kind: DAM objects stored like assets with objectType Action (an
  * action-type metadata template made into an object). The assets feature, which stores them,
- * registers the reader; it answers undefined when no such object is visible to the caller.
+ * provides the reader (wired by src/app.ts); it answers undefined when no such object is visible to the caller.
  */
 export type ActionObjectReader = (deps: Deps, principal: Principal, id: string) => Promise<Record<string, unknown> | undefined>;
-let objectReader: ActionObjectReader | undefined;
-
-export function registerActionObjectReader(reader: ActionObjectReader): void {
-  objectReader = reader;
-}
 
 /** GET /v1/action/{id}: an invoked Action (a job), else an Action object by objectId or fileId; 404 when neither is visible. */
-export async function readAction(deps: Deps, principal: Principal, id: string): Promise<Record<string, unknown>> {
+export async function readAction(deps: Deps, principal: Principal, id: string, objectReader?: ActionObjectReader): Promise<Record<string, unknown>> {
   try {
     return await getAction(deps, principal, id);
   } catch (error) {

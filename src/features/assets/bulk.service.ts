@@ -10,7 +10,7 @@ import { enqueueJob } from '../../core/jobs/queue.ts';
 import type { JobHandler } from '../../core/jobs/worker.ts';
 import { ActionCancelled, actionJobHandler, createAction, type ActionContext } from '../actions/index.ts';
 import { loadUserPrincipal } from '../identity/index.ts';
-import { loadTemplate, registerApplyHandler, registerUsageProbe, type CompiledTemplate } from '../metadata/index.ts';
+import { loadTemplate, type ApplyHandler, type CompiledTemplate, type UsageProbe } from '../metadata/index.ts';
 import { callerPermissions } from './access.ts';
 import { contentHeld, findAsset, securityOf } from './assets.repo.ts';
 import { applyChanges, checkTemplates } from './assets.service.ts';
@@ -197,45 +197,45 @@ export function bulkJobHandlers(deps: Deps): Record<string, JobHandler> {
   };
 }
 
-/** Tells the metadata feature what assets use, and how to bring assets in line after definition changes. */
-export function registerMetadataHooks(): void {
-  registerUsageProbe(async (db, orgId, kind, ids) => {
-    const out = new Map<string, string>();
-    if (kind !== 'template' || ids.length === 0) return out;
-    const rows = await db.selectFrom('assets').select(['metadata_template_id']).select((eb) => eb.fn.countAll<number>().as('n'))
-      // An action-type template's own Action object is not a use of it (deleting the template retires the object).
-      .where('org_id', '=', orgId).where('metadata_template_id', 'in', [...ids]).where('object_type', '!=', 'Action').groupBy('metadata_template_id').execute();
-    for (const r of rows) if (r.metadata_template_id) out.set(r.metadata_template_id, `${Number(r.n)} assets`);
-    return out;
-  });
-  registerApplyHandler('assets', async (db, ctx) => {
-    const templates = new Map<string, CompiledTemplate | undefined>();
-    const total = Number((await db.selectFrom('assets').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', ctx.orgId).executeTakeFirstOrThrow()).n);
-    let after = '';
-    let seen = 0;
-    let updated = 0;
-    for (;;) {
-      const rows = await db.selectFrom('assets').select(['id', 'metadata', 'metadata_denormalized', 'metadata_template_id', 'updated_at']).where('org_id', '=', ctx.orgId).where('id', '>', after).orderBy('id').limit(500).execute();
-      if (rows.length === 0) break;
-      for (const row of rows) {
-        const tid = row.metadata_template_id;
-        if (!tid) continue;
-        if (!templates.has(tid)) templates.set(tid, await loadTemplate(db, ctx.orgId, tid));
-        const t = templates.get(tid);
-        if (!t) continue;
-        const next = project(t, fromJson<LegacyItem[]>(row.metadata, []));
-        const doc = toJson(next.doc);
-        const denormalized = toJson(next.denormalized);
-        if (doc !== row.metadata || denormalized !== row.metadata_denormalized) {
-          // A new updated_at is what the search indexer follows: the index comes in line with the asset.
-          await db.updateTable('assets').set({ metadata: doc, metadata_denormalized: denormalized, updated_at: Math.max(ctx.now, row.updated_at + 1) }).where('id', '=', row.id).execute();
-          updated++;
-        }
+/** For the metadata feature (wired by src/app.ts): templates in use by assets. */
+export const assetTemplateUsage: UsageProbe = async (db, orgId, kind, ids) => {
+  const out = new Map<string, string>();
+  if (kind !== 'template' || ids.length === 0) return out;
+  const rows = await db.selectFrom('assets').select(['metadata_template_id']).select((eb) => eb.fn.countAll<number>().as('n'))
+    // An action-type template's own Action object is not a use of it (deleting the template retires the object).
+    .where('org_id', '=', orgId).where('metadata_template_id', 'in', [...ids]).where('object_type', '!=', 'Action').groupBy('metadata_template_id').execute();
+  for (const r of rows) if (r.metadata_template_id) out.set(r.metadata_template_id, `${Number(r.n)} assets`);
+  return out;
+};
+
+/** For the metadata feature (wired by src/workers.ts): brings assets' stored metadata in line after definition changes. */
+export const applyMetadataToAssets: ApplyHandler = async (db, ctx) => {
+  const templates = new Map<string, CompiledTemplate | undefined>();
+  const total = Number((await db.selectFrom('assets').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', ctx.orgId).executeTakeFirstOrThrow()).n);
+  let after = '';
+  let seen = 0;
+  let updated = 0;
+  for (;;) {
+    const rows = await db.selectFrom('assets').select(['id', 'metadata', 'metadata_denormalized', 'metadata_template_id', 'updated_at']).where('org_id', '=', ctx.orgId).where('id', '>', after).orderBy('id').limit(500).execute();
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      const tid = row.metadata_template_id;
+      if (!tid) continue;
+      if (!templates.has(tid)) templates.set(tid, await loadTemplate(db, ctx.orgId, tid));
+      const t = templates.get(tid);
+      if (!t) continue;
+      const next = project(t, fromJson<LegacyItem[]>(row.metadata, []));
+      const doc = toJson(next.doc);
+      const denormalized = toJson(next.denormalized);
+      if (doc !== row.metadata || denormalized !== row.metadata_denormalized) {
+        // A new updated_at is what the search indexer follows: the index comes in line with the asset.
+        await db.updateTable('assets').set({ metadata: doc, metadata_denormalized: denormalized, updated_at: Math.max(ctx.now, row.updated_at + 1) }).where('id', '=', row.id).execute();
+        updated++;
       }
-      seen += rows.length;
-      after = rows[rows.length - 1]!.id;
-      await ctx.progress(total > 0 ? seen / total : 1);
     }
-    return { updated };
-  });
-}
+    seen += rows.length;
+    after = rows[rows.length - 1]!.id;
+    await ctx.progress(total > 0 ? seen / total : 1);
+  }
+  return { updated };
+};

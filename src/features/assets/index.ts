@@ -7,11 +7,10 @@ import { contentRoutes } from './content.routes.ts';
 import { relationRoutes } from './relations.routes.ts';
 import { extraRoutes } from './extras.routes.ts';
 import { recycleBinRoutes } from './recycle-bin.ts';
-import { bulkJobHandlers, registerMetadataHooks } from './bulk.service.ts';
+import { bulkJobHandlers } from './bulk.service.ts';
 import { runRenditions, type RenditionJob } from './renditions.ts';
-import { actionObjectJobHandler, readActionObject } from './action-objects.ts';
+import { actionObjectJobHandler } from './action-objects.ts';
 import { ACTION_OBJECT_JOB } from '../metadata/index.ts';
-import { registerActionObjectReader } from '../actions/index.ts';
 import { MAIL_JOB, sendQueuedMail } from './mail-outbox.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
@@ -26,6 +25,10 @@ export { shareSourcesByFileId, type ShareSource } from './share-sources.ts';
 export { signPath, verifySignedPath } from './signed-urls.ts';
 export { serveBlob } from './serve.ts';
 export { SignedQuery, ActionObjectSchema } from './assets.schemas.ts';
+// Hooks the composition roots hand to other features: Action objects to actions (src/app.ts),
+// template usage and metadata apply to metadata (src/app.ts, src/workers.ts).
+export { readActionObject } from './action-objects.ts';
+export { assetTemplateUsage, applyMetadataToAssets } from './bulk.service.ts';
 export { createAssetRuntime, type AssetRuntime } from './runtime.ts';
 
 export function assetsRoutes(app: App, deps: Deps): void {
@@ -45,6 +48,3 @@ export function assetJobHandlers(deps: Deps): Record<string, JobHandler> {
     [MAIL_JOB]: (job) => sendQueuedMail(deps, job),
   };
 }
-
-registerMetadataHooks();
-registerActionObjectReader(readActionObject);

@@ -6,7 +6,7 @@ import { fromJson } from '../../core/db/json.ts';
 import { publishEvent } from '../../core/events/publish.ts';
 import type { JobHandler } from '../../core/jobs/worker.ts';
 import { actionJobHandler, createAction } from '../actions/index.ts';
-import { applyHandlerEntries, type DefinitionChange } from './hooks.ts';
+import type { DefinitionChange, MetadataJobHooks } from './hooks.ts';
 
 export const APPLY_ACTION = 'metadata.apply';
 
@@ -46,11 +46,11 @@ export async function listPendingChanges(deps: Deps, principal: Principal) {
  * collections, search…), which rewrite their stored documents and index, then marks the changes
  * applied. Handlers are idempotent, so a retried or concurrent apply does no harm.
  */
-export function metadataJobHandlers(deps: Deps): Record<string, JobHandler> {
+export function metadataJobHandlers(deps: Deps, hooks: MetadataJobHooks): Record<string, JobHandler> {
+  const handlers = Object.entries(hooks.applyHandlers);
   return {
     [APPLY_ACTION]: actionJobHandler(deps, async (ctx) => {
       const changes = await pendingChanges(deps, ctx.orgId);
-      const handlers = applyHandlerEntries();
       const perHandler: Record<string, number> = {};
       const errors: { item: string; message: string }[] = [];
       let updated = 0;

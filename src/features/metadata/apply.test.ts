@@ -2,20 +2,29 @@ import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
-import { startWorkers } from '../../workers.ts';
-import { registerApplyHandler, type DefinitionChange } from './index.ts';
+import { startWorker, type Worker } from '../../core/jobs/worker.ts';
+import type { Deps } from '../../deps.ts';
+import { jobHandlers } from '../../workers.ts';
+import { applyMetadataToAssets } from '../assets/index.ts';
+import { metadataJobHandlers, type ApplyHandler, type DefinitionChange } from './index.ts';
 import { metadataApi } from './testing.ts';
 
 // Stands in for the assets feature's handler: records what it was asked to apply, per organization.
 const seen = new Map<string, DefinitionChange[][]>();
 const failOnce = new Set<string>();
-registerApplyHandler('test-recorder', async (_db, context) => {
+const recorder: ApplyHandler = async (_db, context) => {
   if (failOnce.delete(context.orgId)) throw new Error('index unavailable');
   await context.progress(0.5);
   seen.set(context.orgId, [...(seen.get(context.orgId) ?? []), [...context.changes]]);
   return { updated: context.changes.length * 10, errors: [] };
-});
+};
 after(() => seen.clear());
+
+/** The production workers, with the recorder among the apply handlers. */
+function startWorkers(deps: Deps): Worker {
+  const handlers = { ...jobHandlers(deps), ...metadataJobHandlers(deps, { applyHandlers: { assets: applyMetadataToAssets, 'test-recorder': recorder } }) };
+  return startWorker({ db: deps.db, engine: deps.engine, clock: deps.clock, log: deps.log, signal: deps.jobs, handlers });
+}
 
 forEachEngine('metadata: apply definition changes (an Action)', (ctx) => {
   it('POST /v1/metadata/apply starts an Action that hands pending changes to every handler, then marks them applied', async () => {

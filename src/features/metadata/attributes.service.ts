@@ -11,7 +11,7 @@ import { recordDefinitionChange } from './access.ts';
 import { touchDefinitions } from './template-cache.ts';
 import { nameContains } from './groups.service.ts';
 import { settingsOf, type AttributeRow, type AttributeSettings } from './definitions.repo.ts';
-import { externalUsage } from './hooks.ts';
+import type { ExternalUsage } from './hooks.ts';
 import { attributeFamily, findAttribute, freeSearchField, groupsUsingAttributes, tablesUsingAttributes } from './metadata.repo.ts';
 import type { AttributeCreate, AttributeOut, AttributeUpdate, LevelInput } from './metadata.schemas.ts';
 import { DATE_FORMATS, type AttributeType, type DateFormat } from './model.ts';
@@ -257,7 +257,7 @@ export async function updateAttribute(deps: Deps, principal: Principal, id: stri
   }
 }
 
-export async function deleteAttribute(deps: Deps, principal: Principal, id: string, ip: string): Promise<void> {
+export async function deleteAttribute(deps: Deps, principal: Principal, id: string, ip: string, externalUsage: ExternalUsage): Promise<void> {
   requirePrivileges(principal, 'metadata_management');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {

@@ -6,6 +6,7 @@ import { createTestOrg } from '../../../test/helpers/factories.ts';
 import { EVENT_CATALOG, envelopeSchema, type EventType } from '../../core/events/index.ts';
 import { startWorker } from '../../core/jobs/worker.ts';
 import { metadataJobHandlers } from './index.ts';
+import { applyMetadataToAssets } from '../assets/index.ts';
 import { metadataApi } from './testing.ts';
 
 const METADATA_EVENTS = Object.keys(EVENT_CATALOG).filter((t) => t.startsWith('metadata.')) as EventType[];
@@ -27,7 +28,7 @@ forEachEngine('metadata: events through the webhooks outbox', (ctx) => {
     await api.call('DELETE', `/v1/metadata/attributes/${attr.id}`, undefined, 204);
     await api.call('DELETE', `/v1/metadata/vocabulary/${vocab.metadataDefinitionId}`, undefined, 200);
     await api.call('POST', '/v1/metadata/apply', {}, 202);
-    const worker = startWorker({ db: ctx().deps.db, engine: ctx().deps.engine, clock: ctx().deps.clock, log: ctx().deps.log, signal: ctx().deps.jobs, handlers: metadataJobHandlers(ctx().deps), pollMs: 3_600_000 });
+    const worker = startWorker({ db: ctx().deps.db, engine: ctx().deps.engine, clock: ctx().deps.clock, log: ctx().deps.log, signal: ctx().deps.jobs, handlers: metadataJobHandlers(ctx().deps, { applyHandlers: { assets: applyMetadataToAssets } }), pollMs: 3_600_000 });
     await worker.drain();
     await worker.stop();
 

@@ -2,8 +2,9 @@ import type { DbOrTrx, Trx } from '../../core/db/connect.ts';
 
 /**
  * Seams for features that hold metadata (assets, collections): they tell metadata what uses a
- * definition, and how to bring their stored documents in line after definition changes. Each
- * feature registers once, when its module loads (its index.ts).
+ * definition, and how to bring their stored documents in line after definition changes. They are
+ * arguments, wired by the composition roots: usage probes by src/app.ts (metadataRoutes), apply
+ * handlers by src/workers.ts (metadataJobHandlers).
  */
 
 export type UsageKind = 'template' | 'attribute' | 'vocabulary';
@@ -33,27 +34,26 @@ export interface ApplyContext {
 /** Brings a feature's stored metadata in line with definition changes. Must be idempotent. */
 export type ApplyHandler = (trxOrDb: DbOrTrx, context: ApplyContext) => Promise<{ updated: number; errors?: { item: string; message: string }[] }>;
 
-const probes: UsageProbe[] = [];
-const applyHandlers = new Map<string, ApplyHandler>();
-
-export function registerUsageProbe(probe: UsageProbe): void {
-  if (!probes.includes(probe)) probes.push(probe);
+/** What the metadata routes need from the features that store metadata (src/app.ts wires it). */
+export interface MetadataRouteHooks {
+  readonly usageProbes: readonly UsageProbe[];
 }
 
-export function registerApplyHandler(name: string, handler: ApplyHandler): void {
-  applyHandlers.set(name, handler);
+/** What the metadata jobs need from the features that store metadata (src/workers.ts wires it), by handler name. */
+export interface MetadataJobHooks {
+  readonly applyHandlers: Readonly<Record<string, ApplyHandler>>;
 }
 
-export function applyHandlerEntries(): [string, ApplyHandler][] {
-  return [...applyHandlers];
-}
+/** What uses each id, from every probe. */
+export type ExternalUsage = (db: DbOrTrx | Trx, orgId: string, kind: UsageKind, ids: readonly string[]) => Promise<Map<string, string[]>>;
 
-/** What uses each id, from every registered feature. */
-export async function externalUsage(db: DbOrTrx | Trx, orgId: string, kind: UsageKind, ids: readonly string[]): Promise<Map<string, string[]>> {
-  const out = new Map<string, string[]>();
-  if (ids.length === 0) return out;
-  for (const probe of probes) {
-    for (const [id, what] of await probe(db, orgId, kind, ids)) out.set(id, [...(out.get(id) ?? []), what]);
-  }
-  return out;
+export function externalUsageOf(probes: readonly UsageProbe[]): ExternalUsage {
+  return async (db, orgId, kind, ids) => {
+    const out = new Map<string, string[]>();
+    if (ids.length === 0) return out;
+    for (const probe of probes) {
+      for (const [id, what] of await probe(db, orgId, kind, ids)) out.set(id, [...(out.get(id) ?? []), what]);
+    }
+    return out;
+  };
 }

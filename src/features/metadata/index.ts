@@ -19,8 +19,9 @@
  * ({templateId, actionObjectId?}) on create, update and delete; the assets feature runs it and
  * records the object with setActionObjectId.
  *
- * Definitions change; register a UsageProbe (what uses a template/attribute/vocabulary, so deletes
- * are refused with 409) and an ApplyHandler (rewrite stored documents on POST /v1/metadata/apply).
+ * Definitions change; provide a UsageProbe (what uses a template/attribute/vocabulary, so deletes
+ * are refused with 409; src/app.ts hands it to metadataRoutes) and an ApplyHandler (rewrite stored
+ * documents on POST /v1/metadata/apply; src/workers.ts hands it to metadataJobHandlers).
  */
 
 export type {
@@ -33,7 +34,7 @@ export { parseDate, formatDate } from './dates.ts';
 export { loadCompiledTemplate as loadTemplate } from './definitions.repo.ts';
 export { loadTemplateCached } from './template-cache.ts';
 export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
-export { registerUsageProbe, registerApplyHandler, type UsageProbe, type UsageKind, type ApplyHandler, type ApplyContext, type DefinitionChange } from './hooks.ts';
+export { type MetadataRouteHooks, type MetadataJobHooks, type UsageProbe, type UsageKind, type ApplyHandler, type ApplyContext, type DefinitionChange } from './hooks.ts';
 export { canUseTemplate, templateUse, templatesHiddenFrom, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
 export {
   ACTION_OBJECT_JOB, WRITABLE_TEMPLATE_TYPES, LEGACY_TEMPLATE_TYPES, actionTemplateInfo, setActionObjectId, servesAssets, isActionTemplate, type ActionObjectJob, type ActionTemplateInfo,

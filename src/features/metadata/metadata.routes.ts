@@ -14,6 +14,7 @@ import {
 } from './metadata.schemas.ts';
 import { createTemplate, deleteTemplate, getTemplateLegacy, listTemplatesLegacy, listTemplatesPaged, updateTemplate } from './templates.service.ts';
 import { createVocabulary, deleteVocabulary, getVocabulary, listVocabularies, updateVocabulary } from './vocabularies.service.ts';
+import { externalUsageOf, type MetadataRouteHooks } from './hooks.ts';
 
 const tags = ['metadata'];
 const read = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found');
@@ -21,7 +22,9 @@ const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forb
 const NoContent = Type.Null({ description: 'Deleted' });
 
 /** Metadata definitions and their admin API (reference §10), registered under /v1. */
-export function metadataRoutes(app: App, deps: Deps): void {
+export function metadataRoutes(app: App, deps: Deps, hooks: MetadataRouteHooks): void {
+  // What other features' data uses a definition (deletes are refused with 409 while it is used).
+  const usage = externalUsageOf(hooks.usageProbes);
   app.addSchema(AttributeSchema);
   app.addSchema(GroupSchema);
   app.addSchema(LegacyTemplateSchema);
@@ -38,19 +41,19 @@ export function metadataRoutes(app: App, deps: Deps): void {
   }, async (request) => getTemplateLegacy(deps, principalOf(request), request.params.id));
   app.post('/metadata/template', {
     schema: { operationId: 'CreateMetadataTemplate', tags, summary: 'Create a metadata template (Metadata Management)', body: TemplateCreateSchema, response: { 201: Type.Ref('MetadataTemplateAdmin'), ...write } },
-  }, async (request, reply) => reply.code(201).send(await createTemplate(deps, principalOf(request), request.body, clientIp(request))));
+  }, async (request, reply) => reply.code(201).send(await createTemplate(deps, principalOf(request), request.body, clientIp(request), usage)));
   app.patch('/metadata/template/:id', {
     schema: { operationId: 'UpdateMetadataTemplate', tags, summary: 'Change a metadata template (name, groupIds, attributesDefaultValue, accessTemplates, templateOverride)', params: IdParamsSchema, body: TemplateUpdateSchema, response: { 200: Type.Ref('MetadataTemplateAdmin'), ...write } },
-  }, async (request) => updateTemplate(deps, principalOf(request), request.params.id, request.body, clientIp(request)));
+  }, async (request) => updateTemplate(deps, principalOf(request), request.params.id, request.body, clientIp(request), usage));
   app.delete('/metadata/template/:id', {
     schema: { operationId: 'DeleteMetadataTemplate', tags, summary: 'Delete a metadata template no asset uses', params: IdParamsSchema, response: { 204: NoContent, ...write } },
   }, async (request, reply) => {
-    await deleteTemplate(deps, principalOf(request), request.params.id, clientIp(request));
+    await deleteTemplate(deps, principalOf(request), request.params.id, clientIp(request), usage);
     return reply.code(204).send(null);
   });
   app.get('/metadata/templates', {
     schema: { operationId: 'ListMetadataTemplates', tags, summary: 'Metadata templates, paged (Metadata Management)', querystring: TemplateListQuerySchema, response: { 200: TemplatePageSchema, ...read } },
-  }, async (request) => listTemplatesPaged(deps, principalOf(request), request.query));
+  }, async (request) => listTemplatesPaged(deps, principalOf(request), request.query, usage));
 
   // Controlled vocabularies (reference §10.5)
   app.get('/metadata/vocabulary', {
@@ -67,7 +70,7 @@ export function metadataRoutes(app: App, deps: Deps): void {
   }, async (request) => updateVocabulary(deps, principalOf(request), request.params.id, request.body, clientIp(request)));
   app.delete('/metadata/vocabulary/:id', {
     schema: { operationId: 'DeleteControlledVocab', tags, summary: 'Delete a vocabulary no attribute uses', params: IdParamsSchema, response: { 200: DeletedSchema, ...write } },
-  }, async (request) => deleteVocabulary(deps, principalOf(request), request.params.id, clientIp(request)));
+  }, async (request) => deleteVocabulary(deps, principalOf(request), request.params.id, clientIp(request), usage));
 
   // Attributes
   app.get('/metadata/attributes', {
@@ -85,7 +88,7 @@ export function metadataRoutes(app: App, deps: Deps): void {
   app.delete('/metadata/attributes/:id', {
     schema: { operationId: 'DeleteMetadataAttribute', tags, summary: 'Delete a metadata attribute no group, table or asset uses', params: IdParamsSchema, response: { 204: NoContent, ...write } },
   }, async (request, reply) => {
-    await deleteAttribute(deps, principalOf(request), request.params.id, clientIp(request));
+    await deleteAttribute(deps, principalOf(request), request.params.id, clientIp(request), usage);
     return reply.code(204).send(null);
   });
 

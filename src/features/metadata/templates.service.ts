@@ -14,7 +14,7 @@ import { recordDefinitionChange } from './access.ts';
 import { touchDefinitions } from './template-cache.ts';
 import { groupAttributeIds, loadCompiledTemplate } from './definitions.repo.ts';
 import { checkNoDuplicateAttributes, nameContains } from './groups.service.ts';
-import { externalUsage } from './hooks.ts';
+import type { ExternalUsage } from './hooks.ts';
 import { attributeFamily } from './metadata.repo.ts';
 import type { TemplateCreate, TemplateListQuery, TemplateUpdate } from './metadata.schemas.ts';
 import { attributeOut, iso } from './present.ts';
@@ -73,7 +73,7 @@ async function details(db: DbOrTrx, orgId: string, templateIds: string[]): Promi
   return out;
 }
 
-async function presentAdmin(db: DbOrTrx, orgId: string, rows: TemplateRow[]) {
+async function presentAdmin(db: DbOrTrx, orgId: string, rows: TemplateRow[], externalUsage: ExternalUsage) {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const d = await details(db, orgId, ids);
@@ -158,7 +158,7 @@ export async function getTemplateLegacy(deps: Deps, principal: Principal, id: st
   return (await presentLegacy(deps.db, principal.orgId, [row]))[0]!;
 }
 
-export async function listTemplatesPaged(deps: Deps, principal: Principal, query: TemplateListQuery) {
+export async function listTemplatesPaged(deps: Deps, principal: Principal, query: TemplateListQuery, externalUsage: ExternalUsage) {
   requirePrivileges(principal, 'metadata_management');
   const sort = { templateName: 'name_key', createdEpoch: 'created_at', lastUpdatedEpoch: 'updated_at' } as const;
   let base = deps.db.selectFrom('metadata_templates').where('org_id', '=', principal.orgId);
@@ -166,7 +166,7 @@ export async function listTemplatesPaged(deps: Deps, principal: Principal, query
   const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const order = query.order ?? 'asc';
   const rows = await base.selectAll().orderBy(sort[query.sortField ?? 'templateName'], order).orderBy('id', order).limit(query.limit ?? 50).offset(query.from ?? 0).execute();
-  return { hitCount: Number(total.n), results: await presentAdmin(deps.db, principal.orgId, rows) };
+  return { hitCount: Number(total.n), results: await presentAdmin(deps.db, principal.orgId, rows, externalUsage) };
 }
 
 /** Ordered, de-duplicated group ids that must exist; the system group is (re-)appended last. */
@@ -228,7 +228,7 @@ async function checkDefaults(trx: Trx, orgId: string, templateId: string, defaul
   return defaults.map((d) => ({ searchField: d.searchField, value: d.value }));
 }
 
-export async function createTemplate(deps: Deps, principal: Principal, input: TemplateCreate, ip: string) {
+export async function createTemplate(deps: Deps, principal: Principal, input: TemplateCreate, ip: string, externalUsage: ExternalUsage) {
   requirePrivileges(principal, 'metadata_management');
   const name = input.name.trim();
   if (name === '') throw invalidField('body.name', 'name cannot be empty');
@@ -260,7 +260,7 @@ export async function createTemplate(deps: Deps, principal: Principal, input: Te
         data: { template: { id: row.id, name: { previous: null, current: name }, type: { previous: null, current: typeLabel(types) }, groups: { added: groupIds.map((groupId) => ({ groupId })), removed: [] } } },
       });
       await syncActionObject(trx, now, principal.orgId, types, { templateId: row.id });
-      return (await presentAdmin(trx, principal.orgId, [row]))[0]!;
+      return (await presentAdmin(trx, principal.orgId, [row], externalUsage))[0]!;
     });
     if (isActionTemplate(types)) deps.jobs.wake();
     return created;
@@ -273,7 +273,7 @@ export async function createTemplate(deps: Deps, principal: Principal, input: Te
 const UPDATABLE = new Set(['name', 'groupIds', 'attributesDefaultValue', 'accessTemplates', 'templateOverride']);
 const IMMUTABLE = new Set(['templateId', 'customerId', 'createdBy', 'createdEpoch', 'createdDate', 'templateType', 'templateDenormalized', 'dependencies']);
 
-export async function updateTemplate(deps: Deps, principal: Principal, id: string, input: TemplateUpdate, ip: string) {
+export async function updateTemplate(deps: Deps, principal: Principal, id: string, input: TemplateUpdate, ip: string, externalUsage: ExternalUsage) {
   requirePrivileges(principal, 'metadata_management');
   for (const key of Object.keys(input)) {
     if (IMMUTABLE.has(key)) throw invalidField(`body.${key}`, 'is immutable and cannot be updated');
@@ -329,7 +329,7 @@ export async function updateTemplate(deps: Deps, principal: Principal, id: strin
       });
       // The Action object follows its template (name, attributes, defaults, access templates).
       await syncActionObject(trx, now, principal.orgId, fromJson<string[]>(row.template_types, []), { templateId: id });
-      return (await presentAdmin(trx, principal.orgId, [{ ...row, ...patch }]))[0]!;
+      return (await presentAdmin(trx, principal.orgId, [{ ...row, ...patch }], externalUsage))[0]!;
     });
     if (updated.actionObjectId !== null || isActionTemplate(updated.templateType)) deps.jobs.wake();
     return updated;
@@ -339,7 +339,7 @@ export async function updateTemplate(deps: Deps, principal: Principal, id: strin
   }
 }
 
-export async function deleteTemplate(deps: Deps, principal: Principal, id: string, ip: string): Promise<void> {
+export async function deleteTemplate(deps: Deps, principal: Principal, id: string, ip: string, externalUsage: ExternalUsage): Promise<void> {
   requirePrivileges(principal, 'metadata_management');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {

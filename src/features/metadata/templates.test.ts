@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
-import { registerUsageProbe } from './index.ts';
+import type { UsageProbe } from './index.ts';
 import { metadataApi } from './testing.ts';
 
 const NONE = '00000000-0000-4000-8000-000000000000';
 
 // Stands in for the assets feature: templates named in this set are "assigned to assets".
 const assigned = new Set<string>();
-registerUsageProbe(async (_db, _orgId, kind, ids) => new Map(kind === 'template' ? ids.filter((id) => assigned.has(id)).map((id) => [id, '2 assets'] as const) : []));
+const assignedProbe: UsageProbe = async (_db, _orgId, kind, ids) => new Map(kind === 'template' ? ids.filter((id) => assigned.has(id)).map((id) => [id, '2 assets'] as const) : []);
 after(() => assigned.clear());
 
 forEachEngine('metadata: templates', (ctx) => {
@@ -173,4 +173,4 @@ forEachEngine('metadata: templates', (ctx) => {
     assert.equal((await ctx().inject({ method: 'DELETE', url: `/v1/security/template/${sec.templateId}`, headers: org.admin.headers })).statusCode, 204);
     assert.deepEqual(await names(insider.headers), ['Default']);
   });
-});
+}, { appOptions: { usageProbes: [assignedProbe] } });

@@ -10,7 +10,7 @@ import { AppError, conflict, invalidField, notFound } from '../../core/http/erro
 import { newId } from '../../core/ids.ts';
 import { recordDefinitionChange } from './access.ts';
 import { touchDefinitions } from './template-cache.ts';
-import { externalUsage } from './hooks.ts';
+import type { ExternalUsage } from './hooks.ts';
 import { attributesUsingVocabularies, freeSearchField } from './metadata.repo.ts';
 import type { VocabValueInput, VocabularyCreate, VocabularyUpdate } from './metadata.schemas.ts';
 
@@ -220,7 +220,7 @@ export async function updateVocabulary(deps: Deps, principal: Principal, id: str
   }
 }
 
-export async function deleteVocabulary(deps: Deps, principal: Principal, id: string, ip: string) {
+export async function deleteVocabulary(deps: Deps, principal: Principal, id: string, ip: string, externalUsage: ExternalUsage) {
   requirePrivileges(principal, 'metadata_management');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx: Trx) => {
