@@ -24,8 +24,10 @@ export const BULK_BODY_LIMIT = 16 * 1024 * 1024;
 const read = errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found');
 const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict');
 
+/** A request carrying `filesize` (or `fileSize`) gets part URLs whatever the size (reference §7.2, training). */
 function createInput(body: LegacyCreate) {
-  return { ...body, filesize: body.filesize ?? body.fileSize };
+  const filesize = body.filesize ?? body.fileSize;
+  return { ...body, filesize, multipart: filesize !== undefined };
 }
 
 function createdResponse(created: CreatedAsset) {

@@ -22,6 +22,8 @@ export interface CreateAssetInput {
   filename?: string;
   originalFileId?: string;
   filesize?: number;
+  /** Hand out part URLs (`uploadId`, `urls[]`) whatever the size: what a client sending `filesize` expects. */
+  multipart?: boolean;
   /** SHA-256 (hex) of the content, verified on arrival */
   checksum?: string;
   contentType?: string;
@@ -130,7 +132,7 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
   if (expectsContent) {
     newUpload = {
       id: newId(now), orgId, assetId: id, target: 'original', filename: row.filename, expectedSize: input.filesize ?? null,
-      expectedSha256: input.checksum?.toLowerCase() ?? null, contentType: input.contentType ?? null, createdBy: principal.userId, plan: planUpload(deps, input.filesize),
+      expectedSha256: input.checksum?.toLowerCase() ?? null, contentType: input.contentType ?? null, createdBy: principal.userId, plan: planUpload(deps, input.filesize, input.multipart === true),
     };
     s3UploadId = await beginUpload(deps, newUpload);
   }

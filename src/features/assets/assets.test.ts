@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, it } from 'node:test';
@@ -104,9 +104,13 @@ forEachEngine('assets: create, read, update', (ctx) => {
 
   it('verifies declared size, checksum and content type; a mismatch keeps nothing', async () => {
     const bytes = await jpeg();
+    // A declared filesize means part URLs (reference: training/large-upload.md); the size is checked on completion.
     const sized = await createAsset(ctx(), org, { filename: 'a.jpg', filesize: bytes.length + 1 });
-    const r1 = await ctx().inject({ method: 'PUT', url: pathOf(sized.url!), payload: bytes });
+    const part = await ctx().inject({ method: 'PUT', url: pathOf(sized.urls![0]!.url), payload: bytes });
+    assert.equal(part.statusCode, 200, part.body);
+    const r1 = await ctx().inject({ method: 'POST', url: '/v1/asset/complete', headers: org.admin.headers, payload: { action: 'complete', uploadId: sized.uploadId, parts: [{ partNumber: 1, etag: part.headers.etag }] } });
     assert.equal(r1.statusCode, 400, r1.body);
+    assert.equal(json(r1).details[0].field, 'body.filesize');
     const summed = await createAsset(ctx(), org, { filename: 'a.jpg', checksum: 'a'.repeat(64) });
     const r2 = await ctx().inject({ method: 'PUT', url: pathOf(summed.url!), payload: bytes });
     assert.equal(r2.statusCode, 400, r2.body);
@@ -124,17 +128,19 @@ forEachEngine('assets: create, read, update', (ctx) => {
 
   it('stops writing a body that grows past its declared size (no Content-Length) and answers 400, keeping nothing', async () => {
     const bytes = await jpeg();
-    const created = await createAsset(ctx(), org, { filename: 'a.jpg', filesize: 1000 });
-    const body = Readable.from([bytes.subarray(0, 600), bytes.subarray(600)]);
-    const res = await ctx().inject({ method: 'PUT', url: pathOf(created.url!), payload: body, headers: { 'content-type': 'image/jpeg' } });
+    // A declared filesize means part URLs (reference: training/large-upload.md); the one part may hold 100 bytes.
+    const created = await createAsset(ctx(), org, { filename: 'a.jpg', filesize: 100 });
+    const body = Readable.from([bytes.subarray(0, 60), bytes.subarray(60)]);
+    const res = await ctx().inject({ method: 'PUT', url: pathOf(created.urls![0]!.url), payload: body, headers: { 'content-type': 'image/jpeg' } });
     assert.equal(res.statusCode, 400, res.body);
     assert.equal(json(res).details[0].field, 'body.filesize');
-    assert.match(json(res).message, new RegExp(`declared as 1000 bytes but ${bytes.length} arrived`));
+    assert.match(json(res).message, new RegExp(`at most 100 bytes \\(the asset was declared as 100 bytes\\) but ${bytes.length} arrived`));
     assert.equal((await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}`, headers: org.admin.headers })).statusCode, 404);
     const row = await ctx().deps.db.selectFrom('assets').select(['content_state', 'blob_key']).where('id', '=', created.objectId).executeTakeFirstOrThrow();
     assert.deepEqual(row, { content_state: 'pending', blob_key: null });
-    const uploadId = new URL(created.url!).pathname.split('/').pop()!;
-    assert.deepEqual(readdirSync(join(ctx().dataDir, 'blobs', 'uploads', org.orgId, uploadId)), []);
+    const uploadId = created.uploadId!;
+    const staged = join(ctx().dataDir, 'blobs', 'uploads', org.orgId, uploadId);
+    assert.ok(!existsSync(staged) || readdirSync(staged).length === 0, 'nothing was kept');
   });
 
   it('stores identical content once', async () => {

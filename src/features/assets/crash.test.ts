@@ -47,7 +47,7 @@ forEachEngine('a killed server mid-upload', (ctx) => {
       const size = 8 * 1024 * 1024;
       const res = await fetch(`${base}/v1/asset`, {
         method: 'POST', headers,
-        body: JSON.stringify({ metadataTemplateId: await defaultTemplateId(ctx().deps.db, admin.org_id), metadata: [], securityTemplateIds: [security.id], filename: 'crash.bin', filesize: size }),
+        body: JSON.stringify({ metadataTemplateId: await defaultTemplateId(ctx().deps.db, admin.org_id), metadata: [], securityTemplateIds: [security.id], filename: 'crash.bin' }),
       });
       assert.equal(res.status, 200, await res.clone().text());
       const created = (await res.json()) as { objectId: string; url: string };

@@ -33,14 +33,16 @@ export interface UploadPlan {
 export const MAX_UPLOAD_PARTS = 10_000;
 
 /**
- * Single presigned PUT up to the part size (reference: 100 MB); above it, parts of that size, at
- * most MAX_UPLOAD_PARTS of them: a larger size is a 400 naming `body.filesize`, not a response of
+ * Single presigned PUT up to the part size (reference: 100 MB); above it, or whenever `parts` is
+ * asked for (a create request carrying `filesize`: the reference's training says that selects
+ * multipart, and its upload client expects `urls[]` whatever the size), parts of that size, at most
+ * MAX_UPLOAD_PARTS of them: a larger size is a 400 naming `body.filesize`, not a response of
  * millions of signed URLs built in memory.
  */
-export function planUpload(deps: Deps, filesize: number | undefined): UploadPlan {
+export function planUpload(deps: Deps, filesize: number | undefined, parts = false): UploadPlan {
   const partSize = deps.config.uploadPartSizeBytes;
-  if (filesize === undefined || filesize <= partSize) return { kind: 'single', partCount: 1, partSize };
-  const partCount = Math.ceil(filesize / partSize);
+  if (filesize === undefined || (filesize <= partSize && !parts)) return { kind: 'single', partCount: 1, partSize };
+  const partCount = Math.max(1, Math.ceil(filesize / partSize));
   if (partCount > MAX_UPLOAD_PARTS) throw invalidField('body.filesize', `must be at most ${MAX_UPLOAD_PARTS * partSize} bytes (${MAX_UPLOAD_PARTS} parts of ${partSize} bytes)`);
   return { kind: 'multipart', partCount, partSize };
 }
@@ -179,9 +181,22 @@ export async function receiveSingle(deps: Deps, uploadId: string, body: Readable
 export async function receivePart(deps: Deps, uploadId: string, partNumber: number, body: Readable): Promise<{ etag: string }> {
   const upload = await openUpload(deps, uploadId);
   if (upload.kind !== 'multipart') throw new AppError('conflict', 'This is a single upload: PUT the whole file to its URL');
-  if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > (upload.part_count ?? 0)) throw invalidField('path.partNumber', `must be 1 to ${upload.part_count}`);
-  const put = await deps.blobs.put(partKey(upload.org_id, upload.id, partNumber), body);
-  return { etag: `"${put.sha256.slice(0, 32)}"` };
+  const count = upload.part_count ?? 0;
+  if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > count) throw invalidField('path.partNumber', `must be 1 to ${upload.part_count}`);
+  // A part holds at most the part size, and the last at most what the declared size leaves for it:
+  // a body that grows past that stops being written at once.
+  const partSize = upload.part_size ?? deps.config.uploadPartSizeBytes;
+  const maxBytes = upload.expected_size !== null && partNumber === count ? Math.max(0, upload.expected_size - (count - 1) * partSize) : partSize;
+  try {
+    const put = await deps.blobs.put(partKey(upload.org_id, upload.id, partNumber), body, { maxBytes });
+    return { etag: `"${put.sha256.slice(0, 32)}"` };
+  } catch (error) {
+    if (error instanceof BlobTooLarge) {
+      const declared = upload.expected_size !== null ? ` (the asset was declared as ${upload.expected_size} bytes)` : '';
+      throw invalidField('body.filesize', `part ${partNumber} may hold at most ${maxBytes} bytes${declared} but ${error.received} arrived; nothing was kept`);
+    }
+    throw error;
+  }
 }
 
 const unquote = (etag: string) => etag.trim().replace(/^W\//, '').replace(/^"|"$/g, '');
