@@ -7,7 +7,7 @@
 import { Ajv } from 'ajv';
 import { toLegacy, toSimplified, validateMetadata } from '../src/features/metadata/index.ts';
 import { sampleTemplate } from '../src/features/metadata/fixture.ts';
-import type { AttributeDef, CompiledTemplate } from '../src/features/metadata/model.ts';
+import type { AttributeDef, CompiledTemplate } from '../src/features/metadata/validation/model.ts';
 import { fmt, printTable } from './lib.ts';
 
 const t = sampleTemplate(31);

@@ -9,7 +9,7 @@ import { prepared } from './prepared.ts';
 import { RevisionCache } from './revision-cache.ts';
 import { IDENTITY_TABLES, writesTo, type RevisionFeed } from './revision.ts';
 import { findUserProfile } from '../../features/identity/identity.repo.ts';
-import { findSessionWithUser } from '../../features/auth/sessions.repo.ts';
+import { findSessionWithUser } from '../../features/auth/sessions/sessions.repo.ts';
 
 describe('writesTo (local invalidation trigger)', () => {
   it('flags writes to identity tables, in either quoting, and nothing else', () => {
@@ -140,12 +140,12 @@ forEachEngine('hot queries', (ctx) => {
     assert.equal(await findSessionWithUser(db, '00000000-0000-7000-8000-000000000000'), undefined);
     const hot = [
       ['user profile', (await import('../../features/identity/identity.repo.ts')).userProfileQuery.compiled(db)],
-      ['session + user', (await import('../../features/auth/sessions.repo.ts')).sessionWithUserQuery.compiled(db)],
+      ['session + user', (await import('../../features/auth/sessions/sessions.repo.ts')).sessionWithUserQuery.compiled(db)],
       ['user principal', (await import('../../features/identity/principal.ts')).userPrincipalQuery.compiled(db)],
-      // An asset view's load (features/assets/asset-views.ts): the row, its security, the definitions version.
+      // An asset view's load (features/assets/views/asset-views.ts): the row, its security, the definitions version.
       ['asset by objectId or fileId', (await import('../../features/assets/assets.repo.ts')).visibleAssetQuery.compiled(db)],
       ['asset security', (await import('../../features/assets/assets.repo.ts')).securityOfOneQuery.compiled(db)],
-      ['metadata definitions version', (await import('../../features/metadata/template-cache.ts')).versionQuery.compiled(db)],
+      ['metadata definitions version', (await import('../../features/metadata/definitions/template-cache.ts')).versionQuery.compiled(db)],
     ] as const;
     for (const [name, compiled] of hot) {
       const parameters = compiled.parameters.map((p) => (typeof p === 'string' && p.startsWith('\u0000') ? 'x' : p));

@@ -33,7 +33,7 @@ export const IDENTITY_TABLES: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * Tables an asset view (features/assets/asset-views.ts) is derived from beyond the identity tables:
+ * Tables an asset view (features/assets/views/asset-views.ts) is derived from beyond the identity tables:
  * the asset rows, their templates, what templates grant per permission, and server_state (the
  * metadata definitions version the compiled metadata templates are checked against). The triggers
  * of 0017 cover these.

@@ -11,12 +11,12 @@ import {
   StatusMessage, UploadParams, UploadReceived, type LegacyCreate,
 } from './assets.schemas.ts';
 import { createAsset, deleteOrRestore, getLatest, getVersions, updateAsset, type CreatedAsset } from './assets.service.ts';
-import { withAssetView, type AssetView } from './asset-views.ts';
-import { createAssetsBulk } from './create-bulk.service.ts';
-import { presentLegacy, presentSimplified } from './present.ts';
-import { verifySignedPath } from './signed-urls.ts';
+import { withAssetView, type AssetView } from './views/asset-views.ts';
+import { createAssetsBulk } from './bulk/create-bulk.service.ts';
+import { presentLegacy, presentSimplified } from './views/present.ts';
+import { verifySignedPath } from './upload/signed-urls.ts';
 import { templateOf } from './metadata-seam.ts';
-import { completeUpload, receivePart, receiveSingle } from './uploads.service.ts';
+import { completeUpload, receivePart, receiveSingle } from './upload/uploads.service.ts';
 
 const tags = ['assets'];
 /** POST /v1/assets/bulk accepts bodies up to this size (or TESSERA_BODY_LIMIT_BYTES when larger): 1000 items of up to ~16 KB each. */

@@ -2,33 +2,33 @@ import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import type { JobHandler } from '../../core/jobs/worker.ts';
 import { assetRoutes } from './assets.routes.ts';
-import { RENDITIONS_JOB, uploadJobHandlers } from './uploads.service.ts';
-import { contentRoutes } from './content.routes.ts';
-import { relationRoutes } from './relations.routes.ts';
-import { extraRoutes } from './extras.routes.ts';
-import { recycleBinRoutes } from './recycle-bin.ts';
-import { bulkJobHandlers } from './bulk.service.ts';
-import { runRenditions, type RenditionJob } from './renditions.ts';
-import { actionObjectJobHandler } from './action-objects.ts';
+import { RENDITIONS_JOB, uploadJobHandlers } from './upload/uploads.service.ts';
+import { contentRoutes } from './download/download.routes.ts';
+import { relationRoutes } from './relations/relations.routes.ts';
+import { extraRoutes } from './share/share.routes.ts';
+import { recycleBinRoutes } from './recycle-bin/recycle-bin.routes.ts';
+import { bulkJobHandlers } from './bulk/bulk.service.ts';
+import { runRenditions, type RenditionJob } from './renditions/renditions.ts';
+import { actionObjectJobHandler } from './bulk/action-objects.ts';
 import { ACTION_OBJECT_JOB } from '../metadata/index.ts';
-import { MAIL_JOB, sendQueuedMail } from './mail-outbox.ts';
+import { MAIL_JOB, sendQueuedMail } from './share/mail-outbox.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
 export { findAsset, securityOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
 export { createAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
-export { queueMail, mailStatus, MAIL_JOB, type OutgoingMail } from './mail-outbox.ts';
-export { receiveSingle } from './uploads.service.ts';
-export { presentLegacy, presentSimplified, renditionUrls, storedRenditions, type StoredRendition } from './present.ts';
+export { queueMail, mailStatus, MAIL_JOB, type OutgoingMail } from './share/mail-outbox.ts';
+export { receiveSingle } from './upload/uploads.service.ts';
+export { presentLegacy, presentSimplified, renditionUrls, storedRenditions, type StoredRendition } from './views/present.ts';
 // For features that hand out stored bytes by mail and signed link (collection share).
-export { mailConfigured, type MailMessage } from './mail.ts';
-export { shareSourcesByFileId, type ShareSource } from './share-sources.ts';
-export { signPath, verifySignedPath } from './signed-urls.ts';
-export { serveBlob } from './serve.ts';
+export { mailConfigured, type MailMessage } from './share/mail.ts';
+export { shareSourcesByFileId, type ShareSource } from './share/share-sources.ts';
+export { signPath, verifySignedPath } from './upload/signed-urls.ts';
+export { serveBlob } from './download/serve.ts';
 export { SignedQuery, ActionObjectSchema } from './assets.schemas.ts';
 // Hooks the composition roots hand to other features: Action objects to actions (src/app.ts),
 // template usage and metadata apply to metadata (src/app.ts, src/workers.ts).
-export { readActionObject } from './action-objects.ts';
-export { assetTemplateUsage, applyMetadataToAssets } from './bulk.service.ts';
+export { readActionObject } from './bulk/action-objects.ts';
+export { assetTemplateUsage, applyMetadataToAssets } from './bulk/bulk.service.ts';
 export { createAssetRuntime, type AssetRuntime } from './runtime.ts';
 
 export function assetsRoutes(app: App, deps: Deps): void {

@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.ts';
 import type { RevisionCache } from '../../core/db/revision-cache.ts';
-import { createAssetViewCache, type AssetView } from './asset-views.ts';
+import { createAssetViewCache, type AssetView } from './views/asset-views.ts';
 
 /** The assets feature's per-process state (deps.runtime.assets), built by src/runtime.ts. */
 export interface AssetRuntime {

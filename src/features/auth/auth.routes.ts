@@ -6,9 +6,9 @@ import { clientIp, principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
 import { ExpireRequestSchema, ExpireResponseSchema, ImpersonateRequestSchema, RevokedCountSchema, SessionIdParamsSchema, SessionListSchema, SessionResponseSchema, TokenRequestSchema } from './auth.schemas.ts';
 import { impersonate } from './impersonation.service.ts';
-import { expireToken, listSessions, revokeAllOwnSessions, revokeOwnSession } from './sessions.service.ts';
+import { expireToken, listSessions, revokeAllOwnSessions, revokeOwnSession } from './sessions/sessions.service.ts';
 import { presentedToken } from './resolver.ts';
-import { tokenRequest } from './token-request.ts';
+import { tokenRequest } from './sessions/token-request.ts';
 
 const tags = ['authentication'];
 const meta = (request: FastifyRequest) => ({ ip: clientIp(request), userAgent: request.headers['user-agent'] });

@@ -5,7 +5,7 @@ import { byKind, holdingsOfPrincipal, holdingsWithin } from '../../core/authz/ce
 import type { Principal } from '../../core/authz/principal.ts';
 import { forbidden, notFound } from '../../core/http/errors.ts';
 import { findUserByUsername, loadUserPrincipal } from '../identity/index.ts';
-import { mintTokens, openSession, sessionResponse, type RequestMeta, type SessionResponse } from './tokens.service.ts';
+import { mintTokens, openSession, sessionResponse, type RequestMeta, type SessionResponse } from './sessions/tokens.service.ts';
 
 /**
  * Tokens acting as another user of the same organization: needs the Impersonate privilege, never

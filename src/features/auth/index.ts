@@ -2,13 +2,13 @@ import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import type { JobHandler } from '../../core/jobs/worker.ts';
 import { authRoutes } from './auth.routes.ts';
-import { CLEANUP_JOB, cleanupAuthTables } from './cleanup.ts';
-import { discoveryRoute, jwksRoute } from './well-known.routes.ts';
+import { CLEANUP_JOB, cleanupAuthTables } from './sessions/cleanup.ts';
+import { discoveryRoute, jwksRoute } from './oauth/well-known.routes.ts';
 
 export { tokenResolver, principalForToken } from './resolver.ts';
-export { oauthRoutes } from './oauth.routes.ts';
+export { oauthRoutes } from './oauth/oauth.routes.ts';
 export { publicJwks } from './signing-keys.ts';
-export { revokeUserSessions } from './sessions.repo.ts';
+export { revokeUserSessions } from './sessions/sessions.repo.ts';
 export { createAuthRuntime, type AuthRuntime } from './runtime.ts';
 export { linkPasswordSucceeded, reserveLinkPasswordAttempt } from './login-throttle.ts';
 

@@ -5,7 +5,7 @@ import type { CredentialResolver } from '../../core/http/authenticate.ts';
 import { tokenExpired, unauthorized } from '../../core/http/errors.ts';
 import { byKind, holdingsOfPrincipal, holdingsWithin } from '../../core/authz/ceiling.ts';
 import { loadUserPrincipal, principalFromRow } from '../identity/index.ts';
-import { findSessionWithUser } from './sessions.repo.ts';
+import { findSessionWithUser } from './sessions/sessions.repo.ts';
 import { verifySignature } from './signing-keys.ts';
 
 /**

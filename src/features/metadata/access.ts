@@ -4,7 +4,7 @@ import type { DbOrTrx } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
 import { AppError } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
-import type { Problem } from './model.ts';
+import type { Problem } from './validation/model.ts';
 import { servesAssets } from './template-types.ts';
 
 /**

@@ -26,13 +26,13 @@
 
 export type {
   AttributeDef, AttributeType, CompiledTemplate, DateFormat, LegacyItem, LegacyValue, Problem, SimplifiedItem, SimplifiedValue, VocabRef, VocabularyDef, VocabularyValue,
-} from './model.ts';
-export { ATTRIBUTE_TYPES, DATE_FORMATS, compileTemplate, buildVocabulary, slugify } from './model.ts';
-export { validateMetadata, hasValue, LIMITS as METADATA_LIMITS, type ValidateOptions, type ValidationResult } from './validate.ts';
-export { toSimplified, toLegacy, denormalize, mergeMetadata, presentLegacy } from './encodings.ts';
-export { parseDate, formatDate } from './dates.ts';
-export { loadCompiledTemplate as loadTemplate } from './definitions.repo.ts';
-export { loadTemplateCached } from './template-cache.ts';
+} from './validation/model.ts';
+export { ATTRIBUTE_TYPES, DATE_FORMATS, compileTemplate, buildVocabulary, slugify } from './validation/model.ts';
+export { validateMetadata, hasValue, LIMITS as METADATA_LIMITS, type ValidateOptions, type ValidationResult } from './validation/validate.ts';
+export { toSimplified, toLegacy, denormalize, mergeMetadata, presentLegacy } from './validation/encodings.ts';
+export { parseDate, formatDate } from './validation/dates.ts';
+export { loadCompiledTemplate as loadTemplate } from './definitions/definitions.repo.ts';
+export { loadTemplateCached } from './definitions/template-cache.ts';
 export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
 export { type MetadataRouteHooks, type MetadataJobHooks, type UsageProbe, type UsageKind, type ApplyHandler, type ApplyContext, type DefinitionChange } from './hooks.ts';
 export { canUseTemplate, templateUse, templatesHiddenFrom, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
@@ -41,4 +41,4 @@ export {
 } from './template-types.ts';
 
 export { metadataRoutes } from './metadata.routes.ts';
-export { metadataJobHandlers, APPLY_ACTION } from './apply.service.ts';
+export { metadataJobHandlers, APPLY_ACTION } from './apply/apply.service.ts';

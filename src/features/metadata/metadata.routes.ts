@@ -4,16 +4,16 @@ import type { App } from '../../core/http/app-types.ts';
 import { clientIp, principalOf } from '../../core/http/authenticate.ts';
 import { AppError } from '../../core/http/errors.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
-import { applyChanges, listPendingChanges } from './apply.service.ts';
-import { createAttribute, deleteAttribute, getAttribute, listAttributes, updateAttribute } from './attributes.service.ts';
-import { createGroup, deleteGroup, getGroup, listGroups, updateGroup } from './groups.service.ts';
+import { applyChanges, listPendingChanges } from './apply/apply.service.ts';
+import { createAttribute, deleteAttribute, getAttribute, listAttributes, updateAttribute } from './definitions/attributes.service.ts';
+import { createGroup, deleteGroup, getGroup, listGroups, updateGroup } from './definitions/groups.service.ts';
 import {
   ApplySchema, AttributeCreateSchema, AttributeListQuerySchema, AttributeSchema, AttributeUpdateSchema, DeletedSchema, GroupCreateSchema, GroupListQuerySchema,
   GroupPageSchema, GroupSchema, GroupUpdateSchema, IdParamsSchema, LegacyTemplateSchema, PendingChangesSchema, TemplateCreateSchema, TemplateListQuerySchema,
   TemplatePageSchema, TemplateSchema, TemplateUpdateSchema, VocabularyCreateSchema, VocabularyListItemSchema, VocabularySchema, VocabularyUpdateSchema,
 } from './metadata.schemas.ts';
-import { createTemplate, deleteTemplate, getTemplateLegacy, listTemplatesLegacy, listTemplatesPaged, updateTemplate } from './templates.service.ts';
-import { createVocabulary, deleteVocabulary, getVocabulary, listVocabularies, updateVocabulary } from './vocabularies.service.ts';
+import { createTemplate, deleteTemplate, getTemplateLegacy, listTemplatesLegacy, listTemplatesPaged, updateTemplate } from './definitions/templates.service.ts';
+import { createVocabulary, deleteVocabulary, getVocabulary, listVocabularies, updateVocabulary } from './definitions/vocabularies.service.ts';
 import { externalUsageOf, type MetadataRouteHooks } from './hooks.ts';
 
 const tags = ['metadata'];

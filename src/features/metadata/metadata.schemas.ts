@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { DATE_FORMATS } from './model.ts';
+import { DATE_FORMATS } from './validation/model.ts';
 
 const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 const Name = Type.String({ maxLength: 200, description: 'Display name (1–200 characters)' });

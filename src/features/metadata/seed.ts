@@ -2,7 +2,7 @@ import type { DbOrTrx } from '../../core/db/connect.ts';
 import { toJson } from '../../core/db/json.ts';
 import type { MetadataAttributesTable } from '../../core/db/schema.ts';
 import { newId } from '../../core/ids.ts';
-import type { AttributeSettings } from './definitions.repo.ts';
+import type { AttributeSettings } from './definitions/definitions.repo.ts';
 
 export const SYSTEM_GROUP_SEARCH_FIELD = 'system';
 export const DEFAULT_TEMPLATE_NAME = 'Default';

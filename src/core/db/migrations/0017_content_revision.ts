@@ -21,7 +21,7 @@ export const CONTENT_TRIGGERS: Record<string, readonly ('insert' | 'update' | 'd
   assets: ['update', 'delete'],
   asset_security: ['insert', 'update', 'delete'],
   security_template_permissions: ['insert', 'update', 'delete'],
-  // The metadata definitions version (features/metadata/template-cache.ts) lives here.
+  // The metadata definitions version (features/metadata/definitions/template-cache.ts) lives here.
   server_state: ['insert', 'update', 'delete'],
 };
 

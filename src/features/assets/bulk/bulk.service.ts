@@ -1,0 +1,241 @@
+import type { Deps } from '../../../deps.ts';
+import { assertMayApplyTemplates, holdsPermissionAnywhere, requirePrivileges } from '../../../core/authz/authorize.ts';
+import type { Permission } from '../../../core/authz/catalog.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { fromJson, toJson } from '../../../core/db/json.ts';
+import { publishEvent } from '../../../core/events/index.ts';
+import { AppError, invalidField } from '../../../core/http/errors.ts';
+import { isUuid } from '../../../core/ids.ts';
+import { enqueueJob } from '../../../core/jobs/queue.ts';
+import type { JobHandler } from '../../../core/jobs/worker.ts';
+import { ActionCancelled, actionJobHandler, createAction, type ActionContext } from '../../actions/index.ts';
+import { loadUserPrincipal } from '../../identity/index.ts';
+import { loadTemplate, type ApplyHandler, type CompiledTemplate, type UsageProbe } from '../../metadata/index.ts';
+import { callerPermissions } from '../access.ts';
+import { contentHeld, findAsset, securityOf } from '../assets.repo.ts';
+import { applyChanges, checkTemplates } from '../assets.service.ts';
+import { preparePatch, project, templateForWrite, type LegacyItem } from '../metadata-seam.ts';
+import { RENDITIONS_JOB } from '../upload/uploads.service.ts';
+import { renditionPrefix } from '../renditions/renditions.ts';
+
+export const BULK_EDIT_ACTION = 'assets.bulk_edit';
+export const PURGE_ACTION = 'assets.purge';
+export const REGENERATE_ACTION = 'assets.regenerate_renditions';
+const CHECKPOINT = 25;
+
+export interface BulkEditInput {
+  metadataTemplateId: string;
+  objectIds: string[];
+  metadataDocument?: { metadataDefinitionId: string; metadataDefinitionValue?: unknown; metadataDefinitionTableValue?: unknown[][]; operation?: 'replace' | 'append' }[];
+  securityTemplateIds?: string[];
+  securityTemplateOp?: 'replace' | 'append';
+}
+
+/** PATCH /v1/asset: validates the edit once, then runs it over every asset as an Action. */
+export async function startBulkEdit(deps: Deps, principal: Principal, input: BulkEditInput): Promise<{ jobId: string; collectionId: null }> {
+  if (!input.objectIds || input.objectIds.length === 0) throw invalidField('body.objectIds', 'Invalid Request: Missing Bulk Edit Asset Details');
+  if (input.objectIds.length > 100_000) throw invalidField('body.objectIds', 'at most 100000 assets per edit');
+  const bad = input.objectIds.findIndex((id) => !isUuid(id));
+  if (bad >= 0) throw invalidField(`body.objectIds.${bad}`, 'must be a UUID');
+  if (!isUuid(input.metadataTemplateId ?? '')) throw invalidField('body.metadataTemplateId', 'Invalid metadataTemplateId');
+  const t = await templateForWrite(deps.db, principal, input.metadataTemplateId);
+  const ops = input.metadataDocument ?? [];
+  const strip = (op: (typeof ops)[number]) => {
+    const { operation: _op, ...item } = op;
+    return item;
+  };
+  // Values are checked against the template up front, so every asset gets a valid document.
+  preparePatch(t, ops.map(strip), [], 'body.metadataDocument');
+  const templates = input.securityTemplateIds !== undefined ? await checkTemplates(deps.db, principal.orgId, input.securityTemplateIds) : undefined;
+  // Refused up front when the caller holds Apply Security Template nowhere; each asset is checked again as it is edited.
+  if (templates !== undefined && !(await holdsPermissionAnywhere(deps.db, principal, 'apply_security_template'))) {
+    throw new AppError('forbidden', 'Missing permission: Apply Security Template (changing securityTemplateIds)');
+  }
+  if (!input.metadataDocument && !templates && !input.metadataTemplateId) throw invalidField('body', 'Invalid Request: Missing Bulk Edit Asset Details');
+  const now = deps.clock.now();
+  const actionId = await deps.db.transaction().execute((trx) => createAction(trx, now, {
+    orgId: principal.orgId, type: BULK_EDIT_ACTION, createdBy: principal.userId,
+    input: { ...input, objectIds: [...new Set(input.objectIds.map((id) => id.toLowerCase()))], securityTemplateIds: templates, total: input.objectIds.length },
+  }));
+  deps.jobs.wake();
+  return { jobId: actionId, collectionId: null };
+}
+
+function appendItem(t: CompiledTemplate, old: LegacyItem | undefined, change: LegacyItem): LegacyItem {
+  if (!old) return change;
+  const def = t.byId.get(change.metadataDefinitionId);
+  if (change.metadataDefinitionTableValue) return { ...old, metadataDefinitionTableValue: [...(old.metadataDefinitionTableValue ?? []), ...change.metadataDefinitionTableValue] };
+  const a = old.metadataDefinitionValue;
+  const b = change.metadataDefinitionValue;
+  if (def?.type === 'text' && typeof a === 'string' && typeof b === 'string') return { ...old, metadataDefinitionValue: a === '' ? b : `${a} ${b}` };
+  if (Array.isArray(a) && Array.isArray(b)) {
+    const seen = new Set(a.map((v) => JSON.stringify(v)));
+    return { ...old, metadataDefinitionValue: [...a, ...b.filter((v) => !seen.has(JSON.stringify(v)))] } as LegacyItem;
+  }
+  return change;
+}
+
+async function bulkEditWork(deps: Deps, ctx: ActionContext) {
+  const input = ctx.input as BulkEditInput & { total: number };
+  const principal = ctx.createdBy ? await loadUserPrincipal(deps.db, ctx.createdBy) : null;
+  if (!principal) throw new AppError('forbidden', 'The user who started this edit no longer exists');
+  const t = await loadTemplate(deps.db, ctx.orgId, input.metadataTemplateId);
+  if (!t) throw new AppError('validation_failed', 'The metadata template no longer exists');
+  const errors: { item: string; message: string }[] = [];
+  let updated = 0;
+  const ids = input.objectIds;
+  await ctx.progress(ctx.processed, ids.length);
+  for (let i = ctx.processed; i < ids.length; i++) {
+    if (i % CHECKPOINT === 0) {
+      if (await ctx.cancelRequested()) throw new ActionCancelled({ updated, processed: i });
+      await ctx.progress(i, ids.length);
+    }
+    const id = ids[i]!;
+    try {
+      const asset = await findAsset(deps.db, principal.orgId, id);
+      const security = asset ? (await securityOf(deps.db, principal.orgId, [asset.id])).get(asset.id)! : undefined;
+      const permissions = security ? callerPermissions(principal, security) : new Set<Permission>();
+      if (!asset || !permissions.has('view')) throw new Error('Asset not found');
+      if (!permissions.has('edit_metadata')) throw new Error('Missing permission on this asset: Edit Metadata');
+      if (asset.deleted_at !== null) throw new Error('The asset is in the recycle bin');
+      if (asset.object_type === 'Action') throw new Error('This is an Action object: it follows its action-type metadata template');
+      const current = project(t, fromJson<LegacyItem[]>(asset.metadata, [])).doc;
+      const byId = new Map(current.map((item) => [item.metadataDefinitionId, item]));
+      const patch = (input.metadataDocument ?? []).map(({ operation, ...item }) => (operation === 'append' ? appendItem(t, byId.get(item.metadataDefinitionId), item as LegacyItem) : (item as LegacyItem)));
+      const prepared = preparePatch(t, patch, current, 'metadataDocument');
+      let templates: string[] | undefined;
+      if (input.securityTemplateIds) templates = input.securityTemplateOp === 'append' ? [...new Set([...security!.templateIds, ...input.securityTemplateIds])] : input.securityTemplateIds;
+      if (templates) await assertMayApplyTemplates(deps.db, principal, permissions, security!.templateIds, templates);
+      await applyChanges(deps, principal.userId, asset, security!.templateIds, { doc: prepared.doc, denormalized: prepared.denormalized, templates, templateId: input.metadataTemplateId });
+      updated++;
+    } catch (error) {
+      errors.push({ item: id, message: (error as Error).message });
+    }
+  }
+  await ctx.progress(ids.length, ids.length);
+  return { result: { updated, failed: errors.length, total: ids.length }, errors };
+}
+
+/** POST /v1/asset/purge: permanently removes recycle-bin assets (Purge privilege), as an Action. */
+export async function startPurge(deps: Deps, principal: Principal, input: { objectIds?: string[]; all?: boolean }) {
+  requirePrivileges(principal, 'purge');
+  if (!input.all && (!input.objectIds || input.objectIds.length === 0)) throw invalidField('body.objectIds', 'name the recycle-bin assets to purge, or send all: true');
+  const now = deps.clock.now();
+  const actionId = await deps.db.transaction().execute((trx) => createAction(trx, now, { orgId: principal.orgId, type: PURGE_ACTION, createdBy: principal.userId, viewPrivilege: 'purge', input }));
+  deps.jobs.wake();
+  return { actionId, status: 'queued' };
+}
+
+async function purgeWork(deps: Deps, ctx: ActionContext) {
+  const input = ctx.input as { objectIds?: string[]; all?: boolean };
+  let query = deps.db.selectFrom('assets').select(['original_file_id']).distinct().where('org_id', '=', ctx.orgId).where('deleted_at', 'is not', null);
+  if (!input.all) query = query.where((eb) => eb.or([eb('id', 'in', input.objectIds!), eb('file_id', 'in', input.objectIds!), eb('original_file_id', 'in', input.objectIds!)]));
+  const chains = (await query.orderBy('original_file_id').execute()).map((r) => r.original_file_id);
+  let purged = 0;
+  await ctx.progress(0, chains.length);
+  for (const [i, chainId] of chains.entries()) {
+    if (i % CHECKPOINT === 0 && (await ctx.cancelRequested())) throw new ActionCancelled({ purged });
+    const versions = await deps.db.selectFrom('assets').select(['id', 'filename', 'sha256', 'blob_key']).where('org_id', '=', ctx.orgId).where('original_file_id', '=', chainId).where('deleted_at', 'is not', null).execute();
+    const now = deps.clock.now();
+    // Only versions still in the recycle bin go: one restored since they were read stays, whole.
+    const gone = await deps.db.transaction().execute(async (trx) => {
+      const removed: typeof versions = [];
+      for (const v of versions) {
+        const deleted = await trx.deleteFrom('assets').where('id', '=', v.id).where('deleted_at', 'is not', null).executeTakeFirst();
+        if (Number(deleted.numDeletedRows) === 0) continue;
+        await trx.deleteFrom('asset_uploads').where('asset_id', '=', v.id).execute();
+        await publishEvent(trx, now, { orgId: ctx.orgId, type: 'asset.purged', actor: ctx.createdBy, data: { asset: { id: v.id, filename: v.filename } } });
+        removed.push(v);
+      }
+      return removed;
+    });
+    // Bytes go only when no other asset of the organization holds the same content.
+    for (const v of gone) {
+      if (!v.sha256 || !v.blob_key) continue;
+      if (await contentHeld(deps.db, ctx.orgId, v.sha256)) continue;
+      await deps.blobs.delete(v.blob_key);
+      await deps.blobs.deletePrefix(renditionPrefix(ctx.orgId, v.sha256));
+    }
+    purged += gone.length;
+    await ctx.progress(i + 1, chains.length);
+  }
+  return { result: { purged } };
+}
+
+/** Re-renders renditions of the named assets (Content Management), as an Action. */
+export async function startRegenerate(deps: Deps, principal: Principal, objectIds: string[]) {
+  requirePrivileges(principal, 'content_management');
+  if (objectIds.length === 0) throw invalidField('body.objectIds', 'name at least one asset');
+  const now = deps.clock.now();
+  const actionId = await deps.db.transaction().execute((trx) => createAction(trx, now, { orgId: principal.orgId, type: REGENERATE_ACTION, createdBy: principal.userId, viewPrivilege: 'content_management', input: { objectIds } }));
+  deps.jobs.wake();
+  return { actionId, status: 'queued' };
+}
+
+async function regenerateWork(deps: Deps, ctx: ActionContext) {
+  const { objectIds } = ctx.input as { objectIds: string[] };
+  const errors: { item: string; message: string }[] = [];
+  let queued = 0;
+  for (const id of objectIds) {
+    const asset = await findAsset(deps.db, ctx.orgId, id);
+    if (!asset || asset.content_state !== 'available') {
+      errors.push({ item: id, message: 'Asset not found or without content' });
+      continue;
+    }
+    await enqueueJob(deps.db, deps.clock.now(), { type: RENDITIONS_JOB, orgId: ctx.orgId, payload: { assetId: asset.id, force: true } });
+    queued++;
+  }
+  deps.jobs.wake();
+  return { result: { queued }, errors };
+}
+
+export function bulkJobHandlers(deps: Deps): Record<string, JobHandler> {
+  return {
+    [BULK_EDIT_ACTION]: actionJobHandler(deps, (ctx) => bulkEditWork(deps, ctx)),
+    [PURGE_ACTION]: actionJobHandler(deps, (ctx) => purgeWork(deps, ctx)),
+    [REGENERATE_ACTION]: actionJobHandler(deps, (ctx) => regenerateWork(deps, ctx)),
+  };
+}
+
+/** For the metadata feature (wired by src/app.ts): templates in use by assets. */
+export const assetTemplateUsage: UsageProbe = async (db, orgId, kind, ids) => {
+  const out = new Map<string, string>();
+  if (kind !== 'template' || ids.length === 0) return out;
+  const rows = await db.selectFrom('assets').select(['metadata_template_id']).select((eb) => eb.fn.countAll<number>().as('n'))
+    // An action-type template's own Action object is not a use of it (deleting the template retires the object).
+    .where('org_id', '=', orgId).where('metadata_template_id', 'in', [...ids]).where('object_type', '!=', 'Action').groupBy('metadata_template_id').execute();
+  for (const r of rows) if (r.metadata_template_id) out.set(r.metadata_template_id, `${Number(r.n)} assets`);
+  return out;
+};
+
+/** For the metadata feature (wired by src/workers.ts): brings assets' stored metadata in line after definition changes. */
+export const applyMetadataToAssets: ApplyHandler = async (db, ctx) => {
+  const templates = new Map<string, CompiledTemplate | undefined>();
+  const total = Number((await db.selectFrom('assets').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', ctx.orgId).executeTakeFirstOrThrow()).n);
+  let after = '';
+  let seen = 0;
+  let updated = 0;
+  for (;;) {
+    const rows = await db.selectFrom('assets').select(['id', 'metadata', 'metadata_denormalized', 'metadata_template_id', 'updated_at']).where('org_id', '=', ctx.orgId).where('id', '>', after).orderBy('id').limit(500).execute();
+    if (rows.length === 0) break;
+    for (const row of rows) {
+      const tid = row.metadata_template_id;
+      if (!tid) continue;
+      if (!templates.has(tid)) templates.set(tid, await loadTemplate(db, ctx.orgId, tid));
+      const t = templates.get(tid);
+      if (!t) continue;
+      const next = project(t, fromJson<LegacyItem[]>(row.metadata, []));
+      const doc = toJson(next.doc);
+      const denormalized = toJson(next.denormalized);
+      if (doc !== row.metadata || denormalized !== row.metadata_denormalized) {
+        // A new updated_at is what the search indexer follows: the index comes in line with the asset.
+        await db.updateTable('assets').set({ metadata: doc, metadata_denormalized: denormalized, updated_at: Math.max(ctx.now, row.updated_at + 1) }).where('id', '=', row.id).execute();
+        updated++;
+      }
+    }
+    seen += rows.length;
+    after = rows[rows.length - 1]!.id;
+    await ctx.progress(total > 0 ? seen / total : 1);
+  }
+  return { updated };
+};

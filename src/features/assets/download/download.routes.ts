@@ -1,0 +1,80 @@
+import { Type } from 'typebox';
+import type { Deps } from '../../../deps.ts';
+import type { App } from '../../../core/http/app-types.ts';
+import { principalOf } from '../../../core/http/authenticate.ts';
+import { notFound } from '../../../core/http/errors.ts';
+import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
+import { loadAsset } from '../access.ts';
+import { SignedQuery } from '../assets.schemas.ts';
+import { assetForSignedUrl, downloadLink, expose, originalServable, renditionServable } from './download.service.ts';
+import { serveBlob } from './serve.ts';
+import { verifySignedPath } from '../upload/signed-urls.ts';
+
+const tags = ['assets'];
+const Binary = Type.String({ format: 'binary', description: 'The bytes (206 for a range request, 304 when unchanged)' });
+const ErrorRef = Type.Ref('Error', { description: 'Range Not Satisfiable' });
+
+const ExposeSchema = Type.Array(Type.Object({
+  id: Type.String({ maxLength: 100 }),
+  identifier: Type.Optional(Type.Union([Type.Literal('objectId'), Type.Literal('fileId')])),
+  components: Type.Array(Type.Object({
+    componentType: Type.Union([Type.Literal('rendition'), Type.Literal('object')]),
+    componentRef: Type.Union([Type.String({ maxLength: 100 }), Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 })]),
+    expiration: Type.Optional(Type.Integer({ description: 'Seconds the URL stays valid (default 3600, at most 7 days)' })),
+  }), { minItems: 1, maxItems: 20 }),
+}), { minItems: 1, maxItems: 500 });
+const ExposeResponse = Type.Array(Type.Object({
+  id: Type.String(),
+  identifier: Type.String(),
+  components: Type.Array(Type.Object({ renditionType: Type.String(), componentRef: Type.String(), expires: Type.Integer({ description: 'epoch ms' }), url: Type.String() })),
+}));
+
+/** Downloads: links, exposed URLs, and the bytes of originals and renditions. */
+export function contentRoutes(app: App, deps: Deps): void {
+  app.get('/asset/:id/content', {
+    schema: {
+      operationId: 'GetAssetContent', tags, summary: 'A time-limited download link of the original (Download permission)',
+      params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+      response: { 200: Type.Object({ presignedURL: Type.String() }), ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'conflict') },
+    },
+  }, async (request) => ({ presignedURL: await downloadLink(deps, principalOf(request), request.params.id) }));
+
+  app.get('/asset/:id/rendition/:name', {
+    schema: {
+      operationId: 'GetRendition', tags, summary: "A rendition's bytes (View), with ETag, Last-Modified, Range and Cache-Control",
+      params: Type.Object({ id: Type.String({ maxLength: 100 }), name: Type.String({ maxLength: 50 }) }),
+      response: { 200: Binary, 206: Binary, 304: Type.Null({ description: 'Not modified' }), 416: ErrorRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found') },
+    },
+  }, async (request, reply) => {
+    const { asset } = await loadAsset(deps.db, principalOf(request), request.params.id);
+    return serveBlob(deps, request, reply, renditionServable(asset, request.params.name));
+  });
+
+  app.post('/asset/expose', {
+    // A read sent as POST (the reference's shape): an OAuth token with tessera.read reaches it.
+    config: { scope: 'read' },
+    schema: {
+      operationId: 'GetAssetUrl', tags, summary: 'Time-limited URLs of renditions and originals (Download privilege and permission)',
+      body: ExposeSchema, response: { 200: ExposeResponse, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'conflict') },
+    },
+  }, async (request) => expose(deps, principalOf(request), request.body));
+
+  // Signed URLs handed out by the operations above: the signature is the permission.
+  app.get('/content/:id/:component', {
+    config: { public: true },
+    schema: {
+      operationId: 'GetSignedContent', tags, summary: 'The bytes behind a time-limited URL (original or rendition)', security: [],
+      params: Type.Object({ id: Type.String({ format: 'uuid' }), component: Type.String({ maxLength: 50 }) }), querystring: SignedQuery,
+      response: { 200: Binary, 206: Binary, 304: Type.Null({ description: 'Not modified' }), 416: ErrorRef, ...errorResponses('validation_failed', 'forbidden', 'not_found') },
+    },
+  }, async (request, reply) => {
+    const { id, component } = request.params;
+    verifySignedPath(deps, 'GET', `/v1/content/${id}/${component}`, request.query.expires, request.query.signature);
+    const asset = await assetForSignedUrl(deps, id);
+    if (component === 'original') {
+      if (asset.deleted_at !== null) throw notFound('Content');
+      return serveBlob(deps, request, reply, originalServable(asset));
+    }
+    return serveBlob(deps, request, reply, renditionServable(asset, component));
+  });
+}

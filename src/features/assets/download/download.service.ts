@@ -1,0 +1,108 @@
+import type { Deps } from '../../../deps.ts';
+import { requirePrivileges } from '../../../core/authz/authorize.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { publishEvent } from '../../../core/events/index.ts';
+import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
+import { loadAsset } from '../access.ts';
+import type { AssetWithOrg } from '../assets.repo.ts';
+import { storedRenditions, type RenditionName } from '../views/present.ts';
+import type { Servable } from './serve.ts';
+import { signedUrl } from '../upload/signed-urls.ts';
+
+export const DOWNLOAD_TTL_SECONDS = 3600;
+
+export function originalServable(asset: AssetWithOrg): Servable {
+  if (asset.content_state !== 'available' || !asset.blob_key || asset.size === null) throw notFound('Content');
+  return {
+    key: asset.blob_key, size: asset.size, contentType: asset.content_type ?? 'application/octet-stream', etag: `"${asset.sha256}"`,
+    lastModified: asset.updated_at, cacheControl: 'private, max-age=3600', downloadName: asset.filename,
+  };
+}
+
+export function renditionServable(asset: AssetWithOrg, name: string): Servable {
+  const r = storedRenditions(asset)[name];
+  if (!r) throw notFound('Rendition');
+  return { key: r.key, size: r.size, contentType: r.contentType, etag: r.etag, lastModified: asset.updated_at, cacheControl: 'private, max-age=86400' };
+}
+
+/** A time-limited Tessera URL of the original or of one rendition; anyone holding it may fetch it. */
+export function contentUrl(deps: Deps, asset: AssetWithOrg, component: string, ttlSeconds: number): { url: string; expires: number } {
+  return signedUrl(deps, 'GET', `/v1/content/${asset.id}/${component}`, ttlSeconds);
+}
+
+async function downloaded(deps: Deps, principal: Principal, assets: AssetWithOrg[]): Promise<void> {
+  if (assets.length === 0) return;
+  const now = deps.clock.now();
+  await deps.db.transaction().execute((trx) =>
+    publishEvent(trx, now, { orgId: principal.orgId, type: 'asset.downloaded', actor: principal.userId, data: { assets: assets.map((a) => ({ id: a.id, filename: a.filename })) as [{ id: string; filename: string }] } }),
+  );
+}
+
+function downloadable(asset: AssetWithOrg): void {
+  if (asset.deleted_at !== null) throw new AppError('conflict', 'The asset is in the recycle bin and cannot be downloaded');
+  if (asset.content_state !== 'available' || !asset.blob_key) throw notFound('Content');
+}
+
+/** GET /v1/asset/{id}/content: a download link of the original (Download permission); fires asset.downloaded. */
+export async function downloadLink(deps: Deps, principal: Principal, id: string): Promise<string> {
+  const { asset } = await loadAsset(deps.db, principal, id, 'download');
+  downloadable(asset);
+  await downloaded(deps, principal, [asset]);
+  return contentUrl(deps, asset, 'original', DOWNLOAD_TTL_SECONDS).url;
+}
+
+export interface ExposeItem {
+  id: string;
+  identifier?: 'objectId' | 'fileId';
+  components: { componentType: 'rendition' | 'object'; componentRef: string | string[]; expiration?: number }[];
+}
+
+/** POST /v1/asset/expose: time-limited URLs per rendition and original (Download privilege and permission). */
+export async function expose(deps: Deps, principal: Principal, items: ExposeItem[]) {
+  requirePrivileges(principal, 'download');
+  if (items.length === 0) throw invalidField('body', 'Body requires at least single item');
+  const out = [];
+  const fetched: AssetWithOrg[] = [];
+  for (const [i, item] of items.entries()) {
+    let asset: AssetWithOrg;
+    try {
+      asset = (await loadAsset(deps.db, principal, item.id, 'download')).asset;
+      if (item.identifier === 'fileId' && asset.file_id !== item.id) throw notFound('Asset');
+      if (item.identifier === 'objectId' && asset.id !== item.id) throw notFound('Asset');
+    } catch (error) {
+      if (error instanceof AppError && (error.code === 'not_found' || error.code === 'forbidden')) continue;
+      throw error;
+    }
+    const components = [];
+    for (const [j, c] of item.components.entries()) {
+      const ttl = c.expiration ?? DOWNLOAD_TTL_SECONDS;
+      if (!Number.isInteger(ttl) || ttl < 1 || ttl > 7 * 86400) throw invalidField(`body.${i}.components.${j}.expiration`, 'must be 1 to 604800 seconds');
+      if (c.componentType === 'object') {
+        downloadable(asset);
+        const { url, expires } = contentUrl(deps, asset, 'original', ttl);
+        components.push({ renditionType: 'original', componentRef: 'original', expires: expires * 1000, url });
+        fetched.push(asset);
+      } else {
+        const stored = storedRenditions(asset);
+        for (const ref of [c.componentRef].flat()) {
+          if (!stored[ref]) continue;
+          const { url, expires } = contentUrl(deps, asset, ref, ttl);
+          components.push({ renditionType: ref as RenditionName, componentRef: ref, expires: expires * 1000, url });
+        }
+      }
+    }
+    out.push({ id: item.id, identifier: item.identifier ?? 'objectId', components });
+  }
+  if (out.length === 0) throw new AppError('bad_request', 'No assets found');
+  await downloaded(deps, principal, fetched);
+  return out;
+}
+
+/** For the signed content route: the asset an URL names, with no caller (the signature is the permission). */
+export async function assetForSignedUrl(deps: Deps, id: string): Promise<AssetWithOrg> {
+  const asset = await deps.db
+    .selectFrom('assets').innerJoin('organizations', 'organizations.id', 'assets.org_id')
+    .selectAll('assets').select('organizations.customer_id').where('assets.id', '=', id).executeTakeFirst();
+  if (!asset || asset.content_state !== 'available') throw notFound('Content');
+  return asset;
+}

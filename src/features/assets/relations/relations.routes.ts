@@ -1,0 +1,73 @@
+import { Type } from 'typebox';
+import type { Deps } from '../../../deps.ts';
+import type { App } from '../../../core/http/app-types.ts';
+import { principalOf } from '../../../core/http/authenticate.ts';
+import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
+import { startBulkEdit, startPurge, startRegenerate } from '../bulk/bulk.service.ts';
+import { createLinks, listLinks, removeLinks } from './links.service.ts';
+
+const tags = ['assets'];
+const IdParams = Type.Object({ id: Type.String({ maxLength: 100 }) });
+const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict');
+
+const LinkBody = Type.Object({
+  secondaryIds: Type.Optional(Type.Array(Type.Object({
+    id: Type.Optional(Type.String({ maxLength: 100 })),
+    linkType: Type.Optional(Type.String({ maxLength: 50, description: 'child, derivative or placed-graphic (placed_graphic accepted)' })),
+  }), { maxItems: 1000 })),
+});
+const LinkResults = Type.Array(Type.Object({ status: Type.Union([Type.Literal('success'), Type.Literal('error')]), message: Type.String(), relationshipId: Type.Optional(Type.String()) }));
+const Relationship = Type.Object({
+  primaryId: Type.String(), secondaryId: Type.String(), linkType: Type.String(), relationshipId: Type.String(), customerId: Type.String(), createdEpoch: Type.Integer(), lastUpdatedEpoch: Type.Integer(),
+});
+
+const Op = Type.Union([Type.Literal('replace'), Type.Literal('append')]);
+const BulkEditBody = Type.Object({
+  metadataTemplateId: Type.String({ maxLength: 100 }),
+  objectIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 100_000 }),
+  metadataDocument: Type.Optional(Type.Array(Type.Object({
+    metadataDefinitionId: Type.String({ maxLength: 100 }),
+    metadataDefinitionValue: Type.Optional(Type.Unknown()),
+    metadataDefinitionTableValue: Type.Optional(Type.Array(Type.Array(Type.Unknown()))),
+    operation: Type.Optional(Op),
+  }), { maxItems: 2000 })),
+  securityTemplateIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50 })),
+  securityTemplateOp: Type.Optional(Op),
+});
+const Started = Type.Object({ actionId: Type.String(), status: Type.String() });
+
+/** Relationships, bulk edit and the administrator's recycle-bin purge. */
+export function relationRoutes(app: App, deps: Deps): void {
+  app.get('/asset/:id/link', {
+    schema: { operationId: 'GetAssetRelationship', tags, summary: 'Relationships of an asset, either side (View on both assets)', params: IdParams, response: { 200: Type.Array(Relationship), ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found') } },
+  }, async (request) => listLinks(deps, principalOf(request), request.params.id));
+  app.post('/asset/:id/link', {
+    schema: { operationId: 'CreateRelationship', tags, summary: 'Relate assets to this one (Relationship permission); per-item results', params: IdParams, body: LinkBody, response: { 200: LinkResults, ...write } },
+  }, async (request) => createLinks(deps, principalOf(request), request.params.id, request.body.secondaryIds));
+  app.patch('/asset/:id/link', {
+    schema: { operationId: 'RemoveRelationship', tags, summary: 'Remove relationships of this asset (Relationship permission); per-item results', params: IdParams, body: LinkBody, response: { 200: LinkResults, ...write } },
+  }, async (request) => removeLinks(deps, principalOf(request), request.params.id, request.body.secondaryIds));
+
+  app.patch('/asset', {
+    schema: {
+      operationId: 'EditAssets', tags, summary: 'Bulk edit: the same metadata and security changes on many assets, as an Action (GET /v1/action/{jobId})',
+      body: BulkEditBody, response: { 200: Type.Object({ jobId: Type.String(), collectionId: Type.Null({ description: 'Tessera makes no collection of the edited assets' }) }), ...write },
+    },
+  }, async (request) => startBulkEdit(deps, principalOf(request), request.body));
+
+  app.post('/asset/purge', {
+    schema: {
+      operationId: 'PurgeAssets', tags, summary: 'Permanently remove recycle-bin assets (Purge privilege), as an Action',
+      body: Type.Object({ objectIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 10_000 })), all: Type.Optional(Type.Boolean()) }),
+      response: { 200: Started, ...write },
+    },
+  }, async (request) => startPurge(deps, principalOf(request), request.body));
+
+  app.post('/asset/renditions', {
+    schema: {
+      operationId: 'RegenerateRenditions', tags, summary: 'Render the renditions of assets again (Content Management), as an Action',
+      body: Type.Object({ objectIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 10_000 }) }),
+      response: { 200: Started, ...write },
+    },
+  }, async (request) => startRegenerate(deps, principalOf(request), request.body.objectIds));
+}

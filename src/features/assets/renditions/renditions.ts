@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Metadata, OutputInfo } from 'sharp';
+import type { Deps } from '../../../deps.ts';
+import { loadSharp } from '../../../core/sharp.ts';
+import { fromJson, toJson } from '../../../core/db/json.ts';
+import { publishEvent } from '../../../core/events/index.ts';
+import { FatalJobError } from '../../../core/jobs/queue.ts';
+import { contentHeld, securityOf, templateNames } from '../assets.repo.ts';
+import { isImage } from '../upload/content-types.ts';
+import { humanSize, parseExif, parseIptc, parseXmp } from './image-metadata.ts';
+import { eventAsset, renditionUrl, SHORT_NAMES, type RenditionName, type StoredRendition } from '../views/present.ts';
+
+export interface RenditionSpec {
+  name: RenditionName;
+  /** The box the rendition fits inside (never upscaled). */
+  size: number;
+}
+
+export const RENDITION_SPECS: readonly RenditionSpec[] = [
+  { name: 'imageThumb', size: 200 },
+  { name: 'imagePreview', size: 700 },
+  { name: 'imagePreviewLarge', size: 1000 },
+  { name: 'mezzaninePreview', size: 3000 },
+];
+
+/** Changes whenever the output of a recipe would: part of every rendition's storage key. */
+export const RECIPE_VERSION = createHash('sha256').update(JSON.stringify({ RENDITION_SPECS, jpeg: { quality: 80 }, png: { compressionLevel: 6 }, v: 1 })).digest('hex').slice(0, 12);
+
+export class RenditionError extends Error {}
+
+export interface RenderedImage {
+  name: RenditionName;
+  data: Buffer;
+  width: number;
+  height: number;
+  contentType: string;
+}
+
+export interface SourceInfo {
+  format: string;
+  width: number;
+  height: number;
+  hasAlpha: boolean;
+  meta: Metadata;
+}
+
+/** Header only: dimensions (after EXIF orientation), format, and the pixel limit. */
+export async function inspect(input: string | Buffer, maxPixels: number): Promise<SourceInfo> {
+  const sharp = await loadSharp();
+  let meta: Metadata;
+  try {
+    meta = await sharp(input, { limitInputPixels: false }).metadata();
+  } catch (error) {
+    throw new RenditionError(`not a readable image: ${(error as Error).message}`);
+  }
+  if (!meta.width || !meta.height || !meta.format) throw new RenditionError('not a readable image: no dimensions in its header');
+  if (meta.width * meta.height > maxPixels) throw new RenditionError(`the image has ${meta.width * meta.height} pixels, more than the limit of ${maxPixels}`);
+  const swap = (meta.orientation ?? 1) >= 5;
+  return { format: meta.format, width: swap ? meta.height : meta.width, height: swap ? meta.width : meta.height, hasAlpha: Boolean(meta.hasAlpha), meta };
+}
+
+export function fitInside(width: number, height: number, box: number): { width: number; height: number } {
+  const scale = Math.min(1, box / Math.max(width, height));
+  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
+}
+
+/**
+ * Decodes the source once (shrink-on-load to the largest rendition wanted, EXIF orientation
+ * applied, sRGB) and derives every rendition from that one decoded image.
+ */
+export async function renderImage(input: string | Buffer, specs: readonly RenditionSpec[], info: SourceInfo, maxPixels: number): Promise<RenderedImage[]> {
+  const largest = Math.max(...specs.map((s) => s.size));
+  const sharp = await loadSharp();
+  let base: { data: Buffer; info: OutputInfo };
+  try {
+    base = await sharp(input, { limitInputPixels: maxPixels, failOn: 'error' })
+      .autoOrient()
+      .resize(largest, largest, { fit: 'inside', withoutEnlargement: true })
+      .toColourspace('srgb')
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+  } catch (error) {
+    throw new RenditionError(`the image could not be decoded: ${(error as Error).message}`);
+  }
+  const raw = { width: base.info.width, height: base.info.height, channels: base.info.channels as 1 | 2 | 3 | 4 };
+  const alpha = info.hasAlpha && (raw.channels === 4 || raw.channels === 2);
+  return Promise.all(specs.map(async (spec) => {
+    const target = fitInside(raw.width, raw.height, spec.size);
+    let img = sharp(base.data, { raw });
+    if (target.width !== raw.width || target.height !== raw.height) img = img.resize(target.width, target.height, { fit: 'fill' });
+    const encoded = alpha ? img.png({ compressionLevel: 6 }) : img.jpeg({ quality: 80 });
+    const data = await encoded.toBuffer();
+    return { name: spec.name, data, width: target.width, height: target.height, contentType: alpha ? 'image/png' : 'image/jpeg' };
+  }));
+}
+
+/** A labelled placeholder for content no converter handles yet (PDF, video, …). */
+export async function placeholder(label: string): Promise<Buffer> {
+  const text = label.replace(/[^A-Za-z0-9 ./+-]/g, '').slice(0, 20).toUpperCase();
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200"><rect width="200" height="200" fill="#e4e7eb"/><text x="100" y="108" font-family="sans-serif" font-size="22" text-anchor="middle" fill="#52606d">${text}</text></svg>`;
+  return (await loadSharp())(Buffer.from(svg)).png().toBuffer();
+}
+
+function technical(filename: string, size: number, md5: string, sha256: string, contentType: string, info?: SourceInfo): Record<string, unknown> {
+  const tenovos_metadata = { fileName: filename, fileSize: humanSize(size), fileSizeInBytes: size, MD5Checksum: md5, SHA256Checksum: sha256 };
+  if (!info) return { tenovos_metadata, image_metadata: { mimeType: contentType } };
+  const m = info.meta;
+  return {
+    tenovos_metadata,
+    image_metadata: {
+      fileType: info.format.toUpperCase(), fileTypeExtension: info.format === 'jpeg' ? 'jpg' : info.format, mimeType: contentType,
+      imageWidth: info.width, imageHeight: info.height, megapixels: Math.round((info.width * info.height) / 10_000) / 100,
+      colorSpaceData: m.space ?? null, channels: m.channels ?? null, bitDepth: m.depth ?? null, xResolution: m.density ?? null,
+      hasAlpha: info.hasAlpha, orientation: m.orientation ?? 1, hasProfile: Boolean(m.hasProfile), pages: m.pages ?? 1,
+      exif: parseExif(m.exif), iptc: parseIptc(m.iptc), xmp: parseXmp(m.xmpAsString ?? m.xmp),
+    },
+  };
+}
+
+const renditionKey = (orgId: string, sha256: string, name: string, ext: string) => `${renditionPrefix(orgId, sha256)}/${RECIPE_VERSION}/${name}.${ext}`;
+
+/** Every rendition of one content (all recipe versions), as a blob-store prefix. */
+export const renditionPrefix = (orgId: string, sha256: string) => `renditions/${orgId}/${sha256.slice(0, 2)}/${sha256}`;
+
+export interface RenditionJob {
+  assetId: string;
+  /** A replacement preview (POST /v1/asset/content/preview) to render imagePreview from. */
+  previewKey?: string;
+  force?: boolean;
+}
+
+/**
+ * The background job after content arrives: technical metadata, then renditions written
+ * atomically before the asset row points at them. A corrupt or hostile image fails the job and
+ * marks the asset's renditions failed; no partial rendition is ever referenced.
+ */
+export async function runRenditions(deps: Deps, job: RenditionJob): Promise<void> {
+  const asset = await deps.db.selectFrom('assets').selectAll().where('id', '=', job.assetId).executeTakeFirst();
+  if (!asset || asset.content_state !== 'available' || !asset.blob_key || !asset.sha256) return;
+  const sourceKey = job.previewKey ?? asset.blob_key;
+  const dir = await mkdtemp(join(tmpdir(), 'tessera-rend-'));
+  const file = join(dir, 'source');
+  try {
+    const stream = await deps.blobs.get(sourceKey);
+    if (!stream) throw new FatalJobError(`content ${sourceKey} is missing from storage`);
+    const md5 = createHash('md5');
+    await pipeline(stream, new Transform({ transform(chunk: Buffer, _e, done) { md5.update(chunk); done(null, chunk); } }), createWriteStream(file));
+    const max = deps.config.renditionMaxPixels;
+    const renditions = fromJson<Record<string, StoredRendition>>(asset.renditions, {});
+    let info: SourceInfo | undefined;
+    let state: 'ready' | 'placeholder' | 'failed' = 'ready';
+    let failure: string | undefined;
+    const sourceType = job.previewKey ? 'image/*' : asset.content_type;
+    if (isImage(sourceType) || job.previewKey) {
+      try {
+        info = await inspect(file, max);
+        const specs = job.previewKey ? RENDITION_SPECS.filter((s) => s.name === 'imagePreview') : RENDITION_SPECS;
+        const ext = info.hasAlpha ? 'png' : 'jpg';
+        const sha = job.previewKey ? createHash('sha256').update(sourceKey).digest('hex') : asset.sha256;
+        const keys = specs.map((s) => renditionKey(asset.org_id, sha, s.name, ext));
+        const heads = job.force ? [] : await Promise.all(keys.map((k) => deps.blobs.head(k)));
+        const rendered = heads.length === keys.length && heads.every(Boolean)
+          ? specs.map((s, i) => ({ name: s.name, size: heads[i]!.size, ...fitInside(info!.width, info!.height, s.size), contentType: info!.hasAlpha ? 'image/png' : 'image/jpeg', data: null as Buffer | null }))
+          : (await renderImage(file, specs, info, max)).map((r) => ({ ...r, size: r.data.length }));
+        for (const [i, r] of rendered.entries()) {
+          const key = keys[i]!;
+          if (r.data) await deps.blobs.put(key, r.data, { contentType: r.contentType });
+          renditions[r.name] = { key, width: r.width, height: r.height, contentType: r.contentType, size: r.size, etag: `"${createHash('sha256').update(key).digest('hex').slice(0, 32)}"` };
+        }
+      } catch (error) {
+        if (!(error instanceof RenditionError)) throw error;
+        state = 'failed';
+        failure = error.message;
+      }
+    } else {
+      const data = await placeholder((asset.content_type ?? 'file').split('/')[1] ?? 'file');
+      const key = `renditions/${asset.org_id}/placeholder/${RECIPE_VERSION}/${createHash('sha256').update(asset.content_type ?? '').digest('hex').slice(0, 16)}.png`;
+      await deps.blobs.put(key, data, { contentType: 'image/png' });
+      renditions.imageThumb = { key, width: 200, height: 200, contentType: 'image/png', size: data.length, etag: `"${createHash('sha256').update(data).digest('hex').slice(0, 32)}"`, placeholder: true };
+      state = 'placeholder';
+    }
+    const now = deps.clock.now();
+    const gone = await deps.db.transaction().execute(async (trx) => {
+      // The content may have been replaced meanwhile: only the bytes this job read get their renditions.
+      const current = await trx.selectFrom('assets').select(['sha256', 'technical_metadata']).where('id', '=', asset.id).executeTakeFirst();
+      if (!current) return true;
+      if (current.sha256 !== asset.sha256) return false;
+      const tech = job.previewKey ? fromJson<Record<string, unknown>>(current.technical_metadata, {}) : technical(asset.filename, asset.size ?? 0, md5.digest('hex'), asset.sha256!, asset.content_type ?? 'application/octet-stream', info);
+      if (failure) tech.renditionError = failure;
+      await trx.updateTable('assets').set({
+        renditions: toJson(state === 'failed' && !job.previewKey ? {} : renditions), renditions_state: job.previewKey ? 'ready' : state,
+        technical_metadata: toJson(tech), md5: job.previewKey ? undefined : (tech.tenovos_metadata as { MD5Checksum: string }).MD5Checksum,
+        ...(info && !job.previewKey ? { width: info.width, height: info.height } : {}), updated_at: now,
+      }).where('id', '=', asset.id).execute();
+      if (state !== 'failed') {
+        const security = (await securityOf(trx, asset.org_id, [asset.id])).get(asset.id)!;
+        const urls: Record<string, string> = {};
+        for (const name of Object.keys(renditions)) urls[SHORT_NAMES[name as RenditionName] ?? name] = renditionUrl(deps, asset.id, name);
+        await publishEvent(trx, now, {
+          orgId: asset.org_id, type: 'asset.renditions.created', actor: null,
+          data: { asset: { ...eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds)), renditions: urls } },
+        });
+      }
+      return false;
+    });
+    // Purged while this job rendered: the purge may have swept the folder before these files
+    // landed, so they go now unless another asset of the organization holds the same bytes.
+    if (gone && !job.previewKey && !(await contentHeld(deps.db, asset.org_id, asset.sha256!))) await deps.blobs.deletePrefix(renditionPrefix(asset.org_id, asset.sha256!));
+    if (failure) throw new FatalJobError(`renditions failed: ${failure}`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,84 @@
+import type { Deps } from '../../../deps.ts';
+import type { DbOrTrx } from '../../../core/db/connect.ts';
+import { enqueueJob, FatalJobError } from '../../../core/jobs/queue.ts';
+import type { ClaimedJob } from '../../../core/jobs/worker.ts';
+import { newId } from '../../../core/ids.ts';
+
+export const MAIL_JOB = 'mail.send';
+/** With the workers' backoff (1 s, 2 s, 4 s … capped at 10 min) this keeps trying for about an hour and a half. */
+export const MAIL_MAX_ATTEMPTS = 14;
+
+export interface OutgoingMail {
+  /** The organization the mail is sent for (null for system mail). */
+  orgId: string | null;
+  to: string | { name: string; address: string };
+  subject: string;
+  text: string;
+  html?: string;
+}
+
+function formatAddress(to: OutgoingMail['to']): string {
+  if (typeof to === 'string') return to;
+  // A display name goes in quotes with quotes and backslashes escaped (RFC 5322 quoted-string).
+  return `"${to.name.replace(/[\\"]/g, (c) => `\\${c}`).replace(/[\r\n]/g, ' ')}" <${to.address}>`;
+}
+
+/**
+ * Puts a mail into the durable outbox, in the caller's transaction: it exists exactly when the
+ * change that wants it sent commits. The `mail.send` job delivers it from the workers, retrying
+ * temporary failures (connection refused, timeouts, SMTP 4xx) with backoff. Call `deps.jobs.wake()`
+ * after the transaction commits so an in-process worker sends it at once. Returns the outbox id.
+ */
+export async function queueMail(trx: DbOrTrx, now: number, mail: OutgoingMail): Promise<string> {
+  const id = newId(now);
+  await trx.insertInto('mail_outbox').values({
+    id, org_id: mail.orgId, to_address: formatAddress(mail.to), subject: mail.subject, text_body: mail.text, html_body: mail.html ?? null,
+    message_id: `<${id}@tessera.outbox>`, status: 'queued', attempts: 0, last_error: null, created_at: now, updated_at: now, sent_at: null,
+  }).execute();
+  await enqueueJob(trx, now, { type: MAIL_JOB, orgId: mail.orgId, payload: { mailId: id }, maxAttempts: MAIL_MAX_ATTEMPTS });
+  return id;
+}
+
+/** SMTP answers that will never succeed on retry (5xx) and bad addresses; everything else is temporary. */
+function isPermanent(error: unknown): boolean {
+  const e = error as { responseCode?: number; code?: string };
+  if (typeof e.responseCode === 'number') return e.responseCode >= 500;
+  return e.code === 'EENVELOPE' || e.code === 'EMESSAGE';
+}
+
+/** The `mail.send` job: one delivery attempt of one outbox mail, recorded on its row. */
+export async function sendQueuedMail(deps: Deps, job: ClaimedJob): Promise<void> {
+  const { mailId } = job.payload as { mailId: string };
+  const mail = await deps.db.selectFrom('mail_outbox').selectAll().where('id', '=', mailId).executeTakeFirst();
+  // Already sent (a worker died between sending and finishing the job) or gone with its organization.
+  if (!mail || mail.status !== 'queued') return;
+  const smtpUrl = deps.config.smtpUrl;
+  const record = (set: { status?: 'sent' | 'failed'; last_error?: string | null; sent_at?: number }) =>
+    deps.db.updateTable('mail_outbox').set({ attempts: mail.attempts + 1, updated_at: deps.clock.now(), ...set }).where('id', '=', mailId).execute();
+  if (!smtpUrl) {
+    await record({ status: 'failed', last_error: 'SMTP is not configured (TESSERA_SMTP_URL)' });
+    throw new FatalJobError('SMTP is not configured');
+  }
+  // Loaded when mail is first sent, not at start (lean start).
+  const { default: nodemailer } = await import('nodemailer');
+  // Timeouts well inside the job lease, so a hung server never lets a second worker send the same mail.
+  const transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 20_000 });
+  try {
+    await transport.sendMail({ from: deps.config.mailFrom, to: mail.to_address, subject: mail.subject, text: mail.text_body, ...(mail.html_body ? { html: mail.html_body } : {}), messageId: mail.message_id });
+  } catch (error) {
+    const message = `${(error as Error).message}`.slice(0, 2000);
+    const last = isPermanent(error) || job.attempts >= job.maxAttempts;
+    await record(last ? { status: 'failed', last_error: message } : { last_error: message });
+    if (isPermanent(error)) throw new FatalJobError(message);
+    throw error;
+  } finally {
+    transport.close();
+  }
+  await record({ status: 'sent', last_error: null, sent_at: deps.clock.now() });
+}
+
+/** Where an outbox mail stands (shares report it; tests and operators read it). */
+export async function mailStatus(db: DbOrTrx, ids: readonly string[]) {
+  if (ids.length === 0) return [];
+  return db.selectFrom('mail_outbox').select(['id', 'status', 'attempts', 'last_error', 'sent_at']).where('id', 'in', [...ids]).execute();
+}
