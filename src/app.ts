@@ -96,6 +96,17 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     loggerInstance: deps.log,
     genReqId: requestIdFor,
     bodyLimit: deps.config.bodyLimitBytes,
+    // Slow clients are cut off (Fastify's own defaults leave the request time unlimited): 408 for
+    // headers or a body that takes too long, a close for a silent connection. Node checks the
+    // first two every connectionsCheckingInterval, so that follows the smaller of them.
+    requestTimeout: deps.config.http.requestTimeoutMs,
+    connectionTimeout: deps.config.http.idleTimeoutMs,
+    keepAliveTimeout: deps.config.http.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: deps.config.http.headersTimeoutMs,
+      requestTimeout: deps.config.http.requestTimeoutMs,
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(deps.config.http.headersTimeoutMs / 4))),
+    },
     // A hop count believes only the n nearest proxies (Fastify's own number handling, typed as a function).
     trustProxy: typeof deps.config.trustProxy === 'number' ? trustHops(deps.config.trustProxy) : deps.config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },

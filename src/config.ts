@@ -21,6 +21,8 @@ export interface Config {
   /** How long a webhook message claimed by a process stays leased without a heartbeat (crash recovery time). */
   readonly webhookLeaseMs: number;
   readonly bodyLimitBytes: number;
+  /** Timeouts of the API's HTTP server (docs/operations.md › Timeouts). */
+  readonly http: HttpTimeouts;
   /**
    * Which X-Forwarded-For hops to believe: false (none: the socket address is the client), a hop
    * count (the n proxies nearest to Tessera), or proxy addresses/CIDRs. Never "everyone".
@@ -46,6 +48,18 @@ export interface Config {
   readonly edge: EdgeConfig;
 }
 
+/** Milliseconds; a slow or silent client is cut off by the first that runs out. */
+export interface HttpTimeouts {
+  /** From a request's first byte until its headers are complete (408 after). */
+  readonly headersTimeoutMs: number;
+  /** From a request's first byte until its body is complete (408 after): bounds slow uploads too. */
+  readonly requestTimeoutMs: number;
+  /** A connection on which nothing was read or written for this long is closed. */
+  readonly idleTimeoutMs: number;
+  /** How long a kept-alive connection waits for its next request. */
+  readonly keepAliveTimeoutMs: number;
+}
+
 export interface EdgeConfig {
   readonly port: number;
   readonly host: string;
@@ -66,6 +80,8 @@ export interface EdgeConfig {
   readonly workers: number;
   /** An .mmdb country database (default: the bundled CC0 geo-whois-asn-country). */
   readonly geoipDb: string | undefined;
+  /** Timeouts of the edge's own HTTP/1.1 server (keep-alive = idle there). */
+  readonly http: Omit<HttpTimeouts, 'keepAliveTimeoutMs'>;
 }
 
 export interface LocalStorageConfig {
@@ -129,6 +145,7 @@ export function parseConfig(env: Env = process.env): Config {
     allowPrivateTargets: boolean(env, 'TESSERA_ALLOW_PRIVATE_TARGETS', false),
     webhookLeaseMs: integer(env, 'TESSERA_WEBHOOK_LEASE_MS', 20_000, 1000, 600_000),
     bodyLimitBytes: integer(env, 'TESSERA_BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),
+    http: parseHttpTimeouts(env),
     trustProxy: parseTrustProxy(env),
     refreshGraceSeconds: integer(env, 'TESSERA_REFRESH_GRACE_SECONDS', 10, 0, 60),
     impersonationTtlSeconds: integer(env, 'TESSERA_IMPERSONATION_TTL_SECONDS', 3600, 60, 3600),
@@ -338,5 +355,27 @@ function parseEdge(env: Env, dataDir: string): EdgeConfig {
     trustedProxies: proxies,
     workers,
     geoipDb: optional(env, 'EDGE_GEOIP_DB'),
+    http: parseEdgeHttpTimeouts(env),
   };
+}
+
+const DAY_MS = 86_400_000;
+
+function parseHttpTimeouts(env: Env): HttpTimeouts {
+  const headersTimeoutMs = integer(env, 'TESSERA_HEADERS_TIMEOUT_MS', 20_000, 100, 600_000);
+  const requestTimeoutMs = integer(env, 'TESSERA_REQUEST_TIMEOUT_MS', 300_000, 100, DAY_MS);
+  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('TESSERA_HEADERS_TIMEOUT_MS', `must not exceed TESSERA_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    idleTimeoutMs: integer(env, 'TESSERA_IDLE_TIMEOUT_MS', 60_000, 100, DAY_MS),
+    keepAliveTimeoutMs: integer(env, 'TESSERA_KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, DAY_MS),
+  };
+}
+
+function parseEdgeHttpTimeouts(env: Env): EdgeConfig['http'] {
+  const headersTimeoutMs = integer(env, 'EDGE_HEADERS_TIMEOUT_MS', 20_000, 100, 600_000);
+  const requestTimeoutMs = integer(env, 'EDGE_REQUEST_TIMEOUT_MS', 60_000, 100, DAY_MS);
+  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('EDGE_HEADERS_TIMEOUT_MS', `must not exceed EDGE_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  return { headersTimeoutMs, requestTimeoutMs, idleTimeoutMs: integer(env, 'EDGE_IDLE_TIMEOUT_MS', 65_000, 100, DAY_MS) };
 }

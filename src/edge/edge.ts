@@ -154,7 +154,7 @@ export class Edge {
       this.deps.log.error({ err: error }, 'edge request failed');
       if (!res.headersSent) this.plain(res, 502, 'Bad gateway');
       else res.destroy();
-    });
+    }, { headersMs: this.deps.config.http.headersTimeoutMs, requestMs: this.deps.config.http.requestTimeoutMs, idleMs: this.deps.config.http.idleTimeoutMs });
     const listening = this.server.server;
     // Workers of `EDGE_WORKERS=n` each bind the port with SO_REUSEPORT, so the kernel spreads
     // connections evenly (node:cluster's hand-off from the primary left one worker doing most of the work).

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { slowClient } from '../../test/helpers/net.ts';
 import { createEdgeHttpServer, PreparedHit, type EdgeHttpServer, type EdgeRequest, type EdgeResponse } from './http1.ts';
 
 /** Sends raw bytes on one connection and collects everything until the server closes it (or `until` matches). */
@@ -176,7 +177,7 @@ describe('edge HTTP/1.1 server', () => {
 
 describe('edge HTTP/1.1 server idle sweep', () => {
   it('closes a connection on which nothing is read or written for idleMs, and keeps a busy one', async () => {
-    const server = createEdgeHttpServer((req, res) => res.sendHit(new PreparedHit('content-length: 2\r\n', Buffer.from('ok')), 0), (_e, res) => res.destroy(), 400);
+    const server = createEdgeHttpServer((req, res) => res.sendHit(new PreparedHit('content-length: 2\r\n', Buffer.from('ok')), 0), (_e, res) => res.destroy(), { idleMs: 400 });
     await new Promise<void>((r) => server.server.listen(0, '127.0.0.1', r));
     const port = (server.server.address() as AddressInfo).port;
     try {
@@ -203,5 +204,34 @@ describe('edge HTTP/1.1 server idle sweep', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('edge HTTP/1.1 server timeouts (issue 23, defect 14)', () => {
+  let server: EdgeHttpServer;
+  let port = 0;
+  before(async () => {
+    server = createEdgeHttpServer((_req, res) => res.sendHit(new PreparedHit('content-length: 2\r\n', Buffer.from('ok')), 0), (_e, res) => res.destroy(), { headersMs: 300, requestMs: 600, idleMs: 60_000 });
+    await new Promise<void>((r) => server.server.listen(0, '127.0.0.1', r));
+    port = (server.server.address() as AddressInfo).port;
+  });
+  after(() => server.close());
+
+  it('cuts off a client trickling its headers with 408 (it is never idle, so only the headers timeout ends it)', async () => {
+    const slow = await slowClient(port, 'GET / HTTP/1.1\r\nHost: x\r\n', 'x');
+    assert.equal(slow.closed, true);
+    assert.match(slow.text, /^HTTP\/1\.1 408 /);
+  });
+
+  it('cuts off a client trickling a request body with 408', async () => {
+    const slow = await slowClient(port, 'GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n', 'x');
+    assert.equal(slow.closed, true);
+    assert.match(slow.text, /HTTP\/1\.1 408 /);
+  });
+
+  it('keeps serving prompt clients on kept-alive connections', async () => {
+    const fast = await exchange(port, 'GET / HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n', (t) => count(t, 'HTTP/1.1 200') === 2);
+    assert.equal(count(fast.text, 'HTTP/1.1 200'), 2);
+    assert.equal(fast.closed, false);
   });
 });

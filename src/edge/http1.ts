@@ -347,6 +347,13 @@ class Connection {
   private active = true;
   private lastWritten = 0;
   private idleFor = 0;
+  /**
+   * When the request now arriving began (0: none), and when its head began (0: head complete):
+   * while we wait on the client for them, the sweep answers 408 past the request and headers
+   * timeouts, so a client trickling a head or a body cannot hold a connection for ever.
+   */
+  private requestSince = 0;
+  private headSince = 0;
   readonly socket: Socket;
   private readonly peer: EdgePeer;
   private readonly handler: EdgeHandler;
@@ -373,7 +380,15 @@ class Connection {
    * Called by the server's sweep every `step` ms instead of a timer per socket (which node re-arms on
    * every read and write): a connection where nothing was read or written for `idleMs` is closed.
    */
-  sweep(step: number, idleMs: number): void {
+  sweep(step: number, timeouts: EdgeServerTimeouts, now: number): void {
+    if (this.current === null && ((this.headSince !== 0 && now - this.headSince >= timeouts.headersMs) || (this.requestSince !== 0 && now - this.requestSince >= timeouts.requestMs))) {
+      this.headSince = 0;
+      this.requestSince = 0;
+      this.discard = 0;
+      this.reject(408);
+      return;
+    }
+    const idleMs = timeouts.idleMs;
     const written = this.socket.bytesWritten;
     if (this.active || written !== this.lastWritten) {
       this.active = false;
@@ -429,6 +444,7 @@ class Connection {
     if (this.discard > 0) {
       const n = Math.min(this.discard, buf.length);
       this.discard -= n;
+      if (this.discard === 0) this.requestSince = 0;
       buf = buf.subarray(n);
       if (buf.length === 0) {
         this.pending = null;
@@ -442,8 +458,10 @@ class Connection {
     if (end < 0) {
       this.pending = buf.subarray(start);
       if (this.pending.length > MAX_HEAD) this.reject(431);
+      else if (this.headSince === 0) this.headSince = this.requestSince = Date.now();
       return false;
     }
+    this.headSince = 0;
     this.pending = end + 4 < buf.length ? buf.subarray(end + 4) : null;
 
     // Request line: METHOD SP request-target SP HTTP/1.x, scanned byte by byte.
@@ -495,6 +513,8 @@ class Connection {
       if (Number(length) > MAX_DISCARDED_BODY) return this.fail(413);
       this.discard = Number(length);
     }
+    if (this.discard === 0) this.requestSince = 0;
+    else if (this.requestSince === 0) this.requestSince = Date.now();
     const connection = headers.connection;
     const keepAlive = connection === undefined ? !http10
       : http10 ? connection.toLowerCase().includes('keep-alive') : !connection.toLowerCase().includes('close');
@@ -521,14 +541,28 @@ export interface EdgeHttpServer {
   close(): Promise<void>;
 }
 
+/** Milliseconds (config: EDGE_HEADERS_TIMEOUT_MS, EDGE_REQUEST_TIMEOUT_MS, EDGE_IDLE_TIMEOUT_MS). */
+export interface EdgeServerTimeouts {
+  /** From a request's first byte until its head is complete: 408 and close after. */
+  headersMs: number;
+  /** From a request's first byte until its (discarded) body is complete: 408 and close after. */
+  requestMs: number;
+  /** Nothing read or written for this long (kept-alive connections included): closed. */
+  idleMs: number;
+}
+
+const DEFAULT_TIMEOUTS: EdgeServerTimeouts = { headersMs: 20_000, requestMs: 60_000, idleMs: 65_000 };
+
 /** Starts listening; `onError` answers (or destroys) a request whose handler threw. */
-export function createEdgeHttpServer(handler: EdgeHandler, onError: (error: unknown, res: EdgeResponse) => void, idleMs = 65_000): EdgeHttpServer {
+export function createEdgeHttpServer(handler: EdgeHandler, onError: (error: unknown, res: EdgeResponse) => void, timeoutsIn: Partial<EdgeServerTimeouts> = {}): EdgeHttpServer {
+  const timeouts = { ...DEFAULT_TIMEOUTS, ...timeoutsIn };
   const connections = new Map<Socket, Connection>();
   // One sweep for every connection instead of a timer per socket (node re-arms those on every read and write).
-  const step = Math.max(50, Math.min(5_000, Math.floor(idleMs / 4)));
+  const step = Math.max(50, Math.min(5_000, Math.floor(Math.min(timeouts.idleMs, timeouts.headersMs) / 4)));
   const sweep = setInterval(() => {
     dateHeader(); // a new second drops the prebuilt hit answers even when no request comes
-    for (const c of connections.values()) c.sweep(step, idleMs);
+    const now = Date.now();
+    for (const c of connections.values()) c.sweep(step, timeouts, now);
   }, step);
   sweep.unref();
   const server = createServer({ noDelay: true }, (socket) => {

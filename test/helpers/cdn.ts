@@ -54,7 +54,7 @@ export function edgeConfig(ctx: TestContext, overrides: Partial<EdgeConfig> = {}
   return {
     port: 0, host: '127.0.0.1', region: 'de', cacheDir: join(ctx.dataDir, 'edge-cache'), cacheMaxBytes: 64 * 1024 * 1024, memoryMaxBytes: 32 * 1024 * 1024,
     maxObjectBytes: 16 * 1024 * 1024, controlHost: '127.0.0.1', controlPort: 0, controlUrl: undefined, heartbeatMs: 60_000,
-    trustedProxies: ['loopback'], workers: 1, geoipDb: undefined, ...overrides,
+    trustedProxies: ['loopback'], workers: 1, geoipDb: undefined, http: { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, idleTimeoutMs: 65_000 }, ...overrides,
   };
 }
 
