@@ -1,5 +1,5 @@
 // Runs every test file once with node:test. Each file covers both engines (SQLite and
-// PostgreSQL); see test/helpers/context.ts. Extra arguments narrow the files: `npm test -- src/features/identity`.
+// PostgreSQL); see test/helpers/context.ts. web/test holds the web app's browser tests (one real server, SQLite). Extra arguments narrow the files: `npm test -- src/features/identity`.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ function collect(dir: string, out: string[]): string[] {
 }
 
 const filters = process.argv.slice(2);
-const files = [...collect('src', []), ...collect('test', [])].filter((f) => filters.length === 0 || filters.some((x) => f.includes(x))).sort();
+const files = [...collect('src', []), ...collect('test', []), ...collect('web/test', [])].filter((f) => filters.length === 0 || filters.some((x) => f.includes(x))).sort();
 if (files.length === 0) {
   console.error(`No test files match ${filters.join(' ')}`);
   process.exit(1);

@@ -27,6 +27,7 @@ import { collectionRoutes } from './features/collections/index.ts';
 import { storyboardRoutes } from './features/storyboards/index.ts';
 import { adaptiveTemplateRoutes } from './features/adaptive-templates/index.ts';
 import { cdnRoutes } from './features/cdn/index.ts';
+import { webAppRoutes } from './features/web-app/index.ts';
 
 /**
  * CORS for in-browser integrations (TESSERA_CORS_ORIGINS). Preflights are answered before
@@ -175,6 +176,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
 
   healthRoutes(app, deps);
   wellKnownRoutes(app, deps);
+  webAppRoutes(app, deps);
 
   // Everything below requires credentials unless a route says `config: { public: true }`.
   await app.register(async (api: App) => {

@@ -3,6 +3,7 @@ import { createDeps, type Deps } from './deps.ts';
 import { buildApp } from './app.ts';
 import { migrateToLatest } from './core/db/migrate.ts';
 import { bootstrapFirstOrganization } from './features/identity/index.ts';
+import { seedWebAppClients } from './features/auth/index.ts';
 import { announceFirstRun, collectStartupGarbage, databaseError, listenError, prepareDataDir, probeListen, StartupError } from './startup.ts';
 import { seedMissingOrganizations } from './features/metadata/index.ts';
 import { startWorkers } from './workers.ts';
@@ -29,6 +30,8 @@ async function serve(config: Config): Promise<void> {
   announceFirstRun(deps, await bootstrapFirstOrganization(deps));
   // Organizations made before metadata existed get its system group and Default template.
   await deps.db.transaction().execute((trx) => seedMissingOrganizations(trx, deps.clock.now())).catch((error) => deps.log.warn({ err: error }, 'metadata seeding skipped'));
+  // The web app's OAuth client (one row per organization; see features/auth/oauth/web-app-client.ts).
+  await seedWebAppClients(deps.db, deps.clock.now()).catch((error) => deps.log.warn({ err: error }, 'web app client seeding skipped'));
   const app = await buildApp(deps);
   const worker = deps.config.workers ? startWorkers(deps) : undefined;
   try {

@@ -37,6 +37,7 @@ export const CreateResponseSchema = Type.Object({
   url: Type.Optional(Type.String({ description: 'Presigned PUT URL of the content (single upload); for federated assets the content path' })),
   uploadId: Type.Optional(Type.String({ description: 'Multipart upload id, for POST /v1/asset/complete' })),
   urls: Type.Optional(Type.Array(PartUrl, { description: 'One presigned PUT URL per part' })),
+  partSize: Type.Optional(Type.Integer({ description: 'Bytes in every part but the last (multipart uploads; Tessera)' })),
   expiresEpoch: Type.Optional(Type.Integer({ description: 'When the upload URLs stop working (epoch ms)' })),
 });
 

@@ -10,6 +10,7 @@ import { recycleBinRoutes } from './recycle-bin/recycle-bin.routes.ts';
 import { bulkJobHandlers } from './bulk/bulk.service.ts';
 import { runRenditions, type RenditionJob } from './renditions/renditions.ts';
 import { actionObjectJobHandler } from './bulk/action-objects.ts';
+import { renditionLinkRoutes } from './download/rendition-links.ts';
 import { ACTION_OBJECT_JOB } from '../metadata/index.ts';
 import { MAIL_JOB, sendQueuedMail } from './share/mail-outbox.ts';
 
@@ -34,6 +35,7 @@ export { createAssetRuntime, type AssetRuntime } from './runtime.ts';
 export function assetsRoutes(app: App, deps: Deps): void {
   assetRoutes(app, deps);
   contentRoutes(app, deps);
+  renditionLinkRoutes(app, deps);
   relationRoutes(app, deps);
   extraRoutes(app, deps);
   recycleBinRoutes(app, deps);

@@ -11,6 +11,7 @@ export { publicJwks } from './signing-keys.ts';
 export { revokeUserSessions } from './sessions/sessions.repo.ts';
 export { createAuthRuntime, type AuthRuntime } from './runtime.ts';
 export { linkPasswordSucceeded, reserveLinkPasswordAttempt } from './login-throttle.ts';
+export { seedWebAppClients, WEB_APP_CLIENT_ID, WEB_APP_CALLBACK_PATH } from './oauth/web-app-client.ts';
 
 /** /v1/auth/* routes: tokens, impersonation, sessions. */
 export function authenticationRoutes(app: App, deps: Deps): void {

@@ -90,7 +90,7 @@ export async function recordUpload(deps: Deps, trx: DbOrTrx, now: number, input:
   return row;
 }
 
-export type UploadTarget = { url: string } | { uploadId: string; urls: { partNumber: number; url: string }[] };
+export type UploadTarget = { url: string } | { uploadId: string; urls: { partNumber: number; url: string }[]; partSize: number };
 
 /** Where the client sends the bytes: S3 presigned URLs, or Tessera's own signed URLs on local disk. */
 export async function uploadUrls(deps: Deps, upload: UploadRow): Promise<UploadTarget> {
@@ -107,7 +107,7 @@ export async function uploadUrls(deps: Deps, upload: UploadRow): Promise<UploadT
       : signedUrl(deps, 'PUT', `/v1/uploads/${upload.id}/parts/${n}`, ttl).url;
     urls.push({ partNumber: n, url });
   }
-  return { uploadId: upload.id, urls };
+  return { uploadId: upload.id, urls, partSize: upload.part_size ?? deps.config.uploadPartSizeBytes };
 }
 
 async function openUpload(deps: Deps, id: string): Promise<UploadRow> {

@@ -31,7 +31,8 @@ function layout(title: string, body: string, security: PageSecurity): string {
 <body><main>${body}</main></body></html>`;
 }
 
-export function loginPage(input: { clientName: string; scope: string; params: Record<string, string>; csrf: string; error?: string; username?: string }, security: PageSecurity): string {
+export function loginPage(input: { clientName: string; scope: string; params: Record<string, string>; csrf: string; error?: string; username?: string; firstParty?: boolean }, security: PageSecurity): string {
+  if (input.firstParty) return firstPartyLoginPage(input, security);
   const hidden = Object.entries(input.params).map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`).join('');
   const scopes = input.scope.split(' ').filter(Boolean)
     .map((s) => `<li><code>${escape(s)}</code>: ${escape(isOAuthScope(s) ? OAUTH_SCOPES[s] : s)}</li>`).join('');
@@ -44,6 +45,17 @@ ${input.error ? `<p class="error" role="alert">${escape(input.error)}</p>` : ''}
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
 <div class="actions"><button type="submit" name="decision" value="allow" id="allow">Sign in and allow</button>
 <button type="submit" name="decision" value="deny" id="deny" formnovalidate>Deny</button></div></form>`, security);
+}
+
+/** Tessera's own web app: a plain sign-in (its access is the person's own, so there is nothing to consent to). */
+function firstPartyLoginPage(input: { params: Record<string, string>; csrf: string; error?: string; username?: string }, security: PageSecurity): string {
+  const hidden = Object.entries(input.params).map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`).join('');
+  return layout('Sign in — Tessera', `<h1>Sign in to Tessera</h1>
+${input.error ? `<p class="error" role="alert">${escape(input.error)}</p>` : ''}
+<form method="post" action="authorize" autocomplete="on">${hidden}<input type="hidden" name="csrf" value="${escape(input.csrf)}">
+<label for="username">Username</label><input id="username" name="username" type="text" autocomplete="username" required autofocus value="${escape(input.username ?? '')}">
+<label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
+<div class="actions"><button type="submit" name="decision" value="allow" id="allow">Sign in</button></div></form>`, security);
 }
 
 export function errorPage(message: string, security: PageSecurity): string {

@@ -15,6 +15,7 @@ import {
 import { createClient, deleteClient, getClient, listClients } from './oauth-clients.service.ts';
 import { listConsents, revokeConsent } from './oauth-consents.service.ts';
 import { errorPage, loginPage, pageSecurity } from './oauth.page.ts';
+import { isWebAppClient } from './web-app-client.ts';
 import { approve, authenticateClient, checkAuthorizeRequest, denyRedirect, exchangeCode, OAuthError, refreshGrant, revokeToken, type AuthorizeParams } from './oauth.service.ts';
 
 const tags = ['oauth2'];
@@ -109,7 +110,7 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
       }
       if (extra.headers) reply.headers(extra.headers);
       const sec = pageSecurity([new URL(check.redirectUri).origin]);
-      const html = loginPage({ clientName: check.client.name, scope: check.scope, params: check.params, csrf: deps.keys.hash('oauth-csrf', csrfCookie), error: extra.error, username: extra.username }, sec);
+      const html = loginPage({ clientName: check.client.name, scope: check.scope, params: check.params, csrf: deps.keys.hash('oauth-csrf', csrfCookie), error: extra.error, username: extra.username, firstParty: isWebAppClient(check.client) }, sec);
       return sendPage(reply, extra.status ?? 200, html, sec.csp);
     };
 

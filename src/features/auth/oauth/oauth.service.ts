@@ -8,6 +8,7 @@ import { activeSubject, rotateRefreshToken } from '../sessions/refresh.service.t
 import { findRefreshToken, findSession, findTokenSubject, revokeSession, type SessionRow } from '../sessions/sessions.repo.ts';
 import { clientRedirectUris, findActiveClient, secretMatches } from './oauth-clients.service.ts';
 import { verifySignature } from '../signing-keys.ts';
+import { ensureWebAppClient, isWebAppClient, sameClient, webAppClient, webAppClientRowId, webAppRedirectAllowed, WEB_APP_CLIENT_ID } from './web-app-client.ts';
 
 export const CODE_TTL_MS = 60_000;
 /** The scopes a client may ask for (their meaning: core/authz/scopes.ts, docs/auth.md). */
@@ -56,9 +57,11 @@ export function redirectTo(deps: Deps, redirectUri: string, params: Record<strin
  * back to the client as RFC 6749 §4.1.2.1 error redirects.
  */
 export async function checkAuthorizeRequest(deps: Deps, p: AuthorizeParams): Promise<AuthorizeCheck> {
-  const client = p.client_id ? await findActiveClient(deps.db, p.client_id) : undefined;
+  const client = p.client_id === WEB_APP_CLIENT_ID ? webAppClient() : p.client_id ? await findActiveClient(deps.db, p.client_id) : undefined;
   if (!client) return { kind: 'page_error', message: 'Unknown or missing client_id.' };
-  if (!p.redirect_uri || !clientRedirectUris(client).includes(p.redirect_uri)) {
+  const redirectOk = p.redirect_uri !== undefined
+    && (isWebAppClient(client) ? webAppRedirectAllowed(deps.config.publicUrl, p.redirect_uri) : clientRedirectUris(client).includes(p.redirect_uri));
+  if (!p.redirect_uri || !redirectOk) {
     return { kind: 'page_error', message: 'The redirect_uri is missing or not registered for this client.' };
   }
   const fail = (error: string, description: string): AuthorizeCheck => ({
@@ -81,11 +84,20 @@ export async function checkAuthorizeRequest(deps: Deps, p: AuthorizeParams): Pro
 export async function approve(deps: Deps, check: Extract<AuthorizeCheck, { kind: 'ok' }>, username: string, password: string, meta: RequestMeta): Promise<string> {
   const userId = await checkPassword(deps, username, password, meta);
   const subject = await findTokenSubject(deps.db, userId);
-  if (!subject || subject.org_id !== check.client.org_id) throw new AppError('unauthorized', 'Incorrect username or password');
-  const code = randomBytes(32).toString('base64url');
   const now = deps.clock.now();
+  let clientId = check.client.id;
+  if (subject && isWebAppClient(check.client)) {
+    // The web app serves every organization: the code goes to the user's organization's client row.
+    const row = await ensureWebAppClient(deps.db, subject.org_id, now);
+    if (!row) throw new AppError('forbidden', 'The web app is turned off for your organization (its OAuth client was deleted).');
+    clientId = row.id;
+  } else if (!subject || subject.org_id !== check.client.org_id) {
+    throw new AppError('unauthorized', 'Incorrect username or password');
+  }
+  if (!subject) throw new AppError('unauthorized', 'Incorrect username or password');
+  const code = randomBytes(32).toString('base64url');
   await deps.db.insertInto('oauth_codes').values({
-    code_hash: deps.keys.hash('oauth-code', code), client_id: check.client.id, org_id: check.client.org_id, user_id: userId,
+    code_hash: deps.keys.hash('oauth-code', code), client_id: clientId, org_id: subject.org_id, user_id: userId,
     redirect_uri: check.redirectUri, code_challenge: check.params.code_challenge!, scope: check.scope, nonce: check.params.nonce ?? null,
     created_at: now, expires_at: now + CODE_TTL_MS, used_at: null, session_id: null,
   }).execute();
@@ -118,7 +130,7 @@ export async function authenticateClient(deps: Deps, creds: ClientCredentials): 
       throw new OAuthError('invalid_client', 'Malformed Basic credentials', 401);
     }
   }
-  const client = id ? await findActiveClient(deps.db, id) : undefined;
+  const client = id === WEB_APP_CLIENT_ID ? webAppClient() : id ? await findActiveClient(deps.db, id) : undefined;
   if (!client) throw new OAuthError('invalid_client', 'Unknown client', 401);
   if (client.secret_hash ? !secret || !secretMatches(deps, client, secret) : secret !== undefined && secret !== '') {
     throw new OAuthError('invalid_client', 'Client authentication failed', 401);
@@ -157,7 +169,7 @@ export async function exchangeCode(deps: Deps, client: OAuthClientsTable, form: 
   const outcome = await deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
     const code = await trx.selectFrom('oauth_codes').selectAll().where('code_hash', '=', hash).$if(deps.engine === 'postgres', (q) => q.forUpdate()).executeTakeFirst();
-    if (!code || code.client_id !== client.id) return { error: 'The code is invalid' };
+    if (!code || !sameClient(client, code.client_id, code.org_id)) return { error: 'The code is invalid' };
     if (code.used_at !== null) {
       if (code.session_id) await revokeSession(trx, code.session_id, now, 'code_replay');
       return { error: 'The code was already used; the tokens issued for it are revoked' };
@@ -175,7 +187,7 @@ export async function exchangeCode(deps: Deps, client: OAuthClientsTable, form: 
       return { error: 'The user can no longer sign in' };
     }
     const { session, refreshToken } = await insertSessionRows(deps, trx, subject, {
-      kind: 'oauth', clientId: client.id, scope: code.scope, meta,
+      kind: 'oauth', clientId: code.client_id, scope: code.scope, meta,
       // Only offline_access earns a refresh token; without it access ends with the access token.
       refreshable: code.scope.split(' ').includes('offline_access'),
     });
@@ -189,7 +201,14 @@ export async function exchangeCode(deps: Deps, client: OAuthClientsTable, form: 
 /** refresh_token grant: the same rotation, grace and reuse detection as POST /v1/auth/token, bound to the client. */
 export async function refreshGrant(deps: Deps, client: OAuthClientsTable, refreshToken: string | undefined): Promise<OAuthTokens> {
   if (!refreshToken) throw new OAuthError('invalid_request', 'refresh_token is required');
-  const outcome = await rotateRefreshToken(deps, refreshToken, { clientId: client.id });
+  let clientId = client.id;
+  if (isWebAppClient(client)) {
+    // The web app's refresh tokens belong to its row in the session's organization.
+    const row = refreshToken.startsWith('rt_') && refreshToken.length <= 200 ? await findRefreshToken(deps.db, deps.keys.hash('refresh', refreshToken)) : undefined;
+    if (!row) throw new OAuthError('invalid_grant', 'The refresh token is invalid, expired or revoked');
+    clientId = webAppClientRowId(row.org_id);
+  }
+  const outcome = await rotateRefreshToken(deps, refreshToken, { clientId });
   if (!outcome.ok) throw new OAuthError('invalid_grant', 'The refresh token is invalid, expired or revoked');
   let subject: TokenSubject;
   try {
@@ -211,5 +230,5 @@ export async function revokeToken(deps: Deps, client: OAuthClientsTable, token: 
   }
   if (!sessionId) return;
   const session = await findSession(deps.db, sessionId);
-  if (session && session.client_id === client.id) await revokeSession(deps.db, session.id, deps.clock.now(), 'oauth_revoke');
+  if (session && sameClient(client, session.client_id, session.org_id)) await revokeSession(deps.db, session.id, deps.clock.now(), 'oauth_revoke');
 }

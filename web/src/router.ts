@@ -1,0 +1,48 @@
+import { useEffect, useState } from 'preact/hooks';
+
+/** The app's pages live under /app/; the server answers every such path with the app. */
+export type Route =
+  | { page: 'library' }
+  | { page: 'asset'; id: string }
+  | { page: 'collections' }
+  | { page: 'collection'; id: string }
+  | { page: 'callback' };
+
+export function parseRoute(path: string): Route {
+  const rest = path.replace(/^\/app\/?/, '');
+  const [first, second] = rest.split('/');
+  if (first === 'callback') return { page: 'callback' };
+  if (first === 'asset' && second) return { page: 'asset', id: decodeURIComponent(second) };
+  if (first === 'collections' && second) return { page: 'collection', id: decodeURIComponent(second) };
+  if (first === 'collections') return { page: 'collections' };
+  return { page: 'library' };
+}
+
+const listeners = new Set<() => void>();
+
+export function navigate(path: string, replace = false): void {
+  if (replace) history.replaceState(null, '', path);
+  else history.pushState(null, '', path);
+  for (const l of listeners) l();
+}
+
+addEventListener('popstate', () => {
+  for (const l of listeners) l();
+});
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(location.pathname));
+  useEffect(() => {
+    const update = () => setRoute(parseRoute(location.pathname));
+    listeners.add(update);
+    return () => void listeners.delete(update);
+  }, []);
+  return route;
+}
+
+/** An in-app link: a real <a href> (keyboard, middle click, copy link) that navigates without a reload. */
+export function linkClick(event: MouseEvent, path: string): void {
+  if (event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  event.preventDefault();
+  navigate(path);
+}

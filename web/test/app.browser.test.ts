@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import sharp from 'sharp';
+import { axe, openBrowser, screenshot, signIn, skip, startServer, type Browser, type RunningServer } from './harness.ts';
+
+/** A folder of real JPEGs (and a nested folder), made with sharp. */
+async function imageFolder(): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-web-images-'));
+  mkdirSync(join(dir, 'campaign', 'extra'), { recursive: true });
+  const images = [
+    ['campaign/beach-sunset.jpg', '#f2a93b', 640, 427], ['campaign/beach-morning.jpg', '#5bc0eb', 600, 400],
+    ['campaign/product-red.jpg', '#e4572e', 500, 500], ['campaign/product-green.jpg', '#3bb273', 500, 500],
+    ['campaign/team-offsite.jpg', '#2f6fde', 720, 480], ['campaign/extra/logo-draft.jpg', '#9b5de5', 400, 400],
+  ] as const;
+  for (const [name, colour, width, height] of images) {
+    const stripe = Buffer.from(`<svg width="${width}" height="${height}"><rect width="${width}" height="${height}" fill="${colour}"/><circle cx="${width / 2}" cy="${height / 2}" r="${Math.min(width, height) / 3}" fill="#ffffff" fill-opacity="0.5"/></svg>`);
+    await sharp(stripe).jpeg({ quality: 80 }).toFile(join(dir, name));
+  }
+  return join(dir, 'campaign');
+}
+
+describe('web app in a real browser', { skip }, () => {
+  let server: RunningServer;
+  let browser: Browser;
+  let folder: string;
+  before(async () => {
+    [server, folder] = await Promise.all([startServer(), imageFolder()]);
+    browser = await openBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.stop();
+    if (folder) rmSync(join(folder, '..'), { recursive: true, force: true });
+  });
+
+  it('GET / redirects to the app, which is served with a strict Content-Security-Policy', async () => {
+    const root = await fetch(`${server.url}/`, { redirect: 'manual' });
+    assert.equal(root.status, 302);
+    assert.equal(root.headers.get('location'), '/app/');
+    const app = await fetch(`${server.url}/app/asset/anything`);
+    assert.equal(app.status, 200);
+    const csp = app.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /default-src 'none'/);
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.match(csp, /style-src 'self'(;|$)/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https:\/\/(?!127)/);
+    const html = await app.text();
+    assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
+    assert.doesNotMatch(html, /<style/, 'no inline style');
+  });
+
+  it('signs in through the OAuth code flow with PKCE, without CSP violations or accessibility problems', async () => {
+    const { page } = browser;
+    await page.goto(`${server.url}/`);
+    await page.waitForSelector('#sign-in');
+    await screenshot(page, '01-sign-in');
+    assert.deepEqual(await axe(page), []);
+    await signIn(page, server.url);
+    await page.waitForSelector('.toolbar .count');
+    await screenshot(page, '02-empty-library');
+    assert.deepEqual(await axe(page), []);
+    // The access token is only in memory: nothing but the rotated refresh token is stored.
+    const stored = await page.evaluate(() => Object.keys(localStorage));
+    assert.ok(stored.includes('tessera.refreshToken'));
+    assert.ok(!(await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }))).includes('eyJ'), 'no JWT in storage');
+  });
+
+  it('uploads a folder of real images and shows their thumbnails', async () => {
+    const { page } = browser;
+    await page.click('#upload-button');
+    await page.waitForSelector('#uploads-title');
+    await page.setInputFiles('#folder-input', folder);
+    await page.waitForFunction(() => document.querySelectorAll('.queue-item.done').length === 6, undefined, { timeout: 60_000 });
+    await screenshot(page, '03-upload-queue');
+    await page.click('[aria-label="Close the upload panel"]');
+    await page.waitForFunction(() => document.querySelectorAll('.tile img').length === 6, undefined, { timeout: 60_000 });
+    // Every thumbnail loaded (signed URLs an <img> can fetch without an auth header).
+    await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('.tile img')].every((img) => img.complete && img.naturalWidth > 0));
+    assert.match(await page.textContent('.toolbar .count') ?? '', /6 assets/);
+    await screenshot(page, '04-library-grid');
+    assert.deepEqual(await axe(page), []);
+  });
+
+  it('searches as you type, filters by a facet, and switches to the list', async () => {
+    const { page } = browser;
+    await page.fill('#search', 'beac');
+    await page.waitForFunction(() => document.querySelector('.toolbar .count')?.textContent?.includes('2 assets'));
+    await screenshot(page, '05-search');
+    await page.fill('#search', '');
+    await page.waitForFunction(() => document.querySelector('.toolbar .count')?.textContent?.includes('6 assets'));
+    await page.check('.facet input[type=checkbox] >> nth=0');
+    await page.waitForSelector('.facet input:checked');
+    await page.click('button:has-text("List")');
+    await page.waitForSelector('.tile.list');
+    await screenshot(page, '06-list');
+    await page.click('button:has-text("Grid")');
+    await page.click('button:has-text("Clear filters")');
+  });
+
+  it('switches to the dark theme and fits a phone', async () => {
+    const { page } = browser;
+    await page.click('button[aria-label^="Switch to dark"]');
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+    await screenshot(page, '07-dark');
+    assert.deepEqual(await axe(page), []);
+    await page.setViewportSize({ width: 390, height: 800 });
+    await screenshot(page, '08-phone');
+    assert.deepEqual(await axe(page), []);
+    await page.click('button[aria-label^="Switch to light"]');
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it('signs out, and the refresh token no longer works', async () => {
+    const { page } = browser;
+    const refreshToken = await page.evaluate(() => localStorage.getItem('tessera.refreshToken'));
+    await page.click('#user-menu');
+    await page.click('#sign-out');
+    await page.waitForSelector('#sign-in');
+    assert.equal(await page.evaluate(() => localStorage.getItem('tessera.refreshToken')), null);
+    const answer = await fetch(`${server.url}/v1/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'refresh_token', client_id: 'tessera-web', refresh_token: refreshToken! }) });
+    assert.equal(answer.status, 400);
+    assert.deepEqual(browser.problems, []);
+  });
+});
