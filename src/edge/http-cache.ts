@@ -2,6 +2,7 @@
  * RFC 9111 (shared cache) decisions, kept pure so they are unit-tested: storability, freshness
  * lifetime, stale windows, validators, Vary and Range.
  */
+import { bag } from '../core/lookup.ts';
 
 export type Directives = Map<string, string | true>;
 
@@ -162,7 +163,7 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'p
 
 /** Origin response headers worth storing and passing on. */
 export function storedHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = bag<string>(); // the origin's header names: no prototype for a `vary` name to reach
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
     if (value === undefined || HOP_BY_HOP.has(lower)) continue;

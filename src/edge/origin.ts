@@ -1,6 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { createGuardedDispatcher } from '../core/net/ssrf.ts';
 import type { OriginResponse, ZoneConfig } from '../features/cdn/contract.ts';
+import { bag } from '../core/lookup.ts';
 
 export type { OriginResponse };
 
@@ -28,7 +29,7 @@ export function createUrlOrigin(options: { allowPrivate: boolean; maxObjectBytes
         headersTimeout: options.timeoutMs ?? 30_000,
         bodyTimeout: options.timeoutMs ?? 30_000,
       });
-      const out: Record<string, string> = {};
+      const out = bag<string>();
       for (const [name, value] of Object.entries(res.headers)) {
         if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
       }

@@ -13,6 +13,7 @@ import {
 } from './adaptive-templates.schemas.ts';
 import { deleteTemplate, getTemplate, launchTemplate, openLaunch, registerTemplate, renderTemplate, saveDerivative, searchTemplates } from './adaptive-templates.service.ts';
 import { launchPage, launchSecurity, RENDERED_HTML_CSP } from './launch.page.ts';
+import { bag } from '../../core/lookup.ts';
 
 const tags = ['adaptive templates'];
 const errors = (...extra: Parameters<typeof errorResponses>) => errorResponses(...AUTHENTICATED_ERRORS, ...extra);
@@ -20,7 +21,7 @@ const Html = { description: 'HTML page', content: { 'text/html': { schema: Type.
 
 /** `f_<name>=value` pairs (query or form) as field values. */
 function fieldValues(params: Record<string, unknown>): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out = bag<string>();
   for (const [key, value] of Object.entries(params)) if (key.startsWith('f_') && typeof value === 'string') out[key.slice(2)] = value;
   return out;
 }

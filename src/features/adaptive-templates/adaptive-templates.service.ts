@@ -13,6 +13,7 @@ import { content, type AssetCard } from '../storyboards/index.ts';
 import type { AdaptiveTemplate, RegisterInput, TemplateSearch } from './adaptive-templates.schemas.ts';
 import { LAUNCH_TTL_MS, signLaunch, verifyLaunch } from './launch-token.ts';
 import { MAX_SOURCE_BYTES, checkSource, checkValues, extractFields, fill, kindOf, renderSvg, type FieldDefinition } from './render.ts';
+import { lookupTable } from '../../core/lookup.ts';
 
 export type TemplateRow = Selectable<AdaptiveTemplatesTable>;
 
@@ -118,11 +119,11 @@ export async function deleteTemplate(deps: Deps, principal: Principal, id: strin
   });
 }
 
-const SORTS: Record<string, (r: TemplateRow) => string | number> = {
+const SORTS = lookupTable<(r: TemplateRow) => string | number>({
   template_title: (r) => r.name_key, title: (r) => r.name_key, name: (r) => r.name_key, filename: (r) => r.name_key,
   createdepoch: (r) => r.created_at, system_created_epoch: (r) => r.created_at, system_created_date: (r) => r.created_at,
   lastupdatedepoch: (r) => r.updated_at, system_last_updated_date: (r) => r.updated_at,
-};
+});
 
 /**
  * POST /v1/template (reference §6.1): the templates whose asset the caller may view, matching the

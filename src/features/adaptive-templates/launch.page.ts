@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FieldDefinition } from './render.ts';
+import { own } from '../../core/lookup.ts';
 
 /** The launch page: a form for the fields, the rendered result, a save button. No scripts. */
 const escape = (value: string) =>
@@ -38,7 +39,7 @@ export interface LaunchPageInput {
 export function launchPage(input: LaunchPageInput, security: { nonce: string }): string {
   const inputs = input.fields.map((f) => {
     const id = `f_${f.name}`;
-    const value = escape(input.values[f.name] ?? f.default);
+    const value = escape(own<string>(input.values, f.name) ?? f.default);
     const control = f.multiline
       ? `<textarea id="${id}" name="${id}" maxlength="${f.maxLength}">${value}</textarea>`
       : `<input type="text" id="${id}" name="${id}" maxlength="${f.maxLength}" value="${value}">`;

@@ -30,7 +30,7 @@ describe('adaptive template sources', () => {
 
   it('checks values: unknown fields, non-strings and lengths are 400s naming the field; missing take the default', () => {
     const fields = extractFields(SVG);
-    assert.deepEqual(checkValues(fields, { subline: 'x' }, 'body.values'), { background: '#ffcc00', headline: 'Big sale', subline: 'x' });
+    assert.deepEqual({ ...checkValues(fields, { subline: 'x' }, 'body.values') }, { background: '#ffcc00', headline: 'Big sale', subline: 'x' });
     assert.throws(() => checkValues(fields, { nope: 'x' }, 'body.values'), /body\.values\.nope: is not a field/);
     assert.throws(() => checkValues(fields, { headline: 5 }, 'body.values'), /body\.values\.headline: must be a string/);
     assert.throws(() => checkValues(fields, { headline: 'x'.repeat(201) }, 'body.values'), /longer than 200/);

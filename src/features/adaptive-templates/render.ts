@@ -1,5 +1,6 @@
 import { loadSharp } from '../../core/sharp.ts';
 import { invalidField } from '../../core/http/errors.ts';
+import { bag, own } from '../../core/lookup.ts';
 
 /**
  * Adaptive template sources: SVG or HTML with named fields written `{{name}}` or
@@ -76,9 +77,9 @@ export function checkValues(fields: readonly FieldDefinition[], values: Record<s
   for (const name of Object.keys(values)) {
     if (!known.has(name)) throw invalidField(`${field}.${name}`, 'is not a field of this template');
   }
-  const out: Record<string, string> = {};
+  const out = bag<string>();
   for (const f of fields) {
-    const raw = values[f.name];
+    const raw = own(values, f.name);
     if (raw !== undefined && typeof raw !== 'string') throw invalidField(`${field}.${f.name}`, 'must be a string');
     const value = (raw ?? f.default).replace(/\r\n?/g, '\n');
     if (value.length > f.maxLength) throw invalidField(`${field}.${f.name}`, `is longer than ${f.maxLength} characters`);
@@ -89,7 +90,7 @@ export function checkValues(fields: readonly FieldDefinition[], values: Record<s
 
 /** The source with every placeholder replaced by its (escaped) value. */
 export function fill(source: string, values: Record<string, string>): string {
-  return source.replace(PLACEHOLDER, (_m, name: string, def?: string) => escapeXml(values[name] ?? (def ? decodeEntities(def.trim()) : '')));
+  return source.replace(PLACEHOLDER, (_m, name: string, def?: string) => escapeXml(own<string>(values, name) ?? (def ? decodeEntities(def.trim()) : '')));
 }
 
 /** An SVG as PNG, at most `maxWidth` wide (never upscaled). */

@@ -3,6 +3,7 @@ import { requirePrivileges } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { fromJson } from '../../core/db/json.ts';
 import { invalidField } from '../../core/http/errors.ts';
+import { lookupTable } from '../../core/lookup.ts';
 import type { Deps } from '../../deps.ts';
 import { parseQuery, runSearch, searchVisibility, specFromBody, type RunResult } from '../search/index.ts';
 import { loadVisibleCollection } from './collections.service.ts';
@@ -54,7 +55,7 @@ export async function searchInCollection(deps: Deps, principal: Principal, id: s
   return { hitCount: result.records.length, totalCount: result.total, from, limit, result: result.records, facets: result.facets };
 }
 
-const COLLECTION_SORTS: Record<string, string> = { name: 'c.name_key', createdepoch: 'c.created_at', lastupdatedepoch: 'c.updated_at' };
+const COLLECTION_SORTS = lookupTable({ name: 'c.name_key', createdepoch: 'c.created_at', lastupdatedepoch: 'c.updated_at' });
 
 /** POST /v1/search/collection: the collections this caller may see whose name matches. */
 export async function searchCollections(deps: Deps, principal: Principal, body: CollectionSearchBody) {

@@ -1,4 +1,5 @@
 import { invalidField } from '../../core/http/errors.ts';
+import { lookupTable } from '../../core/lookup.ts';
 import { FIELD_WEIGHT, TEXT_FIELDS, foldKey, tokenize, type TextField } from './search.tokenize.ts';
 
 /**
@@ -69,11 +70,12 @@ export interface ParsedQuery {
   relevance: boolean;
 }
 
-export const SYSTEM_SORTS: Record<string, 'created_epoch' | 'updated_epoch' | 'filename_key'> = {
+/** Keyed by a caller's field name, lower-cased: a null-prototype table (`constructor` is no column). */
+export const SYSTEM_SORTS = lookupTable<'created_epoch' | 'updated_epoch' | 'filename_key'>({
   createdepoch: 'created_epoch',
   lastupdatedepoch: 'updated_epoch',
   filename: 'filename_key',
-};
+});
 
 const FIELDS: Record<KeywordField, TextField[]> = {
   filename: ['filename'],

@@ -3,6 +3,7 @@ import { invalidField } from '../../core/http/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { countMatches, decodeScanCursor, facetCounts, pageOfHits, scanOrder, scanPage, wherePredicate, type FacetResult, type SearchScope } from './search.engine.ts';
 import { fromJson } from '../../core/db/json.ts';
+import { bag, hasOwn, lookupTable, ownPath } from '../../core/lookup.ts';
 import { countFacets, memoryMatches, topDocs } from './search.columns.ts';
 import { SYSTEM_SORTS, facetTerm, parseQuery, type KeywordField, type Operation, type RangeFilter, type SearchSpec, type SortKey, type TextTerm } from './search.query.ts';
 import type { KeywordSearchBody, ScanBody, SearchBody } from './search.schemas.ts';
@@ -11,7 +12,7 @@ import { syncSearchIndex } from './search.indexer.ts';
 
 type CommonBody = Pick<SearchBody, 'searchTerm' | 'operation' | 'keywordSearchField' | 'includeDeleted' | 'includeVersions' | 'sortBy' | 'filters' | 'dateRanges'>;
 
-const KEYWORD_FIELDS: Record<string, KeywordField> = { filename: 'filename', assetid: 'assetId', metadata: 'metadata', content: 'content' };
+const KEYWORD_FIELDS = lookupTable<KeywordField>({ filename: 'filename', assetid: 'assetId', metadata: 'metadata', content: 'content' });
 
 function parseOperation(value: string | undefined): Operation {
   if (value === undefined || value === '') return 'AND';
@@ -135,10 +136,12 @@ export function applyExcludes(record: Record<string, unknown>, excludes: readonl
   if (excludes.length === 0) return record;
   const out = structuredClone(record);
   for (const path of excludes) {
+    // Own properties only: `__proto__.hasOwnProperty` walked into Object.prototype and deleted
+    // from it, which ended the server at its next use.
     const parts = path.split('.');
-    let node: unknown = out;
-    for (let i = 0; i < parts.length - 1 && node && typeof node === 'object'; i++) node = (node as Record<string, unknown>)[parts[i]!];
-    if (node && typeof node === 'object') delete (node as Record<string, unknown>)[parts[parts.length - 1]!];
+    const node = ownPath(out, parts.slice(0, -1));
+    const last = parts[parts.length - 1]!;
+    if (hasOwn(node, last)) delete (node as Record<string, unknown>)[last];
   }
   return out;
 }
@@ -147,17 +150,17 @@ const SLIM_FIELDS = ['objectId', 'fileId', 'originalFileId', 'filename', 'object
 
 /** The 1.5 search returns a few fields, plus those named in `includes` (reference §8.3). */
 export function slimRecord(record: Record<string, unknown>, includes: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key of SLIM_FIELDS) if (key in record) out[key] = record[key];
-  const denormalized = (record.metadataDenormalized ?? {}) as Record<string, unknown>;
+  const out = bag();
+  for (const key of SLIM_FIELDS) if (hasOwn(record, key)) out[key] = record[key];
+  const denormalized = hasOwn(record, 'metadataDenormalized') ? record.metadataDenormalized : undefined;
   for (const include of includes) {
     if (include.startsWith('metadataDocument.')) {
       const field = include.slice('metadataDocument.'.length);
-      if (field in denormalized) {
-        const doc = (out.metadataDocument ??= {}) as Record<string, unknown>;
-        doc[field] = denormalized[field];
+      if (hasOwn(denormalized, field)) {
+        const doc = (out.metadataDocument ??= bag()) as Record<string, unknown>;
+        doc[field] = (denormalized as Record<string, unknown>)[field];
       }
-    } else if (include in record) {
+    } else if (hasOwn(record, include)) {
       out[include] = record[include];
     }
   }

@@ -10,6 +10,7 @@ import { CreateResponseSchema } from '../assets.schemas.ts';
 import { createAsset } from '../assets.service.ts';
 import { replacePreview, setTechnicalMetadata, shareAssets } from './share.service.ts';
 import { receiveSingle } from '../upload/uploads.service.ts';
+import { bag } from '../../../core/lookup.ts';
 
 const tags = ['assets'];
 const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict');
@@ -85,7 +86,7 @@ export function extraRoutes(app: App, deps: Deps): void {
     }, async (request) => {
       if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'Send multipart/form-data');
       const principal = principalOf(request);
-      const fields: Record<string, string> = {};
+      const fields = bag<string>();
       for await (const part of wellFormedParts(request)) {
         if (part.type === 'field') {
           fields[part.fieldname] = String(part.value);

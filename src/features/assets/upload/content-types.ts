@@ -1,6 +1,7 @@
 import { extname } from 'node:path';
+import { lookupTable } from '../../../core/lookup.ts';
 
-const BY_EXTENSION: Record<string, string> = {
+const BY_EXTENSION = lookupTable({
   '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.jpe': 'image/jpeg', '.png': 'image/png', '.gif': 'image/gif', '.webp': 'image/webp',
   '.tif': 'image/tiff', '.tiff': 'image/tiff', '.avif': 'image/avif', '.heic': 'image/heic', '.svg': 'image/svg+xml', '.bmp': 'image/bmp',
   '.pdf': 'application/pdf', '.mp4': 'video/mp4', '.m4v': 'video/mp4', '.mov': 'video/quicktime', '.webm': 'video/webm', '.avi': 'video/x-msvideo',
@@ -9,7 +10,7 @@ const BY_EXTENSION: Record<string, string> = {
   '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
   '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
   '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
-};
+});
 
 export function typeFromFilename(filename: string): string | undefined {
   return BY_EXTENSION[extname(filename).toLowerCase()];
@@ -53,7 +54,7 @@ export function verifyContentType(head: Buffer, declared: string | undefined, fi
   return { type: sniffed ?? expected ?? 'application/octet-stream' };
 }
 
-const BY_EXTENSION_VALUES = new Set(Object.values(BY_EXTENSION).filter((t) => t.startsWith('image/') || t.startsWith('video/') || t === 'application/pdf'));
+const BY_EXTENSION_VALUES = new Set((Object.values(BY_EXTENSION) as string[]).filter((t) => t.startsWith('image/') || t.startsWith('video/') || t === 'application/pdf'));
 
 export function isImage(type: string | null | undefined): boolean {
   return !!type && ['image/jpeg', 'image/png', 'image/gif', 'image/webp', 'image/tiff', 'image/avif', 'image/heic', 'image/svg+xml'].includes(type);

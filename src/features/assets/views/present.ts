@@ -4,6 +4,7 @@ import type { AssetWithOrg, AssetSecurity } from '../assets.repo.ts';
 import { securityDenormalized } from '../access.ts';
 import type { CompiledTemplate } from '../../metadata/index.ts';
 import { forLegacyRead, forSimplifiedRead, isEmptyValue, type LegacyItem, type SimplifiedItem } from '../metadata-seam.ts';
+import { lookupTable } from '../../../core/lookup.ts';
 
 export interface StoredRendition {
   key: string;
@@ -20,8 +21,9 @@ export type RenditionName = (typeof RENDITION_NAMES)[number];
 /** The names webhook and 1.5 payloads use for the same renditions. */
 export const SHORT_NAMES: Record<RenditionName, string> = { imageThumb: 'thumbnail', imagePreview: 'preview', imagePreviewLarge: 'large', mezzaninePreview: 'mezzanine' };
 
-export function storedRenditions(asset: AssetWithOrg): Record<string, StoredRendition> {
-  return fromJson<Record<string, StoredRendition>>(asset.renditions, {});
+/** The stored renditions by name, with no prototype: a caller's name (`constructor`) finds nothing. */
+export function storedRenditions(asset: AssetWithOrg): Readonly<Record<string, StoredRendition | undefined>> {
+  return lookupTable(fromJson<Record<string, StoredRendition>>(asset.renditions, {}));
 }
 
 export function renditionUrl(deps: Deps, objectId: string, name: string): string {

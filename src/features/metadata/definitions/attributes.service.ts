@@ -16,14 +16,15 @@ import { attributeFamily, findAttribute, freeSearchField, groupsUsingAttributes,
 import type { AttributeCreate, AttributeOut, AttributeUpdate, LevelInput } from '../metadata.schemas.ts';
 import { DATE_FORMATS, type AttributeType, type DateFormat } from '../validation/model.ts';
 import { attributeOut } from './present.ts';
+import { lookupTable } from '../../../core/lookup.ts';
 
-const TYPE_ALIASES: Record<string, AttributeType> = {
+const TYPE_ALIASES = lookupTable<AttributeType>({
   text: 'text', textbox: 'text', textarea: 'text',
   date: 'date',
   controlledvocabulary: 'controlledVocabulary', controlled_vocabulary: 'controlledVocabulary', 'controlled vocabulary': 'controlledVocabulary', vocabulary: 'controlledVocabulary', dropdown: 'controlledVocabulary',
   table: 'table', tabular: 'table',
   cascade: 'cascade', cascading: 'cascade',
-};
+});
 
 function normalizeType(value: string, field: string): AttributeType {
   const type = TYPE_ALIASES[value.trim().toLowerCase()];
