@@ -41,11 +41,9 @@ function freePort(): Promise<number> {
 }
 
 // --- origin (its own process would be idle during hit runs anyway: only misses reach it) ---
-let originHits = 0;
 const originByPath = new Map<string, number>();
 const objects = new Map([['/20k.bin', Buffer.alloc(20 * 1024, 120)], ['/200k.bin', Buffer.alloc(200 * 1024, 121)]]);
 const origin = createServer((req, res) => {
-  originHits++;
   const path = (req.url ?? '/').split('?')[0]!;
   originByPath.set(path, (originByPath.get(path) ?? 0) + 1);
   const body = objects.get(path) ?? (path.startsWith('/cold') ? Buffer.alloc(20 * 1024, 122) : undefined);

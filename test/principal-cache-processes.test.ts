@@ -2,14 +2,13 @@
 // (PostgreSQL, and a SQLite file) honours every change made through the first within 1 s
 // (PostgreSQL: LISTEN/NOTIFY, in practice milliseconds; SQLite: the 250 ms poll).
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { it } from 'node:test';
 import { ALL_PRIVILEGES } from '../src/core/authz/catalog.ts';
 import { forEachEngine, json, type TestContext } from './helpers/context.ts';
 import { secondInstanceForSuite } from './helpers/second-instance.ts';
 import { createTestOrg, createTestUser, type TestOrg } from './helpers/factories.ts';
 import { login } from './helpers/auth.ts';
 
-type Ctx = () => TestContext;
 const DEADLINE_MS = 1000;
 
 forEachEngine('principal cache: a change reaches another process within 1 s', (ctx) => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import sharp from 'sharp';
-import { forEachEngine, json } from '../../test/helpers/context.ts';
+import { forEachEngine } from '../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../test/helpers/factories.ts';
 import { makeZone, startEdge, TestOrigin } from '../../test/helpers/cdn.ts';
 

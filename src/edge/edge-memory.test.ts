@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { Client } from 'undici';
-import { forEachEngine, json } from '../../test/helpers/context.ts';
+import { forEachEngine } from '../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../test/helpers/factories.ts';
 import { makeZone, startEdge, TestOrigin, unique } from '../../test/helpers/cdn.ts';
 

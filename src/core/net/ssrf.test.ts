@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
-import { assertAllowedTarget, classifyAddress, createGuardedDispatcher, isTargetNotAllowed, type Resolver, TargetNotAllowedError } from './ssrf.ts';
+import { assertAllowedTarget, classifyAddress, createGuardedDispatcher, isTargetNotAllowed, type Resolver, type TargetNotAllowedError } from './ssrf.ts';
 
 const PUBLIC_V4 = '93.184.215.14';
 const fixed = (map: Record<string, string[]>): Resolver => async (hostname) => {

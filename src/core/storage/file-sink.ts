@@ -22,6 +22,7 @@ const WRITEBACK_BYTES = 32 << 20;
 const PACE_BYTES = 64;
 
 // A module variable, so the pacing allocation cannot be optimized away.
+// biome-ignore lint/correctness/noUnusedVariables: written and never read on purpose (see above)
 let pacer: number[] = [];
 type Done = (error?: Error | null) => void;
 

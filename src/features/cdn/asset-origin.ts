@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { Db } from '../../core/db/connect.ts';
-import { AppError, invalidField } from '../../core/http/errors.ts';
+import { AppError } from '../../core/http/errors.ts';
 import type { BlobStore } from '../../core/storage/index.ts';
 import { callerPermissions, securityOf } from '../assets/index.ts';
 import type { AssetOrigin, OriginResponse } from './contract.ts';

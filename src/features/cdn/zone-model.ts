@@ -198,7 +198,7 @@ function ipToBigInt(address: string, family: 4 | 6): bigint {
     const m = /(\d+\.\d+\.\d+\.\d+)$/.exec(s);
     if (!m) return s;
     const n = ipToBigInt(m[1]!, 4);
-    return s.slice(0, -m[1]!.length) + `${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`;
+    return `${s.slice(0, -m[1]!.length)}${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`;
   };
   head = v4(head);
   tail = v4(tail);

@@ -75,7 +75,7 @@ export async function searchCollections(deps: Deps, principal: Principal, body: 
       return [sql`1 = 0`];
     }
     const words = t.phrase ? [t.tokens.join(' ')] : t.tokens;
-    return [sql`(${sql.join(words.map((w) => sql`lower(c.name) like ${'%' + w + '%'}`), sql` and `)})`];
+    return [sql`(${sql.join(words.map((w) => sql`lower(c.name) like ${`%${w}%`}`), sql` and `)})`];
   });
   if (termConds.length > 0 && !(q.operation === 'OR' && q.terms.some((t) => t.kind === 'all'))) {
     conds.push(sql`(${sql.join(termConds, q.operation === 'AND' ? sql` and ` : sql` or `)})`);

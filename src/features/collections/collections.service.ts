@@ -76,7 +76,7 @@ async function requireEditable(db: DbOrTrx, principal: Principal, c: VisibleColl
 }
 
 /** Templates the caller assigns must be ones through which the caller holds View (never beyond what they hold). */
-async function checkTemplates(db: DbOrTrx, principal: Principal, ids: readonly string[], field: string, viewable: readonly string[]): Promise<string[]> {
+async function checkTemplates(db: DbOrTrx, _principal: Principal, ids: readonly string[], field: string, viewable: readonly string[]): Promise<string[]> {
   const unique = [...new Set(ids)];
   for (const [i, id] of ids.entries()) {
     if (!viewable.includes(id)) throw invalidField(`${field}.${i}`, 'no security template with this id through which you may view');

@@ -94,7 +94,7 @@ forEachEngine('passwords and disabling', (ctx) => {
 
   securitySuite(ctx, '/v1/user/password', {
     method: 'PUT', credentials: true,
-    prepare: async (c, org) => {
+    prepare: async (_c, org) => {
       // Own sign-in of the administrator changes the administrator's password: give it back the same shape each time.
       const password = org.admin.password;
       return { url: '/v1/user/password', body: { currentPassword: password, newPassword: `${password}-2` } };

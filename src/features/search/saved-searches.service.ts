@@ -90,7 +90,7 @@ export async function listSavedSearches(deps: Deps, principal: Principal, query:
     ? sql<boolean>`(s.visibility = 'shared' and exists (select 1 from saved_search_templates t where t.saved_search_id = s.id and t.template_id in (${sql.join(viewable)})))`
     : sql<boolean>`1 = 0`;
   const conds = [sql`s.org_id = ${principal.orgId}`, sql`(s.owner_id = ${principal.userId} or ${shared})`];
-  if (query.searchTerm) conds.push(sql`lower(s.name) like ${'%' + query.searchTerm.toLowerCase().replace(/[%_]/g, '') + '%'}`);
+  if (query.searchTerm) conds.push(sql`lower(s.name) like ${`%${query.searchTerm.toLowerCase().replace(/[%_]/g, '')}%`}`);
   const where = sql.join(conds, sql` and `);
   const order = deps.engine === 'postgres' ? sql`lower(s.name) collate "C", s.id` : sql`lower(s.name), s.id`;
   const [{ rows }, count] = await Promise.all([

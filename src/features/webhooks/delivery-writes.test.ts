@@ -56,7 +56,7 @@ forEachEngine('webhook delivery writes', (ctx) => {
     const engine = createDeliveryEngine(ctx().deps, { pollMs: 5, endpointConcurrency: 2 });
     engine.start();
     try {
-      await waitFor(async () => (await ctx().deps.db.selectFrom('webhook_messages').select((eb) => eb.fn.countAll<number>().as('n')).where('endpoint_id', '=', endpointId).where('status', '=', 'succeeded').executeTakeFirstOrThrow()).n == total, 'every message to succeed');
+      await waitFor(async () => Number((await ctx().deps.db.selectFrom('webhook_messages').select((eb) => eb.fn.countAll<number>().as('n')).where('endpoint_id', '=', endpointId).where('status', '=', 'succeeded').executeTakeFirstOrThrow()).n) === total, 'every message to succeed');
     } finally {
       await engine.stop();
       await rx.close();

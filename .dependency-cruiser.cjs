@@ -1,0 +1,106 @@
+// Import boundaries of Tessera, checked by `npm run check:imports` (dependency-cruiser) in .ci/run.
+// The layers and why they point the way they do: docs/architecture.md ("How the rules are enforced").
+//
+//   src/main.ts, app.ts, workers.ts, deps.ts, …   the composition roots: may import anything
+//   src/edge/                                     the edge program: core, and features/cdn's contract
+//   src/features/<name>/                          the API, one folder per capability; other features
+//                                                 only through <name>/index.ts
+//   src/core/                                     shared building blocks: never features, never the edge
+//
+// Rules apply to test files too (a test that reaches into another feature's internals is coupling
+// all the same), except `src-not-into-test`: tests beside the code use test/helpers/.
+// Never switch a rule off globally to make a change pass; a known exception is listed by exact
+// path, with a comment saying who removes it.
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment:
+        'An import cycle among runtime imports (`import type` is erased and does not count). Break it by ' +
+        'passing the dependency in from the composition root (src/app.ts, src/workers.ts).',
+      from: { path: '^(src|test)/' },
+      to: {
+        circular: true,
+        dependencyTypesNot: ['type-only'],
+        viaOnly: { dependencyTypesNot: ['type-only'] },
+      },
+    },
+    {
+      name: 'feature-through-index',
+      severity: 'error',
+      comment:
+        'A feature uses another feature only through its index.ts (its public surface); reaching into ' +
+        'its files couples you to its internals. Export what you need from that index.ts.',
+      from: { path: '^src/features/([^/]+)/' },
+      to: {
+        path: '^src/features/[^/]+/',
+        pathNot: ['^src/features/$1/', '^src/features/[^/]+/index[.]ts$'],
+      },
+    },
+    {
+      name: 'core-not-into-features',
+      severity: 'error',
+      comment:
+        'src/core is the bottom layer: it never imports a feature or the edge. Move the shared part into ' +
+        'core, or let the composition root pass it in.',
+      from: { path: '^src/core/' },
+      to: { path: '^src/(features|edge)/' },
+    },
+    {
+      name: 'features-not-into-edge',
+      severity: 'error',
+      comment:
+        'The edge is a separate program that depends on the API side (features/cdn/contract.ts), never ' +
+        'the other way round.',
+      from: { path: '^src/features/' },
+      to: { path: '^src/edge/' },
+    },
+    {
+      name: 'edge-only-cdn-contract',
+      severity: 'error',
+      comment:
+        'src/edge uses features only through the CDN contract (features/cdn/contract.ts: control channel, ' +
+        'zone model, origin types) and features/cdn/index.ts (assetOriginFor, wired in src/edge/run.ts).',
+      from: { path: '^src/edge/' },
+      to: {
+        path: '^src/features/',
+        pathNot: ['^src/features/cdn/contract[.]ts$', '^src/features/cdn/index[.]ts$'],
+      },
+    },
+    {
+      name: 'src-not-into-test',
+      severity: 'error',
+      comment:
+        'Shipped code never imports test code. Test helpers live in test/helpers/; only *.test.ts files ' +
+        'beside the code import them.',
+      from: { path: '^src/', pathNot: '[.]test[.]ts$' },
+      to: { path: '^test/' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'An import that does not resolve to a file or an installed package.',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    // Type-only imports are seen (and checked by the boundary rules) but marked 'type-only', which the
+    // cycle rule ignores: they are erased before Node runs the file.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    // Packages such as typebox and kysely publish subpaths (typebox/compile) through "exports".
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    reporterOptions: {
+      text: { highlightFocused: true },
+    },
+  },
+};
