@@ -55,7 +55,7 @@ forEachEngine('compatibility: assets (issue 24)', (ctx) => {
     assert.deepEqual(body.urls.map((u: { partNumber: number }) => u.partNumber), [1]);
     // uploadAssetFile: bufferSize = min(size, MAX_PART_SIZE); PUT each part, keep its ETag.
     const MAX_PART_SIZE = 1024 * 1024 * 100;
-    const bufferSize = file.length > MAX_PART_SIZE ? MAX_PART_SIZE : file.length;
+    const bufferSize = Math.min(file.length, MAX_PART_SIZE);
     const parts = [];
     for (const { url, partNumber } of body.urls as { url: string; partNumber: number }[]) {
       const put = await ctx().inject({ method: 'PUT', url: pathOf(url), payload: file.subarray((partNumber - 1) * bufferSize, partNumber * bufferSize) });

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { ALL_PRIVILEGES } from '../src/core/authz/catalog.ts';
-import { forEachEngine, json, type TestContext } from './helpers/context.ts';
+import { forEachEngine, json } from './helpers/context.ts';
 import { secondInstanceForSuite } from './helpers/second-instance.ts';
 import { createTestOrg, createTestUser, type TestOrg } from './helpers/factories.ts';
 import { login } from './helpers/auth.ts';

@@ -75,7 +75,7 @@ function checkFilename(filename: string): string {
  * metadata-only asset (no filename) or a federated one (contentPath). With a filename the answer
  * carries where to upload the bytes; the asset becomes visible when they have arrived.
  */
-export async function createAsset(deps: Deps, principal: Principal, input: CreateAssetInput, encoding: Encoding): Promise<CreatedAsset> {
+export async function createAsset(deps: Deps, principal: Principal, input: CreateAssetInput, _encoding: Encoding): Promise<CreatedAsset> {
   requirePrivileges(principal, 'upload');
   const now = deps.clock.now();
   const orgId = principal.orgId;
@@ -247,7 +247,7 @@ export interface UpdateAssetInput {
 }
 
 /** PATCH /v1/asset/{id} and /v1/assets/asset/{id}: only what is sent changes. */
-export async function updateAsset(deps: Deps, principal: Principal, id: string, input: UpdateAssetInput, encoding: Encoding): Promise<void> {
+export async function updateAsset(deps: Deps, principal: Principal, id: string, input: UpdateAssetInput, _encoding: Encoding): Promise<void> {
   const { asset, security, permissions } = await loadAsset(deps.db, principal, id);
   if (input.metadata === undefined && input.securityTemplateIds === undefined && input.metadataTemplateId === undefined) {
     throw invalidField('body', 'send metadata, securityTemplateIds or metadataTemplateId');

@@ -8,7 +8,7 @@ export { createOrganization, type CreatedOrganization } from './organizations.se
 export { loadUserPrincipal, parsePrivileges, principalFromRow, type UserPrincipalRow } from './principal.ts';
 export { groupIdsJson } from './identity.repo.ts';
 export { hashPassword, verifyPassword, dummyPasswordHash, passwordQueueDepth } from './password.ts';
-export { passwordProblem } from './password-policy.ts';
+export { COMMON_PASSWORD_COUNT, isCommonPassword, passwordProblem } from './password-policy.ts';
 export { findUser, findUserByUsername, findRole } from './identity.repo.ts';
 export { UserCreateSchema } from './identity.schemas.ts';
 export type { BootstrapResult } from './bootstrap.ts';

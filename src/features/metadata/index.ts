@@ -34,7 +34,7 @@ export { parseDate, formatDate } from './validation/dates.ts';
 export { loadCompiledTemplate as loadTemplate } from './definitions/definitions.repo.ts';
 export { loadTemplateCached } from './definitions/template-cache.ts';
 export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
-export { type MetadataRouteHooks, type MetadataJobHooks, type UsageProbe, type UsageKind, type ApplyHandler, type ApplyContext, type DefinitionChange } from './hooks.ts';
+export type { MetadataRouteHooks, MetadataJobHooks, UsageProbe, UsageKind, ApplyHandler, ApplyContext, DefinitionChange } from './hooks.ts';
 export { canUseTemplate, templateUse, templatesHiddenFrom, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
 export {
   ACTION_OBJECT_JOB, WRITABLE_TEMPLATE_TYPES, LEGACY_TEMPLATE_TYPES, actionTemplateInfo, setActionObjectId, servesAssets, isActionTemplate, type ActionObjectJob, type ActionTemplateInfo,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../../../../test/helpers/factories.ts';
+import { createTestOrg, createTestUser, type TestUser } from '../../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../../test/helpers/security.ts';
 import { PERMISSIONS } from '../../../core/authz/catalog.ts';
 import type { Worker } from '../../../core/jobs/worker.ts';

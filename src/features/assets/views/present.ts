@@ -3,7 +3,7 @@ import { fromJson } from '../../../core/db/json.ts';
 import type { AssetWithOrg, AssetSecurity } from '../assets.repo.ts';
 import { securityDenormalized } from '../access.ts';
 import type { CompiledTemplate } from '../../metadata/index.ts';
-import { forLegacyRead, forSimplifiedRead, isEmptyValue, type LegacyItem, type SimplifiedItem } from '../metadata-seam.ts';
+import { forLegacyRead, forSimplifiedRead, isEmptyValue, type LegacyItem } from '../metadata-seam.ts';
 import { lookupTable } from '../../../core/lookup.ts';
 
 export interface StoredRendition {

@@ -164,7 +164,7 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
       payload: new URLSearchParams({ ...fields, username: org.admin.username, password: org.admin.password, decision: 'allow', ...extra }).toString(),
     });
     assert.equal((await post({})).statusCode, 403, 'no cookie');
-    assert.equal((await post({ cookie: 'tessera_oauth_csrf=' + 'x'.repeat(43) })).statusCode, 403, 'cookie of another browser');
+    assert.equal((await post({ cookie: `tessera_oauth_csrf=${'x'.repeat(43)}` })).statusCode, 403, 'cookie of another browser');
     assert.equal((await post({ cookie }, { csrf: 'forged' })).statusCode, 403);
     const wrong = await post({ cookie }, { password: 'wrong-password-x' });
     assert.equal(wrong.statusCode, 401);

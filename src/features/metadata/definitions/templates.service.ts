@@ -213,17 +213,25 @@ async function checkDefaults(trx: Trx, orgId: string, templateId: string, defaul
   const t = (await loadCompiledTemplate(trx, orgId, templateId))!;
   const seen = new Set<string>();
   const problems: { field: string; message: string }[] = [];
-  defaults.forEach((d, i) => {
+  for (const [i, d] of defaults.entries()) {
     const path = `body.attributesDefaultValue[${i}]`;
-    if (typeof d.searchField !== 'string') return problems.push({ field: `${path}.searchField`, message: 'is required' });
+    if (typeof d.searchField !== 'string') {
+      problems.push({ field: `${path}.searchField`, message: 'is required' });
+      continue;
+    }
     const def = t.attributes.find((a) => a.searchField === d.searchField);
-    if (!def) return problems.push({ field: `${path}.searchField`, message: `${d.searchField} is not an attribute of this template` });
-    if (seen.has(d.searchField)) return problems.push({ field: `${path}.searchField`, message: `${d.searchField} appears twice` });
+    if (!def) {
+      problems.push({ field: `${path}.searchField`, message: `${d.searchField} is not an attribute of this template` });
+      continue;
+    }
+    if (seen.has(d.searchField)) {
+      problems.push({ field: `${path}.searchField`, message: `${d.searchField} appears twice` });
+      continue;
+    }
     seen.add(d.searchField);
     const result = validateMetadata(t, [{ name: def.name, value: d.value }], { mode: 'patch', allowReadonly: false, path });
     for (const p of result.problems) problems.push({ field: p.path.replace(`${path}[0]`, path), message: p.message });
-    return undefined;
-  });
+  }
   if (problems.length > 0) throw new AppError('validation_failed', `${problems[0]!.field}: ${problems[0]!.message}`, { details: problems });
   return defaults.map((d) => ({ searchField: d.searchField, value: d.value }));
 }

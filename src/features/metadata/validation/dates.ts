@@ -40,7 +40,9 @@ export function parseDate(text: string, format: DateFormat | undefined): string 
     const m = re.exec(trimmed);
     if (m) {
       const parts = { y: 0, m: 0, d: 0 };
-      order.forEach((k, i) => (parts[k] = Number(m[i + 1])));
+      order.forEach((k, i) => {
+        parts[k] = Number(m[i + 1]);
+      });
       return iso(parts.y, parts.m, parts.d);
     }
   }

@@ -419,7 +419,7 @@ function parseCascade(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Enc
   return { metadataDefinitionId: def.id, metadataDefinitionValue: items };
 }
 
-function parseTable(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encoding, path: Path): Parsed {
+function parseTable(ctx: Ctx, def: AttributeDef, value: unknown, _encoding: Encoding, path: Path): Parsed {
   const columns = def.columns ?? [];
   if (!Array.isArray(value)) {
     ctx.problems.push({ path: render(path), message: `${show(def.name)} is a table: an array of rows, not ${describe(value)}` });
