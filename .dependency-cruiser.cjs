@@ -49,6 +49,7 @@ const KNOWN_EXCEPTIONS = {
     ['src/features/storyboards/test-fixtures.ts', 'src/features/search/search.fixtures.ts'],
     ['src/features/storyboards/view.test.ts', 'src/features/assets/assets.fixtures.ts'],
     ['src/features/storyboards/view.test.ts', 'src/features/search/search.fixtures.ts'],
+    ['src/features/web-app/web-app.test.ts', 'src/features/assets/assets.fixtures.ts'],
   ],
   'core-not-into-features': [
     ['src/core/db/hotpaths.test.ts', 'src/features/assets/assets.repo.ts'],
