@@ -1,5 +1,6 @@
 import type { Deps } from './deps.ts';
-import { startWorker, type JobHandler, type Worker } from './core/jobs/worker.ts';
+import type { AllJobHandlers } from './core/jobs/catalog.ts';
+import { startWorker, type Worker } from './core/jobs/worker.ts';
 import { authJobHandlers } from './features/auth/index.ts';
 import { startDelivery } from './features/webhooks/index.ts';
 import { metadataJobHandlers } from './features/metadata/index.ts';
@@ -7,8 +8,11 @@ import { applyMetadataToAssets, assetJobHandlers } from './features/assets/index
 import { collectionJobHandlers } from './features/collections/index.ts';
 import { startSearchIndexer } from './features/search/index.ts';
 
-/** Every background job type, by feature. */
-export function jobHandlers(deps: Deps): Record<string, JobHandler> {
+/**
+ * Every background job's handler, by feature (each feature's `<feature>.jobs.ts`). The names and
+ * payloads are listed in core/jobs/catalog.ts; a job without a handler here does not compile.
+ */
+export function jobHandlers(deps: Deps): AllJobHandlers {
   return {
     ...authJobHandlers(deps),
     // POST /v1/metadata/apply hands pending definition changes to each feature that stores metadata.

@@ -1,8 +1,18 @@
 import type { DbOrTrx } from '../db/connect.ts';
 import { toJson } from '../db/json.ts';
 import { newId } from '../ids.ts';
+import type { JobPayload, JobType } from './catalog.ts';
 
-export interface JobSpec {
+/** A job of the catalog (core/jobs/catalog.ts): its payload is typed by its type. */
+export type JobSpec<T extends JobType = JobType> = { [K in T]: JobSpecOf<K> }[T];
+
+interface JobSpecOf<T extends JobType> extends RawJobSpec {
+  type: T;
+  payload: JobPayload<T>;
+}
+
+/** Any type and payload: only for the worker's own tests (features enqueue catalog jobs with enqueueJob). */
+export interface RawJobSpec {
   type: string;
   payload: unknown;
   orgId?: string | null;
@@ -16,7 +26,12 @@ export interface JobSpec {
  * Adds a job. Call it with the transaction of the change the job belongs to, so the job exists
  * exactly when the change does (a rolled-back change leaves no job behind).
  */
-export async function enqueueJob(db: DbOrTrx, now: number, spec: JobSpec): Promise<string> {
+export function enqueueJob<T extends JobType>(db: DbOrTrx, now: number, spec: JobSpec<T>): Promise<string> {
+  return enqueueRawJob(db, now, spec);
+}
+
+/** enqueueJob without the catalog's types: the worker's own tests, with ad-hoc job types. */
+export async function enqueueRawJob(db: DbOrTrx, now: number, spec: RawJobSpec): Promise<string> {
   const id = spec.id ?? newId(now);
   await db
     .insertInto('jobs')

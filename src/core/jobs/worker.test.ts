@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { forEachEngine } from '../../../test/helpers/context.ts';
 import { createLog } from '../log.ts';
-import { enqueueJob, FatalJobError, RetryJob } from './queue.ts';
+import { enqueueRawJob, FatalJobError, RetryJob } from './queue.ts';
 import { startWorker, type ClaimedJob, type JobHandler } from './worker.ts';
 
 forEachEngine('jobs', (ctx) => {
@@ -14,9 +14,9 @@ forEachEngine('jobs', (ctx) => {
     const seen: unknown[] = [];
     const type = `t-${Math.random()}`;
     const now = ctx().clock.now();
-    const committed = await ctx().deps.db.transaction().execute((trx) => enqueueJob(trx, now, { type, payload: { n: 1 } }));
+    const committed = await ctx().deps.db.transaction().execute((trx) => enqueueRawJob(trx, now, { type, payload: { n: 1 } }));
     await assert.rejects(ctx().deps.db.transaction().execute(async (trx) => {
-      await enqueueJob(trx, now, { type, payload: { n: 2 } });
+      await enqueueRawJob(trx, now, { type, payload: { n: 2 } });
       throw new Error('roll back');
     }));
     const w = worker({ [type]: async (job) => { seen.push(job.payload); } });
@@ -32,7 +32,7 @@ forEachEngine('jobs', (ctx) => {
   it('retries with backoff, honours RetryJob delays, and buries a job after max attempts', async () => {
     const type = `t-${Math.random()}`;
     const attempts: number[] = [];
-    const id = await enqueueJob(ctx().deps.db, ctx().clock.now(), { type, payload: null, maxAttempts: 3 });
+    const id = await enqueueRawJob(ctx().deps.db, ctx().clock.now(), { type, payload: null, maxAttempts: 3 });
     const w = worker({ [type]: async (job: ClaimedJob) => { attempts.push(job.attempts); throw new Error(`boom ${job.attempts}`); } });
     try {
       await w.drain();
@@ -53,7 +53,7 @@ forEachEngine('jobs', (ctx) => {
       await w.stop();
     }
     const type2 = `t-${Math.random()}`;
-    const id2 = await enqueueJob(ctx().deps.db, ctx().clock.now(), { type: type2, payload: null });
+    const id2 = await enqueueRawJob(ctx().deps.db, ctx().clock.now(), { type: type2, payload: null });
     const w2 = worker({ [type2]: async () => { throw new RetryJob('later', 5000); } });
     try {
       await w2.drain();
@@ -62,7 +62,7 @@ forEachEngine('jobs', (ctx) => {
       await w2.stop();
     }
     const type3 = `t-${Math.random()}`;
-    const id3 = await enqueueJob(ctx().deps.db, ctx().clock.now(), { type: type3, payload: null, maxAttempts: 10 });
+    const id3 = await enqueueRawJob(ctx().deps.db, ctx().clock.now(), { type: type3, payload: null, maxAttempts: 10 });
     const w3 = worker({ [type3]: async () => { throw new FatalJobError('never'); } });
     try {
       await w3.drain();
@@ -74,7 +74,7 @@ forEachEngine('jobs', (ctx) => {
 
   it('picks a job up again when its worker died holding the lease', async () => {
     const type = `t-${Math.random()}`;
-    const id = await enqueueJob(ctx().deps.db, ctx().clock.now(), { type, payload: null });
+    const id = await enqueueRawJob(ctx().deps.db, ctx().clock.now(), { type, payload: null });
     // Simulate a worker that claimed the job and then vanished.
     await ctx().deps.db.updateTable('jobs').set({ status: 'running', locked_by: 'dead-worker', locked_until: ctx().clock.now() + 1000, attempts: 1 }).where('id', '=', id).execute();
     let runs = 0;
@@ -93,10 +93,10 @@ forEachEngine('jobs', (ctx) => {
   it('two workers never run the same job twice', async () => {
     const type = `t-${Math.random()}`;
     const now = ctx().clock.now();
-    for (let i = 0; i < 40; i++) await enqueueJob(ctx().deps.db, now, { type, payload: i });
+    for (let i = 0; i < 40; i++) await enqueueRawJob(ctx().deps.db, now, { type, payload: i });
     const runs = new Map<number, number>();
     const handler: JobHandler = async (job) => {
-      runs.set(job.payload as number, (runs.get(job.payload as number) ?? 0) + 1);
+      runs.set(Number(job.payload), (runs.get(Number(job.payload)) ?? 0) + 1);
       await new Promise((r) => setTimeout(r, 2));
     };
     const second = await ctx().secondInstance();

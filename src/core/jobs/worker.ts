@@ -7,6 +7,7 @@ import type { JobsTable as JobsColumns } from '../db/schema.ts';
 type JobsTable = Selectable<JobsColumns>;
 import type { Log } from '../log.ts';
 import { FatalJobError, RetryJob, type JobSignal } from './queue.ts';
+import { payloadProblem, type JobHandlers } from './catalog.ts';
 
 export interface ClaimedJob {
   id: string;
@@ -25,7 +26,8 @@ export interface WorkerOptions {
   clock: Clock;
   log: Log;
   signal: JobSignal;
-  handlers: Readonly<Record<string, JobHandler>>;
+  /** By job type: the catalog's typed handlers (src/workers.ts), or ad-hoc ones (this worker's own tests). */
+  handlers: JobHandlers | Readonly<Record<string, JobHandler>>;
   concurrency?: number;
   pollMs?: number;
   leaseMs?: number;
@@ -48,7 +50,9 @@ export function backoffMs(attempt: number): number {
  * worker died is picked up again when its lease runs out, so every job runs at least once.
  */
 export function startWorker(options: WorkerOptions): Worker {
-  const { db, engine, clock, log, signal, handlers } = options;
+  const { db, engine, clock, log, signal } = options;
+  // The one widening of the typed handlers: runOne checks each payload against the catalog before calling one.
+  const handlers = options.handlers as Readonly<Record<string, JobHandler | undefined>>;
   const concurrency = options.concurrency ?? 4;
   // In-process enqueuers wake the worker at once (deps.jobs.wake()); polling only covers jobs that
   // other processes enqueue or that come due later, so it need not hammer an idle database.
@@ -110,7 +114,11 @@ export function startWorker(options: WorkerOptions): Worker {
     let failure: unknown;
     try {
       if (!handler) throw new FatalJobError(`No handler for job type ${row.type}`);
-      await handler({ id: row.id, orgId: row.org_id, type: row.type, payload: JSON.parse(row.payload), attempts: row.attempts, maxAttempts: row.max_attempts });
+      const payload: unknown = JSON.parse(row.payload);
+      // The handlers are typed by the job catalog; a payload that does not fit can never succeed.
+      const problem = payloadProblem(row.type, payload);
+      if (problem !== null) throw new FatalJobError(`Payload of job type ${row.type} does not match the job catalog: ${problem}`);
+      await handler({ id: row.id, orgId: row.org_id, type: row.type, payload, attempts: row.attempts, maxAttempts: row.max_attempts });
     } catch (error) {
       failure = error ?? new Error('job failed');
     }

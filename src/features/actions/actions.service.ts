@@ -9,15 +9,15 @@ import type { ActionsTable } from '../../core/db/schema.ts';
 import { AppError } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { enqueueJob } from '../../core/jobs/queue.ts';
-import type { ClaimedJob, JobHandler } from '../../core/jobs/worker.ts';
+import type { ActionJobType, TypedJobHandler } from '../../core/jobs/catalog.ts';
 
 type ActionRow = Selectable<ActionsTable>;
 export type ActionStatus = ActionsTable['status'];
 
 export interface NewAction {
   orgId: string;
-  /** e.g. `metadata.apply`; also the job type that runs it. */
-  type: string;
+  /** e.g. `metadata.apply`; also the job type that runs it (an Action entry of core/jobs/catalog.ts). */
+  type: ActionJobType;
   createdBy: string | null;
   /** Besides its creator, holders of this privilege may read the action. */
   viewPrivilege?: Privilege;
@@ -124,10 +124,9 @@ export interface ActionOutcome {
  * (succeeded, or failed with the error after the job's last attempt; between attempts it is
  * queued again).
  */
-export function actionJobHandler(deps: Deps, work: (ctx: ActionContext) => Promise<ActionOutcome>): JobHandler {
-  return async (job: ClaimedJob) => {
-    const actionId = (job.payload as { actionId?: string } | null)?.actionId;
-    if (!actionId) return;
+export function actionJobHandler(deps: Deps, work: (ctx: ActionContext) => Promise<ActionOutcome>): TypedJobHandler<ActionJobType> {
+  return async (job) => {
+    const actionId = job.payload.actionId;
     const row = await deps.db.selectFrom('actions').selectAll().where('id', '=', actionId).executeTakeFirst();
     if (!row || row.status === 'succeeded' || row.status === 'cancelled') return;
     if (row.cancel_requested === 1) {

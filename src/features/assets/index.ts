@@ -1,18 +1,11 @@
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
-import type { JobHandler } from '../../core/jobs/worker.ts';
 import { assetRoutes } from './assets.routes.ts';
-import { RENDITIONS_JOB, uploadJobHandlers } from './upload/uploads.service.ts';
 import { contentRoutes } from './download/download.routes.ts';
 import { relationRoutes } from './relations/relations.routes.ts';
 import { extraRoutes } from './share/share.routes.ts';
 import { recycleBinRoutes } from './recycle-bin/recycle-bin.routes.ts';
-import { bulkJobHandlers } from './bulk/bulk.service.ts';
-import { runRenditions, type RenditionJob } from './renditions/renditions.ts';
-import { actionObjectJobHandler } from './bulk/action-objects.ts';
 import { renditionLinkRoutes } from './download/rendition-links.ts';
-import { ACTION_OBJECT_JOB } from '../metadata/index.ts';
-import { MAIL_JOB, sendQueuedMail } from './share/mail-outbox.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
 export { findAsset, securityOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
@@ -31,6 +24,7 @@ export { SignedQuery, ActionObjectSchema } from './assets.schemas.ts';
 export { readActionObject } from './bulk/action-objects.ts';
 export { assetTemplateUsage, applyMetadataToAssets } from './bulk/bulk.service.ts';
 export { createAssetRuntime, type AssetRuntime } from './runtime.ts';
+export { assetJobHandlers } from './assets.jobs.ts';
 
 export function assetsRoutes(app: App, deps: Deps): void {
   assetRoutes(app, deps);
@@ -41,12 +35,3 @@ export function assetsRoutes(app: App, deps: Deps): void {
   recycleBinRoutes(app, deps);
 }
 
-export function assetJobHandlers(deps: Deps): Record<string, JobHandler> {
-  return {
-    ...uploadJobHandlers(deps),
-    ...bulkJobHandlers(deps),
-    [RENDITIONS_JOB]: (job) => runRenditions(deps, job.payload as RenditionJob),
-    [ACTION_OBJECT_JOB]: actionObjectJobHandler(deps),
-    [MAIL_JOB]: (job) => sendQueuedMail(deps, job),
-  };
-}

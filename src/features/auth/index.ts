@@ -1,10 +1,9 @@
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
-import type { JobHandler } from '../../core/jobs/worker.ts';
 import { authRoutes } from './auth.routes.ts';
-import { CLEANUP_JOB, cleanupAuthTables } from './sessions/cleanup.ts';
 import { discoveryRoute, jwksRoute } from './oauth/well-known.routes.ts';
 
+export { authJobHandlers } from './auth.jobs.ts';
 export { tokenResolver, principalForToken } from './resolver.ts';
 export { oauthRoutes } from './oauth/oauth.routes.ts';
 export { publicJwks } from './signing-keys.ts';
@@ -22,14 +21,4 @@ export function authenticationRoutes(app: App, deps: Deps): void {
 export function wellKnownRoutes(app: App, deps: Deps): void {
   jwksRoute(app, deps);
   discoveryRoute(app, deps);
-}
-
-/** Background jobs of the auth feature, for src/workers.ts. */
-export function authJobHandlers(deps: Deps): Record<string, JobHandler> {
-  return {
-    [CLEANUP_JOB]: async () => {
-      const removed = await cleanupAuthTables(deps);
-      deps.log.info(removed, 'auth cleanup');
-    },
-  };
 }

@@ -2,4 +2,4 @@ export { collectionRoutes } from './collections.routes.ts';
 export { getCollectionForViewer, loadVisibleCollection } from './collections.service.ts';
 export { collectionAssetsForViewer, type CollectionAssetsOptions } from './collections-search.service.ts';
 export type { Collection } from './collections.schemas.ts';
-export { shareJobHandlers as collectionJobHandlers } from './share.service.ts';
+export { collectionJobHandlers } from './collections.jobs.ts';

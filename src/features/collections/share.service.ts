@@ -7,9 +7,8 @@ import { fromJson, toJson } from '../../core/db/json.ts';
 import { publishEvent } from '../../core/events/index.ts';
 import { AppError, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { enqueueJob } from '../../core/jobs/queue.ts';
-import type { JobHandler } from '../../core/jobs/worker.ts';
 import type { Deps } from '../../deps.ts';
-import { ActionCancelled, actionJobHandler, createAction, type ActionContext } from '../actions/index.ts';
+import { ActionCancelled, createAction, type ActionContext } from '../actions/index.ts';
 import {
   callerPermissions, mailConfigured, queueMail, serveBlob, shareSourcesByFileId, signPath, verifySignedPath, type MailMessage, type ShareSource,
 } from '../assets/index.ts';
@@ -170,7 +169,7 @@ function shareMail(input: ShareInput, recipient: ShareInput['recipients'][number
  * view (a user of the organization) or all of them (any other address); one zip per distinct set,
  * streamed into blob storage; then the manifest the links read, the mails and the event.
  */
-async function shareWork(deps: Deps, ctx: ActionContext) {
+export async function shareWork(deps: Deps, ctx: ActionContext) {
   const input = ctx.input as ShareInput;
   const exists = await deps.db.selectFrom('collections').select('id').where('org_id', '=', ctx.orgId).where('id', '=', input.collection.id).executeTakeFirst();
   if (!exists) throw new AppError('not_found', 'The collection no longer exists');
@@ -236,16 +235,10 @@ async function shareWork(deps: Deps, ctx: ActionContext) {
   };
 }
 
-async function cleanupWork(deps: Deps, payload: { shareId?: string }): Promise<void> {
+export async function cleanupWork(deps: Deps, payload: { shareId?: string }): Promise<void> {
   if (payload.shareId && /^[0-9a-f-]{36}$/i.test(payload.shareId)) await deps.blobs.deletePrefix(prefixOf(payload.shareId));
 }
 
-export function shareJobHandlers(deps: Deps): Record<string, JobHandler> {
-  return {
-    [SHARE_ACTION]: actionJobHandler(deps, (ctx) => shareWork(deps, ctx)),
-    [SHARE_CLEANUP_JOB]: (job) => cleanupWork(deps, job.payload as { shareId?: string }),
-  };
-}
 
 /**
  * GET /v1/collection-share/{shareId}/{recipient}: the recipient's zip behind a signed, expiring

@@ -41,4 +41,5 @@ export {
 } from './template-types.ts';
 
 export { metadataRoutes } from './metadata.routes.ts';
-export { metadataJobHandlers, APPLY_ACTION } from './apply/apply.service.ts';
+export { APPLY_ACTION } from './apply/apply.service.ts';
+export { metadataJobHandlers } from './metadata.jobs.ts';

@@ -1,6 +1,7 @@
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { fromJson } from '../../core/db/json.ts';
 import { invalidField } from '../../core/http/errors.ts';
+import type { JobPayload } from '../../core/jobs/catalog.ts';
 
 /**
  * Template types (reference §10.1, §10.7). The create endpoint takes `default`, `asset` and
@@ -15,11 +16,8 @@ export const ASSET_TEMPLATE_TYPES: readonly string[] = ['default', 'asset'];
 
 /** The job that creates, updates or retires the Action object of an action-type template. */
 export const ACTION_OBJECT_JOB = 'metadata.template.action_object';
-export interface ActionObjectJob {
-  templateId: string;
-  /** Sent when the template was deleted: the object to retire. */
-  actionObjectId?: string | null;
-}
+/** Its payload (core/jobs/catalog.ts): the template, and on delete the object to retire. */
+export type ActionObjectJob = JobPayload<typeof ACTION_OBJECT_JOB>;
 
 /** The `templateType` of a create request: lower-cased, de-duplicated, `["default"]` when absent or empty. */
 export function normalizeTemplateTypes(input: readonly unknown[] | undefined): string[] {

@@ -3,8 +3,8 @@ import type { Principal } from '../../../core/authz/principal.ts';
 import type { Trx } from '../../../core/db/connect.ts';
 import { fromJson, toJson } from '../../../core/db/json.ts';
 import { newId } from '../../../core/ids.ts';
-import type { ClaimedJob, JobHandler } from '../../../core/jobs/worker.ts';
-import { actionTemplateInfo, loadTemplate, mergeMetadata, setActionObjectId, validateMetadata, type ActionObjectJob, type ActionTemplateInfo, type CompiledTemplate } from '../../metadata/index.ts';
+import type { TypedJobHandler } from '../../../core/jobs/catalog.ts';
+import { ACTION_OBJECT_JOB, actionTemplateInfo, loadTemplate, mergeMetadata, setActionObjectId, validateMetadata, type ActionObjectJob, type ActionTemplateInfo, type CompiledTemplate } from '../../metadata/index.ts';
 import { callerPermissions } from '../access.ts';
 import { findAsset, securityOf, setAssetSecurity, type AssetRow } from '../assets.repo.ts';
 import { project, templateOf, withSystemValues, type LegacyItem } from '../metadata-seam.ts';
@@ -91,11 +91,10 @@ async function sync(deps: Deps, orgId: string, job: ActionObjectJob): Promise<vo
   });
 }
 
-export function actionObjectJobHandler(deps: Deps): JobHandler {
-  return async (job: ClaimedJob) => {
-    const payload = job.payload as ActionObjectJob | null;
-    if (!job.orgId || !payload?.templateId) return;
-    await sync(deps, job.orgId, payload);
+export function actionObjectJobHandler(deps: Deps): TypedJobHandler<typeof ACTION_OBJECT_JOB> {
+  return async (job) => {
+    if (!job.orgId) return;
+    await sync(deps, job.orgId, job.payload);
   };
 }
 

@@ -7,7 +7,7 @@ import { publishEvent } from '../../../core/events/index.ts';
 import { AppError, invalidField } from '../../../core/http/errors.ts';
 import { isUuid } from '../../../core/ids.ts';
 import { enqueueJob } from '../../../core/jobs/queue.ts';
-import type { JobHandler } from '../../../core/jobs/worker.ts';
+import type { HandlersFor } from '../../../core/jobs/catalog.ts';
 import { ActionCancelled, actionJobHandler, createAction, type ActionContext } from '../../actions/index.ts';
 import { loadUserPrincipal } from '../../identity/index.ts';
 import { loadTemplate, type ApplyHandler, type CompiledTemplate, type UsageProbe } from '../../metadata/index.ts';
@@ -189,7 +189,7 @@ async function regenerateWork(deps: Deps, ctx: ActionContext) {
   return { result: { queued }, errors };
 }
 
-export function bulkJobHandlers(deps: Deps): Record<string, JobHandler> {
+export function bulkJobHandlers(deps: Deps): HandlersFor<typeof BULK_EDIT_ACTION | typeof PURGE_ACTION | typeof REGENERATE_ACTION> {
   return {
     [BULK_EDIT_ACTION]: actionJobHandler(deps, (ctx) => bulkEditWork(deps, ctx)),
     [PURGE_ACTION]: actionJobHandler(deps, (ctx) => purgeWork(deps, ctx)),

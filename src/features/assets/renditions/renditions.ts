@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Metadata, OutputInfo } from 'sharp';
+import type { JobPayload } from '../../../core/jobs/catalog.ts';
 import type { Deps } from '../../../deps.ts';
 import { loadSharp } from '../../../core/sharp.ts';
 import { fromJson, toJson } from '../../../core/db/json.ts';
@@ -128,12 +129,8 @@ const renditionKey = (orgId: string, sha256: string, name: string, ext: string) 
 /** Every rendition of one content (all recipe versions), as a blob-store prefix. */
 export const renditionPrefix = (orgId: string, sha256: string) => `renditions/${orgId}/${sha256.slice(0, 2)}/${sha256}`;
 
-export interface RenditionJob {
-  assetId: string;
-  /** A replacement preview (POST /v1/asset/content/preview) to render imagePreview from. */
-  previewKey?: string;
-  force?: boolean;
-}
+/** The payload of `assets.renditions` (core/jobs/catalog.ts). */
+export type RenditionJob = JobPayload<'assets.renditions'>;
 
 /**
  * The background job after content arrives: technical metadata, then renditions written

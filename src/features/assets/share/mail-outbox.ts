@@ -1,7 +1,7 @@
 import type { Deps } from '../../../deps.ts';
 import type { DbOrTrx } from '../../../core/db/connect.ts';
 import { enqueueJob, FatalJobError } from '../../../core/jobs/queue.ts';
-import type { ClaimedJob } from '../../../core/jobs/worker.ts';
+import type { Job } from '../../../core/jobs/catalog.ts';
 import { newId } from '../../../core/ids.ts';
 
 export const MAIL_JOB = 'mail.send';
@@ -47,8 +47,8 @@ function isPermanent(error: unknown): boolean {
 }
 
 /** The `mail.send` job: one delivery attempt of one outbox mail, recorded on its row. */
-export async function sendQueuedMail(deps: Deps, job: ClaimedJob): Promise<void> {
-  const { mailId } = job.payload as { mailId: string };
+export async function sendQueuedMail(deps: Deps, job: Job<typeof MAIL_JOB>): Promise<void> {
+  const { mailId } = job.payload;
   const mail = await deps.db.selectFrom('mail_outbox').selectAll().where('id', '=', mailId).executeTakeFirst();
   // Already sent (a worker died between sending and finishing the job) or gone with its organization.
   if (!mail || mail.status !== 'queued') return;

@@ -9,6 +9,7 @@ import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
 import { BlobTooLarge } from '../../../core/storage/index.ts';
 import { newId } from '../../../core/ids.ts';
 import { enqueueJob, RetryJob } from '../../../core/jobs/queue.ts';
+import type { HandlersFor } from '../../../core/jobs/catalog.ts';
 import { securityOf, templateNames } from '../assets.repo.ts';
 import { verifyContentType } from './content-types.ts';
 import { templateOf, withSystemValues, type LegacyItem } from '../metadata-seam.ts';
@@ -412,17 +413,17 @@ export async function discardUpload(deps: Deps, upload: UploadRow, status: 'canc
   return true;
 }
 
-export function uploadJobHandlers(deps: Deps) {
+export function uploadJobHandlers(deps: Deps): HandlersFor<typeof UPLOAD_EXPIRE_JOB | typeof UPLOAD_WATCH_JOB> {
   return {
-    [UPLOAD_EXPIRE_JOB]: async (job: { payload: unknown }) => {
-      const { uploadId } = job.payload as { uploadId: string };
+    [UPLOAD_EXPIRE_JOB]: async (job) => {
+      const { uploadId } = job.payload;
       const upload = await deps.db.selectFrom('asset_uploads').selectAll().where('id', '=', uploadId).executeTakeFirst();
       if (!upload || upload.status !== 'open') return;
       if (upload.expires_at > deps.clock.now()) throw new RetryJob('not expired yet', upload.expires_at - deps.clock.now() + 1000);
       await discardUpload(deps, upload, 'expired');
     },
-    [UPLOAD_WATCH_JOB]: async (job: { payload: unknown }) => {
-      const { uploadId } = job.payload as { uploadId: string };
+    [UPLOAD_WATCH_JOB]: async (job) => {
+      const { uploadId } = job.payload;
       const upload = await deps.db.selectFrom('asset_uploads').selectAll().where('id', '=', uploadId).executeTakeFirst();
       if (!upload || upload.status !== 'open' || upload.expires_at < deps.clock.now()) return;
       const received = await measureStored(deps, upload.staging_key);

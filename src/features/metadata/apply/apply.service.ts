@@ -4,7 +4,7 @@ import { requirePrivileges } from '../../../core/authz/authorize.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
 import { fromJson } from '../../../core/db/json.ts';
 import { publishEvent } from '../../../core/events/publish.ts';
-import type { JobHandler } from '../../../core/jobs/worker.ts';
+import type { TypedJobHandler } from '../../../core/jobs/catalog.ts';
 import { actionJobHandler, createAction } from '../../actions/index.ts';
 import type { DefinitionChange, MetadataJobHooks } from '../hooks.ts';
 
@@ -42,42 +42,40 @@ export async function listPendingChanges(deps: Deps, principal: Principal) {
 }
 
 /**
- * The job behind the Action: hands every pending change to each registered ApplyHandler (assets,
- * collections, search…), which rewrite their stored documents and index, then marks the changes
+ * The job behind the Action: hands every pending change to each ApplyHandler it is given (the
+ * assets one, by src/workers.ts), which rewrite their stored documents, then marks the changes
  * applied. Handlers are idempotent, so a retried or concurrent apply does no harm.
  */
-export function metadataJobHandlers(deps: Deps, hooks: MetadataJobHooks): Record<string, JobHandler> {
+export function applyChangesJob(deps: Deps, hooks: MetadataJobHooks): TypedJobHandler<typeof APPLY_ACTION> {
   const handlers = Object.entries(hooks.applyHandlers);
-  return {
-    [APPLY_ACTION]: actionJobHandler(deps, async (ctx) => {
-      const changes = await pendingChanges(deps, ctx.orgId);
-      const perHandler: Record<string, number> = {};
-      const errors: { item: string; message: string }[] = [];
-      let updated = 0;
-      // Progress in thousandths of a handler's share, so a handler may report fractions.
-      const total = Math.max(1, handlers.length) * 1000;
-      await ctx.progress(0, total);
-      for (const [i, [name, handler]] of handlers.entries()) {
-        const out = await handler(deps.db, {
-          orgId: ctx.orgId, actionId: ctx.actionId, changes, now: deps.clock.now(),
-          progress: (fraction) => ctx.progress(Math.round((i + Math.max(0, Math.min(1, fraction))) * 1000), total),
-        });
-        perHandler[name] = out.updated;
-        updated += out.updated;
-        errors.push(...(out.errors ?? []));
-        await ctx.progress((i + 1) * 1000, total);
-      }
-      const now = deps.clock.now();
-      await deps.db.transaction().execute(async (trx) => {
-        if (changes.length > 0) {
-          for (let i = 0; i < changes.length; i += 500) {
-            await trx.updateTable('metadata_changes').set({ applied_at: now, action_id: ctx.actionId })
-              .where('org_id', '=', ctx.orgId).where('id', 'in', changes.slice(i, i + 500).map((c) => c.id)).where('applied_at', 'is', null).execute();
-          }
-        }
-        await publishEvent(trx, now, { orgId: ctx.orgId, type: 'metadata.changes.applied', actor: ctx.createdBy, data: { action: { id: ctx.actionId, changesApplied: changes.length, itemsUpdated: updated } } });
+  return actionJobHandler(deps, async (ctx) => {
+    const changes = await pendingChanges(deps, ctx.orgId);
+    const perHandler: Record<string, number> = {};
+    const errors: { item: string; message: string }[] = [];
+    let updated = 0;
+    // Progress in thousandths of a handler's share, so a handler may report fractions.
+    const total = Math.max(1, handlers.length) * 1000;
+    await ctx.progress(0, total);
+    for (const [i, [name, handler]] of handlers.entries()) {
+      const out = await handler(deps.db, {
+        orgId: ctx.orgId, actionId: ctx.actionId, changes, now: deps.clock.now(),
+        progress: (fraction) => ctx.progress(Math.round((i + Math.max(0, Math.min(1, fraction))) * 1000), total),
       });
-      return { result: { message: 'Changes applied successfully', changesApplied: changes.length, itemsUpdated: updated, handlers: perHandler }, errors };
-    }),
-  };
+      perHandler[name] = out.updated;
+      updated += out.updated;
+      errors.push(...(out.errors ?? []));
+      await ctx.progress((i + 1) * 1000, total);
+    }
+    const now = deps.clock.now();
+    await deps.db.transaction().execute(async (trx) => {
+      if (changes.length > 0) {
+        for (let i = 0; i < changes.length; i += 500) {
+          await trx.updateTable('metadata_changes').set({ applied_at: now, action_id: ctx.actionId })
+            .where('org_id', '=', ctx.orgId).where('id', 'in', changes.slice(i, i + 500).map((c) => c.id)).where('applied_at', 'is', null).execute();
+        }
+      }
+      await publishEvent(trx, now, { orgId: ctx.orgId, type: 'metadata.changes.applied', actor: ctx.createdBy, data: { action: { id: ctx.actionId, changesApplied: changes.length, itemsUpdated: updated } } });
+    });
+    return { result: { message: 'Changes applied successfully', changesApplied: changes.length, itemsUpdated: updated, handlers: perHandler }, errors };
+  });
 }

@@ -1,0 +1,28 @@
+import type { Deps } from '../../deps.ts';
+import type { HandlersFor } from '../../core/jobs/catalog.ts';
+import { ACTION_OBJECT_JOB } from '../metadata/index.ts';
+import { actionObjectJobHandler } from './bulk/action-objects.ts';
+import { BULK_EDIT_ACTION, bulkJobHandlers, PURGE_ACTION, REGENERATE_ACTION } from './bulk/bulk.service.ts';
+import { MAIL_JOB, sendQueuedMail } from './share/mail-outbox.ts';
+import { runRenditions } from './renditions/renditions.ts';
+import { RENDITIONS_JOB, UPLOAD_EXPIRE_JOB, UPLOAD_WATCH_JOB, uploadJobHandlers } from './upload/uploads.service.ts';
+
+type AssetJob =
+  | typeof RENDITIONS_JOB | typeof UPLOAD_WATCH_JOB | typeof UPLOAD_EXPIRE_JOB | typeof MAIL_JOB | typeof ACTION_OBJECT_JOB
+  | typeof BULK_EDIT_ACTION | typeof PURGE_ACTION | typeof REGENERATE_ACTION;
+
+/** The assets feature's jobs (payloads in core/jobs/catalog.ts), for src/workers.ts. */
+export function assetJobHandlers(deps: Deps): HandlersFor<AssetJob> {
+  return {
+    // Presigned uploads: completed when their bytes arrive, discarded when they expire.
+    ...uploadJobHandlers(deps),
+    // Actions: bulk edit, purge from the recycle bin, regenerate renditions.
+    ...bulkJobHandlers(deps),
+    // After content arrives or changes (uploads, previews, regeneration).
+    [RENDITIONS_JOB]: (job) => runRenditions(deps, job.payload),
+    // Named by metadata (an action-type template changed); assets store its Action object.
+    [ACTION_OBJECT_JOB]: actionObjectJobHandler(deps),
+    // The outbox's mails (collection shares).
+    [MAIL_JOB]: (job) => sendQueuedMail(deps, job),
+  };
+}

@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import { JOB_CATALOG, payloadProblem } from '../src/core/jobs/catalog.ts';
+import { enqueueRawJob } from '../src/core/jobs/queue.ts';
+import { startWorker } from '../src/core/jobs/worker.ts';
+import { jobHandlers } from '../src/workers.ts';
+import { forEachEngine } from './helpers/context.ts';
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') && !path.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+const sources = sourceFiles('src').map((path) => ({ path, text: readFileSync(path, 'utf8') }));
+
+/** `export const NAME = 'value'` across src/, to resolve the job-name constants enqueue calls use. */
+const constants = new Map<string, string>();
+for (const { text } of sources) {
+  for (const m of text.matchAll(/export const ([A-Z][A-Z0-9_]*) = '([^']+)'/g)) constants.set(m[1]!, m[2]!);
+}
+
+/** Every job type src/ enqueues: the `type:` of each enqueueJob and createAction call (an Action is a job of its type). */
+function enqueuedTypes(): { name: string; where: string }[] {
+  const out: { name: string; where: string }[] = [];
+  for (const { path, text } of sources) {
+    for (const m of text.matchAll(/\b(enqueueJob|createAction)\([^;]*?\btype: ([A-Za-z_.]+|'[^']+')/g)) {
+      const expr = m[2]!;
+      // actions.service.ts passes its caller's type through (spec.type): the callers are scanned themselves.
+      if (expr.includes('.') && !expr.startsWith("'")) continue;
+      const name = expr.startsWith("'") ? expr.slice(1, -1) : constants.get(expr);
+      assert.ok(name, `${path}: the job type ${expr} is not a string constant this test can resolve`);
+      out.push({ name, where: path });
+    }
+  }
+  return out;
+}
+
+it('every job type enqueued anywhere in src/ has a catalog entry and a handler; every entry is enqueued somewhere and handled', async () => {
+  const enqueued = enqueuedTypes();
+  assert.ok(enqueued.length >= 10, `found only ${enqueued.length} enqueue sites: the scan is broken`);
+  // jobHandlers only builds closures over deps; none of them runs here.
+  const handlers = jobHandlers({} as Parameters<typeof jobHandlers>[0]);
+  const catalog = Object.keys(JOB_CATALOG).sort();
+  for (const { name, where } of enqueued) {
+    assert.ok(Object.hasOwn(JOB_CATALOG, name), `${where} enqueues ${name}, which core/jobs/catalog.ts does not list`);
+    assert.equal(typeof (handlers as Record<string, unknown>)[name], 'function', `${where} enqueues ${name}, which src/workers.ts has no handler for`);
+  }
+  assert.deepEqual(Object.keys(handlers).sort(), catalog, 'src/workers.ts handles exactly the catalog');
+  assert.deepEqual([...new Set(enqueued.map((e) => e.name))].sort(), catalog, 'every catalog entry is enqueued somewhere');
+});
+
+it('payloads are checked against the catalog: what the enqueuers send fits, anything else is named', () => {
+  assert.equal(payloadProblem('assets.renditions', { assetId: 'a', force: true }), null);
+  assert.equal(payloadProblem('metadata.template.action_object', { templateId: 't', actionObjectId: null }), null);
+  assert.equal(payloadProblem('auth.cleanup', null), null);
+  assert.equal(payloadProblem('metadata.apply', { actionId: 'x' }), null);
+  assert.match(payloadProblem('mail.send', { mail: 'x' }) ?? '', /mailId/);
+  assert.notEqual(payloadProblem('assets.upload.watch', null), null);
+  // Types outside the catalog (the worker's own tests) are not checked.
+  assert.equal(payloadProblem('test.anything', 42), null);
+});
+
+forEachEngine('job catalog at run time', (ctx) => {
+  it('a claimed job whose payload does not fit its catalog entry goes dead without reaching its handler', async () => {
+    const deps = ctx().deps;
+    const id = await enqueueRawJob(deps.db, deps.clock.now(), { type: 'mail.send', payload: { notAMailId: 1 }, maxAttempts: 5 });
+    const worker = startWorker({ db: deps.db, engine: deps.engine, clock: deps.clock, log: deps.log, signal: deps.jobs, handlers: jobHandlers(deps), pollMs: 3_600_000 });
+    try {
+      await worker.drain();
+    } finally {
+      await worker.stop();
+    }
+    const row = await deps.db.selectFrom('jobs').select(['status', 'attempts', 'last_error']).where('id', '=', id).executeTakeFirstOrThrow();
+    assert.equal(row.status, 'dead');
+    assert.equal(row.attempts, 1);
+    assert.match(row.last_error ?? '', /does not match the job catalog: .*mailId/);
+  });
+});
