@@ -39,6 +39,11 @@ export interface Config {
   readonly uploadUrlTtlSeconds: number;
   /** Images with more pixels than this are refused before decoding. */
   readonly renditionMaxPixels: number;
+  /** A rendition's decode and encodes are abandoned after this many seconds (sharp's timeout). */
+  readonly renditionTimeoutSeconds: number;
+  /** Share mails one user may queue per hour, and one organization (0: no limit). */
+  readonly shareMailPerUserPerHour: number;
+  readonly shareMailPerOrgPerHour: number;
   /** SMTP server for asset shares (smtp://user:pass@host:port); unset = shares answer with links only. */
   readonly smtpUrl: string | undefined;
   readonly mailFrom: string;
@@ -152,6 +157,9 @@ export function parseConfig(env: Env = process.env): Config {
     uploadPartSizeBytes: integer(env, 'TESSERA_UPLOAD_PART_SIZE', 104_857_600, 5_242_880, 5_368_709_120),
     uploadUrlTtlSeconds: integer(env, 'TESSERA_UPLOAD_URL_TTL_SECONDS', 86_400, 60, 604_800),
     renditionMaxPixels: integer(env, 'TESSERA_RENDITION_MAX_PIXELS', 268_402_689, 1, 2_000_000_000),
+    renditionTimeoutSeconds: integer(env, 'TESSERA_RENDITION_TIMEOUT_SECONDS', 30, 1, 3600),
+    shareMailPerUserPerHour: integer(env, 'TESSERA_SHARE_MAIL_PER_USER_PER_HOUR', 200, 0, 1_000_000),
+    shareMailPerOrgPerHour: integer(env, 'TESSERA_SHARE_MAIL_PER_ORG_PER_HOUR', 1000, 0, 10_000_000),
     smtpUrl: parseSmtpUrl(env),
     mailFrom: text(env, 'TESSERA_MAIL_FROM', 'Tessera <no-reply@tessera.invalid>'),
     corsOrigins: parseCorsOrigins(env),

@@ -646,6 +646,8 @@ export interface MailOutboxTable {
   html_body: string | null;
   /** The RFC 5322 Message-ID, fixed when queued, so a retried send is recognisably the same mail. */
   message_id: string;
+  /** Who queued it (share mail is rate-limited per sender); null for system mail. */
+  sender_id: ColumnType<string | null, string | null | undefined, string | null>;
   status: 'queued' | 'sent' | 'failed';
   attempts: number;
   last_error: string | null;

@@ -111,4 +111,46 @@ forEachEngine('jobs', (ctx) => {
       await b.stop();
     }
   });
+
+  it('claims fairly across organizations: one organization\'s backlog does not hold back another\'s job (issue 23, defect 7)', async () => {
+    const type = `t-${Math.random()}`;
+    const order: string[] = [];
+    const now = ctx().clock.now();
+    // Organization A queues a backlog (its jobs are the oldest), then B queues one job.
+    for (let i = 0; i < 8; i++) await enqueueJob(ctx().deps.db, now - 1000 + i, { type, orgId: 'org-a', payload: { n: `A${i}` } });
+    await enqueueJob(ctx().deps.db, now, { type, orgId: 'org-b', payload: { n: 'B0' } });
+    // A real worker running one job at a time.
+    const w = startWorker({ db: ctx().deps.db, engine: ctx().engine, clock: ctx().clock, log: createLog('silent'), signal: ctx().deps.jobs, handlers: { [type]: async (job) => { order.push((job.payload as { n: string }).n); } }, pollMs: 60_000, concurrency: 1 });
+    try {
+      assert.equal(await w.drain(), 9);
+    } finally {
+      await w.stop();
+    }
+    assert.equal(order.length, 9);
+    assert.ok(order.indexOf('B0') < order.indexOf('A7'), `B's job ran before A's backlog finished: ${order.join(' ')}`);
+    assert.deepEqual(order.slice(0, 2), ['A0', 'B0'], 'B is served at the next free slot');
+    assert.deepEqual(order.filter((n) => n.startsWith('A')), ['A0', 'A1', 'A2', 'A3', 'A4', 'A5', 'A6', 'A7'], 'each organization\'s own jobs stay in order');
+  });
+
+  it('an organization with jobs running waits behind one without (several workers at once)', async () => {
+    const type = `t-${Math.random()}`;
+    const now = ctx().clock.now();
+    for (let i = 0; i < 6; i++) await enqueueJob(ctx().deps.db, now - 1000 + i, { type, orgId: 'org-c', payload: { n: `C${i}` } });
+    await enqueueJob(ctx().deps.db, now, { type, orgId: 'org-d', payload: { n: 'D0' } });
+    // A job of C is running (claimed by another worker, lease live): D's job is next, before C's older ones.
+    await ctx().deps.db.updateTable('jobs').set({ status: 'running', locked_until: now + 60_000, locked_by: 'other', updated_at: now })
+      .where('type', '=', type).where('org_id', '=', 'org-c').where('run_at', '=', now - 1000).execute();
+    const order: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    const w = startWorker({ db: ctx().deps.db, engine: ctx().engine, clock: ctx().clock, log: createLog('silent'), signal: ctx().deps.jobs, handlers: { [type]: async (job) => { order.push((job.payload as { n: string }).n); if (order.length === 1) await gate; } }, pollMs: 60_000, concurrency: 1 });
+    try {
+      const draining = w.drain();
+      release();
+      await draining;
+    } finally {
+      await w.stop();
+    }
+    assert.equal(order[0], 'D0', `got ${order.join(' ')}`);
+  });
 });

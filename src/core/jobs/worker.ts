@@ -39,6 +39,9 @@ export interface Worker {
   drain(): Promise<number>;
 }
 
+/** How far back "when was this organization last served" looks (older history changes no order). */
+const SERVED_WINDOW_MS = 10 * 60_000;
+
 /** Default backoff: 1 s, 2 s, 4 s … capped at 10 min, with ±20 % jitter. */
 export function backoffMs(attempt: number): number {
   const base = Math.min(600_000, 1000 * 2 ** Math.max(0, attempt - 1));
@@ -66,18 +69,37 @@ export function startWorker(options: WorkerOptions): Worker {
   let loop: Promise<void> = Promise.resolve();
   let pending = false;
 
+  /**
+   * Claims due jobs fairly across organizations. Each organization's due jobs are numbered oldest
+   * first (its turn), plus one for every job it already has running; the lowest numbers go first,
+   * and among equals the organization served longest ago (its latest claimed or finished job),
+   * then the oldest job. So one organization's backlog (a burst of share mails, a row of slow
+   * renditions) never holds back another's: that job is claimed at the next free slot, and the
+   * backlog continues round-robin with it. The due condition is repeated on the locked row so
+   * PostgreSQL re-checks it on a row another worker claimed meanwhile.
+   */
   const claim = async (limit: number): Promise<JobsTable[]> => {
     if (types.length === 0 || limit <= 0) return [];
     const now = clock.now();
-    const lock = engine === 'postgres' ? sql`for update skip locked` : sql``;
+    const lock = engine === 'postgres' ? sql`for update of j skip locked` : sql``;
+    const due = (t: string) => sql`${sql.ref(`${t}.type`)} in (${sql.join(types)})
+      and ((${sql.ref(`${t}.status`)} = 'pending' and ${sql.ref(`${t}.run_at`)} <= ${now}) or (${sql.ref(`${t}.status`)} = 'running' and ${sql.ref(`${t}.locked_until`)} < ${now}))`;
     const result = await sql<JobsTable>`
       update jobs set status = 'running', locked_until = ${now + leaseMs}, locked_by = ${workerId},
         attempts = attempts + 1, updated_at = ${now}
       where id in (
-        select id from jobs
-        where type in (${sql.join(types)})
-          and ((status = 'pending' and run_at <= ${now}) or (status = 'running' and locked_until < ${now}))
-        order by run_at limit ${limit} ${lock}
+        select j.id from jobs j
+        join (select d.id, row_number() over (partition by d.org_id order by d.run_at, d.id) as turn from jobs d where ${due('d')}) q on q.id = j.id
+        left join (
+          select r.org_id as org, sum(case when r.status = 'running' and r.locked_until >= ${now} then 1 else 0 end) as busy, max(r.updated_at) as served
+          from jobs r
+          where r.status <> 'pending' and (r.status = 'running' or r.updated_at >= ${now - SERVED_WINDOW_MS})
+            and r.org_id in (select d2.org_id from jobs d2 where ${due('d2')})
+          group by r.org_id
+        ) o on o.org = j.org_id
+        where ${due('j')}
+        order by q.turn + coalesce(o.busy, 0), coalesce(o.served, 0), j.run_at, j.id
+        limit ${limit} ${lock}
       )
       returning *`.execute(db);
     return result.rows;

@@ -10,7 +10,7 @@ import { renditionLinkRoutes } from './download/rendition-links.ts';
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
 export { findAsset, securityOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
 export { createAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
-export { queueMail, mailStatus, MAIL_JOB, type OutgoingMail } from './share/mail-outbox.ts';
+export { checkShareMailLimits, queueMail, mailStatus, MAIL_JOB, type OutgoingMail } from './share/mail-outbox.ts';
 export { receiveSingle } from './upload/uploads.service.ts';
 export { presentLegacy, presentSimplified, renditionUrls, storedRenditions, type StoredRendition } from './views/present.ts';
 // For features that hand out stored bytes by mail and signed link (collection share).

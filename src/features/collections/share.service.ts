@@ -10,7 +10,7 @@ import { enqueueJob } from '../../core/jobs/queue.ts';
 import type { Deps } from '../../deps.ts';
 import { ActionCancelled, createAction, type ActionContext } from '../actions/index.ts';
 import {
-  callerPermissions, mailConfigured, queueMail, serveBlob, shareSourcesByFileId, signPath, verifySignedPath, type MailMessage, type ShareSource,
+  callerPermissions, checkShareMailLimits, mailConfigured, queueMail, serveBlob, shareSourcesByFileId, signPath, verifySignedPath, type MailMessage, type ShareSource,
 } from '../assets/index.ts';
 import { loadUserPrincipal } from '../identity/index.ts';
 import { templatesHiddenFrom } from '../metadata/index.ts';
@@ -118,6 +118,8 @@ export async function shareCollection(deps: Deps, principal: Principal, id: stri
   if (shareable.length === 0 && refused.length === 0) throw invalidField('params.id', 'Invalid input. No Collection or Assets are selected to share: the collection has no assets you may view');
   if (shareable.length === 0) throw forbidden('None of the collection\'s assets may be shared by you: sharing needs Download and Share on an asset with stored content');
   const now = deps.clock.now();
+  // Refused up front (429) rather than when the Action's mails would be queued.
+  if (mailConfigured(deps)) await checkShareMailLimits(deps.db, deps.config, { orgId: principal.orgId, senderId: principal.userId }, recipients.length, now);
   const expiresAt = Math.floor(now / 1000) + ttl;
   const input: ShareInput = {
     collection: { id: c.row.id, name: c.row.name, type: c.row.collection_type },
@@ -222,7 +224,7 @@ export async function shareWork(deps: Deps, ctx: ActionContext) {
   const collection = { id: input.collection.id, name: input.collection.name, type: input.collection.type === 'private' ? 'Private' as const : 'Shared' as const };
   await deps.db.transaction().execute(async (trx) => {
     // The mails go through the durable outbox in the same transaction as the events: retried until the SMTP server takes them.
-    if (mailQueued) for (const m of messages) await queueMail(trx, now, { orgId: ctx.orgId, to: m.to.name ? { name: m.to.name, address: m.to.email } : m.to.email, subject: m.subject, text: m.text, html: m.html });
+    if (mailQueued) for (const m of messages) await queueMail(trx, now, { orgId: ctx.orgId, senderId: sharer.userId, to: m.to.name ? { name: m.to.name, address: m.to.email } : m.to.email, subject: m.subject, text: m.text, html: m.html });
     for (const type of ['Internal', 'External'] as const) {
       if (kinds[type].length === 0) continue;
       await publishEvent(trx, now, { orgId: ctx.orgId, type: 'collection.shared', actor: sharer.kind === 'user' ? sharer.userId : null, data: { collection, share: { type, recipients: kinds[type] } } });

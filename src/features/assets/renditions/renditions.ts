@@ -75,30 +75,37 @@ export function fitInside(width: number, height: number, box: number): { width: 
  * Decodes the source once (shrink-on-load to the largest rendition wanted, EXIF orientation
  * applied, sRGB) and derives every rendition from that one decoded image.
  */
-export async function renderImage(input: string | Buffer, specs: readonly RenditionSpec[], info: SourceInfo, maxPixels: number): Promise<RenderedImage[]> {
+export async function renderImage(input: string | Buffer, specs: readonly RenditionSpec[], info: SourceInfo, maxPixels: number, timeoutSeconds = 30): Promise<RenderedImage[]> {
   const largest = Math.max(...specs.map((s) => s.size));
   const sharp = await loadSharp();
   let base: { data: Buffer; info: OutputInfo };
   try {
     base = await sharp(input, { limitInputPixels: maxPixels, failOn: 'error' })
+      .timeout({ seconds: timeoutSeconds })
       .autoOrient()
       .resize(largest, largest, { fit: 'inside', withoutEnlargement: true })
       .toColourspace('srgb')
       .raw()
       .toBuffer({ resolveWithObject: true });
   } catch (error) {
-    throw new RenditionError(`the image could not be decoded: ${(error as Error).message}`);
+    throw timedOut(error, timeoutSeconds) ?? new RenditionError(`the image could not be decoded: ${(error as Error).message}`);
   }
   const raw = { width: base.info.width, height: base.info.height, channels: base.info.channels as 1 | 2 | 3 | 4 };
   const alpha = info.hasAlpha && (raw.channels === 4 || raw.channels === 2);
   return Promise.all(specs.map(async (spec) => {
     const target = fitInside(raw.width, raw.height, spec.size);
-    let img = sharp(base.data, { raw });
+    let img = sharp(base.data, { raw }).timeout({ seconds: timeoutSeconds });
     if (target.width !== raw.width || target.height !== raw.height) img = img.resize(target.width, target.height, { fit: 'fill' });
     const encoded = alpha ? img.png({ compressionLevel: 6 }) : img.jpeg({ quality: 80 });
-    const data = await encoded.toBuffer();
+    const data = await encoded.toBuffer().catch((error: unknown) => { throw timedOut(error, timeoutSeconds) ?? error; });
     return { name: spec.name, data, width: target.width, height: target.height, contentType: alpha ? 'image/png' : 'image/jpeg' };
   }));
+}
+
+/** sharp's timeout error as a RenditionError naming the setting (undefined for any other error). */
+function timedOut(error: unknown, seconds: number): RenditionError | undefined {
+  if (!/^timeout:/.test((error as Error)?.message ?? '')) return undefined;
+  return new RenditionError(`the image took longer than ${seconds} s to render (TESSERA_RENDITION_TIMEOUT_SECONDS)`);
 }
 
 /** A labelled placeholder for content no converter handles yet (PDF, video, …). */
@@ -164,7 +171,7 @@ export async function runRenditions(deps: Deps, job: RenditionJob): Promise<void
         const heads = job.force ? [] : await Promise.all(keys.map((k) => deps.blobs.head(k)));
         const rendered = heads.length === keys.length && heads.every(Boolean)
           ? specs.map((s, i) => ({ name: s.name, size: heads[i]!.size, ...fitInside(info!.width, info!.height, s.size), contentType: info!.hasAlpha ? 'image/png' : 'image/jpeg', data: null as Buffer | null }))
-          : (await renderImage(file, specs, info, max)).map((r) => ({ ...r, size: r.data.length }));
+          : (await renderImage(file, specs, info, max, deps.config.renditionTimeoutSeconds)).map((r) => ({ ...r, size: r.data.length }));
         for (const [i, r] of rendered.entries()) {
           const key = keys[i]!;
           if (r.data) await deps.blobs.put(key, r.data, { contentType: r.contentType });

@@ -3,6 +3,8 @@ import type { DbOrTrx } from '../../../core/db/connect.ts';
 import { enqueueJob, FatalJobError } from '../../../core/jobs/queue.ts';
 import type { Job } from '../../../core/jobs/catalog.ts';
 import { newId } from '../../../core/ids.ts';
+import { tooManyRequests } from '../../../core/http/errors.ts';
+import type { Config } from '../../../config.ts';
 
 export const MAIL_JOB = 'mail.send';
 /** With the workers' backoff (1 s, 2 s, 4 s … capped at 10 min) this keeps trying for about an hour and a half. */
@@ -11,6 +13,8 @@ export const MAIL_MAX_ATTEMPTS = 14;
 export interface OutgoingMail {
   /** The organization the mail is sent for (null for system mail). */
   orgId: string | null;
+  /** The user who had it sent (share mail counts against their hourly limit); absent for system mail. */
+  senderId?: string | null;
   to: string | { name: string; address: string };
   subject: string;
   text: string;
@@ -32,11 +36,35 @@ function formatAddress(to: OutgoingMail['to']): string {
 export async function queueMail(trx: DbOrTrx, now: number, mail: OutgoingMail): Promise<string> {
   const id = newId(now);
   await trx.insertInto('mail_outbox').values({
-    id, org_id: mail.orgId, to_address: formatAddress(mail.to), subject: mail.subject, text_body: mail.text, html_body: mail.html ?? null,
+    id, org_id: mail.orgId, sender_id: mail.senderId ?? null, to_address: formatAddress(mail.to), subject: mail.subject, text_body: mail.text, html_body: mail.html ?? null,
     message_id: `<${id}@tessera.outbox>`, status: 'queued', attempts: 0, last_error: null, created_at: now, updated_at: now, sent_at: null,
   }).execute();
   await enqueueJob(trx, now, { type: MAIL_JOB, orgId: mail.orgId, payload: { mailId: id }, maxAttempts: MAIL_MAX_ATTEMPTS });
   return id;
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The share-mail rate limits (TESSERA_SHARE_MAIL_PER_USER_PER_HOUR, …_PER_ORG_PER_HOUR): throws
+ * 429 with Retry-After, naming the limit, when queueing `count` more mails would take the sender
+ * or the organization past its mails of the last hour. A share is refused whole, never half sent.
+ */
+export async function checkShareMailLimits(db: DbOrTrx, config: Pick<Config, 'shareMailPerUserPerHour' | 'shareMailPerOrgPerHour'>, who: { orgId: string; senderId: string | null }, count: number, now: number): Promise<void> {
+  const since = now - HOUR_MS;
+  const limits = [
+    { limit: config.shareMailPerUserPerHour, column: 'sender_id' as const, value: who.senderId, what: 'per user', setting: 'TESSERA_SHARE_MAIL_PER_USER_PER_HOUR' },
+    { limit: config.shareMailPerOrgPerHour, column: 'org_id' as const, value: who.orgId, what: 'per organization', setting: 'TESSERA_SHARE_MAIL_PER_ORG_PER_HOUR' },
+  ];
+  for (const l of limits) {
+    if (l.limit === 0 || l.value === null) continue;
+    const row = await db.selectFrom('mail_outbox').select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
+      .where(l.column, '=', l.value).where('created_at', '>', since).executeTakeFirst();
+    const sent = Number(row?.n ?? 0);
+    if (sent + count <= l.limit) continue;
+    const retry = count > l.limit ? HOUR_MS : Number(row?.oldest ?? now) + HOUR_MS - now;
+    throw tooManyRequests(retry / 1000, `Share mail limit reached: at most ${l.limit} mails ${l.what} per hour (${l.setting}); ${sent} were queued in the last hour and this share has ${count}`);
+  }
 }
 
 /** SMTP answers that will never succeed on retry (5xx) and bad addresses; everything else is temporary. */

@@ -9,7 +9,7 @@ import { loadAsset } from '../access.ts';
 import type { AssetWithOrg } from '../assets.repo.ts';
 import { contentUrl } from '../download/download.service.ts';
 import { typeFromFilename } from '../upload/content-types.ts';
-import { queueMail } from './mail-outbox.ts';
+import { checkShareMailLimits, queueMail } from './mail-outbox.ts';
 import { beginUpload, MAX_UPLOAD_PARTS, planUpload, recordUpload, uploadUrls } from '../upload/uploads.service.ts';
 
 /** POST /v1/asset/{id}/technical-metadata: federated assets only (Edit Metadata). */
@@ -106,10 +106,11 @@ export async function shareAssets(deps: Deps, principal: Principal, input: Share
     // Mails go into the durable outbox with the event: the workers deliver them, retrying while
     // the SMTP server is down or answers a temporary error, so a share never loses its mail.
     if (deps.config.smtpUrl) {
+      await checkShareMailLimits(trx, deps.config, { orgId: principal.orgId, senderId: principal.userId }, recipients.length, now);
       const text = [`${senderName} shared ${links.length} asset(s) with you.`, input.shareMessage ?? '', '', ...links.map((l) => `${l.filename}: ${l.url}`), '', `The links stop working on ${new Date(links[0]!.expiresEpoch).toUTCString()}.`].join('\n');
       const html = `<p>${escape(senderName)} shared ${links.length} asset(s) with you.</p>${input.shareMessage ? `<p>${escape(input.shareMessage)}</p>` : ''}<ul>${links.map((l) => `<li><a href="${escape(l.url)}">${escape(l.filename)}</a></li>`).join('')}</ul>`;
       for (const user of recipients) {
-        ids.push(await queueMail(trx, now, { orgId: principal.orgId, to: user.name ? { name: user.name, address: user.email! } : user.email!, subject: `${senderName} shared assets with you`, text, html }));
+        ids.push(await queueMail(trx, now, { orgId: principal.orgId, senderId: principal.userId, to: user.name ? { name: user.name, address: user.email! } : user.email!, subject: `${senderName} shared assets with you`, text, html }));
       }
     }
     await publishEvent(trx, now, {

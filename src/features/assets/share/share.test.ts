@@ -151,3 +151,38 @@ forEachEngine('assets: share without SMTP, technical metadata, preview replaceme
   securitySuite(ctx, 'POST /v1/asset/renditions', { method: 'POST', privileges: ['content_management'], prepare: async (c, o) => ({ url: '/v1/asset/renditions', body: { objectIds: [(await createAsset(c, o)).objectId] } }) });
 });
 void createTestUser;
+
+forEachEngine('assets: share mail rate limits (issue 23, defect 7)', (ctx) => {
+  let worker: Worker;
+  before(() => { worker = assetWorker(ctx()); });
+  after(async () => worker.stop());
+  const to = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ email: `r${i}-${tag}@example.test` }));
+  const share = (headers: Record<string, string>, asset: string, n: number, tag: string) =>
+    ctx().inject({ method: 'POST', url: '/v1/asset/share', headers, payload: { sender: { name: 'Anyone' }, shareUsers: to(n, tag), assets: [asset], shareMessage: 'text of their own' } });
+  const queued = async (orgId: string) => Number((await ctx().deps.db.selectFrom('mail_outbox').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow()).n);
+
+  it('limits share mail per user and per organization per hour: 429 with Retry-After naming the limit, nothing queued', async () => {
+    const org = await createTestOrg(ctx());
+    const other = await createTestUser(ctx(), org, { groupIds: [org.groups.administrators] });
+    const a = await uploadAsset(ctx(), org, await jpeg(20, 20), 'limited.jpg');
+    assert.equal((await share(org.admin.headers, a.objectId, 3, 'a1')).statusCode, 200);
+    const overUser = await share(org.admin.headers, a.objectId, 3, 'a2');
+    assert.equal(overUser.statusCode, 429, overUser.body);
+    assert.ok(Number(overUser.headers['retry-after']) >= 1);
+    assert.match(json(overUser).message, /at most 5 mails per user per hour \(TESSERA_SHARE_MAIL_PER_USER_PER_HOUR\)/);
+    assert.equal(await queued(org.orgId), 3, 'a refused share queues nothing');
+    assert.equal((await share(org.admin.headers, a.objectId, 2, 'a3')).statusCode, 200, 'up to the limit');
+    // Another user of the same organization has their own allowance, within the organization's.
+    const overOrg = await share(other.headers, a.objectId, 4, 'b1');
+    assert.equal(overOrg.statusCode, 429, overOrg.body);
+    assert.match(json(overOrg).message, /at most 8 mails per organization per hour \(TESSERA_SHARE_MAIL_PER_ORG_PER_HOUR\)/);
+    assert.equal((await share(other.headers, a.objectId, 3, 'b2')).statusCode, 200);
+    assert.equal(await queued(org.orgId), 8);
+    // Other organizations are not affected, and the hour passes.
+    const org2 = await createTestOrg(ctx());
+    const b = await uploadAsset(ctx(), org2, await jpeg(20, 20), 'other.jpg');
+    assert.equal((await share(org2.admin.headers, b.objectId, 5, 'c1')).statusCode, 200);
+    ctx().clock.advance(3_600_001);
+    assert.equal((await share(org.admin.headers, a.objectId, 5, 'a4')).statusCode, 200);
+  });
+}, { env: { TESSERA_SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, TESSERA_SHARE_MAIL_PER_USER_PER_HOUR: '5', TESSERA_SHARE_MAIL_PER_ORG_PER_HOUR: '8' } });
