@@ -51,3 +51,22 @@ export function securityTemplates(): Promise<SecurityTemplate[]> {
 export function attributesOf(template: Template | undefined): Attribute[] {
   return (template?.metadataGroups ?? []).flatMap((g) => g.metadataAttributes);
 }
+
+export interface Vocabulary {
+  id: string;
+  name: string;
+  values: { valueId: string; valueName: string; parentValueId: string | null }[];
+}
+
+let vocabs: Promise<Map<string, Vocabulary>> | null = null;
+
+/** Controlled vocabularies by id (their values, for the metadata forms). */
+export function vocabularies(): Promise<Map<string, Vocabulary>> {
+  vocabs ??= api<{ metadataDefinitionId: string; metadataDefinitionName: string; metadata?: { values?: Vocabulary['values'] } }[]>('GET', '/v1/metadata/vocabulary')
+    .then((list) => new Map(list.map((v) => [v.metadataDefinitionId, { id: v.metadataDefinitionId, name: v.metadataDefinitionName, values: v.metadata?.values ?? [] }])))
+    .catch(() => {
+      vocabs = null;
+      return new Map();
+    });
+  return vocabs;
+}

@@ -113,6 +113,99 @@ describe('web app in a real browser', { skip }, () => {
     await page.setViewportSize({ width: 1280, height: 800 });
   });
 
+  it('opens an asset, shows the API\'s validation error on its field, then saves', async () => {
+    const { page } = browser;
+    await page.dblclick('.tile[data-asset-id] >> nth=0');
+    await page.waitForSelector('.metadata-form');
+    await page.waitForSelector('.preview-box img');
+    await page.fill('[data-field="Expiration Date"] input', '31/12/2027');
+    await page.fill('[data-field="Title"] input', 'Beach at sunset');
+    await page.click('.metadata-form button[type=submit]');
+    await page.waitForSelector('[data-field="Expiration Date"] .field-error');
+    assert.match(await page.textContent('[data-field="Expiration Date"] .field-error') ?? '', /is not a date/);
+    assert.equal(await page.getAttribute('[data-field="Expiration Date"] input', 'aria-invalid'), 'true');
+    assert.equal(await page.$('[data-field="Title"] .field-error'), null, 'only the bad field is marked');
+    await screenshot(page, '09-asset-validation-error');
+    assert.deepEqual(await axe(page), []);
+    await page.fill('[data-field="Expiration Date"] input', '2027-12-31');
+    await page.click('.metadata-form button[type=submit]');
+    await page.waitForSelector('.metadata-form .notice:has-text("Saved.")');
+    assert.equal(await page.$('.field-error'), null);
+    await page.click('#tab-technical');
+    await page.waitForSelector('.technical dt');
+    await page.click('#tab-versions');
+    await page.waitForSelector('.versions li');
+    await screenshot(page, '10-asset-versions');
+    await page.click('button:has-text("Zoom in")');
+    await page.waitForSelector('.preview-box.zoomed img');
+    await page.click('.back');
+    await page.waitForSelector('.tile[data-asset-id]');
+  });
+
+  it('bulk-edits a selection made with the keyboard and watches the Action finish', async () => {
+    const { page } = browser;
+    await page.focus('.scroller');
+    await page.keyboard.press('Control+a');
+    await page.waitForSelector('.selectionbar:has-text("6 selected")');
+    await page.click('#bulk-edit');
+    await page.waitForSelector('#bulk-title');
+    await page.selectOption('#bulk-attribute', { label: 'Creator' });
+    await page.fill('#bulk-value', 'Marketing team');
+    await page.click('.modal button[type=submit]');
+    await page.waitForSelector('#bulk-result:has-text("Done: 6 changed, 0 failed")', { timeout: 30_000 });
+    await screenshot(page, '11-bulk-edit');
+    assert.deepEqual(await axe(page), []);
+    await page.click('.modal button:has-text("Close")');
+    await page.keyboard.press('Escape');
+    await page.fill('#search', 'marketing');
+    await page.waitForFunction(() => document.querySelector('.toolbar .count')?.textContent?.includes('6 assets'));
+    await page.fill('#search', '');
+    await page.waitForFunction(() => document.querySelector('.toolbar .count')?.textContent?.includes('6 assets'));
+  });
+
+  it('builds a collection from a selection, reorders it, and shares it as a zip link', async () => {
+    const { page } = browser;
+    await page.click('.mainnav a:has-text("Collections")');
+    await page.fill('#collection-name', 'Spring campaign');
+    await page.click('button:has-text("Create")');
+    await page.waitForSelector('.collection-list a:has-text("Spring campaign")');
+    await page.click('.mainnav a:has-text("Library")');
+    await page.waitForSelector('.tile img');
+    // Mouse selection: a click, then Ctrl-click two more.
+    await page.click('.tile[data-asset-id] >> nth=0');
+    await page.click('.tile[data-asset-id] >> nth=1', { modifiers: ['Control'] });
+    await page.click('.tile[data-asset-id] >> nth=2', { modifiers: ['Control'] });
+    await page.waitForSelector('.selectionbar:has-text("3 selected")');
+    await page.click('button:has-text("Add selection to collection")');
+    await page.waitForSelector('.notice:has-text("Added 3 assets to Spring campaign")');
+    await page.click('.mainnav a:has-text("Collections")');
+    await page.click('.collection-list a:has-text("Spring campaign")');
+    await page.waitForFunction(() => document.querySelectorAll('.member').length === 3);
+    const before = await page.$$eval('.member', (els) => els.map((e) => e.getAttribute('data-file-id')));
+    await page.click('.member >> nth=0 >> button[aria-label^="Move"][aria-label$="later"]');
+    await page.waitForFunction((first) => document.querySelector('.member')?.getAttribute('data-file-id') !== first, before[0]);
+    await page.reload();
+    await page.waitForFunction(() => document.querySelectorAll('.member').length === 3);
+    const after = await page.$$eval('.member', (els) => els.map((e) => e.getAttribute('data-file-id')));
+    assert.deepEqual(after, [before[1], before[0], before[2]], 'the new order is stored');
+    await page.fill('#share-recipients', 'agency@example.com');
+    await page.click('button:has-text("Share as a zip link")');
+    await page.waitForSelector('.share-links a');
+    const link = await page.getAttribute('.share-links a', 'href');
+    await screenshot(page, '12-collection');
+    assert.deepEqual(await axe(page), []);
+    // The link is the zip (once the Action has built it).
+    let zip: Response | undefined;
+    for (let i = 0; i < 100; i++) {
+      zip = await fetch(link!);
+      if (zip.status === 200) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    assert.equal(zip!.status, 200);
+    assert.match(zip!.headers.get('content-type') ?? '', /zip/);
+    await page.click('.mainnav a:has-text("Library")');
+  });
+
   it('signs out, and the refresh token no longer works', async () => {
     const { page } = browser;
     const refreshToken = await page.evaluate(() => localStorage.getItem('tessera.refreshToken'));

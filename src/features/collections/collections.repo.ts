@@ -73,6 +73,30 @@ export async function addMembers(db: DbOrTrx, orgId: string, collectionId: strin
   return fresh;
 }
 
+/**
+ * Puts the named members in the order given, in the positions they occupy now, so members not
+ * named (those hidden from the caller) keep their places. Returns whether any position changed.
+ */
+export async function reorderMembers(db: DbOrTrx, collectionId: string, fileIds: readonly string[]): Promise<boolean> {
+  const unique = [...new Set(fileIds)];
+  if (unique.length < 2) return false;
+  const current = new Map<string, number>();
+  for (let i = 0; i < unique.length; i += 500) {
+    const rows = await db.selectFrom('collection_members').select(['file_id', 'position']).where('collection_id', '=', collectionId).where('file_id', 'in', unique.slice(i, i + 500)).execute();
+    for (const r of rows) current.set(r.file_id, Number(r.position));
+  }
+  const present = unique.filter((f) => current.has(f));
+  const slots = present.map((f) => current.get(f)!).sort((a, b) => a - b);
+  let changed = false;
+  for (const [i, fileId] of present.entries()) {
+    if (current.get(fileId) === slots[i]) continue;
+    await db.updateTable('collection_members').set({ position: slots[i]! }).where('collection_id', '=', collectionId).where('file_id', '=', fileId).execute();
+    changed = true;
+  }
+  if (changed) forgetCollectionMembers(collectionId);
+  return changed;
+}
+
 export async function removeMembers(db: DbOrTrx, collectionId: string, fileIds: readonly string[]): Promise<string[]> {
   if (fileIds.length === 0) return [];
   const present = new Set(await memberFileIds(db, collectionId));

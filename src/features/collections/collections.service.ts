@@ -9,7 +9,7 @@ import { newId } from '../../core/ids.ts';
 import type { Deps } from '../../deps.ts';
 import { searchVisibility, syncSearchIndex, visibleCollectionMemberIds } from '../search/index.ts';
 import {
-  addMembers, collectionTemplateIds, findCollection, memberFileIds, removeMembers, resolveVisibleAssets, setTemplates, visibleMemberFileIds, type CollectionRow,
+  addMembers, reorderMembers, collectionTemplateIds, findCollection, memberFileIds, removeMembers, resolveVisibleAssets, setTemplates, visibleMemberFileIds, type CollectionRow,
 } from './collections.repo.ts';
 import { checkCollectionMetadata } from './collection-metadata.ts';
 import type { Collection, CollectionCreate, CollectionLegacyUpdate, CollectionUpdate } from './collections.schemas.ts';
@@ -226,7 +226,11 @@ async function applyChanges(deps: Deps, principal: Principal, c: VisibleCollecti
       const keep = new Set(op.kind === 'replace' ? op.fileIds : []);
       const drop = op.kind === 'replace' ? visibleNow.filter((f) => !keep.has(f)) : op.fileIds.filter((f) => visibleNow.includes(f));
       removed.push(...(await removeMembers(trx, row.id, drop)));
-      if (op.kind === 'replace') added.push(...(await addMembers(trx, row.org_id, row.id, op.fileIds, now)));
+      if (op.kind === 'replace') {
+        added.push(...(await addMembers(trx, row.org_id, row.id, op.fileIds, now)));
+        // The order given is the collection's order (hidden members keep their places).
+        await reorderMembers(trx, row.id, op.fileIds);
+      }
     }
     const net = (a: string[], b: string[]) => [...new Set(a)].filter((x) => !b.includes(x));
     [added, removed] = [net(added, removed), net(removed, added)];
