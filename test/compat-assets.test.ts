@@ -84,4 +84,67 @@ forEachEngine('compatibility: assets (issue 24)', (ctx) => {
     assert.equal(over.statusCode, 400, over.body);
     assert.equal(json(over).details[0].field, 'body.filesize');
   });
+
+  it('an asset exists from the moment it is created (training upload.md body): read, edit, link, collect, search, version; content routes 409 until the bytes arrive', async () => {
+    const session = await login(ctx(), org.admin);
+    const headers = { accept: 'application/json', authorization: session.session.authorization, 'content-type': 'application/json', 'x-api-key': 'customer-key' };
+    const call = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) => ctx().inject({ method, url, headers, ...(payload === undefined ? {} : { payload }) });
+    const { id: metadataTemplateId } = await defaultTemplate(ctx(), org);
+    // The reference's create request (§7.2 example skeleton / training upload.md): a filename, no upload yet.
+    const create = (filename: string, extra: Record<string, unknown> = {}) => call('POST', '/v1/asset', {
+      metadataTemplateId, securityTemplateIds: [org.defaultTemplateId], filename, ...extra,
+      metadata: [{ metadataDefinitionId: attr('title'), metadataDefinitionValue: `Photo ${filename}` }],
+    });
+    const a = json(await create('apples-orchard.jpg'));
+    const b = json(await create('pears-orchard.jpg'));
+    assert.equal(typeof a.url, 'string');
+
+    // Read at once (legacy and 1.5 shapes): metadata-only for the reference (fileState available), contentState pending.
+    const got = await call('GET', `/v1/asset/${a.objectId}`);
+    assert.equal(got.statusCode, 200, got.body);
+    assert.equal(json(got).fileState, 'available');
+    assert.equal(json(got).contentState, 'pending');
+    assert.equal(json(await call('GET', `/v1/assets/asset/${a.objectId}`)).data.objectId, a.objectId);
+    // Content routes answer 409 until the bytes arrive.
+    assert.equal((await call('GET', `/v1/asset/${a.objectId}/content`)).statusCode, 409);
+    assert.equal((await call('GET', `/v1/asset/${a.objectId}/rendition/imageThumb`)).statusCode, 409);
+
+    // Metadata updates, links (training relationships.md: {secondaryIds: [{id, linkType}]}), collections (training collections.md body).
+    const patch = await call('PATCH', `/v1/asset/${a.objectId}`, { metadata: [{ metadataDefinitionId: attr('description'), metadataDefinitionValue: 'before upload' }] });
+    assert.equal(patch.statusCode, 200, patch.body);
+    const link = await call('POST', `/v1/asset/${a.objectId}/link`, { secondaryIds: [{ id: b.objectId, linkType: 'child' }] });
+    assert.equal(link.statusCode, 200, link.body);
+    assert.equal(json(link)[0].status, 'success', link.body);
+    assert.equal(json(await call('GET', `/v1/asset/${b.objectId}/link`)).length, 1);
+    const collection = await call('POST', '/v1/collection', { collectionType: 'private', name: 'Orchards', metadataDocument: '[]', collectionDocument: [a.fileId, b.fileId] });
+    assert.equal(collection.statusCode, 200, collection.body);
+    const members = json(await call('GET', `/v1/collection/${json(collection).collectionId}/assets`));
+    assert.deepEqual(members.result.map((r: { objectId: string }) => r.objectId).sort(), [a.objectId, b.objectId].sort());
+
+    // Search (training search.md body) finds them.
+    const found = json(await call('POST', '/v1/search/keyword', { from: 0, searchTerm: ['orchard'], operation: 'AND', limit: 10 }));
+    assert.deepEqual(found.result.map((r: { objectId: string }) => r.objectId).sort(), [a.objectId, b.objectId].sort());
+
+    // A new version through originalFileId is visible and the latest at once.
+    const v2 = json(await create('apples-orchard-v2.jpg', { originalFileId: a.originalFileId }));
+    const latest = json(await call('GET', `/v1/asset/${a.objectId}/latest`));
+    assert.equal(latest.objectId, v2.objectId);
+    assert.equal(latest.contentState, 'pending');
+    assert.deepEqual(json(await call('GET', `/v1/asset/${a.originalFileId}/version`)).map((v: { versionNumber: number }) => v.versionNumber), [2, 1]);
+
+    // The bytes arrive: content is served.
+    const put = await ctx().inject({ method: 'PUT', url: pathOf(a.url), payload: randomBytes(64), headers: { 'content-type': 'application/octet-stream' } });
+    assert.equal(put.statusCode, 200, put.body);
+    assert.equal(json(await call('GET', `/v1/asset/${a.objectId}`)).contentState, 'available');
+    assert.equal((await call('GET', `/v1/asset/${a.objectId}/content`)).statusCode, 200);
+
+    // A cancelled upload leaves the record, without content (reference §7.19).
+    const c = json(await create('plums.bin', { filesize: 10 }));
+    const cancel = await call('POST', '/v1/asset/complete', { action: 'cancel', uploadId: c.uploadId });
+    assert.equal(cancel.statusCode, 200, cancel.body);
+    const kept = json(await call('GET', `/v1/asset/${c.objectId}`));
+    assert.equal(kept.contentState, 'none');
+    assert.equal(kept.fileState, 'available');
+    assert.equal((await call('GET', `/v1/asset/${c.objectId}/content`)).statusCode, 404);
+  });
 });

@@ -14,14 +14,14 @@ const byIdQuery = (db: Kysely<Database>, p: { readonly orgId: string; readonly i
   .select('organizations.customer_id')
   .where('assets.org_id', '=', p.orgId)
   .where((eb) => eb.or([eb('assets.id', '=', p.id), eb('assets.file_id', '=', p.id)]));
-// The read path of every asset request: compiled once (core/db/prepared.ts).
-export const visibleAssetQuery = prepared<{ orgId: string; id: string }>()((db, p) => byIdQuery(db, p).where('assets.content_state', '!=', 'pending'));
-const anyAssetQuery = prepared<{ orgId: string; id: string }>()((db, p) => byIdQuery(db, p));
+// The read path of every asset request: compiled once (core/db/prepared.ts). An asset exists from
+// the moment it is created, its content pending or not (reference §7.2: metadata-only until it arrives).
+export const visibleAssetQuery = prepared<{ orgId: string; id: string }>()((db, p) => byIdQuery(db, p));
 
-/** One version by objectId or fileId, with the organization's customer id. Pending uploads are not visible. */
-export async function findAsset(db: DbOrTrx, orgId: string, id: string, options: { includePending?: boolean } = {}): Promise<AssetWithOrg | undefined> {
+/** One version by objectId or fileId, with the organization's customer id, whether its content has arrived or not. */
+export async function findAsset(db: DbOrTrx, orgId: string, id: string): Promise<AssetWithOrg | undefined> {
   if (!isUuid(id)) return undefined;
-  const rows = await (options.includePending ? anyAssetQuery : visibleAssetQuery).execute(db, { orgId, id });
+  const rows = await visibleAssetQuery.execute(db, { orgId, id });
   return rows[0] as AssetWithOrg | undefined;
 }
 
@@ -58,7 +58,6 @@ export async function versionsOfChain(db: DbOrTrx, orgId: string, chainId: strin
     .select('organizations.customer_id')
     .where('assets.org_id', '=', orgId)
     .where('assets.original_file_id', '=', chainId)
-    .where('assets.content_state', '!=', 'pending')
     .orderBy('assets.version_number', 'desc')
     .execute();
 }

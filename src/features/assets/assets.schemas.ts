@@ -87,7 +87,7 @@ const assetProperties = {
     renditions: Renditions,
     renditionsState: Type.String({ description: 'none, pending, ready, failed or placeholder' }),
     technicalMetadata: AnyObject,
-    contentState: Type.Union([Type.Literal('available'), Type.Literal('none')], { description: 'none: a metadata-only asset' }),
+    contentState: Type.Union([Type.Literal('pending'), Type.Literal('available'), Type.Literal('none')], { description: 'Whether the content has arrived (a Tessera field): pending (an upload is open: content routes answer 409), available, none (a metadata-only asset, or an upload that was cancelled or expired)' }),
     contentType: Nullable(Type.String()),
     fileSizeInBytes: Nullable(Type.Integer()),
     isFederated: Type.Boolean(),

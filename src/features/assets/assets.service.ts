@@ -146,7 +146,8 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
         if (!(await lockChain(deps, trx, orgId, chain.original_file_id))) throw new AppError('conflict', 'The asset is in the recycle bin: restore it before adding a version');
         const top = await trx.selectFrom('assets').select((eb) => eb.fn.max('version_number').as('v')).where('original_file_id', '=', chain.original_file_id).executeTakeFirst();
         row.version_number = Number(top?.v ?? 0) + 1;
-        if (!expectsContent) await trx.updateTable('assets').set({ is_current: 0 }).where('original_file_id', '=', chain.original_file_id).execute();
+        // The new version is the latest at once, its content pending or not (it exists from now on).
+        await trx.updateTable('assets').set({ is_current: 0 }).where('original_file_id', '=', chain.original_file_id).execute();
       }
       // On PostgreSQL the metadata template is locked against deletion until the asset is in: a
       // delete running at the same time waits, then finds the template in use (SQLite writes one
@@ -194,7 +195,7 @@ export function newAssetRow(principal: Principal, now: number, p: {
   const fileId = newId(now);
   return {
     id, org_id: principal.orgId, file_id: fileId, original_file_id: chain?.original_file_id ?? fileId, version_number: 1,
-    is_current: chain ? (expectsContent ? 0 : 1) : 1, object_type: 'Asset',
+    is_current: 1, object_type: 'Asset',
     filename: filename ?? (chain ? chain.filename : 'metadata-only'), content_type: filename ? (p.contentType ?? typeFromFilename(filename) ?? null) : null,
     content_state: expectsContent ? 'pending' : federated ? 'available' : 'none', size: federated ? (p.filesize ?? null) : null,
     sha256: null, md5: null, blob_key: null, federated: federated ? 1 : 0, content_path: p.contentPath ?? null, skip_transcode: p.skipTranscode ? 1 : 0,
@@ -225,7 +226,7 @@ async function publishCreated(trx: Trx, now: number, principal: Principal, row: 
 export async function getLatest(deps: Deps, principal: Principal, id: string) {
   const chainId = await findChainId(deps.db, principal.orgId, id);
   const current = chainId ? await currentOfChain(deps.db, principal.orgId, chainId) : undefined;
-  if (!current || current.content_state === 'pending') throw assetNotFound();
+  if (!current) throw assetNotFound();
   return loadAsset(deps.db, principal, current.id);
 }
 

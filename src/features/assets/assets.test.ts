@@ -76,11 +76,16 @@ forEachEngine('assets: create, read, update', (ctx) => {
     }
   });
 
-  it('keeps an asset with content invisible until its bytes arrive, then stores and describes them', async () => {
+  it('shows an asset with content at once, contentState pending (content routes 409) until its bytes arrive, then stores and describes them', async () => {
     const bytes = await jpeg();
     const created = await createAsset(ctx(), org, { filename: 'apples.jpg' });
     assert.ok(created.url?.includes(`/v1/uploads/`));
-    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}`, headers: org.admin.headers })).statusCode, 404);
+    // Reference §7.2: until content arrives the asset is a metadata-only asset (it exists).
+    const before = await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}`, headers: org.admin.headers });
+    assert.equal(before.statusCode, 200, before.body);
+    assert.equal(json(before).contentState, 'pending');
+    assert.equal(json(before).fileState, 'available');
+    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}/content`, headers: org.admin.headers })).statusCode, 409);
     const put = await ctx().inject({ method: 'PUT', url: pathOf(created.url!), payload: bytes, headers: { 'content-type': 'image/jpeg' } });
     assert.equal(put.statusCode, 200, put.body);
     const asset = json(await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}`, headers: org.admin.headers }));
@@ -120,7 +125,8 @@ forEachEngine('assets: create, read, update', (ctx) => {
     assert.equal(r3.statusCode, 400, r3.body);
     assert.match(json(r3).message, /image\/jpeg/);
     for (const c of [sized, summed, typed]) {
-      assert.equal((await ctx().inject({ method: 'GET', url: `/v1/asset/${c.objectId}`, headers: org.admin.headers })).statusCode, 404);
+      // The asset exists (reference §7.2), its content still pending.
+      assert.equal(json(await ctx().inject({ method: 'GET', url: `/v1/asset/${c.objectId}`, headers: org.admin.headers })).contentState, 'pending');
     }
     const rows = await ctx().deps.db.selectFrom('assets').select(['content_state', 'blob_key']).where('id', 'in', [sized.objectId, summed.objectId, typed.objectId]).execute();
     assert.ok(rows.every((r) => r.content_state === 'pending' && r.blob_key === null));
@@ -135,7 +141,7 @@ forEachEngine('assets: create, read, update', (ctx) => {
     assert.equal(res.statusCode, 400, res.body);
     assert.equal(json(res).details[0].field, 'body.filesize');
     assert.match(json(res).message, new RegExp(`at most 100 bytes \\(the asset was declared as 100 bytes\\) but ${bytes.length} arrived`));
-    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}`, headers: org.admin.headers })).statusCode, 404);
+    assert.equal(json(await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}`, headers: org.admin.headers })).contentState, 'pending');
     const row = await ctx().deps.db.selectFrom('assets').select(['content_state', 'blob_key']).where('id', '=', created.objectId).executeTakeFirstOrThrow();
     assert.deepEqual(row, { content_state: 'pending', blob_key: null });
     const uploadId = created.uploadId!;

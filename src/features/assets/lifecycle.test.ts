@@ -21,14 +21,17 @@ forEachEngine('assets: versions, recycle bin, relationships, multipart, bulk edi
   });
   after(async () => worker.stop());
 
-  it('creates versions through originalFileId: currentVersion moves when content arrives; latest and history follow', async () => {
+  it('creates versions through originalFileId: the new version is the latest at once (content pending), latest and history follow', async () => {
     const v1 = await uploadAsset(ctx(), org, await jpeg(40, 40), 'v.jpg');
     const v2 = await createAsset(ctx(), org, { filename: 'v2.jpg', originalFileId: v1.originalFileId });
     assert.equal(v2.originalFileId, v1.originalFileId);
     assert.equal(v2.versionNumber, 2);
-    // until its bytes arrive, v1 stays current and v2 is not listed
-    assert.equal(json(await get(ctx(), org, `/v1/asset/${v1.objectId}/latest`)).objectId, v1.objectId);
-    assert.equal(json(await get(ctx(), org, `/v1/asset/${v1.originalFileId}/version`)).length, 1);
+    // Reference §7.2/§7.19: the version exists at once (metadata-only until its bytes arrive) and is the latest.
+    const pending = json(await get(ctx(), org, `/v1/asset/${v1.objectId}/latest`));
+    assert.equal(pending.objectId, v2.objectId);
+    assert.equal(pending.contentState, 'pending');
+    assert.equal(json(await get(ctx(), org, `/v1/asset/${v1.originalFileId}/version`)).length, 2);
+    assert.ok(!(await types(ctx(), org, v2.objectId)).includes('version.created'), 'version.created waits for the content');
     const put = await ctx().inject({ method: 'PUT', url: pathOf(v2.url!), payload: await jpeg(50, 50) });
     assert.equal(put.statusCode, 200, put.body);
     const latest = json(await get(ctx(), org, `/v1/asset/${v1.objectId}/latest`));
@@ -139,7 +142,7 @@ forEachEngine('assets: versions, recycle bin, relationships, multipart, bulk edi
     assert.equal(await ctx().deps.blobs.head(`uploads/${org.orgId}/${created.uploadId}/part-1`), null);
   });
 
-  it('cancels a multipart upload: nothing visible, parts cleaned up; an abandoned upload expires the same way', async () => {
+  it('cancels a multipart upload: the asset stays without content, parts cleaned up; an abandoned upload expires the same way', async () => {
     const created = await createAsset(ctx(), org, { filename: 'gone.bin', filesize: PART + 10 });
     const first = await ctx().inject({ method: 'PUT', url: pathOf(created.urls![0]!.url), payload: randomBytes(PART) });
     assert.equal(first.statusCode, 200);
@@ -147,15 +150,18 @@ forEachEngine('assets: versions, recycle bin, relationships, multipart, bulk edi
     assert.equal(cancel.statusCode, 200, cancel.body);
     assert.equal(json(cancel).action, 'Cancel');
     assert.equal(await ctx().deps.blobs.head(`uploads/${org.orgId}/${created.uploadId}/part-1`), null);
-    assert.equal((await get(ctx(), org, `/v1/asset/${created.objectId}`)).statusCode, 404);
-    assert.equal(await ctx().deps.db.selectFrom('assets').select('id').where('id', '=', created.objectId).executeTakeFirst(), undefined);
+    // Reference §7.19: a cancelled upload leaves the asset metadata-only.
+    const kept = await get(ctx(), org, `/v1/asset/${created.objectId}`);
+    assert.equal(kept.statusCode, 200, kept.body);
+    assert.equal(json(kept).contentState, 'none');
+    assert.equal((await get(ctx(), org, `/v1/asset/${created.objectId}/content`)).statusCode, 404);
     assert.equal((await ctx().inject({ method: 'PUT', url: pathOf(created.urls![1]!.url), payload: Buffer.alloc(10) })).statusCode, 410);
 
     const abandoned = await createAsset(ctx(), org, { filename: 'late.bin', filesize: PART + 10 });
     await ctx().inject({ method: 'PUT', url: pathOf(abandoned.urls![0]!.url), payload: randomBytes(PART) });
     ctx().clock.advance(25 * 3600_000);
     await worker.drain();
-    assert.equal(await ctx().deps.db.selectFrom('assets').select('id').where('id', '=', abandoned.objectId).executeTakeFirst(), undefined);
+    assert.equal((await ctx().deps.db.selectFrom('assets').select('content_state').where('id', '=', abandoned.objectId).executeTakeFirstOrThrow()).content_state, 'none');
     assert.equal(await ctx().deps.blobs.head(`uploads/${org.orgId}/${abandoned.uploadId}/part-1`), null);
     const upload = await ctx().deps.db.selectFrom('asset_uploads').select('status').where('id', '=', abandoned.uploadId!).executeTakeFirstOrThrow();
     assert.equal(upload.status, 'expired');

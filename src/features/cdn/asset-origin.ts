@@ -13,7 +13,7 @@ import type { AssetOrigin, OriginResponse } from './contract.ts';
  */
 export async function checkPublishable(deps: Deps, principal: Principal, assetIds: string[]): Promise<string[]> {
   const rows = await deps.db.selectFrom('assets').select(['id', 'file_id'])
-    .where('org_id', '=', principal.orgId).where('content_state', '!=', 'pending')
+    .where('org_id', '=', principal.orgId)
     .where((eb) => eb.or([eb('id', 'in', assetIds), eb('file_id', 'in', assetIds)])).execute();
   const byAnyId = new Map<string, string>();
   for (const row of rows) {

@@ -43,7 +43,7 @@ async function writeWatermark(deps: Deps, value: number): Promise<void> {
 async function changedAssetIds(deps: Deps, since: number): Promise<string[]> {
   const { rows } = await sql<{ id: string }>`
     select a.id from assets a left join search_docs d on d.asset_id = a.id
-    where a.updated_at >= ${since} and a.content_state <> 'pending'
+    where a.updated_at >= ${since}
       and (d.doc_no is null or d.updated_epoch <> a.updated_at or d.current_version <> a.is_current
            or d.deleted <> (case when a.deleted_at is null then 0 else 1 end))
     limit 50000`.execute(deps.db);

@@ -43,7 +43,7 @@ export function contentRoutes(app: App, deps: Deps): void {
     schema: {
       operationId: 'GetRendition', tags, summary: "A rendition's bytes (View), with ETag, Last-Modified, Range and Cache-Control",
       params: Type.Object({ id: Type.String({ maxLength: 100 }), name: Type.String({ maxLength: 50 }) }),
-      response: { 200: Binary, 206: Binary, 304: Type.Null({ description: 'Not modified' }), 416: ErrorRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found') },
+      response: { 200: Binary, 206: Binary, 304: Type.Null({ description: 'Not modified' }), 416: ErrorRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'conflict') },
     },
   }, async (request, reply) => {
     const { asset } = await loadAsset(deps.db, principalOf(request), request.params.id);

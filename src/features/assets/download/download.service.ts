@@ -11,7 +11,13 @@ import { signedUrl } from '../upload/signed-urls.ts';
 
 export const DOWNLOAD_TTL_SECONDS = 3600;
 
+/** 409 while the content of an asset that exists (reference §7.2: metadata-only until then) has not arrived. */
+export function requireArrivedContent(asset: { content_state: string }): void {
+  if (asset.content_state === 'pending') throw new AppError('conflict', 'The content of this asset has not arrived yet (contentState: pending): upload it first');
+}
+
 export function originalServable(asset: AssetWithOrg): Servable {
+  requireArrivedContent(asset);
   if (asset.content_state !== 'available' || !asset.blob_key || asset.size === null) throw notFound('Content');
   return {
     key: asset.blob_key, size: asset.size, contentType: asset.content_type ?? 'application/octet-stream', etag: `"${asset.sha256}"`,
@@ -20,6 +26,7 @@ export function originalServable(asset: AssetWithOrg): Servable {
 }
 
 export function renditionServable(asset: AssetWithOrg, name: string): Servable {
+  requireArrivedContent(asset);
   const r = storedRenditions(asset)[name];
   if (!r) throw notFound('Rendition');
   return { key: r.key, size: r.size, contentType: r.contentType, etag: r.etag, lastModified: asset.updated_at, cacheControl: 'private, max-age=86400' };
@@ -40,6 +47,7 @@ async function downloaded(deps: Deps, principal: Principal, assets: AssetWithOrg
 
 function downloadable(asset: AssetWithOrg): void {
   if (asset.deleted_at !== null) throw new AppError('conflict', 'The asset is in the recycle bin and cannot be downloaded');
+  requireArrivedContent(asset);
   if (asset.content_state !== 'available' || !asset.blob_key) throw notFound('Content');
 }
 

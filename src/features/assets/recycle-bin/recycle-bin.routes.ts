@@ -55,7 +55,6 @@ export async function listRecycleBin(deps: Deps, principal: Principal, query: Re
     .where('a.org_id', '=', principal.orgId)
     .where('a.deleted_at', 'is not', null)
     .where('a.is_current', '=', 1)
-    .where('a.content_state', '!=', 'pending')
     .where(({ exists, selectFrom }) => exists(
       selectFrom('asset_security as s')
         .innerJoin('security_template_permissions as p', 'p.template_id', 's.template_id')

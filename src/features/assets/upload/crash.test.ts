@@ -15,9 +15,9 @@ const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // The real server (`node src/main.ts serve`) is SIGKILLed in the middle of a streamed upload: the
-// asset must stay invisible, no content may be stored, and the upload URL must still work afterwards.
+// asset exists with its content pending (reference §7.2), no content may be stored, and the upload URL must still work afterwards.
 forEachEngine('a killed server mid-upload', (ctx) => {
-  it('leaves no visible asset and no stored content; the upload can be sent again after restart', { timeout: 150_000 }, async () => {
+  it('leaves the asset with its content pending and no stored content; the upload can be sent again after restart', { timeout: 150_000 }, async () => {
     const database = ctx().database;
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
@@ -61,7 +61,10 @@ forEachEngine('a killed server mid-upload', (ctx) => {
       await exited;
       upload.destroy();
       await start();
-      assert.equal((await fetch(`${base}/v1/asset/${created.objectId}`, { headers })).status, 404);
+      // The asset exists (reference §7.2), its content pending: no half-written content shows.
+      const during = await fetch(`${base}/v1/asset/${created.objectId}`, { headers });
+      assert.equal(during.status, 200);
+      assert.equal(((await during.json()) as { contentState: string }).contentState, 'pending');
       const row = await ctx().deps.db.selectFrom('assets').select(['content_state', 'blob_key']).where('id', '=', created.objectId).executeTakeFirstOrThrow();
       assert.deepEqual(row, { content_state: 'pending', blob_key: null });
       const contentDir = join(ctx().dataDir, 'blobs', 'content');
@@ -69,7 +72,8 @@ forEachEngine('a killed server mid-upload', (ctx) => {
       // The same URL takes the whole file now.
       const again = await fetch(created.url, { method: 'PUT', body: Buffer.alloc(size, 1) });
       assert.equal(again.status, 200, await again.clone().text());
-      assert.equal((await fetch(`${base}/v1/asset/${created.objectId}`, { headers })).status, 200);
+      const after = await fetch(`${base}/v1/asset/${created.objectId}`, { headers });
+      assert.equal(((await after.json()) as { contentState: string }).contentState, 'available');
     } finally {
       if (child && child.exitCode === null) {
         const exited = new Promise((r) => child!.once('exit', r));

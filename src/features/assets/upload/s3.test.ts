@@ -54,7 +54,7 @@ forEachEngine('assets on S3 (s3rver): presigned single and multipart uploads, re
     const res = await ctx().inject({ method: 'POST', url: '/v1/asset/complete', headers: org.admin.headers, payload: { action: 'complete', uploadId: created.uploadId, parts: [{ partNumber: 1, etag: part.headers.get('etag')! }] } });
     assert.equal(res.statusCode, 400, res.body);
     assert.equal(await ctx().deps.blobs.head(`uploads/${org.orgId}/${(await ctx().deps.db.selectFrom('asset_uploads').select('id').where('asset_id', '=', created.objectId).executeTakeFirstOrThrow()).id}/object`), null);
-    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}`, headers: org.admin.headers })).statusCode, 404);
+    assert.equal(json(await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}`, headers: org.admin.headers })).contentState, 'pending');
   });
 
   it('runs a real S3 multipart upload: parts to presigned URLs, complete with their ETags; cancel aborts it', async () => {
@@ -76,7 +76,8 @@ forEachEngine('assets on S3 (s3rver): presigned single and multipart uploads, re
     await fetch(dropped.urls![0]!.url, { method: 'PUT', body: content.subarray(0, PART) });
     const cancel = await ctx().inject({ method: 'POST', url: '/v1/asset/complete', headers: org.admin.headers, payload: { action: 'cancel', uploadId: dropped.uploadId } });
     assert.equal(cancel.statusCode, 200, cancel.body);
-    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/asset/${dropped.objectId}`, headers: org.admin.headers })).statusCode, 404);
+    // The record stays, without content (reference §7.19: the asset stays metadata-only).
+    assert.equal(json(await ctx().inject({ method: 'GET', url: `/v1/asset/${dropped.objectId}`, headers: org.admin.headers })).contentState, 'none');
     const upload = await ctx().deps.db.selectFrom('asset_uploads').select('status').where('id', '=', dropped.uploadId!).executeTakeFirstOrThrow();
     assert.equal(upload.status, 'cancelled');
     assert.equal(await ctx().deps.blobs.head(`uploads/${org.orgId}/${dropped.uploadId}/object`), null);

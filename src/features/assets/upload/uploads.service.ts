@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Selectable } from 'kysely';
 import type { Deps } from '../../../deps.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
-import type { DbOrTrx } from '../../../core/db/connect.ts';
+import type { DbOrTrx, Trx } from '../../../core/db/connect.ts';
 import type { AssetUploadsTable } from '../../../core/db/schema.ts';
 import { publishEvent } from '../../../core/events/index.ts';
 import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
@@ -10,7 +10,7 @@ import { BlobTooLarge } from '../../../core/storage/index.ts';
 import { newId } from '../../../core/ids.ts';
 import { enqueueJob, RetryJob } from '../../../core/jobs/queue.ts';
 import type { HandlersFor } from '../../../core/jobs/catalog.ts';
-import { securityOf, templateNames } from '../assets.repo.ts';
+import { securityOf, templateNames, type AssetRow } from '../assets.repo.ts';
 import { verifyContentType } from './content-types.ts';
 import { templateOf, withSystemValues, type LegacyItem } from '../metadata-seam.ts';
 import { fromJson, toJson } from '../../../core/db/json.ts';
@@ -362,26 +362,9 @@ export async function finalizeUpload(deps: Deps, upload: UploadRow, content: { s
       content_state: 'available', size: content.size, sha256: content.sha256, blob_key: key, content_type: content.contentType,
       renditions_state: asset.skip_transcode === 1 ? 'none' : 'pending', updated_at: now, created_event_sent: 1, renditions: '{}', width: null, height: null,
     }).where('id', '=', asset.id).execute();
-    let previous: number | null = null;
-    if (asset.version_number > 1) {
-      const current = await trx.selectFrom('assets').select(['id', 'version_number']).where('original_file_id', '=', asset.original_file_id).where('is_current', '=', 1).where('id', '!=', asset.id).executeTakeFirst();
-      previous = current?.version_number ?? null;
-      await trx.updateTable('assets').set({ is_current: 0 }).where('original_file_id', '=', asset.original_file_id).where('id', '!=', asset.id).execute();
-      await trx.updateTable('assets').set({ is_current: 1 }).where('id', '=', asset.id).execute();
-    }
+    // A new version became the latest when it was created (it exists from then on); nothing to swap here.
     await enqueueJob(trx, now, { type: RENDITIONS_JOB, orgId: upload.org_id, payload: { assetId: asset.id } });
-    if (asset.created_event_sent === 0) {
-      const security = (await securityOf(trx, asset.org_id, [asset.id])).get(asset.id)!;
-      const data = eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds));
-      if (asset.version_number === 1) {
-        await publishEvent(trx, now, { orgId: asset.org_id, type: 'asset.created', actor: upload.created_by, data: { asset: data } });
-      } else {
-        await publishEvent(trx, now, {
-          orgId: asset.org_id, type: 'version.created', actor: upload.created_by,
-          data: { asset: data, version: { latest: true, versionNumber: asset.version_number, previousVersionNumber: previous } },
-        });
-      }
-    }
+    if (asset.created_event_sent === 0) await publishCreatedOnArrival(trx, now, asset, upload.created_by);
     return true;
   });
   if (!won) return false;
@@ -392,16 +375,23 @@ export async function finalizeUpload(deps: Deps, upload: UploadRow, content: { s
 }
 
 /**
- * Cancelled or expired: the parts and staged bytes go, and an asset that never got content with
- * them. The upload is claimed first, so a completion running at the same time either finished
- * before (this returns false and deletes nothing) or finds the upload cancelled.
+ * Cancelled or expired: the parts and staged bytes go; the asset stays, without content (a
+ * metadata-only asset, as the reference has it until content arrives), and its creation event is
+ * published now if it was waiting for the content. The upload is claimed first, so a completion
+ * running at the same time either finished before (this returns false and changes nothing) or
+ * finds the upload cancelled.
  */
 export async function discardUpload(deps: Deps, upload: UploadRow, status: 'cancelled' | 'expired'): Promise<boolean> {
   const won = await deps.db.transaction().execute(async (trx) => {
     const updated = await trx.updateTable('asset_uploads').set({ status }).where('id', '=', upload.id).where('status', '=', 'open').executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return false;
     if (upload.target === 'original') {
-      await trx.deleteFrom('assets').where('id', '=', upload.asset_id).where('content_state', '=', 'pending').execute();
+      const now = deps.clock.now();
+      const asset = await trx.selectFrom('assets').selectAll().where('id', '=', upload.asset_id).where('content_state', '=', 'pending').executeTakeFirst();
+      if (asset) {
+        await trx.updateTable('assets').set({ content_state: 'none', created_event_sent: 1, updated_at: now }).where('id', '=', asset.id).execute();
+        if (asset.created_event_sent === 0) await publishCreatedOnArrival(trx, now, asset, upload.created_by);
+      }
     }
     return true;
   });
@@ -411,6 +401,26 @@ export async function discardUpload(deps: Deps, upload: UploadRow, status: 'canc
   }
   await deps.blobs.deletePrefix(uploadPrefix(upload.org_id, upload.id));
   return true;
+}
+
+/**
+ * `asset.created` (or `version.created`) of an asset created with a filename: published when its
+ * content arrived, or when its upload ended without content (it is then a metadata-only asset).
+ */
+async function publishCreatedOnArrival(trx: Trx, now: number, asset: AssetRow, actor: string): Promise<void> {
+  const security = (await securityOf(trx, asset.org_id, [asset.id])).get(asset.id)!;
+  const data = eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds));
+  if (asset.version_number === 1) {
+    await publishEvent(trx, now, { orgId: asset.org_id, type: 'asset.created', actor, data: { asset: data } });
+    return;
+  }
+  const previous = await trx.selectFrom('assets').select((eb) => eb.fn.max('version_number').as('v'))
+    .where('original_file_id', '=', asset.original_file_id).where('version_number', '<', asset.version_number).executeTakeFirst();
+  const latest = await trx.selectFrom('assets').select('is_current').where('id', '=', asset.id).executeTakeFirst();
+  await publishEvent(trx, now, {
+    orgId: asset.org_id, type: 'version.created', actor,
+    data: { asset: data, version: { latest: latest?.is_current === 1, versionNumber: asset.version_number, previousVersionNumber: previous?.v == null ? null : Number(previous.v) } },
+  });
 }
 
 export function uploadJobHandlers(deps: Deps): HandlersFor<typeof UPLOAD_EXPIRE_JOB | typeof UPLOAD_WATCH_JOB> {

@@ -71,7 +71,7 @@ export function presentLegacy(deps: Deps, asset: AssetWithOrg, security: AssetSe
     renditions: { ...renditionUrls(deps, asset), ...(asset.width !== null ? { width: asset.width } : {}), ...(asset.height !== null ? { height: asset.height } : {}) },
     renditionsState: asset.renditions_state,
     technicalMetadata: fromJson<Record<string, unknown>>(asset.technical_metadata, {}),
-    contentState: asset.content_state === 'available' ? ('available' as const) : ('none' as const),
+    contentState: asset.content_state,
     contentType: asset.content_type,
     fileSizeInBytes: asset.size,
     isFederated: asset.federated === 1,
