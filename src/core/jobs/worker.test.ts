@@ -117,8 +117,8 @@ forEachEngine('jobs', (ctx) => {
     const order: string[] = [];
     const now = ctx().clock.now();
     // Organization A queues a backlog (its jobs are the oldest), then B queues one job.
-    for (let i = 0; i < 8; i++) await enqueueJob(ctx().deps.db, now - 1000 + i, { type, orgId: 'org-a', payload: { n: `A${i}` } });
-    await enqueueJob(ctx().deps.db, now, { type, orgId: 'org-b', payload: { n: 'B0' } });
+    for (let i = 0; i < 8; i++) await enqueueRawJob(ctx().deps.db, now - 1000 + i, { type, orgId: 'org-a', payload: { n: `A${i}` } });
+    await enqueueRawJob(ctx().deps.db, now, { type, orgId: 'org-b', payload: { n: 'B0' } });
     // A real worker running one job at a time.
     const w = startWorker({ db: ctx().deps.db, engine: ctx().engine, clock: ctx().clock, log: createLog('silent'), signal: ctx().deps.jobs, handlers: { [type]: async (job) => { order.push((job.payload as { n: string }).n); } }, pollMs: 60_000, concurrency: 1 });
     try {
@@ -135,8 +135,8 @@ forEachEngine('jobs', (ctx) => {
   it('an organization with jobs running waits behind one without (several workers at once)', async () => {
     const type = `t-${Math.random()}`;
     const now = ctx().clock.now();
-    for (let i = 0; i < 6; i++) await enqueueJob(ctx().deps.db, now - 1000 + i, { type, orgId: 'org-c', payload: { n: `C${i}` } });
-    await enqueueJob(ctx().deps.db, now, { type, orgId: 'org-d', payload: { n: 'D0' } });
+    for (let i = 0; i < 6; i++) await enqueueRawJob(ctx().deps.db, now - 1000 + i, { type, orgId: 'org-c', payload: { n: `C${i}` } });
+    await enqueueRawJob(ctx().deps.db, now, { type, orgId: 'org-d', payload: { n: 'D0' } });
     // A job of C is running (claimed by another worker, lease live): D's job is next, before C's older ones.
     await ctx().deps.db.updateTable('jobs').set({ status: 'running', locked_until: now + 60_000, locked_by: 'other', updated_at: now })
       .where('type', '=', type).where('org_id', '=', 'org-c').where('run_at', '=', now - 1000).execute();
