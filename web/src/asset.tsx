@@ -147,6 +147,7 @@ function Preview({ name, large, full }: { name: string; large?: string; full?: s
   return (
     <div>
       <div class={`preview-box${zoom > 1 ? ' zoomed' : ''}`} tabIndex={zoom > 1 ? 0 : -1}>
+        {/* biome-ignore lint/a11y/useKeyWithClickEvents: a mouse shortcut; the Zoom buttons below are the keyboard way */}
         <img src={zoom > 1 && full ? full : large} alt={t('asset.preview', { name })} style={zoom > 1 ? `width:${zoom * 100}%;max-width:none;max-height:none` : undefined} onClick={() => setZoom(zoom > 1 ? 1 : 2)} />
       </div>
       <div class="row zoom">
@@ -163,10 +164,10 @@ function Actions({ asset, deleted, urls, onNotice, onChanged }: { asset: LegacyA
   const [sharing, setSharing] = useState(false);
   const [emails, setEmails] = useState('');
   const [exposed, setExposed] = useState<{ url: string; expires: number } | null>(null);
-  const run = async (work: () => Promise<string | void>) => {
+  const run = async (work: () => Promise<unknown>) => {
     try {
       const message = await work();
-      if (message) onNotice(message);
+      if (typeof message === 'string') onNotice(message);
     } catch (e) {
       onNotice(t('common.error', { reason: reason(e) }));
     }
@@ -335,6 +336,7 @@ function VocabularyControl({ attribute: a, vocab, value, common, onChange }: { a
   const chosen = new Set(Array.isArray(value) ? value.map(String) : value ? [String(value)] : []);
   const shown = names.filter((n) => n.toLowerCase().includes(filter.toLowerCase()));
   return (
+    // biome-ignore lint/a11y/useSemanticElements: a labelled group inside the field's own label and error wiring
     <div class="vocab" id={String(common.id)} role="group" aria-describedby={common['aria-describedby'] as string | undefined}>
       <input type="search" aria-label={t('asset.searchValues', { name: a.name })} value={filter} onInput={(e) => setFilter((e.target as HTMLInputElement).value)} />
       <ul>

@@ -60,8 +60,8 @@ export function BulkEdit({ ids, onClose }: { ids: string[]; onClose: (changed: b
   const itemErrors = [...(action?.errors ?? []), ...(Array.isArray(action?.result?.errors) ? action!.result!.errors! : [])];
 
   return (
-    <div class="modal-backdrop" onKeyDown={(e) => e.key === 'Escape' && onClose(Boolean(done))}>
-      <div class="modal" role="dialog" aria-modal="true" aria-labelledby="bulk-title" ref={dialog}>
+    <div class="modal-backdrop">
+      <div class="modal" role="dialog" aria-modal="true" aria-labelledby="bulk-title" ref={dialog} onKeyDown={(e) => e.key === 'Escape' && onClose(Boolean(done))}>
         <h2 id="bulk-title">{t('bulk.title', { count: ids.length })}</h2>
         <form onSubmit={apply}>
           <div class="field">

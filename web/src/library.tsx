@@ -208,6 +208,7 @@ export function Library({ query, setQuery, selection, setSelection, revision, to
               <option value="asc">{query.sort === 'filename' ? 'A–Z' : t('library.order.asc')}</option>
             </select>
           </label>
+          {/* biome-ignore lint/a11y/useSemanticElements: a toolbar button group; a fieldset would need a visible legend */}
           <div class="segmented" role="group" aria-label={t('library.view')}>
             {(['grid', 'list'] as const).map((mode) => (
               <button type="button" key={mode} aria-pressed={view === mode} onClick={() => {
@@ -218,11 +219,11 @@ export function Library({ query, setQuery, selection, setSelection, revision, to
           </div>
         </div>
         {selection.size > 0 && (
-          <div class="selectionbar" role="region" aria-label={t('library.selected', { count: selection.size })}>
+          <section class="selectionbar" aria-label={t('library.selected', { count: selection.size })}>
             <span>{t('library.selected', { count: selection.size })}</span>
             {toolbarExtra}
             <button type="button" class="ghost" onClick={() => setSelection(new Set())}>{t('library.clearSelection')}</button>
-          </div>
+          </section>
         )}
         {error && <p class="error" role="alert">{t('library.loadError', { reason: error })}</p>}
         {results.total === 0 && <p class="empty">{query.text || Object.keys(query.facets).length || query.from || query.to ? t('library.noMatch') : t('library.empty')}</p>}
@@ -271,6 +272,9 @@ function Tile({ record, index, total, view, style, selected, focused, onActivate
     ? <img src={thumb} alt="" loading="lazy" decoding="async" draggable={false} />
     : <span class="filetype" aria-hidden="true">{record.renditionsState === 'pending' || !record.renditionsState ? '…' : extension(name) || '?'}</span>;
   return (
+    // The listbox owns the keyboard (arrows, Space, Enter, aria-activedescendant): options are not tab stops.
+    // biome-ignore lint/a11y/useKeyWithClickEvents: see above
+    // biome-ignore lint/a11y/useFocusableInteractive: see above
     <div
       id={`asset-${record.objectId}`}
       role="option"
