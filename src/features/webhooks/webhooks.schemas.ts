@@ -9,7 +9,7 @@ const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
 });
 // A type list (not anyOf) so that the validator's type coercion cannot turn 0 into null.
 const RateLimit = Type.Unsafe<number | null>({ type: ['integer', 'null'], minimum: 1, maximum: 100_000, description: 'Messages per second to this endpoint (null: unlimited)' });
-const TimeoutSeconds = Type.Integer({ minimum: 1, maximum: 30, description: 'Receiver deadline per attempt in seconds (default 15, max 30)' });
+const TimeoutSeconds = Type.Integer({ minimum: 1, maximum: 30, description: 'Receiver deadline per attempt in seconds (default 30, as the reference documents; max 30)' });
 
 export const EndpointCreateItemSchema = Type.Object({
   description: Description,
@@ -95,7 +95,8 @@ export const OAuthSchema = Type.Object({
   clientSecret: Type.String({ minLength: 1, maxLength: 2000 }),
   tokenUrl: Type.String({ minLength: 1, maxLength: 2048 }),
   extraParams: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 2000 }))),
-  scope: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 50 })),
+  // The reference's own example sends `"scope": [""]`: empty entries mean no scope and are dropped.
+  scope: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 50 })),
   authMethod: Type.Optional(Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post')], { default: 'client_secret_basic' })),
 });
 export type OAuthInput = Static<typeof OAuthSchema>;

@@ -14,7 +14,8 @@ import { checkEventTypes } from './event-types.ts';
 import { findEndpoint, listEndpointRows, toEndpoint, type OAuthConfig } from './webhooks.repo.ts';
 import type { Endpoint, EndpointCreateItem, EndpointUpdate, OAuthInput } from './webhooks.schemas.ts';
 
-export const DEFAULT_TIMEOUT_MS = 15_000;
+/** The receiver deadline the reference documents: 200 within 30 seconds. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_ROTATION_OVERLAP_SECONDS = 86_400;
 
 /** Refuses URLs that are malformed or (unless the operator allows it) point at internal addresses. */
@@ -129,7 +130,7 @@ export async function setOAuthClient(deps: Deps, principal: Principal, id: strin
   await visibleEndpoint(deps, principal, id);
   const tokenUrl = await checkTarget(deps, input.tokenUrl, 'body.tokenUrl');
   const config: OAuthConfig = {
-    clientId: input.clientId, tokenUrl, scope: input.scope ?? [], extraParams: input.extraParams ?? {}, authMethod: input.authMethod ?? 'client_secret_basic',
+    clientId: input.clientId, tokenUrl, scope: (input.scope ?? []).map((s) => s.trim()).filter((s) => s !== ''), extraParams: input.extraParams ?? {}, authMethod: input.authMethod ?? 'client_secret_basic',
   };
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {

@@ -28,7 +28,7 @@ forEachEngine('webhook endpoints', (ctx) => {
       const endpoint = json(got);
       assert.deepEqual(
         { id: endpoint.id, description: endpoint.description, url: endpoint.url, eventTypes: endpoint.eventTypes, disabled: endpoint.disabled, rateLimit: endpoint.rateLimit, timeoutSeconds: endpoint.timeoutSeconds, oauth: endpoint.oauth },
-        { id: created.id, description: 'Asset sync', url: 'http://127.0.0.1:9/hook', eventTypes: ['asset.created', 'user.*'], disabled: false, rateLimit: 200, timeoutSeconds: 15, oauth: null },
+        { id: created.id, description: 'Asset sync', url: 'http://127.0.0.1:9/hook', eventTypes: ['asset.created', 'user.*'], disabled: false, rateLimit: 200, timeoutSeconds: 30, oauth: null },
       );
       assert.equal(endpoint.secret, undefined);
     }

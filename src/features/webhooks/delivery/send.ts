@@ -9,7 +9,7 @@ let undici: typeof import('undici') | undefined;
 const request: typeof import('undici').request = (...args) => (undici ??= createRequire(import.meta.url)('undici') as typeof import('undici')).request(...args);
 import { isTargetNotAllowed } from '../../../core/net/ssrf.ts';
 
-export const DEFAULT_TIMEOUT_MS = 15_000;
+export const DEFAULT_TIMEOUT_MS = 30_000;
 export const MAX_TIMEOUT_MS = 30_000;
 /** How much of the receiver's response body is kept for the attempt log. */
 export const MAX_RESPONSE_BYTES = 2048;
@@ -24,7 +24,7 @@ export interface SendInput {
   body: string | Buffer;
   headers: Record<string, string>;
   dispatcher: Dispatcher;
-  /** Whole-attempt deadline (connect, headers and the part of the body we read); default 15 s, max 30 s. */
+  /** Whole-attempt deadline (connect, headers and the part of the body we read); default 30 s (the reference's receiver deadline), max 30 s. */
   timeoutMs?: number;
   /** Epoch ms, for Retry-After HTTP-dates; default Date.now. */
   now?: () => number;
