@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { it } from 'node:test';
+import { TABLE_OWNERS } from '../src/core/db/table-owners.ts';
+
+/**
+ * One owner per table (docs/decisions/0009-data-access-and-table-owners.md): only the owning
+ * feature's files name a table in a Kysely call (selectFrom, insertInto, updateTable, deleteFrom,
+ * joins); other features call the owner's index.ts. Migrations may touch any table.
+ */
+
+/** Permanent exceptions: [file, table, why]. */
+const ALLOWED: [string, string, string][] = [
+  ['src/core/authz/authorize.ts', 'security_template_permissions', 'core/authz evaluates permissions for every feature and cannot import identity (core never imports features); the permission rows are its input'],
+  ['src/core/authz/ceiling.ts', 'organizations', 'the privilege ceiling locks the organization and counts holders in the caller\'s transaction; core cannot import identity'],
+  ['src/core/authz/ceiling.ts', 'roles', 'the privilege ceiling locks the organization and counts holders in the caller\'s transaction; core cannot import identity'],
+  ['src/core/authz/ceiling.ts', 'security_template_grants', 'the privilege ceiling locks the organization and counts holders in the caller\'s transaction; core cannot import identity'],
+  ['src/core/authz/ceiling.ts', 'users', 'the privilege ceiling locks the organization and counts holders in the caller\'s transaction; core cannot import identity'],
+  ['src/edge/edge.ts', 'cdn_edges', 'the edge program (a second composition root) reads and reports through the CDN feature\'s tables: they are its control contract with the API (features/cdn/contract.ts)'],
+  ['src/edge/edge.ts', 'cdn_purges', 'the edge program (a second composition root) reads and reports through the CDN feature\'s tables: they are its control contract with the API (features/cdn/contract.ts)'],
+  ['src/edge/edge.ts', 'cdn_stats_hourly', 'the edge program (a second composition root) reads and reports through the CDN feature\'s tables: they are its control contract with the API (features/cdn/contract.ts)'],
+  ['src/edge/edge.ts', 'cdn_zones', 'the edge program (a second composition root) reads and reports through the CDN feature\'s tables: they are its control contract with the API (features/cdn/contract.ts)'],
+  ['src/edge/stats.ts', 'cdn_stats_geo', 'the edge program (a second composition root) reads and reports through the CDN feature\'s tables: they are its control contract with the API (features/cdn/contract.ts)'],
+  ['src/edge/stats.ts', 'cdn_stats_hourly', 'the edge program (a second composition root) reads and reports through the CDN feature\'s tables: they are its control contract with the API (features/cdn/contract.ts)'],
+  ['src/features/auth/signing-keys.ts', 'server_state', 'its own key (auth.signing_kid) in the shared key/value table'],
+  ['src/features/identity/bootstrap.ts', 'server_state', 'its own key (the first-run marker) in the shared key/value table'],
+  ['src/features/metadata/definitions/template-cache.ts', 'server_state', 'its own keys (metadata.version.<org>) in the shared key/value table'],
+  ['src/features/search/search.fixtures.ts', 'groups', 'a test helper that builds security fixtures directly (to move to test/helpers/)'],
+  ['src/features/search/search.fixtures.ts', 'security_template_grants', 'a test helper that builds security fixtures directly (to move to test/helpers/)'],
+  ['src/features/search/search.fixtures.ts', 'security_templates', 'a test helper that builds security fixtures directly (to move to test/helpers/)'],
+  ['src/features/webhooks/delivery-store.ts', 'events', 'webhooks is the outbox\'s consumer: it fans new events out to endpoints in one statement'],
+];
+
+/**
+ * Reads and writes that break the rule today and are to move behind the owner's index.ts. The list
+ * may only shrink: a new cross-feature query fails this test, and so does an entry that is fixed
+ * but still listed.
+ */
+const PENDING: [string, string][] = [
+  ['src/cli.ts', 'groups'],
+  ['src/cli.ts', 'organizations'],
+  ['src/cli.ts', 'roles'],
+  ['src/cli.ts', 'user_groups'],
+  ['src/cli.ts', 'users'],
+  ['src/core/events/publish.ts', 'users'],
+  ['src/features/adaptive-templates/adaptive-templates.service.ts', 'organizations'],
+  ['src/features/api-keys/api-keys.repo.ts', 'users'],
+  ['src/features/api-keys/api-keys.service.ts', 'users'],
+  ['src/features/api-keys/verify.ts', 'roles'],
+  ['src/features/api-keys/verify.ts', 'users'],
+  ['src/features/assets/assets.repo.ts', 'organizations'],
+  ['src/features/assets/assets.repo.ts', 'security_template_permissions'],
+  ['src/features/assets/assets.repo.ts', 'security_templates'],
+  ['src/features/assets/assets.service.ts', 'metadata_templates'],
+  ['src/features/assets/bulk/action-objects.ts', 'security_templates'],
+  ['src/features/assets/download/download.service.ts', 'organizations'],
+  ['src/features/assets/recycle-bin/recycle-bin.routes.ts', 'security_template_permissions'],
+  ['src/features/assets/recycle-bin/recycle-bin.routes.ts', 'users'],
+  ['src/features/auth/oauth/web-app-client.ts', 'organizations'],
+  ['src/features/auth/sessions/sessions.repo.ts', 'organizations'],
+  ['src/features/auth/sessions/sessions.repo.ts', 'roles'],
+  ['src/features/auth/sessions/sessions.repo.ts', 'users'],
+  ['src/features/cdn/asset-origin.ts', 'assets'],
+  ['src/features/collections/collections-search.service.ts', 'organizations'],
+  ['src/features/collections/collections.service.ts', 'organizations'],
+  ['src/features/collections/collections.service.ts', 'security_templates'],
+  ['src/features/collections/share.service.ts', 'users'],
+  ['src/features/identity/identity.repo.ts', 'auth_sessions'],
+  ['src/features/identity/users.service.ts', 'auth_sessions'],
+  ['src/features/metadata/definitions/templates.service.ts', 'organizations'],
+  ['src/features/metadata/definitions/templates.service.ts', 'security_templates'],
+  ['src/features/metadata/definitions/vocabularies.service.ts', 'organizations'],
+  ['src/features/metadata/seed.ts', 'organizations'],
+  ['src/features/search/search.indexer.ts', 'assets'],
+  ['src/features/search/search.indexer.ts', 'events'],
+  ['src/features/search/search.indexer.ts', 'organizations'],
+  ['src/features/storyboards/access.ts', 'security_template_permissions'],
+  ['src/features/storyboards/content.ts', 'asset_links'],
+  ['src/features/storyboards/shares.service.ts', 'groups'],
+  ['src/features/storyboards/shares.service.ts', 'users'],
+  ['src/features/storyboards/storyboards.repo.ts', 'security_templates'],
+];
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return path.endsWith('.ts') && !path.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+/** features/<f>/… → f; core/<m>(.ts|/…) → core/<m>; edge/… → edge; anything else: its path. */
+function ownerOf(path: string): string {
+  const parts = path.split('/');
+  if (parts[1] === 'features') return parts[2]!;
+  if (parts[1] === 'core') return `core/${parts[2]!.replace(/\.ts$/, '')}`;
+  if (parts[1] === 'edge') return 'edge';
+  return path;
+}
+
+const QUERY = /\.(?:selectFrom|insertInto|updateTable|deleteFrom|innerJoin|leftJoin|rightJoin|fullJoin)\(\s*['"`]([a-z_]+)/g;
+const withoutComments = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+
+function crossings(): { unknown: string[]; found: Set<string> } {
+  const owners: Record<string, string> = TABLE_OWNERS;
+  const unknown: string[] = [];
+  const found = new Set<string>();
+  for (const path of sourceFiles('src')) {
+    if (path.includes('/migrations/')) continue;
+    for (const m of withoutComments(readFileSync(path, 'utf8')).matchAll(QUERY)) {
+      const table = m[1]!;
+      const owner = owners[table];
+      if (owner === undefined) unknown.push(`${path}: ${table}`);
+      else if (owner !== ownerOf(path)) found.add(`${path} ${table}`);
+    }
+  }
+  return { unknown, found };
+}
+
+it('every table in the schema has an owner, and every owner exists', () => {
+  for (const [table, owner] of Object.entries(TABLE_OWNERS)) {
+    const dir = owner.startsWith('core/') ? `src/${owner}` : `src/features/${owner}`;
+    assert.ok(statSync(dir, { throwIfNoEntry: false }) ?? statSync(`${dir}.ts`, { throwIfNoEntry: false }), `${table}: owner ${owner} has no folder or module`);
+  }
+});
+
+it('no file outside a table\'s owner queries it, except the listed ones', () => {
+  const { unknown, found } = crossings();
+  assert.deepEqual(unknown, [], 'tables named in queries but missing from src/core/db/table-owners.ts');
+  const listed = new Set([...ALLOWED.map(([f, t]) => `${f} ${t}`), ...PENDING.map(([f, t]) => `${f} ${t}`)]);
+  const undeclared = [...found].filter((c) => !listed.has(c));
+  assert.deepEqual(undeclared, [], 'query the owning feature through its index.ts instead (or, for a real exception, list it in ALLOWED with the reason)');
+  const stale = [...listed].filter((c) => !found.has(c));
+  assert.deepEqual(stale, [], 'fixed: remove these from the exception lists');
+});
