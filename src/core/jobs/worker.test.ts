@@ -120,7 +120,7 @@ forEachEngine('jobs', (ctx) => {
     for (let i = 0; i < 8; i++) await enqueueRawJob(ctx().deps.db, now - 1000 + i, { type, orgId: 'org-a', payload: { n: `A${i}` } });
     await enqueueRawJob(ctx().deps.db, now, { type, orgId: 'org-b', payload: { n: 'B0' } });
     // A real worker running one job at a time.
-    const w = startWorker({ db: ctx().deps.db, engine: ctx().engine, clock: ctx().clock, log: createLog('silent'), signal: ctx().deps.jobs, handlers: { [type]: async (job) => { order.push((job.payload as { n: string }).n); } }, pollMs: 60_000, concurrency: 1 });
+    const w = startWorker({ db: ctx().deps.db, engine: ctx().engine, clock: ctx().clock, log: createLog('silent'), signal: ctx().deps.jobs, handlers: { [type]: async (job) => { order.push(String((Object(job.payload) as { n?: unknown }).n)); } }, pollMs: 60_000, concurrency: 1 });
     try {
       assert.equal(await w.drain(), 9);
     } finally {
@@ -143,7 +143,7 @@ forEachEngine('jobs', (ctx) => {
     const order: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((r) => { release = r; });
-    const w = startWorker({ db: ctx().deps.db, engine: ctx().engine, clock: ctx().clock, log: createLog('silent'), signal: ctx().deps.jobs, handlers: { [type]: async (job) => { order.push((job.payload as { n: string }).n); if (order.length === 1) await gate; } }, pollMs: 60_000, concurrency: 1 });
+    const w = startWorker({ db: ctx().deps.db, engine: ctx().engine, clock: ctx().clock, log: createLog('silent'), signal: ctx().deps.jobs, handlers: { [type]: async (job) => { order.push(String((Object(job.payload) as { n?: unknown }).n)); if (order.length === 1) await gate; } }, pollMs: 60_000, concurrency: 1 });
     try {
       const draining = w.drain();
       release();
