@@ -3,7 +3,10 @@ import type { App } from '../../core/http/app-types.ts';
 import { assetRoutes } from './assets.routes.ts';
 import { contentRoutes } from './download/download.routes.ts';
 import { relationRoutes } from './relations/relations.routes.ts';
-import { extraRoutes } from './share/share.routes.ts';
+import { bulkRoutes } from './bulk/bulk.routes.ts';
+import { shareRoutes } from './share/share.routes.ts';
+import { renditionRoutes } from './renditions/renditions.routes.ts';
+import { uploadFormRoutes } from './upload/upload-form.routes.ts';
 import { recycleBinRoutes } from './recycle-bin/recycle-bin.routes.ts';
 import { renditionLinkRoutes } from './download/rendition-links.ts';
 
@@ -31,7 +34,10 @@ export function assetsRoutes(app: App, deps: Deps): void {
   contentRoutes(app, deps);
   renditionLinkRoutes(app, deps);
   relationRoutes(app, deps);
-  extraRoutes(app, deps);
+  bulkRoutes(app, deps);
+  shareRoutes(app, deps);
+  renditionRoutes(app, deps);
+  uploadFormRoutes(app, deps);
   recycleBinRoutes(app, deps);
 }
 

@@ -235,6 +235,7 @@ forEachEngine('assets: versions, recycle bin, relationships, multipart, bulk edi
     prepare: async (c, o) => ({ url: '/v1/asset', body: { metadataTemplateId: (await defaultTemplate(c, o)).id, objectIds: [(await createAsset(c, o)).objectId], metadataDocument: [] } }),
   });
   securitySuite(ctx, 'POST /v1/asset/purge', { method: 'POST', privileges: ['purge'], prepare: () => ({ url: '/v1/asset/purge', body: { all: true } }) });
+  securitySuite(ctx, 'POST /v1/asset/renditions', { method: 'POST', privileges: ['content_management'], prepare: async (c, o) => ({ url: '/v1/asset/renditions', body: { objectIds: [(await createAsset(c, o)).objectId] } }) });
   securitySuite(ctx, 'POST /v1/asset/complete', { method: 'POST', prepare: () => ({ url: '/v1/asset/complete', body: { action: 'cancel', uploadId: '0190a4b2-0000-7000-8000-000000000000' } }) });
   securitySuite(ctx, 'GET /v1/actions', { method: 'GET', prepare: () => ({ url: '/v1/actions' }) });
 }, { env: { TESSERA_UPLOAD_PART_SIZE: String(PART) } });

@@ -3,7 +3,6 @@ import type { Deps } from '../../../deps.ts';
 import type { App } from '../../../core/http/app-types.ts';
 import { principalOf } from '../../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
-import { startBulkEdit, startPurge, startRegenerate } from '../bulk/bulk.service.ts';
 import { createLinks, listLinks, removeLinks } from './links.service.ts';
 
 const tags = ['assets'];
@@ -21,22 +20,7 @@ const Relationship = Type.Object({
   primaryId: Type.String(), secondaryId: Type.String(), linkType: Type.String(), relationshipId: Type.String(), customerId: Type.String(), createdEpoch: Type.Integer(), lastUpdatedEpoch: Type.Integer(),
 });
 
-const Op = Type.Union([Type.Literal('replace'), Type.Literal('append')]);
-const BulkEditBody = Type.Object({
-  metadataTemplateId: Type.String({ maxLength: 100 }),
-  objectIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 100_000 }),
-  metadataDocument: Type.Optional(Type.Array(Type.Object({
-    metadataDefinitionId: Type.String({ maxLength: 100 }),
-    metadataDefinitionValue: Type.Optional(Type.Unknown()),
-    metadataDefinitionTableValue: Type.Optional(Type.Array(Type.Array(Type.Unknown()))),
-    operation: Type.Optional(Op),
-  }), { maxItems: 2000 })),
-  securityTemplateIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50 })),
-  securityTemplateOp: Type.Optional(Op),
-});
-const Started = Type.Object({ actionId: Type.String(), status: Type.String() });
-
-/** Relationships, bulk edit and the administrator's recycle-bin purge. */
+/** Relationships between assets (links): list, create, remove. */
 export function relationRoutes(app: App, deps: Deps): void {
   app.get('/asset/:id/link', {
     schema: { operationId: 'GetAssetRelationship', tags, summary: 'Relationships of an asset, either side (View on both assets)', params: IdParams, response: { 200: Type.Array(Relationship), ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found') } },
@@ -47,27 +31,4 @@ export function relationRoutes(app: App, deps: Deps): void {
   app.patch('/asset/:id/link', {
     schema: { operationId: 'RemoveRelationship', tags, summary: 'Remove relationships of this asset (Relationship permission); per-item results', params: IdParams, body: LinkBody, response: { 200: LinkResults, ...write } },
   }, async (request) => removeLinks(deps, principalOf(request), request.params.id, request.body.secondaryIds));
-
-  app.patch('/asset', {
-    schema: {
-      operationId: 'EditAssets', tags, summary: 'Bulk edit: the same metadata and security changes on many assets, as an Action (GET /v1/action/{jobId})',
-      body: BulkEditBody, response: { 200: Type.Object({ jobId: Type.String(), collectionId: Type.Null({ description: 'Tessera makes no collection of the edited assets' }) }), ...write },
-    },
-  }, async (request) => startBulkEdit(deps, principalOf(request), request.body));
-
-  app.post('/asset/purge', {
-    schema: {
-      operationId: 'PurgeAssets', tags, summary: 'Permanently remove recycle-bin assets (Purge privilege), as an Action',
-      body: Type.Object({ objectIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 10_000 })), all: Type.Optional(Type.Boolean()) }),
-      response: { 200: Started, ...write },
-    },
-  }, async (request) => startPurge(deps, principalOf(request), request.body));
-
-  app.post('/asset/renditions', {
-    schema: {
-      operationId: 'RegenerateRenditions', tags, summary: 'Render the renditions of assets again (Content Management), as an Action',
-      body: Type.Object({ objectIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 10_000 }) }),
-      response: { 200: Started, ...write },
-    },
-  }, async (request) => startRegenerate(deps, principalOf(request), request.body.objectIds));
 }

@@ -1,0 +1,36 @@
+import type { Deps } from '../../../deps.ts';
+import { hasPrivilege } from '../../../core/authz/authorize.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { invalidField } from '../../../core/http/errors.ts';
+import { decodeCursor, encodeCursor } from '../../../core/http/pagination.ts';
+import { deletedAssetsVisibleTo } from './recycle-bin.repo.ts';
+
+export interface RecycleBinQuery {
+  cursor?: string;
+  limit?: number;
+}
+
+/**
+ * The organization's recycle bin as the caller sees it: current versions of deleted assets the
+ * caller may view, newest deletion first, keyset-paged on (deleted_at, id), with who deleted them
+ * and whether the caller may purge them.
+ */
+export async function listRecycleBin(deps: Deps, principal: Principal, query: RecycleBinQuery) {
+  const limit = query.limit ?? 50;
+  const after = query.cursor ? decodeCursor(query.cursor, 'query.cursor', 2) : null;
+  if (after && (typeof after[0] !== 'number' || typeof after[1] !== 'string')) throw invalidField('query.cursor', 'is not a cursor this server issued');
+  const purge = { allowed: hasPrivilege(principal, 'purge'), operation: 'POST /v1/asset/purge' };
+  if (principal.groupIds.length === 0) return { items: [], nextCursor: null, purge };
+  const rows = await deletedAssetsVisibleTo(deps.db, principal.orgId, principal.groupIds, after as [number, string] | null, limit);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    items: page.map((r) => ({
+      objectId: r.id, fileId: r.file_id, originalFileId: r.original_file_id, filename: r.filename, objectType: r.object_type,
+      versionNumber: Number(r.version_number), fileSizeInBytes: r.size === null ? null : Number(r.size), metadataDeletedEpoch: Number(r.deleted_at),
+      deletedBy: r.deleted_by, deletedByName: r.deleted_by ? (r.friendly_name || r.username || null) : null,
+    })),
+    nextCursor: rows.length > limit && last ? encodeCursor([Number(last.deleted_at), last.id]) : null,
+    purge,
+  };
+}

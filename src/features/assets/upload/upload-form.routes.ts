@@ -1,0 +1,97 @@
+import multipart, { type Multipart } from '@fastify/multipart';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { Deps } from '../../../deps.ts';
+import type { App } from '../../../core/http/app-types.ts';
+import { principalOf } from '../../../core/http/authenticate.ts';
+import { AppError, invalidField } from '../../../core/http/errors.ts';
+import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
+import { CreateResponseSchema } from '../assets.schemas.ts';
+import { createAsset } from '../assets.service.ts';
+import { receiveSingle } from './uploads.service.ts';
+import { bag } from '../../../core/lookup.ts';
+
+const tags = ['assets'];
+
+function parseList(value: string | undefined, field: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (text.startsWith('[')) {
+    try {
+      const list = JSON.parse(text);
+      if (Array.isArray(list) && list.every((x) => typeof x === 'string')) return list;
+    } catch {
+      // fall through
+    }
+    throw invalidField(field, 'must be a JSON array of ids or a comma-separated list');
+  }
+  return text.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** The direct form upload: create an asset and send its (small) file in one multipart/form-data request. */
+export function uploadFormRoutes(app: App, deps: Deps): void {
+  // A small file in one request: the asset's fields, then the file, as multipart/form-data.
+  app.register(async (scope: App) => {
+    await scope.register(multipart, { limits: { files: 1, fields: 20, fieldSize: 1_048_576, fileSize: deps.config.uploadPartSizeBytes } });
+    scope.post('/asset/upload', {
+      schema: {
+        operationId: 'UploadAsset', tags, summary: 'Create an asset and upload its file in one multipart/form-data request (fields first, then the file; up to the part size)',
+        consumes: ['multipart/form-data'],
+        body: Type.Any({ description: 'Fields metadataTemplateId, securityTemplateIds (JSON array or comma-separated), metadata (JSON), filename (optional), then the file part `file`' }),
+        response: { 200: CreateResponseSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'unsupported_media_type') },
+      },
+    }, async (request) => {
+      if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'Send multipart/form-data');
+      const principal = principalOf(request);
+      const fields = bag<string>();
+      for await (const part of wellFormedParts(request)) {
+        if (part.type === 'field') {
+          fields[part.fieldname] = String(part.value);
+          continue;
+        }
+        let metadata: unknown;
+        if (fields.metadata !== undefined) {
+          try {
+            metadata = JSON.parse(fields.metadata);
+          } catch {
+            part.file.resume();
+            throw invalidField('body.metadata', 'must be JSON');
+          }
+        }
+        const created = await createAsset(deps, principal, {
+          metadataTemplateId: fields.metadataTemplateId, securityTemplateIds: parseList(fields.securityTemplateIds, 'body.securityTemplateIds'), metadata,
+          filename: fields.filename ?? part.filename, contentType: part.mimetype, checksum: fields.checksum, originalFileId: fields.originalFileId,
+        }, 'legacy');
+        try {
+          await receiveSingle(deps, created.uploadRowId!, part.file, part.mimetype, undefined);
+        } catch (error) {
+          part.file.resume();
+          throw error;
+        }
+        if (part.file.truncated) throw new AppError('payload_too_large', `The file is larger than ${deps.config.uploadPartSizeBytes} bytes: use POST /v1/asset with filesize for a multipart upload`);
+        const { asset } = created;
+        return { filename: asset.filename, objectId: asset.id, fileId: asset.file_id, originalFileId: asset.original_file_id, versionNumber: asset.version_number };
+      }
+      throw invalidField('body.file', 'is required (a file part after the fields)');
+    });
+  });
+}
+
+/**
+ * The parts of a multipart request. A body the parser cannot read (no boundary, cut short, not
+ * multipart at all) is a 400 naming the body; the parser's own limits keep their status (413).
+ */
+async function* wellFormedParts(request: FastifyRequest): AsyncGenerator<Multipart> {
+  const parts = request.parts()[Symbol.asyncIterator]();
+  for (;;) {
+    let step: IteratorResult<Multipart>;
+    try {
+      step = await parts.next();
+    } catch (error) {
+      if (error instanceof AppError || typeof (error as { statusCode?: unknown }).statusCode === 'number') throw error;
+      throw invalidField('body', `is not well-formed multipart/form-data: ${(error as Error).message}`);
+    }
+    if (step.done) return;
+    yield step.value;
+  }
+}
