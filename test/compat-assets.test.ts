@@ -147,4 +147,26 @@ forEachEngine('compatibility: assets (issue 24)', (ctx) => {
     assert.equal(kept.fileState, 'available');
     assert.equal((await call('GET', `/v1/asset/${c.objectId}/content`)).statusCode, 404);
   });
+
+  it('version.created carries the reference\'s version object (webhooks/schemas/version.yaml) beside Tessera\'s fields', async () => {
+    const v1 = await createAsset(ctx(), org, { metadata: [] });
+    const v2 = await createAsset(ctx(), org, { originalFileId: v1.originalFileId });
+    const rows = await ctx().deps.db.selectFrom('events').select(['type', 'body']).where('org_id', '=', org.orgId).where('type', '=', 'version.created').execute();
+    const event = rows.map((r) => JSON.parse(r.body)).find((b) => b.asset.id === v2.objectId);
+    assert.ok(event, 'version.created published');
+    // The reference's payload: {eventType, asset{id}, version{number, latest, previous{assetId, versionNumber, createdBy{userId, firstName, lastName, time}}}}
+    assert.equal(event.eventType, 'version.created');
+    assert.equal(event.asset.id, v2.objectId);
+    assert.equal(event.version.number, 2);
+    assert.equal(event.version.latest, true);
+    assert.equal(event.version.previous.assetId, v1.objectId);
+    assert.equal(event.version.previous.versionNumber, 1);
+    assert.equal(event.version.previous.createdBy.userId, org.admin.userId);
+    assert.equal(typeof event.version.previous.createdBy.firstName, 'string');
+    assert.equal(typeof event.version.previous.createdBy.lastName, 'string');
+    assert.ok(!Number.isNaN(Date.parse(event.version.previous.createdBy.time)));
+    // Tessera's own fields stay.
+    assert.equal(event.version.versionNumber, 2);
+    assert.equal(event.version.previousVersionNumber, 1);
+  });
 });

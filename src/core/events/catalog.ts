@@ -48,7 +48,15 @@ const Share = Type.Object({
   type: Type.Union([Type.Literal('Internal'), Type.Literal('External'), Type.Literal('Internal Share Link Created')]),
   recipients: Type.Array(Type.String()),
 });
-const Version = Type.Object({ latest: Type.Boolean(), versionNumber: Type.Integer({ minimum: 1 }), previousVersionNumber: Nullable(Type.Integer()) });
+const Version = Type.Object({
+  latest: Type.Boolean(), versionNumber: Type.Integer({ minimum: 1 }), previousVersionNumber: Nullable(Type.Integer()),
+  // The reference's version object (webhooks/schemas/version.yaml), beside Tessera's fields.
+  number: Type.Optional(Type.Integer({ minimum: 1, description: 'The version number (the reference\'s name)' })),
+  previous: Type.Optional(Nullable(Type.Object({
+    assetId: Id, versionNumber: Type.Integer({ minimum: 1 }),
+    createdBy: Type.Object({ userId: Type.String(), firstName: Type.String(), lastName: Type.String(), time: Type.String({ description: 'ISO-8601: when the previous version was created' }) }),
+  }))),
+});
 const Relationship = Type.Object({ type: Type.String({ description: 'e.g. child' }), parent: Id, previousType: Type.Optional(Type.String()) });
 const Permissions = Type.Object({ added: Type.Array(Type.String()), removed: Type.Array(Type.String()) });
 const SecurityTemplate = Type.Object({

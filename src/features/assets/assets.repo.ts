@@ -129,3 +129,20 @@ export async function templateNames(db: DbOrTrx, orgId: string, ids: readonly st
 export async function contentHeld(db: DbOrTrx, orgId: string, sha256: string): Promise<boolean> {
   return (await db.selectFrom('assets').select('id').where('org_id', '=', orgId).where('sha256', '=', sha256).limit(1).executeTakeFirst()) !== undefined;
 }
+
+/**
+ * The version before `versionNumber` in a chain, as the reference's `version.previous` names it
+ * (webhooks/schemas/version.yaml): its asset, number, and who created it when.
+ */
+export async function previousVersionOf(db: DbOrTrx, orgId: string, originalFileId: string, versionNumber: number) {
+  const row = await db.selectFrom('assets as a')
+    .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'a.created_by').onRef('u.org_id', '=', 'a.org_id'))
+    .select(['a.id', 'a.version_number', 'a.created_by', 'a.created_at', 'u.first_name', 'u.last_name'])
+    .where('a.org_id', '=', orgId).where('a.original_file_id', '=', originalFileId).where('a.version_number', '<', versionNumber)
+    .orderBy('a.version_number', 'desc').limit(1).executeTakeFirst();
+  if (!row) return null;
+  return {
+    assetId: row.id, versionNumber: row.version_number,
+    createdBy: { userId: row.created_by, firstName: row.first_name ?? '', lastName: row.last_name ?? '', time: new Date(Number(row.created_at)).toISOString() },
+  };
+}

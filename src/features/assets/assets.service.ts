@@ -7,7 +7,7 @@ import { publishEvent, type EventInput } from '../../core/events/index.ts';
 import { AppError, invalidField } from '../../core/http/errors.ts';
 import { isUuid, newId } from '../../core/ids.ts';
 import { assetNotFound, callerPermissions, loadAsset, requirePermissions } from './access.ts';
-import { currentOfChain, existingTemplates, findAsset, findChainId, securityOf, setAssetSecurity, templateNames, versionsOfChain, type AssetRow, type AssetWithOrg } from './assets.repo.ts';
+import { currentOfChain, existingTemplates, previousVersionOf, findAsset, findChainId, securityOf, setAssetSecurity, templateNames, versionsOfChain, type AssetRow, type AssetWithOrg } from './assets.repo.ts';
 import { typeFromFilename } from './upload/content-types.ts';
 import { prepareCreate, preparePatch, project, templateForWrite, templateOf, withSystemValues, type LegacyItem, type PreparedMetadata } from './metadata-seam.ts';
 import { eventAsset } from './views/present.ts';
@@ -215,9 +215,10 @@ async function publishCreated(trx: Trx, now: number, principal: Principal, row: 
     await publishEvent(trx, now, assetCreatedEvent(principal, row, templates));
   } else {
     const data = eventAsset(row, templates);
+    const previous = await previousVersionOf(trx, row.org_id, row.original_file_id, row.version_number);
     await publishEvent(trx, now, {
       orgId: row.org_id, type: 'version.created', actor: principal.userId,
-      data: { asset: data, version: { latest: true, versionNumber: row.version_number, previousVersionNumber: chain.version_number } },
+      data: { asset: data, version: { latest: true, versionNumber: row.version_number, previousVersionNumber: previous?.versionNumber ?? chain.version_number, number: row.version_number, previous } },
     });
   }
 }

@@ -10,7 +10,7 @@ import { BlobTooLarge } from '../../../core/storage/index.ts';
 import { newId } from '../../../core/ids.ts';
 import { enqueueJob, RetryJob } from '../../../core/jobs/queue.ts';
 import type { HandlersFor } from '../../../core/jobs/catalog.ts';
-import { securityOf, templateNames, type AssetRow } from '../assets.repo.ts';
+import { previousVersionOf, securityOf, templateNames, type AssetRow } from '../assets.repo.ts';
 import { verifyContentType } from './content-types.ts';
 import { templateOf, withSystemValues, type LegacyItem } from '../metadata-seam.ts';
 import { fromJson, toJson } from '../../../core/db/json.ts';
@@ -414,12 +414,14 @@ async function publishCreatedOnArrival(trx: Trx, now: number, asset: AssetRow, a
     await publishEvent(trx, now, { orgId: asset.org_id, type: 'asset.created', actor, data: { asset: data } });
     return;
   }
-  const previous = await trx.selectFrom('assets').select((eb) => eb.fn.max('version_number').as('v'))
-    .where('original_file_id', '=', asset.original_file_id).where('version_number', '<', asset.version_number).executeTakeFirst();
+  const previous = await previousVersionOf(trx, asset.org_id, asset.original_file_id, asset.version_number);
   const latest = await trx.selectFrom('assets').select('is_current').where('id', '=', asset.id).executeTakeFirst();
   await publishEvent(trx, now, {
     orgId: asset.org_id, type: 'version.created', actor,
-    data: { asset: data, version: { latest: latest?.is_current === 1, versionNumber: asset.version_number, previousVersionNumber: previous?.v == null ? null : Number(previous.v) } },
+    data: {
+      asset: data,
+      version: { latest: latest?.is_current === 1, versionNumber: asset.version_number, previousVersionNumber: previous?.versionNumber ?? null, number: asset.version_number, previous },
+    },
   });
 }
 
