@@ -76,12 +76,11 @@ async function requireEditable(db: DbOrTrx, principal: Principal, c: VisibleColl
 }
 
 /** Templates the caller assigns must be ones through which the caller holds View (never beyond what they hold). */
-async function checkTemplates(db: DbOrTrx, _principal: Principal, ids: readonly string[], field: string, viewable: readonly string[]): Promise<string[]> {
+function checkViewableTemplates(ids: readonly string[], field: string, viewable: readonly string[]): string[] {
   const unique = [...new Set(ids)];
   for (const [i, id] of ids.entries()) {
     if (!viewable.includes(id)) throw invalidField(`${field}.${i}`, 'no security template with this id through which you may view');
   }
-  void db;
   return unique;
 }
 
@@ -149,7 +148,7 @@ export async function createCollection(deps: Deps, principal: Principal, body: C
   const templateIds = body.securityTemplateIds ?? [];
   if (type === 'secured' && templateIds.length === 0) throw invalidField('body.securityTemplateIds', 'a secured collection needs at least one security template');
   if (type === 'private' && templateIds.length > 0) throw invalidField('body.securityTemplateIds', 'a private collection has no security templates (use collectionType secured)');
-  const templates = await checkTemplates(deps.db, principal, templateIds, 'body.securityTemplateIds', viewable);
+  const templates = checkViewableTemplates(templateIds, 'body.securityTemplateIds', viewable);
   const members = await checkMembers(deps, principal, body.collectionDocument ?? [], 'body.collectionDocument', viewable, hidden);
   const now = deps.clock.now();
   const id = newId(now);
@@ -262,7 +261,7 @@ export async function updateCollectionLegacy(deps: Deps, principal: Principal, i
   const changes: Changes = {};
   if (body.name !== undefined) changes.name = parseName(body.name, 'body.name');
   if (body.collectionType !== undefined) changes.type = parseType(body.collectionType, 'body.collectionType');
-  if (body.securityTemplateIds !== undefined) changes.templates = await checkTemplates(deps.db, principal, body.securityTemplateIds, 'body.securityTemplateIds', c.viewable);
+  if (body.securityTemplateIds !== undefined) changes.templates = checkViewableTemplates(body.securityTemplateIds, 'body.securityTemplateIds', c.viewable);
   if (body.collectionDocument !== undefined) changes.ops = [{ kind: 'replace', fileIds: await checkMembers(deps, principal, body.collectionDocument, 'body.collectionDocument', c.viewable, c.hidden) }];
   await applyChanges(deps, principal, c, changes);
   return { message: 'Collection update was successful' };
@@ -288,7 +287,7 @@ export async function updateCollection(deps: Deps, principal: Principal, id: str
   const changes: Changes = {};
   if (body.collectionName !== undefined) changes.name = parseName(body.collectionName, 'body.collectionName');
   if (body.securityTemplateIds !== undefined) {
-    changes.templates = await checkTemplates(deps.db, principal, body.securityTemplateIds, 'body.securityTemplateIds', c.viewable);
+    changes.templates = checkViewableTemplates(body.securityTemplateIds, 'body.securityTemplateIds', c.viewable);
     if (c.row.collection_type === 'private' && changes.templates.length > 0) changes.type = 'secured';
   }
   if (body.collectionUpdates !== undefined) {

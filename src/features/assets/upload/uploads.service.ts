@@ -450,5 +450,3 @@ export function uploadJobHandlers(deps: Deps): HandlersFor<typeof UPLOAD_EXPIRE_
     },
   };
 }
-
-export { newId };
