@@ -169,4 +169,15 @@ forEachEngine('compatibility: assets (issue 24)', (ctx) => {
     assert.equal(event.version.versionNumber, 2);
     assert.equal(event.version.previousVersionNumber, 1);
   });
+
+  it('asset.downloaded carries the reference\'s top-level asset{id} beside Tessera\'s assets[]', async () => {
+    const a = await createAsset(ctx(), org, { filename: 'dl.bin' });
+    const put = await ctx().inject({ method: 'PUT', url: pathOf(a.url!), payload: randomBytes(32), headers: { 'content-type': 'application/octet-stream' } });
+    assert.equal(put.statusCode, 200, put.body);
+    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/asset/${a.objectId}/content`, headers: org.admin.headers })).statusCode, 200);
+    const rows = await ctx().deps.db.selectFrom('events').select('body').where('org_id', '=', org.orgId).where('type', '=', 'asset.downloaded').execute();
+    const event = rows.map((r) => JSON.parse(r.body)).find((b) => b.asset?.id === a.objectId);
+    assert.ok(event, 'asset.downloaded with asset.id');
+    assert.deepEqual(event.assets, [{ id: a.objectId, filename: 'dl.bin' }]);
+  });
 });

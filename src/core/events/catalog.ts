@@ -99,7 +99,10 @@ export const EVENT_CATALOG = {
   'asset.deleted': def('assets', 'An asset was sent to the recycle bin', { asset: Asset }),
   'asset.purged': def('assets', 'An asset was permanently removed from the recycle bin', { asset: Type.Object({ id: Id, filename: Type.String() }) }),
   'asset.restored': def('assets', 'An asset was restored from the recycle bin', { asset: Asset }),
-  'asset.downloaded': def('assets', 'A download of one or more assets started', { assets: Type.Array(AssetBrief, { minItems: 1 }) }),
+  'asset.downloaded': def('assets', 'A download of one or more assets started', {
+    assets: Type.Array(AssetBrief, { minItems: 1 }),
+    asset: Type.Optional(Type.Object({ id: Id, filename: Type.String() }, { description: 'The first (usually only) asset: the reference\'s top-level asset{id}' })),
+  }),
   'asset.shared': def('assets', 'Assets were shared internally or externally', { share: Type.Object({ ...Share.properties, assets: Type.Array(AssetBrief) }) }),
   'asset.metadata.updated': def('assets', 'Only the metadata of an asset changed', { asset: Asset }),
   'asset.security.updated': def('assets', 'Only the security templates of an asset changed', {

@@ -41,7 +41,7 @@ async function downloaded(deps: Deps, principal: Principal, assets: AssetWithOrg
   if (assets.length === 0) return;
   const now = deps.clock.now();
   await deps.db.transaction().execute((trx) =>
-    publishEvent(trx, now, { orgId: principal.orgId, type: 'asset.downloaded', actor: principal.userId, data: { assets: assets.map((a) => ({ id: a.id, filename: a.filename })) as [{ id: string; filename: string }] } }),
+    publishEvent(trx, now, { orgId: principal.orgId, type: 'asset.downloaded', actor: principal.userId, data: { assets: assets.map((a) => ({ id: a.id, filename: a.filename })) as [{ id: string; filename: string }], asset: { id: assets[0]!.id, filename: assets[0]!.filename } } }),
   );
 }
 
