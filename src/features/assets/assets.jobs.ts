@@ -2,10 +2,10 @@ import type { Deps } from '../../deps.ts';
 import type { HandlersFor } from '../../core/jobs/catalog.ts';
 import { ACTION_OBJECT_JOB } from '../metadata/index.ts';
 import { actionObjectJobHandler } from './bulk/action-objects.ts';
-import { BULK_EDIT_ACTION, bulkJobHandlers, PURGE_ACTION, REGENERATE_ACTION } from './bulk/bulk.service.ts';
+import { type BULK_EDIT_ACTION, bulkJobHandlers, type PURGE_ACTION, type REGENERATE_ACTION } from './bulk/bulk.service.ts';
 import { MAIL_JOB, sendQueuedMail } from './share/mail-outbox.ts';
 import { runRenditions } from './renditions/renditions.ts';
-import { RENDITIONS_JOB, UPLOAD_EXPIRE_JOB, UPLOAD_WATCH_JOB, uploadJobHandlers } from './upload/uploads.service.ts';
+import { RENDITIONS_JOB, type UPLOAD_EXPIRE_JOB, type UPLOAD_WATCH_JOB, uploadJobHandlers } from './upload/uploads.service.ts';
 
 type AssetJob =
   | typeof RENDITIONS_JOB | typeof UPLOAD_WATCH_JOB | typeof UPLOAD_EXPIRE_JOB | typeof MAIL_JOB | typeof ACTION_OBJECT_JOB

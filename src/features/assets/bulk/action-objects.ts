@@ -4,7 +4,7 @@ import type { Trx } from '../../../core/db/connect.ts';
 import { fromJson, toJson } from '../../../core/db/json.ts';
 import { newId } from '../../../core/ids.ts';
 import type { TypedJobHandler } from '../../../core/jobs/catalog.ts';
-import { ACTION_OBJECT_JOB, actionTemplateInfo, loadTemplate, mergeMetadata, setActionObjectId, validateMetadata, type ActionObjectJob, type ActionTemplateInfo, type CompiledTemplate } from '../../metadata/index.ts';
+import { type ACTION_OBJECT_JOB, actionTemplateInfo, loadTemplate, mergeMetadata, setActionObjectId, validateMetadata, type ActionObjectJob, type ActionTemplateInfo, type CompiledTemplate } from '../../metadata/index.ts';
 import { callerPermissions } from '../access.ts';
 import { findAsset, securityOf, setAssetSecurity, type AssetRow } from '../assets.repo.ts';
 import { project, templateOf, withSystemValues, type LegacyItem } from '../metadata-seam.ts';
