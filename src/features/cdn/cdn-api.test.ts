@@ -176,5 +176,15 @@ forEachEngine('CDN pull-zone API', (ctx) => {
   securitySuite(ctx, '/v1/cdn/pullzones/{id}/stats', { method: 'GET', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}/stats` }) });
   securitySuite(ctx, '/v1/cdn/pullzones/{id}/dashboard', { method: 'GET', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}/dashboard` }) });
   securitySuite(ctx, '/v1/cdn/pullzones/{id}/sign', { method: 'POST', privileges: ['cdn_management'], resource: true, prepare: async (c, org) => ({ url: `/v1/cdn/pullzones/${(await zoneFor(c, org)).id}/sign`, body: { path: '/a.txt' } }) });
+  it('lists the edges serving the organization\'s zones without their internal control addresses (issue 23, defect 12)', async () => {
+    const org = await createTestOrg(ctx());
+    const now = ctx().clock.now();
+    await ctx().deps.db.insertInto('cdn_edges').values({ id: `edge-${unique()}`, control_url: 'http://10.77.1.2:9911', region: 'ny', started_at: now, last_seen_at: now }).execute();
+    const res = await ctx().inject({ method: 'GET', url: '/v1/cdn/edges', headers: org.admin.headers });
+    assert.equal(res.statusCode, 200, res.body);
+    assert.ok(json(res).some((e: { region: string }) => e.region === 'ny'));
+    assert.doesNotMatch(res.body, /10\.77\.1\.2|9911|controlUrl/);
+  });
+
   securitySuite(ctx, '/v1/cdn/edges', { method: 'GET', privileges: ['cdn_management'], prepare: () => ({ url: '/v1/cdn/edges' }) });
 });

@@ -176,4 +176,4 @@ export const SignUrlSchema = Type.Object({
 });
 export const SignedUrlSchema = Type.Object({ path: Type.String(), url: Type.String(), expires: Type.Integer(), token: Type.String() });
 
-export const EdgeListSchema = Type.Array(Type.Object({ id: Type.String(), controlUrl: Type.String(), region: Type.String(), startedAt: Type.String({ format: 'date-time' }), lastSeenAt: Type.String({ format: 'date-time' }) }));
+export const EdgeListSchema = Type.Array(Type.Object({ id: Type.String(), region: Type.String(), startedAt: Type.String({ format: 'date-time' }), lastSeenAt: Type.String({ format: 'date-time' }) }));

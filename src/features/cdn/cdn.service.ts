@@ -306,6 +306,8 @@ export async function signUrl(deps: Deps, principal: Principal, id: number, inpu
 export async function listEdges(deps: Deps, principal: Principal) {
   requirePrivileges(principal, 'cdn_management');
   const rows = await deps.db.selectFrom('cdn_edges').selectAll().orderBy('started_at').execute();
-  return rows.map((r) => ({ id: r.id, controlUrl: r.control_url, region: r.region, startedAt: iso(r.started_at), lastSeenAt: iso(r.last_seen_at) }));
+  // Every edge serves every zone, this organization's included, so each organization sees them all,
+  // but only what a zone owner needs (region, liveness): never the internal control addresses.
+  return rows.map((r) => ({ id: r.id, region: r.region, startedAt: iso(r.started_at), lastSeenAt: iso(r.last_seen_at) }));
 }
 
