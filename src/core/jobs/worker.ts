@@ -8,6 +8,7 @@ type JobsTable = Selectable<JobsColumns>;
 import type { Log } from '../log.ts';
 import { FatalJobError, RetryJob, type JobSignal } from './queue.ts';
 import { payloadProblem, type JobHandlers } from './catalog.ts';
+import { stripPaths } from '../recorded-error.ts';
 
 export interface ClaimedJob {
   id: string;
@@ -122,7 +123,7 @@ export function startWorker(options: WorkerOptions): Worker {
         run_at: dead ? row.run_at : now + delay,
         locked_until: null,
         locked_by: null,
-        last_error: message.slice(0, 2000),
+        last_error: stripPaths(message).slice(0, 2000),
         updated_at: now,
       })
       .where('id', '=', row.id)

@@ -10,6 +10,7 @@ import { AppError } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { enqueueJob } from '../../core/jobs/queue.ts';
 import type { ActionJobType, TypedJobHandler } from '../../core/jobs/catalog.ts';
+import { recordedError } from '../../core/recorded-error.ts';
 
 type ActionRow = Selectable<ActionsTable>;
 export type ActionStatus = ActionsTable['status'];
@@ -162,7 +163,7 @@ export function actionJobHandler(deps: Deps, work: (ctx: ActionContext) => Promi
       }
       const last = job.attempts >= job.maxAttempts;
       await deps.db.updateTable('actions').set({
-        status: last ? 'failed' : 'queued', errors: toJson([{ item: row.type, message: (error as Error).message ?? String(error) }]),
+        status: last ? 'failed' : 'queued', errors: toJson([{ item: row.type, message: recordedError(error) }]),
         finished_at: last ? now : null, updated_at: now,
       }).where('id', '=', actionId).execute();
       throw error;

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { MEDIA_TYPE_PATTERN } from './upload/content-types.ts';
 
 const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
@@ -17,7 +18,7 @@ const createFields = {
   filesize: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 * 1024 ** 4, description: 'Bytes; above the part size (100 MB) the upload is multipart' })),
   fileSize: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 * 1024 ** 4, description: 'Alias of filesize (the reference example spells it so)' })),
   checksum: Type.Optional(Type.String({ maxLength: 64, description: 'SHA-256 of the content (hex); verified when it arrives' })),
-  contentType: Type.Optional(Type.String({ maxLength: 200, description: 'Media type of the content; checked against its bytes' })),
+  contentType: Type.Optional(Type.String({ maxLength: 200, pattern: MEDIA_TYPE_PATTERN, description: 'Media type of the content (RFC 6838 type/subtype, optional parameters); checked against its bytes' })),
   contentPath: Type.Optional(Type.String({ maxLength: 2000, description: 'Federated assets: s3://bucket/path/file' })),
   skipTranscode: Type.Optional(Type.Boolean({ description: 'Federated assets: make no renditions' })),
 };

@@ -7,8 +7,6 @@ import { publishEvent, type EventInput } from '../../core/events/index.ts';
 import { AppError, invalidField } from '../../core/http/errors.ts';
 import { isUuid, newId } from '../../core/ids.ts';
 import { assetNotFound, callerPermissions, loadAsset, requirePermissions } from './access.ts';
-import { currentOfChain, existingTemplates, previousVersionOf, findAsset, findChainId, securityOf, setAssetSecurity, templateNames, versionsOfChain, type AssetRow, type AssetWithOrg } from './assets.repo.ts';
-import { typeFromFilename } from './upload/content-types.ts';
 import { prepareCreate, preparePatch, project, templateForWrite, templateOf, withSystemValues, type LegacyItem, type PreparedMetadata } from './metadata-seam.ts';
 import { eventAsset } from './views/present.ts';
 import { beginUpload, planUpload, recordUpload, uploadUrls, type NewUpload, type UploadTarget } from './upload/uploads.service.ts';
@@ -77,6 +75,7 @@ function checkFilename(filename: string): string {
  */
 export async function createAsset(deps: Deps, principal: Principal, input: CreateAssetInput, _encoding: Encoding): Promise<CreatedAsset> {
   requirePrivileges(principal, 'upload');
+  checkMediaType(input.contentType, 'body.contentType');
   const now = deps.clock.now();
   const orgId = principal.orgId;
   const filename = input.filename !== undefined ? checkFilename(input.filename) : undefined;

@@ -233,7 +233,10 @@ export function decodeScanCursor(cursor: string, order: ScanOrder): (string | nu
     if (Array.isArray(values) && values[0] === 's1' && values.length === arity + 1) {
       const rest = values.slice(1);
       const last = rest[rest.length - 1];
-      if (typeof last === 'number' && Number.isInteger(last) && (arity === 1 || typeof rest[0] === (order.column === 'filename_key' ? 'string' : 'number'))) {
+      // Every number a cursor carries meets a bigint column: whole and within ±2^53, or the cursor is not ours.
+      const key = rest[0];
+      const keyOk = arity === 1 || (order.column === 'filename_key' ? typeof key === 'string' : typeof key === 'number' && Number.isSafeInteger(key));
+      if (typeof last === 'number' && Number.isSafeInteger(last) && last >= 0 && keyOk) {
         return rest as (string | number)[];
       }
     }

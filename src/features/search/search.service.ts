@@ -24,7 +24,12 @@ function parseOperation(value: string | undefined): Operation {
 /** Dates as epoch ms, ISO 8601 or the reference's mm/dd/yyyy; a bare date as an upper bound covers its whole day. */
 export function parseBound(value: number | string | undefined, field: string, upper: boolean): number | null {
   if (value === undefined || value === null || value === '') return null;
-  if (typeof value === 'number') return value;
+  // Bounds meet bigint columns (epoch ms): a fraction or a number past 2^53 is a 400, never SQL's error.
+  const whole = (ms: number) => {
+    if (!Number.isSafeInteger(ms)) throw invalidField(field, 'must be a whole number of epoch milliseconds (at most 2^53), an ISO 8601 date or mm/dd/yyyy');
+    return ms;
+  };
+  if (typeof value === 'number') return whole(value);
   const us = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(value.trim());
   const bare = us ? null : /^(\d{4})-(\d{2})-(\d{2})$/.exec(value.trim());
   let ms: number;
@@ -33,7 +38,7 @@ export function parseBound(value: number | string | undefined, field: string, up
   else if (/^-?\d+(\.\d+)?$/.test(value.trim())) ms = Number(value);
   else ms = Date.parse(value);
   if (!Number.isFinite(ms)) throw invalidField(field, 'is not a date (epoch ms, ISO 8601 or mm/dd/yyyy)');
-  return upper && (us || bare) ? ms + 86_400_000 - 1 : ms;
+  return whole(upper && (us || bare) ? ms + 86_400_000 - 1 : ms);
 }
 
 /** A request body of any of the asset search endpoints, as the engine-neutral spec. */

@@ -17,6 +17,7 @@ import { applyChanges, checkTemplates } from '../assets.service.ts';
 import { preparePatch, project, templateForWrite, type LegacyItem } from '../metadata-seam.ts';
 import { RENDITIONS_JOB } from '../upload/uploads.service.ts';
 import { renditionPrefix } from '../renditions/renditions.ts';
+import { recordedError } from '../../../core/recorded-error.ts';
 
 export const BULK_EDIT_ACTION = 'assets.bulk_edit';
 export const PURGE_ACTION = 'assets.purge';
@@ -109,7 +110,7 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
       await applyChanges(deps, principal.userId, asset, security!.templateIds, { doc: prepared.doc, denormalized: prepared.denormalized, templates, templateId: input.metadataTemplateId });
       updated++;
     } catch (error) {
-      errors.push({ item: id, message: (error as Error).message });
+      errors.push({ item: id, message: recordedError(error) });
     }
   }
   await ctx.progress(ids.length, ids.length);

@@ -1,6 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../../deps.ts';
+import { contentDisposition } from '../../../core/http/content-disposition.ts';
 import { notFound } from '../../../core/http/errors.ts';
+import { isMediaType } from '../upload/content-types.ts';
 
 export interface Servable {
   key: string;
@@ -38,7 +40,7 @@ export async function serveBlob(deps: Deps, request: FastifyRequest, reply: Fast
   const lastModified = new Date(Math.floor(item.lastModified / 1000) * 1000);
   reply.header('etag', item.etag).header('last-modified', lastModified.toUTCString()).header('cache-control', item.cacheControl).header('accept-ranges', 'bytes');
   reply.header('x-content-type-options', 'nosniff');
-  if (item.downloadName) reply.header('content-disposition', `attachment; filename="${item.downloadName.replace(/["\\\r\n]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(item.downloadName)}`);
+  if (item.downloadName) reply.header('content-disposition', contentDisposition(item.downloadName));
   const inm = request.headers['if-none-match'];
   const ims = request.headers['if-modified-since'];
   if ((inm && inm.split(',').map((s) => s.trim()).includes(item.etag)) || (!inm && ims && Date.parse(ims) >= lastModified.getTime())) {
@@ -52,7 +54,8 @@ export async function serveBlob(deps: Deps, request: FastifyRequest, reply: Fast
   }
   const stream = await deps.blobs.get(item.key, range ?? undefined);
   if (!stream) throw notFound('Content');
-  reply.type(item.contentType);
+  // A type stored before media types were checked could hold anything: it is never sent as a header.
+  reply.type(isMediaType(item.contentType) ? item.contentType : 'application/octet-stream');
   if (range) {
     reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${item.size}`).header('content-length', range.end - range.start + 1);
   } else {

@@ -16,6 +16,7 @@ import { contentHeld, securityOf, templateNames } from '../assets.repo.ts';
 import { isImage } from '../upload/content-types.ts';
 import { humanSize, parseExif, parseIptc, parseXmp } from './image-metadata.ts';
 import { eventAsset, renditionUrl, SHORT_NAMES, type RenditionName, type StoredRendition } from '../views/present.ts';
+import { recordedError } from '../../../core/recorded-error.ts';
 
 export interface RenditionSpec {
   name: RenditionName;
@@ -180,7 +181,7 @@ export async function runRenditions(deps: Deps, job: RenditionJob): Promise<void
       } catch (error) {
         if (!(error instanceof RenditionError)) throw error;
         state = 'failed';
-        failure = error.message;
+        failure = recordedError(error, 500);
       }
     } else {
       const data = await placeholder((asset.content_type ?? 'file').split('/')[1] ?? 'file');

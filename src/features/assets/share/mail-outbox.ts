@@ -5,6 +5,7 @@ import type { Job } from '../../../core/jobs/catalog.ts';
 import { newId } from '../../../core/ids.ts';
 import { tooManyRequests } from '../../../core/http/errors.ts';
 import type { Config } from '../../../config.ts';
+import { recordedError } from '../../../core/recorded-error.ts';
 
 export const MAIL_JOB = 'mail.send';
 /** With the workers' backoff (1 s, 2 s, 4 s … capped at 10 min) this keeps trying for about an hour and a half. */
@@ -94,7 +95,7 @@ export async function sendQueuedMail(deps: Deps, job: Job<typeof MAIL_JOB>): Pro
   try {
     await transport.sendMail({ from: deps.config.mailFrom, to: mail.to_address, subject: mail.subject, text: mail.text_body, ...(mail.html_body ? { html: mail.html_body } : {}), messageId: mail.message_id });
   } catch (error) {
-    const message = `${(error as Error).message}`.slice(0, 2000);
+    const message = recordedError(error);
     const last = isPermanent(error) || job.attempts >= job.maxAttempts;
     await record(last ? { status: 'failed', last_error: message } : { last_error: message });
     if (isPermanent(error)) throw new FatalJobError(message);

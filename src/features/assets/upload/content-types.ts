@@ -1,5 +1,6 @@
 import { extname } from 'node:path';
 import { lookupTable } from '../../../core/lookup.ts';
+import { invalidField } from '../../../core/http/errors.ts';
 
 const BY_EXTENSION = lookupTable({
   '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.jpe': 'image/jpeg', '.png': 'image/png', '.gif': 'image/gif', '.webp': 'image/webp',
@@ -11,6 +12,29 @@ const BY_EXTENSION = lookupTable({
   '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
   '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
 });
+
+/**
+ * A media type as RFC 6838 names it (`type/subtype`, restricted-name characters, at most 127
+ * each) with optional RFC 9110 parameters (`; name=token` or `; name="quoted"`). Nothing else is
+ * stored as a content type: a CR/LF or a non-Latin-1 character in one (`text/plain\r\nX-Evil: 1`)
+ * broke every later download of the asset with a 500.
+ */
+const RESTRICTED_NAME = "[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}";
+const TOKEN = "[-!#$%&'*+.^_`|~0-9A-Za-z]+";
+const QUOTED = '"(?:[\\t\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\t\\x20-\\x7e])*"';
+export const MEDIA_TYPE_PATTERN = `^${RESTRICTED_NAME}/${RESTRICTED_NAME}(?:[\\t ]*;[\\t ]*${TOKEN}=(?:${TOKEN}|${QUOTED}))*$`;
+const MEDIA_TYPE = new RegExp(MEDIA_TYPE_PATTERN, 'u');
+
+export function isMediaType(value: string): boolean {
+  return value.length <= 200 && MEDIA_TYPE.test(value);
+}
+
+/** A declared content type, or a 400 naming `field`. */
+export function checkMediaType(value: string | null | undefined, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isMediaType(value)) throw invalidField(field, 'is not a media type (type/subtype with optional ; name=value parameters, e.g. image/jpeg)');
+  return value;
+}
 
 export function typeFromFilename(filename: string): string | undefined {
   return BY_EXTENSION[extname(filename).toLowerCase()];
