@@ -7,6 +7,8 @@ import { publishEvent, type EventInput } from '../../core/events/index.ts';
 import { AppError, invalidField } from '../../core/http/errors.ts';
 import { isUuid, newId } from '../../core/ids.ts';
 import { assetNotFound, callerPermissions, loadAsset, requirePermissions } from './access.ts';
+import { currentOfChain, existingTemplates, previousVersionOf, findAsset, findChainId, securityOf, setAssetSecurity, templateNames, versionsOfChain, type AssetRow, type AssetWithOrg } from './assets.repo.ts';
+import { checkMediaType, typeFromFilename } from './upload/content-types.ts';
 import { prepareCreate, preparePatch, project, templateForWrite, templateOf, withSystemValues, type LegacyItem, type PreparedMetadata } from './metadata-seam.ts';
 import { eventAsset } from './views/present.ts';
 import { beginUpload, planUpload, recordUpload, uploadUrls, type NewUpload, type UploadTarget } from './upload/uploads.service.ts';
