@@ -146,3 +146,16 @@ export async function previousVersionOf(db: DbOrTrx, orgId: string, originalFile
     createdBy: { userId: row.created_by, firstName: row.first_name ?? '', lastName: row.last_name ?? '', time: new Date(Number(row.created_at)).toISOString() },
   };
 }
+
+/** Assets by id in any organization, with their organization's customer id (the search indexer; at most a batch of ids). */
+export async function assetsForIndexing(db: DbOrTrx, ids: readonly string[]): Promise<AssetWithOrg[]> {
+  if (ids.length === 0) return [];
+  return await db.selectFrom('assets').innerJoin('organizations', 'organizations.id', 'assets.org_id')
+    .selectAll('assets').select('organizations.customer_id').where('assets.id', 'in', [...ids]).execute() as AssetWithOrg[];
+}
+
+/** Which of `ids` are still stored assets (any organization, any state). */
+export async function existingAssetIds(db: DbOrTrx, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  return new Set((await db.selectFrom('assets').select('id').where('id', 'in', [...ids]).execute()).map((r) => r.id));
+}

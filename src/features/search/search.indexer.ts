@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { isUniqueViolation } from '../../core/db/connect.ts';
 import type { Deps } from '../../deps.ts';
-import type { AssetWithOrg } from '../assets/index.ts';
+import { assetsForIndexing, existingAssetIds, type AssetWithOrg } from '../assets/index.ts';
 import { buildDocuments } from './search.documents.ts';
 import { removeDocuments, upsertDocuments } from './search-index.repo.ts';
 
@@ -52,13 +52,7 @@ async function changedAssetIds(deps: Deps, since: number): Promise<string[]> {
 
 async function reindex(deps: Deps, ids: readonly string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += BATCH) {
-    const assets = await deps.db
-      .selectFrom('assets')
-      .innerJoin('organizations', 'organizations.id', 'assets.org_id')
-      .selectAll('assets')
-      .select('organizations.customer_id')
-      .where('assets.id', 'in', ids.slice(i, i + BATCH))
-      .execute() as AssetWithOrg[];
+    const assets = await assetsForIndexing(deps.db, ids.slice(i, i + BATCH));
     const byOrg = new Map<string, AssetWithOrg[]>();
     for (const a of assets) byOrg.set(a.org_id, [...(byOrg.get(a.org_id) ?? []), a]);
     for (const group of byOrg.values()) {
@@ -80,7 +74,7 @@ async function removePurged(deps: Deps, since: number): Promise<void> {
   const gone: string[] = [];
   for (let i = 0; i < ids.length; i += BATCH) {
     const batch = ids.slice(i, i + BATCH);
-    const alive = new Set((await deps.db.selectFrom('assets').select('id').where('id', 'in', batch).execute()).map((r) => r.id));
+    const alive = await existingAssetIds(deps.db, batch);
     gone.push(...batch.filter((id) => !alive.has(id)));
   }
   if (gone.length > 0) await deps.db.transaction().execute((trx) => removeDocuments(trx, deps.engine, gone));
