@@ -7,7 +7,6 @@ import type { AssetUploadsTable } from '../../../core/db/schema.ts';
 import { publishEvent } from '../../../core/events/index.ts';
 import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
 import { BlobTooLarge } from '../../../core/storage/index.ts';
-import { newId } from '../../../core/ids.ts';
 import { enqueueJob, RetryJob } from '../../../core/jobs/queue.ts';
 import type { HandlersFor } from '../../../core/jobs/catalog.ts';
 import { previousVersionOf, securityOf, templateNames, type AssetRow } from '../assets.repo.ts';
