@@ -1,6 +1,7 @@
 import type { DbOrTrx } from '../db/connect.ts';
 import { forbidden } from '../http/errors.ts';
 import { PERMISSIONS, PRIVILEGES, isPermission, permissionFromId, type Permission, type Privilege } from './catalog.ts';
+import { permitted } from './permissions.ts';
 import type { Principal } from './principal.ts';
 
 /**
@@ -117,7 +118,7 @@ export async function assertMayApplyTemplates(db: DbOrTrx, principal: Principal,
   const before = new Set(current.map((id) => id.toLowerCase()));
   const after = new Set(next.map((id) => id.toLowerCase()));
   if (before.size === after.size && [...after].every((id) => before.has(id))) return;
-  if (!held.has('apply_security_template')) throw forbidden('Missing permission on this asset: Apply Security Template');
+  if (!permitted(held, 'asset.apply_security_template')) throw forbidden('Missing permission on this asset: Apply Security Template');
   const added = [...after].filter((id) => !before.has(id));
   const beyondHeld = [...await permissionsGrantedBy(db, principal.orgId, added)].filter((p) => !held.has(p));
   if (beyondHeld.length > 0) {

@@ -1,5 +1,5 @@
-import { hasPrivilege } from '../../core/authz/authorize.ts';
 import { PERMISSIONS, type Permission } from '../../core/authz/catalog.ts';
+import { mayPerform, permissionsFor, requireAction, type Action } from '../../core/authz/permissions.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { AppError, notFound } from '../../core/http/errors.ts';
@@ -46,6 +46,16 @@ export async function loadAsset(db: DbOrTrx, principal: Principal, id: string, .
   return { asset, security, permissions };
 }
 
+/**
+ * Loads an asset for `action` of the permission table (core/authz/permissions.ts): the caller's
+ * role must hold the action's privileges (403), the asset must be viewable (404) and its templates
+ * must grant the action's permissions (403).
+ */
+export async function loadAssetFor(db: DbOrTrx, principal: Principal, id: string, action: Action): Promise<AccessibleAsset> {
+  requireAction(principal, action);
+  return loadAsset(db, principal, id, ...permissionsFor(action));
+}
+
 export function requirePermissions(permissions: ReadonlySet<Permission>, need: readonly Permission[]): void {
   const missing = need.filter((p) => !permissions.has(p));
   if (missing.length > 0) throw new AppError('forbidden', `Missing permission on this asset: ${missing.map((p) => PERMISSIONS[p].name).join(', ')}`);
@@ -53,7 +63,7 @@ export function requirePermissions(permissions: ReadonlySet<Permission>, need: r
 
 /** Whether the caller may act on assets at all (API keys act as their service account). */
 export function canUpload(principal: Principal): boolean {
-  return hasPrivilege(principal, 'upload');
+  return mayPerform(principal, 'asset.create');
 }
 
 /** Permission ids per group, as the reference's securityDenormalized. */

@@ -1,12 +1,13 @@
 import type { Deps } from '../../deps.ts';
-import { assertMayApplyTemplates, requirePrivileges } from '../../core/authz/authorize.ts';
+import { assertMayApplyTemplates } from '../../core/authz/authorize.ts';
+import { permissionsFor, permitted, requireAction } from '../../core/authz/permissions.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation, type DbOrTrx, type Trx } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
 import { publishEvent, type EventInput } from '../../core/events/index.ts';
 import { AppError, invalidField } from '../../core/http/errors.ts';
 import { isUuid, newId } from '../../core/ids.ts';
-import { assetNotFound, callerPermissions, loadAsset, requirePermissions } from './access.ts';
+import { assetNotFound, callerPermissions, loadAsset, loadAssetFor, requirePermissions } from './access.ts';
 import { currentOfChain, existingTemplates, previousVersionOf, findAsset, findChainId, securityOf, setAssetSecurity, templateNames, versionsOfChain, type AssetRow, type AssetWithOrg } from './assets.repo.ts';
 import { checkMediaType, typeFromFilename } from './upload/content-types.ts';
 import { prepareCreate, preparePatch, project, templateForWrite, templateOf, withSystemValues, type LegacyItem, type PreparedMetadata } from './metadata-seam.ts';
@@ -76,7 +77,7 @@ function checkFilename(filename: string): string {
  * carries where to upload the bytes; the asset becomes visible when they have arrived.
  */
 export async function createAsset(deps: Deps, principal: Principal, input: CreateAssetInput, _encoding: Encoding): Promise<CreatedAsset> {
-  requirePrivileges(principal, 'upload');
+  requireAction(principal, 'asset.create');
   checkMediaType(input.contentType, 'body.contentType');
   const now = deps.clock.now();
   const orgId = principal.orgId;
@@ -91,7 +92,8 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
     const security = (await securityOf(deps.db, orgId, [chain.id])).get(chain.id)!;
     const permissions = callerPermissions(principal, security);
     if (!permissions.has('view')) throw invalidField('body.originalFileId', 'Invalid Response from Create Asset: no asset has this originalFileId');
-    requirePermissions(permissions, ['edit_metadata']);
+    requireAction(principal, 'asset.version');
+    requirePermissions(permissions, permissionsFor('asset.version'));
     // A new version with other security templates changes who may do what to the chain.
     if (input.securityTemplateIds !== undefined) {
       const named = await checkTemplates(deps.db, orgId, input.securityTemplateIds);
@@ -229,7 +231,7 @@ export async function getLatest(deps: Deps, principal: Principal, id: string) {
   const chainId = await findChainId(deps.db, principal.orgId, id);
   const current = chainId ? await currentOfChain(deps.db, principal.orgId, chainId) : undefined;
   if (!current) throw assetNotFound();
-  return loadAsset(deps.db, principal, current.id);
+  return loadAssetFor(deps.db, principal, current.id, 'asset.view');
 }
 
 /** GET /v1/asset/{id}/version: every version the caller may view, newest first. */
@@ -238,7 +240,7 @@ export async function getVersions(deps: Deps, principal: Principal, id: string) 
   if (!chainId) throw assetNotFound();
   const versions = await versionsOfChain(deps.db, principal.orgId, chainId);
   const security = await securityOf(deps.db, principal.orgId, versions.map((v) => v.id));
-  const visible = versions.filter((v) => callerPermissions(principal, security.get(v.id)!).has('view'));
+  const visible = versions.filter((v) => permitted(callerPermissions(principal, security.get(v.id)!), 'asset.view'));
   if (visible.length === 0) throw assetNotFound();
   return visible.map((asset) => ({ asset, security: security.get(asset.id)! }));
 }
@@ -259,7 +261,7 @@ export async function updateAsset(deps: Deps, principal: Principal, id: string, 
   // Metadata needs Edit Metadata; a change of security templates needs Apply Security Template
   // (within what the caller holds), and the same templates sent back change nothing.
   const securityChange = templates !== undefined && !sameTemplates(templates, security.templateIds);
-  if (input.metadata !== undefined || input.metadataTemplateId !== undefined || !securityChange) requirePermissions(permissions, ['edit_metadata']);
+  if (input.metadata !== undefined || input.metadataTemplateId !== undefined || !securityChange) requirePermissions(permissions, permissionsFor('asset.edit_metadata'));
   if (templates !== undefined) await assertMayApplyTemplates(deps.db, principal, permissions, security.templateIds, templates);
   if (asset.object_type === 'Action') throw actionObjectReadOnly();
   if (asset.deleted_at !== null) throw new AppError('conflict', 'The asset is in the recycle bin: restore it before editing');
@@ -303,7 +305,7 @@ export async function applyChanges(
 
 /** POST /v1/asset/{id}/delete: to the recycle bin and back (Delete permission). */
 export async function deleteOrRestore(deps: Deps, principal: Principal, id: string, action: 'delete' | 'undelete'): Promise<AssetWithOrg> {
-  const { asset, security } = await loadAsset(deps.db, principal, id, 'delete');
+  const { asset, security } = await loadAssetFor(deps.db, principal, id, 'asset.delete');
   const now = deps.clock.now();
   if (action === 'delete' && asset.deleted_at !== null) throw new AppError('conflict', 'Failed to Delete Asset: it is already in the recycle bin');
   if (action === 'undelete' && asset.deleted_at === null) throw new AppError('conflict', 'Failed to UnDelete Asset: it is not in the recycle bin');

@@ -1,3 +1,5 @@
+import type { Permission } from '../../core/authz/catalog.ts';
+import { permitted } from '../../core/authz/permissions.ts';
 import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { Db } from '../../core/db/connect.ts';
@@ -26,7 +28,7 @@ export async function checkPublishable(deps: Deps, principal: Principal, assetId
     const id = byAnyId.get(given);
     const permissions = id ? callerPermissions(principal, security.get(id)!) : new Set<string>();
     if (!id || !permissions.has('view')) throw new AppError('not_found', `Asset ${given} not found`, { details: [{ field: `body.assets[${i}]`, message: 'not found' }] });
-    if (!permissions.has('download')) throw new AppError('forbidden', `Missing permission Download on asset ${given}`, { details: [{ field: `body.assets[${i}]`, message: 'Download permission needed to publish' }] });
+    if (!permitted(permissions as Set<Permission>, 'cdn.publish')) throw new AppError('forbidden', `Missing permission Download on asset ${given}`, { details: [{ field: `body.assets[${i}]`, message: 'Download permission needed to publish' }] });
     out.push(id);
   }
   return [...new Set(out)];

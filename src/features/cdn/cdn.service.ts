@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
+import { requireAction } from '../../core/authz/permissions.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
@@ -42,7 +42,7 @@ async function zonesOut(deps: Deps, rows: CdnZonesTable[]): Promise<Zone[]> {
 }
 
 async function visibleZone(deps: Deps, principal: Principal, id: number): Promise<CdnZonesTable> {
-  requirePrivileges(principal, 'cdn_management');
+  requireAction(principal, 'cdn.manage');
   const row = await findZone(deps.db, principal.orgId, id);
   if (!row) throw notFound('Pull zone');
   return row;
@@ -123,7 +123,7 @@ async function checkHostnames(deps: Deps, hostnames: string[], zoneId?: number):
 }
 
 export async function createZone(deps: Deps, principal: Principal, input: ZoneCreate): Promise<Zone> {
-  requirePrivileges(principal, 'cdn_management');
+  requireAction(principal, 'cdn.manage');
   const base = defaultSettings();
   if (input.originUrl === undefined || input.originUrl === null) base.originType = 'assets';
   const settings = await applyFields(deps, base, input);
@@ -152,7 +152,7 @@ export async function createZone(deps: Deps, principal: Principal, input: ZoneCr
 }
 
 export async function listZones(deps: Deps, principal: Principal): Promise<{ items: Zone[]; total: number }> {
-  requirePrivileges(principal, 'cdn_management');
+  requireAction(principal, 'cdn.manage');
   const items = await zonesOut(deps, await listZoneRows(deps.db, principal.orgId));
   return { items, total: items.length };
 }
@@ -202,7 +202,7 @@ export async function deleteZone(deps: Deps, principal: Principal, id: number): 
 
 /** Reference PATCH /cdn/configure: the zone named by `id`, or the organization's only zone. */
 export async function configurePatch(deps: Deps, principal: Principal, input: ZoneUpdate & { id?: number }): Promise<void> {
-  requirePrivileges(principal, 'cdn_management');
+  requireAction(principal, 'cdn.manage');
   const { id, ...fields } = input;
   const zoneId = id ?? (await soleZone(deps, principal, () => true));
   await updateZone(deps, principal, zoneId, fields);
@@ -218,7 +218,7 @@ async function soleZone(deps: Deps, principal: Principal, filter: (s: ZoneSettin
 // --- publishing assets (reference POST /cdn/publish, /cdn/unpublish) ---
 
 export async function publishAssets(deps: Deps, principal: Principal, input: { assets: string[]; pullZoneId?: number }, publish: boolean): Promise<{ success: boolean }> {
-  requirePrivileges(principal, 'cdn_management');
+  requireAction(principal, publish ? 'cdn.publish' : 'cdn.manage');
   const zoneId = input.pullZoneId ?? (await soleZone(deps, principal, (s) => s.originType === 'assets'));
   const row = await visibleZone(deps, principal, zoneId);
   let ids = [...new Set(input.assets.map((a) => a.toLowerCase()))];
@@ -304,7 +304,7 @@ export async function signUrl(deps: Deps, principal: Principal, id: number, inpu
 }
 
 export async function listEdges(deps: Deps, principal: Principal) {
-  requirePrivileges(principal, 'cdn_management');
+  requireAction(principal, 'cdn.manage');
   const rows = await deps.db.selectFrom('cdn_edges').selectAll().orderBy('started_at').execute();
   // Every edge serves every zone, this organization's included, so each organization sees them all,
   // but only what a zone owner needs (region, liveness): never the internal control addresses.

@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.ts';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
+import { requireAction } from '../../core/authz/permissions.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { invalidField, notFound } from '../../core/http/errors.ts';
 import { findZone } from './cdn.repo.ts';
@@ -11,7 +11,7 @@ const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);
 
 /** Statistics of one zone between two instants (whole UTC hours), after every edge has flushed its counters. */
 export async function zoneStats(deps: Deps, principal: Principal, id: number, query: { dateFrom?: string; dateTo?: string }): Promise<Stats> {
-  requirePrivileges(principal, 'cdn_management');
+  requireAction(principal, 'cdn.manage');
   const zone = await findZone(deps.db, principal.orgId, id);
   if (!zone) throw notFound('Pull zone');
   const now = deps.clock.now();

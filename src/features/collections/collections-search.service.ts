@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
+import { requireAction } from '../../core/authz/permissions.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { fromJson } from '../../core/db/json.ts';
 import { invalidField } from '../../core/http/errors.ts';
@@ -33,7 +33,7 @@ export async function collectionAssetsForViewer(deps: Deps, principal: Principal
 }
 
 export async function listCollectionAssets(deps: Deps, principal: Principal, id: string, query: { from?: number; limit?: number; sortBy?: string; order?: string; aggregations?: boolean }) {
-  requirePrivileges(principal, 'collection');
+  requireAction(principal, 'collection.view');
   const order = (query.order ?? 'desc').toLowerCase();
   if (order !== 'asc' && order !== 'desc') throw invalidField('query.order', 'must be asc or desc');
   const from = query.from ?? 0;
@@ -47,7 +47,7 @@ export async function listCollectionAssets(deps: Deps, principal: Principal, id:
 
 /** POST /v1/collection/{id}/search: the keyword search, inside one collection. */
 export async function searchInCollection(deps: Deps, principal: Principal, id: string, body: Parameters<typeof specFromBody>[0] & { from?: number; limit?: number; aggregations?: boolean }) {
-  requirePrivileges(principal, 'collection');
+  requireAction(principal, 'collection.view');
   await loadVisibleCollection(deps.db, principal, id);
   const from = body.from ?? 0;
   const limit = body.limit ?? 50;
@@ -59,6 +59,7 @@ const COLLECTION_SORTS = lookupTable({ name: 'c.name_key', createdepoch: 'c.crea
 
 /** POST /v1/search/collection: the collections this caller may see whose name matches. */
 export async function searchCollections(deps: Deps, principal: Principal, body: CollectionSearchBody) {
+  requireAction(principal, 'collection.search');
   const spec = specFromBody({ ...body, filters: [], dateRanges: [] });
   const q = parseQuery(spec);
   const { viewableTemplateIds: viewable, hiddenMetadataTemplateIds: hidden } = await searchVisibility(deps.db, principal);

@@ -1,4 +1,5 @@
-import { hasPrivilege, permissionsOn, requirePrivileges } from '../../core/authz/authorize.ts';
+import { permissionsOn } from '../../core/authz/authorize.ts';
+import { permitted, requireAction } from '../../core/authz/permissions.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx, Trx } from '../../core/db/connect.ts';
 import { isUniqueViolation } from '../../core/db/connect.ts';
@@ -72,7 +73,7 @@ export async function loadVisibleCollection(db: DbOrTrx, principal: Principal, i
 async function requireEditable(db: DbOrTrx, principal: Principal, c: VisibleCollection): Promise<void> {
   if (c.row.owner_id === principal.userId) return;
   const perms = await permissionsOn(db, principal, c.templateIds);
-  if (!perms.has('edit_metadata')) throw forbidden('Editing this collection needs the Edit Metadata permission through its security templates');
+  if (!permitted(perms, 'collection.edit')) throw forbidden('Editing this collection needs the Edit Metadata permission through its security templates');
 }
 
 /** Templates the caller assigns must be ones through which the caller holds View (never beyond what they hold). */
@@ -139,7 +140,7 @@ async function inTransaction<T>(deps: Deps, work: (trx: Trx) => Promise<T>): Pro
 }
 
 export async function createCollection(deps: Deps, principal: Principal, body: CollectionCreate) {
-  requirePrivileges(principal, 'collection');
+  requireAction(principal, 'collection.create');
   const type = parseType(body.collectionType, 'body.collectionType');
   const name = parseName(body.name, 'body.name');
   const metadata = parseMetadata(body);
@@ -166,7 +167,7 @@ export async function createCollection(deps: Deps, principal: Principal, body: C
 }
 
 export async function getCollection(deps: Deps, principal: Principal, id: string): Promise<Collection> {
-  requirePrivileges(principal, 'collection');
+  requireAction(principal, 'collection.view');
   return getCollectionForViewer(deps, principal, id);
 }
 
@@ -255,7 +256,7 @@ async function applyChanges(deps: Deps, principal: Principal, c: VisibleCollecti
 }
 
 export async function updateCollectionLegacy(deps: Deps, principal: Principal, id: string, body: CollectionLegacyUpdate) {
-  requirePrivileges(principal, 'collection');
+  requireAction(principal, 'collection.edit');
   const c = await loadVisibleCollection(deps.db, principal, id);
   await requireEditable(deps.db, principal, c);
   const changes: Changes = {};
@@ -281,7 +282,7 @@ function mergeMetadata(current: Record<string, unknown>[], updates: Record<strin
 }
 
 export async function updateCollection(deps: Deps, principal: Principal, id: string, body: CollectionUpdate) {
-  requirePrivileges(principal, 'collection');
+  requireAction(principal, 'collection.edit');
   const c = await loadVisibleCollection(deps.db, principal, id);
   await requireEditable(deps.db, principal, c);
   const changes: Changes = {};
@@ -312,13 +313,9 @@ export async function updateCollection(deps: Deps, principal: Principal, id: str
 }
 
 export async function deleteCollection(deps: Deps, principal: Principal, id: string) {
-  requirePrivileges(principal, 'collection');
+  requireAction(principal, 'collection.view');
   const c = await loadVisibleCollection(deps.db, principal, id);
-  if (c.row.collection_type === 'secured') {
-    if (!hasPrivilege(principal, 'purge')) throw forbidden('Missing privilege: Purge (needed to delete a secured collection)');
-  } else {
-    requirePrivileges(principal, 'delete');
-  }
+  requireAction(principal, c.row.collection_type === 'secured' ? 'collection.delete_secured' : 'collection.delete');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     // Members are only dissociated: the assets themselves are never touched.

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
+import { permitted, requireAction } from '../../core/authz/permissions.ts';
 import { isPrivilege, type Permission } from '../../core/authz/catalog.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
@@ -63,7 +63,6 @@ function principalOfSharer(orgId: string, s: ShareInput['sharer']): Principal {
   return { ...s, orgId, privileges: new Set(s.privileges.filter(isPrivilege)), groupIds: s.groupIds };
 }
 
-const SHARER_NEEDS: Permission[] = ['view', 'download', 'share'];
 
 /**
  * The members the sharer may pass on, in collection order: current bytes stored, not in the recycle
@@ -85,7 +84,7 @@ async function sharerMembers(deps: Deps, orgId: string, collectionId: string, sh
     if (!perms.has('view')) continue;
     if (s.deleted) refused.push({ item: fileId, message: 'The asset is in the recycle bin' });
     else if (!s.available) refused.push({ item: fileId, message: 'The asset has no stored content' });
-    else if (!SHARER_NEEDS.every((p) => perms.has(p))) refused.push({ item: fileId, message: 'Missing permission on this asset: Download and Share are needed to share it' });
+    else if (!permitted(perms, 'asset.share')) refused.push({ item: fileId, message: 'Missing permission on this asset: Download and Share are needed to share it' });
     else if ((s.size ?? 0) + total > ZIP_LIMIT_BYTES) refused.push({ item: fileId, message: 'The zip would exceed 4 GiB; the asset was left out' });
     else {
       shareable.push(s);
@@ -97,7 +96,7 @@ async function sharerMembers(deps: Deps, orgId: string, collectionId: string, sh
 
 /** POST /v1/collection/{id}/share: checks the request, then builds and mails the zips as an Action. */
 export async function shareCollection(deps: Deps, principal: Principal, id: string, body: ShareBody) {
-  requirePrivileges(principal, 'collection');
+  requireAction(principal, 'collection.share');
   const c = await loadVisibleCollection(deps.db, principal, id);
   const senderName = body.sender?.name?.trim();
   if (!senderName) throw invalidField('body.sender', 'Missing Sender');

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { permissionsOn } from '../../core/authz/authorize.ts';
+import { permitted } from '../../core/authz/permissions.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
@@ -59,7 +60,7 @@ function checkTemplates(ids: readonly string[], viewable: readonly string[]): st
 async function requireEditable(deps: Deps, principal: Principal, s: Loaded): Promise<void> {
   if (s.row.owner_id === principal.userId) return;
   const perms = await permissionsOn(deps.db, principal, s.templateIds);
-  if (!perms.has('edit_metadata')) throw forbidden('Changing this saved search needs the Edit Metadata permission through its security templates');
+  if (!permitted(perms, 'saved_search.edit')) throw forbidden('Changing this saved search needs the Edit Metadata permission through its security templates');
 }
 
 export async function createSavedSearch(deps: Deps, principal: Principal, body: SavedSearchCreate): Promise<SavedSearch> {

@@ -1,5 +1,6 @@
 import type { ExpressionBuilder, Selectable } from 'kysely';
-import { hasPrivilege, templatesGranting } from '../../core/authz/authorize.ts';
+import { templatesGranting } from '../../core/authz/authorize.ts';
+import { allows, mayPerform, type Action } from '../../core/authz/permissions.ts';
 import { ALL_PERMISSIONS, isPermission, type Permission } from '../../core/authz/catalog.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
@@ -19,11 +20,12 @@ export type BoardRow = Selectable<StoryboardsTable>;
  *   Story Board Management privilege.
  */
 export function mayViewStoryboards(principal: Principal): boolean {
-  return hasPrivilege(principal, 'view_storyboards') || hasPrivilege(principal, 'storyboard_management');
+  return mayPerform(principal, 'storyboard.view');
 }
 
+/** A Story Board manager: the privilege that creating, editing and external links need (permission table). */
 export function isManager(principal: Principal): boolean {
-  return hasPrivilege(principal, 'storyboard_management');
+  return mayPerform(principal, 'storyboard.create');
 }
 
 /** SQL filter: the story boards of `principal`'s organization that `principal` may view. */
@@ -88,16 +90,17 @@ export function accessTo(principal: Principal, row: BoardRow, templateIds: reado
   } else {
     permissions = isManager(principal) ? new Set(ALL_PERMISSIONS) : new Set<Permission>(['view']);
   }
-  const manager = isManager(principal);
+  // Each flag is one row of the permission table (core/authz/permissions.ts): its privileges and its permissions.
+  const may = (action: Action) => allows(principal, permissions, action);
   return {
     permissions,
     flags: {
-      canEdit: manager && permissions.has('edit_metadata'),
-      canDelete: manager && permissions.has('delete'),
-      canApplySecurityTemplates: manager && permissions.has('apply_security_template'),
-      canShareInternal: permissions.has('share'),
-      canShareExternal: manager && permissions.has('share'),
-      canPublish: manager && permissions.has('edit_metadata'),
+      canEdit: may('storyboard.edit'),
+      canDelete: may('storyboard.delete'),
+      canApplySecurityTemplates: may('storyboard.apply_security_template'),
+      canShareInternal: may('storyboard.share_internal'),
+      canShareExternal: may('storyboard.share_external'),
+      canPublish: may('storyboard.edit'),
     },
   };
 }

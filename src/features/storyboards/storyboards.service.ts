@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.ts';
 import { audit } from '../../core/audit.ts';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
+import { requireAction } from '../../core/authz/permissions.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { Trx } from '../../core/db/connect.ts';
 import { toJson } from '../../core/db/json.ts';
@@ -154,7 +154,7 @@ async function checkTemplates(deps: Deps, principal: Principal, ids: readonly st
 const eventBoard = (row: { id: string; title: string; status: string }) => ({ id: row.id, title: row.title, published: row.status === 'published' });
 
 export async function createStoryboard(deps: Deps, principal: Principal, input: CreateInput, ip: string): Promise<Storyboard> {
-  requirePrivileges(principal, 'storyboard_management');
+  requireAction(principal, 'storyboard.create');
   const now = deps.clock.now();
   const templateIds = await checkTemplates(deps, principal, input.securityTemplateIds ?? []);
   const blocks = normalizeBlocks(input.blocks?.map(({ id: _ignored, ...b }) => b) ?? [], 'body.blocks', now);

@@ -1,6 +1,7 @@
 import type { Deps } from '../../../deps.ts';
-import { assertMayApplyTemplates, holdsPermissionAnywhere, requirePrivileges } from '../../../core/authz/authorize.ts';
-import type { Permission } from '../../../core/authz/catalog.ts';
+import { assertMayApplyTemplates, holdsPermissionAnywhere } from '../../../core/authz/authorize.ts';
+import { mayPerform, permitted, requireAction } from '../../../core/authz/permissions.ts';
+import { isPrivilege, type Permission } from '../../../core/authz/catalog.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
 import { fromJson, toJson } from '../../../core/db/json.ts';
 import { publishEvent } from '../../../core/events/index.ts';
@@ -97,7 +98,7 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
       const security = asset ? (await securityOf(deps.db, principal.orgId, [asset.id])).get(asset.id)! : undefined;
       const permissions = security ? callerPermissions(principal, security) : new Set<Permission>();
       if (!asset || !permissions.has('view')) throw new Error('Asset not found');
-      if (!permissions.has('edit_metadata')) throw new Error('Missing permission on this asset: Edit Metadata');
+      if (!permitted(permissions, 'asset.edit_metadata')) throw new Error('Missing permission on this asset: Edit Metadata');
       if (asset.deleted_at !== null) throw new Error('The asset is in the recycle bin');
       if (asset.object_type === 'Action') throw new Error('This is an Action object: it follows its action-type metadata template');
       const current = project(t, fromJson<LegacyItem[]>(asset.metadata, [])).doc;
@@ -119,24 +120,36 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
 
 /** POST /v1/asset/purge: permanently removes recycle-bin assets (Purge privilege), as an Action. */
 export async function startPurge(deps: Deps, principal: Principal, input: { objectIds?: string[]; all?: boolean }) {
-  requirePrivileges(principal, 'purge');
+  requireAction(principal, 'asset.purge');
   if (!input.all && (!input.objectIds || input.objectIds.length === 0)) throw invalidField('body.objectIds', 'name the recycle-bin assets to purge, or send all: true');
   const now = deps.clock.now();
-  const actionId = await deps.db.transaction().execute((trx) => createAction(trx, now, { orgId: principal.orgId, type: PURGE_ACTION, createdBy: principal.userId, viewPrivilege: 'purge', input }));
+  const actionId = await deps.db.transaction().execute((trx) => createAction(trx, now, { orgId: principal.orgId, type: PURGE_ACTION, createdBy: principal.userId, viewPrivilege: 'purge', input: { ...input, purger: { privileges: [...principal.privileges], groupIds: [...principal.groupIds] } } }));
   deps.jobs.wake();
   return { actionId, status: 'queued' };
 }
 
 async function purgeWork(deps: Deps, ctx: ActionContext) {
-  const input = ctx.input as { objectIds?: string[]; all?: boolean };
+  const input = ctx.input as { objectIds?: string[]; all?: boolean; purger?: { privileges: string[]; groupIds: string[] } };
   let query = deps.db.selectFrom('assets').select(['original_file_id']).distinct().where('org_id', '=', ctx.orgId).where('deleted_at', 'is not', null);
   if (!input.all) query = query.where((eb) => eb.or([eb('id', 'in', input.objectIds!), eb('file_id', 'in', input.objectIds!), eb('original_file_id', 'in', input.objectIds!)]));
   const chains = (await query.orderBy('original_file_id').execute()).map((r) => r.original_file_id);
+  // Only what the purger may purge (permission table: View and Delete on every version of the chain);
+  // the rest is left alone, as if it did not exist.
+  // What the purger held when they asked (an API key: its capped privileges and its creator's groups).
+  const purger: Principal | null = input.purger
+    ? { kind: 'user', via: 'password', orgId: ctx.orgId, userId: ctx.createdBy ?? '', username: '', roleId: '', privileges: new Set(input.purger.privileges.filter(isPrivilege)), groupIds: input.purger.groupIds }
+    : null;
+  if (!purger) throw new AppError('forbidden', 'This purge was queued without the purger\'s permissions; start it again');
   let purged = 0;
   await ctx.progress(0, chains.length);
   for (const [i, chainId] of chains.entries()) {
     if (i % CHECKPOINT === 0 && (await ctx.cancelRequested())) throw new ActionCancelled({ purged });
     const versions = await deps.db.selectFrom('assets').select(['id', 'filename', 'sha256', 'blob_key']).where('org_id', '=', ctx.orgId).where('original_file_id', '=', chainId).where('deleted_at', 'is not', null).execute();
+    const security = await securityOf(deps.db, ctx.orgId, versions.map((v) => v.id));
+    if (!mayPerform(purger, 'asset.purge') || !versions.every((v) => permitted(callerPermissions(purger, security.get(v.id)!), 'asset.purge'))) {
+      await ctx.progress(i + 1, chains.length);
+      continue;
+    }
     const now = deps.clock.now();
     // Only versions still in the recycle bin go: one restored since they were read stays, whole.
     const gone = await deps.db.transaction().execute(async (trx) => {
@@ -165,7 +178,7 @@ async function purgeWork(deps: Deps, ctx: ActionContext) {
 
 /** Re-renders renditions of the named assets (Content Management), as an Action. */
 export async function startRegenerate(deps: Deps, principal: Principal, objectIds: string[]) {
-  requirePrivileges(principal, 'content_management');
+  requireAction(principal, 'asset.regenerate');
   if (objectIds.length === 0) throw invalidField('body.objectIds', 'name at least one asset');
   const now = deps.clock.now();
   const actionId = await deps.db.transaction().execute((trx) => createAction(trx, now, { orgId: principal.orgId, type: REGENERATE_ACTION, createdBy: principal.userId, viewPrivilege: 'content_management', input: { objectIds } }));

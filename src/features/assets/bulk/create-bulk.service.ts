@@ -1,5 +1,5 @@
 import type { Deps } from '../../../deps.ts';
-import { requirePrivileges } from '../../../core/authz/authorize.ts';
+import { requireAction } from '../../../core/authz/permissions.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
 import { insertRows } from '../../../core/db/insert-rows.ts';
 import { publishEvents } from '../../../core/events/index.ts';
@@ -75,7 +75,7 @@ async function prepareItem(principal: Principal, lookups: RequestLookups, input:
  * inserts. Returns the rows in request order.
  */
 export async function createAssetsBulk(deps: Deps, principal: Principal, inputs: readonly CreateAssetInput[]): Promise<AssetRow[]> {
-  requirePrivileges(principal, 'upload');
+  requireAction(principal, 'asset.create');
   if (inputs.length === 0) throw invalidField('body.assets', 'send 1 to 1000 assets');
   if (inputs.length > BULK_CREATE_MAX) throw invalidField('body.assets', `at most ${BULK_CREATE_MAX} assets per request`);
   const now = deps.clock.now();

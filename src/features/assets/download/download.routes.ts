@@ -4,7 +4,7 @@ import type { App } from '../../../core/http/app-types.ts';
 import { principalOf } from '../../../core/http/authenticate.ts';
 import { notFound } from '../../../core/http/errors.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
-import { loadAsset } from '../access.ts';
+import { loadAssetFor } from '../access.ts';
 import { SignedQuery } from '../assets.schemas.ts';
 import { assetForSignedUrl, downloadLink, expose, originalServable, renditionServable } from './download.service.ts';
 import { serveBlob } from './serve.ts';
@@ -46,7 +46,7 @@ export function contentRoutes(app: App, deps: Deps): void {
       response: { 200: Binary, 206: Binary, 304: Type.Null({ description: 'Not modified' }), 416: ErrorRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'conflict') },
     },
   }, async (request, reply) => {
-    const { asset } = await loadAsset(deps.db, principalOf(request), request.params.id);
+    const { asset } = await loadAssetFor(deps.db, principalOf(request), request.params.id, 'asset.view');
     return serveBlob(deps, request, reply, renditionServable(asset, request.params.name));
   });
 

@@ -1,9 +1,9 @@
 import type { Deps } from '../../../deps.ts';
-import { requirePrivileges } from '../../../core/authz/authorize.ts';
+import { requireAction } from '../../../core/authz/permissions.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
 import { publishEvent } from '../../../core/events/index.ts';
 import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
-import { loadAsset } from '../access.ts';
+import { loadAssetFor } from '../access.ts';
 import type { AssetWithOrg } from '../assets.repo.ts';
 import { storedRenditions, type RenditionName } from '../views/present.ts';
 import type { Servable } from './serve.ts';
@@ -53,7 +53,7 @@ function downloadable(asset: AssetWithOrg): void {
 
 /** GET /v1/asset/{id}/content: a download link of the original (Download permission); fires asset.downloaded. */
 export async function downloadLink(deps: Deps, principal: Principal, id: string): Promise<string> {
-  const { asset } = await loadAsset(deps.db, principal, id, 'download');
+  const { asset } = await loadAssetFor(deps.db, principal, id, 'asset.download');
   downloadable(asset);
   await downloaded(deps, principal, [asset]);
   return contentUrl(deps, asset, 'original', DOWNLOAD_TTL_SECONDS).url;
@@ -67,14 +67,14 @@ export interface ExposeItem {
 
 /** POST /v1/asset/expose: time-limited URLs per rendition and original (Download privilege and permission). */
 export async function expose(deps: Deps, principal: Principal, items: ExposeItem[]) {
-  requirePrivileges(principal, 'download');
+  requireAction(principal, 'asset.download');
   if (items.length === 0) throw invalidField('body', 'Body requires at least single item');
   const out = [];
   const fetched: AssetWithOrg[] = [];
   for (const [i, item] of items.entries()) {
     let asset: AssetWithOrg;
     try {
-      asset = (await loadAsset(deps.db, principal, item.id, 'download')).asset;
+      asset = (await loadAssetFor(deps.db, principal, item.id, 'asset.download')).asset;
       if (item.identifier === 'fileId' && asset.file_id !== item.id) throw notFound('Asset');
       if (item.identifier === 'objectId' && asset.id !== item.id) throw notFound('Asset');
     } catch (error) {
@@ -111,6 +111,7 @@ export async function assetForSignedUrl(deps: Deps, id: string): Promise<AssetWi
   const asset = await deps.db
     .selectFrom('assets').innerJoin('organizations', 'organizations.id', 'assets.org_id')
     .selectAll('assets').select('organizations.customer_id').where('assets.id', '=', id).executeTakeFirst();
-  if (!asset || asset.content_state !== 'available') throw notFound('Content');
+  // A link dies with its source: nothing behind it is served once the asset is in the recycle bin (or gone).
+  if (!asset || asset.content_state !== 'available' || asset.deleted_at !== null) throw notFound('Content');
   return asset;
 }

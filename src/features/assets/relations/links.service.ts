@@ -3,7 +3,7 @@ import type { Principal } from '../../../core/authz/principal.ts';
 import { publishEvent } from '../../../core/events/index.ts';
 import { AppError } from '../../../core/http/errors.ts';
 import { isUuid } from '../../../core/ids.ts';
-import { callerPermissions, loadAsset } from '../access.ts';
+import { callerPermissions, loadAssetFor } from '../access.ts';
 import { findAsset, securityOf } from '../assets.repo.ts';
 
 export const LINK_TYPES = ['child', 'derivative', 'placed-graphic'] as const;
@@ -40,7 +40,7 @@ export function checkItems(items: LinkItem[] | undefined, creating: boolean): { 
 
 /** GET /v1/asset/{id}/link: every relationship of the asset, either side, whose other asset the caller may view. */
 export async function listLinks(deps: Deps, principal: Principal, id: string) {
-  const { asset } = await loadAsset(deps.db, principal, id);
+  const { asset } = await loadAssetFor(deps.db, principal, id, 'asset.view');
   const rows = await deps.db.selectFrom('asset_links').selectAll().where('org_id', '=', principal.orgId)
     .where((eb) => eb.or([eb('primary_id', '=', asset.id), eb('secondary_id', '=', asset.id)])).orderBy('created_at').execute();
   const others = [...new Set(rows.map((r) => (r.primary_id === asset.id ? r.secondary_id : r.primary_id)))];
@@ -74,7 +74,7 @@ async function reaches(deps: Deps, orgId: string, from: string, to: string, link
 /** POST /v1/asset/{id}/link: per item, in request order; duplicates and same-type cycles are refused per item. */
 export async function createLinks(deps: Deps, principal: Principal, id: string, items: LinkItem[] | undefined): Promise<LinkResult[]> {
   const checked = checkItems(items, true);
-  const { asset: primary } = await loadAsset(deps.db, principal, id, 'relationship');
+  const { asset: primary } = await loadAssetFor(deps.db, principal, id, 'asset.relationship');
   const results: LinkResult[] = [];
   for (const item of checked) {
     const secondary = isUuid(item.id) ? await findAsset(deps.db, principal.orgId, item.id) : undefined;
@@ -110,7 +110,7 @@ export async function createLinks(deps: Deps, principal: Principal, id: string, 
 /** PATCH /v1/asset/{id}/link: removes relationships, per item. */
 export async function removeLinks(deps: Deps, principal: Principal, id: string, items: LinkItem[] | undefined): Promise<LinkResult[]> {
   const checked = checkItems(items, false);
-  const { asset: primary } = await loadAsset(deps.db, principal, id, 'relationship');
+  const { asset: primary } = await loadAssetFor(deps.db, principal, id, 'asset.relationship');
   const results: LinkResult[] = [];
   for (const item of checked) {
     const secondary = isUuid(item.id) ? await findAsset(deps.db, principal.orgId, item.id) : undefined;

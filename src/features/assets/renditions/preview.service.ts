@@ -1,9 +1,9 @@
 import type { Deps } from '../../../deps.ts';
-import { requirePrivileges } from '../../../core/authz/authorize.ts';
+import { requireAction } from '../../../core/authz/permissions.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
-import { invalidField } from '../../../core/http/errors.ts';
+import { AppError, invalidField } from '../../../core/http/errors.ts';
 import { newId } from '../../../core/ids.ts';
-import { loadAsset } from '../access.ts';
+import { loadAssetFor } from '../access.ts';
 import type { AssetWithOrg } from '../assets.repo.ts';
 import { typeFromFilename } from '../upload/content-types.ts';
 import { beginUpload, MAX_UPLOAD_PARTS, planUpload, recordUpload, uploadUrls } from '../upload/uploads.service.ts';
@@ -12,7 +12,7 @@ const PREVIEW_TYPES = ['image/gif', 'image/jpeg', 'image/png', 'image/tiff', 'ap
 
 /** POST /v1/asset/content/preview: a presigned upload per asset whose bytes replace its preview rendition. */
 export async function replacePreview(deps: Deps, principal: Principal, input: { fileIds?: string[]; filename?: string; filesize?: number }) {
-  requirePrivileges(principal, 'replace_mezzanine', 'upload');
+  requireAction(principal, 'asset.replace_preview');
   if (!input.fileIds || input.fileIds.length === 0) throw invalidField('body.fileIds', 'The following fields are required, but are missing or incorrect ["fileIds"]');
   if (!input.filename) throw invalidField('body.filename', 'The following fields are required, but are missing or incorrect ["filename"]');
   if (input.filesize === undefined) throw invalidField('body.filesize', 'The following fields are required, but are missing or incorrect ["filesize"]');
@@ -25,10 +25,12 @@ export async function replacePreview(deps: Deps, principal: Principal, input: { 
   const assets: AssetWithOrg[] = [];
   for (const id of input.fileIds) {
     try {
-      const { asset } = await loadAsset(deps.db, principal, id);
+      const { asset } = await loadAssetFor(deps.db, principal, id, 'asset.replace_preview');
       if (asset.content_state !== 'available' || !asset.blob_key) throw new Error('no content');
       assets.push(asset);
-    } catch {
+    } catch (error) {
+      // Visible but not the caller's to change is a 403; missing or invisible stays "invalid".
+      if (error instanceof AppError && error.code === 'forbidden') throw error;
       throw invalidField('body.fileIds', 'Provided fileIds are invalid');
     }
   }

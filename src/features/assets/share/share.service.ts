@@ -1,8 +1,9 @@
 import type { Deps } from '../../../deps.ts';
+import { requireAction } from '../../../core/authz/permissions.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
 import { publishEvent } from '../../../core/events/index.ts';
 import { AppError, invalidField } from '../../../core/http/errors.ts';
-import { loadAsset } from '../access.ts';
+import { loadAssetFor } from '../access.ts';
 import type { AssetWithOrg } from '../assets.repo.ts';
 import { contentUrl } from '../download/download.service.ts';
 import { checkShareMailLimits, queueMail } from './mail-outbox.ts';
@@ -24,6 +25,7 @@ const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)}
  * back and the answer says no mail was sent.
  */
 export async function shareAssets(deps: Deps, principal: Principal, input: ShareInput) {
+  requireAction(principal, 'asset.share');
   if (!input.sender?.name) throw invalidField('body.sender', 'Missing Sender');
   if (!input.shareUsers || input.shareUsers.length === 0) throw invalidField('body.shareUsers', 'Invalid Share Asset Missing shareUsers');
   if (input.shareUsers.length > 100) throw invalidField('body.shareUsers', 'at most 100 recipients');
@@ -37,9 +39,10 @@ export async function shareAssets(deps: Deps, principal: Principal, input: Share
   for (const [i, id] of input.assets.entries()) {
     let asset: AssetWithOrg;
     try {
-      asset = (await loadAsset(deps.db, principal, id, 'download')).asset;
+      asset = (await loadAssetFor(deps.db, principal, id, 'asset.share')).asset;
     } catch (error) {
-      if (error instanceof AppError && (error.code === 'not_found' || error.code === 'forbidden')) throw invalidField(`body.assets.${i}`, 'Either the users or assets does not belong to senders customer');
+      // Visible but not shareable (Download and Share needed) is a 403; invisible stays "does not belong".
+      if (error instanceof AppError && error.code === 'not_found') throw invalidField(`body.assets.${i}`, 'Either the users or assets does not belong to senders customer');
       throw error;
     }
     if (asset.deleted_at !== null || asset.content_state !== 'available') throw invalidField(`body.assets.${i}`, 'the asset has no content to share');
