@@ -18,7 +18,7 @@ import { createGroup, createTemplate } from '../helpers/permissions.ts';
  * route cannot be forgotten, and when docs/security-audit.md's copy of the table is stale.
  */
 
-const TAGS = new Set(['assets', 'collections', 'storyboards', 'cdn', 'search']);
+const TAGS = new Set(['assets', 'collections', 'storyboards', 'cdn', 'search', 'saved-searches']);
 /** Rows shown by their own tests instead of a probe here (no route of their own). */
 const ELSEWHERE: Partial<Record<Action, string>> = {
   'asset.sensitive_data': 'test/security/asset-privileges.test.ts',
