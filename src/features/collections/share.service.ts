@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { permitted, requireAction } from '../../core/authz/permissions.ts';
-import { isPrivilege, type Permission } from '../../core/authz/catalog.ts';
+import { isPrivilege } from '../../core/authz/catalog.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
 import { publishEvent } from '../../core/events/index.ts';

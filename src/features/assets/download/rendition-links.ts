@@ -5,7 +5,7 @@ import type { Principal } from '../../../core/authz/principal.ts';
 import { principalOf } from '../../../core/http/authenticate.ts';
 import { AppError } from '../../../core/http/errors.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
-import { loadAsset } from '../access.ts';
+import { loadAssetFor } from '../access.ts';
 import { storedRenditions } from '../views/present.ts';
 import { signedUrl } from '../upload/signed-urls.ts';
 
@@ -38,7 +38,7 @@ export async function renditionLinks(deps: Deps, principal: Principal, input: { 
   for (const id of new Set(input.ids)) {
     let asset;
     try {
-      asset = (await loadAsset(deps.db, principal, id)).asset;
+      asset = (await loadAssetFor(deps.db, principal, id, 'asset.view')).asset;
     } catch (error) {
       if (error instanceof AppError && (error.code === 'not_found' || error.code === 'forbidden')) continue;
       throw error;
