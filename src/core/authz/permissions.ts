@@ -56,7 +56,7 @@ export const ACTIONS = {
   'collection.edit': rule({ on: 'collection', summary: 'Change a collection (owner, or Edit Metadata through its templates)', privileges: ['collection'], permissions: ['view', 'edit_metadata'], operations: ['UpdateCollection', 'UpdateCollectionNew'] }),
   'collection.delete': rule({ on: 'collection', summary: 'Delete a private collection (its owner\'s)', privileges: ['collection', 'delete'], permissions: [], operations: ['DeleteCollection'] }),
   'collection.delete_secured': rule({ on: 'collection', summary: 'Delete a secured collection (its members are only dissociated)', privileges: ['collection', 'purge'], permissions: ['view'], operations: ['DeleteCollection'] }),
-  'collection.share': rule({ on: 'collection', summary: 'Mail zips of a collection\'s assets (only assets the caller may Download and Share)', privileges: ['collection'], permissions: ['view'], operations: ['ShareCollection'] }),
+  'collection.share': rule({ on: 'collection', summary: 'Mail zips of a collection\'s assets (only assets the caller may Download and Share); revoke a share (the sharer, or an editor of the collection)', privileges: ['collection'], permissions: ['view'], operations: ['ShareCollection', 'RevokeCollectionShare'] }),
   // Story boards
   'storyboard.view': rule({ on: 'storyboard', summary: 'List, read and view story boards', privileges: [], anyPrivilege: ['view_storyboards', 'storyboard_management'], permissions: ['view'], operations: ['listStoryboards', 'getStoryboard', 'viewStoryboard', 'listStoryboardShares'] }),
   'storyboard.create': rule({ on: 'storyboard', summary: 'Create a story board', privileges: ['storyboard_management'], permissions: [], operations: ['createStoryboard'] }),

@@ -4,6 +4,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { AppError, notFound } from '../../core/http/errors.ts';
 import { findAsset, securityOf, type AssetSecurity, type AssetWithOrg } from './assets.repo.ts';
+import { templateAccess, templateOpenTo, type TemplateAccess } from '../metadata/index.ts';
 
 /**
  * What the caller may do to an asset: the union, over the asset's security templates, of what
@@ -27,6 +28,29 @@ export function isGranted(principal: Principal, security: AssetSecurity, permiss
   return false;
 }
 
+/**
+ * The one visibility rule for an asset (every route, story-board view and job that shows one asks
+ * it; search applies the same rule in SQL): View through one of its security templates, and its
+ * metadata template open to the caller (see templateOpenTo). An asset failing it does not exist
+ * for the caller (404).
+ */
+export function assetVisibleTo(principal: Principal, security: AssetSecurity, access: TemplateAccess): boolean {
+  return isGranted(principal, security, 'view') && templateOpenTo(principal, access);
+}
+
+/** As assetVisibleTo, for several assets: their metadata templates' access read once per template. */
+export async function visibleAmong<T extends { id: string; metadata_template_id: string | null }>(db: DbOrTrx, principal: Principal, assets: readonly T[], security: ReadonlyMap<string, AssetSecurity>): Promise<T[]> {
+  const access = new Map<string | null, TemplateAccess>();
+  const out: T[] = [];
+  for (const a of assets) {
+    const s = security.get(a.id);
+    if (!s || !isGranted(principal, s, 'view')) continue;
+    if (!access.has(a.metadata_template_id)) access.set(a.metadata_template_id, await templateAccess(db, principal.orgId, a.metadata_template_id));
+    if (templateOpenTo(principal, access.get(a.metadata_template_id)!)) out.push(a);
+  }
+  return out;
+}
+
 export interface AccessibleAsset {
   asset: AssetWithOrg;
   security: AssetSecurity;
@@ -41,7 +65,7 @@ export async function loadAsset(db: DbOrTrx, principal: Principal, id: string, .
   if (!asset) throw assetNotFound();
   const security = (await securityOf(db, principal.orgId, [asset.id])).get(asset.id)!;
   const permissions = callerPermissions(principal, security);
-  if (!permissions.has('view')) throw assetNotFound();
+  if (!permissions.has('view') || !templateOpenTo(principal, await templateAccess(db, principal.orgId, asset.metadata_template_id))) throw assetNotFound();
   requirePermissions(permissions, need);
   return { asset, security, permissions };
 }

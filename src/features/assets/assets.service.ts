@@ -7,7 +7,7 @@ import { fromJson, toJson } from '../../core/db/json.ts';
 import { publishEvent, type EventInput } from '../../core/events/index.ts';
 import { AppError, invalidField } from '../../core/http/errors.ts';
 import { isUuid, newId } from '../../core/ids.ts';
-import { assetNotFound, callerPermissions, loadAsset, loadAssetFor, requirePermissions } from './access.ts';
+import { assetNotFound, callerPermissions, loadAsset, loadAssetFor, requirePermissions, visibleAmong } from './access.ts';
 import { currentOfChain, existingTemplates, previousVersionOf, findAsset, findChainId, securityOf, setAssetSecurity, templateNames, versionsOfChain, type AssetRow, type AssetWithOrg } from './assets.repo.ts';
 import { checkMediaType, typeFromFilename } from './upload/content-types.ts';
 import { prepareCreate, preparePatch, project, templateForWrite, templateOf, withSystemValues, type LegacyItem, type PreparedMetadata } from './metadata-seam.ts';
@@ -240,7 +240,7 @@ export async function getVersions(deps: Deps, principal: Principal, id: string) 
   if (!chainId) throw assetNotFound();
   const versions = await versionsOfChain(deps.db, principal.orgId, chainId);
   const security = await securityOf(deps.db, principal.orgId, versions.map((v) => v.id));
-  const visible = versions.filter((v) => permitted(callerPermissions(principal, security.get(v.id)!), 'asset.view'));
+  const visible = await visibleAmong(deps.db, principal, versions, security);
   if (visible.length === 0) throw assetNotFound();
   return visible.map((asset) => ({ asset, security: security.get(asset.id)! }));
 }

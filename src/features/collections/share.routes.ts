@@ -4,7 +4,7 @@ import type { App } from '../../core/http/app-types.ts';
 import { principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
 import { SignedQuery } from '../assets/index.ts';
-import { serveShare, shareCollection } from './share.service.ts';
+import { revokeShare, serveShare, shareCollection } from './share.service.ts';
 
 const tags = ['collections'];
 
@@ -39,6 +39,18 @@ export function shareRoutes(app: App, deps: Deps): void {
     },
   }, async (request, reply) => reply.code(202).send(await shareCollection(deps, principalOf(request), request.params.id, request.body)));
 
+  app.delete('/collection/:id/share/:shareId', {
+    schema: {
+      operationId: 'RevokeCollectionShare', tags,
+      summary: 'Revoke a collection share (its actionId): its links answer 410 at once and its zips are removed. The sharer, or someone who may edit the collection',
+      params: Type.Object({ id: Type.String({ maxLength: 100 }), shareId: Type.String({ format: 'uuid' }) }),
+      response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found') },
+    },
+  }, async (request, reply) => {
+    await revokeShare(deps, principalOf(request), request.params.id, request.params.shareId);
+    return reply.code(204).send(null);
+  });
+
   // The links mailed by a share: the signature is the permission.
   app.get('/collection-share/:shareId/:recipient', {
     config: { public: true },
@@ -48,7 +60,7 @@ export function shareRoutes(app: App, deps: Deps): void {
       response: {
         200: Type.String({ format: 'binary', description: 'The zip (206 for a range request, 304 when unchanged)' }),
         206: Type.String({ format: 'binary' }), 304: Type.Null({ description: 'Not modified' }), 416: Type.Ref('Error', { description: 'Range Not Satisfiable' }),
-        ...errorResponses('validation_failed', 'forbidden', 'not_found'),
+        ...errorResponses('validation_failed', 'forbidden', 'not_found', 'gone'),
       },
     },
   }, async (request, reply) => serveShare(deps, request, reply, request.params, request.query));

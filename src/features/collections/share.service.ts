@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { permissionsOn } from '../../core/authz/authorize.ts';
 import { permitted, requireAction } from '../../core/authz/permissions.ts';
 import { isPrivilege } from '../../core/authz/catalog.ts';
 import type { Principal } from '../../core/authz/principal.ts';
@@ -46,7 +47,8 @@ interface ShareInput {
 interface Manifest {
   orgId: string;
   collection: ShareInput['collection'];
-  archives: { key: string; size: number; sha256: string }[];
+  /** `assets`: the asset ids inside (a zip dies when one of them is purged or in the recycle bin) */
+  archives: { key: string; size: number; sha256: string; assets?: string[] }[];
   recipients: number[];
   createdAt: number;
 }
@@ -210,7 +212,7 @@ export async function shareWork(deps: Deps, ctx: ActionContext) {
       sha256 = written.sha256;
       for (const m of written.missing) refused.push({ item: m.id, message: `The stored content of ${m.name} is missing; it was left out` });
     }
-    archives.push({ key, size, sha256: sha256 || createHash('sha256').update(key).digest('hex') });
+    archives.push({ key, size, sha256: sha256 || createHash('sha256').update(key).digest('hex'), assets: set.map((s) => s.assetId) });
     done += set.length;
     if (await ctx.cancelRequested()) throw new ActionCancelled({ archives: archives.length });
     await ctx.progress(done, totalFiles);
@@ -242,19 +244,59 @@ export async function cleanupWork(deps: Deps, payload: { shareId?: string }): Pr
 
 
 /**
+ * A share link dies with its source: 404 once the collection is gone, 410 once the share was
+ * revoked (it is no longer in the collection's share list) or an asset inside the zip was purged
+ * or sent to the recycle bin.
+ */
+async function assertShareAlive(deps: Deps, manifest: Manifest, shareId: string, assetIds: readonly string[]): Promise<void> {
+  const row = await deps.db.selectFrom('collections').select('share_document').where('org_id', '=', manifest.orgId).where('id', '=', manifest.collection.id).executeTakeFirst();
+  if (!row) throw notFound('Shared zip (its collection was deleted)');
+  if (!fromJson<string[]>(row.share_document, []).includes(shareId)) throw new AppError('gone', 'This share was revoked');
+  if (assetIds.length === 0) return;
+  const live = await deps.db.selectFrom('assets').select('id').where('org_id', '=', manifest.orgId).where('id', 'in', [...assetIds]).where('deleted_at', 'is', null).execute();
+  if (live.length !== new Set(assetIds).size) throw new AppError('gone', 'An asset in this zip was deleted: the link no longer works');
+}
+
+/**
+ * DELETE /v1/collection/{id}/share/{shareId}: ends a share at once (its links answer 410, its zips
+ * are removed). The sharer, or anyone who may edit the collection.
+ */
+export async function revokeShare(deps: Deps, principal: Principal, id: string, shareId: string): Promise<void> {
+  requireAction(principal, 'collection.share');
+  const c = await loadVisibleCollection(deps.db, principal, id);
+  const shares = fromJson<string[]>(c.row.share_document, []);
+  if (!shares.includes(shareId.toLowerCase())) throw notFound('Share');
+  const action = await deps.db.selectFrom('actions').select('created_by').where('org_id', '=', principal.orgId).where('id', '=', shareId.toLowerCase()).executeTakeFirst();
+  if (action?.created_by !== principal.userId && c.row.owner_id !== principal.userId) {
+    const perms = await permissionsOn(deps.db, principal, c.templateIds);
+    if (!permitted(perms, 'collection.edit')) throw forbidden('Only the sharer, or someone who may edit the collection, revokes a share');
+  }
+  await deps.db.updateTable('collections').set({ share_document: toJson(shares.filter((s) => s !== shareId.toLowerCase())) }).where('id', '=', c.row.id).execute();
+  // The zips go now; the manifest stays until the share's cleanup job, so its links answer 410 (revoked), not 404.
+  const manifest = await readManifest(deps, shareId.toLowerCase());
+  for (const archive of manifest?.archives ?? []) await deps.blobs.delete(archive.key);
+}
+
+async function readManifest(deps: Deps, shareId: string): Promise<Manifest | null> {
+  const stream = await deps.blobs.get(`${prefixOf(shareId)}/manifest.json`);
+  if (!stream) return null;
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as Manifest;
+}
+
+/**
  * GET /v1/collection-share/{shareId}/{recipient}: the recipient's zip behind a signed, expiring
  * link (the signature is the permission). 403 when the signature is wrong or expired; 404 until
  * the zip is ready and after it was removed.
  */
 export async function serveShare(deps: Deps, request: FastifyRequest, reply: FastifyReply, params: { shareId: string; recipient: string }, query: { expires: string; signature: string }) {
   verifySignedPath(deps, 'GET', sharePath(params.shareId, Number(params.recipient)), query.expires, query.signature);
-  const stream = await deps.blobs.get(`${prefixOf(params.shareId)}/manifest.json`);
-  if (!stream) throw notFound('Shared zip (not ready yet, or no longer kept)');
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk as Buffer));
-  const manifest = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Manifest;
+  const manifest = await readManifest(deps, params.shareId);
+  if (!manifest) throw notFound('Shared zip (not ready yet, or no longer kept)');
   const archive = manifest.archives[manifest.recipients[Number(params.recipient)] ?? -1];
   if (!archive) throw notFound('Shared zip');
+  await assertShareAlive(deps, manifest, params.shareId, archive.assets ?? []);
   const whole = !request.headers.range && !request.headers['if-none-match'] && !request.headers['if-modified-since'];
   if (whole) {
     const now = deps.clock.now();

@@ -44,6 +44,37 @@ export async function templatesHiddenFrom(db: DbOrTrx, principal: Principal): Pr
   return [...new Set(rows.map((r) => r.template_id))].filter((t) => !open.has(t)).sort();
 }
 
+/**
+ * Who a metadata template is open to: `accessTemplateIds` empty means everyone; otherwise the
+ * groups through which View is granted on at least one access template (`viewGroups`).
+ */
+export interface TemplateAccess {
+  accessTemplateIds: readonly string[];
+  viewGroups: ReadonlySet<string>;
+}
+
+export const OPEN_TEMPLATE: TemplateAccess = { accessTemplateIds: [], viewGroups: new Set() };
+
+/** One query: a metadata template's access templates and the groups they grant View. */
+export async function templateAccess(db: DbOrTrx, orgId: string, templateId: string | null): Promise<TemplateAccess> {
+  if (templateId === null) return OPEN_TEMPLATE;
+  const rows = await db.selectFrom('metadata_template_access as mta')
+    .leftJoin('security_template_permissions as stp', (join) => join.onRef('stp.template_id', '=', 'mta.security_template_id').on('stp.org_id', '=', orgId).on('stp.permission', '=', 'view'))
+    .select(['mta.security_template_id', 'stp.group_id'])
+    .where('mta.org_id', '=', orgId).where('mta.template_id', '=', templateId).execute();
+  if (rows.length === 0) return OPEN_TEMPLATE;
+  return { accessTemplateIds: [...new Set(rows.map((r) => r.security_template_id))], viewGroups: new Set(rows.flatMap((r) => (r.group_id ? [r.group_id] : []))) };
+}
+
+/**
+ * Whether a metadata template is open to the caller: no access templates, View through one of
+ * them, or Metadata Management (as templatesHiddenFrom, which search applies in SQL).
+ */
+export function templateOpenTo(principal: Principal, access: TemplateAccess): boolean {
+  if (access.accessTemplateIds.length === 0 || hasPrivilege(principal, 'metadata_management')) return true;
+  return principal.groupIds.some((g) => access.viewGroups.has(g));
+}
+
 /** The organization's default metadata template (seeded with every organization). */
 export async function defaultTemplateId(db: DbOrTrx, orgId: string): Promise<string | undefined> {
   const row = await db.selectFrom('metadata_templates').select('id').where('org_id', '=', orgId).where('is_default', '=', 1).orderBy('created_at').executeTakeFirst();

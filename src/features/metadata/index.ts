@@ -35,7 +35,7 @@ export { loadCompiledTemplate as loadTemplate } from './definitions/definitions.
 export { loadTemplateCached } from './definitions/template-cache.ts';
 export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
 export type { MetadataRouteHooks, MetadataJobHooks, UsageProbe, UsageKind, ApplyHandler, ApplyContext, DefinitionChange } from './hooks.ts';
-export { canUseTemplate, templateUse, templatesHiddenFrom, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
+export { canUseTemplate, templateUse, templatesHiddenFrom, templateAccess, templateOpenTo, OPEN_TEMPLATE, type TemplateAccess, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
 export {
   ACTION_OBJECT_JOB, WRITABLE_TEMPLATE_TYPES, LEGACY_TEMPLATE_TYPES, actionTemplateInfo, setActionObjectId, servesAssets, isActionTemplate, type ActionObjectJob, type ActionTemplateInfo,
 } from './template-types.ts';

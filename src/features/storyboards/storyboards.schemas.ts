@@ -44,6 +44,7 @@ export const BlockSchema = Type.Object({
   title: Type.Optional(Type.String()),
   url: Type.Optional(Type.String()),
   label: Type.Optional(Type.String()),
+  redacted: Type.Optional(Type.Boolean({ description: 'The block names sources you may not view: their ids and its caption are left out. Send the block back by id (without them) to keep it as it is' })),
 }, { $id: 'StoryboardBlock', title: 'StoryboardBlock' });
 export type Block = Static<typeof BlockSchema>;
 

@@ -12,6 +12,7 @@ import { newId } from '../../core/ids.ts';
 import { accessTo, grantsFor, mayViewStoryboards, type Access, type BoardRow } from './access.ts';
 import { normalizeBlock, normalizeBlocks } from './blocks.ts';
 import { content } from './content.ts';
+import { hiddenSources, keepHidden, redactBlocks } from './redact.ts';
 import {
   deleteBoard, existingTemplates, findVisibleBoard, insertBoard, listVisibleBoards, setTemplates, templatesOf, updateBoardIfVersion,
 } from './storyboards.repo.ts';
@@ -106,7 +107,10 @@ async function present(deps: Deps, principal: Principal, loaded: LoadedBoard): P
     const shown = new Set((await resolveView(deps, principal, loaded.row, apiRenditionUrl)).blocks.map((b) => b.id));
     blocks = blocks.filter((b) => shown.has(b.id));
   }
-  return { ...toSummary(loaded.row, loaded.templateIds, loaded.access), blocks };
+  // Nobody sees the ids or captions of sources they may not view, editors included.
+  const hidden = await hiddenSources(deps, principal, blocks, loaded.row.cover_asset_id);
+  const summary = toSummary(loaded.row, loaded.templateIds, loaded.access);
+  return { ...summary, coverAssetId: summary.coverAssetId && hidden.assets.has(summary.coverAssetId) ? null : summary.coverAssetId, blocks: redactBlocks(blocks, hidden) };
 }
 
 export async function viewStoryboard(deps: Deps, principal: Principal, id: string): Promise<StoryboardView> {
@@ -241,7 +245,7 @@ export async function updateStoryboard(deps: Deps, principal: Principal, id: str
     const before = blocksOf(loaded.row);
     let blocks = before;
     if (input.blocks !== undefined) {
-      blocks = normalizeBlocks(input.blocks, 'body.blocks', now, before);
+      blocks = normalizeBlocks(keepHidden(input.blocks, before, await hiddenSources(deps, principal, before)), 'body.blocks', now, before);
       changes.blocks = toJson(blocks);
     }
     if (input.coverAssetId !== undefined) changes.cover_asset_id = input.coverAssetId;
@@ -253,7 +257,7 @@ export async function updateStoryboard(deps: Deps, principal: Principal, id: str
 export async function replaceBlocks(deps: Deps, principal: Principal, id: string, input: { blocks: BlockInput[]; version?: number }, ip: string): Promise<Storyboard> {
   return mutate(deps, principal, id, input.version, 'canEdit', ip, async (loaded, now) => {
     const before = blocksOf(loaded.row);
-    const blocks = normalizeBlocks(input.blocks, 'body.blocks', now, before);
+    const blocks = normalizeBlocks(keepHidden(input.blocks, before, await hiddenSources(deps, principal, before)), 'body.blocks', now, before);
     await checkNewSources(deps, principal, blocks, before, 'body.blocks');
     return { changes: { blocks: toJson(blocks) }, action: 'storyboard.blocks.replaced' };
   });
@@ -278,7 +282,8 @@ export async function editBlock(deps: Deps, principal: Principal, id: string, bl
     const before = blocksOf(loaded.row);
     const index = before.findIndex((b) => b.id === blockId);
     if (index < 0) throw notFound('Block');
-    const block = normalizeBlock({ ...input.block, id: blockId }, 'body.block', now);
+    const [kept] = keepHidden([{ ...input.block, id: blockId }], before, await hiddenSources(deps, principal, [before[index]!]));
+    const block = normalizeBlock(kept!, 'body.block', now);
     const blocks = before.map((b, i) => (i === index ? block : b));
     await checkNewSources(deps, principal, [block], before, () => 'body.block');
     return { changes: { blocks: toJson(blocks) }, action: 'storyboard.block.edited' };

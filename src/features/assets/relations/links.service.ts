@@ -3,8 +3,8 @@ import type { Principal } from '../../../core/authz/principal.ts';
 import { publishEvent } from '../../../core/events/index.ts';
 import { AppError } from '../../../core/http/errors.ts';
 import { isUuid } from '../../../core/ids.ts';
-import { callerPermissions, loadAssetFor } from '../access.ts';
-import { findAsset, securityOf } from '../assets.repo.ts';
+import { loadAssetFor, visibleAmong } from '../access.ts';
+import { findAsset, securityOf, type AssetWithOrg } from '../assets.repo.ts';
 
 export const LINK_TYPES = ['child', 'derivative', 'placed-graphic'] as const;
 export type LinkType = (typeof LINK_TYPES)[number];
@@ -45,8 +45,10 @@ export async function listLinks(deps: Deps, principal: Principal, id: string) {
     .where((eb) => eb.or([eb('primary_id', '=', asset.id), eb('secondary_id', '=', asset.id)])).orderBy('created_at').execute();
   const others = [...new Set(rows.map((r) => (r.primary_id === asset.id ? r.secondary_id : r.primary_id)))];
   const security = await securityOf(deps.db, principal.orgId, others);
+  const otherRows = (await Promise.all(others.map((o) => findAsset(deps.db, principal.orgId, o)))).filter((a) => a !== undefined);
+  const visible = new Set((await visibleAmong(deps.db, principal, otherRows, security)).map((a) => a.id));
   return rows
-    .filter((r) => callerPermissions(principal, security.get(r.primary_id === asset.id ? r.secondary_id : r.primary_id)!).has('view'))
+    .filter((r) => visible.has(r.primary_id === asset.id ? r.secondary_id : r.primary_id))
     .map((r) => ({
       primaryId: r.primary_id, secondaryId: r.secondary_id, linkType: r.link_type, relationshipId: relationshipId(r.primary_id, r.secondary_id),
       customerId: asset.customer_id, createdEpoch: r.created_at, lastUpdatedEpoch: r.updated_at,
@@ -78,8 +80,7 @@ export async function createLinks(deps: Deps, principal: Principal, id: string, 
   const results: LinkResult[] = [];
   for (const item of checked) {
     const secondary = isUuid(item.id) ? await findAsset(deps.db, principal.orgId, item.id) : undefined;
-    const visible = secondary && callerPermissions(principal, (await securityOf(deps.db, principal.orgId, [secondary.id])).get(secondary.id)!).has('view');
-    if (!secondary || !visible) {
+    if (!secondary || !(await visibleSecondary(deps, principal, secondary))) {
       results.push({ status: 'error', message: 'Failed to create Relationship: secondary asset not found' });
       continue;
     }
@@ -107,13 +108,19 @@ export async function createLinks(deps: Deps, principal: Principal, id: string, 
   return results;
 }
 
+async function visibleSecondary(deps: Deps, principal: Principal, asset: AssetWithOrg): Promise<boolean> {
+  return (await visibleAmong(deps.db, principal, [asset], await securityOf(deps.db, principal.orgId, [asset.id]))).length === 1;
+}
+
 /** PATCH /v1/asset/{id}/link: removes relationships, per item. */
 export async function removeLinks(deps: Deps, principal: Principal, id: string, items: LinkItem[] | undefined): Promise<LinkResult[]> {
   const checked = checkItems(items, false);
   const { asset: primary } = await loadAssetFor(deps.db, principal, id, 'asset.relationship');
   const results: LinkResult[] = [];
   for (const item of checked) {
-    const secondary = isUuid(item.id) ? await findAsset(deps.db, principal.orgId, item.id) : undefined;
+    const found = isUuid(item.id) ? await findAsset(deps.db, principal.orgId, item.id) : undefined;
+    // A secondary the caller may not view answers exactly as a missing one (no existence oracle), and stays linked.
+    const secondary = found && (await visibleSecondary(deps, principal, found)) ? found : undefined;
     const rid = relationshipId(primary.id, secondary?.id ?? item.id);
     const row = secondary
       ? await deps.db.selectFrom('asset_links').select('link_type').where('primary_id', '=', primary.id).where('secondary_id', '=', secondary.id).executeTakeFirst()

@@ -1,8 +1,8 @@
 import type { Principal } from '../../../core/authz/principal.ts';
 import { createRevisionCache, type RevisionCache } from '../../../core/db/revision-cache.ts';
 import type { Deps } from '../../../deps.ts';
-import type { CompiledTemplate } from '../../metadata/index.ts';
-import { assetNotFound, isGranted } from '../access.ts';
+import { templateAccess, type CompiledTemplate, type TemplateAccess } from '../../metadata/index.ts';
+import { assetNotFound, assetVisibleTo } from '../access.ts';
 import { findAsset, securityOf, type AssetSecurity, type AssetWithOrg } from '../assets.repo.ts';
 import { templateOf } from '../metadata-seam.ts';
 
@@ -24,12 +24,15 @@ export class AssetView {
   readonly asset: AssetWithOrg;
   readonly security: AssetSecurity;
   readonly template: CompiledTemplate | undefined;
+  /** Who the metadata template is open to (its access templates change server_state: the view goes stale). */
+  readonly access: TemplateAccess;
   private readonly bodies = new Map<string, string>();
 
-  constructor(asset: AssetWithOrg, security: AssetSecurity, template: CompiledTemplate | undefined) {
+  constructor(asset: AssetWithOrg, security: AssetSecurity, template: CompiledTemplate | undefined, access: TemplateAccess) {
     this.asset = asset;
     this.security = security;
     this.template = template;
+    this.access = access;
   }
 
   /** The security templates with their names (the simplified shape), from the security query. */
@@ -74,8 +77,8 @@ async function loadView(deps: Deps, orgId: string, id: string): Promise<{ value:
   const asset = await findAsset(deps.db, orgId, id);
   if (!asset) return null;
   const security = (await securityOf(deps.db, orgId, [asset.id])).get(asset.id)!;
-  const template = await templateOf(deps.db, orgId, asset.metadata_template_id);
-  return { value: new AssetView(asset, security, template), validUntil: Infinity };
+  const [template, access] = await Promise.all([templateOf(deps.db, orgId, asset.metadata_template_id), templateAccess(deps.db, orgId, asset.metadata_template_id)]);
+  return { value: new AssetView(asset, security, template, access), validUntil: Infinity };
 }
 
 /**
@@ -84,14 +87,14 @@ async function loadView(deps: Deps, orgId: string, id: string): Promise<{ value:
  */
 function cachedAssetView(deps: Deps, principal: Principal, id: string): AssetView | undefined {
   const view = assetViews(deps).peek(`${principal.orgId}\u0000${id}`);
-  if (view !== undefined && !isGranted(principal, view.security, 'view')) throw assetNotFound();
+  if (view !== undefined && !assetVisibleTo(principal, view.security, view.access)) throw assetNotFound();
   return view;
 }
 
 /** The view of an asset the caller may view (objectId or fileId); 404 when missing or invisible, as loadAsset. */
 async function viewAsset(deps: Deps, principal: Principal, id: string): Promise<AssetView> {
   const view = await assetViews(deps).get(`${principal.orgId}\u0000${id}`, () => loadView(deps, principal.orgId, id));
-  if (view === null || !isGranted(principal, view.security, 'view')) throw assetNotFound();
+  if (view === null || !assetVisibleTo(principal, view.security, view.access)) throw assetNotFound();
   return view;
 }
 
