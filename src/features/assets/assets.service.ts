@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.ts';
 import { assertMayApplyTemplates } from '../../core/authz/authorize.ts';
-import { permissionsFor, permitted, requireAction } from '../../core/authz/permissions.ts';
+import { permissionsFor, requireAction } from '../../core/authz/permissions.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation, type DbOrTrx, type Trx } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
