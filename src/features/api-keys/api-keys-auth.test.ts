@@ -58,7 +58,7 @@ forEachEngine('api keys: authenticating with X-API-Key', (ctx) => {
       const { requestId: _id, ...rest } = json(res);
       bodies.add(JSON.stringify(rest));
     }
-    assert.deepEqual([...bodies], [JSON.stringify({ status: 'error', code: 'unauthorized', message: 'Invalid API key' })]);
+    assert.deepEqual([...bodies], [JSON.stringify({ status: 'error', code: 'unauthorized', message: 'Invalid API key', acceptedCredentials: ['AccessToken', 'Authorization: Bearer', 'X-API-Key'] })]);
   });
 
   it('malformed keys are refused without any database query; a well-formed one costs exactly one', async () => {

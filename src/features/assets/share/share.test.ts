@@ -85,7 +85,7 @@ forEachEngine('assets: share mail rate limits (issue 23, defect 7)', (ctx) => {
 
   it('limits share mail per user and per organization per hour: 429 with Retry-After naming the limit, nothing queued', async () => {
     const org = await createTestOrg(ctx());
-    const other = await createTestUser(ctx(), org, { groupIds: [org.groups.administrators] });
+    const other = await createTestUser(ctx(), org, { privileges: ['download'], groupIds: [org.groups.administrators] }); // sharing needs the Download privilege (the permission table)
     const a = await uploadAsset(ctx(), org, await jpeg(20, 20), 'limited.jpg');
     assert.equal((await share(org.admin.headers, a.objectId, 3, 'a1')).statusCode, 200);
     const overUser = await share(org.admin.headers, a.objectId, 3, 'a2');
