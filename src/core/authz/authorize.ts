@@ -83,6 +83,20 @@ export function templatesGranting(db: DbOrTrx, principal: Principal, permission:
     .where('permission', '=', permission);
 }
 
+/** The groups granted `permission` on each of the named templates (template id → group ids). */
+export async function groupsGranting(db: DbOrTrx, orgId: string, templateIds: readonly string[], permission: Permission): Promise<Map<string, Set<string>>> {
+  const byTemplate = new Map<string, Set<string>>();
+  if (templateIds.length === 0) return byTemplate;
+  const rows = await db.selectFrom('security_template_permissions').select(['template_id', 'group_id'])
+    .where('org_id', '=', orgId).where('template_id', 'in', [...templateIds]).where('permission', '=', permission).execute();
+  for (const row of rows) {
+    const groups = byTemplate.get(row.template_id) ?? new Set<string>();
+    groups.add(row.group_id);
+    byTemplate.set(row.template_id, groups);
+  }
+  return byTemplate;
+}
+
 /**
  * Keeps the normalised grants (one row per template, group and permission) in step with a
  * template's grants. Call in the transaction that writes security_template_grants.

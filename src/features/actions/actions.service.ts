@@ -67,6 +67,12 @@ export function actionOut(row: ActionRow) {
 }
 
 /** An action the caller may see (its creator, or a holder of its view privilege); 404 otherwise. */
+/** Who started an action of the organization (undefined when there is none). */
+export async function actionCreator(db: DbOrTrx, orgId: string, id: string): Promise<string | undefined> {
+  const row = await db.selectFrom('actions').select('created_by').where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+  return row?.created_by ?? undefined;
+}
+
 export async function getAction(deps: Deps, principal: Principal, id: string) {
   const row = await deps.db.selectFrom('actions').selectAll().where('org_id', '=', principal.orgId).where('id', '=', id).executeTakeFirst();
   const visible = row && (row.created_by === principal.userId || (row.view_privilege !== null && isPrivilege(row.view_privilege) && hasPrivilege(principal, row.view_privilege)));

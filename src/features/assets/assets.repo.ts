@@ -155,6 +155,12 @@ export async function assetsForIndexing(db: DbOrTrx, ids: readonly string[]): Pr
 }
 
 /** Which of `ids` are still stored assets (any organization, any state). */
+/** The ids among `ids` of the organization's assets that are not in the recycle bin. */
+export async function liveAssetIds(db: DbOrTrx, orgId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  return new Set((await db.selectFrom('assets').select('id').where('org_id', '=', orgId).where('id', 'in', [...ids]).where('deleted_at', 'is', null).execute()).map((r) => r.id));
+}
+
 export async function existingAssetIds(db: DbOrTrx, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   return new Set((await db.selectFrom('assets').select('id').where('id', 'in', [...ids]).execute()).map((r) => r.id));

@@ -11,7 +11,7 @@ import { recycleBinRoutes } from './recycle-bin/recycle-bin.routes.ts';
 import { renditionLinkRoutes } from './download/rendition-links.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
-export { findAsset, securityOf, assetsForIndexing, existingAssetIds, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
+export { findAsset, securityOf, assetsForIndexing, existingAssetIds, liveAssetIds, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
 export { createAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
 export { checkShareMailLimits, queueMail, mailStatus, MAIL_JOB, type OutgoingMail } from './share/mail-outbox.ts';
 export { receiveSingle } from './upload/uploads.service.ts';

@@ -9,9 +9,9 @@ import { publishEvent } from '../../core/events/index.ts';
 import { AppError, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { enqueueJob } from '../../core/jobs/queue.ts';
 import type { Deps } from '../../deps.ts';
-import { ActionCancelled, createAction, type ActionContext } from '../actions/index.ts';
+import { ActionCancelled, actionCreator, createAction, type ActionContext } from '../actions/index.ts';
 import {
-  callerPermissions, checkShareMailLimits, mailConfigured, queueMail, serveBlob, shareSourcesByFileId, signPath, verifySignedPath, type MailMessage, type ShareSource,
+  callerPermissions, checkShareMailLimits, liveAssetIds, mailConfigured, queueMail, serveBlob, shareSourcesByFileId, signPath, verifySignedPath, type MailMessage, type ShareSource,
 } from '../assets/index.ts';
 import { loadUserPrincipal } from '../identity/index.ts';
 import { templatesHiddenFrom } from '../metadata/index.ts';
@@ -253,8 +253,8 @@ async function assertShareAlive(deps: Deps, manifest: Manifest, shareId: string,
   if (!row) throw notFound('Shared zip (its collection was deleted)');
   if (!fromJson<string[]>(row.share_document, []).includes(shareId)) throw new AppError('gone', 'This share was revoked');
   if (assetIds.length === 0) return;
-  const live = await deps.db.selectFrom('assets').select('id').where('org_id', '=', manifest.orgId).where('id', 'in', [...assetIds]).where('deleted_at', 'is', null).execute();
-  if (live.length !== new Set(assetIds).size) throw new AppError('gone', 'An asset in this zip was deleted: the link no longer works');
+  const live = await liveAssetIds(deps.db, manifest.orgId, assetIds);
+  if (live.size !== new Set(assetIds).size) throw new AppError('gone', 'An asset in this zip was deleted: the link no longer works');
 }
 
 /**
@@ -266,8 +266,8 @@ export async function revokeShare(deps: Deps, principal: Principal, id: string, 
   const c = await loadVisibleCollection(deps.db, principal, id);
   const shares = fromJson<string[]>(c.row.share_document, []);
   if (!shares.includes(shareId.toLowerCase())) throw notFound('Share');
-  const action = await deps.db.selectFrom('actions').select('created_by').where('org_id', '=', principal.orgId).where('id', '=', shareId.toLowerCase()).executeTakeFirst();
-  if (action?.created_by !== principal.userId && c.row.owner_id !== principal.userId) {
+  const sharer = await actionCreator(deps.db, principal.orgId, shareId.toLowerCase());
+  if (sharer !== principal.userId && c.row.owner_id !== principal.userId) {
     const perms = await permissionsOn(deps.db, principal, c.templateIds);
     if (!permitted(perms, 'collection.edit')) throw forbidden('Only the sharer, or someone who may edit the collection, revokes a share');
   }

@@ -1,4 +1,4 @@
-import { hasPrivilege, permissionsOn, templatesGranting } from '../../core/authz/authorize.ts';
+import { groupsGranting, hasPrivilege, permissionsOn, templatesGranting } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
@@ -55,15 +55,15 @@ export interface TemplateAccess {
 
 export const OPEN_TEMPLATE: TemplateAccess = { accessTemplateIds: [], viewGroups: new Set() };
 
-/** One query: a metadata template's access templates and the groups they grant View. */
+/** A metadata template's access templates and the groups they grant View (no second query for an open template). */
 export async function templateAccess(db: DbOrTrx, orgId: string, templateId: string | null): Promise<TemplateAccess> {
   if (templateId === null) return OPEN_TEMPLATE;
-  const rows = await db.selectFrom('metadata_template_access as mta')
-    .leftJoin('security_template_permissions as stp', (join) => join.onRef('stp.template_id', '=', 'mta.security_template_id').on('stp.org_id', '=', orgId).on('stp.permission', '=', 'view'))
-    .select(['mta.security_template_id', 'stp.group_id'])
-    .where('mta.org_id', '=', orgId).where('mta.template_id', '=', templateId).execute();
+  const rows = await db.selectFrom('metadata_template_access').select('security_template_id')
+    .where('org_id', '=', orgId).where('template_id', '=', templateId).execute();
   if (rows.length === 0) return OPEN_TEMPLATE;
-  return { accessTemplateIds: [...new Set(rows.map((r) => r.security_template_id))], viewGroups: new Set(rows.flatMap((r) => (r.group_id ? [r.group_id] : []))) };
+  const accessTemplateIds = [...new Set(rows.map((r) => r.security_template_id))];
+  const granted = await groupsGranting(db, orgId, accessTemplateIds, 'view');
+  return { accessTemplateIds, viewGroups: new Set([...granted.values()].flatMap((groups) => [...groups])) };
 }
 
 /**
