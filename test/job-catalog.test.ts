@@ -54,15 +54,15 @@ it('every job type enqueued anywhere in src/ has a catalog entry and a handler; 
   assert.deepEqual([...new Set(enqueued.map((e) => e.name))].sort(), catalog, 'every catalog entry is enqueued somewhere');
 });
 
-it('payloads are checked against the catalog: what the enqueuers send fits, anything else is named', () => {
-  assert.equal(payloadProblem('assets.renditions', { assetId: 'a', force: true }), null);
-  assert.equal(payloadProblem('metadata.template.action_object', { templateId: 't', actionObjectId: null }), null);
-  assert.equal(payloadProblem('auth.cleanup', null), null);
-  assert.equal(payloadProblem('metadata.apply', { actionId: 'x' }), null);
-  assert.match(payloadProblem('mail.send', { mail: 'x' }) ?? '', /mailId/);
-  assert.notEqual(payloadProblem('assets.upload.watch', null), null);
+it('payloads are checked against the catalog: what the enqueuers send fits, anything else is named', async () => {
+  assert.equal(await payloadProblem('assets.renditions', { assetId: 'a', force: true }), null);
+  assert.equal(await payloadProblem('metadata.template.action_object', { templateId: 't', actionObjectId: null }), null);
+  assert.equal(await payloadProblem('auth.cleanup', null), null);
+  assert.equal(await payloadProblem('metadata.apply', { actionId: 'x' }), null);
+  assert.match(await payloadProblem('mail.send', { mail: 'x' }) ?? '', /mailId/);
+  assert.notEqual(await payloadProblem('assets.upload.watch', null), null);
   // Types outside the catalog (the worker's own tests) are not checked.
-  assert.equal(payloadProblem('test.anything', 42), null);
+  assert.equal(await payloadProblem('test.anything', 42), null);
 });
 
 forEachEngine('job catalog at run time', (ctx) => {

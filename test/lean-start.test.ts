@@ -85,7 +85,7 @@ function assertLean(report: Report, otherDriver: RegExp): void {
   assert.equal(report.builtins.find((m) => m.includes('amaro')), undefined, "Node's type stripper was loaded");
 }
 
-describe('npm start loads heavy modules only when first needed', { todo: 'fails since this session: a module landed this session loads a heavy module at start; to be found and made lazy next session' }, () => {
+describe('npm start loads heavy modules only when first needed', () => {
   const servers: { stop(): Promise<void> }[] = [];
   after(async () => {
     for (const s of servers) await s.stop();

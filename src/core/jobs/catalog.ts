@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
+import type { Compile } from 'typebox/compile';
 import type { ClaimedJob } from './worker.ts';
 
 /**
@@ -70,12 +70,16 @@ const checks = new Map<string, ReturnType<typeof Compile>>();
 
 /**
  * Null when `payload` fits the catalog entry of `type` (or `type` is not in the catalog: the
- * worker's own tests run ad-hoc types), else what is wrong with it. Compiled once per type.
+ * worker's own tests run ad-hoc types), else what is wrong with it. Compiled once per type; the
+ * compiler is loaded with the first job, not at start (test/lean-start.test.ts).
  */
-export function payloadProblem(type: string, payload: unknown): string | null {
+export async function payloadProblem(type: string, payload: unknown): Promise<string | null> {
   if (!Object.hasOwn(JOB_CATALOG, type)) return null;
   let check = checks.get(type);
-  if (!check) checks.set(type, (check = Compile(JOB_CATALOG[type as JobType].payload)));
+  if (!check) {
+    const { Compile: compile } = await import('typebox/compile');
+    checks.set(type, (check = compile(JOB_CATALOG[type as JobType].payload)));
+  }
   if (check.Check(payload)) return null;
   const first = check.Errors(payload)[0];
   return first ? `${first.instancePath || '/'} ${first.message}` : 'does not match its schema';

@@ -139,7 +139,7 @@ export function startWorker(options: WorkerOptions): Worker {
       if (!handler) throw new FatalJobError(`No handler for job type ${row.type}`);
       const payload: unknown = JSON.parse(row.payload);
       // The handlers are typed by the job catalog; a payload that does not fit can never succeed.
-      const problem = payloadProblem(row.type, payload);
+      const problem = await payloadProblem(row.type, payload);
       if (problem !== null) throw new FatalJobError(`Payload of job type ${row.type} does not match the job catalog: ${problem}`);
       await handler({ id: row.id, orgId: row.org_id, type: row.type, payload, attempts: row.attempts, maxAttempts: row.max_attempts });
     } catch (error) {
