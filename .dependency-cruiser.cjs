@@ -13,52 +13,12 @@
 // path, with a comment saying who removes it.
 
 /**
- * Known exceptions: exact (from → to) imports that break a rule today and are being removed (issue 22:
- * the test-only helpers still inside src/ move to test/helpers/, and core/db/hotpaths.test.ts moves to
- * test/). Each is exempt only for that exact pair; any new violation fails. Delete an entry as soon as
- * its import is gone (depcruise does not complain about stale entries, so keep this list short).
+ * Known exceptions: exact (from → to) imports that break a rule, as [from, to] pairs under the rule's
+ * name. Each would be exempt only for that exact pair; any new violation fails. There are none today:
+ * keep it that way (depcruise does not complain about stale entries, so delete one as soon as its
+ * import is gone).
  */
-const KNOWN_EXCEPTIONS = {
-  'src-not-into-test': [
-    ['src/features/assets/assets.fixtures.ts', 'test/helpers/context.ts'],
-    ['src/features/assets/assets.fixtures.ts', 'test/helpers/factories.ts'],
-    ['src/features/metadata/testing.ts', 'test/helpers/context.ts'],
-    ['src/features/metadata/testing.ts', 'test/helpers/factories.ts'],
-    ['src/features/search/search.fixtures.ts', 'test/helpers/context.ts'],
-    ['src/features/storyboards/test-fixtures.ts', 'test/helpers/context.ts'],
-    ['src/features/storyboards/test-fixtures.ts', 'test/helpers/factories.ts'],
-  ],
-  'feature-through-index': [
-    ['src/features/adaptive-templates/adaptive-templates.test.ts', 'src/features/assets/assets.fixtures.ts'],
-    ['src/features/assets/bulk/action-objects.test.ts', 'src/features/metadata/testing.ts'],
-    ['src/features/assets/bulk/apply-changes.test.ts', 'src/features/metadata/testing.ts'],
-    ['src/features/assets/bulk/create-bulk.test.ts', 'src/features/search/search.fixtures.ts'],
-    ['src/features/assets/metadata-types.test.ts', 'src/features/metadata/testing.ts'],
-    ['src/features/cdn/asset-origin.test.ts', 'src/features/assets/assets.fixtures.ts'],
-    ['src/features/cdn/cdn-api.test.ts', 'src/features/assets/assets.fixtures.ts'],
-    ['src/features/collections/collection-metadata.test.ts', 'src/features/metadata/testing.ts'],
-    ['src/features/collections/collections.test.ts', 'src/features/search/search.fixtures.ts'],
-    ['src/features/collections/share.test.ts', 'src/features/assets/assets.fixtures.ts'],
-    ['src/features/collections/share.test.ts', 'src/features/search/search.fixtures.ts'],
-    ['src/features/collections/training-roundtrip.test.ts', 'src/features/assets/assets.fixtures.ts'],
-    ['src/features/search/metadata-access.test.ts', 'src/features/assets/assets.fixtures.ts'],
-    ['src/features/search/search-assets.test.ts', 'src/features/assets/assets.fixtures.ts'],
-    ['src/features/storyboards/shares.test.ts', 'src/features/assets/assets.fixtures.ts'],
-    ['src/features/storyboards/storyboards.browser.test.ts', 'src/features/assets/assets.fixtures.ts'],
-    ['src/features/storyboards/test-fixtures.ts', 'src/features/assets/assets.fixtures.ts'],
-    ['src/features/storyboards/test-fixtures.ts', 'src/features/search/search.fixtures.ts'],
-    ['src/features/storyboards/view.test.ts', 'src/features/assets/assets.fixtures.ts'],
-    ['src/features/storyboards/view.test.ts', 'src/features/search/search.fixtures.ts'],
-    ['src/features/web-app/web-app.test.ts', 'src/features/assets/assets.fixtures.ts'],
-  ],
-  'core-not-into-features': [
-    ['src/core/db/hotpaths.test.ts', 'src/features/assets/assets.repo.ts'],
-    ['src/core/db/hotpaths.test.ts', 'src/features/auth/sessions/sessions.repo.ts'],
-    ['src/core/db/hotpaths.test.ts', 'src/features/identity/identity.repo.ts'],
-    ['src/core/db/hotpaths.test.ts', 'src/features/identity/principal.ts'],
-    ['src/core/db/hotpaths.test.ts', 'src/features/metadata/definitions/template-cache.ts'],
-  ],
-};
+const KNOWN_EXCEPTIONS = {};
 
 const exact = (file) => `^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`;
 

@@ -6,7 +6,7 @@
 // required and read-only fields, and converts the document to its canonical id-based form.
 import { Ajv } from 'ajv';
 import { toLegacy, toSimplified, validateMetadata } from '../src/features/metadata/index.ts';
-import { sampleTemplate } from '../src/features/metadata/fixture.ts';
+import { sampleTemplate } from '../test/helpers/sample-template.ts';
 import type { AttributeDef, CompiledTemplate } from '../src/features/metadata/validation/model.ts';
 import { fmt, printTable } from './lib.ts';
 

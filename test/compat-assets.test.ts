@@ -4,7 +4,7 @@ import { forEachEngine, json } from './helpers/context.ts';
 import { createTestOrg, type TestOrg } from './helpers/factories.ts';
 import { login } from './helpers/auth.ts';
 import { randomBytes } from 'node:crypto';
-import { createAsset, defaultTemplate, pathOf } from '../src/features/assets/assets.fixtures.ts';
+import { createAsset, defaultTemplate, pathOf } from './helpers/assets.ts';
 
 /** Issue 24: what the reference's own client code still tripped on, asset side. */
 forEachEngine('compatibility: assets (issue 24)', (ctx) => {

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { it } from 'node:test';
 import { forEachEngine, json } from './helpers/context.ts';
 import { createTestOrg, type TestOrg } from './helpers/factories.ts';
-import { createAsset, jpeg, pathOf } from '../src/features/assets/assets.fixtures.ts';
+import { createAsset, jpeg, pathOf } from './helpers/assets.ts';
 
 const rnd = () => randomBytes(4).toString('hex');
 

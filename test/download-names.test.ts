@@ -9,7 +9,7 @@ import { forEachEngine, json } from './helpers/context.ts';
 import { createTestOrg, type TestOrg } from './helpers/factories.ts';
 import { startWorker, type Worker } from '../src/core/jobs/worker.ts';
 import { asciiFallback, contentDisposition } from '../src/core/http/content-disposition.ts';
-import { createAsset, image, jpeg, pathOf, uploadAsset } from '../src/features/assets/assets.fixtures.ts';
+import { createAsset, image, jpeg, pathOf, uploadAsset } from './helpers/assets.ts';
 import { assetJobHandlers } from '../src/features/assets/index.ts';
 import { collectionJobHandlers } from '../src/features/collections/index.ts';
 import { defaultTemplateId } from '../src/features/metadata/index.ts';

@@ -8,7 +8,7 @@ import { after, before, it } from 'node:test';
 import { forEachEngine, json } from './helpers/context.ts';
 import { createTestOrg } from './helpers/factories.ts';
 import { PROTOTYPE_NAMES } from '../src/core/lookup.ts';
-import { assetWorker, jpeg, uploadAsset } from '../src/features/assets/assets.fixtures.ts';
+import { assetWorker, jpeg, uploadAsset } from './helpers/assets.ts';
 
 const crashes: unknown[] = [];
 const record = (error: unknown) => crashes.push(error);

@@ -7,7 +7,7 @@ import sharp from 'sharp';
 import { forEachEngine, json } from './helpers/context.ts';
 import { createTestOrg } from './helpers/factories.ts';
 import { recordedError, stripPaths } from '../src/core/recorded-error.ts';
-import { assetWorker, uploadAsset } from '../src/features/assets/assets.fixtures.ts';
+import { assetWorker, uploadAsset } from './helpers/assets.ts';
 
 it('recordedError: absolute paths become <file>, the rest of the message stays', () => {
   assert.equal(stripPaths(`Input file ${tmpdir()}/tessera-rend-Ab12/source is missing`), 'Input file <file> is missing');

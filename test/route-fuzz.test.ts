@@ -11,7 +11,7 @@ import { after, before, it } from 'node:test';
 import { forEachEngine, type TestContext } from './helpers/context.ts';
 import { createTestOrg, type TestOrg } from './helpers/factories.ts';
 import { PROTOTYPE_NAMES } from '../src/core/lookup.ts';
-import { jpeg, uploadAsset } from '../src/features/assets/assets.fixtures.ts';
+import { jpeg, uploadAsset } from './helpers/assets.ts';
 
 type Schema = { $ref?: string; type?: string | string[]; properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[]; oneOf?: Schema[]; allOf?: Schema[]; enum?: unknown[]; const?: unknown; format?: string; minimum?: number };
 interface Operation { parameters?: { in: string; name: string }[]; requestBody?: { content?: Record<string, { schema?: Schema }> } }

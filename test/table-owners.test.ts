@@ -26,9 +26,6 @@ const ALLOWED: [string, string, string][] = [
   ['src/features/auth/signing-keys.ts', 'server_state', 'its own key (auth.signing_kid) in the shared key/value table'],
   ['src/features/identity/bootstrap.ts', 'server_state', 'its own key (the first-run marker) in the shared key/value table'],
   ['src/features/metadata/definitions/template-cache.ts', 'server_state', 'its own keys (metadata.version.<org>) in the shared key/value table'],
-  ['src/features/search/search.fixtures.ts', 'groups', 'a test helper that builds security fixtures directly (to move to test/helpers/)'],
-  ['src/features/search/search.fixtures.ts', 'security_template_grants', 'a test helper that builds security fixtures directly (to move to test/helpers/)'],
-  ['src/features/search/search.fixtures.ts', 'security_templates', 'a test helper that builds security fixtures directly (to move to test/helpers/)'],
   ['src/features/webhooks/delivery-store.ts', 'events', 'webhooks is the outbox\'s consumer: it fans new events out to endpoints in one statement'],
 ];
 

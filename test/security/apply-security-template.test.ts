@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import { forEachEngine, json } from '../helpers/context.ts';
 import { createTestOrg } from '../helpers/factories.ts';
 import { createTemplate, holder } from '../helpers/permissions.ts';
-import { assetWorker, createAsset, defaultTemplate } from '../../src/features/assets/assets.fixtures.ts';
+import { assetWorker, createAsset, defaultTemplate } from '../helpers/assets.ts';
 
 // Issue 23, defect 2: changing an asset's security templates needs Apply Security Template on it,
 // and may add only templates that grant nothing beyond what the caller holds on it.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { ALL_PERMISSIONS, ALL_PRIVILEGES, type Privilege } from '../../src/core/authz/catalog.ts';
-import { assetWorker, createAsset, jpeg, uploadAsset } from '../../src/features/assets/assets.fixtures.ts';
+import { assetWorker, createAsset, jpeg, uploadAsset } from '../helpers/assets.ts';
 import { forEachEngine, json } from '../helpers/context.ts';
 import { createTestOrg, createTestUser } from '../helpers/factories.ts';
 import { createGroup, createTemplate } from '../helpers/permissions.ts';

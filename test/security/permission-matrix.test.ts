@@ -5,7 +5,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { ALL_PERMISSIONS, ALL_PRIVILEGES, type Permission, type Privilege } from '../../src/core/authz/catalog.ts';
 import { ACTIONS, ALL_ACTIONS, permissionTableMarkdown, type Action, type ActionRule } from '../../src/core/authz/permissions.ts';
 import type { Worker } from '../../src/core/jobs/worker.ts';
-import { assetWorker, createAsset, defaultTemplate, jpeg, uploadAsset } from '../../src/features/assets/assets.fixtures.ts';
+import { assetWorker, createAsset, defaultTemplate, jpeg, uploadAsset } from '../helpers/assets.ts';
 import { createKey } from '../helpers/api-keys.ts';
 import { createTestContext, forEachEngine, json, type TestContext } from '../helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg } from '../helpers/factories.ts';

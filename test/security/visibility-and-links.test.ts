@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { ALL_PERMISSIONS } from '../../src/core/authz/catalog.ts';
 import { startWorker } from '../../src/core/jobs/worker.ts';
-import { assetWorker, createAsset, jpeg, pathOf, uploadAsset } from '../../src/features/assets/assets.fixtures.ts';
+import { assetWorker, createAsset, jpeg, pathOf, uploadAsset } from '../helpers/assets.ts';
 import { assetJobHandlers } from '../../src/features/assets/index.ts';
 import { collectionJobHandlers } from '../../src/features/collections/index.ts';
 import { forEachEngine, json } from '../helpers/context.ts';

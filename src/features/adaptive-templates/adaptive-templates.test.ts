@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
 import { PERMISSIONS } from '../../core/authz/catalog.ts';
-import { jpeg, uploadAsset } from '../assets/assets.fixtures.ts';
+import { jpeg, uploadAsset } from '../../../test/helpers/assets.ts';
 import { securitySuite } from '../../../test/helpers/security.ts';
 import { signLaunch } from './launch-token.ts';
 

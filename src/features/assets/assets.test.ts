@@ -6,7 +6,7 @@ import { before, it } from 'node:test';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../test/helpers/security.ts';
-import { createAsset, defaultTemplate, jpeg, pathOf, uploadAsset } from './assets.fixtures.ts';
+import { createAsset, defaultTemplate, jpeg, pathOf, uploadAsset } from '../../../test/helpers/assets.ts';
 
 forEachEngine('assets: create, read, update', (ctx) => {
   let org: TestOrg;

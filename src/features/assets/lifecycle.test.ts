@@ -5,7 +5,7 @@ import { forEachEngine, json, type TestContext } from '../../../test/helpers/con
 import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../test/helpers/security.ts';
 import type { Worker } from '../../core/jobs/worker.ts';
-import { assetWorker, createAsset, defaultTemplate, jpeg, pathOf, uploadAsset } from './assets.fixtures.ts';
+import { assetWorker, createAsset, defaultTemplate, jpeg, pathOf, uploadAsset } from '../../../test/helpers/assets.ts';
 
 const PART = 5 * 1024 * 1024;
 const get = async (ctx: TestContext, org: TestOrg, url: string) => ctx.inject({ method: 'GET', url, headers: org.admin.headers });

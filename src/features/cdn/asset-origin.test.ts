@@ -3,7 +3,7 @@ import { after, before, it } from 'node:test';
 import sharp from 'sharp';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
-import { jpeg, uploadAsset } from '../assets/assets.fixtures.ts';
+import { jpeg, uploadAsset } from '../../../test/helpers/assets.ts';
 import { startEdge } from '../../../test/helpers/cdn.ts';
 
 const unique = () => Math.random().toString(36).slice(2, 10);

@@ -4,7 +4,7 @@ import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../test/helpers/security.ts';
 import { TestOrigin } from '../../../test/helpers/cdn.ts';
-import { uploadAsset } from '../assets/assets.fixtures.ts';
+import { uploadAsset } from '../../../test/helpers/assets.ts';
 
 const unique = () => Math.random().toString(36).slice(2, 10);
 

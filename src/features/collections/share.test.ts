@@ -7,9 +7,9 @@ import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../.
 import { securitySuite } from '../../../test/helpers/security.ts';
 import { startSmtp } from '../../../test/helpers/smtp.ts';
 import { startWorker, type Worker } from '../../core/jobs/worker.ts';
-import { pathOf, uploadAsset } from '../assets/assets.fixtures.ts';
+import { pathOf, uploadAsset } from '../../../test/helpers/assets.ts';
 import { assetJobHandlers } from '../assets/index.ts';
-import { createGroup, createTemplate } from '../search/search.fixtures.ts';
+import { createGroup, createTemplate } from '../../../test/helpers/search.ts';
 import { collectionJobHandlers } from './index.ts';
 
 const smtp = await startSmtp();

@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import { login } from '../../../test/helpers/auth.ts';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
-import { jpeg, uploadAsset } from '../assets/assets.fixtures.ts';
+import { jpeg, uploadAsset } from '../../../test/helpers/assets.ts';
 
 /**
  * The reference's own training flow (reference §8.1–8.2, §9.2): sign in, page through

@@ -7,7 +7,7 @@ import { EVENT_CATALOG, envelopeSchema, type EventType } from '../../core/events
 import { startWorker } from '../../core/jobs/worker.ts';
 import { metadataJobHandlers } from './index.ts';
 import { applyMetadataToAssets } from '../assets/index.ts';
-import { metadataApi } from './testing.ts';
+import { metadataApi } from '../../../test/helpers/metadata.ts';
 
 const METADATA_EVENTS = Object.keys(EVENT_CATALOG).filter((t) => t.startsWith('metadata.')) as EventType[];
 

@@ -1,7 +1,7 @@
 import { forEachEngine, type TestContext } from '../../../test/helpers/context.ts';
 import type { TestOrg } from '../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../test/helpers/security.ts';
-import { metadataApi, rnd } from './testing.ts';
+import { metadataApi, rnd } from '../../../test/helpers/metadata.ts';
 
 const MM = ['metadata_management' as const];
 

@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../test/helpers/security.ts';
-import { createGroup, createTemplate, docInput, indexDocs } from './search.fixtures.ts';
+import { createGroup, createTemplate, docInput, indexDocs } from '../../../test/helpers/search.ts';
 import { runSavedSearchForViewer } from './index.ts';
 import { loadUserPrincipal } from '../identity/index.ts';
 

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
-import { jpeg, uploadAsset } from '../assets/assets.fixtures.ts';
-import { createGroup, createTemplate } from './search.fixtures.ts';
+import { jpeg, uploadAsset } from '../../../test/helpers/assets.ts';
+import { createGroup, createTemplate } from '../../../test/helpers/search.ts';
 
 
 forEachEngine('search over real assets', (ctx) => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../../../test/helpers/factories.ts';
-import { createGroup, createTemplate, docInput, indexDocs } from './search.fixtures.ts';
+import { createGroup, createTemplate, docInput, indexDocs } from '../../../test/helpers/search.ts';
 import { memoryIndexStats, removeDocuments, unloadMemoryIndex, type SearchDocumentInput } from './index.ts';
 
 /**

@@ -4,8 +4,8 @@ import { forEachEngine, json, type TestContext } from '../../../test/helpers/con
 import sharp from 'sharp';
 import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
 import { createKey } from '../../../test/helpers/api-keys.ts';
-import { jpeg, uploadAsset } from '../assets/assets.fixtures.ts';
-import { boardWithAssets } from './test-fixtures.ts';
+import { jpeg, uploadAsset } from '../../../test/helpers/assets.ts';
+import { boardWithAssets } from '../../../test/helpers/storyboards.ts';
 
 const DAY = 86_400_000;
 

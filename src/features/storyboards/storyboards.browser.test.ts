@@ -7,8 +7,8 @@ import { chromium, type Page } from 'playwright-core';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg } from '../../../test/helpers/factories.ts';
 import { freePort } from '../../../test/helpers/net.ts';
-import { uploadAsset } from '../assets/assets.fixtures.ts';
-import { boardWithAssets } from './test-fixtures.ts';
+import { uploadAsset } from '../../../test/helpers/assets.ts';
+import { boardWithAssets } from '../../../test/helpers/storyboards.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM) ? false : `Chromium is not installed at ${CHROMIUM} (apt-get install chromium): the share page is not checked in a browser here`;

@@ -6,7 +6,7 @@ import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpe
 import { loginForm } from '../../../test/helpers/oauth.ts';
 import { securitySuite } from '../../../test/helpers/security.ts';
 import type { Worker } from '../../core/jobs/worker.ts';
-import { assetWorker, jpeg, pathOf, uploadAsset } from '../assets/assets.fixtures.ts';
+import { assetWorker, jpeg, pathOf, uploadAsset } from '../../../test/helpers/assets.ts';
 import { seedWebAppClients, WEB_APP_CLIENT_ID } from '../auth/index.ts';
 
 const PUBLIC_URL = 'http://127.0.0.1:43999';

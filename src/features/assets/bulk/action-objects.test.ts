@@ -7,8 +7,8 @@ import { securitySuite } from '../../../../test/helpers/security.ts';
 import type { Worker } from '../../../core/jobs/worker.ts';
 import { enqueueJob } from '../../../core/jobs/queue.ts';
 import { ACTION_OBJECT_JOB } from '../../metadata/index.ts';
-import { metadataApi, rnd } from '../../metadata/testing.ts';
-import { assetWorker, createAsset, defaultTemplate } from '../assets.fixtures.ts';
+import { metadataApi, rnd } from '../../../../test/helpers/metadata.ts';
+import { assetWorker, createAsset, defaultTemplate } from '../../../../test/helpers/assets.ts';
 
 /** Headers as the reference's examples send them: gateway X-API-Key, AccessToken, Authorization, Content-Type. */
 async function clientHeaders(ctx: TestContext, user: { username: string; password: string }) {

@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import { forEachEngine, json } from '../../../../test/helpers/context.ts';
 import { createTestOrg } from '../../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../../test/helpers/security.ts';
-import { assetWorker, createAsset, defaultTemplate } from '../assets.fixtures.ts';
+import { assetWorker, createAsset, defaultTemplate } from '../../../../test/helpers/assets.ts';
 
 // The shared security suite for the asset routes that no other asset test file covers.
 forEachEngine('assets: security of Action cancel and the form upload', (ctx) => {

@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import { forEachEngine, json } from '../../../../test/helpers/context.ts';
 import { createTestOrg } from '../../../../test/helpers/factories.ts';
 import { startWorkers } from '../../../workers.ts';
-import { metadataApi } from '../../metadata/testing.ts';
+import { metadataApi } from '../../../../test/helpers/metadata.ts';
 
 // Definition changes reach stored assets and the search index only through POST /v1/metadata/apply.
 forEachEngine('assets: POST /v1/metadata/apply brings assets and the search index in line', (ctx) => {

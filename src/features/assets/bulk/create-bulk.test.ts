@@ -3,8 +3,8 @@ import { before, it } from 'node:test';
 import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg } from '../../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../../test/helpers/security.ts';
-import { createTemplate } from '../../search/search.fixtures.ts';
-import { defaultTemplate } from '../assets.fixtures.ts';
+import { createTemplate } from '../../../../test/helpers/search.ts';
+import { defaultTemplate } from '../../../../test/helpers/assets.ts';
 
 const OTHER_UUID = '0190a4b2-0000-7000-8000-000000000000';
 

@@ -6,7 +6,7 @@ import { securitySuite } from '../../../../test/helpers/security.ts';
 import { PERMISSIONS } from '../../../core/authz/catalog.ts';
 import type { Worker } from '../../../core/jobs/worker.ts';
 import type { BlobStore } from '../../../core/storage/blob-store.ts';
-import { assetWorker, createAsset, jpeg, uploadAsset } from '../assets.fixtures.ts';
+import { assetWorker, createAsset, jpeg, uploadAsset } from '../../../../test/helpers/assets.ts';
 import { runRenditions } from '../renditions/renditions.ts';
 
 const remove = async (ctx: TestContext, user: TestUser, id: string, action: 'delete' | 'undelete' = 'delete') => {

@@ -5,7 +5,7 @@ import { forEachEngine, json } from '../../../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../../test/helpers/security.ts';
 import type { Worker } from '../../../core/jobs/worker.ts';
-import { assetWorker, createAsset, jpeg, pathOf, uploadAsset } from '../assets.fixtures.ts';
+import { assetWorker, createAsset, jpeg, pathOf, uploadAsset } from '../../../../test/helpers/assets.ts';
 
 forEachEngine('assets: technical metadata and preview replacement', (ctx) => {
   let org: TestOrg;

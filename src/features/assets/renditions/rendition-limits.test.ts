@@ -3,7 +3,7 @@ import { after, before, it } from 'node:test';
 import { forEachEngine } from '../../../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
 import type { Worker } from '../../../core/jobs/worker.ts';
-import { assetWorker, uploadAsset } from '../assets.fixtures.ts';
+import { assetWorker, uploadAsset } from '../../../../test/helpers/assets.ts';
 
 // A few hundred bytes of SVG whose filter takes libvips/librsvg seconds to render (the issue's
 // "filter bomb", scaled down): with TESSERA_RENDITION_TIMEOUT_SECONDS=1 its rendition is abandoned.

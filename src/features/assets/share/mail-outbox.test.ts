@@ -5,7 +5,7 @@ import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.
 import { freePort } from '../../../../test/helpers/net.ts';
 import { startSmtp } from '../../../../test/helpers/smtp.ts';
 import type { Worker } from '../../../core/jobs/worker.ts';
-import { assetWorker, jpeg, uploadAsset } from '../assets.fixtures.ts';
+import { assetWorker, jpeg, uploadAsset } from '../../../../test/helpers/assets.ts';
 import { queueMail } from '../index.ts';
 
 // The SMTP server's port is fixed before it listens, so the first attempts meet a refused connection.

@@ -5,7 +5,7 @@ import { createTestOrg, createTestUser, type TestOrg } from '../../../../test/he
 import { securitySuite } from '../../../../test/helpers/security.ts';
 import { startSmtp } from '../../../../test/helpers/smtp.ts';
 import type { Worker } from '../../../core/jobs/worker.ts';
-import { assetWorker, jpeg, pathOf, uploadAsset } from '../assets.fixtures.ts';
+import { assetWorker, jpeg, pathOf, uploadAsset } from '../../../../test/helpers/assets.ts';
 
 const smtp = await startSmtp();
 const { mails, port: smtpPort } = smtp;

@@ -6,7 +6,7 @@ import { forEachEngine, json } from '../../../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
 import { startS3 } from '../../../../test/helpers/s3.ts';
 import type { Worker } from '../../../core/jobs/worker.ts';
-import { assetWorker, createAsset, jpeg, pathOf } from '../assets.fixtures.ts';
+import { assetWorker, createAsset, jpeg, pathOf } from '../../../../test/helpers/assets.ts';
 
 const PART = 5 * 1024 * 1024;
 const s3 = await startS3();

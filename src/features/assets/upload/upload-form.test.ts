@@ -3,7 +3,7 @@ import { after, before, it } from 'node:test';
 import { forEachEngine, json } from '../../../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
 import type { Worker } from '../../../core/jobs/worker.ts';
-import { assetWorker, defaultTemplate, jpeg } from '../assets.fixtures.ts';
+import { assetWorker, defaultTemplate, jpeg } from '../../../../test/helpers/assets.ts';
 
 function multipartBody(fields: Record<string, string>, file: { name: string; type: string; data: Buffer }) {
   const boundary = `----tessera${Math.random().toString(16).slice(2)}`;

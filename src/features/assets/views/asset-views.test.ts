@@ -13,7 +13,7 @@ import { loginHeaders } from '../../../../test/helpers/auth.ts';
 import { secondInstanceForSuite } from '../../../../test/helpers/second-instance.ts';
 import type { Worker } from '../../../core/jobs/worker.ts';
 import { assetViews } from './asset-views.ts';
-import { assetWorker, createAsset, defaultTemplate, jpeg, uploadAsset } from '../assets.fixtures.ts';
+import { assetWorker, createAsset, defaultTemplate, jpeg, uploadAsset } from '../../../../test/helpers/assets.ts';
 
 type Ctx = () => TestContext;
 const legacy = (id: string) => `/v1/asset/${id}`;

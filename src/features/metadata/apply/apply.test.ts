@@ -7,7 +7,7 @@ import type { Deps } from '../../../deps.ts';
 import { jobHandlers } from '../../../workers.ts';
 import { applyMetadataToAssets } from '../../assets/index.ts';
 import { metadataJobHandlers, type ApplyHandler, type DefinitionChange } from '../index.ts';
-import { metadataApi } from '../testing.ts';
+import { metadataApi } from '../../../../test/helpers/metadata.ts';
 
 // Stands in for the assets feature's handler: records what it was asked to apply, per organization.
 const seen = new Map<string, DefinitionChange[][]>();

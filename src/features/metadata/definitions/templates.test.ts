@@ -3,7 +3,7 @@ import { after, it } from 'node:test';
 import { forEachEngine, json } from '../../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
 import type { UsageProbe } from '../index.ts';
-import { metadataApi } from '../testing.ts';
+import { metadataApi } from '../../../../test/helpers/metadata.ts';
 
 const NONE = '00000000-0000-4000-8000-000000000000';
 

@@ -3,7 +3,7 @@ import { it } from 'node:test';
 import { forEachEngine } from '../../../../test/helpers/context.ts';
 import { createTestOrg } from '../../../../test/helpers/factories.ts';
 import { defaultTemplateId, denormalize, loadTemplate, loadTemplateCached, toLegacy, toSimplified, validateMetadata } from '../index.ts';
-import { metadataApi } from '../testing.ts';
+import { metadataApi } from '../../../../test/helpers/metadata.ts';
 
 /**
  * The validation library against definitions stored in each engine (built through the admin API):

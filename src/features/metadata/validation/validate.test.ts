@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { denormalize, mergeMetadata, presentLegacy, toLegacy, toSimplified } from './encodings.ts';
-import { sampleTemplate } from '../fixture.ts';
+import { sampleTemplate } from '../../../../test/helpers/sample-template.ts';
 import type { LegacyItem } from './model.ts';
 import { validateMetadata } from './validate.ts';
 

@@ -3,13 +3,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { forEachEngine } from '../../../test/helpers/context.ts';
-import { createTestOrg } from '../../../test/helpers/factories.ts';
-import { prepared } from './prepared.ts';
-import { RevisionCache } from './revision-cache.ts';
-import { IDENTITY_TABLES, writesTo, type RevisionFeed } from './revision.ts';
-import { findUserProfile } from '../../features/identity/identity.repo.ts';
-import { findSessionWithUser } from '../../features/auth/sessions/sessions.repo.ts';
+import { forEachEngine } from './helpers/context.ts';
+import { createTestOrg } from './helpers/factories.ts';
+import { prepared } from '../src/core/db/prepared.ts';
+import { RevisionCache } from '../src/core/db/revision-cache.ts';
+import { IDENTITY_TABLES, writesTo, type RevisionFeed } from '../src/core/db/revision.ts';
+import { findUserProfile } from '../src/features/identity/identity.repo.ts';
+import { findSessionWithUser } from '../src/features/auth/sessions/sessions.repo.ts';
 
 describe('writesTo (local invalidation trigger)', () => {
   it('flags writes to identity tables, in either quoting, and nothing else', () => {
@@ -139,13 +139,13 @@ forEachEngine('hot queries', (ctx) => {
     assert.ok(await findUserProfile(db, org.orgId, org.adminUserId));
     assert.equal(await findSessionWithUser(db, '00000000-0000-7000-8000-000000000000'), undefined);
     const hot = [
-      ['user profile', (await import('../../features/identity/identity.repo.ts')).userProfileQuery.compiled(db)],
-      ['session + user', (await import('../../features/auth/sessions/sessions.repo.ts')).sessionWithUserQuery.compiled(db)],
-      ['user principal', (await import('../../features/identity/principal.ts')).userPrincipalQuery.compiled(db)],
+      ['user profile', (await import('../src/features/identity/identity.repo.ts')).userProfileQuery.compiled(db)],
+      ['session + user', (await import('../src/features/auth/sessions/sessions.repo.ts')).sessionWithUserQuery.compiled(db)],
+      ['user principal', (await import('../src/features/identity/principal.ts')).userPrincipalQuery.compiled(db)],
       // An asset view's load (features/assets/views/asset-views.ts): the row, its security, the definitions version.
-      ['asset by objectId or fileId', (await import('../../features/assets/assets.repo.ts')).visibleAssetQuery.compiled(db)],
-      ['asset security', (await import('../../features/assets/assets.repo.ts')).securityOfOneQuery.compiled(db)],
-      ['metadata definitions version', (await import('../../features/metadata/definitions/template-cache.ts')).versionQuery.compiled(db)],
+      ['asset by objectId or fileId', (await import('../src/features/assets/assets.repo.ts')).visibleAssetQuery.compiled(db)],
+      ['asset security', (await import('../src/features/assets/assets.repo.ts')).securityOfOneQuery.compiled(db)],
+      ['metadata definitions version', (await import('../src/features/metadata/definitions/template-cache.ts')).versionQuery.compiled(db)],
     ] as const;
     for (const [name, compiled] of hot) {
       const parameters = compiled.parameters.map((p) => (typeof p === 'string' && p.startsWith('\u0000') ? 'x' : p));

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { TestContext } from '../../../test/helpers/context.ts';
-import type { TestOrg } from '../../../test/helpers/factories.ts';
+import type { TestContext } from './context.ts';
+import type { TestOrg } from './factories.ts';
 
 const rnd = () => Math.random().toString(36).slice(2, 8);
 

@@ -1,4 +1,4 @@
-import { buildVocabulary, compileTemplate, type AttributeDef, type CompiledTemplate } from './validation/model.ts';
+import { buildVocabulary, compileTemplate, type AttributeDef, type CompiledTemplate } from '../../src/features/metadata/validation/model.ts';
 
 /**
  * A compiled template with every attribute kind (tests and the benchmark use it): text (single

@@ -1,10 +1,10 @@
 // Test support: security set-ups and index documents written straight into the index.
-import { writeTemplatePermissions } from '../../core/authz/authorize.ts';
-import { PERMISSIONS, type Permission } from '../../core/authz/catalog.ts';
-import { toJson } from '../../core/db/json.ts';
-import { newId } from '../../core/ids.ts';
-import type { TestContext } from '../../../test/helpers/context.ts';
-import { upsertDocuments, type SearchDocumentInput } from './search-index.repo.ts';
+import { writeTemplatePermissions } from '../../src/core/authz/authorize.ts';
+import { PERMISSIONS, type Permission } from '../../src/core/authz/catalog.ts';
+import { toJson } from '../../src/core/db/json.ts';
+import { newId } from '../../src/core/ids.ts';
+import type { TestContext } from './context.ts';
+import { upsertDocuments, type SearchDocumentInput } from '../../src/features/search/search-index.repo.ts';
 
 export async function createGroup(ctx: TestContext, orgId: string, name = `g-${Math.random().toString(36).slice(2, 9)}`): Promise<string> {
   const now = ctx.deps.clock.now();

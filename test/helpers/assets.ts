@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
-import type { TestContext } from '../../../test/helpers/context.ts';
-import type { TestOrg } from '../../../test/helpers/factories.ts';
-import { startWorker, type Worker } from '../../core/jobs/worker.ts';
-import { assetJobHandlers } from './index.ts';
-import { defaultTemplateId, loadTemplate } from '../metadata/index.ts';
+import type { TestContext } from './context.ts';
+import type { TestOrg } from './factories.ts';
+import { startWorker, type Worker } from '../../src/core/jobs/worker.ts';
+import { assetJobHandlers } from '../../src/features/assets/index.ts';
+import { defaultTemplateId, loadTemplate } from '../../src/features/metadata/index.ts';
 
 /** Test helpers for assets: real images, real uploads through the HTTP API. */
 /** The organization's default metadata template (seeded with every organization) and its attribute ids by searchField. */

@@ -1,9 +1,10 @@
+// Test support for story boards: a published board over real uploaded assets (screenshots and view tests).
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
-import { json, type TestContext } from '../../../test/helpers/context.ts';
-import type { TestOrg } from '../../../test/helpers/factories.ts';
-import { assetWorker, uploadAsset } from '../assets/assets.fixtures.ts';
-import { docInput, indexDocs } from '../search/search.fixtures.ts';
+import { json, type TestContext } from './context.ts';
+import type { TestOrg } from './factories.ts';
+import { assetWorker, uploadAsset } from './assets.ts';
+import { docInput, indexDocs } from './search.ts';
 
 const COLOURS = [
   { r: 214, g: 94, b: 48 }, { r: 46, g: 125, b: 112 }, { r: 233, g: 196, b: 106 }, { r: 38, g: 70, b: 83 }, { r: 160, g: 82, b: 45 },
