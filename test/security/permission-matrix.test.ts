@@ -21,7 +21,7 @@ import { createGroup, createTemplate } from '../helpers/permissions.ts';
 const TAGS = new Set(['assets', 'collections', 'storyboards', 'cdn', 'search', 'saved-searches']);
 /** Rows shown by their own tests instead of a probe here (no route of their own). */
 const ELSEWHERE: Partial<Record<Action, string>> = {
-  'asset.sensitive_data': 'test/security/asset-privileges.test.ts',
+  'asset.sensitive_data': 'test/security/sensitive-data.test.ts',
 };
 
 describe('the permission table covers every documented route of assets, collections, story boards, search and CDN', () => {

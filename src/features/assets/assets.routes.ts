@@ -13,7 +13,8 @@ import {
 import { createAsset, deleteOrRestore, getLatest, getVersions, updateAsset, type CreatedAsset } from './assets.service.ts';
 import { withAssetView, type AssetView } from './views/asset-views.ts';
 import { createAssetsBulk } from './bulk/create-bulk.service.ts';
-import { presentLegacy, presentSimplified } from './views/present.ts';
+import { hiddenOf, presentLegacy, presentSimplified } from './views/present.ts';
+import { seesSensitiveData } from '../metadata/index.ts';
 import { verifySignedPath } from './upload/signed-urls.ts';
 import { templateOf } from './metadata-seam.ts';
 import { completeUpload, receivePart, receiveSingle } from './upload/uploads.service.ts';
@@ -56,9 +57,12 @@ export function assetRoutes(app: App, deps: Deps): void {
     // Served from the asset view cache (asset-views.ts): the body is serialized once per view.
     // A cached view is answered synchronously (nothing returned: the reply is sent).
     const send = (view: AssetView): void => {
-      sendJsonText(reply, view.body('GetAsset', () => reply.serialize(presentLegacy(deps, view.asset, view.security, view.template)) as string));
+      // Restricted attributes are left out for a caller without Sensitive Data: one body per kind of reader.
+      const sensitive = seesSensitiveData(principal);
+      sendJsonText(reply, view.body(`GetAsset:${sensitive}`, () => reply.serialize(presentLegacy(deps, view.asset, view.security, view.template, hiddenOf(view.template, sensitive))) as string));
     };
-    return withAssetView(deps, principalOf(request), request.params.id, send);
+    const principal = principalOf(request);
+    return withAssetView(deps, principal, request.params.id, send);
   });
 
   app.patch('/asset/:id', {
@@ -76,7 +80,8 @@ export function assetRoutes(app: App, deps: Deps): void {
   }, async (request) => {
     const principal = principalOf(request);
     const { asset, security } = await getLatest(deps, principal, request.params.id);
-    return presentLegacy(deps, asset, security, await templateOf(deps.db, principal.orgId, asset.metadata_template_id));
+    const template = await templateOf(deps.db, principal.orgId, asset.metadata_template_id);
+    return presentLegacy(deps, asset, security, template, hiddenOf(template, seesSensitiveData(principal)));
   });
 
   app.get('/asset/:id/version', {
@@ -84,7 +89,10 @@ export function assetRoutes(app: App, deps: Deps): void {
   }, async (request) => {
     const principal = principalOf(request);
     const versions = await getVersions(deps, principal, request.params.id);
-    return Promise.all(versions.map(async ({ asset, security }) => presentLegacy(deps, asset, security, await templateOf(deps.db, principal.orgId, asset.metadata_template_id))));
+    return Promise.all(versions.map(async ({ asset, security }) => {
+      const template = await templateOf(deps.db, principal.orgId, asset.metadata_template_id);
+      return presentLegacy(deps, asset, security, template, hiddenOf(template, seesSensitiveData(principal)));
+    }));
   });
 
   app.post('/asset/:id/delete', {
@@ -145,13 +153,15 @@ export function assetRoutes(app: App, deps: Deps): void {
       schema: { operationId, tags, summary, params: IdParams, querystring: SimpleGetQuery, response: { 200: SimpleGetResponse, ...read } },
     }, (request, reply) => {
       const options = request.query;
+      const principal = principalOf(request);
+      const sensitive = seesSensitiveData(principal);
       const send = (view: AssetView): void => {
-        sendJsonText(reply, view.body(`GetAssetSimplified:${options.empty}:${options.system}`, () => reply.serialize({
+        sendJsonText(reply, view.body(`GetAssetSimplified:${options.empty}:${options.system}:${sensitive}`, () => reply.serialize({
           status: 'success' as const, message: 'Asset retrieved successfully',
-          data: presentSimplified(deps, view.asset, view.security, view.securityTemplates, view.template, options),
+          data: presentSimplified(deps, view.asset, view.security, view.securityTemplates, view.template, options, hiddenOf(view.template, sensitive)),
         }) as string));
       };
-      return withAssetView(deps, principalOf(request), request.params.id, send);
+      return withAssetView(deps, principal, request.params.id, send);
     });
   }
 

@@ -112,9 +112,9 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
   const chainDoc = chain ? fromJson<LegacyItem[]>(chain.metadata, []) : [];
   let metadata: PreparedMetadata;
   if (!chain) {
-    metadata = prepareCreate(template!, input.metadata ?? []);
+    metadata = prepareCreate(principal, template!, input.metadata ?? []);
   } else if (template && input.metadata !== undefined && input.metadata !== null) {
-    metadata = preparePatch(template, input.metadata, chainDoc);
+    metadata = preparePatch(principal, template, input.metadata, chainDoc);
   } else if (template) {
     metadata = project(template, chainDoc);
   } else {
@@ -272,7 +272,7 @@ export async function updateAsset(deps: Deps, principal: Principal, id: string, 
   let doc: LegacyItem[] | undefined;
   if (input.metadata !== undefined && input.metadata !== null) {
     if (!template) throw invalidField('body.metadataTemplateId', 'the asset has no metadata template; send one');
-    doc = preparePatch(template, input.metadata, current).doc;
+    doc = preparePatch(principal, template, input.metadata, current).doc;
   } else if (input.metadataTemplateId !== undefined && template) {
     doc = project(template, current).doc;
   }

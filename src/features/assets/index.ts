@@ -15,7 +15,7 @@ export { findAsset, securityOf, assetsForIndexing, existingAssetIds, liveAssetId
 export { createAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
 export { checkShareMailLimits, queueMail, mailStatus, MAIL_JOB, type OutgoingMail } from './share/mail-outbox.ts';
 export { receiveSingle } from './upload/uploads.service.ts';
-export { presentLegacy, presentSimplified, renditionUrls, storedRenditions, type StoredRendition } from './views/present.ts';
+export { hiddenOf, presentLegacy, presentSimplified, renditionUrls, storedRenditions, type StoredRendition } from './views/present.ts';
 // For features that hand out stored bytes by mail and signed link (collection share).
 export { mailConfigured, type MailMessage } from './share/mail.ts';
 export { shareSourcesByFileId, type ShareSource } from './share/share-sources.ts';

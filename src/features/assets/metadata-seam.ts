@@ -2,7 +2,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { invalidField } from '../../core/http/errors.ts';
 import {
-  templateUse, denormalize as denormalizeWith, hasValue, loadTemplateCached, mergeMetadata as mergeWith, metadataInvalid, presentLegacy as presentLegacyWith,
+  assertRestrictedUnchanged, templateUse, denormalize as denormalizeWith, hasValue, loadTemplateCached, mergeMetadata as mergeWith, metadataInvalid, presentLegacy as presentLegacyWith,
   toSimplified as toSimplifiedWith, validateMetadata, type CompiledTemplate, type LegacyItem, type SimplifiedItem,
 } from '../metadata/index.ts';
 
@@ -39,16 +39,19 @@ export async function templateForWrite(db: DbOrTrx, principal: Principal, templa
 }
 
 /** A whole document (a new asset): required attributes and defaults apply. */
-export function prepareCreate(t: CompiledTemplate, doc: unknown, field = 'body.metadata'): PreparedMetadata {
+export function prepareCreate(principal: Principal, t: CompiledTemplate, doc: unknown, field = 'body.metadata'): PreparedMetadata {
   const r = validateMetadata(t, doc ?? [], { mode: 'create', applyDefaults: true, path: field });
   if (!r.ok) throw metadataInvalid(r.problems);
+  // Without Sensitive Data a restricted attribute keeps its default (the document without input).
+  if (t.attributes.some((a) => a.restricted)) assertRestrictedUnchanged(t, principal, validateMetadata(t, [], { mode: 'create', applyDefaults: true, path: field }).document, r.document, field);
   return { doc: r.document, denormalized: denormalizeWith(t, r.document) };
 }
 
 /** A change: what is sent replaces (an empty item clears), the rest of `current` stays. */
-export function preparePatch(t: CompiledTemplate, doc: unknown, current: readonly LegacyItem[], field = 'body.metadata'): PreparedMetadata {
+export function preparePatch(principal: Principal, t: CompiledTemplate, doc: unknown, current: readonly LegacyItem[], field = 'body.metadata'): PreparedMetadata {
   const r = validateMetadata(t, doc ?? [], { mode: 'patch', current: [...current], path: field });
   if (!r.ok) throw metadataInvalid(r.problems);
+  assertRestrictedUnchanged(t, principal, mergeWith(t, current), r.document, field);
   return { doc: r.document, denormalized: denormalizeWith(t, r.document) };
 }
 

@@ -40,6 +40,11 @@ export {
   ACTION_OBJECT_JOB, WRITABLE_TEMPLATE_TYPES, LEGACY_TEMPLATE_TYPES, actionTemplateInfo, setActionObjectId, servesAssets, isActionTemplate, type ActionObjectJob, type ActionTemplateInfo,
 } from './template-types.ts';
 
+export {
+  seesSensitiveData, restrictedAttributes, hiddenAttributesFor, restrictedOfTemplate, withoutRestricted, restrictedAttributeRefused, assertRestrictedUnchanged,
+  NO_RESTRICTED, type RestrictedAttributes,
+} from './definitions/restricted.ts';
+
 export { metadataRoutes } from './metadata.routes.ts';
 export { APPLY_ACTION } from './apply/apply.service.ts';
 export { metadataJobHandlers } from './metadata.jobs.ts';

@@ -3,7 +3,7 @@ import { fromJson } from '../../core/db/json.ts';
 import type { Deps } from '../../deps.ts';
 import { presentLegacy, securityOf, type AssetWithOrg } from '../assets/index.ts';
 import type { SearchDocumentInput } from './search-index.repo.ts';
-import { loadTemplate, type CompiledTemplate } from '../metadata/index.ts';
+import { loadTemplate, NO_RESTRICTED, type CompiledTemplate } from '../metadata/index.ts';
 
 /**
  * Turns assets into index documents: text (filename, ids, metadata values, extracted content),
@@ -65,8 +65,9 @@ export async function buildDocuments(deps: Deps, db: DbOrTrx, assets: readonly A
     const template = asset.metadata_template_id ? templates.get(asset.metadata_template_id) : undefined;
     const defs = new Map((template?.attributes ?? []).map((a) => [a.searchField, a]));
     for (const [field, value] of Object.entries(denormalized)) {
-      textOf(value, text);
       const def = defs.get(field);
+      // Restricted (Sensitive Data) values are never free text: a match would show who holds them.
+      if (!def?.restricted) textOf(value, text);
       const date = def?.type === 'date' || !def ? dateValue(value) : null;
       if (date !== null) sorts.push({ field, num: date });
       else if (typeof value === 'number') sorts.push({ field, num: value });
@@ -100,7 +101,8 @@ export async function buildDocuments(deps: Deps, db: DbOrTrx, assets: readonly A
       contentText: content,
       facets,
       sorts,
-      record: presentLegacy(deps, asset, sec) as unknown as Record<string, unknown>,
+      // The whole record: restricted attributes are left out when a search answers (search.service.ts).
+      record: presentLegacy(deps, asset, sec, undefined, NO_RESTRICTED) as unknown as Record<string, unknown>,
     };
   });
 }

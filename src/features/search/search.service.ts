@@ -9,6 +9,7 @@ import { SYSTEM_SORTS, facetTerm, parseQuery, type KeywordField, type Operation,
 import type { KeywordSearchBody, ScanBody, SearchBody } from './search.schemas.ts';
 import { searchVisibility } from './visibility.ts';
 import { syncSearchIndex } from './search.indexer.ts';
+import { sensitiveView } from './sensitive.ts';
 
 type CommonBody = Pick<SearchBody, 'searchTerm' | 'operation' | 'keywordSearchField' | 'includeDeleted' | 'includeVersions' | 'sortBy' | 'filters' | 'dateRanges'>;
 
@@ -94,17 +95,18 @@ export interface RunResult {
 export async function runSearch(deps: Deps, principal: Principal, spec: SearchSpec, options: RunOptions): Promise<RunResult> {
   const q = parseQuery(spec);
   if (options.from + options.limit > 10_000) throw invalidField('body.from', 'from + limit may reach at most 10000 results; use POST /v1/asset/scan to walk further');
+  const sensitive = await sensitiveView(deps.db, principal, q);
   await syncSearchIndex(deps);
   const scope: SearchScope = { orgId: principal.orgId, ...(await searchVisibility(deps.db, principal)), collectionId: options.collectionId };
   const where = wherePredicate(deps.engine, q, scope);
   const fast = await columnarSearch(deps, q, where, scope, options);
-  if (fast) return fast;
+  if (fast) return { total: fast.total, records: sensitive.records(fast.records), facets: sensitive.facets(fast.facets) };
   const [total, hits, facets] = await Promise.all([
     countMatches(deps.db, where),
     pageOfHits(deps.db, deps.engine, q, where, options.from, options.limit),
     options.facets ? facetCounts(deps.db, principal.orgId, where, options.facets) : Promise.resolve([]),
   ]);
-  return { total, records: hits.map((h) => h.record), facets };
+  return { total, records: sensitive.records(hits.map((h) => h.record)), facets: sensitive.facets(facets) };
 }
 
 /**
@@ -213,10 +215,11 @@ export async function scanAssets(deps: Deps, principal: Principal, body: ScanBod
   const q = parseQuery(spec);
   const order = scanOrder(q);
   const after = body.cursor ? decodeScanCursor(body.cursor, order) : null;
+  const sensitive = await sensitiveView(deps.db, principal, q);
   await syncSearchIndex(deps);
   const scope: SearchScope = { orgId: principal.orgId, ...(await searchVisibility(deps.db, principal)) };
   const where = wherePredicate(deps.engine, q, scope);
   const page = await scanPage(deps.db, deps.engine, where, order, after, body.limit ?? 100);
   const facets = body.aggregations && !body.cursor ? await facetCounts(deps.db, principal.orgId, where, { size: 20 }) : [];
-  return { hitCount: page.hits.length, cursor: page.nextCursor, result: page.hits.map((h) => h.record), facets };
+  return { hitCount: page.hits.length, cursor: page.nextCursor, result: sensitive.records(page.hits.map((h) => h.record)), facets: sensitive.facets(facets) };
 }

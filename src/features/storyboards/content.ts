@@ -5,6 +5,7 @@ import { Readable } from 'node:stream';
 import { createAsset, loadAsset, presentLegacy, receiveSingle, storedRenditions } from '../assets/index.ts';
 import { collectionAssetsForViewer, loadVisibleCollection } from '../collections/index.ts';
 import { getSavedSearch, runSavedSearchForViewer } from '../search/index.ts';
+import { hiddenAttributesFor } from '../metadata/index.ts';
 
 /**
  * What story boards need from assets, collections and saved searches, always "as this viewer":
@@ -108,9 +109,11 @@ async function visibleAssets(deps: Deps, viewer: Principal, ids: readonly string
   const unique = [...new Set(ids)];
   const loaded = await Promise.all(unique.map((id) => orNull(loadAsset(deps.db, viewer, id))));
   const found = new Map<string, AssetCard>();
+  // A card's title may come from metadata: restricted attributes stay hidden from a viewer without Sensitive Data.
+  const hidden = await hiddenAttributesFor(deps.db, viewer);
   for (const [i, a] of loaded.entries()) {
     if (!a || a.asset.deleted_at !== null) continue;
-    const card = cardFromRecord(presentLegacy(deps, a.asset, a.security) as unknown as Record<string, unknown>);
+    const card = cardFromRecord(presentLegacy(deps, a.asset, a.security, undefined, hidden) as unknown as Record<string, unknown>);
     if (card) found.set(unique[i]!, card);
   }
   return ids.map((id) => found.get(id)).filter((c): c is AssetCard => c !== undefined);

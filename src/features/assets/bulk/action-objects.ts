@@ -4,11 +4,11 @@ import type { Trx } from '../../../core/db/connect.ts';
 import { fromJson, toJson } from '../../../core/db/json.ts';
 import { newId } from '../../../core/ids.ts';
 import type { TypedJobHandler } from '../../../core/jobs/catalog.ts';
-import { type ACTION_OBJECT_JOB, actionTemplateInfo, loadTemplate, mergeMetadata, setActionObjectId, validateMetadata, type ActionObjectJob, type ActionTemplateInfo, type CompiledTemplate } from '../../metadata/index.ts';
+import { type ACTION_OBJECT_JOB, actionTemplateInfo, loadTemplate, mergeMetadata, seesSensitiveData, setActionObjectId, validateMetadata, type ActionObjectJob, type ActionTemplateInfo, type CompiledTemplate } from '../../metadata/index.ts';
 import { callerPermissions } from '../access.ts';
 import { findAsset, securityOf, setAssetSecurity, type AssetRow } from '../assets.repo.ts';
 import { project, templateOf, withSystemValues, type LegacyItem } from '../metadata-seam.ts';
-import { presentLegacy } from '../views/present.ts';
+import { hiddenOf, presentLegacy } from '../views/present.ts';
 
 /**
  * Action objects ("template-as-asset", reference §5 and §10.7): an action-type metadata template
@@ -104,5 +104,6 @@ export async function readActionObject(deps: Deps, principal: Principal, id: str
   if (!asset || asset.object_type !== ACTION_OBJECT_TYPE) return undefined;
   const security = (await securityOf(deps.db, principal.orgId, [asset.id])).get(asset.id)!;
   if (!callerPermissions(principal, security).has('view')) return undefined;
-  return presentLegacy(deps, asset, security, await templateOf(deps.db, principal.orgId, asset.metadata_template_id));
+  const template = await templateOf(deps.db, principal.orgId, asset.metadata_template_id);
+  return presentLegacy(deps, asset, security, template, hiddenOf(template, seesSensitiveData(principal)));
 }

@@ -47,7 +47,7 @@ export async function startBulkEdit(deps: Deps, principal: Principal, input: Bul
     return item;
   };
   // Values are checked against the template up front, so every asset gets a valid document.
-  preparePatch(t, ops.map(strip), [], 'body.metadataDocument');
+  preparePatch(principal, t, ops.map(strip), [], 'body.metadataDocument');
   const templates = input.securityTemplateIds !== undefined ? await checkTemplates(deps.db, principal.orgId, input.securityTemplateIds) : undefined;
   // Refused up front when the caller holds Apply Security Template nowhere; each asset is checked again as it is edited.
   if (templates !== undefined && !(await holdsPermissionAnywhere(deps.db, principal, 'apply_security_template'))) {
@@ -104,7 +104,7 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
       const current = project(t, fromJson<LegacyItem[]>(asset.metadata, [])).doc;
       const byId = new Map(current.map((item) => [item.metadataDefinitionId, item]));
       const patch = (input.metadataDocument ?? []).map(({ operation, ...item }) => (operation === 'append' ? appendItem(t, byId.get(item.metadataDefinitionId), item as LegacyItem) : (item as LegacyItem)));
-      const prepared = preparePatch(t, patch, current, 'metadataDocument');
+      const prepared = preparePatch(principal, t, patch, current, 'metadataDocument');
       let templates: string[] | undefined;
       if (input.securityTemplateIds) templates = input.securityTemplateOp === 'append' ? [...new Set([...security!.templateIds, ...input.securityTemplateIds])] : input.securityTemplateIds;
       if (templates) await assertMayApplyTemplates(deps.db, principal, permissions, security!.templateIds, templates);

@@ -64,7 +64,7 @@ async function prepareItem(principal: Principal, lookups: RequestLookups, input:
   if (!isUuid(templateId)) throw invalidField(`${path}.metadataTemplateId`, 'must be a UUID');
   const templates = await lookups.securityTemplateSet(input.securityTemplateIds ?? [], `${path}.securityTemplateIds`);
   const template = await lookups.metadataTemplate(templateId, `${path}.metadataTemplateId`);
-  const metadata = prepareCreate(template, input.metadata ?? [], `${path}.metadata`);
+  const metadata = prepareCreate(principal, template, input.metadata ?? [], `${path}.metadata`);
   return { row: newAssetRow(principal, now, { expectsContent: false, federated: false, templateId, metadata }), templates };
 }
 

@@ -2,7 +2,7 @@ import type { Deps } from '../../../deps.ts';
 import { fromJson } from '../../../core/db/json.ts';
 import type { AssetWithOrg, AssetSecurity } from '../assets.repo.ts';
 import { securityDenormalized } from '../access.ts';
-import type { CompiledTemplate } from '../../metadata/index.ts';
+import { NO_RESTRICTED, restrictedOfTemplate, withoutRestricted, type CompiledTemplate, type RestrictedAttributes } from '../../metadata/index.ts';
 import { forLegacyRead, forSimplifiedRead, isEmptyValue, type LegacyItem } from '../metadata-seam.ts';
 import { lookupTable } from '../../../core/lookup.ts';
 
@@ -44,8 +44,23 @@ export function fileState(asset: AssetWithOrg): 'available' | 'recycle bin' {
   return asset.deleted_at === null ? 'available' : 'recycle bin';
 }
 
-/** The reference's legacy Asset object (§7.1). */
-export function presentLegacy(deps: Deps, asset: AssetWithOrg, security: AssetSecurity, template?: CompiledTemplate) {
+/**
+ * What a reader may not see of an asset's metadata: nothing hidden for a holder of Sensitive Data
+ * (or the search index, which filters when it answers); else the template's restricted attributes.
+ */
+export function hiddenOf(template: CompiledTemplate | undefined, sensitive: boolean): RestrictedAttributes {
+  return sensitive ? NO_RESTRICTED : restrictedOfTemplate(template);
+}
+
+/**
+ * The reference's legacy Asset object (§7.1). `hidden`: attributes left out of `metadata` and
+ * `metadataDenormalized` (restricted ones for a caller without Sensitive Data, see hiddenOf).
+ */
+export function presentLegacy(deps: Deps, asset: AssetWithOrg, security: AssetSecurity, template: CompiledTemplate | undefined, hidden: RestrictedAttributes) {
+  return withoutRestricted(legacyRecord(deps, asset, security, template), hidden);
+}
+
+function legacyRecord(deps: Deps, asset: AssetWithOrg, security: AssetSecurity, template?: CompiledTemplate) {
   const state = fileState(asset);
   return {
     objectId: asset.id,
@@ -104,8 +119,10 @@ export function presentSimplified(
   securityTemplates: { id: string; name: string }[],
   template: CompiledTemplate | undefined,
   options: SimplifiedOptions,
+  hidden: RestrictedAttributes,
 ) {
-  let metadata: { name: string; value: unknown }[] = forSimplifiedRead(template, fromJson<LegacyItem[]>(asset.metadata, [])) as unknown as { name: string; value: unknown }[];
+  const doc = fromJson<LegacyItem[]>(asset.metadata, []).filter((item) => !hidden.ids.has(item.metadataDefinitionId));
+  let metadata: { name: string; value: unknown }[] = forSimplifiedRead(template, doc) as unknown as { name: string; value: unknown }[];
   if (options.system) metadata = [...metadata, ...systemFields(asset)];
   if (!options.empty) metadata = metadata.filter((item) => !isEmptyValue(item.value));
   const state = fileState(asset);

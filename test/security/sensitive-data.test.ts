@@ -1,0 +1,238 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { ALL_PERMISSIONS, ALL_PRIVILEGES } from '../../src/core/authz/catalog.ts';
+import { createAsset } from '../../src/features/assets/assets.fixtures.ts';
+import { metadataApi } from '../../src/features/metadata/testing.ts';
+import { forEachEngine, json, type TestContext } from '../helpers/context.ts';
+import { createTestOrg, createTestUser } from '../helpers/factories.ts';
+import { createGroup, createTemplate } from '../helpers/permissions.ts';
+
+/**
+ * Issue 23, defect 3: attributes marked isRestricted are seen and written only with the Sensitive
+ * Data privilege. For anyone else they do not exist in asset reads (both encodings, versions), in
+ * search results, facets and saved searches, no text search finds their values, and naming one in
+ * a filter, sort, range or write is a 403 naming the attribute.
+ */
+const SECRET = 'zqxsalary4711';
+
+async function setUp(ctx: TestContext) {
+  const org = await createTestOrg(ctx);
+  const api = metadataApi(ctx, org);
+  const salary = await api.attribute({
+    name: 'Salary',
+    type: 'text',
+    isRestricted: true,
+    facetable: true,
+    sortable: true,
+  });
+  const headline = await api.attribute({ name: 'Headline', type: 'text', facetable: true });
+  const group = await api.group('Pay', [salary.id, headline.id]);
+  const template = (await api.template('Contracts', [group.id])).templateId as string;
+  const people = await createGroup(ctx, org);
+  const security = await createTemplate(ctx, org, [
+    [people, ALL_PERMISSIONS],
+    [org.groups.administrators, ALL_PERMISSIONS],
+  ]);
+  const reader = await createTestUser(ctx, org, {
+    privileges: ALL_PRIVILEGES.filter((p) => p !== 'sensitive_data'),
+    groupIds: [people],
+  });
+  const holder = await createTestUser(ctx, org, { privileges: ['sensitive_data', 'upload'], groupIds: [people] });
+  const asset = await createAsset(ctx, org, {
+    metadataTemplateId: template,
+    securityTemplateIds: [security],
+    metadata: [
+      { metadataDefinitionId: salary.id, metadataDefinitionValue: SECRET },
+      { metadataDefinitionId: headline.id, metadataDefinitionValue: 'public words' },
+    ],
+  });
+  return { org, salary, headline, template, security, reader, holder, asset };
+}
+
+const post = (ctx: TestContext, url: string, headers: Record<string, string>, payload: unknown) =>
+  ctx.inject({ method: 'POST', url, headers, payload: payload as object });
+
+forEachEngine('security: Sensitive Data (isRestricted attributes)', (ctx) => {
+  it('asset reads leave restricted attributes out for a caller without Sensitive Data: both encodings, latest, versions (cached views too)', async () => {
+    const { asset, reader, holder, salary } = await setUp(ctx());
+    const reads = [
+      `/v1/asset/${asset.objectId}`,
+      `/v1/assets/asset/${asset.objectId}`,
+      `/v1/assets/asset/${asset.objectId}?empty=true`,
+      `/v1/asset/${asset.objectId}/latest`,
+      `/v1/asset/${asset.objectId}/version`,
+    ];
+    for (const url of reads) {
+      // The holder first, then the reader twice: a view cached for one kind of reader never serves the other.
+      const seen = await ctx().inject({ method: 'GET', url, headers: holder.headers });
+      assert.equal(seen.statusCode, 200, seen.body);
+      assert.match(seen.body, new RegExp(SECRET), `holder ${url}`);
+      for (let i = 0; i < 2; i++) {
+        const res = await ctx().inject({ method: 'GET', url, headers: reader.headers });
+        assert.equal(res.statusCode, 200, res.body);
+        assert.doesNotMatch(res.body, new RegExp(`${SECRET}|${salary.id}|"Salary"|"salary"`), `reader ${url}`);
+        assert.match(res.body, /public words/, `reader ${url}`);
+      }
+    }
+  });
+
+  it('searches, scans, facets and saved searches show no restricted value or facet; filters, sorts and ranges on one are a 403 naming it', async () => {
+    const { reader, holder, org } = await setUp(ctx());
+    const bodies: [string, unknown][] = [
+      ['/v1/search/keyword', { searchTerm: ['*'], facets: ['Salary', 'Headline'] }],
+      [
+        '/v1/search',
+        {
+          searchTerm: ['*'],
+          includes: ['metadataDocument.salary', 'metadataDocument.headline', 'metadataDenormalized', 'metadata'],
+        },
+      ],
+      ['/v1/asset/scan', { aggregations: true }],
+    ];
+    for (const [url, body] of bodies) {
+      const full = await post(ctx(), url, holder.headers, body);
+      assert.equal(full.statusCode, 200, full.body);
+      assert.match(full.body, new RegExp(SECRET), `holder ${url}`);
+      const res = await post(ctx(), url, reader.headers, body);
+      assert.equal(res.statusCode, 200, res.body);
+      assert.match(res.body, /public words/, `reader ${url}`);
+      assert.doesNotMatch(res.body, new RegExp(`${SECRET}|"Salary"|"salary"`), `reader ${url}`);
+    }
+    // No text search finds a restricted value (its match would tell who holds it).
+    const found = json(await post(ctx(), '/v1/search/keyword', reader.headers, { searchTerm: [SECRET] }));
+    assert.equal(found.totalCount, 0);
+    // Naming a restricted attribute is refused: a count or an order over it would show its values.
+    for (const [url, body] of [
+      ['/v1/search/keyword', { searchTerm: ['*'], filters: [`("Salary":"${SECRET}")`] }],
+      ['/v1/search/keyword', { searchTerm: [`Salary: ${SECRET}`] }],
+      ['/v1/search', { searchTerm: ['*'], sortBy: [{ metadataDefinitionSearchField: 'salary', order: 'asc' }] }],
+      ['/v1/search', { searchTerm: ['*'], dateRanges: [{ field: 'salary', from: 0, to: 10 }] }],
+      ['/v1/asset/scan', { filters: [`("salary":"${SECRET}")`] }],
+    ] as const) {
+      const res = await post(ctx(), url, reader.headers, body);
+      assert.equal(res.statusCode, 403, `${url} ${JSON.stringify(body)}: ${res.body}`);
+      assert.match(json(res).message, /Sensitive Data.*"Salary"/);
+      assert.notEqual((await post(ctx(), url, holder.headers, body)).statusCode, 403, `holder ${url}`);
+    }
+    // A saved search (shared with the reader's group by the administrator) runs without them too.
+    const saved = await post(ctx(), '/v1/saved-searches', org.admin.headers, {
+      name: 'All',
+      query: { searchTerm: ['*'] },
+    });
+    assert.equal(saved.statusCode, 201, saved.body);
+    const id = json(saved).id;
+    const runs = await post(ctx(), `/v1/saved-searches/${id}/run`, org.admin.headers, {});
+    assert.match(runs.body, new RegExp(SECRET));
+    const me = await post(ctx(), '/v1/saved-searches', reader.headers, { name: 'Mine', query: { searchTerm: ['*'] } });
+    const mine = await post(ctx(), `/v1/saved-searches/${json(me).id}/run`, reader.headers, {});
+    assert.equal(mine.statusCode, 200, mine.body);
+    assert.match(mine.body, /public words/);
+    assert.doesNotMatch(mine.body, new RegExp(`${SECRET}|"Salary"`));
+  });
+
+  it('writes to a restricted attribute without Sensitive Data are a 403 naming it, in every encoding and route; other attributes still change', async () => {
+    const { asset, reader, holder, salary, headline, template, security, org } = await setUp(ctx());
+    const read = async () =>
+      json(await ctx().inject({ method: 'GET', url: `/v1/asset/${asset.objectId}`, headers: org.admin.headers }))
+        .metadataDenormalized;
+    const attempts: { method: 'PATCH' | 'POST'; url: string; payload: unknown }[] = [
+      {
+        method: 'PATCH',
+        url: `/v1/asset/${asset.objectId}`,
+        payload: { metadata: [{ metadataDefinitionId: salary.id, metadataDefinitionValue: 'changed' }] },
+      },
+      {
+        method: 'PATCH',
+        url: `/v1/asset/${asset.objectId}`,
+        payload: { metadata: [{ metadataDefinitionId: salary.id }] },
+      },
+      {
+        method: 'PATCH',
+        url: `/v1/assets/asset/${asset.objectId}`,
+        payload: { metadata: [{ name: 'Salary', value: 'changed' }] },
+      },
+      {
+        method: 'PATCH',
+        url: `/v1/assets/asset/${asset.objectId}`,
+        payload: { metadata: [{ name: 'salary', value: null }] },
+      },
+      {
+        method: 'PATCH',
+        url: '/v1/asset',
+        payload: {
+          metadataTemplateId: template,
+          objectIds: [asset.objectId],
+          metadataDocument: [
+            { metadataDefinitionId: salary.id, metadataDefinitionValue: 'changed', operation: 'replace' },
+          ],
+        },
+      },
+      {
+        method: 'POST',
+        url: '/v1/asset',
+        payload: {
+          metadataTemplateId: template,
+          securityTemplateIds: [security],
+          metadata: [{ metadataDefinitionId: salary.id, metadataDefinitionValue: 'mine' }],
+        },
+      },
+      {
+        method: 'POST',
+        url: '/v1/assets/asset',
+        payload: {
+          metadataTemplateId: template,
+          securityTemplateIds: [security],
+          metadata: [{ name: 'Salary', value: 'mine' }],
+        },
+      },
+      {
+        method: 'POST',
+        url: '/v1/assets/bulk',
+        payload: {
+          assets: [
+            {
+              metadataTemplateId: template,
+              securityTemplateIds: [security],
+              metadata: [{ name: 'Salary', value: 'mine' }],
+            },
+          ],
+        },
+      },
+    ];
+    for (const a of attempts) {
+      const res = await ctx().inject({
+        method: a.method,
+        url: a.url,
+        headers: reader.headers,
+        payload: a.payload as object,
+      });
+      assert.equal(res.statusCode, 403, `${a.method} ${a.url} ${JSON.stringify(a.payload)}: ${res.body}`);
+      assert.match(json(res).message, /Sensitive Data.*"Salary"/);
+    }
+    assert.equal((await read()).salary, SECRET);
+    // Other attributes change; the hidden value stays (a round trip of what the reader sees keeps it).
+    const seen = json(
+      await ctx().inject({ method: 'GET', url: `/v1/asset/${asset.objectId}`, headers: reader.headers }),
+    );
+    const edited = seen.metadata.map((i: { metadataDefinitionId: string }) =>
+      i.metadataDefinitionId === headline.id ? { ...i, metadataDefinitionValue: 'new words' } : i,
+    );
+    const ok = await ctx().inject({
+      method: 'PATCH',
+      url: `/v1/asset/${asset.objectId}`,
+      headers: reader.headers,
+      payload: { metadata: edited },
+    });
+    assert.equal(ok.statusCode, 200, ok.body);
+    assert.deepEqual([(await read()).salary, (await read()).headline], [SECRET, 'new words']);
+    // The holder of Sensitive Data writes it.
+    const byHolder = await ctx().inject({
+      method: 'PATCH',
+      url: `/v1/assets/asset/${asset.objectId}`,
+      headers: holder.headers,
+      payload: { metadata: [{ name: 'Salary', value: 'raised' }] },
+    });
+    assert.equal(byHolder.statusCode, 200, byHolder.body);
+    assert.equal((await read()).salary, 'raised');
+  });
+});
