@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { ALL_PERMISSIONS, ALL_PRIVILEGES } from '../../src/core/authz/catalog.ts';
-import { createAsset } from '../../src/features/assets/assets.fixtures.ts';
-import { metadataApi } from '../../src/features/metadata/testing.ts';
+import { createAsset } from '../helpers/assets.ts';
+import { metadataApi } from '../helpers/metadata.ts';
 import { forEachEngine, json, type TestContext } from '../helpers/context.ts';
 import { createTestOrg, createTestUser } from '../helpers/factories.ts';
 import { createGroup, createTemplate } from '../helpers/permissions.ts';
