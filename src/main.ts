@@ -2,7 +2,7 @@ import { parseConfig, ConfigError, type Config } from './config.ts';
 import { createDeps, type Deps } from './deps.ts';
 import { buildApp } from './app.ts';
 import { migrateToLatest } from './core/db/migrate.ts';
-import { bootstrapFirstOrganization } from './features/identity/index.ts';
+import { bootstrapFirstOrganization, organizationIds } from './features/identity/index.ts';
 import { seedWebAppClients } from './features/auth/index.ts';
 import { announceFirstRun, collectStartupGarbage, databaseError, listenError, prepareDataDir, probeListen, StartupError } from './startup.ts';
 import { seedMissingOrganizations } from './features/metadata/index.ts';
@@ -29,9 +29,9 @@ async function serve(config: Config): Promise<void> {
   const deps = await openDatabase(config);
   announceFirstRun(deps, await bootstrapFirstOrganization(deps));
   // Organizations made before metadata existed get its system group and Default template.
-  await deps.db.transaction().execute((trx) => seedMissingOrganizations(trx, deps.clock.now())).catch((error) => deps.log.warn({ err: error }, 'metadata seeding skipped'));
+  await deps.db.transaction().execute(async (trx) => seedMissingOrganizations(trx, deps.clock.now(), await organizationIds(trx))).catch((error) => deps.log.warn({ err: error }, 'metadata seeding skipped'));
   // The web app's OAuth client (one row per organization; see features/auth/oauth/web-app-client.ts).
-  await seedWebAppClients(deps.db, deps.clock.now()).catch((error) => deps.log.warn({ err: error }, 'web app client seeding skipped'));
+  await seedWebAppClients(deps.db, deps.clock.now(), await organizationIds(deps.db)).catch((error) => deps.log.warn({ err: error }, 'web app client seeding skipped'));
   const app = await buildApp(deps);
   const worker = deps.config.workers ? startWorkers(deps) : undefined;
   try {

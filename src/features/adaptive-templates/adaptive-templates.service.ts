@@ -8,7 +8,7 @@ import { fromJson, toJson } from '../../core/db/json.ts';
 import type { AdaptiveTemplatesTable } from '../../core/db/schema.ts';
 import { conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
-import { loadUserPrincipal } from '../identity/index.ts';
+import { customerIdOf as orgCustomerId, loadUserPrincipal } from '../identity/index.ts';
 import { content, type AssetCard } from '../storyboards/index.ts';
 import type { AdaptiveTemplate, RegisterInput, TemplateSearch } from './adaptive-templates.schemas.ts';
 import { LAUNCH_TTL_MS, signLaunch, verifyLaunch } from './launch-token.ts';
@@ -47,9 +47,8 @@ function present(row: TemplateRow, card: AssetCard | undefined, customerId: stri
   };
 }
 
-async function customerIdOf(deps: Deps, orgId: string): Promise<string> {
-  const row = await deps.db.selectFrom('organizations').select('customer_id').where('id', '=', orgId).executeTakeFirst();
-  return row?.customer_id ?? '';
+function customerIdOf(deps: Deps, orgId: string): Promise<string> {
+  return orgCustomerId(deps.db, orgId);
 }
 
 /** An asset the caller cannot view hides the template registered on it: visibility follows the asset. */

@@ -1,5 +1,6 @@
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import type { ApiKeysTable } from '../../core/db/schema.ts';
+import { disableUser } from '../identity/index.ts';
 
 /** Queries on api_keys. Every one but the credential lookup is scoped to one organization. */
 export function insertApiKey(db: DbOrTrx, row: ApiKeysTable): Promise<unknown> {
@@ -23,12 +24,8 @@ export async function markRevoked(db: DbOrTrx, orgId: string, id: string, at: nu
 }
 
 export async function disableServiceAccount(db: DbOrTrx, orgId: string, apiKeyId: string, at: number): Promise<void> {
-  await db
-    .updateTable('users')
-    .set({ status: 'disabled', updated_at: at })
-    .where('org_id', '=', orgId)
-    .where('id', '=', (eb) => eb.selectFrom('api_keys').select('service_user_id').where('org_id', '=', orgId).where('id', '=', apiKeyId))
-    .execute();
+  const key = await db.selectFrom('api_keys').select('service_user_id').where('org_id', '=', orgId).where('id', '=', apiKeyId).executeTakeFirst();
+  if (key) await disableUser(db, orgId, key.service_user_id, at);
 }
 
 export interface PageQuery {

@@ -7,7 +7,7 @@ import type { ApiKeysTable } from '../../core/db/schema.ts';
 import { forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../core/http/pagination.ts';
 import { isUuid, newId } from '../../core/ids.ts';
-import { findRole, parsePrivileges } from '../identity/index.ts';
+import { createServiceAccount, findRole, parsePrivileges } from '../identity/index.ts';
 import { disableServiceAccount, findApiKey, insertApiKey, markRevoked, pageOfApiKeys } from './api-keys.repo.ts';
 import { PAGE_DEFAULT, type ApiKey, type ApiKeyCreate, type ApiKeyCreated, type ApiKeyListInput, type ApiKeyPage } from './api-keys.schemas.ts';
 import { generateKey, keyHint } from './key-format.ts';
@@ -64,11 +64,7 @@ export async function createApiKey(deps: Deps, principal: Principal, input: ApiK
   const serviceUserId = newId(now);
   const hint = keyHint(key);
   await deps.db.transaction().execute(async (trx) => {
-    await trx.insertInto('users').values({
-      id: serviceUserId, org_id: principal.orgId, username: `apikey-${id}`, username_key: `apikey-${id}`, email: '',
-      first_name: 'API key', last_name: name, friendly_name: name, status: 'enabled', account_type: 'service', role_id: role.id,
-      password_hash: null, phone: null, company: null, country: null, contact: null, created_at: now, updated_at: now,
-    }).execute();
+    await createServiceAccount(trx, { id: serviceUserId, orgId: principal.orgId, username: `apikey-${id}`, lastName: name, roleId: role.id, now });
     await insertApiKey(trx, {
       id, org_id: principal.orgId, name, key_hash: deps.keys.hash('api-key', key), key_hint: hint, role_id: role.id,
       service_user_id: serviceUserId, created_by: principal.userId, created_at: now, expires_at: expiresAt,

@@ -8,6 +8,7 @@ import { fromJson } from '../../core/db/json.ts';
 import { addRouteHook, clientIp, type CredentialResolver } from '../../core/http/authenticate.ts';
 import { unauthorized } from '../../core/http/errors.ts';
 import type { Loaded } from '../../core/db/revision-cache.ts';
+import { enabledUsernameOf, enabledUserPrivilegesOf, rolePrivilegesOf } from '../identity/index.ts';
 import { isWellFormedKey, KEY_PREFIX } from './key-format.ts';
 
 export const API_KEY_HEADER = 'x-api-key';
@@ -32,10 +33,9 @@ function buildLookup(deps: Deps, hash: string) {
     .selectFrom('api_keys as k')
     .select((eb) => [
       'k.id', 'k.org_id', 'k.role_id', 'k.service_user_id', 'k.expires_at', 'k.revoked_at',
-      eb.selectFrom('roles as kr').select('kr.privileges').whereRef('kr.id', '=', 'k.role_id').whereRef('kr.org_id', '=', 'k.org_id').as('key_privileges'),
-      eb.selectFrom('users as su').select('su.username').whereRef('su.id', '=', 'k.service_user_id').where('su.status', '=', 'enabled').as('service_username'),
-      eb.selectFrom('users as cu').innerJoin('roles as cr', 'cr.id', 'cu.role_id').select('cr.privileges')
-        .whereRef('cu.id', '=', 'k.created_by').whereRef('cu.org_id', '=', 'k.org_id').where('cu.status', '=', 'enabled').as('creator_privileges'),
+      rolePrivilegesOf(deps.db, eb.ref('k.role_id'), eb.ref('k.org_id')).as('key_privileges'),
+      enabledUsernameOf(deps.db, eb.ref('k.service_user_id')).as('service_username'),
+      enabledUserPrivilegesOf(deps.db, eb.ref('k.created_by'), eb.ref('k.org_id')).as('creator_privileges'),
       groupList.as('creator_groups'),
     ])
     .where('k.key_hash', '=', hash);

@@ -3,15 +3,15 @@ import type { DbOrTrx } from '../../core/db/connect.ts';
 import { prepared } from '../../core/db/prepared.ts';
 import type { AssetsTable, Database } from '../../core/db/schema.ts';
 import { isUuid } from '../../core/ids.ts';
+import { customerIdColumn, userNames } from '../identity/index.ts';
 
 export type AssetRow = Selectable<AssetsTable>;
 export type AssetWithOrg = AssetRow & { customer_id: string };
 
 const byIdQuery = (db: Kysely<Database>, p: { readonly orgId: string; readonly id: string }) => db
   .selectFrom('assets')
-  .innerJoin('organizations', 'organizations.id', 'assets.org_id')
   .selectAll('assets')
-  .select('organizations.customer_id')
+  .select((eb) => customerIdColumn(db, eb.ref('assets.org_id')).as('customer_id'))
   .where('assets.org_id', '=', p.orgId)
   .where((eb) => eb.or([eb('assets.id', '=', p.id), eb('assets.file_id', '=', p.id)]));
 // The read path of every asset request: compiled once (core/db/prepared.ts). An asset exists from
@@ -41,9 +41,8 @@ export async function findChainId(db: DbOrTrx, orgId: string, id: string): Promi
 export async function currentOfChain(db: DbOrTrx, orgId: string, chainId: string): Promise<AssetWithOrg | undefined> {
   return db
     .selectFrom('assets')
-    .innerJoin('organizations', 'organizations.id', 'assets.org_id')
     .selectAll('assets')
-    .select('organizations.customer_id')
+    .select((eb) => customerIdColumn(db, eb.ref('assets.org_id')).as('customer_id'))
     .where('assets.org_id', '=', orgId)
     .where('assets.original_file_id', '=', chainId)
     .where('assets.is_current', '=', 1)
@@ -53,9 +52,8 @@ export async function currentOfChain(db: DbOrTrx, orgId: string, chainId: string
 export async function versionsOfChain(db: DbOrTrx, orgId: string, chainId: string): Promise<AssetWithOrg[]> {
   return db
     .selectFrom('assets')
-    .innerJoin('organizations', 'organizations.id', 'assets.org_id')
     .selectAll('assets')
-    .select('organizations.customer_id')
+    .select((eb) => customerIdColumn(db, eb.ref('assets.org_id')).as('customer_id'))
     .where('assets.org_id', '=', orgId)
     .where('assets.original_file_id', '=', chainId)
     .orderBy('assets.version_number', 'desc')
@@ -136,22 +134,22 @@ export async function contentHeld(db: DbOrTrx, orgId: string, sha256: string): P
  */
 export async function previousVersionOf(db: DbOrTrx, orgId: string, originalFileId: string, versionNumber: number) {
   const row = await db.selectFrom('assets as a')
-    .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'a.created_by').onRef('u.org_id', '=', 'a.org_id'))
-    .select(['a.id', 'a.version_number', 'a.created_by', 'a.created_at', 'u.first_name', 'u.last_name'])
+    .select(['a.id', 'a.version_number', 'a.created_by', 'a.created_at'])
     .where('a.org_id', '=', orgId).where('a.original_file_id', '=', originalFileId).where('a.version_number', '<', versionNumber)
     .orderBy('a.version_number', 'desc').limit(1).executeTakeFirst();
   if (!row) return null;
+  const creator = row.created_by ? (await userNames(db, orgId, [row.created_by])).get(row.created_by) : undefined;
   return {
     assetId: row.id, versionNumber: row.version_number,
-    createdBy: { userId: row.created_by, firstName: row.first_name ?? '', lastName: row.last_name ?? '', time: new Date(Number(row.created_at)).toISOString() },
+    createdBy: { userId: row.created_by, firstName: creator?.firstName ?? '', lastName: creator?.lastName ?? '', time: new Date(Number(row.created_at)).toISOString() },
   };
 }
 
 /** Assets by id in any organization, with their organization's customer id (the search indexer; at most a batch of ids). */
 export async function assetsForIndexing(db: DbOrTrx, ids: readonly string[]): Promise<AssetWithOrg[]> {
   if (ids.length === 0) return [];
-  return await db.selectFrom('assets').innerJoin('organizations', 'organizations.id', 'assets.org_id')
-    .selectAll('assets').select('organizations.customer_id').where('assets.id', 'in', [...ids]).execute() as AssetWithOrg[];
+  return await db.selectFrom('assets')
+    .selectAll('assets').select((eb) => customerIdColumn(db, eb.ref('assets.org_id')).as('customer_id')).where('assets.id', 'in', [...ids]).execute() as AssetWithOrg[];
 }
 
 /** Which of `ids` are still stored assets (any organization, any state). */

@@ -6,6 +6,7 @@ import { invalidField } from '../../core/http/errors.ts';
 import { lookupTable } from '../../core/lookup.ts';
 import type { Deps } from '../../deps.ts';
 import { parseQuery, runSearch, searchVisibility, specFromBody, type RunResult } from '../search/index.ts';
+import { customerIdOf } from '../identity/index.ts';
 import { loadVisibleCollection } from './collections.service.ts';
 import { visibleMemberFileIds } from './collections.repo.ts';
 import type { CollectionSearchBody } from './collections.schemas.ts';
@@ -99,14 +100,14 @@ export async function searchCollections(deps: Deps, principal: Principal, body: 
     body.aggregations === false ? Promise.resolve({ rows: [] as { t: string; n: number | string }[] })
       : sql<{ t: string; n: number | string }>`select c.collection_type as t, count(*) as n from collections c where ${where} group by c.collection_type`.execute(deps.db),
   ]);
-  const customer = await deps.db.selectFrom('organizations').select('customer_id').where('id', '=', orgId).executeTakeFirst();
+  const customerId = await customerIdOf(deps.db, orgId);
   const result = [];
   for (const r of rows) {
     result.push({
       collectionId: r.id, name: r.name, collectionType: r.collection_type, shared: r.shared,
       shareDocument: fromJson<string[]>(r.share_document, []),
       collectionDocument: await visibleMemberFileIds(deps.db, orgId, r.id, viewable, hidden),
-      userCognitoId: r.owner_id, customerId: Number(customer?.customer_id ?? 0),
+      userCognitoId: r.owner_id, customerId: Number(customerId || 0),
       createdEpoch: Number(r.created_at), lastUpdatedEpoch: Number(r.updated_at),
     });
   }

@@ -9,6 +9,7 @@ import { conflict, forbidden, invalidField, notFound } from '../../core/http/err
 import { newId } from '../../core/ids.ts';
 import type { Deps } from '../../deps.ts';
 import { searchVisibility, syncSearchIndex, visibleCollectionMemberIds } from '../search/index.ts';
+import { customerIdOf } from '../identity/index.ts';
 import {
   addMembers, reorderMembers, collectionTemplateIds, findCollection, memberFileIds, removeMembers, resolveVisibleAssets, setTemplates, visibleMemberFileIds, type CollectionRow,
 } from './collections.repo.ts';
@@ -123,11 +124,6 @@ export function collectionView(row: CollectionRow, templateIds: string[], member
     createdEpoch: row.created_at,
     lastUpdatedEpoch: row.updated_at,
   };
-}
-
-async function customerIdOf(db: DbOrTrx, orgId: string): Promise<string> {
-  const org = await db.selectFrom('organizations').select('customer_id').where('id', '=', orgId).executeTakeFirst();
-  return org?.customer_id ?? '';
 }
 
 async function inTransaction<T>(deps: Deps, work: (trx: Trx) => Promise<T>): Promise<T> {

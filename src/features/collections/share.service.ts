@@ -13,7 +13,7 @@ import { ActionCancelled, actionCreator, createAction, type ActionContext } from
 import {
   callerPermissions, checkShareMailLimits, liveAssetIds, mailConfigured, queueMail, serveBlob, shareSourcesByFileId, signPath, verifySignedPath, type MailMessage, type ShareSource,
 } from '../assets/index.ts';
-import { loadUserPrincipal } from '../identity/index.ts';
+import { enabledUserIdByEmail, loadUserPrincipal } from '../identity/index.ts';
 import { templatesHiddenFrom } from '../metadata/index.ts';
 import { memberFileIds } from './collections.repo.ts';
 import { loadVisibleCollection } from './collections.service.ts';
@@ -151,9 +151,8 @@ export async function shareCollection(deps: Deps, principal: Principal, id: stri
 
 /** An enabled user of the organization with this e-mail address (case-insensitive), if any. */
 async function orgUserByEmail(deps: Deps, orgId: string, email: string): Promise<Principal | null> {
-  const row = await deps.db.selectFrom('users').select('id').where('org_id', '=', orgId).where('status', '=', 'enabled')
-    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase())).orderBy('id').executeTakeFirst();
-  return row ? loadUserPrincipal(deps.db, row.id) : null;
+  const userId = await enabledUserIdByEmail(deps.db, orgId, email);
+  return userId ? loadUserPrincipal(deps.db, userId) : null;
 }
 
 function shareMail(input: ShareInput, recipient: ShareInput['recipients'][number], url: string, files: number): MailMessage {

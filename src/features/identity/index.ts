@@ -10,6 +10,10 @@ export { groupIdsJson } from './identity.repo.ts';
 export { hashPassword, verifyPassword, dummyPasswordHash, passwordQueueDepth } from './password.ts';
 export { COMMON_PASSWORD_COUNT, isCommonPassword, passwordProblem } from './password-policy.ts';
 export { findUser, findUserByUsername, findRole } from './identity.repo.ts';
+export {
+  createServiceAccount, customerIdColumn, customerIdOf, customerIdsOf, disableUser, enabledUserIdByEmail, enabledUsernameOf, enabledUserPrivilegesOf,
+  findTokenSubject, groupNames, organizationIds, rolePrivilegesOf, userNames, type UserNames,
+} from './directory.ts';
 export { UserCreateSchema } from './identity.schemas.ts';
 export type { BootstrapResult } from './bootstrap.ts';
 export { createIdentityRuntime, type IdentityRuntime } from './runtime.ts';

@@ -3,6 +3,7 @@ import { it } from 'node:test';
 import { forEachEngine } from '../../../test/helpers/context.ts';
 import { headersFor } from '../../../test/helpers/credentials.ts';
 import { bootstrapFirstOrganization } from '../identity/index.ts';
+import { organizationIds } from '../identity/index.ts';
 import { defaultTemplateId, loadTemplate, seedMissingOrganizations, validateMetadata } from './index.ts';
 
 forEachEngine('metadata: a usable start', (ctx) => {
@@ -40,8 +41,8 @@ forEachEngine('metadata: a usable start', (ctx) => {
     const orgId = '00000000-0000-4000-8000-0000000000aa';
     await db.insertInto('organizations').values({ id: orgId, name: 'Legacy', customer_id: '1999999999999', created_at: now }).execute();
     assert.equal(await defaultTemplateId(db, orgId), undefined);
-    assert.equal(await db.transaction().execute((trx) => seedMissingOrganizations(trx, now)), 1);
+    assert.equal(await db.transaction().execute(async (trx) => seedMissingOrganizations(trx, now, await organizationIds(trx))), 1);
     assert.ok(await defaultTemplateId(db, orgId));
-    assert.equal(await db.transaction().execute((trx) => seedMissingOrganizations(trx, now)), 0, 'never twice');
+    assert.equal(await db.transaction().execute(async (trx) => seedMissingOrganizations(trx, now, await organizationIds(trx))), 0, 'never twice');
   });
 });

@@ -79,11 +79,11 @@ export async function seedOrganizationMetadata(db: DbOrTrx, now: number, orgId: 
   return { systemGroupId, defaultTemplateId, usageRightsVocabularyId: vocabularyId };
 }
 
-/** Seeds every organization that has no system group yet (organizations made before this feature). */
-export async function seedMissingOrganizations(db: DbOrTrx, now: number): Promise<number> {
-  const orgs = await db.selectFrom('organizations').select('id')
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('metadata_groups').select('id').whereRef('metadata_groups.org_id', '=', 'organizations.id').where('metadata_groups.system', '=', 1))))
-    .execute();
-  for (const org of orgs) await seedOrganizationMetadata(db, now, org.id);
-  return orgs.length;
+/** Seeds each of `orgIds` (every organization, from identity) that has no system group yet (organizations made before this feature). */
+export async function seedMissingOrganizations(db: DbOrTrx, now: number, orgIds: readonly string[]): Promise<number> {
+  if (orgIds.length === 0) return 0;
+  const seeded = new Set((await db.selectFrom('metadata_groups').select('org_id').where('system', '=', 1).execute()).map((r) => r.org_id));
+  const missing = orgIds.filter((id) => !seeded.has(id));
+  for (const orgId of missing) await seedOrganizationMetadata(db, now, orgId);
+  return missing.length;
 }

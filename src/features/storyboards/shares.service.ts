@@ -7,7 +7,7 @@ import { invalidField, notFound } from '../../core/http/errors.ts';
 import { publishEvent } from '../../core/events/index.ts';
 import { newId } from '../../core/ids.ts';
 import { linkPasswordSucceeded, reserveLinkPasswordAttempt } from '../auth/index.ts';
-import { hashPassword, loadUserPrincipal, verifyPassword } from '../identity/index.ts';
+import { groupNames, hashPassword, loadUserPrincipal, userNames, verifyPassword } from '../identity/index.ts';
 import { mayViewStoryboards, type BoardRow } from './access.ts';
 import { content, type RenditionContent } from './content.ts';
 import { findVisibleBoard } from './storyboards.repo.ts';
@@ -24,21 +24,26 @@ export async function listShares(deps: Deps, principal: Principal, id: string) {
   const loaded = await loadBoard(deps, principal, id);
   requireFlag(loaded, 'canShareInternal');
   const now = deps.clock.now();
-  const [users, groups, links] = await Promise.all([
-    deps.db.selectFrom('storyboard_shares').innerJoin('users', 'users.id', 'storyboard_shares.subject_id')
-      .select(['users.id', 'users.username', 'storyboard_shares.created_at'])
-      .where('storyboard_shares.storyboard_id', '=', id).where('storyboard_shares.org_id', '=', principal.orgId).orderBy('storyboard_shares.created_at').execute(),
-    deps.db.selectFrom('storyboard_shares').innerJoin('groups', 'groups.id', 'storyboard_shares.subject_id')
-      .select(['groups.id', 'groups.name', 'storyboard_shares.created_at'])
-      .where('storyboard_shares.storyboard_id', '=', id).where('storyboard_shares.org_id', '=', principal.orgId).orderBy('storyboard_shares.created_at').execute(),
+  const [shares, links] = await Promise.all([
+    deps.db.selectFrom('storyboard_shares').select(['subject_id', 'created_at'])
+      .where('storyboard_id', '=', id).where('org_id', '=', principal.orgId).orderBy('created_at').execute(),
     loaded.access.flags.canShareExternal
       ? deps.db.selectFrom('storyboard_links').selectAll().where('storyboard_id', '=', id).where('org_id', '=', principal.orgId).orderBy('created_at', 'desc').orderBy('id', 'desc').execute()
       : Promise.resolve([]),
   ]);
+  // A share names a user or a group of the organization (ids are unique across both); identity names them.
+  const subjects = shares.map((s) => s.subject_id);
+  const [users, groups] = await Promise.all([userNames(deps.db, principal.orgId, subjects), groupNames(deps.db, principal.orgId, subjects)]);
   return {
     internal: [
-      ...users.map((u) => ({ type: 'user' as const, id: u.id, name: u.username, sharedAt: iso(u.created_at)! })),
-      ...groups.map((g) => ({ type: 'group' as const, id: g.id, name: g.name, sharedAt: iso(g.created_at)! })),
+      ...shares.flatMap((s) => {
+        const u = users.get(s.subject_id);
+        return u ? [{ type: 'user' as const, id: u.id, name: u.username, sharedAt: iso(s.created_at)! }] : [];
+      }),
+      ...shares.flatMap((s) => {
+        const name = groups.get(s.subject_id);
+        return name === undefined ? [] : [{ type: 'group' as const, id: s.subject_id, name, sharedAt: iso(s.created_at)! }];
+      }),
     ],
     links: links.map((l) => toLink(l, now)),
   };
@@ -61,13 +66,15 @@ export async function shareInternally(deps: Deps, principal: Principal, id: stri
   const userIds = [...new Set(input.userIds ?? [])];
   const groupIds = [...new Set(input.groupIds ?? [])];
   if (userIds.length + groupIds.length === 0) throw invalidField('body.userIds', 'name at least one user or group');
-  const [users, groups] = await Promise.all([
-    userIds.length ? deps.db.selectFrom('users').select(['id', 'email']).where('org_id', '=', principal.orgId).where('id', 'in', userIds).where('account_type', '!=', 'service').execute() : [],
-    groupIds.length ? deps.db.selectFrom('groups').select(['id', 'name']).where('org_id', '=', principal.orgId).where('id', 'in', groupIds).execute() : [],
+  const [userMap, groupMap] = await Promise.all([
+    userNames(deps.db, principal.orgId, userIds, { peopleOnly: true }),
+    groupNames(deps.db, principal.orgId, groupIds),
   ]);
-  const missingUser = userIds.findIndex((u) => !users.some((r) => r.id === u));
+  const users = [...userMap.values()].map((u) => ({ id: u.id, email: u.email }));
+  const groups = [...groupMap].map(([gid, name]) => ({ id: gid, name }));
+  const missingUser = userIds.findIndex((u) => !userMap.has(u));
   if (missingUser >= 0) throw invalidField(`body.userIds.${missingUser}`, 'user not found');
-  const missingGroup = groupIds.findIndex((g) => !groups.some((r) => r.id === g));
+  const missingGroup = groupIds.findIndex((g) => !groupMap.has(g));
   if (missingGroup >= 0) throw invalidField(`body.groupIds.${missingGroup}`, 'group not found');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {

@@ -8,6 +8,7 @@ import { securitySuite } from '../../../test/helpers/security.ts';
 import type { Worker } from '../../core/jobs/worker.ts';
 import { assetWorker, jpeg, pathOf, uploadAsset } from '../../../test/helpers/assets.ts';
 import { seedWebAppClients, WEB_APP_CLIENT_ID } from '../auth/index.ts';
+import { organizationIds } from '../identity/index.ts';
 
 const PUBLIC_URL = 'http://127.0.0.1:43999';
 const CALLBACK = `${PUBLIC_URL}/app/callback`;
@@ -112,7 +113,7 @@ forEachEngine('web app: served at /app, and its first-party OAuth client', (ctx)
     assert.equal(submitted!.statusCode, 403);
     assert.match(submitted!.body, /turned off/);
     // Start-up seeding leaves a deleted client deleted; the other organization is unaffected.
-    await seedWebAppClients(ctx().deps.db, Date.now());
+    await seedWebAppClients(ctx().deps.db, Date.now(), await organizationIds(ctx().deps.db));
     assert.equal((await webAppSignIn(ctx(), user)).submitted!.statusCode, 403);
     assert.equal((await webAppSignIn(ctx(), otherUser)).token!.statusCode, 200);
   });

@@ -3,6 +3,7 @@ import { requireAction } from '../../../core/authz/permissions.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
 import { publishEvent } from '../../../core/events/index.ts';
 import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
+import { customerIdColumn } from '../../identity/index.ts';
 import { loadAssetFor } from '../access.ts';
 import type { AssetWithOrg } from '../assets.repo.ts';
 import { storedRenditions, type RenditionName } from '../views/present.ts';
@@ -109,8 +110,8 @@ export async function expose(deps: Deps, principal: Principal, items: ExposeItem
 /** For the signed content route: the asset an URL names, with no caller (the signature is the permission). */
 export async function assetForSignedUrl(deps: Deps, id: string): Promise<AssetWithOrg> {
   const asset = await deps.db
-    .selectFrom('assets').innerJoin('organizations', 'organizations.id', 'assets.org_id')
-    .selectAll('assets').select('organizations.customer_id').where('assets.id', '=', id).executeTakeFirst();
+    .selectFrom('assets')
+    .selectAll('assets').select((eb) => customerIdColumn(deps.db, eb.ref('assets.org_id')).as('customer_id')).where('assets.id', '=', id).executeTakeFirst();
   // A link dies with its source: nothing behind it is served once the asset is in the recycle bin (or gone).
   if (!asset || asset.content_state !== 'available' || asset.deleted_at !== null) throw notFound('Content');
   return asset;

@@ -8,8 +8,7 @@ import type { DbOrTrx } from '../../../core/db/connect.ts';
 export async function deletedAssetsVisibleTo(db: DbOrTrx, orgId: string, groupIds: readonly string[], after: [number, string] | null, limit: number) {
   let q = db
     .selectFrom('assets as a')
-    .leftJoin('users as u', (j) => j.onRef('u.id', '=', 'a.deleted_by').onRef('u.org_id', '=', 'a.org_id'))
-    .select(['a.id', 'a.file_id', 'a.original_file_id', 'a.filename', 'a.object_type', 'a.version_number', 'a.size', 'a.deleted_at', 'a.deleted_by', 'u.friendly_name', 'u.username'])
+    .select(['a.id', 'a.file_id', 'a.original_file_id', 'a.filename', 'a.object_type', 'a.version_number', 'a.size', 'a.deleted_at', 'a.deleted_by'])
     .where('a.org_id', '=', orgId)
     .where('a.deleted_at', 'is not', null)
     .where('a.is_current', '=', 1)

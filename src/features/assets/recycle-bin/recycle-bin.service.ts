@@ -3,6 +3,7 @@ import { hasPrivilege } from '../../../core/authz/authorize.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
 import { invalidField } from '../../../core/http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../../core/http/pagination.ts';
+import { userNames } from '../../identity/index.ts';
 import { deletedAssetsVisibleTo } from './recycle-bin.repo.ts';
 
 export interface RecycleBinQuery {
@@ -24,11 +25,12 @@ export async function listRecycleBin(deps: Deps, principal: Principal, query: Re
   const rows = await deletedAssetsVisibleTo(deps.db, principal.orgId, principal.groupIds, after as [number, string] | null, limit);
   const page = rows.slice(0, limit);
   const last = page.at(-1);
+  const deleters = await userNames(deps.db, principal.orgId, page.flatMap((r) => (r.deleted_by ? [r.deleted_by] : [])));
   return {
     items: page.map((r) => ({
       objectId: r.id, fileId: r.file_id, originalFileId: r.original_file_id, filename: r.filename, objectType: r.object_type,
       versionNumber: Number(r.version_number), fileSizeInBytes: r.size === null ? null : Number(r.size), metadataDeletedEpoch: Number(r.deleted_at),
-      deletedBy: r.deleted_by, deletedByName: r.deleted_by ? (r.friendly_name || r.username || null) : null,
+      deletedBy: r.deleted_by, deletedByName: r.deleted_by ? (deleters.get(r.deleted_by)?.friendlyName || deleters.get(r.deleted_by)?.username || null) : null,
     })),
     nextCursor: rows.length > limit && last ? encodeCursor([Number(last.deleted_at), last.id]) : null,
     purge,

@@ -73,11 +73,10 @@ export async function ensureWebAppClient(db: DbOrTrx, orgId: string, now: number
   return row && row.revoked_at === null ? row : undefined;
 }
 
-/** Start-up: every organization gets its web-app client row (a deleted one is left deleted). */
-export async function seedWebAppClients(db: DbOrTrx, now: number): Promise<number> {
-  const orgs = await db.selectFrom('organizations').select('id').execute();
+/** Start-up: every organization (`orgIds`, from identity) gets its web-app client row (a deleted one is left deleted). */
+export async function seedWebAppClients(db: DbOrTrx, now: number, orgIds: readonly string[]): Promise<number> {
   let created = 0;
-  for (const { id: orgId } of orgs) {
+  for (const orgId of orgIds) {
     const id = webAppClientRowId(orgId);
     const result = await db.insertInto('oauth_clients')
       .values({ id, org_id: orgId, name: WEB_APP_CLIENT_NAME, redirect_uris: '[]', secret_hash: null, created_by: null, created_at: now, revoked_at: null })

@@ -74,9 +74,5 @@ export function touchSession(db: DbOrTrx, id: string, now: number): Promise<unkn
   return db.updateTable('auth_sessions').set({ last_used_at: now }).where('id', '=', id).execute();
 }
 
-/** What a token response needs to know about the user and their organization. */
-export function findTokenSubject(db: DbOrTrx, userId: string) {
-  return db.selectFrom('users').innerJoin('organizations', 'organizations.id', 'users.org_id')
-    .select(['users.id', 'users.org_id', 'users.username', 'users.email', 'users.status', 'organizations.customer_id'])
-    .where('users.id', '=', userId).executeTakeFirst();
-}
+/** What a token response needs to know about the user and their organization (identity reads it). */
+export { findTokenSubject } from '../../identity/index.ts';

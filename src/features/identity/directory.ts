@@ -1,0 +1,187 @@
+import { sql, type Expression } from 'kysely';
+import type { DbOrTrx } from '../../core/db/connect.ts';
+
+/**
+ * What other features read of organizations, users, groups and roles (identity owns those tables,
+ * decision 0009): small lookups by id, and the scalar subqueries that let a hot query of another
+ * feature fetch an identity column in its own round trip. Every lookup is scoped to one organization
+ * unless its name says otherwise.
+ */
+
+/** The organization's customer id (the reference's `customerId`), or '' for an unknown organization. */
+export async function customerIdOf(db: DbOrTrx, orgId: string): Promise<string> {
+  const row = await db.selectFrom('organizations').select('customer_id').where('id', '=', orgId).executeTakeFirst();
+  return row?.customer_id ?? '';
+}
+
+/** The customer id of the organization `orgId` names, as a scalar subquery of another feature's query (the asset read path: one round trip). */
+export function customerIdColumn(db: DbOrTrx, orgId: Expression<string>) {
+  // Every asset's organization exists (a foreign key), so the value is never null.
+  return sql<string>`(${db.selectFrom('organizations as o').select('o.customer_id').where('o.id', '=', orgId)})`;
+}
+
+/** The customer ids of these organizations (unknown ones are left out). */
+export async function customerIdsOf(db: DbOrTrx, orgIds: readonly string[]): Promise<Map<string, string>> {
+  if (orgIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('organizations')
+    .select(['id', 'customer_id'])
+    .where('id', 'in', [...new Set(orgIds)])
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.customer_id]));
+}
+
+/** Every organization's id (start-up seeding). */
+export async function organizationIds(db: DbOrTrx): Promise<string[]> {
+  return (await db.selectFrom('organizations').select('id').orderBy('id').execute()).map((r) => r.id);
+}
+
+/** The enabled user of the organization with this e-mail address (case-insensitive), if any. */
+export async function enabledUserIdByEmail(db: DbOrTrx, orgId: string, email: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('status', '=', 'enabled')
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .orderBy('id')
+    .executeTakeFirst();
+  return row?.id;
+}
+
+export interface UserNames {
+  id: string;
+  username: string;
+  email: string;
+  firstName: string;
+  lastName: string;
+  friendlyName: string;
+}
+
+/** Names of the organization's users among `ids` (people and service accounts alike), by id. */
+export async function userNames(
+  db: DbOrTrx,
+  orgId: string,
+  ids: readonly string[],
+  options: { peopleOnly?: boolean } = {},
+): Promise<Map<string, UserNames>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('users')
+    .select(['id', 'username', 'email', 'first_name', 'last_name', 'friendly_name'])
+    .where('org_id', '=', orgId)
+    .where('id', 'in', unique)
+    .$if(options.peopleOnly === true, (q) => q.where('account_type', '!=', 'service'))
+    .execute();
+  return new Map(
+    rows.map((r) => [
+      r.id,
+      {
+        id: r.id,
+        username: r.username,
+        email: r.email,
+        firstName: r.first_name,
+        lastName: r.last_name,
+        friendlyName: r.friendly_name,
+      },
+    ]),
+  );
+}
+
+/** Names of the organization's groups among `ids`, by id. */
+export async function groupNames(db: DbOrTrx, orgId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('groups')
+    .select(['id', 'name'])
+    .where('org_id', '=', orgId)
+    .where('id', 'in', unique)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/** An API key's service account: a user that cannot sign in, holding the key's role. Call inside the key's transaction. */
+export async function createServiceAccount(
+  db: DbOrTrx,
+  input: { id: string; orgId: string; username: string; lastName: string; roleId: string; now: number },
+): Promise<void> {
+  const { id, orgId, username, lastName, roleId, now } = input;
+  await db
+    .insertInto('users')
+    .values({
+      id,
+      org_id: orgId,
+      username,
+      username_key: username,
+      email: '',
+      first_name: 'API key',
+      last_name: lastName,
+      friendly_name: lastName,
+      status: 'enabled',
+      account_type: 'service',
+      role_id: roleId,
+      password_hash: null,
+      phone: null,
+      company: null,
+      country: null,
+      contact: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+}
+
+/** Disables one user of the organization (an API key's service account when the key is revoked). */
+export async function disableUser(db: DbOrTrx, orgId: string, userId: string, now: number): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ status: 'disabled', updated_at: now })
+    .where('org_id', '=', orgId)
+    .where('id', '=', userId)
+    .execute();
+}
+
+/**
+ * Scalar subqueries for another feature's query (the API-key check, which runs on every miss of the
+ * principal cache, fetches its key, role, service account and creator in one round trip). `roleId`,
+ * `userId` and `orgId` are columns of the outer query (`sql.ref('k.role_id')`).
+ */
+export function rolePrivilegesOf(db: DbOrTrx, roleId: Expression<string>, orgId: Expression<string>) {
+  return db
+    .selectFrom('roles as kr')
+    .select('kr.privileges')
+    .where('kr.id', '=', roleId)
+    .where('kr.org_id', '=', orgId);
+}
+
+/** The username of an enabled user (null when disabled or missing): see rolePrivilegesOf. */
+export function enabledUsernameOf(db: DbOrTrx, userId: Expression<string>) {
+  return db
+    .selectFrom('users as su')
+    .select('su.username')
+    .where('su.id', '=', userId)
+    .where('su.status', '=', 'enabled');
+}
+
+/** The role privileges of an enabled user of the organization (null when disabled or missing): see rolePrivilegesOf. */
+export function enabledUserPrivilegesOf(db: DbOrTrx, userId: Expression<string>, orgId: Expression<string>) {
+  return db
+    .selectFrom('users as cu')
+    .innerJoin('roles as cr', 'cr.id', 'cu.role_id')
+    .select('cr.privileges')
+    .where('cu.id', '=', userId)
+    .where('cu.org_id', '=', orgId)
+    .where('cu.status', '=', 'enabled');
+}
+
+/** What a token response needs to know about a user (any organization) and their organization. */
+export function findTokenSubject(db: DbOrTrx, userId: string) {
+  return db
+    .selectFrom('users')
+    .innerJoin('organizations', 'organizations.id', 'users.org_id')
+    .select(['users.id', 'users.org_id', 'users.username', 'users.email', 'users.status', 'organizations.customer_id'])
+    .where('users.id', '=', userId)
+    .executeTakeFirst();
+}
