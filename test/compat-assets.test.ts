@@ -174,7 +174,10 @@ forEachEngine('compatibility: assets (issue 24)', (ctx) => {
     const a = await createAsset(ctx(), org, { filename: 'dl.bin' });
     const put = await ctx().inject({ method: 'PUT', url: pathOf(a.url!), payload: randomBytes(32), headers: { 'content-type': 'application/octet-stream' } });
     assert.equal(put.statusCode, 200, put.body);
-    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/asset/${a.objectId}/content`, headers: org.admin.headers })).statusCode, 200);
+    const link = await ctx().inject({ method: 'GET', url: `/v1/asset/${a.objectId}/content`, headers: org.admin.headers });
+    assert.equal(link.statusCode, 200);
+    // Fired when the bytes are served (test/compat-webhook-payloads.test.ts shows the rest).
+    assert.equal((await ctx().inject({ method: 'GET', url: pathOf(json(link).presignedURL) })).statusCode, 200);
     const rows = await ctx().deps.db.selectFrom('events').select('body').where('org_id', '=', org.orgId).where('type', '=', 'asset.downloaded').execute();
     const event = rows.map((r) => JSON.parse(r.body)).find((b) => b.asset?.id === a.objectId);
     assert.ok(event, 'asset.downloaded with asset.id');

@@ -57,6 +57,9 @@ const Version = Type.Object({
     createdBy: Type.Object({ userId: Type.String(), firstName: Type.String(), lastName: Type.String(), time: Type.String({ description: 'ISO-8601: when the previous version was created' }) }),
   }))),
 });
+const RenditionUrls = Type.Record(Type.String(), Type.String({ description: 'URL' }), {
+  description: 'URL per rendition: thumbnail (200 px), preview (700), large (1000), fpo (for placement only, 1000), mezzanine (3000); only those made (a placeholder has a thumbnail only)',
+});
 const Relationship = Type.Object({ type: Type.String({ description: 'e.g. child' }), parent: Id, previousType: Type.Optional(Type.String()) });
 const Permissions = Type.Object({ added: Type.Array(Type.String()), removed: Type.Array(Type.String()) });
 const SecurityTemplate = Type.Object({
@@ -110,7 +113,8 @@ export const EVENT_CATALOG = {
     changes: Type.Object({ securityTemplates: Type.Object({ current: Type.Array(Ref), previous: Type.Array(Ref) }) }),
   }),
   'asset.renditions.created': def('assets', 'The system renditions of an asset are ready', {
-    asset: Type.Object({ ...Asset.properties, renditions: Type.Record(Type.String(), Type.String({ description: 'URL' })) }),
+    asset: Type.Object({ ...Asset.properties, renditions: RenditionUrls }),
+    renditions: Type.Optional(RenditionUrls),
   }),
   'version.created': def('versions', 'A new version of an asset was uploaded (not the initial ingest)', { asset: Asset, version: Version }),
   'version.promoted': def('versions', 'An older version of an asset was made the latest', { asset: Asset, version: Version }),

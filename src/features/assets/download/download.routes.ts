@@ -6,7 +6,7 @@ import { notFound } from '../../../core/http/errors.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
 import { loadAssetFor } from '../access.ts';
 import { SignedQuery } from '../assets.schemas.ts';
-import { assetForSignedUrl, downloadLink, expose, originalServable, renditionServable } from './download.service.ts';
+import { assetForSignedUrl, downloadLink, expose, originalServable, publishDownloaded, renditionServable } from './download.service.ts';
 import { serveBlob } from './serve.ts';
 import { verifySignedPath } from '../upload/signed-urls.ts';
 
@@ -64,16 +64,20 @@ export function contentRoutes(app: App, deps: Deps): void {
     config: { public: true },
     schema: {
       operationId: 'GetSignedContent', tags, summary: 'The bytes behind a time-limited URL (original or rendition)', security: [],
-      params: Type.Object({ id: Type.String({ format: 'uuid' }), component: Type.String({ maxLength: 50 }) }), querystring: SignedQuery,
+      params: Type.Object({ id: Type.String({ format: 'uuid' }), component: Type.String({ maxLength: 50 }) }),
+      querystring: Type.Object({ ...SignedQuery.properties, by: Type.Optional(Type.String({ format: 'uuid', description: 'The user the link was made for (signed): the actor of asset.downloaded' })) }),
       response: { 200: Binary, 206: Binary, 304: Type.Null({ description: 'Not modified' }), 416: ErrorRef, ...errorResponses('validation_failed', 'forbidden', 'not_found') },
     },
   }, async (request, reply) => {
     const { id, component } = request.params;
-    verifySignedPath(deps, 'GET', `/v1/content/${id}/${component}`, request.query.expires, request.query.signature);
+    verifySignedPath(deps, 'GET', `/v1/content/${id}/${component}`, request.query.expires, request.query.signature, request.query.by);
     const asset = await assetForSignedUrl(deps, id);
     if (component === 'original') {
       if (asset.deleted_at !== null) throw notFound('Content');
-      return serveBlob(deps, request, reply, originalServable(asset));
+      // A download starts when bytes from the first one on are sent (not on a HEAD, a 304, or a later range of a resumed download).
+      return serveBlob(deps, request, reply, originalServable(asset), async (range) => {
+        if (request.method === 'GET' && (range === null || range.start === 0)) await publishDownloaded(deps, asset, request.query.by ?? null);
+      });
     }
     return serveBlob(deps, request, reply, renditionServable(asset, component));
   });

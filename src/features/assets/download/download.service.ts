@@ -34,15 +34,20 @@ export function renditionServable(asset: AssetWithOrg, name: string): Servable {
 }
 
 /** A time-limited Tessera URL of the original or of one rendition; anyone holding it may fetch it. */
-export function contentUrl(deps: Deps, asset: AssetWithOrg, component: string, ttlSeconds: number): { url: string; expires: number } {
-  return signedUrl(deps, 'GET', `/v1/content/${asset.id}/${component}`, ttlSeconds);
+export function contentUrl(deps: Deps, asset: AssetWithOrg, component: string, ttlSeconds: number, by?: string): { url: string; expires: number } {
+  return signedUrl(deps, 'GET', `/v1/content/${asset.id}/${component}`, ttlSeconds, by);
 }
 
-async function downloaded(deps: Deps, principal: Principal, assets: AssetWithOrg[]): Promise<void> {
-  if (assets.length === 0) return;
+/**
+ * `asset.downloaded` (reference §14.4: "a download starts"): published when the bytes of an original
+ * begin to be served (a whole-file GET, or a range from byte 0), not when a link is handed out. The
+ * user is the one the link was made for (`by`, signed into it); null for links of an e-mail share.
+ */
+export async function publishDownloaded(deps: Deps, asset: AssetWithOrg, by: string | null): Promise<void> {
   const now = deps.clock.now();
+  const brief = { id: asset.id, filename: asset.filename };
   await deps.db.transaction().execute((trx) =>
-    publishEvent(trx, now, { orgId: principal.orgId, type: 'asset.downloaded', actor: principal.userId, data: { assets: assets.map((a) => ({ id: a.id, filename: a.filename })) as [{ id: string; filename: string }], asset: { id: assets[0]!.id, filename: assets[0]!.filename } } }),
+    publishEvent(trx, now, { orgId: asset.org_id, type: 'asset.downloaded', actor: by, data: { assets: [brief], asset: brief } }),
   );
 }
 
@@ -52,12 +57,11 @@ function downloadable(asset: AssetWithOrg): void {
   if (asset.content_state !== 'available' || !asset.blob_key) throw notFound('Content');
 }
 
-/** GET /v1/asset/{id}/content: a download link of the original (Download permission); fires asset.downloaded. */
+/** GET /v1/asset/{id}/content: a download link of the original (Download permission); asset.downloaded fires when it is used. */
 export async function downloadLink(deps: Deps, principal: Principal, id: string): Promise<string> {
   const { asset } = await loadAssetFor(deps.db, principal, id, 'asset.download');
   downloadable(asset);
-  await downloaded(deps, principal, [asset]);
-  return contentUrl(deps, asset, 'original', DOWNLOAD_TTL_SECONDS).url;
+  return contentUrl(deps, asset, 'original', DOWNLOAD_TTL_SECONDS, principal.userId).url;
 }
 
 export interface ExposeItem {
@@ -71,7 +75,6 @@ export async function expose(deps: Deps, principal: Principal, items: ExposeItem
   requireAction(principal, 'asset.download');
   if (items.length === 0) throw invalidField('body', 'Body requires at least single item');
   const out = [];
-  const fetched: AssetWithOrg[] = [];
   for (const [i, item] of items.entries()) {
     let asset: AssetWithOrg;
     try {
@@ -88,9 +91,8 @@ export async function expose(deps: Deps, principal: Principal, items: ExposeItem
       if (!Number.isInteger(ttl) || ttl < 1 || ttl > 7 * 86400) throw invalidField(`body.${i}.components.${j}.expiration`, 'must be 1 to 604800 seconds');
       if (c.componentType === 'object') {
         downloadable(asset);
-        const { url, expires } = contentUrl(deps, asset, 'original', ttl);
+        const { url, expires } = contentUrl(deps, asset, 'original', ttl, principal.userId);
         components.push({ renditionType: 'original', componentRef: 'original', expires: expires * 1000, url });
-        fetched.push(asset);
       } else {
         const stored = storedRenditions(asset);
         for (const ref of [c.componentRef].flat()) {
@@ -103,7 +105,6 @@ export async function expose(deps: Deps, principal: Principal, items: ExposeItem
     out.push({ id: item.id, identifier: item.identifier ?? 'objectId', components });
   }
   if (out.length === 0) throw new AppError('bad_request', 'No assets found');
-  await downloaded(deps, principal, fetched);
   return out;
 }
 

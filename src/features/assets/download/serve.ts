@@ -36,7 +36,7 @@ export function parseRange(header: string | undefined, size: number): { start: n
 }
 
 /** Streams a stored object with ETag, Last-Modified, conditional requests, Range and Cache-Control. */
-export async function serveBlob(deps: Deps, request: FastifyRequest, reply: FastifyReply, item: Servable): Promise<FastifyReply> {
+export async function serveBlob(deps: Deps, request: FastifyRequest, reply: FastifyReply, item: Servable, beforeBytes?: (range: { start: number; end: number } | null) => Promise<void>): Promise<FastifyReply> {
   const lastModified = new Date(Math.floor(item.lastModified / 1000) * 1000);
   reply.header('etag', item.etag).header('last-modified', lastModified.toUTCString()).header('cache-control', item.cacheControl).header('accept-ranges', 'bytes');
   reply.header('x-content-type-options', 'nosniff');
@@ -54,6 +54,14 @@ export async function serveBlob(deps: Deps, request: FastifyRequest, reply: Fast
   }
   const stream = await deps.blobs.get(item.key, range ?? undefined);
   if (!stream) throw notFound('Content');
+  if (beforeBytes) {
+    try {
+      await beforeBytes(range);
+    } catch (error) {
+      stream.destroy?.();
+      throw error;
+    }
+  }
   // A type stored before media types were checked could hold anything: it is never sent as a header.
   reply.type(isMediaType(item.contentType) ? item.contentType : 'application/octet-stream');
   if (range) {

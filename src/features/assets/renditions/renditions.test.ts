@@ -123,7 +123,7 @@ forEachEngine('assets: renditions, technical metadata and downloads', (ctx) => {
     assert.ok(events.some((e) => e.type === 'asset.renditions.created'));
   });
 
-  it('hands out a download link of the original (Download) and time-limited URLs (expose); both fire asset.downloaded', async () => {
+  it('hands out a download link of the original (Download) and time-limited URLs (expose); asset.downloaded fires when their bytes are served', async () => {
     const bytes = await jpeg(100, 100);
     const created = await uploadAsset(ctx(), org, bytes, 'dl.jpg');
     await worker.drain();
@@ -141,6 +141,8 @@ forEachEngine('assets: renditions, technical metadata and downloads', (ctx) => {
     const comps = json(exposed)[0].components;
     assert.deepEqual(comps.map((c: { componentRef: string }) => c.componentRef), ['imageThumb', 'imagePreview', 'original']);
     assert.equal((await ctx().inject({ method: 'GET', url: pathOf(comps[0].url) })).statusCode, 200);
+    assert.equal((await ctx().inject({ method: 'HEAD', url: pathOf(comps[2].url) })).statusCode, 200);
+    assert.equal((await ctx().inject({ method: 'GET', url: pathOf(comps[2].url) })).statusCode, 200);
     ctx().clock.advance(61_000);
     assert.equal((await ctx().inject({ method: 'GET', url: pathOf(comps[0].url) })).statusCode, 403);
     const none = await ctx().inject({ method: 'POST', url: '/v1/asset/expose', headers: org.admin.headers, payload: [{ id: '0190a4b2-0000-7000-8000-000000000000', components: [{ componentType: 'object', componentRef: 'original' }] }] });

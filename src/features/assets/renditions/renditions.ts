@@ -178,6 +178,8 @@ export async function runRenditions(deps: Deps, job: RenditionJob): Promise<void
           if (r.data) await deps.blobs.put(key, r.data, { contentType: r.contentType });
           renditions[r.name] = { key, width: r.width, height: r.height, contentType: r.contentType, size: r.size, etag: `"${createHash('sha256').update(key).digest('hex').slice(0, 32)}"` };
         }
+        // The reference's `fpo` (for placement only): the 1000-pixel rendition under its name, no second encode.
+        if (!job.previewKey && renditions.imagePreviewLarge) renditions.fpo = { ...renditions.imagePreviewLarge };
       } catch (error) {
         if (!(error instanceof RenditionError)) throw error;
         state = 'failed';
@@ -209,7 +211,8 @@ export async function runRenditions(deps: Deps, job: RenditionJob): Promise<void
         for (const name of Object.keys(renditions)) urls[SHORT_NAMES[name as RenditionName] ?? name] = renditionUrl(deps, asset.id, name);
         await publishEvent(trx, now, {
           orgId: asset.org_id, type: 'asset.renditions.created', actor: null,
-          data: { asset: { ...eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds)), renditions: urls } },
+          // The live reference page puts them in asset.renditions, its repository schema at the top level: both.
+          data: { asset: { ...eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds)), renditions: urls }, renditions: urls },
         });
       }
       return false;
