@@ -9,6 +9,15 @@ import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/respons
 import { CreateResponseSchema } from '../assets.schemas.ts';
 import { createAsset } from '../assets.service.ts';
 import { receiveSingle } from './uploads.service.ts';
+import { verifyContentType } from './content-types.ts';
+import { HeadKeeper } from './upload-streams.ts';
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { bag } from '../../../core/lookup.ts';
 
 const tags = ['assets'];
@@ -58,23 +67,56 @@ export function uploadFormRoutes(app: App, deps: Deps): void {
             throw invalidField('body.metadata', 'must be JSON');
           }
         }
-        const created = await createAsset(deps, principal, {
-          metadataTemplateId: fields.metadataTemplateId, securityTemplateIds: parseList(fields.securityTemplateIds, 'body.securityTemplateIds'), metadata,
-          filename: fields.filename ?? part.filename, contentType: part.mimetype, checksum: fields.checksum, originalFileId: fields.originalFileId,
-        }, 'legacy');
+        const securityTemplateIds = parseList(fields.securityTemplateIds, 'body.securityTemplateIds');
+        const filename = fields.filename ?? part.filename;
+        // The whole file is received (and checked) before anything is created: a refused request
+        // (too large, wrong checksum, bytes contradicting the type) leaves no asset, version or blob.
+        const staged = await stageFile(part.file, deps.config.uploadPartSizeBytes);
         try {
-          await receiveSingle(deps, created.uploadRowId!, part.file, part.mimetype, undefined);
-        } catch (error) {
-          part.file.resume();
-          throw error;
+          if (fields.checksum !== undefined && fields.checksum.toLowerCase() !== staged.sha256) {
+            throw invalidField('body.checksum', `the SHA-256 of the content (${staged.sha256}) does not match the declared checksum; nothing was kept`);
+          }
+          const type = verifyContentType(staged.head, part.mimetype, filename);
+          if ('problem' in type) throw invalidField('header.content-type', `${type.problem}; nothing was kept`);
+          const created = await createAsset(deps, principal, {
+            metadataTemplateId: fields.metadataTemplateId, securityTemplateIds, metadata,
+            filename, contentType: part.mimetype, checksum: fields.checksum, originalFileId: fields.originalFileId,
+          }, 'legacy');
+          await receiveSingle(deps, created.uploadRowId!, createReadStream(staged.path), part.mimetype, undefined);
+          const { asset } = created;
+          return { filename: asset.filename, objectId: asset.id, fileId: asset.file_id, originalFileId: asset.original_file_id, versionNumber: asset.version_number };
+        } finally {
+          await staged.discard();
         }
-        if (part.file.truncated) throw new AppError('payload_too_large', `The file is larger than ${deps.config.uploadPartSizeBytes} bytes: use POST /v1/asset with filesize for a multipart upload`);
-        const { asset } = created;
-        return { filename: asset.filename, objectId: asset.id, fileId: asset.file_id, originalFileId: asset.original_file_id, versionNumber: asset.version_number };
       }
       throw invalidField('body.file', 'is required (a file part after the fields)');
     });
   });
+}
+
+/**
+ * Receives a form's file part into a private temporary file, hashing it and keeping its first
+ * bytes. Past `maxBytes` (the parser truncates there) it is a 413 and the file is gone.
+ */
+async function stageFile(file: Readable & { truncated?: boolean }, maxBytes: number): Promise<{ path: string; sha256: string; head: Buffer; discard(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'tessera-form-'));
+  const discard = () => rm(dir, { recursive: true, force: true });
+  try {
+    const path = join(dir, 'file');
+    const hash = createHash('sha256');
+    const head = new HeadKeeper();
+    file.on('data', (chunk: Buffer) => {
+      hash.update(chunk);
+      head.keep(chunk);
+    });
+    await pipeline(file, createWriteStream(path, { mode: 0o600 }));
+    if (file.truncated) throw new AppError('payload_too_large', `The file is larger than ${maxBytes} bytes: use POST /v1/asset with filesize for a multipart upload; nothing was kept`);
+    return { path, sha256: hash.digest('hex'), head: head.head, discard };
+  } catch (error) {
+    file.resume();
+    await discard();
+    throw error;
+  }
 }
 
 /**
