@@ -43,22 +43,13 @@ const PENDING: [string, string][] = [
   ['src/core/events/publish.ts', 'users'],
   ['src/features/assets/assets.repo.ts', 'security_template_permissions'],
   ['src/features/assets/assets.repo.ts', 'security_templates'],
-  ['src/features/assets/assets.service.ts', 'metadata_templates'],
-  ['src/features/assets/bulk/action-objects.ts', 'security_templates'],
-  ['src/features/assets/recycle-bin/recycle-bin.repo.ts', 'security_template_permissions'],
   ['src/features/auth/sessions/sessions.repo.ts', 'roles'],
   ['src/features/auth/sessions/sessions.repo.ts', 'users'],
-  ['src/features/cdn/asset-origin.ts', 'assets'],
-  ['src/features/collections/collections.service.ts', 'security_templates'],
   ['src/features/identity/identity.repo.ts', 'auth_sessions'],
   ['src/features/identity/users.service.ts', 'auth_sessions'],
   ['src/features/metadata/definitions/templates.service.ts', 'organizations'],
   ['src/features/metadata/definitions/templates.service.ts', 'security_templates'],
   ['src/features/metadata/definitions/vocabularies.service.ts', 'organizations'],
-  ['src/features/search/search.indexer.ts', 'events'],
-  ['src/features/storyboards/access.ts', 'security_template_permissions'],
-  ['src/features/storyboards/content.ts', 'asset_links'],
-  ['src/features/storyboards/storyboards.repo.ts', 'security_templates'],
 ];
 
 function sourceFiles(dir: string): string[] {

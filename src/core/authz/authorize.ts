@@ -83,6 +83,24 @@ export function templatesGranting(db: DbOrTrx, principal: Principal, permission:
     .where('permission', '=', permission);
 }
 
+/** What the caller's groups are granted by each of `templateIds` (template id → permissions; one query). */
+export async function permissionsByTemplate(db: DbOrTrx, principal: Principal, templateIds: readonly string[]): Promise<Map<string, Set<Permission>>> {
+  const out = new Map<string, Set<Permission>>();
+  if (templateIds.length === 0 || principal.groupIds.length === 0) return out;
+  const rows = await db.selectFrom('security_template_permissions').select(['template_id', 'permission'])
+    .where('org_id', '=', principal.orgId)
+    .where('template_id', 'in', [...new Set(templateIds)])
+    .where('group_id', 'in', [...principal.groupIds])
+    .execute();
+  for (const row of rows) {
+    if (!isPermission(row.permission)) continue;
+    const set = out.get(row.template_id) ?? new Set<Permission>();
+    set.add(row.permission);
+    out.set(row.template_id, set);
+  }
+  return out;
+}
+
 /** The groups granted `permission` on each of the named templates (template id → group ids). */
 export async function groupsGranting(db: DbOrTrx, orgId: string, templateIds: readonly string[], permission: Permission): Promise<Map<string, Set<string>>> {
   const byTemplate = new Map<string, Set<string>>();

@@ -3,7 +3,7 @@ import type { DbOrTrx } from '../../core/db/connect.ts';
 import { prepared } from '../../core/db/prepared.ts';
 import type { AssetsTable, Database } from '../../core/db/schema.ts';
 import { isUuid } from '../../core/ids.ts';
-import { customerIdColumn, userNames } from '../identity/index.ts';
+import { customerIdColumn, securityTemplateNames, userNames } from '../identity/index.ts';
 
 export type AssetRow = Selectable<AssetsTable>;
 export type AssetWithOrg = AssetRow & { customer_id: string };
@@ -113,9 +113,7 @@ export async function setAssetSecurity(db: DbOrTrx, orgId: string, assetId: stri
 /** Which of `ids` are security templates of the organization. */
 export async function existingTemplates(db: DbOrTrx, orgId: string, ids: readonly string[]): Promise<Map<string, string>> {
   const valid = ids.filter(isUuid).map((id) => id.toLowerCase());
-  if (valid.length === 0) return new Map();
-  const rows = await db.selectFrom('security_templates').select(['id', 'name']).where('org_id', '=', orgId).where('id', 'in', valid).execute();
-  return new Map(rows.map((r) => [r.id, r.name]));
+  return securityTemplateNames(db, orgId, valid);
 }
 
 export async function templateNames(db: DbOrTrx, orgId: string, ids: readonly string[]): Promise<{ id: string; name: string }[]> {
@@ -162,4 +160,26 @@ export async function liveAssetIds(db: DbOrTrx, orgId: string, ids: readonly str
 export async function existingAssetIds(db: DbOrTrx, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   return new Set((await db.selectFrom('assets').select('id').where('id', 'in', [...ids]).execute()).map((r) => r.id));
+}
+
+/** The objectId of each of `ids` (objectIds or fileIds) that names an asset of the organization, keyed by the id given. */
+export async function objectIdsByAnyId(db: DbOrTrx, orgId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  const byAnyId = new Map<string, string>();
+  if (ids.length === 0) return byAnyId;
+  const rows = await db.selectFrom('assets').select(['id', 'file_id'])
+    .where('org_id', '=', orgId)
+    .where((eb) => eb.or([eb('id', 'in', [...ids]), eb('file_id', 'in', [...ids])])).execute();
+  for (const row of rows) {
+    byAnyId.set(row.id, row.id);
+    byAnyId.set(row.file_id, row.id);
+  }
+  return byAnyId;
+}
+
+/** What the CDN origin needs to serve one asset's stored content (by objectId). */
+export function servedContentOf(db: DbOrTrx, orgId: string, id: string) {
+  return db.selectFrom('assets')
+    .select(['blob_key', 'content_type', 'sha256', 'size', 'updated_at', 'filename', 'content_state', 'deleted_at'])
+    .where('id', '=', id).where('org_id', '=', orgId)
+    .executeTakeFirst();
 }

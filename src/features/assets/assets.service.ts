@@ -7,6 +7,7 @@ import { fromJson, toJson } from '../../core/db/json.ts';
 import { publishEvent, type EventInput } from '../../core/events/index.ts';
 import { AppError, invalidField } from '../../core/http/errors.ts';
 import { isUuid, newId } from '../../core/ids.ts';
+import { lockTemplateAgainstDelete } from '../metadata/index.ts';
 import { assetNotFound, callerPermissions, loadAsset, loadAssetFor, requirePermissions, visibleAmong } from './access.ts';
 import { currentOfChain, existingTemplates, previousVersionOf, findAsset, findChainId, securityOf, setAssetSecurity, templateNames, versionsOfChain, type AssetRow, type AssetWithOrg } from './assets.repo.ts';
 import { checkMediaType, typeFromFilename } from './upload/content-types.ts';
@@ -156,8 +157,7 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
       // delete running at the same time waits, then finds the template in use (SQLite writes one
       // transaction at a time, so its delete already sees the asset or comes first).
       if (deps.engine === 'postgres' && row.metadata_template_id) {
-        const still = await trx.selectFrom('metadata_templates').select('id').where('org_id', '=', orgId).where('id', '=', row.metadata_template_id).forShare().executeTakeFirst();
-        if (!still) throw invalidField('body.metadataTemplateId', 'metadata template not found');
+        if (!(await lockTemplateAgainstDelete(trx, orgId, row.metadata_template_id))) throw invalidField('body.metadataTemplateId', 'metadata template not found');
       }
       await trx.insertInto('assets').values(row).execute();
       await setAssetSecurity(trx, orgId, id, templates, { fresh: true });

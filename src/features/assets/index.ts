@@ -11,10 +11,11 @@ import { recycleBinRoutes } from './recycle-bin/recycle-bin.routes.ts';
 import { renditionLinkRoutes } from './download/rendition-links.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
-export { findAsset, securityOf, assetsForIndexing, existingAssetIds, liveAssetIds, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
+export { findAsset, securityOf, assetsForIndexing, existingAssetIds, liveAssetIds, objectIdsByAnyId, servedContentOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
 export { createAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
 export { checkShareMailLimits, queueMail, mailStatus, MAIL_JOB, type OutgoingMail } from './share/mail-outbox.ts';
 export { receiveSingle } from './upload/uploads.service.ts';
+export { insertLink } from './relations/links.service.ts';
 export { hiddenOf, presentLegacy, presentSimplified, renditionUrls, storedRenditions, type StoredRendition } from './views/present.ts';
 // For features that hand out stored bytes by mail and signed link (collection share).
 export { mailConfigured, type MailMessage } from './share/mail.ts';

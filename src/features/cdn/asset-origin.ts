@@ -5,7 +5,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import type { Db } from '../../core/db/connect.ts';
 import { AppError } from '../../core/http/errors.ts';
 import type { BlobStore } from '../../core/storage/index.ts';
-import { callerPermissions, securityOf } from '../assets/index.ts';
+import { callerPermissions, objectIdsByAnyId, securityOf, servedContentOf } from '../assets/index.ts';
 import type { AssetOrigin, OriginResponse } from './contract.ts';
 
 /**
@@ -14,14 +14,7 @@ import type { AssetOrigin, OriginResponse } from './contract.ts';
  * Returns the assets' objectIds (a fileId is resolved to its version's objectId).
  */
 export async function checkPublishable(deps: Deps, principal: Principal, assetIds: string[]): Promise<string[]> {
-  const rows = await deps.db.selectFrom('assets').select(['id', 'file_id'])
-    .where('org_id', '=', principal.orgId)
-    .where((eb) => eb.or([eb('id', 'in', assetIds), eb('file_id', 'in', assetIds)])).execute();
-  const byAnyId = new Map<string, string>();
-  for (const row of rows) {
-    byAnyId.set(row.id, row.id);
-    byAnyId.set(row.file_id, row.id);
-  }
+  const byAnyId = await objectIdsByAnyId(deps.db, principal.orgId, assetIds);
   const security = await securityOf(deps.db, principal.orgId, [...new Set(byAnyId.values())]);
   const out: string[] = [];
   for (const [i, given] of assetIds.entries()) {
@@ -47,11 +40,10 @@ export function assetOriginFor(deps: { db: Db; blobs: BlobStore }): AssetOrigin 
       const m = /^\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\/[^/]*)?$/i.exec(path);
       if (!m) return notFound(started);
       const assetId = m[1]!.toLowerCase();
-      const row = await deps.db.selectFrom('cdn_published_assets as p')
-        .innerJoin('assets as a', (j) => j.onRef('a.id', '=', 'p.asset_id').onRef('a.org_id', '=', 'p.org_id'))
-        .select(['a.blob_key', 'a.content_type', 'a.sha256', 'a.size', 'a.updated_at', 'a.filename', 'a.content_state', 'a.deleted_at'])
-        .where('p.zone_id', '=', zone.id).where('p.asset_id', '=', assetId).where('p.org_id', '=', zone.orgId)
+      const published = await deps.db.selectFrom('cdn_published_assets').select('asset_id')
+        .where('zone_id', '=', zone.id).where('asset_id', '=', assetId).where('org_id', '=', zone.orgId)
         .executeTakeFirst();
+      const row = published ? await servedContentOf(deps.db, zone.orgId, assetId) : undefined;
       if (!row || row.content_state !== 'available' || row.deleted_at !== null || !row.blob_key) return notFound(started);
       const etag = `"${row.sha256 ?? row.updated_at}"`;
       const base: Record<string, string> = {

@@ -9,7 +9,7 @@ import { conflict, forbidden, invalidField, notFound } from '../../core/http/err
 import { newId } from '../../core/ids.ts';
 import type { Deps } from '../../deps.ts';
 import { searchVisibility, syncSearchIndex, visibleCollectionMemberIds } from '../search/index.ts';
-import { customerIdOf } from '../identity/index.ts';
+import { customerIdOf, securityTemplateNames } from '../identity/index.ts';
 import {
   addMembers, reorderMembers, collectionTemplateIds, findCollection, memberFileIds, removeMembers, resolveVisibleAssets, setTemplates, visibleMemberFileIds, type CollectionRow,
 } from './collections.repo.ts';
@@ -241,8 +241,8 @@ async function applyChanges(deps: Deps, principal: Principal, c: VisibleCollecti
       await publishEvent(trx, now, { orgId, type: 'collection.metadata.updated', actor, data: { collection: { ...base, metadata: changes.metadata.map((m) => ({ attributeId: String(m.metadataDefinitionId ?? m.id ?? m.name ?? ''), value: m.value ?? m.metadataDefinitionValue ?? null })).filter((m) => /^[0-9a-f-]{36}$/i.test(m.attributeId)) } } });
     }
     if (securityChanged) {
-      const names = await trx.selectFrom('security_templates').select(['id', 'name']).where('org_id', '=', orgId).where('id', 'in', [...templates, ...c.templateIds, '']).execute();
-      const ref = (ids: string[]) => ids.map((id) => ({ id, name: names.find((n) => n.id === id)?.name ?? '' }));
+      const names = await securityTemplateNames(trx, orgId, [...templates, ...c.templateIds]);
+      const ref = (ids: string[]) => ids.map((id) => ({ id, name: names.get(id) ?? '' }));
       await publishEvent(trx, now, { orgId, type: 'collection.security.updated', actor, data: { collection: { ...base, security: { current: ref(templates), previous: ref(c.templateIds) } } } });
     }
     if (added.length > 0 || removed.length > 0) {

@@ -89,6 +89,43 @@ export async function userNames(
   );
 }
 
+/** Names of the organization's security templates among `ids`, by id (ids as stored: lower case). */
+export async function securityTemplateNames(
+  db: DbOrTrx,
+  orgId: string,
+  ids: readonly string[],
+): Promise<Map<string, string>> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('security_templates')
+    .select(['id', 'name'])
+    .where('org_id', '=', orgId)
+    .where('id', 'in', unique)
+    .execute();
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/** The organization's Default security template (by name), else its oldest one; undefined when it has none. */
+export async function defaultSecurityTemplateId(db: DbOrTrx, orgId: string): Promise<string | undefined> {
+  const named = await db
+    .selectFrom('security_templates')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('name_key', '=', 'default')
+    .executeTakeFirst();
+  const fallback =
+    named ??
+    (await db
+      .selectFrom('security_templates')
+      .select('id')
+      .where('org_id', '=', orgId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .executeTakeFirst());
+  return fallback?.id;
+}
+
 /** Names of the organization's groups among `ids`, by id. */
 export async function groupNames(db: DbOrTrx, orgId: string, ids: readonly string[]): Promise<Map<string, string>> {
   const unique = [...new Set(ids)];

@@ -12,7 +12,7 @@ export { COMMON_PASSWORD_COUNT, isCommonPassword, passwordProblem } from './pass
 export { findUser, findUserByUsername, findRole } from './identity.repo.ts';
 export {
   createServiceAccount, customerIdColumn, customerIdOf, customerIdsOf, disableUser, enabledUserIdByEmail, enabledUsernameOf, enabledUserPrivilegesOf,
-  findTokenSubject, groupNames, organizationIds, rolePrivilegesOf, userNames, type UserNames,
+  defaultSecurityTemplateId, findTokenSubject, groupNames, organizationIds, rolePrivilegesOf, securityTemplateNames, userNames, type UserNames,
 } from './directory.ts';
 export { UserCreateSchema } from './identity.schemas.ts';
 export type { BootstrapResult } from './bootstrap.ts';

@@ -31,7 +31,7 @@ export { ATTRIBUTE_TYPES, DATE_FORMATS, compileTemplate, buildVocabulary, slugif
 export { validateMetadata, hasValue, LIMITS as METADATA_LIMITS, type ValidateOptions, type ValidationResult } from './validation/validate.ts';
 export { toSimplified, toLegacy, denormalize, mergeMetadata, presentLegacy } from './validation/encodings.ts';
 export { parseDate, formatDate } from './validation/dates.ts';
-export { loadCompiledTemplate as loadTemplate } from './definitions/definitions.repo.ts';
+export { loadCompiledTemplate as loadTemplate, lockTemplateAgainstDelete } from './definitions/definitions.repo.ts';
 export { loadTemplateCached } from './definitions/template-cache.ts';
 export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
 export type { MetadataRouteHooks, MetadataJobHooks, UsageProbe, UsageKind, ApplyHandler, ApplyContext, DefinitionChange } from './hooks.ts';

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { isUniqueViolation } from '../../core/db/connect.ts';
+import { eventDataSince } from '../../core/events/index.ts';
 import type { Deps } from '../../deps.ts';
 import { assetsForIndexing, existingAssetIds, type AssetWithOrg } from '../assets/index.ts';
 import { buildDocuments } from './search.documents.ts';
@@ -69,8 +70,8 @@ async function reindex(deps: Deps, ids: readonly string[]): Promise<void> {
 
 /** Purged assets are announced by `asset.purged` events (published in the purge's transaction). */
 async function removePurged(deps: Deps, since: number): Promise<void> {
-  const events = await deps.db.selectFrom('events').select('body').where('type', '=', 'asset.purged').where('created_at', '>=', since).execute();
-  const ids = events.map((e) => (JSON.parse(e.body) as { asset?: { id?: string } }).asset?.id).filter((id): id is string => typeof id === 'string');
+  const events = await eventDataSince(deps.db, 'asset.purged', since);
+  const ids = events.map((e) => (e as { asset?: { id?: string } }).asset?.id).filter((id): id is string => typeof id === 'string');
   const gone: string[] = [];
   for (let i = 0; i < ids.length; i += BATCH) {
     const batch = ids.slice(i, i + BATCH);

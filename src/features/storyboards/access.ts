@@ -1,7 +1,7 @@
 import type { ExpressionBuilder, Selectable } from 'kysely';
 import { templatesGranting } from '../../core/authz/authorize.ts';
 import { allows, mayPerform, type Action } from '../../core/authz/permissions.ts';
-import { ALL_PERMISSIONS, isPermission, type Permission } from '../../core/authz/catalog.ts';
+import { ALL_PERMISSIONS, type Permission } from '../../core/authz/catalog.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import type { Database, StoryboardsTable } from '../../core/db/schema.ts';
@@ -59,24 +59,6 @@ export interface Access {
     canShareExternal: boolean;
     canPublish: boolean;
   };
-}
-
-/** What the caller's groups are granted by each of `templateIds` (one query for a whole page). */
-export async function grantsFor(db: DbOrTrx, principal: Principal, templateIds: readonly string[]): Promise<Map<string, Set<Permission>>> {
-  const out = new Map<string, Set<Permission>>();
-  if (templateIds.length === 0 || principal.groupIds.length === 0) return out;
-  const rows = await db.selectFrom('security_template_permissions').select(['template_id', 'permission'])
-    .where('org_id', '=', principal.orgId)
-    .where('template_id', 'in', [...new Set(templateIds)])
-    .where('group_id', 'in', [...principal.groupIds])
-    .execute();
-  for (const row of rows) {
-    if (!isPermission(row.permission)) continue;
-    const set = out.get(row.template_id) ?? new Set<Permission>();
-    set.add(row.permission);
-    out.set(row.template_id, set);
-  }
-  return out;
 }
 
 /** Access of a board the caller can already see (the visibility filter ran first). */

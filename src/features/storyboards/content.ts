@@ -2,7 +2,7 @@ import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { AppError } from '../../core/http/errors.ts';
 import { Readable } from 'node:stream';
-import { createAsset, loadAsset, presentLegacy, receiveSingle, storedRenditions } from '../assets/index.ts';
+import { createAsset, insertLink, loadAsset, presentLegacy, receiveSingle, storedRenditions } from '../assets/index.ts';
 import { collectionAssetsForViewer, loadVisibleCollection } from '../collections/index.ts';
 import { getSavedSearch, runSavedSearchForViewer } from '../search/index.ts';
 import { hiddenAttributesFor } from '../metadata/index.ts';
@@ -181,10 +181,7 @@ async function createDerivative(deps: Deps, creator: Principal, input: NewDeriva
   if (!created.uploadRowId) throw new Error('the new asset has no upload');
   await receiveSingle(deps, created.uploadRowId, Readable.from([input.bytes]), input.contentType, input.bytes.length);
   const now = deps.clock.now();
-  // The assets feature has no relationship service yet: the row is the one its link API reads.
-  await deps.db.insertInto('asset_links').values({
-    org_id: creator.orgId, primary_id: parent.asset.id, secondary_id: created.asset.id, link_type: 'derivative', created_by: creator.userId, created_at: now, updated_at: now,
-  }).execute();
+  await insertLink(deps.db, { orgId: creator.orgId, primaryId: parent.asset.id, secondaryId: created.asset.id, linkType: 'derivative', createdBy: creator.userId, now });
   return created.asset.id;
 }
 

@@ -3,6 +3,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx, Trx } from '../../core/db/connect.ts';
 import type { StoryboardsTable } from '../../core/db/schema.ts';
 import { visibleBoards, type BoardRow } from './access.ts';
+import { securityTemplateNames } from '../identity/index.ts';
 
 export async function findBoard(db: DbOrTrx, orgId: string, id: string): Promise<BoardRow | undefined> {
   return db.selectFrom('storyboards').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
@@ -32,9 +33,7 @@ export async function setTemplates(trx: Trx, orgId: string, boardId: string, tem
 
 /** The ids among `ids` that are security templates of the organization. */
 export async function existingTemplates(db: DbOrTrx, orgId: string, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('security_templates').select('id').where('org_id', '=', orgId).where('id', 'in', [...ids]).execute();
-  return new Set(rows.map((r) => r.id));
+  return new Set((await securityTemplateNames(db, orgId, ids)).keys());
 }
 
 export interface ListOptions {

@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import { audit } from '../../core/audit.ts';
 import { requireAction } from '../../core/authz/permissions.ts';
+import { permissionsByTemplate } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import type { Trx } from '../../core/db/connect.ts';
 import { toJson } from '../../core/db/json.ts';
@@ -9,7 +10,7 @@ import { publishEvent } from '../../core/events/index.ts';
 import { AppError, conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../core/http/pagination.ts';
 import { newId } from '../../core/ids.ts';
-import { accessTo, grantsFor, mayViewStoryboards, type Access, type BoardRow } from './access.ts';
+import { accessTo, mayViewStoryboards, type Access, type BoardRow } from './access.ts';
 import { normalizeBlock, normalizeBlocks } from './blocks.ts';
 import { content } from './content.ts';
 import { hiddenSources, keepHidden, redactBlocks } from './redact.ts';
@@ -60,7 +61,7 @@ export async function loadBoard(deps: Deps, principal: Principal, id: string, db
   const row = await findVisibleBoard(db, principal, id);
   if (!row) throw notFound('Story board');
   const templateIds = (await templatesOf(db, principal.orgId, [row.id])).get(row.id) ?? [];
-  const access = accessTo(principal, row, templateIds, await grantsFor(db, principal, templateIds));
+  const access = accessTo(principal, row, templateIds, await permissionsByTemplate(db, principal, templateIds));
   return { row, templateIds, access };
 }
 
@@ -85,7 +86,7 @@ export async function listStoryboards(deps: Deps, principal: Principal, query: L
   const rows = await listVisibleBoards(deps.db, principal, { limit, search: query.search?.trim() || undefined, sortBy, sortOrder, status, locale: query.locale, after });
   const page = rows.slice(0, limit);
   const templates = await templatesOf(deps.db, principal.orgId, page.map((r) => r.id));
-  const grants = await grantsFor(deps.db, principal, [...templates.values()].flat());
+  const grants = await permissionsByTemplate(deps.db, principal, [...templates.values()].flat());
   const items = page.map((row) => {
     const templateIds = templates.get(row.id) ?? [];
     return toSummary(row, templateIds, accessTo(principal, row, templateIds, grants));

@@ -5,6 +5,7 @@ import { fromJson, toJson } from '../../../core/db/json.ts';
 import { newId } from '../../../core/ids.ts';
 import type { TypedJobHandler } from '../../../core/jobs/catalog.ts';
 import { type ACTION_OBJECT_JOB, actionTemplateInfo, loadTemplate, mergeMetadata, seesSensitiveData, setActionObjectId, validateMetadata, type ActionObjectJob, type ActionTemplateInfo, type CompiledTemplate } from '../../metadata/index.ts';
+import { defaultSecurityTemplateId } from '../../identity/index.ts';
 import { callerPermissions } from '../access.ts';
 import { findAsset, securityOf, setAssetSecurity, type AssetRow } from '../assets.repo.ts';
 import { project, templateOf, withSystemValues, type LegacyItem } from '../metadata-seam.ts';
@@ -25,9 +26,8 @@ export const ACTION_OBJECT_TYPE = 'Action';
 /** Security of the object: the template's access templates, else the organization's Default security template. */
 async function securityFor(trx: Trx, orgId: string, info: ActionTemplateInfo): Promise<string[]> {
   if (info.accessTemplateIds.length > 0) return info.accessTemplateIds;
-  const named = await trx.selectFrom('security_templates').select('id').where('org_id', '=', orgId).where('name_key', '=', 'default').executeTakeFirst();
-  const fallback = named ?? await trx.selectFrom('security_templates').select('id').where('org_id', '=', orgId).orderBy('created_at').orderBy('id').executeTakeFirst();
-  return fallback ? [fallback.id] : [];
+  const fallback = await defaultSecurityTemplateId(trx, orgId);
+  return fallback ? [fallback] : [];
 }
 
 /** The object's document: what it holds, reshaped to the template, with defaults for attributes left empty. */

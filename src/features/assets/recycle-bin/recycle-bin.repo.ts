@@ -1,24 +1,24 @@
+import { templatesGranting } from '../../../core/authz/authorize.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../../core/db/connect.ts';
 
 /**
  * One page (limit + 1 rows, to tell whether more follow) of the organization's deleted assets that
- * the given groups may view: current versions, one indexed join through the asset's
- * templates' grants, newest deletion first, keyset-paged on (deleted_at, id) after `after`.
+ * the caller's groups may view (through the templates granting View, core/authz): current versions,
+ * newest deletion first, keyset-paged on (deleted_at, id) after `after`.
  */
-export async function deletedAssetsVisibleTo(db: DbOrTrx, orgId: string, groupIds: readonly string[], after: [number, string] | null, limit: number) {
+export async function deletedAssetsVisibleTo(db: DbOrTrx, principal: Principal, after: [number, string] | null, limit: number) {
   let q = db
     .selectFrom('assets as a')
     .select(['a.id', 'a.file_id', 'a.original_file_id', 'a.filename', 'a.object_type', 'a.version_number', 'a.size', 'a.deleted_at', 'a.deleted_by'])
-    .where('a.org_id', '=', orgId)
+    .where('a.org_id', '=', principal.orgId)
     .where('a.deleted_at', 'is not', null)
     .where('a.is_current', '=', 1)
     .where(({ exists, selectFrom }) => exists(
       selectFrom('asset_security as s')
-        .innerJoin('security_template_permissions as p', 'p.template_id', 's.template_id')
         .select('s.asset_id')
         .whereRef('s.asset_id', '=', 'a.id')
-        .where('p.permission', '=', 'view')
-        .where('p.group_id', 'in', [...groupIds]),
+        .where('s.template_id', 'in', templatesGranting(db, principal, 'view')),
     ));
   if (after) {
     const [at, id] = after;

@@ -22,7 +22,7 @@ export async function listRecycleBin(deps: Deps, principal: Principal, query: Re
   if (after && (typeof after[0] !== 'number' || typeof after[1] !== 'string')) throw invalidField('query.cursor', 'is not a cursor this server issued');
   const purge = { allowed: hasPrivilege(principal, 'purge'), operation: 'POST /v1/asset/purge' };
   if (principal.groupIds.length === 0) return { items: [], nextCursor: null, purge };
-  const rows = await deletedAssetsVisibleTo(deps.db, principal.orgId, principal.groupIds, after as [number, string] | null, limit);
+  const rows = await deletedAssetsVisibleTo(deps.db, principal, after as [number, string] | null, limit);
   const page = rows.slice(0, limit);
   const last = page.at(-1);
   const deleters = await userNames(deps.db, principal.orgId, page.flatMap((r) => (r.deleted_by ? [r.deleted_by] : [])));

@@ -1,4 +1,5 @@
 import type { Deps } from '../../../deps.ts';
+import type { DbOrTrx } from '../../../core/db/connect.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
 import { publishEvent } from '../../../core/events/index.ts';
 import { AppError } from '../../../core/http/errors.ts';
@@ -100,7 +101,7 @@ export async function createLinks(deps: Deps, principal: Principal, id: string, 
     }
     const now = deps.clock.now();
     await deps.db.transaction().execute(async (trx) => {
-      await trx.insertInto('asset_links').values({ org_id: principal.orgId, primary_id: primary.id, secondary_id: secondary.id, link_type: item.linkType!, created_by: principal.userId, created_at: now, updated_at: now }).execute();
+      await insertLink(trx, { orgId: principal.orgId, primaryId: primary.id, secondaryId: secondary.id, linkType: item.linkType!, createdBy: principal.userId, now });
       await publishEvent(trx, now, { orgId: principal.orgId, type: 'relationship.created', actor: principal.userId, data: { asset: { id: secondary.id }, relationship: { type: item.linkType!, parent: primary.id } } });
     });
     results.push({ status: 'success', message: 'Relationship created successfully', relationshipId: rid });
@@ -137,4 +138,11 @@ export async function removeLinks(deps: Deps, principal: Principal, id: string, 
     results.push({ status: 'success', message: 'Relationship deleted successfully', relationshipId: rid });
   }
   return results;
+}
+
+/** Writes one relationship row (no checks: callers have checked both assets and the link type). */
+export async function insertLink(db: DbOrTrx, link: { orgId: string; primaryId: string; secondaryId: string; linkType: string; createdBy: string; now: number }): Promise<void> {
+  await db.insertInto('asset_links').values({
+    org_id: link.orgId, primary_id: link.primaryId, secondary_id: link.secondaryId, link_type: link.linkType, created_by: link.createdBy, created_at: link.now, updated_at: link.now,
+  }).execute();
 }

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { DbOrTrx } from '../../../core/db/connect.ts';
+import type { DbOrTrx, Trx } from '../../../core/db/connect.ts';
 import { fromJson } from '../../../core/db/json.ts';
 import type { MetadataAttributesTable } from '../../../core/db/schema.ts';
 import { buildVocabulary, compileTemplate, type AttributeDef, type AttributeType, type CompiledTemplate, type DateFormat, type VocabularyDef } from '../validation/model.ts';
@@ -128,4 +128,12 @@ export async function loadCompiledTemplate(db: DbOrTrx, orgId: string, templateI
     vocabularies,
     defaults: fromJson<{ searchField: string; value: unknown }[]>(template.default_values, []),
   });
+}
+
+/**
+ * PostgreSQL: share-locks the template's row until the caller's transaction ends, so that a delete
+ * running at the same time waits and then finds the template in use. False when it does not exist.
+ */
+export async function lockTemplateAgainstDelete(trx: Trx, orgId: string, templateId: string): Promise<boolean> {
+  return (await trx.selectFrom('metadata_templates').select('id').where('org_id', '=', orgId).where('id', '=', templateId).forShare().executeTakeFirst()) !== undefined;
 }
