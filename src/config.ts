@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
-import { resolve } from 'node:path';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join, resolve } from 'node:path';
 
 /**
  * The only reader of process.env. Every setting is parsed once at start; a bad value stops the
@@ -41,6 +42,8 @@ export interface Config {
   readonly renditionMaxPixels: number;
   /** A rendition's decode and encodes are abandoned after this many seconds (sharp's timeout). */
   readonly renditionTimeoutSeconds: number;
+  /** Media conversion (docs/assets.md › Media): ffmpeg, ffprobe and LibreOffice, with time and memory bounds. */
+  readonly media: MediaConfig;
   /** Share mails one user may queue per hour, and one organization (0: no limit). */
   readonly shareMailPerUserPerHour: number;
   readonly shareMailPerOrgPerHour: number;
@@ -51,6 +54,21 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** The CDN edge process (`tessera edge`). */
   readonly edge: EdgeConfig;
+}
+
+export interface MediaConfig {
+  /** ffmpeg to run (TESSERA_FFMPEG_PATH); unset = the binary @ffmpeg-installer ships with npm. */
+  readonly ffmpegPath: string | undefined;
+  /** ffprobe to run (TESSERA_FFPROBE_PATH); unset = the binary @ffprobe-installer ships with npm. */
+  readonly ffprobePath: string | undefined;
+  /** LibreOffice's soffice (TESSERA_SOFFICE_PATH); unset = looked up on PATH; none = office previews are placeholders. */
+  readonly sofficePath: string | undefined;
+  /** A conversion (one ffmpeg, LibreOffice or PDF run) is killed after this many seconds. */
+  readonly timeoutSeconds: number;
+  /** Address space of one conversion child process, and heap of the PDF worker thread (MiB). */
+  readonly memoryMb: number;
+  /** Extracted text kept for search per asset (characters; the rest is cut). */
+  readonly textMaxChars: number;
 }
 
 /** Milliseconds; a slow or silent client is cut off by the first that runs out. */
@@ -158,6 +176,14 @@ export function parseConfig(env: Env = process.env): Config {
     uploadUrlTtlSeconds: integer(env, 'TESSERA_UPLOAD_URL_TTL_SECONDS', 86_400, 60, 604_800),
     renditionMaxPixels: integer(env, 'TESSERA_RENDITION_MAX_PIXELS', 268_402_689, 1, 2_000_000_000),
     renditionTimeoutSeconds: integer(env, 'TESSERA_RENDITION_TIMEOUT_SECONDS', 30, 1, 3600),
+    media: {
+      ffmpegPath: optional(env, 'TESSERA_FFMPEG_PATH'),
+      ffprobePath: optional(env, 'TESSERA_FFPROBE_PATH'),
+      sofficePath: optional(env, 'TESSERA_SOFFICE_PATH') ?? onPath(env, ['soffice', 'libreoffice']),
+      timeoutSeconds: integer(env, 'TESSERA_MEDIA_TIMEOUT_SECONDS', 600, 1, 86_400),
+      memoryMb: integer(env, 'TESSERA_MEDIA_MEMORY_MB', 2048, 64, 65_536),
+      textMaxChars: integer(env, 'TESSERA_EXTRACTED_TEXT_MAX_CHARS', 1_000_000, 0, 100_000_000),
+    },
     shareMailPerUserPerHour: integer(env, 'TESSERA_SHARE_MAIL_PER_USER_PER_HOUR', 200, 0, 1_000_000),
     shareMailPerOrgPerHour: integer(env, 'TESSERA_SHARE_MAIL_PER_ORG_PER_HOUR', 1000, 0, 10_000_000),
     smtpUrl: parseSmtpUrl(env),
@@ -272,6 +298,21 @@ function parsePublicUrl(env: Env, host: string, port: number): string {
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('TESSERA_PUBLIC_URL', 'must be an http or https URL');
   return value.replace(/\/+$/, '');
+}
+
+/** The first of `names` that is an executable file in a directory of PATH. */
+function onPath(env: Env, names: readonly string[]): string | undefined {
+  for (const dir of (env.PATH ?? '').split(delimiter).filter(Boolean)) {
+    for (const name of names) {
+      try {
+        accessSync(join(dir, name), constants.X_OK);
+        return join(dir, name);
+      } catch {
+        // not in this directory
+      }
+    }
+  }
+  return undefined;
 }
 
 function optional(env: Env, name: string): string | undefined {

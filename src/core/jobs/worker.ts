@@ -17,6 +17,11 @@ export interface ClaimedJob {
   payload: unknown;
   attempts: number;
   maxAttempts: number;
+  /**
+   * Aborted when the worker stops or loses the job's lease (another worker took it over): a
+   * handler that runs a child process kills it then.
+   */
+  signal: AbortSignal;
 }
 
 export type JobHandler = (job: ClaimedJob) => Promise<void>;
@@ -69,6 +74,7 @@ export function startWorker(options: WorkerOptions): Worker {
   let timer: NodeJS.Timeout | undefined;
   let loop: Promise<void> = Promise.resolve();
   let pending = false;
+  const aborts = new Set<AbortController>();
 
   /**
    * Claims due jobs fairly across organizations. Each organization's due jobs are numbered oldest
@@ -135,15 +141,28 @@ export function startWorker(options: WorkerOptions): Worker {
   const runOne = async (row: JobsTable): Promise<void> => {
     const handler = handlers[row.type];
     let failure: unknown;
+    // A long job (a video transcode) keeps its lease while it runs: renewed every third of it. If
+    // the renewal finds the job taken over, or the worker stops, the handler's signal aborts.
+    const abort = new AbortController();
+    aborts.add(abort);
+    const heartbeat = setInterval(() => {
+      db.updateTable('jobs').set({ locked_until: clock.now() + leaseMs }).where('id', '=', row.id).where('locked_by', '=', workerId).where('status', '=', 'running').executeTakeFirst()
+        .then((r) => { if (Number(r.numUpdatedRows) === 0) abort.abort(new Error('the job lease was lost')); })
+        .catch((error: unknown) => log.warn({ err: error, jobId: row.id }, 'could not renew job lease'));
+    }, Math.max(1000, Math.floor(leaseMs / 3)));
+    heartbeat.unref();
     try {
       if (!handler) throw new FatalJobError(`No handler for job type ${row.type}`);
       const payload: unknown = JSON.parse(row.payload);
       // The handlers are typed by the job catalog; a payload that does not fit can never succeed.
       const problem = await payloadProblem(row.type, payload);
       if (problem !== null) throw new FatalJobError(`Payload of job type ${row.type} does not match the job catalog: ${problem}`);
-      await handler({ id: row.id, orgId: row.org_id, type: row.type, payload, attempts: row.attempts, maxAttempts: row.max_attempts });
+      await handler({ id: row.id, orgId: row.org_id, type: row.type, payload, attempts: row.attempts, maxAttempts: row.max_attempts, signal: abort.signal });
     } catch (error) {
       failure = error ?? new Error('job failed');
+    } finally {
+      clearInterval(heartbeat);
+      aborts.delete(abort);
     }
     try {
       await finish(row, failure);
@@ -192,6 +211,7 @@ export function startWorker(options: WorkerOptions): Worker {
   return {
     async stop() {
       running = false;
+      for (const a of aborts) a.abort(new Error('the worker is stopping'));
       clearTimeout(timer);
       unsubscribe();
       await loop;

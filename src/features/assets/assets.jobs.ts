@@ -19,7 +19,7 @@ export function assetJobHandlers(deps: Deps): HandlersFor<AssetJob> {
     // Actions: bulk edit, purge from the recycle bin, regenerate renditions.
     ...bulkJobHandlers(deps),
     // After content arrives or changes (uploads, previews, regeneration).
-    [RENDITIONS_JOB]: (job) => runRenditions(deps, job.payload),
+    [RENDITIONS_JOB]: (job) => runRenditions(deps, job.payload, job.signal),
     // Named by metadata (an action-type template changed); assets store its Action object.
     [ACTION_OBJECT_JOB]: actionObjectJobHandler(deps),
     // The outbox's mails (collection shares).

@@ -5,6 +5,8 @@ import { principalOf } from '../../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
 import { replacePreview } from './preview.service.ts';
 import { setTechnicalMetadata } from './technical-metadata.service.ts';
+import { PAGE_SIZES, pagePreview, type PageSize } from './pages.service.ts';
+import { serveBlob } from '../download/serve.ts';
 
 const tags = ['assets'];
 const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict');
@@ -22,6 +24,18 @@ export function renditionRoutes(app: App, deps: Deps): void {
     await setTechnicalMetadata(deps, principalOf(request), request.params.id, request.body as Record<string, unknown>);
     return { message: 'Success' };
   });
+
+  app.get('/asset/:id/page/:page', {
+    schema: {
+      operationId: 'GetAssetPage', tags, summary: 'A page of a PDF as a JPEG of a rendition size, rendered on first request (View), with ETag, Range and Cache-Control',
+      params: Type.Object({ id: Type.String({ maxLength: 100 }), page: Type.Integer({ minimum: 1, maximum: 100_000, description: 'Page number, from 1' }) }),
+      querystring: Type.Object({ size: Type.Optional(Type.Union(Object.keys(PAGE_SIZES).map((k) => Type.Literal(k)), { description: 'thumbnail (200), preview (700, the default), large (1000) or mezzanine (3000)' })) }),
+      response: {
+        200: Type.String({ format: 'binary', description: 'The page (JPEG)' }), 206: Type.String({ format: 'binary' }), 304: Type.Null({ description: 'Not modified' }),
+        416: Type.Ref('Error', { description: 'Range Not Satisfiable' }), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict'),
+      },
+    },
+  }, async (request, reply) => serveBlob(deps, request, reply, await pagePreview(deps, principalOf(request), request.params.id, request.params.page, (request.query.size ?? 'preview') as PageSize)));
 
   app.post('/asset/content/preview', {
     schema: {

@@ -89,12 +89,12 @@ forEachEngine('assets: renditions, technical metadata and downloads', (ctx) => {
     assert.match(asset.technicalMetadata.renditionError, /more than the limit of 5000000/);
   });
 
-  it('gives PDFs and videos a placeholder rendition', async () => {
-    const created = await uploadAsset(ctx(), org, Buffer.from('%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF'), 'doc.pdf');
+  it('gives files no converter reads (a zip) a placeholder rendition', async () => {
+    const created = await uploadAsset(ctx(), org, Buffer.concat([Buffer.from('PK\u0005\u0006', 'latin1'), Buffer.alloc(18)]), 'bundle.zip');
     await worker.drain();
     const asset = await get(ctx(), org, created.objectId);
     assert.equal(asset.renditionsState, 'placeholder');
-    assert.equal(asset.contentType, 'application/pdf');
+    assert.equal(asset.contentType, 'application/zip');
     const thumb = await ctx().inject({ method: 'GET', url: pathOf(asset.renditions.imageThumb), headers: org.admin.headers });
     assert.equal(thumb.statusCode, 200);
     assert.equal(thumb.headers['content-type'], 'image/png');

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Metadata, OutputInfo } from 'sharp';
+import type { Metadata, OutputInfo, SharpOptions } from 'sharp';
 import type { JobPayload } from '../../../core/jobs/catalog.ts';
 import type { Deps } from '../../../deps.ts';
 import { loadSharp } from '../../../core/sharp.ts';
@@ -17,6 +17,10 @@ import { isImage } from '../upload/content-types.ts';
 import { humanSize, parseExif, parseIptc, parseXmp } from './image-metadata.ts';
 import { eventAsset, renditionUrl, SHORT_NAMES, type RenditionName, type StoredRendition } from '../views/present.ts';
 import { recordedError } from '../../../core/recorded-error.ts';
+import { RenditionError } from './rendition-error.ts';
+import { convertMedia, mediaKind } from './media/media.ts';
+import type { MediaResult, RawRaster } from './media/media-types.ts';
+import { isAnimated, mediaDimensions, mergeMediaTechnical, renderAnimated, watchJob } from './media/pipeline.ts';
 
 export interface RenditionSpec {
   name: RenditionName;
@@ -34,7 +38,7 @@ export const RENDITION_SPECS: readonly RenditionSpec[] = [
 /** Changes whenever the output of a recipe would: part of every rendition's storage key. */
 export const RECIPE_VERSION = createHash('sha256').update(JSON.stringify({ RENDITION_SPECS, jpeg: { quality: 80 }, png: { compressionLevel: 6 }, v: 1 })).digest('hex').slice(0, 12);
 
-export class RenditionError extends Error {}
+export { RenditionError };
 
 export interface RenderedImage {
   name: RenditionName;
@@ -52,12 +56,20 @@ export interface SourceInfo {
   meta: Metadata;
 }
 
+/** A file path, encoded bytes, or decoded pixels (a PDF page, a HEIC or PSD composite). */
+export type ImageInput = string | Buffer | RawRaster;
+
+function source(sharp: Awaited<ReturnType<typeof loadSharp>>, input: ImageInput, options: SharpOptions) {
+  if (typeof input === 'string' || Buffer.isBuffer(input)) return sharp(input, options);
+  return sharp(input.data, { ...options, raw: { width: input.width, height: input.height, channels: input.channels } });
+}
+
 /** Header only: dimensions (after EXIF orientation), format, and the pixel limit. */
-export async function inspect(input: string | Buffer, maxPixels: number): Promise<SourceInfo> {
+export async function inspect(input: ImageInput, maxPixels: number): Promise<SourceInfo> {
   const sharp = await loadSharp();
   let meta: Metadata;
   try {
-    meta = await sharp(input, { limitInputPixels: false }).metadata();
+    meta = await source(sharp, input, { limitInputPixels: false }).metadata();
   } catch (error) {
     throw new RenditionError(`not a readable image: ${(error as Error).message}`);
   }
@@ -76,12 +88,12 @@ export function fitInside(width: number, height: number, box: number): { width: 
  * Decodes the source once (shrink-on-load to the largest rendition wanted, EXIF orientation
  * applied, sRGB) and derives every rendition from that one decoded image.
  */
-export async function renderImage(input: string | Buffer, specs: readonly RenditionSpec[], info: SourceInfo, maxPixels: number, timeoutSeconds = 30): Promise<RenderedImage[]> {
+export async function renderImage(input: ImageInput, specs: readonly RenditionSpec[], info: SourceInfo, maxPixels: number, timeoutSeconds = 30): Promise<RenderedImage[]> {
   const largest = Math.max(...specs.map((s) => s.size));
   const sharp = await loadSharp();
   let base: { data: Buffer; info: OutputInfo };
   try {
-    base = await sharp(input, { limitInputPixels: maxPixels, failOn: 'error' })
+    base = await source(sharp, input, { limitInputPixels: maxPixels, failOn: 'error' })
       .timeout({ seconds: timeoutSeconds })
       .autoOrient()
       .resize(largest, largest, { fit: 'inside', withoutEnlargement: true })
@@ -132,7 +144,7 @@ function technical(filename: string, size: number, md5: string, sha256: string, 
   };
 }
 
-const renditionKey = (orgId: string, sha256: string, name: string, ext: string) => `${renditionPrefix(orgId, sha256)}/${RECIPE_VERSION}/${name}.${ext}`;
+export const renditionKey = (orgId: string, sha256: string, name: string, ext: string) => `${renditionPrefix(orgId, sha256)}/${RECIPE_VERSION}/${name}.${ext}`;
 
 /** Every rendition of one content (all recipe versions), as a blob-store prefix. */
 export const renditionPrefix = (orgId: string, sha256: string) => `renditions/${orgId}/${sha256.slice(0, 2)}/${sha256}`;
@@ -145,7 +157,7 @@ export type RenditionJob = JobPayload<'assets.renditions'>;
  * atomically before the asset row points at them. A corrupt or hostile image fails the job and
  * marks the asset's renditions failed; no partial rendition is ever referenced.
  */
-export async function runRenditions(deps: Deps, job: RenditionJob): Promise<void> {
+export async function runRenditions(deps: Deps, job: RenditionJob, signal?: AbortSignal): Promise<void> {
   const asset = await deps.db.selectFrom('assets').selectAll().where('id', '=', job.assetId).executeTakeFirst();
   if (!asset || asset.content_state !== 'available' || !asset.blob_key || !asset.sha256) return;
   const sourceKey = job.previewKey ?? asset.blob_key;
@@ -162,21 +174,44 @@ export async function runRenditions(deps: Deps, job: RenditionJob): Promise<void
     let state: 'ready' | 'placeholder' | 'failed' = 'ready';
     let failure: string | undefined;
     const sourceType = job.previewKey ? 'image/*' : asset.content_type;
-    if (isImage(sourceType) || job.previewKey) {
+    // PDFs, office files, text, video, audio, HEIC, RAW and PSD go through their converter first
+    // (renditions/media/); what it yields as a picture then takes the image path below.
+    const kind = job.previewKey ? undefined : mediaKind(asset.content_type, asset.filename);
+    let media: MediaResult | undefined;
+    const watch = kind ? watchJob(deps, asset.id, asset.sha256, signal) : undefined;
+    if (kind || isImage(sourceType) || job.previewKey) {
       try {
-        info = await inspect(file, max);
-        const specs = job.previewKey ? RENDITION_SPECS.filter((s) => s.name === 'imagePreview') : RENDITION_SPECS;
-        const ext = info.hasAlpha ? 'png' : 'jpg';
-        const sha = job.previewKey ? createHash('sha256').update(sourceKey).digest('hex') : asset.sha256;
-        const keys = specs.map((s) => renditionKey(asset.org_id, sha, s.name, ext));
-        const heads = job.force ? [] : await Promise.all(keys.map((k) => deps.blobs.head(k)));
-        const rendered = heads.length === keys.length && heads.every(Boolean)
-          ? specs.map((s, i) => ({ name: s.name, size: heads[i]!.size, ...fitInside(info!.width, info!.height, s.size), contentType: info!.hasAlpha ? 'image/png' : 'image/jpeg', data: null as Buffer | null }))
-          : (await renderImage(file, specs, info, max, deps.config.renditionTimeoutSeconds)).map((r) => ({ ...r, size: r.data.length }));
-        for (const [i, r] of rendered.entries()) {
-          const key = keys[i]!;
-          if (r.data) await deps.blobs.put(key, r.data, { contentType: r.contentType });
-          renditions[r.name] = { key, width: r.width, height: r.height, contentType: r.contentType, size: r.size, etag: `"${createHash('sha256').update(key).digest('hex').slice(0, 32)}"` };
+        let input: ImageInput = file;
+        if (kind) {
+          media = await convertMedia({ media: deps.config.media, kind, file, dir, contentType: asset.content_type ?? '', filename: asset.filename, box: Math.max(...RENDITION_SPECS.map((s) => s.size)), maxPixels: max, signal: watch!.signal });
+          if (media.visual) input = media.visual.kind === 'file' ? media.visual.path : media.visual.raster;
+        } else if (sourceType === 'image/svg+xml') {
+          // Bytes, not a path: librsvg then has no base location and resolves no external reference.
+          input = await readFile(file);
+        }
+        if (!kind || media?.visual) {
+          info = await inspect(input, max);
+          const specs = job.previewKey ? RENDITION_SPECS.filter((s) => s.name === 'imagePreview') : RENDITION_SPECS;
+          const animated = !kind && !job.previewKey && isAnimated(info);
+          const ext = animated ? info.format : info.hasAlpha ? 'png' : 'jpg';
+          const outType = animated ? `image/${info.format}` : info.hasAlpha ? 'image/png' : 'image/jpeg';
+          const sha = job.previewKey ? createHash('sha256').update(sourceKey).digest('hex') : asset.sha256;
+          const keys = specs.map((s) => renditionKey(asset.org_id, sha, s.name, ext));
+          const heads = job.force || kind ? [] : await Promise.all(keys.map((k) => deps.blobs.head(k)));
+          const rendered = heads.length === keys.length && heads.every(Boolean)
+            ? specs.map((s, i) => ({ name: s.name, size: heads[i]!.size, ...fitInside(info!.width, info!.height, s.size), contentType: outType, data: null as Buffer | null }))
+            : (animated ? await renderAnimated(file, specs, info, max, deps.config.renditionTimeoutSeconds) : await renderImage(input, specs, info, max, deps.config.renditionTimeoutSeconds)).map((r) => ({ ...r, size: r.data.length }));
+          for (const [i, r] of rendered.entries()) {
+            const key = keys[i]!;
+            if (r.data) await deps.blobs.put(key, r.data, { contentType: r.contentType });
+            renditions[r.name] = { key, width: r.width, height: r.height, contentType: r.contentType, size: r.size, etag: `"${createHash('sha256').update(key).digest('hex').slice(0, 32)}"` };
+          }
+        }
+        for (const extra of media?.extra ?? []) {
+          const key = renditionKey(asset.org_id, asset.sha256, extra.name, extra.ext);
+          const size = (await stat(extra.path)).size;
+          await deps.blobs.put(key, createReadStream(extra.path), { contentType: extra.contentType });
+          renditions[extra.name] = { key, width: extra.width, height: extra.height, contentType: extra.contentType, size, etag: `"${createHash('sha256').update(key).digest('hex').slice(0, 32)}"` };
         }
         // The reference's `fpo` (for placement only): the 1000-pixel rendition under its name, no second encode.
         if (!job.previewKey && renditions.imagePreviewLarge) renditions.fpo = { ...renditions.imagePreviewLarge };
@@ -184,10 +219,14 @@ export async function runRenditions(deps: Deps, job: RenditionJob): Promise<void
         if (!(error instanceof RenditionError)) throw error;
         state = 'failed';
         failure = recordedError(error, 500);
+      } finally {
+        watch?.stop();
       }
-    } else {
-      const data = await placeholder((asset.content_type ?? 'file').split('/')[1] ?? 'file');
-      const key = `renditions/${asset.org_id}/placeholder/${RECIPE_VERSION}/${createHash('sha256').update(asset.content_type ?? '').digest('hex').slice(0, 16)}.png`;
+    }
+    if (!kind && !isImage(sourceType) && !job.previewKey || (kind && state !== 'failed' && !renditions.imageThumb)) {
+      const label = kind ? (asset.filename.includes('.') ? asset.filename.split('.').pop()! : kind) : (asset.content_type ?? 'file').split('/')[1] ?? 'file';
+      const data = await placeholder(label);
+      const key = `renditions/${asset.org_id}/placeholder/${RECIPE_VERSION}/${createHash('sha256').update(kind ? `label:${label.toLowerCase()}` : asset.content_type ?? '').digest('hex').slice(0, 16)}.png`;
       await deps.blobs.put(key, data, { contentType: 'image/png' });
       renditions.imageThumb = { key, width: 200, height: 200, contentType: 'image/png', size: data.length, etag: `"${createHash('sha256').update(data).digest('hex').slice(0, 32)}"`, placeholder: true };
       state = 'placeholder';
@@ -198,12 +237,14 @@ export async function runRenditions(deps: Deps, job: RenditionJob): Promise<void
       const current = await trx.selectFrom('assets').select(['sha256', 'technical_metadata']).where('id', '=', asset.id).executeTakeFirst();
       if (!current) return true;
       if (current.sha256 !== asset.sha256) return false;
-      const tech = job.previewKey ? fromJson<Record<string, unknown>>(current.technical_metadata, {}) : technical(asset.filename, asset.size ?? 0, md5.digest('hex'), asset.sha256!, asset.content_type ?? 'application/octet-stream', info);
+      const tech = job.previewKey ? fromJson<Record<string, unknown>>(current.technical_metadata, {}) : technical(asset.filename, asset.size ?? 0, md5.digest('hex'), asset.sha256!, asset.content_type ?? 'application/octet-stream', kind ? undefined : info);
+      if (media) mergeMediaTechnical(tech, media);
       if (failure) tech.renditionError = failure;
+      const dims = kind ? mediaDimensions(media, info) : info;
       await trx.updateTable('assets').set({
         renditions: toJson(state === 'failed' && !job.previewKey ? {} : renditions), renditions_state: job.previewKey ? 'ready' : state,
         technical_metadata: toJson(tech), md5: job.previewKey ? undefined : (tech.tenovos_metadata as { MD5Checksum: string }).MD5Checksum,
-        ...(info && !job.previewKey ? { width: info.width, height: info.height } : {}), updated_at: now,
+        ...(dims && !job.previewKey ? { width: dims.width, height: dims.height } : {}), updated_at: now,
       }).where('id', '=', asset.id).execute();
       if (state !== 'failed') {
         const security = (await securityOf(trx, asset.org_id, [asset.id])).get(asset.id)!;

@@ -11,7 +11,17 @@ const BY_EXTENSION = lookupTable({
   '.docx': 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
   '.xlsx': 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
   '.pptx': 'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  '.odt': 'application/vnd.oasis.opendocument.text', '.ods': 'application/vnd.oasis.opendocument.spreadsheet',
+  '.odp': 'application/vnd.oasis.opendocument.presentation', '.md': 'text/markdown', '.markdown': 'text/markdown',
+  '.heif': 'image/heif', '.hif': 'image/heif', '.mkv': 'video/x-matroska', '.m4a': 'audio/mp4', '.aac': 'audio/aac',
+  '.flac': 'audio/flac', '.ogg': 'audio/ogg', '.oga': 'audio/ogg', '.opus': 'audio/ogg',
+  '.dng': 'image/x-adobe-dng', '.cr2': 'image/x-canon-cr2', '.cr3': 'image/x-canon-cr3', '.nef': 'image/x-nikon-nef',
+  '.arw': 'image/x-sony-arw', '.orf': 'image/x-olympus-orf', '.rw2': 'image/x-panasonic-rw2', '.raf': 'image/x-fuji-raf',
+  '.pef': 'image/x-pentax-pef', '.srw': 'image/x-samsung-srw',
 });
+
+/** Camera RAW types: previews come from the JPEG the camera embedded (renditions/media/images.ts). */
+export const RAW_TYPES: ReadonlySet<string> = new Set(['image/x-adobe-dng', 'image/x-canon-cr2', 'image/x-canon-cr3', 'image/x-nikon-nef', 'image/x-sony-arw', 'image/x-olympus-orf', 'image/x-panasonic-rw2', 'image/x-fuji-raf', 'image/x-pentax-pef', 'image/x-samsung-srw']);
 
 /**
  * A media type as RFC 6838 names it (`type/subtype`, restricted-name characters, at most 127
@@ -51,7 +61,7 @@ export function sniff(head: Buffer): string | undefined {
   if (at(0, [0x49, 0x49, 0x2a, 0x00]) || at(0, [0x4d, 0x4d, 0x00, 0x2a])) return 'image/tiff';
   if (ascii(0, '%PDF-')) return 'application/pdf';
   if (ascii(4, 'ftypavif')) return 'image/avif';
-  if (ascii(4, 'ftypheic') || ascii(4, 'ftypmif1')) return 'image/heic';
+  if (ascii(4, 'ftypheic') || ascii(4, 'ftypheix') || ascii(4, 'ftypmif1') || ascii(4, 'ftypmsf1')) return 'image/heic';
   if (ascii(4, 'ftypqt')) return 'video/quicktime';
   if (ascii(4, 'ftyp')) return 'video/mp4';
   if (at(0, [0x1a, 0x45, 0xdf, 0xa3])) return 'video/webm';
@@ -60,7 +70,11 @@ export function sniff(head: Buffer): string | undefined {
 
 /** Families that may legitimately share a signature (an .m4v is an mp4; a .docx is a zip). */
 function family(type: string): string {
-  if (type === 'video/mp4' || type === 'video/quicktime') return 'iso-bmff';
+  if (type === 'video/mp4' || type === 'video/quicktime' || type === 'audio/mp4' || type === 'image/x-canon-cr3') return 'iso-bmff';
+  if (type === 'image/heic' || type === 'image/heif') return 'heif';
+  if (type === 'video/webm' || type === 'video/x-matroska' || type === 'audio/webm') return 'matroska';
+  // TIFF-based camera RAW files start with a TIFF header.
+  if (type === 'image/tiff' || type === 'image/x-adobe-dng' || type === 'image/x-canon-cr2' || type === 'image/x-nikon-nef' || type === 'image/x-sony-arw' || type === 'image/x-pentax-pef' || type === 'image/x-samsung-srw') return 'tiff';
   return type;
 }
 

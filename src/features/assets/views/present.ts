@@ -44,6 +44,13 @@ export function fileState(asset: AssetWithOrg): 'available' | 'recycle bin' {
   return asset.deleted_at === null ? 'available' : 'recycle bin';
 }
 
+/** Technical metadata as shown: the extracted full text stays in the search index, not in every record. */
+function withoutText(tech: Record<string, unknown>): Record<string, unknown> {
+  if (!('extractedText' in tech)) return tech;
+  const { extractedText: _text, ...rest } = tech;
+  return rest;
+}
+
 /**
  * What a reader may not see of an asset's metadata: nothing hidden for a holder of Sensitive Data
  * (or the search index, which filters when it answers); else the template's restricted attributes.
@@ -85,7 +92,7 @@ function legacyRecord(deps: Deps, asset: AssetWithOrg, security: AssetSecurity, 
     securityDenormalized: securityDenormalized(security),
     renditions: { ...renditionUrls(deps, asset), ...(asset.width !== null ? { width: asset.width } : {}), ...(asset.height !== null ? { height: asset.height } : {}) },
     renditionsState: asset.renditions_state,
-    technicalMetadata: fromJson<Record<string, unknown>>(asset.technical_metadata, {}),
+    technicalMetadata: withoutText(fromJson<Record<string, unknown>>(asset.technical_metadata, {})),
     contentState: asset.content_state,
     contentType: asset.content_type,
     fileSizeInBytes: asset.size,
