@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { forEachEngine } from '../../../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg } from '../../../../../test/helpers/factories.ts';
 import type { Worker } from '../../../../core/jobs/worker.ts';
-import { assetWorker, pathOf, uploadAsset } from '../../assets.fixtures.ts';
+import { assetWorker, pathOf, uploadAsset } from '../../../../../test/helpers/assets.ts';
 import { makePdf } from './media.fixtures.ts';
 
 forEachEngine('assets: PDF renditions, properties, pages and text', (ctx) => {
@@ -99,7 +99,11 @@ forEachEngine('assets: PDF renditions, properties, pages and text', (ctx) => {
     assert.equal(missing.statusCode, 404);
     // The View permission, like renditions: a user whose groups the templates do not grant sees a 404.
     const stranger = await createTestUser(ctx(), org, { groupIds: [] });
-    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}/page/1`, headers: stranger.headers })).statusCode, 404);
+    assert.equal(
+      (await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}/page/1`, headers: stranger.headers }))
+        .statusCode,
+      404,
+    );
     const badSize = await ctx().inject({
       method: 'GET',
       url: `/v1/asset/${created.objectId}/page/1?size=huge`,
