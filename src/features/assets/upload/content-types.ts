@@ -79,15 +79,38 @@ function family(type: string): string {
 }
 
 /**
- * The content type to record, or a problem: a declared type (header or file extension) that the
- * bytes contradict is refused. Unknown signatures are taken as declared.
+ * Content types a client sends when it declares nothing about the content: curl's default for a
+ * body (`application/x-www-form-urlencoded`), a form's own encoding, or raw bytes. They never
+ * override a type declared at create, nor one the file name implies.
+ */
+const NOT_A_DECLARATION = new Set(['application/x-www-form-urlencoded', 'multipart/form-data', 'application/octet-stream', 'binary/octet-stream']);
+
+/** A content type that declares something about the content (lower case, without parameters), or undefined. */
+export function meaningfulType(value: string | null | undefined): string | undefined {
+  if (value === undefined || value === null || !isMediaType(value.trim())) return undefined;
+  const type = value.split(';')[0]!.trim().toLowerCase();
+  return NOT_A_DECLARATION.has(type) ? undefined : type;
+}
+
+/**
+ * The declared type of an upload: the one declared at create stands; the upload request's own
+ * Content-Type counts only when none was declared and it says something (not curl's default).
+ */
+export function declaredUploadType(atCreate: string | null | undefined, onRequest: string | null | undefined): string | undefined {
+  return meaningfulType(atCreate) ?? meaningfulType(onRequest);
+}
+
+/**
+ * The content type to record, or a problem: a declared type (at create or on the request, see
+ * declaredUploadType, else the file extension) that the bytes contradict is refused. The bytes'
+ * own type is recorded where their signature proves one; otherwise the declared type stands.
  */
 export function verifyContentType(head: Buffer, declared: string | undefined, filename: string): { type: string } | { problem: string } {
   const sniffed = sniff(head);
-  const claimed = declared && declared !== 'application/octet-stream' && declared !== 'binary/octet-stream' ? declared.split(';')[0]!.trim().toLowerCase() : undefined;
+  const claimed = meaningfulType(declared);
   const expected = claimed ?? typeFromFilename(filename);
   if (sniffed && expected && BY_EXTENSION_VALUES.has(expected) && family(sniffed) !== family(expected)) {
-    return { problem: `the content is ${sniffed} but ${claimed ? 'Content-Type says' : `the file name ${filename} says`} ${expected}` };
+    return { problem: `the content is ${sniffed} but ${claimed ? 'the declared type says' : `the file name ${filename} says`} ${expected}` };
   }
   return { type: sniffed ?? expected ?? 'application/octet-stream' };
 }

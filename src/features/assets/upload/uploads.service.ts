@@ -10,7 +10,7 @@ import { BlobTooLarge } from '../../../core/storage/index.ts';
 import { enqueueJob, RetryJob } from '../../../core/jobs/queue.ts';
 import type { HandlersFor } from '../../../core/jobs/catalog.ts';
 import { previousVersionOf, securityOf, templateNames, type AssetRow } from '../assets.repo.ts';
-import { verifyContentType } from './content-types.ts';
+import { declaredUploadType, verifyContentType } from './content-types.ts';
 import { templateOf, withSystemValues, type LegacyItem } from '../metadata-seam.ts';
 import { fromJson, toJson } from '../../../core/db/json.ts';
 import { eventAsset } from '../views/present.ts';
@@ -163,7 +163,7 @@ export async function receiveSingle(deps: Deps, uploadId: string, body: Readable
   body.on('data', keepHead);
   let put: { size: number; sha256: string };
   try {
-    put = await deps.blobs.put(upload.staging_key, body, { contentType: declaredType, maxBytes: upload.expected_size ?? undefined });
+    put = await deps.blobs.put(upload.staging_key, body, { contentType: declaredUploadType(upload.content_type, declaredType), maxBytes: upload.expected_size ?? undefined });
   } catch (error) {
     if (error instanceof BlobTooLarge) {
       throw invalidField('body.filesize', `the asset was declared as ${upload.expected_size} bytes but ${error.received} arrived; nothing was kept`);
@@ -324,7 +324,9 @@ async function verifyAndFinalize(deps: Deps, upload: UploadRow, received: Receiv
   if (upload.expected_sha256 !== null && received.sha256 !== upload.expected_sha256) {
     await reject('body.checksum', `the SHA-256 of the content (${received.sha256}) does not match the declared checksum; nothing was kept`);
   }
-  const type = verifyContentType(received.head, declaredType ?? upload.content_type ?? undefined, upload.filename);
+  // The type declared at create stands; the request's Content-Type counts only without one (curl's
+  // default application/x-www-form-urlencoded never does); the bytes are the check on both.
+  const type = verifyContentType(received.head, declaredUploadType(upload.content_type, declaredType), upload.filename);
   if ('problem' in type) await reject('header.content-type', `${type.problem}; nothing was kept`);
   return finalizeUpload(deps, upload, { size: received.size, sha256: received.sha256, contentType: (type as { type: string }).type });
 }
