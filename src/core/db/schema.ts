@@ -324,6 +324,12 @@ export interface WebhookEndpointsTable {
   /** JSON {clientId, tokenUrl, scope, extraParams, authMethod}; the client secret is apart, encrypted. */
   oauth: string | null;
   oauth_client_secret: string | null;
+  /** JSON {type: 'basic', username} or {type: 'header', headerName}: how Tessera authenticates to the receiver (null: signature only). */
+  target_auth: string | null;
+  /** The password or header value of `target_auth`, encrypted with the keyring. */
+  target_auth_secret: string | null;
+  /** 'standard' (the reference's webhook envelope) or 'legacy' (its older event-feed record). */
+  payload_format: string;
   /** Start of the current unbroken run of failed attempts (null while healthy). */
   failing_since: number | null;
   created_at: number;

@@ -6,6 +6,9 @@ import { sendOnce, type SendResult } from './delivery/send.ts';
 import { webhookHeaders } from './delivery/signing.ts';
 import type { EndpointRow, HeldMessage } from './delivery-store.ts';
 import type { OAuthConfig } from './webhooks.repo.ts';
+import { customerIdOf } from '../identity/index.ts';
+import { toLegacyEvent } from './delivery/legacy-format.ts';
+import { targetAuthHeaders, type TargetAuth } from './target-auth.ts';
 
 /**
  * One signed attempt of a message to its endpoint: both signatures during a rotation overlap, the
@@ -26,12 +29,28 @@ export function createSender(deps: Deps, dispatcherOf: () => Dispatcher): (row: 
     return value;
   };
 
+  // An organization's customer id never changes: looked up once per process.
+  const customerIds = new Map<string, Promise<string>>();
+  const customerId = (orgId: string) => {
+    let id = customerIds.get(orgId);
+    if (id === undefined) {
+      if (customerIds.size > 10_000) customerIds.clear();
+      id = customerIdOf(deps.db, orgId);
+      id.catch(() => customerIds.delete(orgId));
+      customerIds.set(orgId, id);
+    }
+    return id;
+  };
+
   return async function send(row: EndpointRow, message: HeldMessage): Promise<SendResult> {
     const at = now();
     const secrets = [decrypt(row.secret)];
     if (row.previous_secret && (row.previous_secret_until ?? 0) > at) secrets.push(decrypt(row.previous_secret));
-    const headers: Record<string, string> = webhookHeaders({ msgId: message.id, timestamp: Math.floor(at / 1000), body: message.body, secrets });
-    const input = { url: row.url, body: message.body, headers, dispatcher: dispatcherOf(), timeoutMs: row.timeout_ms, now };
+    // The same message gives the same body on every attempt (the signature covers what is sent).
+    const body = row.payload_format === 'legacy' ? JSON.stringify(toLegacyEvent(message.body, await customerId(row.org_id))) : message.body;
+    const headers: Record<string, string> = webhookHeaders({ msgId: message.id, timestamp: Math.floor(at / 1000), body, secrets });
+    if (row.target_auth && row.target_auth_secret) Object.assign(headers, targetAuthHeaders(fromJson<TargetAuth>(row.target_auth, null as never), decrypt(row.target_auth_secret)));
+    const input = { url: row.url, body, headers, dispatcher: dispatcherOf(), timeoutMs: row.timeout_ms, now };
     if (row.oauth && row.oauth_client_secret) {
       const config = fromJson<OAuthConfig>(row.oauth, null as never);
       const provider = tokens().get(row.id, { ...config, clientSecret: decrypt(row.oauth_client_secret) });

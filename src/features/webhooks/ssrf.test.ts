@@ -41,7 +41,7 @@ forEachEngine('webhook SSRF defence', (ctx) => {
     await ctx().deps.db.insertInto('webhook_endpoints').values({
       id: endpointId, org_id: org.orgId, description: 'Rebound', url: canary.url, event_types: '["*"]', rate_limit: null, timeout_ms: 5000, disabled: 0,
       disabled_reason: null, secret: ctx().deps.keys.encrypt('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'), previous_secret: null, previous_secret_until: null,
-      oauth: null, oauth_client_secret: null, failing_since: null, created_at: now, updated_at: now,
+      oauth: null, oauth_client_secret: null, target_auth: null, target_auth_secret: null, payload_format: 'standard', failing_since: null, created_at: now, updated_at: now,
     }).execute();
     await ctx().deps.db.transaction().execute((trx) => publishEvent(trx, now, { orgId: org.orgId, type: 'asset.deleted', actor: null, data: { asset: { id: newId(), filename: 'a', metadataTemplate: null, securityTemplates: [] } } }));
     await runDeliveryOnce(ctx().deps);

@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { fromJson } from '../../core/db/json.ts';
 import type { WebhookEndpointsTable } from '../../core/db/schema.ts';
+import type { TargetAuth } from './target-auth.ts';
 import type { Endpoint } from './webhooks.schemas.ts';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
@@ -25,6 +26,8 @@ export function toEndpoint(row: EndpointRow): Endpoint {
     rateLimit: row.rate_limit,
     timeoutSeconds: Math.round(row.timeout_ms / 1000),
     oauth: row.oauth ? fromJson<OAuthConfig>(row.oauth, null as never) : null,
+    authentication: row.target_auth ? fromJson<TargetAuth>(row.target_auth, null as never) : null,
+    payloadFormat: row.payload_format === 'legacy' ? 'legacy' : 'standard',
     createdDate: new Date(row.created_at).toISOString(),
     lastUpdatedDate: new Date(row.updated_at).toISOString(),
   };

@@ -11,6 +11,23 @@ const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
 const RateLimit = Type.Unsafe<number | null>({ type: ['integer', 'null'], minimum: 1, maximum: 100_000, description: 'Messages per second to this endpoint (null: unlimited)' });
 const TimeoutSeconds = Type.Integer({ minimum: 1, maximum: 30, description: 'Receiver deadline per attempt in seconds (default 30, as the reference documents; max 30)' });
 
+/**
+ * How Tessera authenticates to the receiver, besides the signature (the reference's documented
+ * options: HTTP Basic, or an auth header with a secret value). The password and header value are
+ * stored encrypted and never returned.
+ */
+export const AuthenticationInputSchema = Type.Object({
+  type: Type.Union([Type.Literal('basic'), Type.Literal('header'), Type.Literal('none')], { description: "basic: HTTP Basic (username, password); header: headerName with headerValue; none: signature only" }),
+  username: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'basic: the user name (no colon)' })),
+  password: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'basic: the password (write-only)' })),
+  headerName: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'header: the header name, e.g. X-Auth-Token or Authorization' })),
+  headerValue: Type.Optional(Type.String({ minLength: 1, maxLength: 4000, description: 'header: its secret value (write-only)' })),
+}, { description: 'Receiver authentication sent with every delivery' });
+export type AuthenticationInput = Static<typeof AuthenticationInputSchema>;
+const PayloadFormat = Type.Union([Type.Literal('standard'), Type.Literal('legacy')], {
+  description: "standard: the reference's webhook envelope {eventType, event, …}; legacy: the reference's older event-feed record {id, createdAt, createdBy, customerId, service, module, action, data{objectId, lastUpdatedEpoch, capturedChanges, change[]}}",
+});
+
 export const EndpointCreateItemSchema = Type.Object({
   description: Description,
   url: Url,
@@ -18,6 +35,8 @@ export const EndpointCreateItemSchema = Type.Object({
   rateLimit: Type.Optional(RateLimit),
   timeoutSeconds: Type.Optional(TimeoutSeconds),
   disabled: Type.Optional(Type.Boolean()),
+  authentication: Type.Optional(AuthenticationInputSchema),
+  payloadFormat: Type.Optional(PayloadFormat),
 });
 export type EndpointCreateItem = Static<typeof EndpointCreateItemSchema>;
 export const EndpointCreateSchema = Type.Array(EndpointCreateItemSchema, { minItems: 1, maxItems: 50 });
@@ -35,6 +54,8 @@ export const EndpointUpdateSchema = Type.Object({
   rateLimit: Type.Optional(RateLimit),
   timeoutSeconds: Type.Optional(TimeoutSeconds),
   disabled: Type.Optional(Type.Boolean({ description: 'false re-enables an endpoint (also one disabled automatically)' })),
+  authentication: Type.Optional(AuthenticationInputSchema),
+  payloadFormat: Type.Optional(PayloadFormat),
 });
 export type EndpointUpdate = Static<typeof EndpointUpdateSchema>;
 
@@ -57,6 +78,12 @@ export const EndpointSchema = Type.Object(
     rateLimit: Type.Union([Type.Integer(), Type.Null()]),
     timeoutSeconds: Type.Integer(),
     oauth: Type.Union([OAuthPublic, Type.Null()], { description: 'The authorized OAuth client, without its secret' }),
+    authentication: Type.Union([Type.Object({
+      type: Type.Union([Type.Literal('basic'), Type.Literal('header')]),
+      username: Type.Optional(Type.String()),
+      headerName: Type.Optional(Type.String()),
+    }), Type.Null()], { description: 'Receiver authentication, without its password or header value; null: signature only' }),
+    payloadFormat: PayloadFormat,
     createdDate: Type.String({ format: 'date-time' }),
     lastUpdatedDate: Type.String({ format: 'date-time' }),
   },

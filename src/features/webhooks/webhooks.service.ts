@@ -3,14 +3,15 @@ import { sql } from 'kysely';
 import { audit } from '../../core/audit.ts';
 import { requirePrivileges } from '../../core/authz/authorize.ts';
 import type { Principal } from '../../core/authz/principal.ts';
-import { toJson } from '../../core/db/json.ts';
+import { fromJson, toJson } from '../../core/db/json.ts';
 import type { WebhookEndpointsTable } from '../../core/db/schema.ts';
 import { eventsPublished } from '../../core/events/index.ts';
-import { invalidField, notFound } from '../../core/http/errors.ts';
+import { AppError, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { generateSecret, isValidSecret } from './delivery/signing.ts';
 import { assertAllowedTarget, isTargetNotAllowed } from '../../core/net/ssrf.ts';
 import { checkEventTypes } from './event-types.ts';
+import { parseTargetAuth, refuseAuthorizationClash, usesAuthorization, type TargetAuth } from './target-auth.ts';
 import { findEndpoint, listEndpointRows, toEndpoint, type OAuthConfig } from './webhooks.repo.ts';
 import type { Endpoint, EndpointCreateItem, EndpointUpdate, OAuthInput } from './webhooks.schemas.ts';
 
@@ -54,6 +55,7 @@ export async function createEndpoints(deps: Deps, principal: Principal, items: E
   for (const [i, item] of items.entries()) {
     const eventTypes = checkEventTypes(item.eventTypes, `body.${i}.eventTypes`);
     const url = await checkTarget(deps, item.url, `body.${i}.url`);
+    const targetAuth = item.authentication ? parseTargetAuth(item.authentication, `body.${i}.authentication`) : null;
     const secret = generateSecret();
     const id = newId(now);
     created.push({ id, secret });
@@ -62,6 +64,8 @@ export async function createEndpoints(deps: Deps, principal: Principal, items: E
       rate_limit: item.rateLimit ?? null, timeout_ms: (item.timeoutSeconds ?? DEFAULT_TIMEOUT_MS / 1000) * 1000,
       disabled: item.disabled ? 1 : 0, disabled_reason: item.disabled ? 'disabled by a user' : null,
       secret: deps.keys.encrypt(secret), previous_secret: null, previous_secret_until: null, oauth: null, oauth_client_secret: null,
+      target_auth: targetAuth ? toJson(targetAuth.auth) : null, target_auth_secret: targetAuth ? deps.keys.encrypt(targetAuth.secret) : null,
+      payload_format: item.payloadFormat ?? 'standard',
       failing_since: null, created_at: now, updated_at: now,
     });
   }
@@ -98,6 +102,13 @@ export async function updateEndpoint(deps: Deps, principal: Principal, id: strin
   if (input.url !== undefined) patch.url = await checkTarget(deps, input.url, 'body.url');
   if (input.rateLimit !== undefined) patch.rate_limit = input.rateLimit;
   if (input.timeoutSeconds !== undefined) patch.timeout_ms = input.timeoutSeconds * 1000;
+  if (input.payloadFormat !== undefined) patch.payload_format = input.payloadFormat;
+  if (input.authentication !== undefined) {
+    const parsed = parseTargetAuth(input.authentication, 'body.authentication');
+    if (parsed && row.oauth && usesAuthorization(parsed.auth)) refuseAuthorizationClash();
+    patch.target_auth = parsed ? toJson(parsed.auth) : null;
+    patch.target_auth_secret = parsed ? deps.keys.encrypt(parsed.secret) : null;
+  }
   if (input.disabled !== undefined && input.disabled !== (row.disabled === 1)) {
     patch.disabled = input.disabled ? 1 : 0;
     patch.disabled_reason = input.disabled ? 'disabled by a user' : null;
@@ -127,7 +138,10 @@ export async function deleteEndpoint(deps: Deps, principal: Principal, id: strin
 }
 
 export async function setOAuthClient(deps: Deps, principal: Principal, id: string, input: OAuthInput, ip: string): Promise<void> {
-  await visibleEndpoint(deps, principal, id);
+  const row = await visibleEndpoint(deps, principal, id);
+  if (usesAuthorization(row.target_auth ? fromJson<TargetAuth>(row.target_auth, null as never) : null)) {
+    throw new AppError('conflict', 'The endpoint authenticates to its receiver in Authorization already (authentication): set authentication to none first, or use a custom header');
+  }
   const tokenUrl = await checkTarget(deps, input.tokenUrl, 'body.tokenUrl');
   const config: OAuthConfig = {
     clientId: input.clientId, tokenUrl, scope: (input.scope ?? []).map((s) => s.trim()).filter((s) => s !== ''), extraParams: input.extraParams ?? {}, authMethod: input.authMethod ?? 'client_secret_basic',
