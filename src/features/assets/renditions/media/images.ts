@@ -135,7 +135,15 @@ export async function convertRaw(input: ConvertInput): Promise<MediaResult> {
  * flattened), layers skipped; it becomes the source of the image renditions.
  */
 export async function convertPsd(input: ConvertInput): Promise<MediaResult> {
-  const { readPsd } = require('ag-psd') as typeof import('ag-psd');
+  const { readPsd, initializeCanvas } = require('ag-psd') as typeof import('ag-psd');
+  // Pixels only, no canvas: ag-psd asks for ImageData objects, which plain arrays serve.
+  initializeCanvas(
+    () => {
+      throw new RenditionError('the Photoshop file needs a canvas to decode');
+    },
+    (width: number, height: number) =>
+      ({ width, height, data: new Uint8ClampedArray(width * height * 4), colorSpace: 'srgb' }) as never,
+  );
   const data = await readFile(input.file);
   // Header first: dimensions and the pixel limit before anything is decoded.
   if (data.length < 26 || data.toString('latin1', 0, 4) !== '8BPS')
