@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { sql } from 'kysely';
 import { Type, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { Deps } from './deps.ts';
@@ -8,7 +7,10 @@ import { audit } from './core/audit.ts';
 import { isUniqueViolation } from './core/db/connect.ts';
 import { newId } from './core/ids.ts';
 import { revokeUserSessions } from './features/auth/index.ts';
-import { createOrganization, findRole, hashPassword, passwordProblem, UserCreateSchema } from './features/identity/index.ts';
+import {
+  createLocalUser, createOrganization, findRole, findRoleByName, findUserByUsername, hashPassword, organizationNameTaken, organizationsByIdOrName,
+  passwordProblem, setPasswordHash, UserCreateSchema,
+} from './features/identity/index.ts';
 
 export class UsageError extends Error {}
 
@@ -67,8 +69,7 @@ export async function orgCreate(deps: Deps, argv: string[]): Promise<string> {
   const passwordHash = await hashPassword(password);
   try {
     const org = await deps.db.transaction().execute(async (trx) => {
-      const taken = await trx.selectFrom('organizations').select('id').where(sql<string>`lower(name)`, '=', name.toLowerCase()).executeTakeFirst();
-      if (taken) throw new UsageError(`--name: an organization named "${name}" already exists`);
+      if (await organizationNameTaken(trx, name)) throw new UsageError(`--name: an organization named "${name}" already exists`);
       return createOrganization(trx, deps.clock.now(), { name, admin: { username, email, passwordHash } });
     });
     return `Created organization ${org.orgId} with administrator ${org.adminUserId}`;
@@ -97,25 +98,18 @@ export async function userCreate(deps: Deps, argv: string[]): Promise<string> {
   check('first-name', API.firstName, firstName);
   check('last-name', API.lastName, lastName);
   checkPassword('password', password, username);
-  const org = await deps.db.selectFrom('organizations').select(['id']).where((eb) => eb.or([eb('id', '=', orgRef), eb(sql<string>`lower(name)`, '=', orgRef.toLowerCase())])).execute();
+  const org = await organizationsByIdOrName(deps.db, orgRef);
   if (org.length !== 1) throw new UsageError(org.length === 0 ? `--org: no organization "${orgRef}"` : `--org: "${orgRef}" is ambiguous; use the id`);
-  const orgId = org[0]!.id;
+  const orgId = org[0]!;
   const roleRef = typeof values.role === 'string' ? values.role : 'Viewer';
-  const role = (await findRole(deps.db, orgId, roleRef)) ?? (await deps.db.selectFrom('roles').selectAll().where('org_id', '=', orgId).where('name_key', '=', roleRef.toLowerCase()).executeTakeFirst());
+  const role = (await findRole(deps.db, orgId, roleRef)) ?? (await findRoleByName(deps.db, orgId, roleRef));
   if (!role) throw new UsageError(`--role: no role "${roleRef}" in that organization`);
   const now = deps.clock.now();
   const id = newId(now);
-  const everyone = await deps.db.selectFrom('groups').select('id').where('org_id', '=', orgId).where('name_key', '=', 'everyone').executeTakeFirst();
   const passwordHash = await hashPassword(password);
   try {
     await deps.db.transaction().execute(async (trx) => {
-      await trx.insertInto('users').values({
-        id, org_id: orgId, username, username_key: username.toLowerCase(), email,
-        first_name: firstName, last_name: lastName, friendly_name: username,
-        status: 'enabled', account_type: 'local', role_id: role.id, password_hash: passwordHash,
-        phone: null, company: null, country: null, contact: null, created_at: now, updated_at: now,
-      }).execute();
-      if (everyone) await trx.insertInto('user_groups').values({ org_id: orgId, user_id: id, group_id: everyone.id }).execute();
+      await createLocalUser(trx, { id, orgId, username, email, firstName, lastName, roleId: role.id, passwordHash, now });
       await audit(trx, { orgId, at: now, actorId: null, action: 'user.created', targetType: 'user', targetId: id, data: { via: 'cli' } });
     });
   } catch (error) {
@@ -132,12 +126,12 @@ export async function userResetPassword(deps: Deps, argv: string[]): Promise<str
   const given = typeof values.password === 'string' ? values.password : undefined;
   const password = given ?? randomBytes(18).toString('base64url');
   if (given !== undefined) checkPassword('password', given, username);
-  const user = await deps.db.selectFrom('users').select(['id', 'org_id', 'username', 'account_type']).where('username_key', '=', username.toLowerCase()).executeTakeFirst();
+  const user = await findUserByUsername(deps.db, username);
   if (!user || user.account_type !== 'local') throw new UsageError(`--username: no user "${username}" who signs in with a password`);
   const passwordHash = await hashPassword(password);
   const now = deps.clock.now();
   const revoked = await deps.db.transaction().execute(async (trx) => {
-    await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', user.id).execute();
+    await setPasswordHash(trx, user.id, passwordHash, now);
     const ended = await revokeUserSessions(trx, user.org_id, user.id, now, 'password_reset');
     await audit(trx, { orgId: user.org_id, at: now, actorId: null, action: 'user.password_reset', targetType: 'user', targetId: user.id, data: { via: 'cli', sessionsEnded: ended } });
     return ended;

@@ -96,3 +96,9 @@ export async function endUserSessions(db: DbOrTrx, orgId: string, userId: string
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/** Ends every impersonation session `impersonatorId` holds (they were disabled); same reason as endUserSessions for writing here. */
+export async function endImpersonationsBy(db: DbOrTrx, orgId: string, impersonatorId: string, now: number): Promise<void> {
+  await db.updateTable('auth_sessions').set({ revoked_at: now, revoked_reason: 'impersonator_disabled' })
+    .where('org_id', '=', orgId).where('impersonator_id', '=', impersonatorId).where('revoked_at', 'is', null).execute();
+}

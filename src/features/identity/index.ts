@@ -9,10 +9,10 @@ export { loadUserPrincipal, parsePrivileges, principalFromRow, type UserPrincipa
 export { groupIdsJson } from './identity.repo.ts';
 export { hashPassword, verifyPassword, dummyPasswordHash, passwordQueueDepth } from './password.ts';
 export { COMMON_PASSWORD_COUNT, isCommonPassword, passwordProblem } from './password-policy.ts';
-export { findUser, findUserByUsername, findRole } from './identity.repo.ts';
+export { findUser, findUserByUsername, findRole, findRoleByName } from './identity.repo.ts';
 export {
-  createServiceAccount, customerIdColumn, customerIdOf, customerIdsOf, disableUser, enabledUserIdByEmail, enabledUsernameOf, enabledUserPrivilegesOf,
-  defaultSecurityTemplateId, findTokenSubject, groupNames, organizationIds, rolePrivilegesOf, securityTemplateNames, userNames, type UserNames,
+  createLocalUser, createServiceAccount, customerIdColumn, customerIdOf, customerIdsOf, disableUser, enabledUserIdByEmail, enabledUsernameOf, enabledUserPrivilegesOf,
+  defaultSecurityTemplateId, findTokenSubject, groupNames, organizationIds, organizationNameTaken, organizationsByIdOrName, rolePrivilegesOf, setPasswordHash, securityTemplateNames, userNames, type UserNames,
 } from './directory.ts';
 export { UserCreateSchema } from './identity.schemas.ts';
 export type { BootstrapResult } from './bootstrap.ts';

@@ -9,7 +9,7 @@ import type { UsersTable } from '../../core/db/schema.ts';
 import { AppError, conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { GroupMembership, User, UserCreate, UserUpdate } from './identity.schemas.ts';
-import { endUserSessions, existingGroupIds, findGroup, findGroupByName, findRole, findRoleByName, findUserProfile, replaceUserGroups, userGrantBasis, type UserProfileRow } from './identity.repo.ts';
+import { endImpersonationsBy, endUserSessions, existingGroupIds, findGroup, findGroupByName, findRole, findRoleByName, findUserProfile, replaceUserGroups, userGrantBasis, type UserProfileRow } from './identity.repo.ts';
 import { hashPassword } from './password.ts';
 import { parsePrivileges } from './principal.ts';
 import { passwordProblem } from './password-policy.ts';
@@ -204,8 +204,7 @@ export async function updateUser(deps: Deps, principal: Principal, id: string, i
     if (input.status === 'disabled' && user.status !== 'disabled') {
       // Disabling ends every session at once (re-enabling does not revive them), and any impersonation by the user.
       await endUserSessions(trx, principal.orgId, user.id, now, 'user_disabled');
-      await trx.updateTable('auth_sessions').set({ revoked_at: now, revoked_reason: 'impersonator_disabled' })
-        .where('org_id', '=', principal.orgId).where('impersonator_id', '=', user.id).where('revoked_at', 'is', null).execute();
+      await endImpersonationsBy(trx, principal.orgId, user.id, now);
     }
     if (heldBefore) await assertPrivilegesStillHeld(trx, principal.orgId, heldBefore);
     const after = (await findUserProfile(trx, principal.orgId, user.id))!;
