@@ -43,6 +43,8 @@ export interface ContextOptions {
   /** Use the real clock instead of a manual one. */
   realClock?: boolean;
   appOptions?: BuildAppOptions;
+  /** Where the log goes (with TESSERA_LOG_LEVEL in env): a test reading log lines passes a stream. */
+  logTo?: NodeJS.WritableStream;
 }
 
 /** Which engines run here, decided once per test process (PostgreSQL may be skipped with a reason). */
@@ -65,7 +67,7 @@ export async function createTestContext(engine: EngineName, options: ContextOpti
   const clock = new ManualClock(options.now ?? Date.now());
   const useClock: Clock = options.realClock ? { now: () => Date.now() } : clock;
   const make = async () => {
-    const deps = createDeps(config, { clock: useClock, log: createLog(config.logLevel), poolSize: 5 });
+    const deps = createDeps(config, { clock: useClock, log: createLog(config.logLevel, options.logTo), poolSize: 5 });
     await migrateToLatest(deps.db);
     const app = await buildApp(deps, { ...options.appOptions, extraResolvers: [testResolver(deps), ...(options.appOptions?.extraResolvers ?? [])] });
     return { app, deps, close: async () => { await app.close(); await deps.close(); } };
