@@ -15,8 +15,11 @@ export interface Attribute {
   readonly?: boolean;
   visible?: boolean;
   system?: boolean;
-  columns?: Attribute[];
-  levels?: { id: string; name: string }[];
+  /** A cascade's levels, in order (each a vocabulary). */
+  cascadeFieldsDenormalized?: Attribute[];
+  /** A table's columns. */
+  tableFieldsDenormalized?: Attribute[];
+  isSingleRow?: boolean;
 }
 
 export interface Template {

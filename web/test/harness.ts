@@ -105,10 +105,17 @@ export async function openBrowser(viewport = { width: 1280, height: 800 }): Prom
   };
 }
 
-export async function screenshot(page: Page, name: string): Promise<string> {
+/** A screenshot into web/test-results; `whole` grows the window to the scrolled page's height first (the app scrolls inside its page, not the document). */
+export async function screenshot(page: Page, name: string, whole = false): Promise<string> {
   mkdirSync(SHOTS, { recursive: true });
   const path = join(SHOTS, `${name}.png`);
+  const viewport = page.viewportSize();
+  if (whole && viewport) {
+    const height = await page.evaluate(() => Math.max(...[...document.querySelectorAll('.page, .scroller, body')].map((e) => e.scrollHeight + e.getBoundingClientRect().top)));
+    await page.setViewportSize({ width: viewport.width, height: Math.min(6000, Math.ceil(height)) });
+  }
   await page.screenshot({ path });
+  if (whole && viewport) await page.setViewportSize(viewport);
   return path;
 }
 
@@ -136,4 +143,37 @@ export async function signIn(page: Page, url: string, user = ADMIN): Promise<voi
   await page.fill('#password', user.password);
   await Promise.all([page.waitForURL((u) => u.pathname === '/app/'), page.click('#allow')]);
   await page.waitForSelector('#user-menu');
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: API answers in tests are read as the test expects them
+export type Call = <T = any>(method: string, path: string, body?: unknown, expect?: number) => Promise<T>;
+
+/** The public API as a signed-in user (a password sign-in), for preparing what a browser test needs. */
+export async function apiAs(url: string, user = ADMIN): Promise<Call> {
+  const login = await (await fetch(`${url}/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(user) })).json();
+  const headers = { accesstoken: login.session.accessToken as string, 'content-type': 'application/json' };
+  return async (method, path, body, expect) => {
+    const response = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await response.text();
+    if (expect !== undefined ? response.status !== expect : !response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+}
+
+/** Creates an asset (or a version of one) and uploads its bytes, as a client of the API would. */
+export async function uploadAsset(call: Call, name: string, bytes: Uint8Array, extra: Record<string, unknown> = {}): Promise<{ objectId: string; fileId: string; originalFileId: string }> {
+  const created = await call<{ data: { objectId: string; fileId: string; originalFileId: string; url: string } }>('POST', '/v1/assets/asset', { filename: name, ...extra });
+  const put = await fetch(created.data.url, { method: 'PUT', body: new Blob([bytes as Uint8Array<ArrayBuffer>]) });
+  if (!put.ok) throw new Error(`PUT ${name}: ${put.status} ${await put.text()}`);
+  return created.data;
+}
+
+/** Waits until the asset's renditions are made (or failed). */
+export async function renditionsSettled(call: Call, objectId: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    const asset = await call<{ renditionsState?: string | null }>('GET', `/v1/asset/${objectId}`);
+    if (asset.renditionsState && asset.renditionsState !== 'pending') return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`renditions of ${objectId} not made`);
 }

@@ -147,12 +147,15 @@ forEachEngine('assets: signed rendition URLs for <img> (GetRenditionUrls)', (ctx
     assert.equal(image.headers['content-type'], 'image/jpeg');
     const tampered = await ctx().inject({ method: 'GET', url: pathOf(answer.urls[created.objectId].imageThumb).replace('imageThumb', 'mezzaninePreview') });
     assert.equal(tampered.statusCode, 403);
+    // Any rendition name is asked for (the media renditions add videoProxy, page previews…): one the asset lacks is left out.
+    const media = json(await ctx().inject({ method: 'POST', url: '/v1/asset/rendition-urls', headers: org.admin.headers, payload: { ids: [created.objectId], renditions: ['imageThumb', 'videoProxy', 'constructor'] } }));
+    assert.deepEqual(Object.keys(media.urls[created.objectId]), ['imageThumb']);
     const hidden = json(await ctx().inject({ method: 'POST', url: '/v1/asset/rendition-urls', headers: stranger.admin.headers, payload: body }));
     assert.deepEqual(hidden.urls, {}, 'another organization sees nothing');
   });
 
   it('names the bad field: no ids, too many, an unknown rendition', async () => {
-    for (const [payload, field] of [[{ ids: [] }, 'ids'], [{ ids: Array.from({ length: 201 }, (_, i) => String(i)) }, 'ids'], [{ ids: ['x'], renditions: ['original'] }, 'renditions']] as const) {
+    for (const [payload, field] of [[{ ids: [] }, 'ids'], [{ ids: Array.from({ length: 201 }, (_, i) => String(i)) }, 'ids'], [{ ids: ['x'], renditions: ['original'] }, 'renditions'], [{ ids: ['x'], renditions: ['../x'] }, 'renditions']] as const) {
       const res = await ctx().inject({ method: 'POST', url: '/v1/asset/rendition-urls', headers: org.admin.headers, payload });
       assert.equal(res.statusCode, 400, res.body);
       assert.match(res.body, new RegExp(field));

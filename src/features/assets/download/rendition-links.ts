@@ -20,9 +20,16 @@ import { signedUrl } from '../upload/signed-urls.ts';
 const HOUR = 3600;
 export const RENDITION_NAMES = ['imageThumb', 'imagePreview', 'imagePreviewLarge', 'mezzaninePreview'] as const;
 
+/**
+ * Any rendition name an asset may hold: the four image renditions, and those the media renditions add
+ * (`videoProxy`, page previews…), so a client asks for what `GET /v1/asset/{id}` lists. Never `original`:
+ * the original needs the Download permission (`GET /v1/asset/{id}/content`).
+ */
+const RenditionName = Type.String({ pattern: '^(?!original$)[A-Za-z][A-Za-z0-9_-]{0,49}$', description: `A rendition name: ${RENDITION_NAMES.join(', ')}, or another the asset holds (not original)` });
+
 const BodySchema = Type.Object({
   ids: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 200, description: 'Asset objectIds (or fileIds of versions)' }),
-  renditions: Type.Optional(Type.Array(Type.Union(RENDITION_NAMES.map((n) => Type.Literal(n))), { minItems: 1, maxItems: 4, description: 'Default: imageThumb' })),
+  renditions: Type.Optional(Type.Array(RenditionName, { minItems: 1, maxItems: 50, uniqueItems: true, description: 'Default: imageThumb' })),
 }, { additionalProperties: false });
 
 const ResponseSchema = Type.Object({
