@@ -167,7 +167,7 @@ function OlderVersion({ asset }: { asset: LegacyAsset }) {
 
 const RENDITION_LABELS: Record<string, string> = {
   imageThumb: 'rendition.imageThumb', imagePreview: 'rendition.imagePreview', imagePreviewLarge: 'rendition.imagePreviewLarge', mezzaninePreview: 'rendition.mezzaninePreview',
-  videoProxy: 'rendition.videoProxy', audioProxy: 'rendition.audioProxy',
+  videoProxy: 'rendition.videoProxy', audioProxy: 'rendition.audioProxy', fpo: 'rendition.fpo',
 };
 
 function Actions({ asset, deleted, urls, onNotice, onChanged }: { asset: LegacyAsset; deleted: boolean; urls: Record<string, string>; onNotice: (m: string) => void; onChanged: () => void }) {

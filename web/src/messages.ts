@@ -166,6 +166,7 @@ export const en = {
   'rendition.mezzaninePreview': 'High resolution (3000 px)',
   'rendition.videoProxy': 'Web video (MP4)',
   'rendition.audioProxy': 'Web audio',
+  'rendition.fpo': 'For placement (FPO)',
   'bulk.title': 'Edit {count} assets',
   'bulk.button': 'Edit selection',
   'bulk.attribute': 'Attribute',
