@@ -5,9 +5,9 @@ import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.
 import type { Worker } from '../../../core/jobs/worker.ts';
 import { assetWorker, uploadAsset } from '../../../../test/helpers/assets.ts';
 
-// A few hundred bytes of SVG whose filter takes libvips/librsvg seconds to render (the issue's
+// A few hundred bytes of SVG whose filter takes libvips/librsvg seconds to render (about 2.5 s on an idle core; the issue's
 // "filter bomb", scaled down): with TESSERA_RENDITION_TIMEOUT_SECONDS=1 its rendition is abandoned.
-const bomb = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="800" height="800"><filter id="f" x="0" y="0" width="100%" height="100%"><feTurbulence baseFrequency="0.01" numOctaves="4"/><feMorphology radius="6" operator="dilate"/></filter><rect width="800" height="800" filter="url(#f)"/></svg>');
+const bomb = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="1400" height="1400"><filter id="f" x="0" y="0" width="100%" height="100%"><feTurbulence baseFrequency="0.01" numOctaves="4"/><feMorphology radius="6" operator="dilate"/></filter><rect width="1400" height="1400" filter="url(#f)"/></svg>');
 
 forEachEngine('assets: rendition limits (issue 23, defect 7)', (ctx) => {
   let org: TestOrg;
