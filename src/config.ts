@@ -11,6 +11,8 @@ export interface Config {
   readonly host: string;
   readonly dataDir: string;
   readonly database: { readonly kind: 'sqlite'; readonly file: string } | { readonly kind: 'postgres'; readonly url: string };
+  /** Time limits of database calls (docs/operations.md › Timeouts): a hung database fails calls, never hangs them. */
+  readonly databaseTimeouts: DatabaseTimeouts;
   readonly storage: LocalStorageConfig | S3StorageConfig;
   readonly publicUrl: string;
   readonly adminUsername: string | undefined;
@@ -18,6 +20,8 @@ export interface Config {
   readonly secretKey: string | undefined;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly workers: boolean;
+  /** Background jobs (docs/operations.md › Jobs): how many run at once per process, and their lease. */
+  readonly jobs: { readonly concurrency: number; readonly leaseMs: number };
   readonly allowPrivateTargets: boolean;
   /** How long a webhook message claimed by a process stays leased without a heartbeat (crash recovery time). */
   readonly webhookLeaseMs: number;
@@ -69,6 +73,18 @@ export interface MediaConfig {
   readonly memoryMb: number;
   /** Extracted text kept for search per asset (characters; the rest is cut). */
   readonly textMaxChars: number;
+}
+
+/** Milliseconds. */
+export interface DatabaseTimeouts {
+  /** PostgreSQL: a statement running longer is cancelled (server side), and a query whose answer does not come within this plus 2 s fails (client side, a hung connection). */
+  readonly statementMs: number;
+  /** PostgreSQL: connecting, or waiting for a free pooled connection. */
+  readonly connectMs: number;
+  /** PostgreSQL: a session idle inside a transaction this long is ended by the server (its locks released). */
+  readonly idleInTransactionMs: number;
+  /** SQLite: how long a write waits for another process's write lock. */
+  readonly sqliteBusyMs: number;
 }
 
 /** Milliseconds; a slow or silent client is cut off by the first that runs out. */
@@ -158,6 +174,12 @@ export function parseConfig(env: Env = process.env): Config {
     host,
     dataDir,
     database: parseDatabase(env, dataDir),
+    databaseTimeouts: {
+      statementMs: integer(env, 'TESSERA_DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
+      connectMs: integer(env, 'TESSERA_DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+      idleInTransactionMs: integer(env, 'TESSERA_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000, 100, 3_600_000),
+      sqliteBusyMs: integer(env, 'TESSERA_SQLITE_BUSY_TIMEOUT_MS', 10_000, 0, 600_000),
+    },
     storage: parseStorage(env, dataDir),
     publicUrl,
     adminUsername,
@@ -165,6 +187,7 @@ export function parseConfig(env: Env = process.env): Config {
     secretKey,
     logLevel,
     workers: boolean(env, 'TESSERA_WORKERS', true),
+    jobs: { concurrency: integer(env, 'TESSERA_JOB_CONCURRENCY', 4, 1, 256), leaseMs: integer(env, 'TESSERA_JOB_LEASE_MS', 60_000, 1000, 3_600_000) },
     allowPrivateTargets: boolean(env, 'TESSERA_ALLOW_PRIVATE_TARGETS', false),
     webhookLeaseMs: integer(env, 'TESSERA_WEBHOOK_LEASE_MS', 20_000, 1000, 600_000),
     bodyLimitBytes: integer(env, 'TESSERA_BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),

@@ -32,7 +32,7 @@ export interface DepsOverrides {
 }
 
 export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps {
-  const handle = connectDb(config.database, { poolSize: overrides.poolSize });
+  const handle = connectDb(config.database, { poolSize: overrides.poolSize, timeouts: config.databaseTimeouts });
   const secret = loadSecret(config.secretKey, join(config.dataDir, 'secret.key'));
   const deps: { -readonly [K in keyof Deps]: Deps[K] } = {
     config,

@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import type SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
 import type Pg from 'pg';
-import type { Config } from '../../config.ts';
+import type { Config, DatabaseTimeouts } from '../../config.ts';
 import type { Database } from './schema.ts';
 import { trackRevisions } from './revision.ts';
 
@@ -32,10 +32,23 @@ function loadPg(): typeof Pg {
   return pgDriver;
 }
 
-export function connectDb(config: Config['database'], options: { poolSize?: number } = {}): DbHandle {
+export const DEFAULT_DB_TIMEOUTS: DatabaseTimeouts = { statementMs: 30_000, connectMs: 5000, idleInTransactionMs: 60_000, sqliteBusyMs: 10_000 };
+
+export function connectDb(config: Config['database'], options: { poolSize?: number; timeouts?: DatabaseTimeouts } = {}): DbHandle {
+  const timeouts = options.timeouts ?? DEFAULT_DB_TIMEOUTS;
   if (config.kind === 'postgres') {
     const pg = loadPg();
-    const pool = new pg.Pool({ connectionString: config.url, max: options.poolSize ?? 10 });
+    // Every call is bounded: the server cancels a long statement and ends a session left idle in a
+    // transaction (releasing its locks); the client gives up on a connection that does not answer
+    // at all (a hung network: no reset, no reply) and on waiting for a pooled connection.
+    const pool = new pg.Pool({
+      connectionString: config.url, max: options.poolSize ?? 10,
+      connectionTimeoutMillis: timeouts.connectMs,
+      statement_timeout: timeouts.statementMs,
+      idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+      query_timeout: timeouts.statementMs + 2000,
+      keepAlive: true,
+    });
     // A client that loses its connection (a restart, a failover, pg_terminate_backend) must not crash
     // the process. Idle clients report it on the pool; a client checked out between two queries (in
     // a transaction, say) emits 'error' itself, which with no listener is an uncaught exception. Its
@@ -53,7 +66,7 @@ export function connectDb(config: Config['database'], options: { poolSize?: numb
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 10000');
+  sqlite.pragma(`busy_timeout = ${timeouts.sqliteBusyMs}`);
   const tracked = trackRevisions(new SqliteDialect({ database: withStatementCache(sqlite) }), { database: config.file === ':memory:' ? ':memory:' : resolve(config.file) });
   const db = new Kysely<Database>({ dialect: tracked.dialect });
   tracked.register(db);

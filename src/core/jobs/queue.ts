@@ -65,6 +65,17 @@ export class RetryJob extends Error {
 /** Thrown by a handler whose job can never succeed: the job goes dead at once. */
 export class FatalJobError extends Error {}
 
+/**
+ * Thrown by a handler that found another run of its job ahead of it (its lease expired and another
+ * worker took the job over, or a step it meant to commit was already committed by that run). Its
+ * uncommitted step is rolled back; the job is not failed for it and no attempt is spent.
+ */
+export class LeaseLost extends Error {
+  constructor(message = 'another worker took this job over') {
+    super(message);
+  }
+}
+
 /** Wakes idle workers of this process; across processes they poll. */
 export class JobSignal {
   private listeners = new Set<() => void>();

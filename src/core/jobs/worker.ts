@@ -6,7 +6,7 @@ import type { JobsTable as JobsColumns } from '../db/schema.ts';
 
 type JobsTable = Selectable<JobsColumns>;
 import type { Log } from '../log.ts';
-import { FatalJobError, RetryJob, type JobSignal } from './queue.ts';
+import { FatalJobError, LeaseLost, RetryJob, type JobSignal } from './queue.ts';
 import { payloadProblem, type JobHandlers } from './catalog.ts';
 import { stripPaths } from '../recorded-error.ts';
 
@@ -18,10 +18,14 @@ export interface ClaimedJob {
   attempts: number;
   maxAttempts: number;
   /**
-   * Aborted when the worker stops or loses the job's lease (another worker took it over): a
-   * handler that runs a child process kills it then.
+   * Aborted when the worker stops or this run lost its lease (reason LeaseLost: another worker may
+   * run the job now): a handler that runs a child process kills it then, and one that works in
+   * steps stops at its next step. Handlers that commit steps fence them too (see features/actions ›
+   * ActionContext.commit).
    */
   signal: AbortSignal;
+  /** Whether this run still holds the job (no other worker took it over): check before recording a failure. */
+  stillHeld(): Promise<boolean>;
 }
 
 export type JobHandler = (job: ClaimedJob) => Promise<void>;
@@ -37,10 +41,13 @@ export interface WorkerOptions {
   concurrency?: number;
   pollMs?: number;
   leaseMs?: number;
+  /** How often a running job's lease is renewed (default: a third of the lease). */
+  heartbeatMs?: number;
 }
 
 export interface Worker {
-  stop(): Promise<void>;
+  /** Stops claiming; running jobs get `graceMs` to finish, then are aborted and their leases released. */
+  stop(graceMs?: number): Promise<void>;
   /** Runs until no due job is left (tests use it to drive work deterministically). */
   drain(): Promise<number>;
 }
@@ -67,6 +74,7 @@ export function startWorker(options: WorkerOptions): Worker {
   // other processes enqueue or that come due later, so it need not hammer an idle database.
   const pollMs = options.pollMs ?? 1000;
   const leaseMs = options.leaseMs ?? 60_000;
+  const heartbeatMs = Math.max(10, options.heartbeatMs ?? Math.floor(leaseMs / 3));
   const workerId = randomUUID();
   const types = Object.keys(handlers);
   let running = true;
@@ -112,18 +120,25 @@ export function startWorker(options: WorkerOptions): Worker {
     return result.rows;
   };
 
+  /** Only the run that holds the job's lease (this worker, this attempt) may record its outcome. */
   const finish = async (row: JobsTable, error: unknown): Promise<void> => {
     const now = clock.now();
+    const mine = db.updateTable('jobs').where('id', '=', row.id).where('locked_by', '=', workerId).where('attempts', '=', row.attempts).where('status', '=', 'running');
     if (error === undefined) {
-      await db.updateTable('jobs').set({ status: 'done', locked_until: null, last_error: null, updated_at: now })
-        .where('id', '=', row.id).where('locked_by', '=', workerId).execute();
+      await mine.set({ status: 'done', locked_until: null, last_error: null, updated_at: now }).execute();
+      return;
+    }
+    if (error instanceof LeaseLost) {
+      // Another run got ahead: this one spent no attempt; the job is claimable again at once, and
+      // its next run resumes from what was committed.
+      await mine.set((eb) => ({ status: 'pending', run_at: now, attempts: eb('attempts', '-', 1), locked_until: null, locked_by: null, updated_at: now })).execute();
+      log.info({ jobId: row.id, type: row.type }, 'job run stopped: another run of it is ahead');
       return;
     }
     const message = error instanceof Error ? error.message : String(error);
     const dead = error instanceof FatalJobError || (row.attempts >= row.max_attempts && !(error instanceof RetryJob));
     const delay = error instanceof RetryJob ? error.delayMs : backoffMs(row.attempts);
-    await db
-      .updateTable('jobs')
+    await mine
       .set({
         status: dead ? 'dead' : 'pending',
         run_at: dead ? row.run_at : now + delay,
@@ -132,38 +147,59 @@ export function startWorker(options: WorkerOptions): Worker {
         last_error: stripPaths(message).slice(0, 2000),
         updated_at: now,
       })
-      .where('id', '=', row.id)
-      .where('locked_by', '=', workerId)
       .execute();
     if (dead) log.warn({ jobId: row.id, type: row.type, error: message }, 'job failed for good');
+  };
+
+  /**
+   * Renews the lease of a running job every heartbeatMs, so a job longer than the lease is not
+   * taken over while its worker lives. When the renewal finds the job no longer ours (the lease ran
+   * out during a stall and another worker claimed it), the run is told to stop.
+   */
+  const heartbeat = (row: JobsTable, controller: AbortController): (() => void) => {
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy || controller.signal.aborted) return;
+      busy = true;
+      const now = clock.now();
+      db.updateTable('jobs').set({ locked_until: now + leaseMs })
+        .where('id', '=', row.id).where('locked_by', '=', workerId).where('attempts', '=', row.attempts).where('status', '=', 'running')
+        .executeTakeFirst()
+        .then((result) => {
+          if (Number(result.numUpdatedRows) === 0) controller.abort(new LeaseLost());
+        })
+        .catch((error: unknown) => log.warn({ err: error, jobId: row.id }, 'could not renew job lease'))
+        .finally(() => { busy = false; });
+    }, heartbeatMs);
+    timer.unref();
+    return () => clearInterval(timer);
   };
 
   const runOne = async (row: JobsTable): Promise<void> => {
     const handler = handlers[row.type];
     let failure: unknown;
-    // A long job (a video transcode) keeps its lease while it runs: renewed every third of it. If
-    // the renewal finds the job taken over, or the worker stops, the handler's signal aborts.
-    const abort = new AbortController();
-    aborts.add(abort);
-    const heartbeat = setInterval(() => {
-      db.updateTable('jobs').set({ locked_until: clock.now() + leaseMs }).where('id', '=', row.id).where('locked_by', '=', workerId).where('status', '=', 'running').executeTakeFirst()
-        .then((r) => { if (Number(r.numUpdatedRows) === 0) abort.abort(new Error('the job lease was lost')); })
-        .catch((error: unknown) => log.warn({ err: error, jobId: row.id }, 'could not renew job lease'));
-    }, Math.max(1000, Math.floor(leaseMs / 3)));
-    heartbeat.unref();
+    // A long job (a video transcode, a bulk edit) keeps its lease while it runs (heartbeat). If the
+    // renewal finds the job taken over, or the worker stops, the handler's signal aborts.
+    const controller = new AbortController();
+    aborts.add(controller);
+    const stopHeartbeat = heartbeat(row, controller);
     try {
       if (!handler) throw new FatalJobError(`No handler for job type ${row.type}`);
       const payload: unknown = JSON.parse(row.payload);
       // The handlers are typed by the job catalog; a payload that does not fit can never succeed.
       const problem = await payloadProblem(row.type, payload);
       if (problem !== null) throw new FatalJobError(`Payload of job type ${row.type} does not match the job catalog: ${problem}`);
-      await handler({ id: row.id, orgId: row.org_id, type: row.type, payload, attempts: row.attempts, maxAttempts: row.max_attempts, signal: abort.signal });
+      await handler({ id: row.id, orgId: row.org_id, type: row.type, payload, attempts: row.attempts, maxAttempts: row.max_attempts, signal: controller.signal,
+        stillHeld: async () => (await db.selectFrom('jobs').select('id').where('id', '=', row.id).where('locked_by', '=', workerId).where('attempts', '=', row.attempts).where('status', '=', 'running').executeTakeFirst()) !== undefined });
     } catch (error) {
       failure = error ?? new Error('job failed');
     } finally {
-      clearInterval(heartbeat);
-      aborts.delete(abort);
+      stopHeartbeat();
+      aborts.delete(controller);
     }
+    // A run told to stop (its lease lost, or the worker stopping) releases the job whatever its
+    // handler threw on the way out: that is not a failure of the job.
+    if (failure !== undefined && controller.signal.reason instanceof LeaseLost) failure = controller.signal.reason;
     try {
       await finish(row, failure);
     } catch (error) {
@@ -174,6 +210,7 @@ export function startWorker(options: WorkerOptions): Worker {
   const tick = async (): Promise<number> => {
     let started = 0;
     for (;;) {
+      if (!running) return started;
       const rows = await claim(concurrency - active);
       if (rows.length === 0) return started;
       started += rows.length;
@@ -209,11 +246,16 @@ export function startWorker(options: WorkerOptions): Worker {
   schedule(0);
 
   return {
-    async stop() {
+    async stop(graceMs = 0) {
       running = false;
-      for (const a of aborts) a.abort(new Error('the worker is stopping'));
       clearTimeout(timer);
       unsubscribe();
+      // Jobs running now may finish within the grace period; then they are told to stop, and
+      // their leases are released (the job is claimable again at once, no attempt spent).
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([loop, new Promise<void>((resolve) => { grace = setTimeout(resolve, graceMs); })]);
+      clearTimeout(grace);
+      for (const a of aborts) a.abort(new LeaseLost('the worker is stopping'));
       await loop;
     },
     async drain() {

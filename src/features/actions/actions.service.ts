@@ -8,7 +8,7 @@ import { fromJson, toJson } from '../../core/db/json.ts';
 import type { ActionsTable } from '../../core/db/schema.ts';
 import { AppError } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
-import { enqueueJob } from '../../core/jobs/queue.ts';
+import { enqueueJob, LeaseLost } from '../../core/jobs/queue.ts';
 import type { ActionJobType, TypedJobHandler } from '../../core/jobs/catalog.ts';
 import { recordedError } from '../../core/recorded-error.ts';
 
@@ -108,6 +108,19 @@ export interface ActionContext {
   progress(processed: number, total?: number): Promise<void>;
   /** Items done before a restart (resume from here). */
   processed: number;
+  /** What the last commit() saved with `processed` (the running counts of a resumed run), or undefined. */
+  partial: unknown;
+  /** Aborted when this run lost its job's lease: stop at the next item (throw `signal.reason`). */
+  signal: AbortSignal;
+  /**
+   * Moves the action's cursor from `from` to `to` items, saving `partial` (and the item errors so
+   * far) with it, in `db` — call it inside the transaction of the items' change, so an item's
+   * change and its being counted done commit together or not at all. The move happens only if the
+   * cursor still stands at `from`: when another run of the action (its job's lease expired and
+   * another worker took it over) got there first, it throws LeaseLost and the transaction rolls
+   * back, so no item is ever applied twice.
+   */
+  commit(db: DbOrTrx, from: number, to: number, partial: unknown, more?: { errors?: { item: string; message: string }[]; total?: number }): Promise<void>;
   /** True once someone asked to cancel; the work should stop and throw ActionCancelled. */
   cancelRequested(): Promise<boolean>;
 }
@@ -142,8 +155,19 @@ export function actionJobHandler(deps: Deps, work: (ctx: ActionContext) => Promi
     }
     const started = deps.clock.now();
     await deps.db.updateTable('actions').set({ status: 'running', started_at: row.started_at ?? started, updated_at: started }).where('id', '=', actionId).execute();
+    // A resumed run continues from the counts its predecessor committed (kept in `result` while running).
+    const partial = row.status === 'running' || row.status === 'queued' ? fromJson<unknown>(row.result ?? 'null', null) ?? undefined : undefined;
     const ctx: ActionContext = {
       actionId, orgId: row.org_id, input: fromJson<unknown>(row.input, {}), createdBy: row.created_by, processed: row.processed,
+      partial, signal: job.signal,
+      async commit(db, from, to, saved, more = {}) {
+        const total = more.total ?? (await db.selectFrom('actions').select('total').where('id', '=', actionId).executeTakeFirst())?.total ?? null;
+        const pct = total && total > 0 ? Math.min(99, Math.floor((to / total) * 100)) : 0;
+        const moved = await db.updateTable('actions')
+          .set({ processed: to, total, progress: pct, result: toJson(saved ?? null), ...(more.errors ? { errors: toJson(more.errors) } : {}), updated_at: deps.clock.now() })
+          .where('id', '=', actionId).where('processed', '=', from).where('status', '=', 'running').executeTakeFirst();
+        if (Number(moved.numUpdatedRows) === 0) throw new LeaseLost(`another run of action ${actionId} is ahead of item ${from}`);
+      },
       async cancelRequested() {
         const r = await deps.db.selectFrom('actions').select('cancel_requested').where('id', '=', actionId).executeTakeFirst();
         return r?.cancel_requested === 1;
@@ -162,6 +186,9 @@ export function actionJobHandler(deps: Deps, work: (ctx: ActionContext) => Promi
         status: 'succeeded', progress: 100, result: toJson(outcome.result ?? null), errors: toJson(outcome.errors ?? []), finished_at: now, updated_at: now,
       }).where('id', '=', actionId).execute();
     } catch (error) {
+      // Another run of this action is ahead (or took the job over): it owns the action's state now.
+      if (error instanceof LeaseLost) throw error;
+      if (!(await job.stillHeld().catch(() => true))) throw new LeaseLost();
       const now = deps.clock.now();
       if (error instanceof ActionCancelled) {
         await deps.db.updateTable('actions').set({ status: 'cancelled', result: toJson(error.partial ?? null), finished_at: now, updated_at: now }).where('id', '=', actionId).execute();

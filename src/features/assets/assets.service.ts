@@ -283,11 +283,14 @@ export async function updateAsset(deps: Deps, principal: Principal, id: string, 
 export async function applyChanges(
   deps: Deps, actorId: string, asset: AssetRow, currentTemplates: string[],
   change: { doc?: LegacyItem[]; denormalized?: Record<string, unknown>; templates?: string[]; templateId?: string | null },
+  /** Run first in the change's transaction (bulk edit records the item done there; throwing rolls the change back). */
+  first?: (trx: Trx) => Promise<void>,
 ): Promise<void> {
   const now = deps.clock.now();
   const metadataChanged = (change.doc !== undefined && toJson(change.doc) !== asset.metadata) || (change.templateId !== undefined && change.templateId !== asset.metadata_template_id);
   const securityChanged = change.templates !== undefined && toJson([...change.templates].sort()) !== toJson([...currentTemplates].sort());
   await deps.db.transaction().execute(async (trx) => {
+    if (first) await first(trx);
     const patch: Partial<AssetRow> = { updated_at: now, updated_by: actorId };
     if (change.doc !== undefined) Object.assign(patch, { metadata: toJson(change.doc), metadata_denormalized: toJson(change.denormalized ?? {}) });
     if (change.templateId !== undefined) patch.metadata_template_id = change.templateId;

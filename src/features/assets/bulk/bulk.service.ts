@@ -1,3 +1,4 @@
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Deps } from '../../../deps.ts';
 import { assertMayApplyTemplates, holdsPermissionAnywhere } from '../../../core/authz/authorize.ts';
 import { mayPerform, permitted, requireAction } from '../../../core/authz/permissions.ts';
@@ -7,7 +8,7 @@ import { fromJson, toJson } from '../../../core/db/json.ts';
 import { publishEvent } from '../../../core/events/index.ts';
 import { AppError, invalidField } from '../../../core/http/errors.ts';
 import { isUuid } from '../../../core/ids.ts';
-import { enqueueJob } from '../../../core/jobs/queue.ts';
+import { enqueueJob, LeaseLost } from '../../../core/jobs/queue.ts';
 import type { HandlersFor } from '../../../core/jobs/catalog.ts';
 import { ActionCancelled, actionJobHandler, createAction, type ActionContext } from '../../actions/index.ts';
 import { loadUserPrincipal } from '../../identity/index.ts';
@@ -83,15 +84,24 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
   if (!principal) throw new AppError('forbidden', 'The user who started this edit no longer exists');
   const t = await loadTemplate(deps.db, ctx.orgId, input.metadataTemplateId);
   if (!t) throw new AppError('validation_failed', 'The metadata template no longer exists');
-  const errors: { item: string; message: string }[] = [];
-  let updated = 0;
   const ids = input.objectIds;
-  await ctx.progress(ctx.processed, ids.length);
-  for (let i = ctx.processed; i < ids.length; i++) {
-    if (i % CHECKPOINT === 0) {
-      if (await ctx.cancelRequested()) throw new ActionCancelled({ updated, processed: i });
-      await ctx.progress(i, ids.length);
-    }
+  // Exactly once per item, across crashes and lease take-overs: each item's change commits in one
+  // transaction with the cursor moving past it (ctx.commit), and the running counts move with the
+  // cursor. A resumed run starts at the cursor with the counts saved there; a run that finds the
+  // cursor moved by another run stops (LeaseLost) with its own item rolled back.
+  const saved = (ctx.partial ?? {}) as Partial<BulkProgress>;
+  const errors = Array.isArray(saved.errors) ? [...saved.errors] : [];
+  let updated = typeof saved.updated === 'number' ? saved.updated : 0;
+  let cursor = ctx.processed;
+  const state = (extra = 0): BulkProgress => ({ updated: updated + extra, failed: errors.length, total: ids.length, errors });
+  // Sets the total (and fences: a run behind another stops here).
+  await ctx.commit(deps.db, cursor, cursor, state(), { errors, total: ids.length });
+  for (let i = cursor; i < ids.length; i++) {
+    // Lets timers and requests in between items: SQLite's calls never wait for I/O, so without it a
+    // long edit would hold the event loop (the lease heartbeat, the API of this process) to its end.
+    await yieldToEventLoop();
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    if (i % CHECKPOINT === 0 && (await ctx.cancelRequested())) throw new ActionCancelled({ updated, processed: cursor });
     const id = ids[i]!;
     try {
       const asset = await findAsset(deps.db, principal.orgId, id);
@@ -108,14 +118,30 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
       let templates: string[] | undefined;
       if (input.securityTemplateIds) templates = input.securityTemplateOp === 'append' ? [...new Set([...security!.templateIds, ...input.securityTemplateIds])] : input.securityTemplateIds;
       if (templates) await assertMayApplyTemplates(deps.db, principal, permissions, security!.templateIds, templates);
-      await applyChanges(deps, principal.userId, asset, security!.templateIds, { doc: prepared.doc, denormalized: prepared.denormalized, templates, templateId: input.metadataTemplateId });
+      const from = cursor;
+      await applyChanges(deps, principal.userId, asset, security!.templateIds, { doc: prepared.doc, denormalized: prepared.denormalized, templates, templateId: input.metadataTemplateId },
+        (trx) => ctx.commit(trx, from, i + 1, state(1), { errors, total: ids.length }));
       updated++;
+      cursor = i + 1;
     } catch (error) {
+      if (error instanceof LeaseLost) throw error;
       errors.push({ item: id, message: recordedError(error) });
+      // A failed item changed nothing: it is counted done with the next commit (or re-tried after a crash).
+      if (i === ids.length - 1 || i % CHECKPOINT === 0) {
+        await ctx.commit(deps.db, cursor, i + 1, state(), { errors, total: ids.length });
+        cursor = i + 1;
+      }
     }
   }
-  await ctx.progress(ids.length, ids.length);
+  if (cursor < ids.length) await ctx.commit(deps.db, cursor, ids.length, state(), { errors, total: ids.length });
   return { result: { updated, failed: errors.length, total: ids.length }, errors };
+}
+
+interface BulkProgress {
+  updated: number;
+  failed: number;
+  total: number;
+  errors: { item: string; message: string }[];
 }
 
 /** POST /v1/asset/purge: permanently removes recycle-bin assets (Purge privilege), as an Action. */
