@@ -43,7 +43,7 @@ const db = server.deps.db;
 const bareRow = (id: string, now: number): AssetRow => ({
   id, org_id: org.orgId, file_id: id, original_file_id: id, version_number: 1, is_current: 1, object_type: 'Asset', filename: 'metadata-only', content_type: null,
   content_state: 'none', size: null, sha256: null, md5: null, blob_key: null, federated: 0, content_path: null, skip_transcode: 0, metadata_template_id: templateId,
-  metadata: '[]', metadata_denormalized: '{}', technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, deleted_at: null, deleted_by: null,
+  metadata: '[]', metadata_denormalized: '{}', technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, placeholder: null, deleted_at: null, deleted_by: null,
   created_event_sent: 1, created_by: org.adminUserId, updated_by: org.adminUserId, created_at: now, updated_at: now,
 });
 const t1 = performance.now();

@@ -54,6 +54,7 @@ export interface Database {
   asset_security: AssetSecurityTable;
   asset_links: AssetLinksTable;
   asset_uploads: AssetUploadsTable;
+  asset_visual_hashes: AssetVisualHashesTable;
   search_docs: SearchDocsTable;
   search_doc_templates: SearchDocTemplatesTable;
   search_doc_facets: SearchDocFacetsTable;
@@ -632,6 +633,8 @@ export interface AssetsTable {
   renditions_state: 'none' | 'pending' | 'ready' | 'failed' | 'placeholder';
   width: number | null;
   height: number | null;
+  /** JSON {thumbhash, dominantColor} of a visual asset (issue 25 item 7), set by the renditions job. */
+  placeholder: ColumnType<string | null, string | null | undefined, string | null>;
   /** Recycle bin: when it was deleted (metadataDeletedEpoch). */
   deleted_at: number | null;
   /** Who sent it to the recycle bin (null when not deleted, or deleted before this was recorded). */
@@ -678,6 +681,15 @@ export interface AssetLinksTable {
   updated_at: number;
 }
 
+/** A visual asset's 64-bit perceptual hash (dHash) as two 32-bit halves, for near-duplicate search. */
+export interface AssetVisualHashesTable {
+  asset_id: string;
+  org_id: string;
+  hash_hi: number;
+  hash_lo: number;
+  updated_at: number;
+}
+
 export interface AssetUploadsTable {
   id: string;
   org_id: string;
@@ -694,6 +706,8 @@ export interface AssetUploadsTable {
   part_size: number | null;
   part_count: number | null;
   status: 'open' | 'completed' | 'cancelled' | 'expired';
+  /** JSON upload options ({overwriteEmbedded}) applied when the content arrives. */
+  options: ColumnType<string | null, string | null | undefined, string | null>;
   created_by: string;
   created_at: number;
   expires_at: number;

@@ -54,6 +54,7 @@ export const TABLE_OWNERS = {
   asset_security: 'assets',
   asset_links: 'assets',
   asset_uploads: 'assets',
+  asset_visual_hashes: 'assets',
   mail_outbox: 'assets',
   search_docs: 'search',
   search_doc_templates: 'search',

@@ -98,7 +98,10 @@ interface EventDefinition<P extends TProperties> {
 const def = <P extends TProperties>(topic: Topic, description: string, data: P): EventDefinition<P> => ({ topic, description, data: Type.Object(data) });
 
 export const EVENT_CATALOG = {
-  'asset.created': def('assets', 'An asset was created: its metadata and content are available', { asset: Asset }),
+  'asset.created': def('assets', 'An asset was created: its metadata and content are available', {
+    asset: Asset,
+    duplicates: Type.Optional(Type.Array(Id, { description: "Tessera's own: objectIds of other assets of the organization with the same bytes (SHA-256)" })),
+  }),
   'asset.deleted': def('assets', 'An asset was sent to the recycle bin', { asset: Asset }),
   'asset.purged': def('assets', 'An asset was permanently removed from the recycle bin', { asset: Type.Object({ id: Id, filename: Type.String() }) }),
   'asset.restored': def('assets', 'An asset was restored from the recycle bin', { asset: Asset }),

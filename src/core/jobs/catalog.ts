@@ -26,6 +26,14 @@ export const JOB_CATALOG = {
       force: Type.Optional(Type.Boolean()),
     }),
   },
+  'assets.embedded_metadata': {
+    description: 'Reads the IPTC, XMP and EXIF fields embedded in new content onto the metadata attributes that declare them',
+    payload: Type.Object({
+      assetId: Id,
+      /** Replace values already set (a version upload that asked for it); otherwise only empty attributes are filled. */
+      overwrite: Type.Optional(Type.Boolean()),
+    }),
+  },
   'assets.upload.watch': { description: 'Watches a presigned upload until its bytes arrive in the store, then completes it', payload: Type.Object({ uploadId: Id }) },
   'assets.upload.expire': { description: 'Discards an upload that was never completed once it expires', payload: Type.Object({ uploadId: Id }) },
   'mail.send': { description: 'One delivery attempt of one outbox mail (collection shares)', payload: Type.Object({ mailId: Id }) },

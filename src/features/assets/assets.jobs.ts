@@ -5,11 +5,12 @@ import { actionObjectJobHandler } from './bulk/action-objects.ts';
 import { type BULK_EDIT_ACTION, bulkJobHandlers, type PURGE_ACTION, type REGENERATE_ACTION } from './bulk/bulk.service.ts';
 import { MAIL_JOB, sendQueuedMail } from './share/mail-outbox.ts';
 import { runRenditions } from './renditions/renditions.ts';
+import { EMBEDDED_JOB, runEmbeddedMetadata } from './embedded/apply-embedded.ts';
 import { RENDITIONS_JOB, type UPLOAD_EXPIRE_JOB, type UPLOAD_WATCH_JOB, uploadJobHandlers } from './upload/uploads.service.ts';
 
 type AssetJob =
   | typeof RENDITIONS_JOB | typeof UPLOAD_WATCH_JOB | typeof UPLOAD_EXPIRE_JOB | typeof MAIL_JOB | typeof ACTION_OBJECT_JOB
-  | typeof BULK_EDIT_ACTION | typeof PURGE_ACTION | typeof REGENERATE_ACTION;
+  | typeof EMBEDDED_JOB | typeof BULK_EDIT_ACTION | typeof PURGE_ACTION | typeof REGENERATE_ACTION;
 
 /** The assets feature's jobs (payloads in core/jobs/catalog.ts), for src/workers.ts. */
 export function assetJobHandlers(deps: Deps): HandlersFor<AssetJob> {
@@ -20,6 +21,8 @@ export function assetJobHandlers(deps: Deps): HandlersFor<AssetJob> {
     ...bulkJobHandlers(deps),
     // After content arrives or changes (uploads, previews, regeneration).
     [RENDITIONS_JOB]: (job) => runRenditions(deps, job.payload, job.signal),
+    // Embedded IPTC, XMP and EXIF fields onto the attributes that read them (new content).
+    [EMBEDDED_JOB]: (job) => runEmbeddedMetadata(deps, job.payload),
     // Named by metadata (an action-type template changed); assets store its Action object.
     [ACTION_OBJECT_JOB]: actionObjectJobHandler(deps),
     // The outbox's mails (collection shares).

@@ -122,6 +122,14 @@ export async function templateNames(db: DbOrTrx, orgId: string, ids: readonly st
 }
 
 /** Whether any asset of the organization (live or in the recycle bin) holds this content. */
+/** Assets of the organization (not in the recycle bin) whose content is these bytes, but `exceptId`: duplicates (issue 25 item 5). */
+export async function sameContent(db: DbOrTrx, orgId: string, sha256: string, exceptId?: string): Promise<{ id: string; original_file_id: string; is_current: number; metadata_template_id: string | null }[]> {
+  let q = db.selectFrom('assets').select(['id', 'original_file_id', 'is_current', 'metadata_template_id']).where('org_id', '=', orgId).where('sha256', '=', sha256)
+    .where('content_state', '=', 'available').where('deleted_at', 'is', null);
+  if (exceptId) q = q.where('id', '!=', exceptId);
+  return q.orderBy('created_at').limit(100).execute();
+}
+
 export async function contentHeld(db: DbOrTrx, orgId: string, sha256: string): Promise<boolean> {
   return (await db.selectFrom('assets').select('id').where('org_id', '=', orgId).where('sha256', '=', sha256).limit(1).executeTakeFirst()) !== undefined;
 }

@@ -35,7 +35,7 @@ function createdResponse(created: CreatedAsset) {
   const { asset, upload } = created;
   return {
     filename: asset.filename, objectId: asset.id, fileId: asset.file_id, originalFileId: asset.original_file_id, versionNumber: asset.version_number,
-    ...(upload ?? {}), ...(asset.content_path ? { url: asset.content_path } : {}),
+    ...(upload ?? {}), ...(asset.content_path ? { url: asset.content_path } : {}), ...(created.duplicates ? { duplicates: created.duplicates } : {}),
   };
 }
 

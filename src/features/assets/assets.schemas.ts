@@ -21,6 +21,8 @@ const createFields = {
   contentType: Type.Optional(Type.String({ maxLength: 200, pattern: MEDIA_TYPE_PATTERN, description: 'Media type of the content (RFC 6838 type/subtype, optional parameters); checked against its bytes' })),
   contentPath: Type.Optional(Type.String({ maxLength: 2000, description: 'Federated assets: s3://bucket/path/file' })),
   skipTranscode: Type.Optional(Type.Boolean({ description: 'Federated assets: make no renditions' })),
+  overwriteEmbeddedMetadata: Type.Optional(Type.Boolean({ description: "Tessera's own: the IPTC, XMP and EXIF fields embedded in the content replace attribute values already set (a new version inherits its values; by default embedded fields only fill empty attributes)" })),
+  onDuplicate: Type.Optional(Type.Union([Type.Literal('report'), Type.Literal('refuse'), Type.Literal('version')], { description: "Tessera's own, with checksum: content already in the organization is reported in duplicates (report, the default), refused with 409 (refuse), or added as a new version of the asset holding it (version)" })),
 };
 
 export const LegacyCreateSchema = Type.Object({ ...createFields, metadata: Type.Optional(MetadataDocument) });
@@ -40,6 +42,7 @@ export const CreateResponseSchema = Type.Object({
   urls: Type.Optional(Type.Array(PartUrl, { description: 'One presigned PUT URL per part' })),
   partSize: Type.Optional(Type.Integer({ description: 'Bytes in every part but the last (multipart uploads; Tessera)' })),
   expiresEpoch: Type.Optional(Type.Integer({ description: 'When the upload URLs stop working (epoch ms)' })),
+  duplicates: Type.Optional(Type.Array(Uuid, { description: "Tessera's own: objectIds of assets you may view that hold the same bytes (SHA-256), when they are known: the create request's checksum, or the form upload's file" })),
 });
 
 export const SimpleCreateResponseSchema = Type.Object({

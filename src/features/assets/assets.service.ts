@@ -5,11 +5,11 @@ import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation, type DbOrTrx, type Trx } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
 import { publishEvent, type EventInput } from '../../core/events/index.ts';
-import { AppError, invalidField } from '../../core/http/errors.ts';
+import { AppError, conflict, invalidField } from '../../core/http/errors.ts';
 import { isUuid, newId } from '../../core/ids.ts';
 import { lockTemplateAgainstDelete } from '../metadata/index.ts';
 import { assetNotFound, callerPermissions, loadAsset, loadAssetFor, requirePermissions, visibleAmong } from './access.ts';
-import { currentOfChain, existingTemplates, previousVersionOf, findAsset, findChainId, securityOf, setAssetSecurity, templateNames, versionsOfChain, type AssetRow, type AssetWithOrg } from './assets.repo.ts';
+import { currentOfChain, existingTemplates, previousVersionOf, findAsset, findChainId, sameContent, securityOf, setAssetSecurity, templateNames, versionsOfChain, type AssetRow, type AssetWithOrg } from './assets.repo.ts';
 import { checkMediaType, typeFromFilename } from './upload/content-types.ts';
 import { prepareCreate, preparePatch, project, templateForWrite, templateOf, withSystemValues, type LegacyItem, type PreparedMetadata } from './metadata-seam.ts';
 import { eventAsset } from './views/present.ts';
@@ -31,12 +31,27 @@ export interface CreateAssetInput {
   contentType?: string;
   contentPath?: string;
   skipTranscode?: boolean;
+  /** Embedded IPTC/XMP/EXIF values replace values already set (Tessera's own). */
+  overwriteEmbeddedMetadata?: boolean;
+  /** With checksum: report (default), refuse (409) or version content the organization already holds (Tessera's own). */
+  onDuplicate?: 'report' | 'refuse' | 'version';
 }
 
 export interface CreatedAsset {
   asset: AssetRow;
   upload: UploadTarget | null;
   uploadRowId: string | null;
+  /** Assets the caller may view holding the same bytes, when the checksum was sent. */
+  duplicates?: string[];
+}
+
+/** Assets the caller may view whose content is these bytes (current versions first). */
+export async function visibleDuplicates(db: DbOrTrx, principal: Principal, sha256: string, exceptId?: string) {
+  const rows = await sameContent(db, principal.orgId, sha256, exceptId);
+  if (rows.length === 0) return [];
+  const security = await securityOf(db, principal.orgId, rows.map((r) => r.id));
+  const visible = new Set((await visibleAmong(db, principal, rows, security)).map((a) => a.id));
+  return rows.filter((r) => visible.has(r.id)).sort((a, b) => b.is_current - a.is_current);
 }
 
 /** Security template ids, each existing in the caller's organization. */
@@ -84,6 +99,15 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
   const orgId = principal.orgId;
   const filename = input.filename !== undefined ? checkFilename(input.filename) : undefined;
   if (input.checksum !== undefined && !/^[0-9a-f]{64}$/i.test(input.checksum)) throw invalidField('body.checksum', 'must be the SHA-256 of the content, as 64 hex digits');
+  const onDuplicate = input.onDuplicate ?? 'report';
+  if (onDuplicate !== 'report' && (input.checksum === undefined || filename === undefined)) throw invalidField('body.onDuplicate', `${onDuplicate} needs the content's checksum (SHA-256) and a filename, so duplicates are known before the upload`);
+  const duplicates = input.checksum !== undefined && filename !== undefined ? await visibleDuplicates(deps.db, principal, input.checksum.toLowerCase()) : [];
+  if (duplicates.length > 0 && onDuplicate === 'refuse') {
+    throw conflict(`The organization already holds this content: asset ${duplicates.map((d) => d.id).join(', ')} (onDuplicate: refuse)`, 'body.checksum');
+  }
+  if (duplicates.length > 0 && onDuplicate === 'version' && input.originalFileId === undefined) {
+    return createAsset(deps, principal, { ...input, originalFileId: duplicates[0]!.original_file_id, onDuplicate: 'report' }, _encoding);
+  }
 
   let chain: AssetWithOrg | undefined;
   if (input.originalFileId !== undefined) {
@@ -136,7 +160,8 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
   if (expectsContent) {
     newUpload = {
       id: newId(now), orgId, assetId: id, target: 'original', filename: row.filename, expectedSize: input.filesize ?? null,
-      expectedSha256: input.checksum?.toLowerCase() ?? null, contentType: input.contentType ?? null, createdBy: principal.userId, plan: planUpload(deps, input.filesize, input.multipart === true),
+      expectedSha256: input.checksum?.toLowerCase() ?? null, contentType: input.contentType ?? null, createdBy: principal.userId,
+      ...(input.overwriteEmbeddedMetadata ? { options: { overwriteEmbedded: true } } : {}), plan: planUpload(deps, input.filesize, input.multipart === true),
     };
     s3UploadId = await beginUpload(deps, newUpload);
   }
@@ -170,7 +195,7 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
     throw error;
   }
   deps.jobs.wake();
-  return { asset: row, upload: upload ? await uploadUrls(deps, upload) : null, uploadRowId: upload?.id ?? null };
+  return { asset: row, upload: upload ? await uploadUrls(deps, upload) : null, uploadRowId: upload?.id ?? null, ...(input.checksum !== undefined && filename !== undefined ? { duplicates: duplicates.map((d) => d.id) } : {}) };
 }
 
 /**
@@ -203,7 +228,7 @@ export function newAssetRow(principal: Principal, now: number, p: {
     content_state: expectsContent ? 'pending' : federated ? 'available' : 'none', size: federated ? (p.filesize ?? null) : null,
     sha256: null, md5: null, blob_key: null, federated: federated ? 1 : 0, content_path: p.contentPath ?? null, skip_transcode: p.skipTranscode ? 1 : 0,
     metadata_template_id: p.templateId, metadata: toJson(p.metadata.doc), metadata_denormalized: toJson(p.metadata.denormalized),
-    technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, deleted_at: null, deleted_by: null,
+    technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, placeholder: null, deleted_at: null, deleted_by: null,
     created_event_sent: expectsContent ? 0 : 1, created_by: principal.userId, updated_by: principal.userId, created_at: now, updated_at: now,
   };
 }

@@ -90,3 +90,29 @@ export function isEmptyValue(value: unknown): boolean {
 }
 
 export { hasValue };
+
+/**
+ * Embedded (IPTC, XMP, EXIF) values as a patch of the attributes that declare them: only empty
+ * attributes unless `overwrite`; read-only attributes never. Each value is fitted to its attribute
+ * (lists joined for single-value text, cut to the attribute's length, line breaks folded where not
+ * allowed) and validated alone, so one unusable field never keeps the others out.
+ */
+export function embeddedPatch(t: CompiledTemplate, current: readonly LegacyItem[], values: Readonly<Record<string, string | string[]>>, overwrite: boolean): LegacyItem[] {
+  const set = new Set(current.filter(hasValue).map((i) => i.metadataDefinitionId));
+  const patch: LegacyItem[] = [];
+  for (const def of t.attributes) {
+    if (!def.embeddedFields?.length || def.readonly || (set.has(def.id) && !overwrite)) continue;
+    const found = def.embeddedFields.map((f) => values[f]).find((v) => v !== undefined && v.length > 0);
+    if (found === undefined) continue;
+    const fit = (s: string) => {
+      const one = def.multiLine ? s : s.replace(/\s*[\r\n]+\s*/g, ' ');
+      const max = def.length ?? 100_000;
+      return [...one].length > max ? [...one].slice(0, max).join('') : one;
+    };
+    const value = def.type === 'text' && def.multiple ? [found].flat().map(fit) : def.type === 'text' ? fit([found].flat().join(', ')) : [found].flat()[0]!;
+    const item: LegacyItem = { metadataDefinitionId: def.id, metadataDefinitionValue: value };
+    const r = validateMetadata(t, [item], { mode: 'patch', current: [], path: 'embedded' });
+    if (r.ok) patch.push(...r.document.filter((i) => i.metadataDefinitionId === def.id));
+  }
+  return patch;
+}

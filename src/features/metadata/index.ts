@@ -33,6 +33,7 @@ export { toSimplified, toLegacy, denormalize, mergeMetadata, presentLegacy } fro
 export { parseDate, formatDate } from './validation/dates.ts';
 export { loadCompiledTemplate as loadTemplate, lockTemplateAgainstDelete } from './definitions/definitions.repo.ts';
 export { loadTemplateCached } from './definitions/template-cache.ts';
+export { EMBEDDED_FIELDS, EMBEDDED_FIELD_NAMES, writableEmbeddedField, type EmbeddedField } from './definitions/embedded-fields.ts';
 export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
 export type { MetadataRouteHooks, MetadataJobHooks, UsageProbe, UsageKind, ApplyHandler, ApplyContext, DefinitionChange } from './hooks.ts';
 export { canUseTemplate, templateUse, templatesHiddenFrom, templateAccess, templateOpenTo, OPEN_TEMPLATE, type TemplateAccess, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';

@@ -88,6 +88,7 @@ const attributeWriteFields = {
   isSingleRow: Type.Optional(Type.Boolean({ description: 'Table: at most one row' })),
   tableFieldIds: Type.Optional(Type.Array(Uuid, { maxItems: 100, description: 'Table: column attributes (text, date, vocabulary or cascade), in order' })),
   levels: Type.Optional(Type.Array(LevelInput, { minItems: 1, maxItems: 20, description: 'Cascade: its levels, in order' })),
+  embeddedFields: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20, description: 'Text and date (Tessera\'s own): embedded IPTC, XMP or EXIF fields read at upload and written back on ?embed=true downloads, as ExifTool names (XMP-dc:Title, IPTC:Keywords, EXIF:Artist …), first found wins' })),
   ...Flags,
 };
 export const AttributeCreateSchema = Type.Object({ ...attributeWriteFields, name: Name, type: TypeName });
@@ -106,6 +107,7 @@ const attributeReadFields = {
   dateFormat: Type.String({ description: "The date format, or 'N/A'" }),
   length: Nullable(Type.Integer()),
   isMultiLine: Type.Boolean(),
+  embeddedFields: Type.Optional(Type.Array(Type.String(), { description: 'Embedded fields this attribute reads at upload (Tessera\'s own)' })),
   required: Type.Boolean(),
   readonly: Type.Boolean(),
   visible: Type.Boolean(),

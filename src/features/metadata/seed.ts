@@ -21,12 +21,12 @@ const USAGE_RIGHTS = ['Royalty Free', 'Rights Managed', 'Editorial Use Only', 'I
 
 /** The system group: what a DAM user expects on every asset; the last three are set by the system. */
 const SYSTEM_ATTRIBUTES: SeedAttribute[] = [
-  { name: 'Title', searchField: 'title', type: 'text', settings: { length: 256, multiLine: false }, sortable: true },
-  { name: 'Description', searchField: 'description', type: 'text', settings: { length: 4000, multiLine: true } },
-  { name: 'Keywords', searchField: 'keywords', type: 'text', settings: { length: 1024, multiLine: false } },
-  { name: 'Copyright', searchField: 'copyright', type: 'text', settings: { length: 512, multiLine: false } },
-  { name: 'Creator', searchField: 'creator', type: 'text', settings: { length: 256, multiLine: false }, facetable: true, sortable: true },
-  { name: 'Credit Line', searchField: 'credit_line', type: 'text', settings: { length: 256, multiLine: false } },
+  { name: 'Title', searchField: 'title', type: 'text', settings: { length: 256, multiLine: false, embeddedFields: ['XMP-dc:Title', 'IPTC:ObjectName', 'XMP-photoshop:Headline', 'IPTC:Headline'] }, sortable: true },
+  { name: 'Description', searchField: 'description', type: 'text', settings: { length: 4000, multiLine: true, embeddedFields: ['XMP-dc:Description', 'IPTC:Caption-Abstract', 'EXIF:ImageDescription'] } },
+  { name: 'Keywords', searchField: 'keywords', type: 'text', settings: { length: 1024, multiLine: false, multiple: true, embeddedFields: ['XMP-dc:Subject', 'IPTC:Keywords'] }, facetable: true },
+  { name: 'Copyright', searchField: 'copyright', type: 'text', settings: { length: 512, multiLine: false, embeddedFields: ['XMP-dc:Rights', 'IPTC:CopyrightNotice', 'EXIF:Copyright'] } },
+  { name: 'Creator', searchField: 'creator', type: 'text', settings: { length: 256, multiLine: false, embeddedFields: ['XMP-dc:Creator', 'IPTC:By-line', 'EXIF:Artist'] }, facetable: true, sortable: true },
+  { name: 'Credit Line', searchField: 'credit_line', type: 'text', settings: { length: 256, multiLine: false, embeddedFields: ['XMP-photoshop:Credit', 'IPTC:Credit'] } },
   { name: 'Usage Rights', searchField: 'usage_rights', type: 'controlledVocabulary', settings: { multiple: false }, facetable: true },
   { name: 'Expiration Date', searchField: 'expiration_date', type: 'date', settings: { dateFormat: 'MM/dd/yyyy' }, sortable: true },
   { name: 'File Name', searchField: 'system_filename', type: 'text', settings: { length: 1024, multiLine: false }, readonly: true, sortable: true },

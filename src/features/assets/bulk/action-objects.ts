@@ -81,7 +81,7 @@ async function sync(deps: Deps, orgId: string, job: ActionObjectJob): Promise<vo
       id, org_id: orgId, file_id: fileId, original_file_id: fileId, version_number: 1, is_current: 1, object_type: ACTION_OBJECT_TYPE,
       filename: info.name, content_type: null, content_state: 'none', size: null, sha256: null, md5: null, blob_key: null, federated: 0, content_path: null,
       skip_transcode: 1, metadata_template_id: info.id, metadata: toJson(prepared.doc), metadata_denormalized: toJson(prepared.denormalized),
-      technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, deleted_at: null, deleted_by: null,
+      technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, placeholder: null, deleted_at: null, deleted_by: null,
       created_event_sent: 1, created_by: createdBy, updated_by: createdBy, created_at: now, updated_at: now,
     };
     await trx.insertInto('assets').values(row).execute();

@@ -6,7 +6,8 @@ import { notFound } from '../../../core/http/errors.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
 import { loadAssetFor } from '../access.ts';
 import { SignedQuery } from '../assets.schemas.ts';
-import { assetForSignedUrl, downloadLink, expose, originalServable, publishDownloaded, renditionServable } from './download.service.ts';
+import { assetForSignedUrl, downloadLink, EMBEDDED_COMPONENT, expose, originalServable, publishDownloaded, renditionServable } from './download.service.ts';
+import { embeddedServable } from '../embedded/embed-download.ts';
 import { serveBlob } from './serve.ts';
 import { verifySignedPath } from '../upload/signed-urls.ts';
 
@@ -35,9 +36,10 @@ export function contentRoutes(app: App, deps: Deps): void {
     schema: {
       operationId: 'GetAssetContent', tags, summary: 'A time-limited download link of the original (Download permission)',
       params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
-      response: { 200: Type.Object({ presignedURL: Type.String() }), ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'conflict') },
+      querystring: Type.Object({ embed: Type.Optional(Type.Boolean({ description: "Tessera's own: the link serves the original with the asset's current metadata written into it (IPTC and XMP, JPEG/TIFF/PNG); the stored original never changes" })) }),
+      response: { 200: Type.Object({ presignedURL: Type.String() }), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict') },
     },
-  }, async (request) => ({ presignedURL: await downloadLink(deps, principalOf(request), request.params.id) }));
+  }, async (request) => ({ presignedURL: await downloadLink(deps, principalOf(request), request.params.id, request.query.embed === true) }));
 
   app.get('/asset/:id/rendition/:name', {
     schema: {
@@ -76,6 +78,12 @@ export function contentRoutes(app: App, deps: Deps): void {
       if (asset.deleted_at !== null) throw notFound('Content');
       // A download starts when bytes from the first one on are sent (not on a HEAD, a 304, or a later range of a resumed download).
       return serveBlob(deps, request, reply, originalServable(asset), async (range) => {
+        if (request.method === 'GET' && (range === null || range.start === 0)) await publishDownloaded(deps, asset, request.query.by ?? null);
+      });
+    }
+    if (component === EMBEDDED_COMPONENT) return serveBlob(deps, request, reply, await embeddedServable(deps, asset));
+    if (component === EMBEDDED_COMPONENT) {
+      return serveBlob(deps, request, reply, await embeddedServable(deps, asset), async (range) => {
         if (request.method === 'GET' && (range === null || range.start === 0)) await publishDownloaded(deps, asset, request.query.by ?? null);
       });
     }

@@ -9,8 +9,11 @@ import type { AssetWithOrg } from '../assets.repo.ts';
 import { storedRenditions, type RenditionName } from '../views/present.ts';
 import type { Servable } from './serve.ts';
 import { signedUrl } from '../upload/signed-urls.ts';
+import { checkEmbeddable } from '../embedded/embed-download.ts';
 
 export const DOWNLOAD_TTL_SECONDS = 3600;
+/** The signed component of an original with its metadata written in (`?embed=true`). */
+export const EMBEDDED_COMPONENT = 'original-embedded';
 
 /** 409 while the content of an asset that exists (reference §7.2: metadata-only until then) has not arrived. */
 export function requireArrivedContent(asset: { content_state: string }): void {
@@ -57,11 +60,12 @@ function downloadable(asset: AssetWithOrg): void {
   if (asset.content_state !== 'available' || !asset.blob_key) throw notFound('Content');
 }
 
-/** GET /v1/asset/{id}/content: a download link of the original (Download permission); asset.downloaded fires when it is used. */
-export async function downloadLink(deps: Deps, principal: Principal, id: string): Promise<string> {
+/** GET /v1/asset/{id}/content: a download link of the original (Download permission); asset.downloaded fires when it is used. `embed`: the original with the current metadata written in. */
+export async function downloadLink(deps: Deps, principal: Principal, id: string, embed = false): Promise<string> {
   const { asset } = await loadAssetFor(deps.db, principal, id, 'asset.download');
   downloadable(asset);
-  return contentUrl(deps, asset, 'original', DOWNLOAD_TTL_SECONDS, principal.userId).url;
+  if (embed) checkEmbeddable(asset);
+  return contentUrl(deps, asset, embed ? EMBEDDED_COMPONENT : 'original', DOWNLOAD_TTL_SECONDS, principal.userId).url;
 }
 
 export interface ExposeItem {

@@ -78,13 +78,15 @@ export function uploadFormRoutes(app: App, deps: Deps): void {
           }
           const type = verifyContentType(staged.head, part.mimetype, filename);
           if ('problem' in type) throw invalidField('header.content-type', `${type.problem}; nothing was kept`);
+          // The staged bytes' SHA-256 stands for the checksum: duplicates are known (and refused or versioned) before anything is created.
           const created = await createAsset(deps, principal, {
             metadataTemplateId: fields.metadataTemplateId, securityTemplateIds, metadata,
-            filename, contentType: part.mimetype, checksum: fields.checksum, originalFileId: fields.originalFileId,
+            filename, contentType: part.mimetype, checksum: fields.checksum ?? staged.sha256, originalFileId: fields.originalFileId,
+            overwriteEmbeddedMetadata: flag(fields.overwriteEmbeddedMetadata, 'body.overwriteEmbeddedMetadata'), onDuplicate: duplicateOption(fields.onDuplicate),
           }, 'legacy');
           await receiveSingle(deps, created.uploadRowId!, createReadStream(staged.path), part.mimetype, undefined);
           const { asset } = created;
-          return { filename: asset.filename, objectId: asset.id, fileId: asset.file_id, originalFileId: asset.original_file_id, versionNumber: asset.version_number };
+          return { filename: asset.filename, objectId: asset.id, fileId: asset.file_id, originalFileId: asset.original_file_id, versionNumber: asset.version_number, duplicates: created.duplicates ?? [] };
         } finally {
           await staged.discard();
         }
@@ -92,6 +94,17 @@ export function uploadFormRoutes(app: App, deps: Deps): void {
       throw invalidField('body.file', 'is required (a file part after the fields)');
     });
   });
+}
+
+function flag(value: string | undefined, field: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'true' || value === 'false') return value === 'true';
+  throw invalidField(field, 'must be true or false');
+}
+
+function duplicateOption(value: string | undefined): 'report' | 'refuse' | 'version' | undefined {
+  if (value === undefined || value === 'report' || value === 'refuse' || value === 'version') return value;
+  throw invalidField('body.onDuplicate', 'must be report, refuse or version');
 }
 
 /**

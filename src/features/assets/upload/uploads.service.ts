@@ -9,7 +9,8 @@ import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
 import { BlobTooLarge } from '../../../core/storage/index.ts';
 import { enqueueJob, RetryJob } from '../../../core/jobs/queue.ts';
 import type { HandlersFor } from '../../../core/jobs/catalog.ts';
-import { previousVersionOf, securityOf, templateNames, type AssetRow } from '../assets.repo.ts';
+import { previousVersionOf, sameContent, securityOf, templateNames, type AssetRow } from '../assets.repo.ts';
+import { EMBEDDED_JOB, mayHoldEmbedded } from '../embedded/read-embedded.ts';
 import { declaredUploadType, verifyContentType } from './content-types.ts';
 import { templateOf, withSystemValues, type LegacyItem } from '../metadata-seam.ts';
 import { fromJson, toJson } from '../../../core/db/json.ts';
@@ -47,6 +48,12 @@ export function planUpload(deps: Deps, filesize: number | undefined, parts = fal
   return { kind: 'multipart', partCount, partSize };
 }
 
+/** What the upload asked for that matters when its content arrives. */
+export interface UploadOptions {
+  /** Embedded metadata replaces values already set (see embedded/apply-embedded.ts). */
+  overwriteEmbedded?: boolean;
+}
+
 export interface NewUpload {
   id: string;
   orgId: string;
@@ -56,6 +63,8 @@ export interface NewUpload {
   expectedSize: number | null;
   expectedSha256: string | null;
   contentType: string | null;
+  /** Applied when the content arrives. */
+  options?: UploadOptions;
   createdBy: string;
   plan: UploadPlan;
 }
@@ -78,7 +87,7 @@ export async function recordUpload(deps: Deps, trx: DbOrTrx, now: number, input:
   const row: UploadRow = {
     id: input.id, org_id: input.orgId, asset_id: input.assetId, kind: input.plan.kind, target: input.target, staging_key: stagingKey(input.orgId, input.id),
     s3_upload_id: s3UploadId, filename: input.filename, expected_size: input.expectedSize, expected_sha256: input.expectedSha256, content_type: input.contentType,
-    part_size: input.plan.partSize, part_count: input.plan.partCount, status: 'open', created_by: input.createdBy, created_at: now,
+    part_size: input.plan.partSize, part_count: input.plan.partCount, status: 'open', options: input.options ? toJson(input.options) : null, created_by: input.createdBy, created_at: now,
     expires_at: now + deps.config.uploadUrlTtlSeconds * 1000,
   };
   await trx.insertInto('asset_uploads').values(row).execute();
@@ -365,6 +374,10 @@ export async function finalizeUpload(deps: Deps, upload: UploadRow, content: { s
     }).where('id', '=', asset.id).execute();
     // A new version became the latest when it was created (it exists from then on); nothing to swap here.
     await enqueueJob(trx, now, { type: RENDITIONS_JOB, orgId: upload.org_id, payload: { assetId: asset.id } });
+    if (mayHoldEmbedded(content.contentType)) {
+      const options = fromJson<UploadOptions>(upload.options, {});
+      await enqueueJob(trx, now, { type: EMBEDDED_JOB, orgId: upload.org_id, payload: { assetId: asset.id, ...(options.overwriteEmbedded ? { overwrite: true } : {}) } });
+    }
     if (asset.created_event_sent === 0) await publishCreatedOnArrival(trx, now, asset, upload.created_by);
     return true;
   });
@@ -412,7 +425,10 @@ async function publishCreatedOnArrival(trx: Trx, now: number, asset: AssetRow, a
   const security = (await securityOf(trx, asset.org_id, [asset.id])).get(asset.id)!;
   const data = eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds));
   if (asset.version_number === 1) {
-    await publishEvent(trx, now, { orgId: asset.org_id, type: 'asset.created', actor, data: { asset: data } });
+    // The same bytes elsewhere in the organization (issue 25 item 5): known now that they arrived.
+    const sha = (await trx.selectFrom('assets').select('sha256').where('id', '=', asset.id).executeTakeFirst())?.sha256;
+    const duplicates = sha ? (await sameContent(trx, asset.org_id, sha, asset.id)).map((d) => d.id) : [];
+    await publishEvent(trx, now, { orgId: asset.org_id, type: 'asset.created', actor, data: { asset: data, ...(duplicates.length > 0 ? { duplicates } : {}) } });
     return;
   }
   const previous = await previousVersionOf(trx, asset.org_id, asset.original_file_id, asset.version_number);

@@ -17,6 +17,7 @@ import type { AttributeCreate, AttributeOut, AttributeUpdate, LevelInput } from 
 import { DATE_FORMATS, type AttributeType, type DateFormat } from '../validation/model.ts';
 import { attributeOut } from './present.ts';
 import { lookupTable } from '../../../core/lookup.ts';
+import { checkEmbeddedFields } from './embedded-fields.ts';
 
 const TYPE_ALIASES = lookupTable<AttributeType>({
   text: 'text', textbox: 'text', textarea: 'text',
@@ -121,20 +122,31 @@ async function writeLevels(trx: Trx, orgId: string, now: number, cascade: { id: 
   return removed.map((r) => r.id);
 }
 
+/** `embeddedFields` of a write (kept from `base` when not sent); other types refuse a non-empty list. */
+function embedded(type: AttributeType, input: Partial<AttributeCreate>, base: AttributeSettings): Pick<AttributeSettings, 'embeddedFields'> {
+  const fields = input.embeddedFields === undefined ? base.embeddedFields ?? [] : checkEmbeddedFields(input.embeddedFields, type);
+  return fields.length > 0 ? { embeddedFields: fields } : {};
+}
+
 function settingsFor(type: AttributeType, input: Partial<AttributeCreate>, base: AttributeSettings = {}): AttributeSettings {
   switch (type) {
-    case 'text':
-      return { length: input.length ?? base.length ?? 1000, multiLine: input.isMultiLine ?? base.multiLine ?? false };
+    case 'text': {
+      const multiple = input.isMultipleSelect ?? base.multiple ?? false;
+      return { length: input.length ?? base.length ?? 1000, multiLine: input.isMultiLine ?? base.multiLine ?? false, ...(multiple ? { multiple } : {}), ...embedded(type, input, base) };
+    }
     case 'date':
-      return { dateFormat: checkDateFormat(input.dateFormat ?? base.dateFormat) };
+      return { dateFormat: checkDateFormat(input.dateFormat ?? base.dateFormat), ...embedded(type, input, base) };
     case 'controlledVocabulary': {
       const vocabularyId = input.controlledVocabularyId ?? base.vocabularyId;
       if (!vocabularyId) throw invalidField('body.controlledVocabularyId', 'a controlled vocabulary attribute needs its vocabulary');
+      if (input.embeddedFields?.length) checkEmbeddedFields(input.embeddedFields, type);
       return { vocabularyId, multiple: input.isMultipleSelect ?? base.multiple ?? false };
     }
     case 'table':
+      if (input.embeddedFields?.length) checkEmbeddedFields(input.embeddedFields, type);
       return { singleRow: input.isSingleRow ?? base.singleRow ?? false, columnIds: input.tableFieldIds ?? base.columnIds ?? [] };
     case 'cascade':
+      if (input.embeddedFields?.length) checkEmbeddedFields(input.embeddedFields, type);
       return {};
   }
 }
@@ -203,7 +215,7 @@ export async function createAttribute(deps: Deps, principal: Principal, input: A
   }
 }
 
-const UPDATABLE = new Set(['name', 'subType', 'length', 'isMultiLine', 'dateFormat', 'controlledVocabularyId', 'isMultipleSelect', 'isSingleRow', 'tableFieldIds', 'levels', 'required', 'readonly', 'visible', 'facetable', 'sortable', 'isRestricted', 'type', 'searchField']);
+const UPDATABLE = new Set(['name', 'subType', 'length', 'isMultiLine', 'dateFormat', 'controlledVocabularyId', 'isMultipleSelect', 'isSingleRow', 'tableFieldIds', 'embeddedFields', 'levels', 'required', 'readonly', 'visible', 'facetable', 'sortable', 'isRestricted', 'type', 'searchField']);
 const IMMUTABLE = new Set(['id', 'system', 'customerId', 'createdEpoch', 'createdDate', 'lastUpdatedEpoch', 'lastUpdatedDate', 'createdBy']);
 
 export async function updateAttribute(deps: Deps, principal: Principal, id: string, input: AttributeUpdate, ip: string): Promise<AttributeOut> {

@@ -14,6 +14,8 @@ export interface AttributeSettings {
   multiple?: boolean;
   singleRow?: boolean;
   columnIds?: string[];
+  /** text and date: embedded fields read at upload (see embedded-fields.ts), in priority order */
+  embeddedFields?: string[];
 }
 
 export function settingsOf(row: AttributeRow): AttributeSettings {
@@ -46,6 +48,7 @@ export function buildDefs(rows: AttributeRow[]): Map<string, AttributeDef> {
     if (s.vocabularyId !== undefined) def.vocabularyId = s.vocabularyId;
     if (s.multiple !== undefined) def.multiple = s.multiple;
     if (s.singleRow !== undefined) def.singleRow = s.singleRow;
+    if (s.embeddedFields?.length) def.embeddedFields = s.embeddedFields;
     if (row.type === 'cascade') def.levels = (levelsOf.get(row.id) ?? []).sort((a, b) => a.position - b.position).map(flat);
     return def;
   };

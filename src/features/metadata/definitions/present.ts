@@ -32,6 +32,7 @@ export function attributeOut(row: AttributeRow, rows: ReadonlyMap<string, Attrib
     dateFormat: row.type === 'date' ? s.dateFormat ?? 'MM/dd/yyyy' : 'N/A',
     length: row.type === 'text' ? s.length ?? null : null,
     isMultiLine: s.multiLine ?? false,
+    ...(row.type === 'text' || row.type === 'date' ? { embeddedFields: s.embeddedFields ?? [] } : {}),
     required: row.required === 1,
     readonly: row.readonly === 1,
     visible: row.visible === 1,

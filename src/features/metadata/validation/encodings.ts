@@ -8,11 +8,17 @@ function valueName(t: CompiledTemplate, def: AttributeDef, ref: VocabRef): strin
   return t.vocabularies.get(def.vocabularyId ?? '')?.byId.get(ref.valueId)?.name ?? ref.valueId;
 }
 
+/** A text value as its attribute reads now: a list for multi-value (keywords), one string otherwise (a list stored before a change is joined). */
+function textValue(def: AttributeDef, value: unknown): string | string[] {
+  if (def.multiple) return Array.isArray(value) ? (value as string[]) : [String(value)];
+  return Array.isArray(value) ? value.join(', ') : (value as string);
+}
+
 function simplifyValue(t: CompiledTemplate, def: AttributeDef, item: LegacyItem): SimplifiedValue {
   if (!hasValue(item)) return null;
   switch (def.type) {
     case 'text':
-      return item.metadataDefinitionValue as string;
+      return textValue(def, item.metadataDefinitionValue);
     case 'date':
       return formatDate(item.metadataDefinitionValue as string, def.dateFormat);
     case 'controlledVocabulary': {
@@ -64,6 +70,7 @@ export function toLegacy(t: CompiledTemplate, document: unknown, path = 'body.me
 function denormalValue(t: CompiledTemplate, def: AttributeDef, item: LegacyItem): unknown {
   switch (def.type) {
     case 'text':
+      return textValue(def, item.metadataDefinitionValue);
     case 'date':
       return item.metadataDefinitionValue;
     case 'controlledVocabulary': {

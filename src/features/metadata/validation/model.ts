@@ -34,7 +34,10 @@ export interface AttributeDef extends AttributeFlags {
   dateFormat?: DateFormat;
   /** controlledVocabulary (and cascade levels) */
   vocabularyId?: string;
+  /** controlledVocabulary: several values; text: several strings (keywords) */
   multiple?: boolean;
+  /** text and date: the embedded (IPTC, XMP, EXIF) fields read at upload, in priority order */
+  embeddedFields?: string[];
   /** table */
   singleRow?: boolean;
   columns?: AttributeDef[];
@@ -78,7 +81,7 @@ export interface VocabRef {
 }
 
 /** A legacy (id-based) value of one attribute. */
-export type LegacyValue = string | VocabRef | VocabRef[] | LegacyItem[];
+export type LegacyValue = string | string[] | VocabRef | VocabRef[] | LegacyItem[];
 
 export interface LegacyItem {
   metadataDefinitionId: string;

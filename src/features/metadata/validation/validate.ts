@@ -252,18 +252,42 @@ function parseValue(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encod
 }
 
 function parseText(ctx: Ctx, def: AttributeDef, value: unknown, path: Path): Parsed {
+  if (def.multiple) return parseTexts(ctx, def, value, path);
+  const text = oneText(ctx, def, value, path);
+  return text === undefined ? INVALID : { metadataDefinitionId: def.id, metadataDefinitionValue: text };
+}
+
+/** A multi-value text attribute (keywords): a string or an array of strings; blanks and repeats dropped. */
+function parseTexts(ctx: Ctx, def: AttributeDef, value: unknown, path: Path): Parsed {
+  const list = Array.isArray(value) ? value : [value];
+  if (list.length > LIMITS.multiValues) {
+    ctx.problems.push({ path: render(path), message: `${show(def.name)} takes at most ${LIMITS.multiValues} values` });
+    return INVALID;
+  }
+  const out: string[] = [];
+  for (const [i, item] of list.entries()) {
+    const text = oneText(ctx, def, item, Array.isArray(value) ? at(path, i) : path);
+    if (text === undefined) return INVALID;
+    const trimmed = text.trim();
+    if (trimmed !== '' && !out.includes(trimmed)) out.push(trimmed);
+  }
+  return out.length === 0 ? null : { metadataDefinitionId: def.id, metadataDefinitionValue: out };
+}
+
+function oneText(ctx: Ctx, def: AttributeDef, value: unknown, path: Path): string | undefined {
   let text: string;
   if (typeof value === 'string') text = value;
   else if (typeof value === 'number' && Number.isFinite(value)) text = String(value);
   else {
     ctx.problems.push({ path: render(path), message: `${show(def.name)} takes text, not ${describe(value)}` });
-    return INVALID;
+    return undefined;
   }
   const max = Math.min(def.length ?? LIMITS.textLength, LIMITS.textLength);
+  const before = ctx.problems.length;
   // UTF-16 length bounds the code-point count from above, so most texts skip the exact count.
   if (text.length > max && [...text].length > max) ctx.problems.push({ path: render(path), message: `${show(def.name)} is longer than ${max} characters` });
   if (!def.multiLine && /[\r\n]/.test(text)) ctx.problems.push({ path: render(path), message: `${show(def.name)} is a single-line field: no line breaks` });
-  return { metadataDefinitionId: def.id, metadataDefinitionValue: text };
+  return ctx.problems.length > before ? undefined : text;
 }
 
 function parseDateValue(ctx: Ctx, def: AttributeDef, value: unknown, path: Path): Parsed {
