@@ -116,3 +116,9 @@ export function embeddedPatch(t: CompiledTemplate, current: readonly LegacyItem[
   }
   return patch;
 }
+
+/** The document with an embedded patch (already validated item by item by embeddedPatch) applied. */
+export function withEmbedded(t: CompiledTemplate, current: readonly LegacyItem[], patch: readonly LegacyItem[]): PreparedMetadata {
+  const merged = mergeWith(t, current, patch);
+  return { doc: merged, denormalized: denormalizeWith(t, merged) };
+}

@@ -8,7 +8,7 @@ import { fromJson } from '../../../core/db/json.ts';
 import type { Deps } from '../../../deps.ts';
 import { applyChanges } from '../assets.service.ts';
 import { securityOf } from '../assets.repo.ts';
-import { embeddedPatch, preparePatch, templateOf, type LegacyItem } from '../metadata-seam.ts';
+import { embeddedPatch, templateOf, withEmbedded, type LegacyItem } from '../metadata-seam.ts';
 import { EMBEDDED_JOB, mayHoldEmbedded, readEmbedded } from './read-embedded.ts';
 
 export { EMBEDDED_JOB };
@@ -46,7 +46,7 @@ export async function runEmbeddedMetadata(deps: Deps, job: JobPayload<typeof EMB
     const current = fromJson<LegacyItem[]>(fresh.metadata, []);
     const patch = embeddedPatch(template, current, values, job.overwrite === true);
     if (patch.length === 0) return;
-    const prepared = preparePatch(template, patch, current, 'embedded');
+    const prepared = withEmbedded(template, current, patch);
     const security = (await securityOf(deps.db, fresh.org_id, [fresh.id])).get(fresh.id);
     await applyChanges(deps, fresh.updated_by, fresh, security?.templateIds ?? [], {
       doc: prepared.doc,
