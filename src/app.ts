@@ -11,6 +11,8 @@ import { registerAuthentication, type CredentialResolver } from './core/http/aut
 import { registerErrorHandling } from './core/http/error-handler.ts';
 import { clientErrorHandler, frameworkErrors } from './core/http/framework-errors.ts';
 import { registerInputGuards } from './core/http/input-guard.ts';
+import { registerRequestContext } from './core/http/request-context.ts';
+import { auditRoutes } from './features/audit/index.ts';
 import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
 import { lazySchemas, type LazySchemas } from './core/http/lazy-schemas.ts';
@@ -122,6 +124,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // `hidden` is read when asked: hooks of inner scopes (which run after this one) may still hide the route.
     app.addHook('onRoute', (route) => report({ method: route.method, url: route.url, get hidden() { return Boolean((route.schema as { hide?: boolean } | undefined)?.hide); } }));
   }
+  // Every handler runs with its request as the origin of the audit rows it writes (core/audit.ts).
+  registerRequestContext(app);
   app.removeContentTypeParser('text/plain');
   acceptEmptyJsonBodies(app);
   app.addHook('onRequest', async (request, reply) => {
@@ -201,6 +205,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       savedSearchRoutes(v1, deps);
       collectionRoutes(v1, deps);
       cdnRoutes(v1, deps);
+      auditRoutes(v1, deps);
     }, { prefix: '/v1' });
     await api.register(async (keys: App) => {
       apiKeyRoutes(keys, deps);

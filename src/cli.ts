@@ -6,6 +6,7 @@ import type { Deps } from './deps.ts';
 import { audit } from './core/audit.ts';
 import { isUniqueViolation } from './core/db/connect.ts';
 import { newId } from './core/ids.ts';
+import { auditedOrganizations, verifyOrganization } from './features/audit/index.ts';
 import { revokeUserSessions } from './features/auth/index.ts';
 import {
   createLocalUser, createOrganization, findRole, findRoleByName, findUserByUsername, hashPassword, organizationNameTaken, organizationsByIdOrName,
@@ -24,6 +25,8 @@ const USAGE = `Usage: tessera <command>
   user reset-password --username U [--password P]
               sets a new password (generated and printed when --password is not given) and ends
               the user's sessions; the way back in when the first administrator's password is lost
+  audit verify [--org ORG]                seals, then recomputes each organization's audit hash chain;
+              prints the first broken link and exits 1 when one is broken (docs/audit.md)
   help                                    this text (also: no command at all)
 
 Configuration comes from environment variables (README.md, "Configuration"): TESSERA_DATA_DIR,
@@ -110,7 +113,7 @@ export async function userCreate(deps: Deps, argv: string[]): Promise<string> {
   try {
     await deps.db.transaction().execute(async (trx) => {
       await createLocalUser(trx, { id, orgId, username, email, firstName, lastName, roleId: role.id, passwordHash, now });
-      await audit(trx, { orgId, at: now, actorId: null, action: 'user.created', targetType: 'user', targetId: id, data: { via: 'cli' } });
+      await audit(trx, { orgId, at: now, actorId: null, action: 'user.created', targetType: 'user', targetId: id, operation: 'cli', data: { via: 'cli' } });
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw new UsageError('--username is already taken');
@@ -133,9 +136,40 @@ export async function userResetPassword(deps: Deps, argv: string[]): Promise<str
   const revoked = await deps.db.transaction().execute(async (trx) => {
     await setPasswordHash(trx, user.id, passwordHash, now);
     const ended = await revokeUserSessions(trx, user.org_id, user.id, now, 'password_reset');
-    await audit(trx, { orgId: user.org_id, at: now, actorId: null, action: 'user.password_reset', targetType: 'user', targetId: user.id, data: { via: 'cli', sessionsEnded: ended } });
+    await audit(trx, { orgId: user.org_id, at: now, actorId: null, action: 'user.password_reset', targetType: 'user', targetId: user.id, operation: 'cli', data: { via: 'cli', sessionsEnded: ended } });
     return ended;
   });
   const shown = given === undefined ? ` New password: ${password}` : '';
   return `Password of ${user.username} reset; ${revoked} session(s) ended.${shown}`;
+}
+
+/**
+ * `tessera audit verify [--org ORG]`: every organization's chain (or one), sealed first. `ok` is
+ * false when a link is broken; the text names the organization, the position and the reason.
+ */
+export async function auditVerify(deps: Deps, argv: string[]): Promise<{ ok: boolean; text: string }> {
+  const { values } = parseArgs({ args: argv, options: { org: { type: 'string' } } });
+  let orgs: string[];
+  if (typeof values.org === 'string') {
+    const ref = values.org;
+    const found = await organizationsByIdOrName(deps.db, ref);
+    if (found.length !== 1) throw new UsageError(found.length === 0 ? `--org: no organization "${ref}"` : `--org: "${ref}" is ambiguous; use the id`);
+    orgs = [found[0]!];
+  } else {
+    orgs = await auditedOrganizations(deps.db);
+  }
+  const lines: string[] = [];
+  let ok = true;
+  for (const orgId of orgs) {
+    const r = await verifyOrganization(deps, orgId);
+    if (r.ok) {
+      lines.push(`${orgId}: ok, ${r.checked} row(s) verified (seq ${r.firstSeq}..${r.lastSeq}${r.anchorSeq > 0 ? `, anchored after ${r.anchorSeq}` : ''})`);
+    } else {
+      ok = false;
+      const b = r.broken!;
+      lines.push(`${orgId}: BROKEN at seq ${b.seq}${b.id ? ` (row ${b.id})` : ''}: ${b.reason}; ${r.checked} row(s) before it verified`);
+    }
+  }
+  if (orgs.length === 0) lines.push('No audit trail yet');
+  return { ok, text: lines.join('\n') };
 }

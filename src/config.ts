@@ -51,6 +51,9 @@ export interface Config {
   /** Share mails one user may queue per hour, and one organization (0: no limit). */
   readonly shareMailPerUserPerHour: number;
   readonly shareMailPerOrgPerHour: number;
+  // --- audit (features/audit) ---
+  /** Audit rows older than this many days are pruned daily (0: kept forever); the chain stays verifiable from an anchor. */
+  readonly auditRetentionDays: number;
   /** SMTP server for asset shares (smtp://user:pass@host:port); unset = shares answer with links only. */
   readonly smtpUrl: string | undefined;
   readonly mailFrom: string;
@@ -209,6 +212,7 @@ export function parseConfig(env: Env = process.env): Config {
     },
     shareMailPerUserPerHour: integer(env, 'TESSERA_SHARE_MAIL_PER_USER_PER_HOUR', 200, 0, 1_000_000),
     shareMailPerOrgPerHour: integer(env, 'TESSERA_SHARE_MAIL_PER_ORG_PER_HOUR', 1000, 0, 10_000_000),
+    auditRetentionDays: integer(env, 'TESSERA_AUDIT_RETENTION_DAYS', 0, 0, 36_500),
     smtpUrl: parseSmtpUrl(env),
     mailFrom: text(env, 'TESSERA_MAIL_FROM', 'Tessera <no-reply@tessera.invalid>'),
     corsOrigins: parseCorsOrigins(env),

@@ -78,7 +78,7 @@ async function main(argv: string[]): Promise<void> {
     return;
   }
   const known = command === 'serve' || command === 'edge' || command === 'migrate' || (command === 'org' && sub === 'create')
-    || (command === 'user' && (sub === 'create' || sub === 'reset-password'));
+    || (command === 'user' && (sub === 'create' || sub === 'reset-password')) || (command === 'audit' && sub === 'verify');
   if (!known) {
     process.stderr.write(`Unknown command: ${argv.join(' ')}\n${(await cli()).usage()}\n`);
     process.exit(2);
@@ -105,10 +105,15 @@ async function main(argv: string[]): Promise<void> {
   }
   // The edge is its own program (src/edge/run.ts); its modules (sharp, lightningcss, esbuild, GeoIP) load only here.
   if (command === 'edge') return (await import('./edge/run.ts')).runEdge(deps);
-  const { orgCreate, usage, UsageError, userCreate, userResetPassword } = await cli();
+  const { auditVerify, orgCreate, usage, UsageError, userCreate, userResetPassword } = await cli();
   try {
     if (command === 'migrate') process.stdout.write('Database is up to date\n');
     else if (command === 'org') process.stdout.write(`${await orgCreate(deps, rest)}\n`);
+    else if (command === 'audit') {
+      const { ok, text } = await auditVerify(deps, rest);
+      process.stdout.write(`${text}\n`);
+      if (!ok) process.exitCode = 1;
+    }
     else if (sub === 'reset-password') process.stdout.write(`${await userResetPassword(deps, rest)}\n`);
     else process.stdout.write(`${await userCreate(deps, rest)}\n`);
   } catch (error) {

@@ -1,6 +1,7 @@
 import type { Deps } from './deps.ts';
 import type { AllJobHandlers } from './core/jobs/catalog.ts';
 import { startWorker, type Worker } from './core/jobs/worker.ts';
+import { auditJobHandlers, startAuditSealer } from './features/audit/index.ts';
 import { authJobHandlers } from './features/auth/index.ts';
 import { startDelivery } from './features/webhooks/index.ts';
 import { metadataJobHandlers } from './features/metadata/index.ts';
@@ -19,6 +20,7 @@ export function jobHandlers(deps: Deps): AllJobHandlers {
     ...metadataJobHandlers(deps, { applyHandlers: { assets: applyMetadataToAssets } }),
     ...assetJobHandlers(deps),
     ...collectionJobHandlers(deps),
+    ...auditJobHandlers(deps),
   };
 }
 
@@ -28,9 +30,11 @@ export function startWorkers(deps: Deps): Worker {
   const delivery = startDelivery(deps, { leaseMs: deps.config.webhookLeaseMs });
   // Search index: assets changed since the last pass are re-indexed every 250 ms.
   const indexer = startSearchIndexer(deps);
+  // Audit rows committed since the last pass are chained every second (features/audit/sealer.ts).
+  const sealer = startAuditSealer(deps);
   return {
     async stop(graceMs?: number) {
-      await Promise.all([jobs.stop(graceMs), delivery.stop(), indexer.stop()]);
+      await Promise.all([jobs.stop(graceMs), delivery.stop(), indexer.stop(), sealer.stop()]);
     },
     drain: () => jobs.drain(),
   };

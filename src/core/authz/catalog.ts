@@ -22,6 +22,7 @@ export const PRIVILEGES = {
   impersonate: { name: 'Impersonate', description: 'Obtain tokens acting as another user' },
   api_key_management: { name: 'API Key Management', description: 'Create, list and revoke API keys' },
   cdn_management: { name: 'CDN Management', description: 'Manage CDN pull zones' },
+  audit_log: { name: 'Audit Log', description: "Read and export the organization's audit trail and usage" },
 } as const;
 
 export type Privilege = keyof typeof PRIVILEGES;

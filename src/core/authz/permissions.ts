@@ -19,7 +19,7 @@ import type { Principal } from './principal.ts';
  *   the link dies with what it points at.
  */
 export interface ActionRule {
-  on: 'asset' | 'collection' | 'storyboard' | 'saved_search' | 'cdn' | 'link';
+  on: 'asset' | 'collection' | 'storyboard' | 'saved_search' | 'cdn' | 'organization' | 'link';
   summary: string;
   privileges: readonly Privilege[];
   anyPrivilege?: readonly Privilege[];
@@ -37,7 +37,7 @@ export const ACTIONS = {
   // Assets
   'asset.create': rule({ on: 'asset', summary: 'Create an asset (upload or metadata-only)', privileges: ['upload'], permissions: [], operations: ['CreateAsset', 'CreateAssetSimplified', 'CreateAssetsBulk', 'UploadAsset', 'FinishUpload'] }),
   'asset.version': rule({ on: 'asset', summary: 'Add a version to an asset (`originalFileId`)', privileges: ['upload'], permissions: ['view', 'edit_metadata'], operations: ['CreateAsset', 'CreateAssetSimplified'] }),
-  'asset.view': rule({ on: 'asset', summary: 'Read an asset, its versions, relationships and preview renditions', privileges: [], permissions: ['view'], operations: ['GetAsset', 'GetAssetSimplified', 'GetLatestVersion', 'GetVersions', 'GetAssetRelationship', 'GetRendition', 'GetRenditionUrls', 'GetAssetSimplifiedAlias', 'GetAssetPage'] }),
+  'asset.view': rule({ on: 'asset', summary: 'Read an asset, its versions, relationships and preview renditions', privileges: [], permissions: ['view'], operations: ['GetAsset', 'GetAssetSimplified', 'GetLatestVersion', 'GetVersions', 'GetAssetRelationship', 'GetRendition', 'GetRenditionUrls', 'GetAssetSimplifiedAlias', 'GetAssetPage', 'GetAssetHistory'] }),
   'asset.search': rule({ on: 'asset', summary: 'Search, scan and list the recycle bin (results, totals and facets hold only viewable assets)', privileges: [], permissions: ['view'], operations: ['Search', 'SearchAssets', 'ScanAssets', 'ListRecycleBin'] }),
   'asset.edit_metadata': rule({ on: 'asset', summary: 'Change metadata (single, simplified, bulk) and technical metadata', privileges: [], permissions: ['view', 'edit_metadata'], operations: ['UpdateAsset', 'UpdateAssetSimplified', 'EditAssets', 'UpdateAssetTechMetadata'] }),
   'asset.apply_security_template': rule({ on: 'asset', summary: 'Change an asset\'s security templates (adding only templates within what the caller holds on it)', privileges: [], permissions: ['view', 'apply_security_template'], operations: ['UpdateAsset', 'UpdateAssetSimplified', 'EditAssets'] }),
@@ -71,6 +71,8 @@ export const ACTIONS = {
   // CDN
   'cdn.manage': rule({ on: 'cdn', summary: 'Configure pull zones, purge, sign URLs, read statistics and edges', privileges: ['cdn_management'], permissions: [], operations: ['cdnConfigure', 'editCdnConfiguration', 'getPullZoneStats', 'createPullZone', 'listPullZones', 'getPullZone', 'editPullZone', 'deletePullZone', 'purgePullZoneCache', 'getPullZoneStatistics', 'getPullZoneDashboard', 'signPullZoneUrl', 'listCdnEdges', 'cdnUnpublish'] }),
   'cdn.publish': rule({ on: 'cdn', summary: 'Publish assets to a pull zone (each asset needs Download)', privileges: ['cdn_management'], permissions: ['view', 'download'], operations: ['cdnPublish'] }),
+  // The organization
+  'audit.read': rule({ on: 'organization', summary: 'Read and export the audit trail (an asset\'s own history needs only View on it)', privileges: ['audit_log'], permissions: [], operations: ['ListAuditLog', 'ExportAuditLog', 'VerifyAuditLog'] }),
   // Capability links: no credentials; each dies with what it points at.
   'link.upload': rule({ on: 'link', summary: 'Presigned upload URL (from asset.create)', privileges: [], permissions: [], operations: ['UploadContent', 'UploadPart'], capability: true }),
   'link.content': rule({ on: 'link', summary: 'Signed content URL (from asset.download); dies when the asset goes to the recycle bin', privileges: [], permissions: [], operations: ['GetSignedContent'], capability: true }),

@@ -16,6 +16,8 @@ export interface Database {
   security_templates: SecurityTemplatesTable;
   security_template_grants: SecurityTemplateGrantsTable;
   audit_log: AuditLogTable;
+  audit_objects: AuditObjectsTable;
+  audit_heads: AuditHeadsTable;
   jobs: JobsTable;
   server_state: ServerStateTable;
   auth_signing_keys: AuthSigningKeysTable;
@@ -160,6 +162,37 @@ export interface AuditLogTable {
   data: string;
   /** The administrator who acted as actor_id (impersonation); migration 0005 */
   impersonator_id: string | null;
+  // Migration 0024 (features/audit): where from, through what, and the per-organization chain.
+  /** The route's operationId (or `cli`, `job`, … outside a request) */
+  operation: string | null;
+  /** How the caller authenticated (password, impersonation, oauth, api_key) */
+  via: string | null;
+  api_key_id: string | null;
+  oauth_client_id: string | null;
+  user_agent: string | null;
+  request_id: string | null;
+  /** Position in the organization's chain; null until sealed */
+  seq: number | null;
+  prev_hash: string | null;
+  hash: string | null;
+}
+
+/** Every object an audit row names (migration 0024). */
+export interface AuditObjectsTable {
+  audit_id: string;
+  org_id: string;
+  object_id: string;
+  object_type: string;
+}
+
+/** Each organization's chain head, and where its chain starts after retention pruned older rows (migration 0024). */
+export interface AuditHeadsTable {
+  org_id: string;
+  seq: number;
+  hash: string;
+  anchor_seq: number;
+  anchor_hash: string;
+  anchor_at: number | null;
 }
 
 export interface JobsTable {

@@ -15,7 +15,9 @@ export const TABLE_OWNERS = {
   security_templates: 'identity',
   security_template_grants: 'identity',
   security_template_permissions: 'identity',
-  audit_log: 'core/audit',
+  audit_log: 'audit',
+  audit_objects: 'audit',
+  audit_heads: 'audit',
   jobs: 'core/jobs',
   events: 'core/events',
   /** Shared key/value rows: each module reads and writes only its own keys (test/table-owners.test.ts). */

@@ -1,3 +1,4 @@
+import { auditMany, eventAuditEntry, isAuditedEvent } from '../audit.ts';
 import type { Trx } from '../db/connect.ts';
 import { insertRows } from '../db/insert-rows.ts';
 import { toJson } from '../db/json.ts';
@@ -33,6 +34,8 @@ export async function publishEvent<T extends EventType>(trx: Trx, now: number, i
   const user = await resolveActor(trx, input.orgId, input.actor);
   const row = eventRow(now, input, user);
   await trx.insertInto('events').values(row).execute();
+  // Changes reported by an event are audited by it, in the same transaction (core/audit.ts).
+  if (isAuditedEvent(input.type)) await auditMany(trx, [auditEntryOf(now, input, user, row.id)]);
   // Early wake-up; the row is visible only after commit, and the loop re-polls shortly after anyway.
   setTimeout(() => eventsPublished.wake(), 1).unref?.();
   return row.id;
@@ -46,6 +49,7 @@ export async function publishEvents<T extends EventType>(trx: Trx, now: number, 
   if (inputs.length === 0) return [];
   const actors = new Map<string, EventActor | null>();
   const rows: EventRow[] = [];
+  const users: (EventActor | null)[] = [];
   for (const input of inputs) {
     let user: EventActor | null;
     if (typeof input.actor === 'string') {
@@ -56,8 +60,10 @@ export async function publishEvents<T extends EventType>(trx: Trx, now: number, 
       user = await resolveActor(trx, input.orgId, input.actor);
     }
     rows.push(eventRow(now, input, user));
+    users.push(user);
   }
   await insertRows(trx, 'events', rows);
+  await auditMany(trx, inputs.flatMap((input, i) => (isAuditedEvent(input.type) ? [auditEntryOf(now, input, users[i]!, rows[i]!.id)] : [])));
   setTimeout(() => eventsPublished.wake(), 1).unref?.();
   return rows.map((r) => r.id);
 }
@@ -68,6 +74,10 @@ async function resolveActor(trx: Trx, orgId: string, actor: EventInput<EventType
     return row ? { id: row.id, firstName: row.first_name, lastName: row.last_name } : null;
   }
   return actor ? { id: actor.id, firstName: actor.firstName, lastName: actor.lastName } : null;
+}
+
+function auditEntryOf<T extends EventType>(now: number, input: EventInput<T>, user: EventActor | null, eventId: string) {
+  return eventAuditEntry(input.type, input.orgId, now, user?.id ?? null, eventId, input.data as Record<string, unknown>);
 }
 
 interface EventRow { id: string; org_id: string; type: string; body: string; created_at: number }

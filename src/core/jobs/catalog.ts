@@ -16,6 +16,7 @@ const Id = Type.String({ minLength: 1 });
 const ActionRef = Type.Object({ actionId: Id });
 
 export const JOB_CATALOG = {
+  'audit.prune': { description: 'Deletes audit rows older than TESSERA_AUDIT_RETENTION_DAYS and re-anchors each organization\'s chain (daily)', payload: Type.Null() },
   'auth.cleanup': { description: 'Deletes ended sessions, old authorization codes and stale failure counters (at most hourly)', payload: Type.Null() },
   'assets.renditions': {
     description: 'Renders the renditions (thumbnail, previews) of an asset whose content arrived or changed',

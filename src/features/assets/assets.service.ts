@@ -4,6 +4,7 @@ import { permissionsFor, requireAction } from '../../core/authz/permissions.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation, type DbOrTrx, type Trx } from '../../core/db/connect.ts';
 import { fromJson, toJson } from '../../core/db/json.ts';
+import { audit } from '../../core/audit.ts';
 import { publishEvent, type EventInput } from '../../core/events/index.ts';
 import { AppError, conflict, invalidField } from '../../core/http/errors.ts';
 import { isUuid, newId } from '../../core/ids.ts';
@@ -187,6 +188,8 @@ export async function createAsset(deps: Deps, principal: Principal, input: Creat
       await trx.insertInto('assets').values(row).execute();
       await setAssetSecurity(trx, orgId, id, templates, { fresh: true });
       if (!expectsContent) await publishCreated(trx, now, principal, row, checked?.named ?? await templateNames(trx, orgId, templates), chain);
+      // Its event waits for the content; the record exists now, so the audit trail says so now.
+      else await audit(trx, { orgId, at: now, actorId: principal.userId, action: chain ? 'version.registered' : 'asset.registered', targetType: 'asset', targetId: row.id, objects: chain ? [{ type: 'asset', id: chain.id }] : [], data: { filename: row.filename, versionNumber: row.version_number } });
       return newUpload ? recordUpload(deps, trx, now, newUpload, s3UploadId) : null;
     });
   } catch (error) {

@@ -1,6 +1,7 @@
 import type { Deps } from '../../../deps.ts';
 import { requireAction } from '../../../core/authz/permissions.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
+import { audit } from '../../../core/audit.ts';
 import { publishEvent } from '../../../core/events/index.ts';
 import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
 import { customerIdColumn } from '../../identity/index.ts';
@@ -65,6 +66,8 @@ export async function downloadLink(deps: Deps, principal: Principal, id: string,
   const { asset } = await loadAssetFor(deps.db, principal, id, 'asset.download');
   downloadable(asset);
   if (embed) checkEmbeddable(asset);
+  // A sensitive read: who was handed a download link (the download itself is audited when the bytes are served).
+  await audit(deps.db, { orgId: principal.orgId, at: deps.clock.now(), actorId: principal.userId, action: 'asset.download_link', targetType: 'asset', targetId: asset.id, data: { filename: asset.filename, ...(embed ? { embedded: true } : {}) } });
   return contentUrl(deps, asset, embed ? EMBEDDED_COMPONENT : 'original', DOWNLOAD_TTL_SECONDS, principal.userId).url;
 }
 
@@ -79,6 +82,7 @@ export async function expose(deps: Deps, principal: Principal, items: ExposeItem
   requireAction(principal, 'asset.download');
   if (items.length === 0) throw invalidField('body', 'Body requires at least single item');
   const out = [];
+  const exposed: { id: string; components: string[] }[] = [];
   for (const [i, item] of items.entries()) {
     let asset: AssetWithOrg;
     try {
@@ -107,8 +111,14 @@ export async function expose(deps: Deps, principal: Principal, items: ExposeItem
       }
     }
     out.push({ id: item.id, identifier: item.identifier ?? 'objectId', components });
+    exposed.push({ id: asset.id, components: components.map((c) => c.componentRef) });
   }
   if (out.length === 0) throw new AppError('bad_request', 'No assets found');
+  // A sensitive read: who got time-limited URLs of what (the URLs themselves are capabilities, never recorded).
+  await audit(deps.db, {
+    orgId: principal.orgId, at: deps.clock.now(), actorId: principal.userId, action: 'asset.exposed', targetType: 'asset', targetId: exposed[0]!.id,
+    objects: exposed.slice(1).map((e) => ({ type: 'asset', id: e.id })), data: { assets: exposed },
+  });
   return out;
 }
 

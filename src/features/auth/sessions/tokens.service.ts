@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Deps } from '../../../deps.ts';
+import { audit } from '../../../core/audit.ts';
 import type { DbOrTrx } from '../../../core/db/connect.ts';
 import { AppError, unauthorized } from '../../../core/http/errors.ts';
 import { newId } from '../../../core/ids.ts';
@@ -105,6 +106,11 @@ export async function checkPassword(deps: Deps, username: string, password: stri
   const stored = user?.password_hash ?? (await dummyPasswordHash());
   const matches = await verifyPassword(stored, password);
   if (!user || !matches || !user.password_hash || user.status !== 'enabled') {
+    // A failure naming an existing account is in its organization's audit trail (an unknown name has no organization).
+    if (user) {
+      const reason = user.status !== 'enabled' ? `account_${user.status}` : !user.password_hash ? 'no_password' : 'wrong_password';
+      await audit(deps.db, { orgId: user.org_id, at: deps.clock.now(), actorId: null, action: 'auth.signin_failed', targetType: 'user', targetId: user.id, ip: meta.ip, data: { username: user.username, reason } });
+    }
     throw unauthorized(BAD_CREDENTIALS_MESSAGE);
   }
   await loginSucceeded(deps, reservation);
@@ -134,6 +140,13 @@ export async function insertSessionRows(deps: Deps, trx: DbOrTrx, subject: Token
   };
   const refreshToken = options.refreshable ? newRefreshToken() : '';
   await insertSession(trx, session);
+  // A sign-in (an impersonation is audited as such by impersonation.service.ts).
+  if (options.kind !== 'impersonation') {
+    await audit(trx, {
+      orgId: subject.org_id, at: now, actorId: subject.id, action: 'auth.signin', targetType: 'session', targetId: session.id, ip: options.meta.ip,
+      objects: [{ type: 'user', id: subject.id }], data: { kind: options.kind, ...(options.clientId ? { clientId: options.clientId } : {}) },
+    });
+  }
   if (refreshToken) {
     await insertRefreshToken(trx, { token_hash: refreshHash(deps, refreshToken), session_id: session.id, org_id: session.org_id, generation: 0, created_at: now });
   }

@@ -1,0 +1,8 @@
+// The audit trail: reading, exporting, chaining, verifying and pruning the rows every feature
+// records with core/audit.ts (docs/audit.md).
+export { auditRoutes } from './audit.routes.ts';
+export { auditJobHandlers } from './audit.jobs.ts';
+export { startAuditSealer } from './sealer.ts';
+export { verifyOrganization } from './audit.service.ts';
+export { auditedOrganizations, sealOrg, sealPending, verifyChain, type ChainReport, type BrokenLink } from './chain.ts';
+export { pruneAll, pruneOrg } from './retention.ts';
