@@ -71,6 +71,12 @@ forEachEngine('security: asset visibility, unlink oracle, links dying with their
     const blocks = json(seen).blocks;
     assert.deepEqual(blocks.map((b: { redacted?: boolean }) => b.redacted === true), [true, true, true]);
     assert.deepEqual(blocks[1].assetIds, [shownAsset.objectId]);
+    // The board list shows no hidden cover either (its summary is the same as the board's).
+    const listed = await ctx().inject({ method: 'GET', url: '/v1/storyboards', headers: editor.headers });
+    assert.equal(listed.statusCode, 200, listed.body);
+    assert.doesNotMatch(listed.body, new RegExp(hiddenAsset.objectId));
+    const adminList = json(await ctx().inject({ method: 'GET', url: '/v1/storyboards', headers: org.admin.headers }));
+    assert.equal((adminList.items ?? adminList).find((b: { id: string }) => b.id === id)?.coverAssetId, hiddenAsset.objectId);
     // The editor saves the board as they see it: what they could not see stays.
     const saved = await ctx().inject({ method: 'PUT', url: `/v1/storyboards/${id}/blocks`, headers: editor.headers, payload: { blocks: blocks.map(({ redacted: _r, ...b }: { redacted?: boolean }) => b) } });
     assert.equal(saved.statusCode, 200, saved.body);

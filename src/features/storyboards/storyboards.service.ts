@@ -87,9 +87,13 @@ export async function listStoryboards(deps: Deps, principal: Principal, query: L
   const page = rows.slice(0, limit);
   const templates = await templatesOf(deps.db, principal.orgId, page.map((r) => r.id));
   const grants = await permissionsByTemplate(deps.db, principal, [...templates.values()].flat());
+  // A cover the caller may not view is left out, exactly as on the board itself (getStoryboard).
+  const covers = [...new Set(page.flatMap((r) => (r.cover_asset_id ? [r.cover_asset_id] : [])))];
+  const visibleCovers = new Set(covers.length > 0 ? (await content.visibleAssets(deps, principal, covers)).map((a) => a.id) : []);
   const items = page.map((row) => {
     const templateIds = templates.get(row.id) ?? [];
-    return toSummary(row, templateIds, accessTo(principal, row, templateIds, grants));
+    const summary = toSummary(row, templateIds, accessTo(principal, row, templateIds, grants));
+    return summary.coverAssetId && !visibleCovers.has(summary.coverAssetId) ? { ...summary, coverAssetId: null } : summary;
   });
   const last = page.at(-1);
   const nextCursor = rows.length > limit && last ? encodeCursor([sortBy, sortOrder, sortBy === 'title' ? last.title_key : last.updated_at, last.id]) : null;
