@@ -133,7 +133,8 @@ forEachEngine('assets: recycle-bin listing', (ctx) => {
     const asset = await uploadAsset(ctx(), org, await jpeg(31, 17), 'racing.jpg');
     await worker.drain();
     const row = await ctx().deps.db.selectFrom('assets').select(['renditions']).where('id', '=', asset.objectId).executeTakeFirstOrThrow();
-    const keys = Object.values(JSON.parse(row.renditions) as Record<string, { key: string }>).map((r) => r.key);
+    // Four files; `fpo` names the 1000-pixel rendition's file again (issue 24 item 4).
+    const keys = [...new Set(Object.values(JSON.parse(row.renditions) as Record<string, { key: string }>).map((r) => r.key))];
     assert.equal(keys.length, 4);
     await remove(ctx(), org.admin, asset.objectId);
     // The renditions job is re-run; as it writes its first file, the purge runs to the end.
