@@ -40,6 +40,39 @@ forEachEngine('CDN edge server', (ctx) => {
     assert.equal((await get('/no-such-zone/a.txt')).status, 404);
   });
 
+  it('active content (HTML, SVG, XML) is an attachment under CSP sandbox, hit or miss, unless the zone opts in; nosniff always (issue 23, defect 11)', async () => {
+    const zone = await makeZone(ctx(), org, origin);
+    origin.set('/page.html', '<script>alert(1)</script>', { 'cache-control': 'max-age=60', 'content-type': 'text/html; charset=utf-8' });
+    origin.set('/pic.svg', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', { 'cache-control': 'max-age=60', 'content-type': 'image/svg+xml', 'content-disposition': 'inline; filename="pic.svg"' });
+    origin.set('/doc.xml', '<a/>', { 'cache-control': 'max-age=60', 'content-type': 'application/atom+xml' });
+    origin.set('/plain.txt', 'hi', { 'cache-control': 'max-age=60', 'content-type': 'text/plain' });
+    for (const round of ['MISS', 'HIT']) {
+      for (const path of ['/page.html', '/pic.svg', '/doc.xml']) {
+        const res = await get(`/${zone.name}${path}`);
+        await res.text();
+        assert.equal(res.headers.get('cdn-cache'), round, path);
+        assert.equal(res.headers.get('content-security-policy'), 'sandbox', `${path} ${round}`);
+        assert.match(res.headers.get('content-disposition') ?? '', /^attachment\b/, `${path} ${round}`);
+        assert.equal(res.headers.get('x-content-type-options'), 'nosniff', `${path} ${round}`);
+      }
+      const plain = await get(`/${zone.name}/plain.txt`);
+      await plain.text();
+      assert.equal(plain.headers.get('x-content-type-options'), 'nosniff');
+      assert.equal(plain.headers.get('content-security-policy'), null);
+      assert.equal(plain.headers.get('content-disposition'), null);
+    }
+    const svg = await get(`/${zone.name}/pic.svg`);
+    await svg.text();
+    assert.equal(svg.headers.get('content-disposition'), 'attachment; filename="pic.svg"');
+    // A zone that opts in serves them inline, as the origin sends them.
+    const inline = await makeZone(ctx(), org, origin, { serveActiveContentInline: true });
+    const page = await get(`/${inline.name}/page.html`);
+    assert.equal(await page.text(), '<script>alert(1)</script>');
+    assert.equal(page.headers.get('content-security-policy'), null);
+    assert.equal(page.headers.get('content-disposition'), null);
+    assert.equal(page.headers.get('x-content-type-options'), 'nosniff');
+  });
+
   it('honours Cache-Control: no-store and private are never cached; max-age=0 with ETag revalidates (304 → REVALIDATED)', async () => {
     const zone = await makeZone(ctx(), org, origin, { useStaleWhileUpdating: false });
     origin.set('/ns', 'x', { 'cache-control': 'no-store' });

@@ -702,6 +702,17 @@ export class Edge {
     if (cc) out.push('cache-control', cc);
     out.push('accept-ranges', 'bytes');
     if (cors) out.push('access-control-allow-origin', '*');
+    // Active content (HTML, SVG, XML) must not run on the edge's host unless the zone opts in (issue 23, defect 11).
+    if (headers['x-content-type-options'] === undefined) out.push('x-content-type-options', 'nosniff');
+    if (!s.serveActiveContentInline && isActiveContent(headers['content-type'])) {
+      out.push('content-security-policy', 'sandbox');
+      const i = out.indexOf('content-disposition');
+      const disposition = i >= 0 && i % 2 === 0 ? out[i + 1]! : '';
+      const rest = disposition.replace(/^\s*(?:inline|attachment)\b\s*;?\s*/i, '');
+      const attachment = rest ? `attachment; ${rest}` : 'attachment';
+      if (i >= 0 && i % 2 === 0) out[i + 1] = attachment;
+      else out.push('content-disposition', attachment);
+    }
     return out;
   }
 
@@ -815,4 +826,13 @@ export class Edge {
     }
     return { status: origin.status, headers: stored, body, entry, revalidated: false };
   }
+}
+
+const ACTIVE_TYPES = new Set(['text/html', 'application/xhtml+xml', 'image/svg+xml', 'text/xml', 'application/xml']);
+
+/** Media types a browser may run script in when shown inline: HTML, XHTML, SVG and XML (any `+xml`). */
+export function isActiveContent(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  return ACTIVE_TYPES.has(type) || type.endsWith('+xml');
 }

@@ -44,6 +44,8 @@ export interface ZoneSettings {
   optimizerMaxWidth: number;
   optimizerMinifyCSS: boolean;
   optimizerMinifyJavaScript: boolean;
+  /** false (the default): HTML, SVG and XML are sent as attachments under `Content-Security-Policy: sandbox` */
+  serveActiveContentInline: boolean;
 }
 
 export function defaultSettings(): ZoneSettings {
@@ -87,6 +89,7 @@ export function defaultSettings(): ZoneSettings {
     optimizerMaxWidth: 0,
     optimizerMinifyCSS: true,
     optimizerMinifyJavaScript: true,
+    serveActiveContentInline: false,
   };
 }
 
