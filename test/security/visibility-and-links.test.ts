@@ -44,6 +44,28 @@ forEachEngine('security: asset visibility, unlink oracle, links dying with their
     assert.equal(view.statusCode, 200, view.body);
     assert.doesNotMatch(view.body, new RegExp(`${press.objectId}|secret caption`));
     assert.equal(json(view).cover, null);
+    // Bulk edit and CDN publish apply the same rule: the outsider cannot move the hidden asset into
+    // an open template, nor publish it (404 naming the asset, as a missing one).
+    const bulkUser = await createTestUser(ctx(), org, { privileges: ['download', 'cdn_management', 'content_management'] });
+    const open = (await ctx().deps.db.selectFrom('metadata_templates').select('id').where('org_id', '=', org.orgId).where('is_default', '=', 1).executeTakeFirstOrThrow()).id;
+    const bulk = await ctx().inject({ method: 'PATCH', url: '/v1/asset', headers: bulkUser.headers, payload: { metadataTemplateId: open, objectIds: [press.objectId], metadataDocument: [] } });
+    assert.equal(bulk.statusCode, 200, bulk.body);
+    const bulkWorker = assetWorker(ctx());
+    try {
+      await bulkWorker.drain();
+    } finally {
+      await bulkWorker.stop();
+    }
+    const outcome = json(await ctx().inject({ method: 'GET', url: `/v1/action/${json(bulk).jobId}`, headers: bulkUser.headers }));
+    assert.match(JSON.stringify(outcome), /Asset not found/, JSON.stringify(outcome));
+    const stored = await ctx().deps.db.selectFrom('assets').select('metadata_template_id').where('id', '=', press.objectId).executeTakeFirstOrThrow();
+    assert.equal(stored.metadata_template_id, json(made).templateId);
+    const zoneName = `assets-${Math.random().toString(36).slice(2, 10)}`;
+    const configured = await ctx().inject({ method: 'POST', url: '/v1/cdn/configure', headers: org.admin.headers, payload: { name: zoneName, region: 'de', url: `https://${zoneName}.cdn.example.com` } });
+    assert.equal(configured.statusCode, 200, configured.body);
+    const publish = await ctx().inject({ method: 'POST', url: '/v1/cdn/publish', headers: bulkUser.headers, payload: { assets: [press.objectId] } });
+    assert.equal(publish.statusCode, 404, publish.body);
+    assert.equal(json(publish).details?.[0]?.field, 'body.assets[0]', publish.body);
   });
 
   it('a story-board editor sees no ids or captions of sources they may not view, and saving the board back keeps them (defect 12a)', async () => {

@@ -5,7 +5,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import type { Db } from '../../core/db/connect.ts';
 import { AppError } from '../../core/http/errors.ts';
 import type { BlobStore } from '../../core/storage/index.ts';
-import { callerPermissions, objectIdsByAnyId, securityOf, servedContentOf } from '../assets/index.ts';
+import { loadAsset, objectIdsByAnyId, servedContentOf } from '../assets/index.ts';
 import type { AssetOrigin, OriginResponse } from './contract.ts';
 
 /**
@@ -15,13 +15,13 @@ import type { AssetOrigin, OriginResponse } from './contract.ts';
  */
 export async function checkPublishable(deps: Deps, principal: Principal, assetIds: string[]): Promise<string[]> {
   const byAnyId = await objectIdsByAnyId(deps.db, principal.orgId, assetIds);
-  const security = await securityOf(deps.db, principal.orgId, [...new Set(byAnyId.values())]);
   const out: string[] = [];
   for (const [i, given] of assetIds.entries()) {
     const id = byAnyId.get(given);
-    const permissions = id ? callerPermissions(principal, security.get(id)!) : new Set<string>();
-    if (!id || !permissions.has('view')) throw new AppError('not_found', `Asset ${given} not found`, { details: [{ field: `body.assets[${i}]`, message: 'not found' }] });
-    if (!permitted(permissions as Set<Permission>, 'cdn.publish')) throw new AppError('forbidden', `Missing permission Download on asset ${given}`, { details: [{ field: `body.assets[${i}]`, message: 'Download permission needed to publish' }] });
+    // The one visibility rule (View and an open metadata template), as every asset read.
+    const loaded = id ? await loadAsset(deps.db, principal, id).catch((error: unknown) => { if (error instanceof AppError && error.code === 'not_found') return undefined; throw error; }) : undefined;
+    if (!id || !loaded) throw new AppError('not_found', `Asset ${given} not found`, { details: [{ field: `body.assets[${i}]`, message: 'not found' }] });
+    if (!permitted(loaded.permissions as Set<Permission>, 'cdn.publish')) throw new AppError('forbidden', `Missing permission Download on asset ${given}`, { details: [{ field: `body.assets[${i}]`, message: 'Download permission needed to publish' }] });
     out.push(id);
   }
   return [...new Set(out)];

@@ -12,8 +12,8 @@ import { enqueueJob, LeaseLost } from '../../../core/jobs/queue.ts';
 import type { HandlersFor } from '../../../core/jobs/catalog.ts';
 import { ActionCancelled, actionJobHandler, createAction, type ActionContext } from '../../actions/index.ts';
 import { loadUserPrincipal } from '../../identity/index.ts';
-import { loadTemplate, type ApplyHandler, type CompiledTemplate, type UsageProbe } from '../../metadata/index.ts';
-import { callerPermissions } from '../access.ts';
+import { loadTemplate, templateAccess, type ApplyHandler, type CompiledTemplate, type UsageProbe } from '../../metadata/index.ts';
+import { assetVisibleTo, callerPermissions } from '../access.ts';
 import { contentHeld, findAsset, securityOf } from '../assets.repo.ts';
 import { applyChanges, checkTemplates } from '../assets.service.ts';
 import { preparePatch, project, templateForWrite, type LegacyItem } from '../metadata-seam.ts';
@@ -107,7 +107,8 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
       const asset = await findAsset(deps.db, principal.orgId, id);
       const security = asset ? (await securityOf(deps.db, principal.orgId, [asset.id])).get(asset.id)! : undefined;
       const permissions = security ? callerPermissions(principal, security) : new Set<Permission>();
-      if (!asset || !permissions.has('view')) throw new Error('Asset not found');
+      // The one visibility rule (View and an open metadata template): a hidden asset fails as a missing one.
+      if (!asset || !security || !assetVisibleTo(principal, security, await templateAccess(deps.db, principal.orgId, asset.metadata_template_id))) throw new Error('Asset not found');
       if (!permitted(permissions, 'asset.edit_metadata')) throw new Error('Missing permission on this asset: Edit Metadata');
       if (asset.deleted_at !== null) throw new Error('The asset is in the recycle bin');
       if (asset.object_type === 'Action') throw new Error('This is an Action object: it follows its action-type metadata template');
