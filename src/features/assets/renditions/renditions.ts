@@ -92,6 +92,7 @@ export async function renderImage(input: ImageInput, specs: readonly RenditionSp
   const largest = Math.max(...specs.map((s) => s.size));
   const sharp = await loadSharp();
   let base: { data: Buffer; info: OutputInfo };
+  const started = performance.now();
   try {
     base = await source(sharp, input, { limitInputPixels: maxPixels, failOn: 'error' })
       .timeout({ seconds: timeoutSeconds })
@@ -103,6 +104,9 @@ export async function renderImage(input: ImageInput, specs: readonly RenditionSp
   } catch (error) {
     throw timedOut(error, timeoutSeconds) ?? new RenditionError(`the image could not be decoded: ${(error as Error).message}`);
   }
+  // sharp checks its timeout only between pixel batches: a source drawn in one call (an SVG filter)
+  // can finish past the limit unchecked. The limit holds anyway: such a rendition is abandoned.
+  if (performance.now() - started > timeoutSeconds * 1000) throw timedOut(new Error('timeout: decoding'), timeoutSeconds)!;
   const raw = { width: base.info.width, height: base.info.height, channels: base.info.channels as 1 | 2 | 3 | 4 };
   const alpha = info.hasAlpha && (raw.channels === 4 || raw.channels === 2);
   return Promise.all(specs.map(async (spec) => {
