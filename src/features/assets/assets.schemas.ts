@@ -95,7 +95,10 @@ const assetProperties = {
     contentType: Nullable(Type.String()),
     fileSizeInBytes: Nullable(Type.Integer()),
     isFederated: Type.Boolean(),
-    presignedURL: Type.Optional(Type.String()),
+    presignedURL: Type.Optional(Type.String({ description: "The reference's Asset field for download contexts (reference §7.1); Tessera gives a download link at GET /v1/asset/{id}/content ({presignedURL}) and POST /v1/asset/expose, and leaves it out of Asset records" })),
+    linkType: Type.Optional(Type.String({ description: "The reference's Asset field for relationship contexts (reference §7.1): child, derivative or placed-graphic; Tessera's relationship reads (GET /v1/asset/{id}/link) carry it with relationshipId and secondaryId" })),
+    relationshipId: Type.Optional(Type.String({ description: 'Relationship contexts (reference §7.1): `<primaryId>-<secondaryId>`' })),
+    secondaryId: Type.Optional(Type.String({ description: 'Relationship contexts (reference §7.1): the linked asset' })),
   };
 
 export const AssetSchema = Type.Object(assetProperties, { $id: 'Asset', title: 'Asset' });

@@ -16,6 +16,9 @@ const ShareBodySchema = Type.Object({
 });
 
 const ShareStartedSchema = Type.Object({
+  StatusCode: Type.Integer({ description: "The reference's Lambda-invoke envelope: 200 (the invocation's status; the HTTP status is 202)", examples: [200] }),
+  ExecutedVersion: Type.String({ description: "The reference's Lambda-invoke envelope: always $LATEST", examples: ['$LATEST'] }),
+  Payload: Type.String({ description: 'JSON text of {statusCode: 200, body}, body the JSON text of {message} (the reference\'s envelope; the same message as `message`)' }),
   status: Type.Literal('success'),
   message: Type.String(),
   actionId: Type.String({ format: 'uuid', description: 'Follow GET /v1/action/{actionId}' }),

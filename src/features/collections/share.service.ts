@@ -138,15 +138,23 @@ export async function shareCollection(deps: Deps, principal: Principal, id: stri
   });
   deps.jobs.wake();
   const mail = mailConfigured(deps);
+  const message = mail
+    ? 'Sharing started: a zip is being built for each recipient, who is mailed a link when it is ready (follow GET /v1/action/{actionId})'
+    : 'Sharing started; no mail will be sent because SMTP is not configured (TESSERA_SMTP_URL): pass the links on yourself. They work once the action has succeeded (GET /v1/action/{actionId})';
   return {
+    // The reference answers its raw Lambda-invoke envelope (reference §9.6); its clients read these three.
+    ...lambdaEnvelope(message),
     status: 'success' as const,
-    message: mail
-      ? 'Sharing started: a zip is being built for each recipient, who is mailed a link when it is ready (follow GET /v1/action/{actionId})'
-      : 'Sharing started; no mail will be sent because SMTP is not configured (TESSERA_SMTP_URL): pass the links on yourself. They work once the action has succeeded (GET /v1/action/{actionId})',
+    message,
     actionId, jobId: actionId, mailSent: false, mail: mail ? 'queued' as const : 'not_configured' as const,
     expiresEpoch: expiresAt * 1000,
     links: mail ? [] : recipients.map((r, n) => ({ email: r.email, url: shareLink(deps, actionId, n, expiresAt), expiresEpoch: expiresAt * 1000 })),
   };
+}
+
+/** `{StatusCode, ExecutedVersion, Payload}` as the reference's Lambda invocation returns it: Payload is JSON text of `{statusCode, body}`, body JSON text of `{message}`. */
+export function lambdaEnvelope(message: string) {
+  return { StatusCode: 200, ExecutedVersion: '$LATEST', Payload: JSON.stringify({ statusCode: 200, body: JSON.stringify({ message }) }) };
 }
 
 /** An enabled user of the organization with this e-mail address (case-insensitive), if any. */

@@ -60,7 +60,8 @@ forEachEngine('assets: renditions, technical metadata and downloads', (ctx) => {
     assert.equal(t.tenovos_metadata.MD5Checksum, createHash('md5').update(rotated).digest('hex'));
     assert.equal(t.tenovos_metadata.SHA256Checksum, createHash('sha256').update(rotated).digest('hex'));
     assert.equal(t.image_metadata.fileType, 'JPEG');
-    assert.equal(t.image_metadata.colorSpaceData, 'srgb');
+    assert.equal(t.image_metadata.colorSpaceData, 'RGB');
+    assert.equal(t.image_metadata.interpretation, 'srgb');
     assert.equal(t.image_metadata.imageWidth, 40);
     assert.equal(t.image_metadata.orientation, 6);
     assert.equal(t.image_metadata.exif.make, 'Tessera Camera');

@@ -17,6 +17,7 @@ import { isImage } from '../upload/content-types.ts';
 import { humanSize, parseExif, parseIptc, parseXmp } from './image-metadata.ts';
 import { eventAsset, renditionUrl, SHORT_NAMES, type RenditionName, type StoredRendition } from '../views/present.ts';
 import { recordedError } from '../../../core/recorded-error.ts';
+import { exiftoolKeys } from './exiftool-keys.ts';
 import { RenditionError } from './rendition-error.ts';
 import { convertMedia, mediaKind } from './media/media.ts';
 import type { MediaResult, RawRaster } from './media/media-types.ts';
@@ -141,8 +142,10 @@ function technical(filename: string, size: number, md5: string, sha256: string, 
     image_metadata: {
       fileType: info.format.toUpperCase(), fileTypeExtension: info.format === 'jpeg' ? 'jpg' : info.format, mimeType: contentType,
       imageWidth: info.width, imageHeight: info.height, megapixels: Math.round((info.width * info.height) / 10_000) / 100,
-      colorSpaceData: m.space ?? null, channels: m.channels ?? null, bitDepth: m.depth ?? null, xResolution: m.density ?? null,
+      interpretation: m.space ?? null, channels: m.channels ?? null, bitDepth: m.depth ?? null, xResolution: m.density ?? null,
       hasAlpha: info.hasAlpha, orientation: m.orientation ?? 1, hasProfile: Boolean(m.hasProfile), pages: m.pages ?? 1,
+      // The reference's ExifTool-style keys (bitsPerSample, imageSize, yResolution, the ICC profile's profile… keys, …).
+      ...exiftoolKeys(m),
       exif: parseExif(m.exif), iptc: parseIptc(m.iptc), xmp: parseXmp(m.xmpAsString ?? m.xmp),
     },
   };
