@@ -42,6 +42,7 @@ export const ACTIONS = {
   'asset.edit_metadata': rule({ on: 'asset', summary: 'Change metadata (single, simplified, bulk) and technical metadata', privileges: [], permissions: ['view', 'edit_metadata'], operations: ['UpdateAsset', 'UpdateAssetSimplified', 'EditAssets', 'UpdateAssetTechMetadata'] }),
   'asset.apply_security_template': rule({ on: 'asset', summary: 'Change an asset\'s security templates (adding only templates within what the caller holds on it)', privileges: [], permissions: ['view', 'apply_security_template'], operations: ['UpdateAsset', 'UpdateAssetSimplified', 'EditAssets'] }),
   'asset.download': rule({ on: 'asset', summary: 'Download the original, or get a link to it', privileges: ['download'], permissions: ['view', 'download'], operations: ['GetAssetContent', 'GetAssetUrl'] }),
+  'asset.transform': rule({ on: 'asset', summary: 'Transformed copies of assets behind expiring links, mailed to recipients', privileges: ['download'], permissions: ['view', 'download', 'share'], operations: ['GetTransformation'] }),
   'asset.share': rule({ on: 'asset', summary: 'Mail download links of assets', privileges: ['download'], permissions: ['view', 'download', 'share'], operations: ['ShareAssets'] }),
   'asset.delete': rule({ on: 'asset', summary: 'Send to the recycle bin, or restore', privileges: ['delete'], permissions: ['view', 'delete'], operations: ['DeleteAsset'] }),
   'asset.purge': rule({ on: 'asset', summary: 'Remove recycle-bin assets for good (only those the caller may delete)', privileges: ['purge'], permissions: ['view', 'delete'], operations: ['PurgeAssets'] }),
@@ -76,6 +77,7 @@ export const ACTIONS = {
   // Capability links: no credentials; each dies with what it points at.
   'link.upload': rule({ on: 'link', summary: 'Presigned upload URL (from asset.create)', privileges: [], permissions: [], operations: ['UploadContent', 'UploadPart'], capability: true }),
   'link.content': rule({ on: 'link', summary: 'Signed content URL (from asset.download); dies when the asset goes to the recycle bin', privileges: [], permissions: [], operations: ['GetSignedContent'], capability: true }),
+  'link.transform': rule({ on: 'link', summary: 'Transformed file (from asset.transform); dies when the asset goes to the recycle bin', privileges: [], permissions: [], operations: ['GetTransformedFile'], capability: true }),
   'link.collection_share': rule({ on: 'link', summary: 'Collection-share zip (from collection.share); dies with the collection, its assets, or a revoke', privileges: [], permissions: [], operations: ['GetSharedCollectionZip'], capability: true }),
   'link.storyboard': rule({ on: 'link', summary: 'Public story-board link (from storyboard.share_external)', privileges: [], permissions: [], operations: ['openStoryboardLink', 'unlockStoryboardLink', 'viewStoryboardLink', 'getStoryboardLinkRendition'], capability: true }),
 } as const satisfies Record<string, ActionRule>;

@@ -46,6 +46,7 @@ export const JOB_CATALOG = {
       actionObjectId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     }),
   },
+  'assets.transform_cleanup': { description: "Deletes a transformation's files once their links expire", payload: Type.Object({ actionId: Type.String() }) },
   'collections.share_cleanup': { description: "Deletes a collection share's packaged files once its links expire", payload: Type.Object({ shareId: Type.String() }) },
   // Actions (GET /v1/action/{id}): each is a job whose payload names its actions row.
   'metadata.apply': { description: 'Action: hands pending metadata definition changes to every feature that stores metadata', payload: ActionRef },
@@ -53,6 +54,7 @@ export const JOB_CATALOG = {
   'assets.purge': { description: 'Action: permanently deletes assets from the recycle bin', payload: ActionRef },
   'assets.regenerate_renditions': { description: 'Action: renders the renditions of many assets again', payload: ActionRef },
   'collections.share': { description: 'Action: packages a collection and mails its share links', payload: ActionRef },
+  'assets.transform': { description: 'Action: makes transformed copies of assets (POST /v1/asset/transform), links and mails them', payload: ActionRef },
 } as const satisfies Record<string, { description: string; payload: TSchema }>;
 
 export type JobType = keyof typeof JOB_CATALOG;

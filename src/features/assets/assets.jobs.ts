@@ -6,11 +6,14 @@ import { type BULK_EDIT_ACTION, bulkJobHandlers, type PURGE_ACTION, type REGENER
 import { MAIL_JOB, sendQueuedMail } from './share/mail-outbox.ts';
 import { runRenditions } from './renditions/renditions.ts';
 import { EMBEDDED_JOB, runEmbeddedMetadata } from './embedded/apply-embedded.ts';
+import { actionJobHandler } from '../actions/index.ts';
+import { TRANSFORM_ACTION, TRANSFORM_CLEANUP_JOB, transformCleanup, transformWork } from './transform/transform.service.ts';
 import { RENDITIONS_JOB, type UPLOAD_EXPIRE_JOB, type UPLOAD_WATCH_JOB, uploadJobHandlers } from './upload/uploads.service.ts';
 
 type AssetJob =
   | typeof RENDITIONS_JOB | typeof UPLOAD_WATCH_JOB | typeof UPLOAD_EXPIRE_JOB | typeof MAIL_JOB | typeof ACTION_OBJECT_JOB
-  | typeof EMBEDDED_JOB | typeof BULK_EDIT_ACTION | typeof PURGE_ACTION | typeof REGENERATE_ACTION;
+  | typeof EMBEDDED_JOB | typeof BULK_EDIT_ACTION | typeof PURGE_ACTION | typeof REGENERATE_ACTION
+  | typeof TRANSFORM_ACTION | typeof TRANSFORM_CLEANUP_JOB;
 
 /** The assets feature's jobs (payloads in core/jobs/catalog.ts), for src/workers.ts. */
 export function assetJobHandlers(deps: Deps): HandlersFor<AssetJob> {
@@ -27,5 +30,8 @@ export function assetJobHandlers(deps: Deps): HandlersFor<AssetJob> {
     [ACTION_OBJECT_JOB]: actionObjectJobHandler(deps),
     // The outbox's mails (collection shares).
     [MAIL_JOB]: (job) => sendQueuedMail(deps, job),
+    // POST /v1/asset/transform: make the files, link and mail them; remove them when the links expire.
+    [TRANSFORM_ACTION]: actionJobHandler(deps, (ctx) => transformWork(deps, ctx)),
+    [TRANSFORM_CLEANUP_JOB]: (job) => transformCleanup(deps, job.payload),
   };
 }

@@ -9,6 +9,7 @@ import { renditionRoutes } from './renditions/renditions.routes.ts';
 import { uploadFormRoutes } from './upload/upload-form.routes.ts';
 import { recycleBinRoutes } from './recycle-bin/recycle-bin.routes.ts';
 import { renditionLinkRoutes } from './download/rendition-links.ts';
+import { transformRoutes } from './transform/transform.routes.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
 export { findAsset, securityOf, assetsForIndexing, existingAssetIds, liveAssetIds, objectIdsByAnyId, servedContentOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
@@ -40,5 +41,6 @@ export function assetsRoutes(app: App, deps: Deps): void {
   renditionRoutes(app, deps);
   uploadFormRoutes(app, deps);
   recycleBinRoutes(app, deps);
+  transformRoutes(app, deps);
 }
 

@@ -81,7 +81,6 @@ export function contentRoutes(app: App, deps: Deps): void {
         if (request.method === 'GET' && (range === null || range.start === 0)) await publishDownloaded(deps, asset, request.query.by ?? null);
       });
     }
-    if (component === EMBEDDED_COMPONENT) return serveBlob(deps, request, reply, await embeddedServable(deps, asset));
     if (component === EMBEDDED_COMPONENT) {
       return serveBlob(deps, request, reply, await embeddedServable(deps, asset), async (range) => {
         if (request.method === 'GET' && (range === null || range.start === 0)) await publishDownloaded(deps, asset, request.query.by ?? null);
