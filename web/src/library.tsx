@@ -5,6 +5,7 @@ import { t } from './messages.ts';
 import { navigate } from './router.ts';
 import { PAGE, ResultSet, loadThumbs, thumbFor, type AssetRecord, type Query } from './search.ts';
 import { Filters } from './filters.tsx';
+import { placeholderStyle } from './placeholder.ts';
 
 export type ViewMode = 'grid' | 'list';
 
@@ -292,7 +293,7 @@ function Tile({ record, index, total, view, style, selected, focused, onActivate
     >
       {view === 'grid' ? (
         <>
-          <div class="thumb">{image}</div>
+          <div class="thumb" style={placeholderStyle(record.placeholder)}>{image}</div>
           <span class="name" title={name}>{name}</span>
         </>
       ) : (

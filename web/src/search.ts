@@ -11,6 +11,8 @@ export interface AssetRecord {
   fileSizeInBytes?: number;
   metadataTemplateId?: string;
   versionNumber?: number;
+  /** Painted before the thumbnail loads (the renditions job sets it for every asset with a picture). */
+  placeholder?: { thumbhash: string; dominantColor: string };
 }
 
 export interface Facet {

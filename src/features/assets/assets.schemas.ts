@@ -66,6 +66,15 @@ export const BulkCreateResponseSchema = Type.Object({
 
 const Renditions = Type.Record(Type.String(), Type.Union([Type.String(), Type.Integer(), Type.Null()]), { description: 'Rendition name → URL (served by Tessera), plus width and height of the source' });
 
+/** What a client paints before the thumbnail loads (a Tessera field, issue 25 item 7). */
+export const PlaceholderSchema = Type.Object(
+  {
+    thumbhash: Type.String({ description: 'ThumbHash of the picture, base64 (decode with the thumbhash library: thumbHashToDataURL)' }),
+    dominantColor: Type.String({ description: 'The dominant colour, #rrggbb' }),
+  },
+  { description: 'Set by the renditions job for every asset with a picture (image, video poster frame, PDF page 1, office page 1); absent until then and for assets without one' },
+);
+
 /** The legacy Asset object (reference §7.1). */
 const assetProperties = {
     objectId: Uuid,
@@ -90,6 +99,7 @@ const assetProperties = {
     securityDenormalized: Type.Array(Type.Object({ groupId: Type.String(), permissions: Type.Array(Type.String()) })),
     renditions: Renditions,
     renditionsState: Type.String({ description: 'none, pending, ready, failed or placeholder' }),
+    placeholder: Type.Optional(PlaceholderSchema),
     technicalMetadata: AnyObject,
     contentState: Type.Union([Type.Literal('pending'), Type.Literal('available'), Type.Literal('none')], { description: 'Whether the content has arrived (a Tessera field): pending (an upload is open: content routes answer 409), available, none (a metadata-only asset, or an upload that was cancelled or expired)' }),
     contentType: Nullable(Type.String()),
@@ -135,6 +145,7 @@ export const SimpleAssetSchema = Type.Object(
     securityTemplates: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
     metadata: Type.Array(Type.Object({ name: Type.String(), value: Type.Unknown() })),
     renditions: Renditions,
+    placeholder: Type.Optional(PlaceholderSchema),
   },
   { $id: 'SimpleAsset', title: 'SimpleAsset' },
 );

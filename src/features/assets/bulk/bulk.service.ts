@@ -185,6 +185,7 @@ async function purgeWork(deps: Deps, ctx: ActionContext) {
         const deleted = await trx.deleteFrom('assets').where('id', '=', v.id).where('deleted_at', 'is not', null).executeTakeFirst();
         if (Number(deleted.numDeletedRows) === 0) continue;
         await trx.deleteFrom('asset_uploads').where('asset_id', '=', v.id).execute();
+        await trx.deleteFrom('asset_visual_hashes').where('asset_id', '=', v.id).execute();
         await publishEvent(trx, now, { orgId: ctx.orgId, type: 'asset.purged', actor: ctx.createdBy, data: { asset: { id: v.id, filename: v.filename } } });
         removed.push(v);
       }

@@ -22,6 +22,7 @@ import { RenditionError } from './rendition-error.ts';
 import { convertMedia, mediaKind } from './media/media.ts';
 import type { MediaResult, RawRaster } from './media/media-types.ts';
 import { isAnimated, mediaDimensions, mergeMediaTechnical, renderAnimated, watchJob } from './media/pipeline.ts';
+import { summaryOfThumbnail, writeVisualSummary } from './visual-summary.service.ts';
 
 export interface RenditionSpec {
   name: RenditionName;
@@ -185,6 +186,7 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
     // (renditions/media/); what it yields as a picture then takes the image path below.
     const kind = job.previewKey ? undefined : mediaKind(asset.content_type, asset.filename);
     let media: MediaResult | undefined;
+    let thumbData: Buffer | null = null;
     const watch = kind ? watchJob(deps, asset.id, asset.sha256, signal) : undefined;
     if (kind || isImage(sourceType) || job.previewKey) {
       try {
@@ -210,6 +212,7 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
             : (animated ? await renderAnimated(file, specs, info, max, deps.config.renditionTimeoutSeconds) : await renderImage(input, specs, info, max, deps.config.renditionTimeoutSeconds)).map((r) => ({ ...r, size: r.data.length }));
           for (const [i, r] of rendered.entries()) {
             const key = keys[i]!;
+            if (r.name === 'imageThumb') thumbData = r.data;
             if (r.data) await deps.blobs.put(key, r.data, { contentType: r.contentType });
             renditions[r.name] = { key, width: r.width, height: r.height, contentType: r.contentType, size: r.size, etag: `"${createHash('sha256').update(key).digest('hex').slice(0, 32)}"` };
           }
@@ -238,6 +241,8 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
       renditions.imageThumb = { key, width: 200, height: 200, contentType: 'image/png', size: data.length, etag: `"${createHash('sha256').update(data).digest('hex').slice(0, 32)}"`, placeholder: true };
       state = 'placeholder';
     }
+    // Every visual asset (image, video poster, PDF page…): a placeholder to paint and a perceptual hash.
+    const summary = !job.previewKey && state === 'ready' && renditions.imageThumb ? await summaryOfThumbnail(deps, renditions.imageThumb.key, thumbData) : undefined;
     const now = deps.clock.now();
     const gone = await deps.db.transaction().execute(async (trx) => {
       // The content may have been replaced meanwhile: only the bytes this job read get their renditions.
@@ -252,7 +257,9 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
         renditions: toJson(state === 'failed' && !job.previewKey ? {} : renditions), renditions_state: job.previewKey ? 'ready' : state,
         technical_metadata: toJson(tech), md5: job.previewKey ? undefined : (tech.tenovos_metadata as { MD5Checksum: string }).MD5Checksum,
         ...(dims && !job.previewKey ? { width: dims.width, height: dims.height } : {}), updated_at: now,
+        ...(job.previewKey ? {} : { placeholder: summary ? toJson(summary.placeholder) : null }),
       }).where('id', '=', asset.id).execute();
+      if (!job.previewKey) await writeVisualSummary(trx, asset.org_id, asset.id, summary?.hash, now);
       if (state !== 'failed') {
         const security = (await securityOf(trx, asset.org_id, [asset.id])).get(asset.id)!;
         const urls: Record<string, string> = {};

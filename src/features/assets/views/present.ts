@@ -40,6 +40,15 @@ export function renditionUrls(deps: Deps, asset: AssetWithOrg, short = false): R
   return out;
 }
 
+/**
+ * `placeholder: { thumbhash, dominantColor }` of a visual asset (image, video poster, PDF page 1…),
+ * set by the renditions job; nothing for an asset without a picture of its own.
+ */
+export function placeholderOf(asset: Pick<AssetWithOrg, 'placeholder'>): { placeholder?: { thumbhash: string; dominantColor: string } } {
+  const value = fromJson<{ thumbhash: string; dominantColor: string } | null>(asset.placeholder, null);
+  return value ? { placeholder: value } : {};
+}
+
 export function fileState(asset: AssetWithOrg): 'available' | 'recycle bin' {
   return asset.deleted_at === null ? 'available' : 'recycle bin';
 }
@@ -92,6 +101,7 @@ function legacyRecord(deps: Deps, asset: AssetWithOrg, security: AssetSecurity, 
     securityDenormalized: securityDenormalized(security),
     renditions: { ...renditionUrls(deps, asset), ...(asset.width !== null ? { width: asset.width } : {}), ...(asset.height !== null ? { height: asset.height } : {}) },
     renditionsState: asset.renditions_state,
+    ...placeholderOf(asset),
     technicalMetadata: withoutText(fromJson<Record<string, unknown>>(asset.technical_metadata, {})),
     contentState: asset.content_state,
     contentType: asset.content_type,
@@ -154,6 +164,7 @@ export function presentSimplified(
     securityTemplates: securityTemplates.length > 0 ? securityTemplates : security.templateIds.map((id) => ({ id, name: '' })),
     metadata,
     renditions: { ...renditionUrls(deps, asset, true), ...(asset.width !== null ? { width: asset.width, height: asset.height } : {}) },
+    ...placeholderOf(asset),
   };
 }
 

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import * as mupdf from 'mupdf';
 
 /**
- * One PDF job in a worker thread (pdf.ts starts it): MuPDF's WebAssembly build opens the file,
- * reads its properties and text, and renders one page to RGB pixels. A hostile file can only
- * exhaust this thread, which pdf.ts terminates on its time and memory bounds.
+ * PDF jobs in a kept-warm worker thread (pdf.ts's pool starts it and sends one job at a time):
+ * MuPDF's WebAssembly build opens the file, reads its properties and text, and renders one page to
+ * RGB pixels. A hostile file can only exhaust this thread, which pdf.ts terminates on its time and
+ * memory bounds and replaces.
  */
 interface Request {
   file: string;
@@ -28,8 +29,24 @@ const META_KEYS: Record<string, string> = {
   encryption: 'encryption',
 };
 
+/** Everything MuPDF allocated for one job, freed when it ends: the thread serves many jobs. */
+type Freeable = { destroy(): void };
+
 function run(req: Request) {
-  const doc = mupdf.Document.openDocument(readFileSync(req.file), 'application/pdf');
+  const owned: Freeable[] = [];
+  const own = <T extends Freeable>(value: T): T => {
+    owned.push(value);
+    return value;
+  };
+  try {
+    return runOwned(req, own);
+  } finally {
+    for (const value of owned.reverse()) value.destroy();
+  }
+}
+
+function runOwned(req: Request, own: <T extends Freeable>(value: T) => T) {
+  const doc = own(mupdf.Document.openDocument(readFileSync(req.file), 'application/pdf'));
   if (doc.needsPassword()) throw new Error('the PDF is password-protected');
   const pageCount = doc.countPages();
   if (pageCount < 1) throw new Error('the PDF has no pages');
@@ -45,7 +62,10 @@ function run(req: Request) {
     let length = 0;
     for (let i = 0; i < pageCount && length < req.textMaxChars; i++) {
       const page = doc.loadPage(i);
-      const t = page.toStructuredText('preserve-whitespace').asText();
+      const stext = page.toStructuredText('preserve-whitespace');
+      const t = stext.asText();
+      stext.destroy();
+      page.destroy();
       parts.push(t);
       length += t.length + 1;
     }
@@ -53,13 +73,13 @@ function run(req: Request) {
     truncated = length >= req.textMaxChars && parts.length < pageCount;
   }
   if (req.page < 0 || req.page >= pageCount) return { pageCount, properties, text, truncated };
-  const page = doc.loadPage(req.page);
+  const page = own(doc.loadPage(req.page));
   const [x0, y0, x1, y1] = page.getBounds();
   const w = x1 - x0;
   const h = y1 - y0;
   if (!(w > 0 && h > 0)) throw new Error(`page ${req.page + 1} has no area`);
   const scale = req.box / Math.max(w, h);
-  const pix = page.toPixmap(mupdf.Matrix.scale(scale, scale), mupdf.ColorSpace.DeviceRGB, false, true);
+  const pix = own(page.toPixmap(mupdf.Matrix.scale(scale, scale), mupdf.ColorSpace.DeviceRGB, false, true));
   const width = pix.getWidth();
   const height = pix.getHeight();
   const stride = pix.getStride();
@@ -77,9 +97,11 @@ function run(req: Request) {
   };
 }
 
-try {
-  const result = run(workerData as Request);
-  parentPort!.postMessage({ ok: true, result }, result.raster ? [result.raster.data.buffer as ArrayBuffer] : []);
-} catch (error) {
-  parentPort!.postMessage({ ok: false, message: (error as Error).message ?? String(error) });
-}
+parentPort!.on('message', ({ id, req }: { id: number; req: Request }) => {
+  try {
+    const result = run(req);
+    parentPort!.postMessage({ id, ok: true, result }, result.raster ? [result.raster.data.buffer as ArrayBuffer] : []);
+  } catch (error) {
+    parentPort!.postMessage({ id, ok: false, message: (error as Error).message ?? String(error) });
+  }
+});

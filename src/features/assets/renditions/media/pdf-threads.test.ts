@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { MediaConfig } from '../../../../config.ts';
+import { RenditionError } from '../rendition-error.ts';
+import { makePdf } from './media.fixtures.ts';
+import { analysePdf, closePdfThreads, PDF_THREADS } from './pdf.ts';
+import { ConversionAborted } from './run-tool.ts';
+
+const media: MediaConfig = {
+  ffmpegPath: undefined,
+  ffprobePath: undefined,
+  sofficePath: undefined,
+  timeoutSeconds: 60,
+  memoryMb: 512,
+  textMaxChars: 100_000,
+};
+
+describe('PDF threads: kept warm, one job each, replaced when a job fails them', () => {
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'tessera-pdf-threads-'));
+  });
+  after(async () => {
+    await closePdfThreads();
+    await rm(dir, { recursive: true, force: true });
+  });
+  const file = async (name: string, bytes: Buffer) => {
+    const path = join(dir, name);
+    await writeFile(path, bytes);
+    return path;
+  };
+
+  it('answers more jobs at once than there are threads, each with its own file', async () => {
+    const files = await Promise.all(
+      Array.from({ length: PDF_THREADS * 3 }, (_, i) =>
+        file(`many-${i}.pdf`, makePdf(Array.from({ length: i + 1 }, (_p, n) => `file${i} page${n}`))),
+      ),
+    );
+    const results = await Promise.all(files.map((f) => analysePdf(media, f, { page: 0, box: 100, text: true })));
+    results.forEach((r, i) => {
+      assert.equal(r.pageCount, i + 1);
+      assert.match(r.text ?? '', new RegExp(`file${i} page0`));
+      assert.equal(r.raster?.height, 100);
+    });
+  });
+
+  it('a file MuPDF cannot read is a RenditionError, and the next file is converted', async () => {
+    const good = makePdf(['after the broken one']);
+    const broken = await file('broken.pdf', Buffer.concat([good.subarray(0, 40), Buffer.alloc(300, 0x41)]));
+    await assert.rejects(analysePdf(media, broken, { page: 0, box: 100, text: true }), RenditionError);
+    const ok = await analysePdf(media, await file('good.pdf', good), { page: 0, box: 100, text: true });
+    assert.match(ok.text ?? '', /after the broken one/);
+  });
+
+  it('a cancelled job (queued or running) rejects as ConversionAborted and later jobs still run', async () => {
+    const big = await file('big.pdf', makePdf(Array.from({ length: 200 }, (_, i) => `long page ${i}`)));
+    const controllers = Array.from({ length: PDF_THREADS + 2 }, () => new AbortController());
+    const runs = controllers.map((c) => analysePdf(media, big, { page: 0, box: 1500, text: true }, c.signal));
+    for (const c of controllers) c.abort(new Error('stop'));
+    for (const run of runs) await assert.rejects(run, ConversionAborted);
+    const aborted = new AbortController();
+    aborted.abort();
+    await assert.rejects(analysePdf(media, big, { page: 0, box: 10, text: false }, aborted.signal), ConversionAborted);
+    const ok = await analysePdf(media, big, { page: 1, box: 50, text: false });
+    assert.equal(ok.pageCount, 200);
+    assert.equal(ok.raster?.height, 50);
+  });
+});
