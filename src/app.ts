@@ -2,6 +2,7 @@ import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { openApiTransform } from './core/http/doc-schema.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import { Type } from 'typebox';
@@ -155,6 +156,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       },
       security: [{ AccessToken: [] }, { bearerAuth: [] }, { ApiKeyAuth: [] }],
     },
+    // Document-only marks (core/http/doc-schema.ts): fields the services require, raw and multipart bodies.
+    transform: openApiTransform,
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, {

@@ -55,6 +55,7 @@ describe('README tour on a fresh install', { skip: hasTools ? false : 'needs cur
       assert.match(out, /^3$/m, 'bulk creation made three assets');
       assert.match(out, /^poster\.jpg$/m, 'the asset exists at once, at GET /v1/assets/{id}');
       assert.match(out, /^pending$/m, 'its content is pending');
+      assert.match(out, /^200 image\/webp$/m, 'the transformed file is served');
       assert.match(out.trim(), /401$/, 'signed out');
     } finally {
       const exited = new Promise((r) => server.once('exit', r));

@@ -191,7 +191,7 @@ export function assetRoutes(app: App, deps: Deps): void {
       config: { public: true },
       schema: {
         operationId: 'UploadContent', tags, summary: 'Upload the content of an asset to its presigned URL (local-disk storage)', security: [],
-        params: UploadParams, querystring: SignedQuery, body: RawBody,
+        consumes: ['application/octet-stream'], params: UploadParams, querystring: SignedQuery, body: RawBody,
         response: { 200: UploadReceived, ...errorResponses('validation_failed', 'forbidden', 'not_found', 'conflict', 'gone') },
       },
     }, async (request, reply) => {
@@ -204,7 +204,7 @@ export function assetRoutes(app: App, deps: Deps): void {
       config: { public: true },
       schema: {
         operationId: 'UploadPart', tags, summary: 'Upload one part of a multipart upload to its presigned URL (local-disk storage)', security: [],
-        params: PartParams, querystring: SignedQuery, body: RawBody,
+        consumes: ['application/octet-stream'], params: PartParams, querystring: SignedQuery, body: RawBody,
         response: { 200: UploadReceived, ...errorResponses('validation_failed', 'forbidden', 'not_found', 'conflict', 'gone') },
       },
     }, async (request, reply) => {

@@ -1,9 +1,9 @@
 import { Type, type Static } from 'typebox';
 import { MEDIA_TYPE_PATTERN } from './upload/content-types.ts';
+import { docBinary, docRequiredOneOf } from '../../core/http/doc-schema.ts';
 
 const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
-const AnyObject = Type.Object({}, { additionalProperties: true });
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'objectId or fileId' }) });
 
@@ -26,8 +26,11 @@ const createFields = {
 };
 
 export const LegacyCreateSchema = Type.Object({ ...createFields, metadata: Type.Optional(MetadataDocument) });
+// A new asset needs its templates, a new version the asset it continues (checked by the service, which names what is missing).
+docRequiredOneOf(LegacyCreateSchema, [['metadataTemplateId', 'securityTemplateIds'], ['originalFileId']]);
 export type LegacyCreate = Static<typeof LegacyCreateSchema>;
 export const SimpleCreateSchema = Type.Object({ ...createFields, metadata: Type.Optional(SimpleMetadata) });
+docRequiredOneOf(SimpleCreateSchema, [['metadataTemplateId', 'securityTemplateIds'], ['originalFileId']]);
 export type SimpleCreate = Static<typeof SimpleCreateSchema>;
 
 const PartUrl = Type.Object({ partNumber: Type.Integer(), url: Type.String() });
@@ -64,7 +67,60 @@ export const BulkCreateResponseSchema = Type.Object({
   data: Type.Array(CreateResponseSchema, { description: 'The created assets, in request order' }),
 });
 
-const Renditions = Type.Record(Type.String(), Type.Union([Type.String(), Type.Integer(), Type.Null()]), { description: 'Rendition name → URL (served by Tessera), plus width and height of the source' });
+const Url = (description: string) => Type.Optional(Type.String({ description }));
+const renditionSize = {
+  width: Type.Optional(Type.Integer({ description: 'Pixel width of the source (after EXIF orientation)' })),
+  height: Type.Optional(Type.Integer({ description: 'Pixel height of the source (after EXIF orientation)' })),
+};
+/** The renditions of the legacy Asset (reference §7.1): URLs by name, served by Tessera, and the source's size. */
+const Renditions = Type.Object({
+  imageThumb: Url('200 px (the reference: 200x200)'),
+  imagePreview: Url('700 px'),
+  imagePreviewLarge: Url('1000 px'),
+  mezzaninePreview: Url('3000 px'),
+  fpo: Url('For placement only: the 1000-pixel rendition under the reference\'s name'),
+  ...renditionSize,
+}, { additionalProperties: Type.String({ description: 'Other renditions (videoProxy, audioPreview, page images, …): their URLs' }), description: 'Rendition name → URL (served by Tessera, GET /v1/asset/{id}/rendition/{name}), plus width and height of the source' });
+/** The same under the 1.5 and webhook names (thumbnail, preview, large, mezzanine, fpo). */
+const ShortRenditions = Type.Object({
+  thumbnail: Url('200 px'), preview: Url('700 px'), large: Url('1000 px'), mezzanine: Url('3000 px'), fpo: Url('For placement only (1000 px)'),
+  ...renditionSize,
+}, { additionalProperties: Type.String({ description: 'Other renditions: their URLs' }), description: 'Rendition name → URL, plus width and height of the source' });
+
+const Num = (description: string) => Type.Optional(Type.Number({ description }));
+const Str = (description: string) => Type.Optional(Type.String({ description }));
+const Int = (description: string) => Type.Optional(Type.Integer({ description }));
+/** Technical metadata (reference §7.1): `tenovos_metadata` and the ExifTool-style `image_metadata`, plus Tessera's media sections. */
+export const TechnicalMetadataSchema = Type.Object({
+  tenovos_metadata: Type.Optional(Type.Object({
+    fileName: Str('The file name'), fileSize: Str('Human-readable size, e.g. "4.4 MB"'), fileSizeInBytes: Int('Bytes'),
+    MD5Checksum: Str('MD5 (hex)'), SHA256Checksum: Str("SHA-256 (hex; Tessera's own)"),
+  }, { additionalProperties: true })),
+  image_metadata: Type.Optional(Type.Object({
+    fileType: Str('JPEG, PNG, TIFF, …'), fileTypeExtension: Str('jpg, png, …'), mimeType: Str('Media type'),
+    imageWidth: Int('Pixels'), imageHeight: Int('Pixels'), imageSize: Str('"<width>x<height>" as stored'), megapixels: Num('Million pixels'),
+    bitsPerSample: Int('Bits per sample'), colorComponents: Int('Colour components'), encodingProcess: Str('JPEG: Baseline DCT, Huffman coding, …'),
+    yCbCrSubSampling: Str('JPEG chroma subsampling, e.g. "YCbCr4:2:0 (2 2)"'), colorType: Str('PNG colour type'),
+    xResolution: Num('Horizontal resolution'), yResolution: Num('Vertical resolution'), resolutionUnit: Str('inches or cm'),
+    colorSpaceData: Str('ICC data colour space (RGB, GRAY, CMYK, …)'), profileDescription: Str('ICC profile description'), profileClass: Str('ICC profile class'),
+    profileVersion: Str('ICC profile version'), profileConnectionSpace: Str('ICC profile connection space'), profileCopyright: Str('ICC profile copyright'),
+    orientation: Int('EXIF orientation (1 to 8)'), hasAlpha: Type.Optional(Type.Boolean()), interpretation: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "libvips' colour space (Tessera's own)" })),
+    exif: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'EXIF fields read (make, model, dateTimeOriginal, …)' })),
+    iptc: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'IPTC fields read (keywords, byLine, …)' })),
+    xmp: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'XMP fields read (title, creator, subject, …)' })),
+  }, { additionalProperties: true, description: 'ExifTool-style keys (reference §7.1) and Tessera\'s own' })),
+  video_metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Video streams (duration, codec, size, …)' })),
+  audio_metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Audio streams (duration, codec, …)' })),
+  document_metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Documents (pageCount, …)' })),
+  renditionError: Str('Why renditions could not be made'),
+}, { additionalProperties: true });
+
+/** One item of the legacy metadata document (reference §7.17). */
+const LegacyMetadataItem = Type.Object({
+  metadataDefinitionId: Type.String({ description: 'The attribute' }),
+  metadataDefinitionValue: Type.Optional(Type.Unknown({ description: 'Text, a vocabulary value id, a list of them, a number or a date, by the attribute type' })),
+  metadataDefinitionTableValue: Type.Optional(Type.Array(Type.Array(Type.Unknown()), { description: 'Table attributes: rows of items' })),
+}, { additionalProperties: true });
 
 /** What a client paints before the thumbnail loads (a Tessera field, issue 25 item 7). */
 export const PlaceholderSchema = Type.Object(
@@ -93,14 +149,14 @@ const assetProperties = {
     lastUpdatedEpoch: Type.Integer(),
     metadataDeletedEpoch: Nullable(Type.Integer()),
     metadataTemplateId: Nullable(Type.String()),
-    metadata: Type.Array(Type.Unknown()),
-    metadataDenormalized: AnyObject,
+    metadata: Type.Array(LegacyMetadataItem),
+    metadataDenormalized: Type.Object({}, { additionalProperties: true, description: 'searchField → value (text, or the referenced id)' }),
     securityTemplateIds: Type.Array(Type.String()),
     securityDenormalized: Type.Array(Type.Object({ groupId: Type.String(), permissions: Type.Array(Type.String()) })),
     renditions: Renditions,
     renditionsState: Type.String({ description: 'none, pending, ready, failed or placeholder' }),
     placeholder: Type.Optional(PlaceholderSchema),
-    technicalMetadata: AnyObject,
+    technicalMetadata: TechnicalMetadataSchema,
     contentState: Type.Union([Type.Literal('pending'), Type.Literal('available'), Type.Literal('none')], { description: 'Whether the content has arrived (a Tessera field): pending (an upload is open: content routes answer 409), available, none (a metadata-only asset, or an upload that was cancelled or expired)' }),
     contentType: Nullable(Type.String()),
     fileSizeInBytes: Nullable(Type.Integer()),
@@ -112,6 +168,8 @@ const assetProperties = {
   };
 
 export const AssetSchema = Type.Object(assetProperties, { $id: 'Asset', title: 'Asset' });
+/** An Asset as search answers it: `includes`/`excludes` may leave any field out, and other index fields in. */
+export const AssetRecordSchema = Type.Partial(Type.Object(assetProperties, { additionalProperties: true }), { description: 'Asset record (reference §7.1); includes/excludes may leave fields out' });
 
 /**
  * An Action object (reference §5): the legacy Asset object with objectType Action — a DAM object
@@ -144,7 +202,7 @@ export const SimpleAssetSchema = Type.Object(
     metadataTemplate: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }), Type.Null()]),
     securityTemplates: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
     metadata: Type.Array(Type.Object({ name: Type.String(), value: Type.Unknown() })),
-    renditions: Renditions,
+    renditions: ShortRenditions,
     placeholder: Type.Optional(PlaceholderSchema),
   },
   { $id: 'SimpleAsset', title: 'SimpleAsset' },
@@ -197,5 +255,5 @@ export const CompleteResponse = Type.Object({
 export const UploadParams = Type.Object({ uploadId: Type.String({ format: 'uuid' }) });
 export const PartParams = Type.Object({ uploadId: Type.String({ format: 'uuid' }), partNumber: Type.Integer({ minimum: 1, maximum: 10_000 }) });
 export const SignedQuery = Type.Object({ expires: Type.String({ maxLength: 20 }), signature: Type.String({ maxLength: 200 }) });
-export const RawBody = Type.Any({ description: 'The raw bytes of the file (any media type)' });
+export const RawBody = docBinary(Type.Any({ description: 'The raw bytes of the file (any media type; the Content-Type, when sent, is checked against them)' }));
 export const UploadReceived = Type.Object({ status: Type.Literal('success'), etag: Type.String() });

@@ -23,7 +23,7 @@ export { mailConfigured, type MailMessage } from './share/mail.ts';
 export { shareSourcesByFileId, type ShareSource } from './share/share-sources.ts';
 export { signPath, verifySignedPath } from './upload/signed-urls.ts';
 export { serveBlob } from './download/serve.ts';
-export { SignedQuery, ActionObjectSchema } from './assets.schemas.ts';
+export { SignedQuery, ActionObjectSchema, AssetRecordSchema } from './assets.schemas.ts';
 // Hooks the composition roots hand to other features: Action objects to actions (src/app.ts),
 // template usage and metadata apply to metadata (src/app.ts, src/workers.ts).
 export { readActionObject } from './bulk/action-objects.ts';

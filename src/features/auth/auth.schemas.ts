@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { docRequiredOneOf } from '../../core/http/doc-schema.ts';
 
 /** One body, three shapes: new token, refresh at top level, refresh inside `session` (or the whole previous response). */
 export const TokenRequestSchema = Type.Object({
@@ -14,6 +15,8 @@ export const TokenRequestSchema = Type.Object({
     expireEpoch: Type.Optional(Type.Number()),
   })),
 }, { description: 'New token: {username, password}. Refresh: {accessToken, refreshToken}, {session: {...}} or the previous response.' });
+
+docRequiredOneOf(TokenRequestSchema, [['username', 'password'], ['refreshToken'], ['session']]);
 
 export const SessionResponseSchema = Type.Object({
   endpointUrl: Type.String(),

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { docRequired } from '../../core/http/doc-schema.ts';
 
 const Id = Type.String({ minLength: 1, maxLength: 100 });
 const Ids = (max: number, description: string) => Type.Array(Id, { maxItems: max, description });
@@ -15,6 +16,7 @@ export const CollectionCreateSchema = Type.Object({
   MetadataDocument: Type.Optional(MetadataDocument),
   metadataDocument: Type.Optional(MetadataDocument),
 }, { additionalProperties: true });
+docRequired(CollectionCreateSchema, ['collectionType', 'name']);
 export type CollectionCreate = Static<typeof CollectionCreateSchema>;
 
 export const CollectionCreatedSchema = Type.Object({

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { docRequired } from '../../core/http/doc-schema.ts';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { principalOf } from '../../core/http/authenticate.ts';
@@ -15,6 +16,10 @@ const ShareBodySchema = Type.Object({
   expiration: Type.Optional(Type.Integer({ description: 'Seconds the links stay valid (60 to 2592000; default 7 days)' })),
 });
 
+// Required by the service, which names a missing one with the reference's message (core/http/doc-schema.ts).
+docRequired(ShareBodySchema, ['sender', 'shareUsers']);
+docRequired(ShareBodySchema.properties.sender, ['name']);
+docRequired(ShareBodySchema.properties.shareUsers.items, ['email']);
 const ShareStartedSchema = Type.Object({
   StatusCode: Type.Integer({ description: "The reference's Lambda-invoke envelope: 200 (the invocation's status; the HTTP status is 202)", examples: [200] }),
   ExecutedVersion: Type.String({ description: "The reference's Lambda-invoke envelope: always $LATEST", examples: ['$LATEST'] }),

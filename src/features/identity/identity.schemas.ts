@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { docRequiredOneOf } from '../../core/http/doc-schema.ts';
 
 const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 const Name50 = Type.String({ minLength: 1, maxLength: 50 });
@@ -79,6 +80,7 @@ export const GroupMembershipSchema = Type.Object({
   userGroupId: Type.Optional(Uuid),
   userGroupName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
 });
+docRequiredOneOf(GroupMembershipSchema, [['userGroupId'], ['userGroupName']]);
 export type GroupMembership = Static<typeof GroupMembershipSchema>;
 
 export const StatusMessageSchema = Type.Object({ status: Type.Literal('success'), message: Type.String() });

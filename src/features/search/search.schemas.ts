@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { AssetRecordSchema } from '../assets/index.ts';
 
 const SearchTerm = Type.Union([Type.Array(Type.String({ maxLength: 500 }), { maxItems: 50 }), Type.String({ maxLength: 500 })], {
   description: 'Keywords ("logo"), prefixes ("log*"), phrases ("\\"red car\\""), facet terms ("Agency: Sunset Images LLC") or "*"',
@@ -60,7 +61,7 @@ const Facet = Type.Object({
   facet_name: Type.String(),
   values: Type.Array(Type.Object({ key: Type.String(), doc_count: Type.Integer() })),
 });
-const AssetRecord = Type.Object({}, { additionalProperties: true, description: 'Asset record (reference §7.1)' });
+const AssetRecord = AssetRecordSchema;
 
 export const SearchResultSchema = Type.Object({
   hitCount: Type.Integer({ description: 'Number of results in this page (as the reference\'s clients read it)' }),

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { docRequired } from '../../../core/http/doc-schema.ts';
 import type { Deps } from '../../../deps.ts';
 import type { App } from '../../../core/http/app-types.ts';
 import { principalOf } from '../../../core/http/authenticate.ts';
@@ -15,6 +16,8 @@ const LinkBody = Type.Object({
     linkType: Type.Optional(Type.String({ maxLength: 50, description: 'child, derivative or placed-graphic (placed_graphic accepted)' })),
   }), { maxItems: 1000 })),
 });
+docRequired(LinkBody, ['secondaryIds']);
+docRequired(LinkBody.properties.secondaryIds.items, ['id']);
 const LinkResults = Type.Array(Type.Object({ status: Type.Union([Type.Literal('success'), Type.Literal('error')]), message: Type.String(), relationshipId: Type.Optional(Type.String()) }));
 const Relationship = Type.Object({
   primaryId: Type.String(), secondaryId: Type.String(), linkType: Type.String(), relationshipId: Type.String(), customerId: Type.String(), createdEpoch: Type.Integer(), lastUpdatedEpoch: Type.Integer(),

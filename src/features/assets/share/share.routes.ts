@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { docRequired } from '../../../core/http/doc-schema.ts';
 import type { Deps } from '../../../deps.ts';
 import type { App } from '../../../core/http/app-types.ts';
 import { principalOf } from '../../../core/http/authenticate.ts';
@@ -14,6 +15,10 @@ const ShareBody = Type.Object({
   shareMessage: Type.Optional(Type.String({ maxLength: 5000 })),
   expiration: Type.Optional(Type.Integer({ description: 'Seconds the links stay valid (default 7 days)' })),
 });
+// Required by the service, which names a missing one with the reference's message (core/http/doc-schema.ts).
+docRequired(ShareBody, ['sender', 'shareUsers', 'assets']);
+docRequired(ShareBody.properties.sender, ['name']);
+docRequired(ShareBody.properties.shareUsers.items, ['email']);
 const ShareResponse = Type.Object({
   status: Type.Literal('success'), message: Type.String(),
   mailQueued: Type.Boolean({ description: 'A mail per recipient is in the outbox; the workers deliver it, retrying while the SMTP server is unavailable' }),

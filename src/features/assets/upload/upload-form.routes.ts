@@ -1,6 +1,7 @@
 import multipart, { type Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+import { docAs } from '../../../core/http/doc-schema.ts';
 import type { Deps } from '../../../deps.ts';
 import type { App } from '../../../core/http/app-types.ts';
 import { principalOf } from '../../../core/http/authenticate.ts';
@@ -37,6 +38,23 @@ function parseList(value: string | undefined, field: string): string[] | undefin
   return text.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
+const UploadFormBody = docAs(Type.Any({ description: 'multipart/form-data' }), {
+  type: 'object',
+  description: 'The fields first, then the file part',
+  required: ['file'],
+  properties: {
+    metadataTemplateId: { type: 'string', description: 'Metadata template of the new asset (required unless originalFileId)' },
+    securityTemplateIds: { type: 'string', description: 'Security templates: a JSON array or comma-separated ids (required unless originalFileId)' },
+    metadata: { type: 'string', description: 'The legacy metadata document as JSON text ([{metadataDefinitionId, metadataDefinitionValue}])' },
+    filename: { type: 'string', description: "The file's name (default: the file part's own)" },
+    originalFileId: { type: 'string', description: 'Present: the file is a new version of that asset (then metadataTemplateId and securityTemplateIds are inherited)' },
+    overwriteEmbeddedMetadata: { type: 'string', enum: ['true', 'false'], description: 'Embedded IPTC, XMP and EXIF fields replace attribute values already set' },
+    onDuplicate: { type: 'string', enum: ['report', 'refuse', 'version'], description: 'What to do when the organization already holds these bytes' },
+    checksum: { type: 'string', description: 'SHA-256 of the file (hex)' },
+    file: { type: 'string', format: 'binary', description: 'The file, sent last (up to the part size); its part\'s Content-Type is checked against its bytes' },
+  },
+});
+
 /** The direct form upload: create an asset and send its (small) file in one multipart/form-data request. */
 export function uploadFormRoutes(app: App, deps: Deps): void {
   // A small file in one request: the asset's fields, then the file, as multipart/form-data.
@@ -46,7 +64,7 @@ export function uploadFormRoutes(app: App, deps: Deps): void {
       schema: {
         operationId: 'UploadAsset', tags, summary: 'Create an asset and upload its file in one multipart/form-data request (fields first, then the file; up to the part size)',
         consumes: ['multipart/form-data'],
-        body: Type.Any({ description: 'Fields metadataTemplateId, securityTemplateIds (JSON array or comma-separated), metadata (JSON), filename (optional), then the file part `file`' }),
+        body: UploadFormBody,
         response: { 200: CreateResponseSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'unsupported_media_type') },
       },
     }, async (request) => {

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { docRequired } from '../../../core/http/doc-schema.ts';
 
 export const OAuthClientCreateSchema = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100, description: 'Shown on the consent page' }),
@@ -47,8 +48,10 @@ export const TokenFormSchema = Type.Object({
   grant_type: Param, code: Param, redirect_uri: Param, code_verifier: Param, refresh_token: Param,
   client_id: Param, client_secret: Param, scope: Param,
 });
+docRequired(TokenFormSchema, ['grant_type']);
 
 export const RevokeFormSchema = Type.Object({ token: Type.Optional(Type.String({ maxLength: 8192 })), token_type_hint: Param, client_id: Param, client_secret: Param });
+docRequired(RevokeFormSchema, ['token']);
 
 export const OAuthTokenResponseSchema = Type.Object({
   access_token: Type.String(),
