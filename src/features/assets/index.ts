@@ -10,6 +10,7 @@ import { uploadFormRoutes } from './upload/upload-form.routes.ts';
 import { recycleBinRoutes } from './recycle-bin/recycle-bin.routes.ts';
 import { renditionLinkRoutes } from './download/rendition-links.ts';
 import { transformRoutes } from './transform/transform.routes.ts';
+import { similarRoutes } from './similar/similar.routes.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
 export { findAsset, securityOf, assetsForIndexing, existingAssetIds, liveAssetIds, objectIdsByAnyId, servedContentOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
@@ -42,5 +43,6 @@ export function assetsRoutes(app: App, deps: Deps): void {
   uploadFormRoutes(app, deps);
   recycleBinRoutes(app, deps);
   transformRoutes(app, deps);
+  similarRoutes(app, deps);
 }
 

@@ -1,13 +1,16 @@
 import type { Deps } from '../../deps.ts';
 import type { RevisionCache } from '../../core/db/revision-cache.ts';
 import { createAssetViewCache, type AssetView } from './views/asset-views.ts';
+import { createSimilarIndex, type SimilarIndex } from './similar/similar-index.ts';
 
 /** The assets feature's per-process state (deps.runtime.assets), built by src/runtime.ts. */
 export interface AssetRuntime {
   /** Asset views (row, security, template) by "org\0id", until content or identity changes (core/db/revision.ts). */
   readonly views: RevisionCache<AssetView>;
+  /** Perceptual hashes per organization for near-duplicate search (POST /v1/search/similar). */
+  readonly similar: SimilarIndex;
 }
 
 export function createAssetRuntime(deps: Deps): AssetRuntime {
-  return { views: createAssetViewCache(deps) };
+  return { views: createAssetViewCache(deps), similar: createSimilarIndex() };
 }

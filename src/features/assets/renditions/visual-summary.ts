@@ -73,7 +73,8 @@ export function hammingDistance(a: VisualHash, b: VisualHash): number {
   return popcount((a.hi ^ b.hi) >>> 0) + popcount((a.lo ^ b.lo) >>> 0);
 }
 
-function popcount(n: number): number {
+/** Set bits of a 32-bit value. */
+export function popcount(n: number): number {
   let v = n - ((n >>> 1) & 0x55555555);
   v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
   return (((v + (v >>> 4)) & 0x0f0f0f0f) * 0x01010101) >>> 24;

@@ -154,7 +154,7 @@ async function stageFile(file: Readable & { truncated?: boolean }, maxBytes: num
  * The parts of a multipart request. A body the parser cannot read (no boundary, cut short, not
  * multipart at all) is a 400 naming the body; the parser's own limits keep their status (413).
  */
-async function* wellFormedParts(request: FastifyRequest): AsyncGenerator<Multipart> {
+export async function* wellFormedParts(request: FastifyRequest): AsyncGenerator<Multipart> {
   const parts = request.parts()[Symbol.asyncIterator]();
   for (;;) {
     let step: IteratorResult<Multipart>;
