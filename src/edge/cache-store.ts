@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, rmSync } from 'node:fs';
-import { open, readFile, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
+import { open, readFile, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { PreparedHit } from './http1.ts';
 
 /** One stored response (one variant of one URL). */
@@ -138,6 +140,35 @@ export class CacheStore {
       full.file = null;
     }
     if (full.dead && full.file) await unlink(full.file).catch(() => {});
+    return full;
+  }
+
+  /**
+   * Stores an object read from `stream` straight into its file (never in memory whole), then indexes
+   * it as a disk-only entry. Throws (keeping nothing) when the stream fails or brings other than
+   * `entry.size` bytes.
+   */
+  async putStream(baseKey: string, variant: string, entry: Omit<CacheEntry, 'key' | 'body' | 'file' | 'dead' | 'variants'>, stream: Readable): Promise<CacheEntry> {
+    const key = `${baseKey}\u0000${variant}`;
+    const file = join(this.opts.dir, createHash('sha1').update(key).update(String(entry.storedAt)).update('\u0000stream').digest('hex'));
+    try {
+      await pipeline(stream, createWriteStream(file));
+      const written = (await stat(file)).size;
+      if (written !== entry.size) throw new Error(`origin sent ${written} bytes, not the ${entry.size} it declared`);
+    } catch (error) {
+      await unlink(file).catch(() => {});
+      throw error;
+    }
+    this.mru = null;
+    const old = this.entries.get(key);
+    if (old) this.remove(old);
+    const full: CacheEntry = { ...entry, key, body: null, file, dead: false, variants: new Map(), fast: undefined };
+    this.entries.set(key, full);
+    let group = this.groups.get(baseKey);
+    if (!group) this.groups.set(baseKey, (group = new Map()));
+    group.set(variant, full);
+    this.diskBytes += entry.size;
+    this.evictDisk();
     return full;
   }
 

@@ -28,7 +28,8 @@ import { openGeo, type Geo } from './geo.ts';
 import { acceptedFormats, encodeImage, isOptimizableImage, minify, variantEtag, type ImageFormat } from './optimizer.ts';
 import { createUrlOrigin, type OriginFetcher, type OriginResponse } from './origin.ts';
 import { EdgeStats, type CacheStatus } from './stats.ts';
-import { bufferSource, sendFileRange, sendRange } from './file-body.ts';
+import { bufferSource, sendFileRange, sendRange, sendStream } from './file-body.ts';
+import type { Readable } from 'node:stream';
 
 export interface EdgeDeps {
   config: EdgeConfig;
@@ -89,7 +90,16 @@ interface Fetched {
   body: Buffer;
   entry: CacheEntry | null;
   revalidated: boolean;
+  /** Written from the origin's stream straight to the entry's file: sent from there. */
+  streamed?: boolean;
+  /** Passed through uncached (too big to store, or not storable): `size` bytes for one client only. */
+  stream?: Readable;
+  size?: number;
+  /** The pass-through stream was taken by the first of the coalesced requests. */
+  taken?: boolean;
 }
+
+const EMPTY = Buffer.alloc(0);
 
 const TOKEN_PARAMS = new Set(['token', 'expires']);
 /** Client headers not passed to the origin: hop-by-hop, credentials, and what the edge decides itself. */
@@ -598,10 +608,12 @@ export class Edge {
     let etag: string | undefined;
     let lastModified: string | undefined;
     let ageSeconds = 0;
+    /** An object too big to keep, streamed from the origin to this client (no ranges). */
+    let passThrough: Readable | null = null;
     if (entry && !entry.dead && (!fetched || fetched.entry === entry)) {
       status = entry.status;
       headers = entry.headers;
-      if ((!fetched || fetched.revalidated) && this.cache.streams(entry) && !(s.optimizerEnabled && isOptimizableImage(headers['content-type']))) {
+      if (fetched?.streamed || ((!fetched || fetched.revalidated) && this.cache.streams(entry) && !(s.optimizerEnabled && isOptimizableImage(headers['content-type'])))) {
         body = null;
         size = entry.size;
       } else {
@@ -613,11 +625,28 @@ export class Edge {
       etag = entry.etag;
       lastModified = entry.lastModified;
       ageSeconds = Math.floor(Math.max(0, now - entry.storedAt + entry.initialAgeMs) / 1000);
+    } else if (fetched?.streamed) {
+      return refuse(503, 'Cached object was purged; retry');
     } else if (fetched) {
+      if (fetched.stream && fetched.taken) {
+        // A pass-through stream serves one client: a coalesced request fetches its own.
+        try {
+          fetched = await this.fetchAndStore(rt, base, variant, path, query, originHeaders(), undefined, this.epochs.get(zone.id) ?? 0, true);
+        } catch (error) {
+          return refuse(502, `Origin unavailable: ${(error as Error).message}`);
+        }
+      }
       status = fetched.status;
       headers = storedHeaders(fetched.headers);
-      body = fetched.body;
-      size = body.length;
+      if (fetched.stream) {
+        fetched.taken = true;
+        passThrough = fetched.stream;
+        body = null;
+        size = fetched.size ?? 0;
+      } else {
+        body = fetched.body;
+        size = body.length;
+      }
       etag = headers['etag'];
       lastModified = headers['last-modified'];
     } else {
@@ -641,6 +670,7 @@ export class Edge {
     out['age'] = ageSeconds;
     out['cdn-cache'] = cacheStatus;
     if (status === 200 && notModified({ ifNoneMatch: header('if-none-match'), ifModifiedSince: header('if-modified-since') }, etag, lastModified)) {
+      passThrough?.destroy();
       delete out['content-type'];
       res.writeHead(304, out);
       res.end();
@@ -649,7 +679,7 @@ export class Edge {
     let start = 0;
     let end = size - 1;
     let code = status;
-    if (status === 200 && req.headers.range !== undefined) {
+    if (status === 200 && req.headers.range !== undefined && passThrough === null) {
       const ifRange = header('if-range');
       const rangeOk = ifRange === undefined || (ifRange.startsWith('"') || ifRange.startsWith('W/') ? ifRange === etag : ifRange === lastModified);
       const range = rangeOk ? parseRange(header('range'), size) : { kind: 'full' as const };
@@ -664,6 +694,16 @@ export class Edge {
     const length = end - start + 1;
     out['content-length'] = length;
     const throttle = s.limitRatePerSecond > 0 && length > s.limitRateAfter;
+    if (passThrough !== null) {
+      res.writeHead(code, out);
+      if (req.method === 'HEAD' || length === 0) {
+        passThrough.destroy();
+        res.end();
+        return record(code);
+      }
+      sent = await sendStream(res, passThrough, length, throttle ? { after: s.limitRateAfter, rate: s.limitRatePerSecond } : null);
+      return record(code);
+    }
     if (body === null) {
       const file = req.method === 'HEAD' || length === 0 || !entry ? null : await this.cache.open(entry);
       if (file === null && req.method !== 'HEAD' && length > 0) return refuse(503, 'Cached object unavailable; retry');
@@ -773,11 +813,12 @@ export class Edge {
     let origin: OriginResponse;
     if (s.originType === 'assets') {
       if (!this.deps.assetOrigin) throw new Error('asset-store origin not available');
-      origin = await this.deps.assetOrigin.fetch(zone, path, h);
+      // Objects beyond a quarter of the memory tier come as a stream, never read whole (defect 8).
+      origin = await this.deps.assetOrigin.fetch(zone, path, h, { inlineMaxBytes: Math.floor(this.deps.config.memoryMaxBytes / 4) });
     } else {
       origin = await this.origin.fetch(zone, path, query, h);
     }
-    this.stats.origin(zone.id, now, origin.body.length, origin.ms);
+    this.stats.origin(zone.id, now, origin.stream ? origin.size ?? 0 : origin.body.length, origin.ms);
     const purged = (this.epochs.get(zone.id) ?? 0) !== epoch;
     const opts = { edgeTtl: s.cacheControlMaxAgeOverride, staleWhileUpdating: s.useStaleWhileUpdating, staleWhileOffline: s.useStaleWhileOffline, nowMs: now };
     if (origin.status === 304 && stale && !stale.dead) {
@@ -794,11 +835,20 @@ export class Edge {
       stale.initialAgeMs = f.initialAgeMs;
       return { status: stale.status, headers: merged, body: Buffer.alloc(0), entry: stale, revalidated: true };
     }
-    if (origin.status >= 500) return { status: origin.status, headers: origin.headers, body: origin.body, entry: null, revalidated: false };
+    if (origin.status >= 500) {
+      origin.stream?.destroy();
+      return { status: origin.status, headers: origin.headers, body: origin.body, entry: null, revalidated: false };
+    }
     let body = origin.body;
     const f = freshness(origin.status, origin.headers, opts);
     const stored = storedHeaders(origin.headers);
-    if (s.optimizerEnabled && origin.status === 200) {
+    const stream = origin.stream;
+    const streamSize = origin.size ?? 0;
+    if (stream) {
+      // Kept on disk when the cache can hold it and it is within EDGE_MAX_OBJECT_BYTES; otherwise passed through.
+      const keep = f.storable && !purged && !bypass && streamSize <= this.deps.config.maxObjectBytes && streamSize <= this.deps.config.cacheMaxBytes;
+      if (!keep) return { status: origin.status, headers: stored, body: EMPTY, entry: null, revalidated: false, stream, size: streamSize };
+    } else if (s.optimizerEnabled && origin.status === 200) {
       const small = await minify(body, stored['content-type'], s);
       if (small) {
         body = small;
@@ -814,17 +864,18 @@ export class Edge {
       variantKey = varyKey(vary, header) + (variant.includes('|a=') ? variant.slice(variant.lastIndexOf('|a=')) : '');
     }
     const tags = ['cdn-tag', 'surrogate-key', 'cache-tag'].flatMap((name) => (origin.headers[name] ?? '').split(/[,\s]+/)).map((t) => t.trim()).filter(Boolean);
-    const entry = await this.cache.put(base, variantKey, {
-      zoneId: zone.id, path, tags, status: origin.status, headers: stored, size: body.length, storedAt: now,
+    const meta = {
+      zoneId: zone.id, path, tags, status: origin.status, headers: stored, size: stream ? streamSize : body.length, storedAt: now,
       ttlMs: f.ttlMs, swrMs: f.swrMs, sieMs: f.sieMs, alwaysRevalidate: f.alwaysRevalidate, initialAgeMs: f.initialAgeMs,
       etag: stored['etag'], lastModified: stored['last-modified'],
-    }, body);
+    };
+    const entry = stream ? await this.cache.putStream(base, variantKey, meta, stream) : await this.cache.put(base, variantKey, meta, body);
     // A purge that landed while we wrote must win.
     if ((this.epochs.get(zone.id) ?? 0) !== epoch) {
       this.cache.remove(entry);
-      return { status: origin.status, headers: stored, body, entry: null, revalidated: false };
+      return { status: origin.status, headers: stored, body, entry: null, revalidated: false, streamed: stream !== undefined };
     }
-    return { status: origin.status, headers: stored, body, entry, revalidated: false };
+    return { status: origin.status, headers: stored, body, entry, revalidated: false, streamed: stream !== undefined };
   }
 }
 

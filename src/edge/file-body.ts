@@ -1,4 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import type { EdgeResponse } from './http1.ts';
 
 /** Bytes per write: large enough for few syscalls, small enough to keep memory flat. */
@@ -71,3 +72,38 @@ export async function sendRange(res: EdgeResponse, source: BodySource, start: nu
 /** sendRange from an open cache file. */
 export const sendFileRange = (res: EdgeResponse, file: FileHandle, start: number, end: number, pace: { after: number; rate: number } | null): Promise<number> =>
   sendRange(res, fileSource(file), start, end, pace);
+
+/**
+ * Sends `length` bytes read from `stream` (an origin object passed through uncached), waiting for the
+ * socket to drain between chunks so it never sits in memory whole; paced like sendRange. Ends the
+ * response, or destroys it when the stream fails or brings another length; returns the bytes written.
+ */
+export async function sendStream(res: EdgeResponse, stream: Readable, length: number, pace: { after: number; rate: number } | null): Promise<number> {
+  let offset = 0;
+  let closed = false;
+  res.once('close', () => { closed = true; });
+  const began = performance.now();
+  try {
+    for await (const data of stream) {
+      const chunk = data as Buffer;
+      if (closed) return offset;
+      if (offset + chunk.length > length) {
+        res.destroy();
+        return offset;
+      }
+      if (pace !== null && offset + chunk.length > pace.after) {
+        while (!closed && pace.after + ((performance.now() - began) / 1000) * pace.rate < offset + chunk.length) await new Promise((r) => setTimeout(r, PACE_MS));
+      }
+      offset += chunk.length;
+      if (!res.write(chunk) && !(await res.drained())) return offset;
+    }
+    if (offset !== length) res.destroy();
+    else if (!closed) res.end();
+    return offset;
+  } catch {
+    res.destroy();
+    return offset;
+  } finally {
+    stream.destroy();
+  }
+}

@@ -35,7 +35,7 @@ export async function checkPublishable(deps: Deps, principal: Principal, assetId
 export function assetOriginFor(deps: { db: Db; blobs: BlobStore }): AssetOrigin {
   const notFound = (started: number): OriginResponse => ({ status: 404, headers: { 'content-type': 'application/json', 'cache-control': 'max-age=10' }, body: Buffer.from('{"message":"Asset not found"}'), ms: performance.now() - started });
   return {
-    async fetch(zone, path, headers) {
+    async fetch(zone, path, headers, options) {
       const started = performance.now();
       const m = /^\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\/[^/]*)?$/i.exec(path);
       if (!m) return notFound(started);
@@ -56,11 +56,20 @@ export function assetOriginFor(deps: { db: Db; blobs: BlobStore }): AssetOrigin 
         'cdn-tag': `asset-${assetId}`,
       };
       if (headers['if-none-match'] === etag) return { status: 304, headers: base, body: Buffer.alloc(0), ms: performance.now() - started };
-      const stream = await deps.blobs.get(row.blob_key);
-      if (!stream) return notFound(started);
+      // Never read a big object whole (issue 23, defect 8): the edge streams it to disk or the client.
+      const size = (await deps.blobs.head(row.blob_key))?.size;
+      const stream = size === undefined ? null : await deps.blobs.get(row.blob_key);
+      if (!stream || size === undefined) return notFound(started);
+      if (size > (options?.inlineMaxBytes ?? 1024 * 1024)) {
+        return { status: 200, headers: { ...base, 'content-length': String(size) }, body: Buffer.alloc(0), stream, size, ms: performance.now() - started };
+      }
       const chunks: Buffer[] = [];
-      for await (const chunk of stream) chunks.push(chunk as Buffer);
-      const body = Buffer.concat(chunks);
+      let read = 0;
+      for await (const chunk of stream) {
+        read += (chunk as Buffer).length;
+        chunks.push(chunk as Buffer);
+      }
+      const body = Buffer.concat(chunks, read);
       return { status: 200, headers: { ...base, 'content-length': String(body.length) }, body, ms: performance.now() - started };
     },
   };

@@ -4,6 +4,7 @@
  * `src/edge/` reaches into features only through this module and `features/cdn/index.ts`, and
  * `features/cdn` never imports `src/edge/` (the arrow points from the edge to the API, never back).
  */
+import type { Readable } from 'node:stream';
 import type { ZoneConfig } from './zone-model.ts';
 
 export { checkControlAuth, CONTROL_AUTH_HEADER, EDGE_LIVENESS_MS, type ControlMessage, type PurgeMessage } from './control.ts';
@@ -26,9 +27,16 @@ export interface OriginResponse {
   headers: Record<string, string>;
   body: Buffer;
   ms: number;
+  /**
+   * Set for an object too big to hold whole (issue 23, defect 8): `body` is empty and the bytes
+   * come from this stream, `size` of them. The edge streams it to disk or straight to the client.
+   */
+  stream?: Readable;
+  size?: number;
 }
 
 /** The origin of asset-store zones (published assets only), implemented by the API side (`assetOriginFor`). */
 export interface AssetOrigin {
-  fetch(zone: ZoneConfig, path: string, headers: Record<string, string>): Promise<OriginResponse>;
+  /** Objects of more than `inlineMaxBytes` come back as a stream (never read whole); smaller ones as a body. */
+  fetch(zone: ZoneConfig, path: string, headers: Record<string, string>, options?: { inlineMaxBytes: number }): Promise<OriginResponse>;
 }
