@@ -188,4 +188,72 @@ forEachEngine('security: asset visibility, unlink oracle, links dying with their
       await worker.stop();
     }
   });
+  it('an asset share is revoked by its id (DELETE, 204): every link it made answers 410 at once; links die when the asset goes to the recycle bin (defect 10)', async () => {
+    const org = await createTestOrg(ctx());
+    const other = await createTestOrg(ctx());
+    const a = await uploadAsset(ctx(), org, await jpeg(8, 8), 'a.jpg');
+    const b = await uploadAsset(ctx(), org, await jpeg(8, 8), 'b.jpg');
+    const share = async (headers = org.admin.headers) => {
+      const res = await ctx().inject({ method: 'POST', url: '/v1/asset/share', headers, payload: { sender: { name: 'A' }, shareUsers: [{ email: 'out@example.test' }], assets: [a.objectId, b.objectId] } });
+      assert.equal(res.statusCode, 200, res.body);
+      const body = json(res);
+      assert.match(body.shareId, /^[0-9a-f-]{36}$/);
+      return { shareId: body.shareId as string, urls: body.links.map((l: { url: string }) => pathOf(l.url)) as string[] };
+    };
+    const first = await share();
+    const second = await share();
+    for (const url of [...first.urls, ...second.urls]) assert.equal((await ctx().inject({ method: 'GET', url })).statusCode, 200, url);
+    // The share id is signed into each link: moving a link to another share is a bad signature.
+    const moved = first.urls[0]!.replace(first.shareId, second.shareId);
+    assert.equal((await ctx().inject({ method: 'GET', url: moved })).statusCode, 403);
+    const withoutShare = first.urls[0]!.replace(`share=${first.shareId}&`, '');
+    assert.equal((await ctx().inject({ method: 'GET', url: withoutShare })).statusCode, 403);
+
+    // Another organization's administrator: a 404 as for a missing share; a stranger without Share on the assets: 403.
+    assert.equal((await ctx().inject({ method: 'DELETE', url: `/v1/asset/share/${first.shareId}`, headers: other.admin.headers })).statusCode, 404);
+    const stranger = await createTestUser(ctx(), org, { privileges: ['download'] });
+    const refused = await ctx().inject({ method: 'DELETE', url: `/v1/asset/share/${first.shareId}`, headers: stranger.headers });
+    assert.ok([403, 404].includes(refused.statusCode), refused.body);
+    assert.equal((await ctx().inject({ method: 'GET', url: first.urls[0]! })).statusCode, 200, 'a refused revoke changes nothing');
+
+    const revoke = await ctx().inject({ method: 'DELETE', url: `/v1/asset/share/${first.shareId}`, headers: org.admin.headers });
+    assert.equal(revoke.statusCode, 204, revoke.body);
+    for (const url of first.urls) assert.equal((await ctx().inject({ method: 'GET', url })).statusCode, 410, url);
+    for (const url of second.urls) assert.equal((await ctx().inject({ method: 'GET', url })).statusCode, 200, 'the other share still works');
+    assert.equal((await ctx().inject({ method: 'DELETE', url: `/v1/asset/share/${first.shareId}`, headers: org.admin.headers })).statusCode, 204, 'revoking twice changes nothing');
+    assert.equal((await ctx().inject({ method: 'DELETE', url: `/v1/asset/share/${crypto.randomUUID()}`, headers: org.admin.headers })).statusCode, 404);
+
+    // A sharer (Share on the assets through the Administrators group's template) revokes their own share.
+    const sharer = await createTestUser(ctx(), org, { privileges: ['download'], groupIds: [org.groups.everyone, org.groups.administrators] });
+    const own = await ctx().inject({ method: 'POST', url: '/v1/asset/share', headers: sharer.headers, payload: { sender: { name: 'S' }, shareUsers: [{ email: 'x@example.test' }], assets: [a.objectId] } });
+    assert.equal(own.statusCode, 200, own.body);
+    assert.equal((await ctx().inject({ method: 'DELETE', url: `/v1/asset/share/${json(own).shareId}`, headers: sharer.headers })).statusCode, 204);
+    assert.equal((await ctx().inject({ method: 'GET', url: pathOf(json(own).links[0].url) })).statusCode, 410);
+
+    // Dies with its source: the asset in the recycle bin ends the second share's link to it.
+    assert.equal((await ctx().inject({ method: 'POST', url: `/v1/asset/${a.objectId}/delete`, headers: org.admin.headers, payload: { action: 'delete' } })).statusCode, 200);
+    assert.equal((await ctx().inject({ method: 'GET', url: second.urls[0]! })).statusCode, 404);
+    assert.equal((await ctx().inject({ method: 'GET', url: second.urls[1]! })).statusCode, 200);
+  });
+
+  it('a public story-board link stops showing an asset once it is in the recycle bin, and dies with a revoke (defect 10)', async () => {
+    const org = await createTestOrg(ctx());
+    const worker = assetWorker(ctx());
+    try {
+      const asset = await uploadAsset(ctx(), org, await jpeg(32, 32), 'sb.jpg');
+      await worker.drain();
+      const board = json(await ctx().inject({ method: 'POST', url: '/v1/storyboards', headers: org.admin.headers, payload: { title: 'B', status: 'published', blocks: [{ type: 'asset', assetId: asset.objectId }] } }));
+      const link = json(await ctx().inject({ method: 'POST', url: `/v1/storyboards/${board.id}/links`, headers: org.admin.headers, payload: {} }));
+      const base = pathOf(link.url);
+      const rendition = `${base}/assets/${asset.objectId}/imageThumb`;
+      assert.equal((await ctx().inject({ method: 'GET', url: rendition })).statusCode, 200);
+      assert.equal((await ctx().inject({ method: 'POST', url: `/v1/asset/${asset.objectId}/delete`, headers: org.admin.headers, payload: { action: 'delete' } })).statusCode, 200);
+      assert.equal((await ctx().inject({ method: 'GET', url: rendition })).statusCode, 404);
+      assert.doesNotMatch((await ctx().inject({ method: 'GET', url: `${base}/view` })).body, new RegExp(asset.objectId));
+      assert.equal((await ctx().inject({ method: 'DELETE', url: `/v1/storyboards/${board.id}/links/${link.id}`, headers: org.admin.headers })).statusCode, 204);
+      assert.equal((await ctx().inject({ method: 'GET', url: `${base}/view` })).statusCode, 404);
+    } finally {
+      await worker.stop();
+    }
+  });
 });

@@ -53,6 +53,7 @@ export interface Database {
   security_template_permissions: SecurityTemplatePermissionsTable;
   assets: AssetsTable;
   mail_outbox: MailOutboxTable;
+  asset_shares: AssetSharesTable;
   asset_security: AssetSecurityTable;
   asset_links: AssetLinksTable;
   asset_uploads: AssetUploadsTable;
@@ -677,6 +678,18 @@ export interface AssetsTable {
   updated_by: string;
   created_at: number;
   updated_at: number;
+}
+
+/** An asset share (POST /v1/asset/share): its links name it, signed; revoked_at ends them all. */
+export interface AssetSharesTable {
+  id: string;
+  org_id: string;
+  created_by: string | null;
+  /** JSON array of asset ids */
+  asset_ids: string;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
 }
 
 export interface MailOutboxTable {

@@ -58,6 +58,7 @@ export const TABLE_OWNERS = {
   asset_uploads: 'assets',
   asset_visual_hashes: 'assets',
   mail_outbox: 'assets',
+  asset_shares: 'assets',
   search_docs: 'search',
   search_doc_templates: 'search',
   search_doc_facets: 'search',

@@ -67,13 +67,17 @@ export function contentRoutes(app: App, deps: Deps): void {
     schema: {
       operationId: 'GetSignedContent', tags, summary: 'The bytes behind a time-limited URL (original or rendition)', security: [],
       params: Type.Object({ id: Type.String({ format: 'uuid' }), component: Type.String({ maxLength: 50 }) }),
-      querystring: Type.Object({ ...SignedQuery.properties, by: Type.Optional(Type.String({ format: 'uuid', description: 'The user the link was made for (signed): the actor of asset.downloaded' })) }),
-      response: { 200: Binary, 206: Binary, 304: Type.Null({ description: 'Not modified' }), 416: ErrorRef, ...errorResponses('validation_failed', 'forbidden', 'not_found') },
+      querystring: Type.Object({
+        ...SignedQuery.properties,
+        by: Type.Optional(Type.String({ format: 'uuid', description: 'The user the link was made for (signed): the actor of asset.downloaded' })),
+        share: Type.Optional(Type.String({ format: 'uuid', description: 'The asset share the link belongs to (signed): a revoked share ends it (410)' })),
+      }),
+      response: { 200: Binary, 206: Binary, 304: Type.Null({ description: 'Not modified' }), 416: ErrorRef, ...errorResponses('validation_failed', 'forbidden', 'not_found', 'gone') },
     },
   }, async (request, reply) => {
     const { id, component } = request.params;
-    verifySignedPath(deps, 'GET', `/v1/content/${id}/${component}`, request.query.expires, request.query.signature, request.query.by);
-    const asset = await assetForSignedUrl(deps, id);
+    verifySignedPath(deps, 'GET', `/v1/content/${id}/${component}`, request.query.expires, request.query.signature, request.query.by, request.query.share);
+    const asset = await assetForSignedUrl(deps, id, request.query.share);
     if (component === 'original') {
       if (asset.deleted_at !== null) throw notFound('Content');
       // A download starts when bytes from the first one on are sent (not on a HEAD, a 304, or a later range of a resumed download).

@@ -4,6 +4,7 @@ import type { Principal } from '../../../core/authz/principal.ts';
 import { audit } from '../../../core/audit.ts';
 import { publishEvent } from '../../../core/events/index.ts';
 import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
+import { fromJson } from '../../../core/db/json.ts';
 import { customerIdColumn } from '../../identity/index.ts';
 import { loadAssetFor } from '../access.ts';
 import type { AssetWithOrg } from '../assets.repo.ts';
@@ -38,8 +39,8 @@ export function renditionServable(asset: AssetWithOrg, name: string): Servable {
 }
 
 /** A time-limited Tessera URL of the original or of one rendition; anyone holding it may fetch it. */
-export function contentUrl(deps: Deps, asset: AssetWithOrg, component: string, ttlSeconds: number, by?: string): { url: string; expires: number } {
-  return signedUrl(deps, 'GET', `/v1/content/${asset.id}/${component}`, ttlSeconds, by);
+export function contentUrl(deps: Deps, asset: AssetWithOrg, component: string, ttlSeconds: number, by?: string, share?: string): { url: string; expires: number } {
+  return signedUrl(deps, 'GET', `/v1/content/${asset.id}/${component}`, ttlSeconds, by, share);
 }
 
 /**
@@ -123,11 +124,16 @@ export async function expose(deps: Deps, principal: Principal, items: ExposeItem
 }
 
 /** For the signed content route: the asset an URL names, with no caller (the signature is the permission). */
-export async function assetForSignedUrl(deps: Deps, id: string): Promise<AssetWithOrg> {
+export async function assetForSignedUrl(deps: Deps, id: string, share?: string): Promise<AssetWithOrg> {
   const asset = await deps.db
     .selectFrom('assets')
     .selectAll('assets').select((eb) => customerIdColumn(deps.db, eb.ref('assets.org_id')).as('customer_id')).where('assets.id', '=', id).executeTakeFirst();
   // A link dies with its source: nothing behind it is served once the asset is in the recycle bin (or gone).
   if (!asset || asset.content_state !== 'available' || asset.deleted_at !== null) throw notFound('Content');
+  // A link of an asset share dies with the share: revoked (or gone) is a 410 at once (issue 23, defect 10).
+  if (share !== undefined) {
+    const row = await deps.db.selectFrom('asset_shares').select(['asset_ids', 'revoked_at']).where('id', '=', share).where('org_id', '=', asset.org_id).executeTakeFirst();
+    if (!row || row.revoked_at !== null || !fromJson<string[]>(row.asset_ids, []).includes(asset.id)) throw new AppError('gone', 'This share was revoked');
+  }
   return asset;
 }

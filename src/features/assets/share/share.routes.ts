@@ -4,7 +4,7 @@ import type { Deps } from '../../../deps.ts';
 import type { App } from '../../../core/http/app-types.ts';
 import { principalOf } from '../../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
-import { shareAssets } from './share.service.ts';
+import { revokeAssetShare, shareAssets } from './share.service.ts';
 
 const tags = ['assets'];
 
@@ -24,6 +24,7 @@ const ShareResponse = Type.Object({
   mailQueued: Type.Boolean({ description: 'A mail per recipient is in the outbox; the workers deliver it, retrying while the SMTP server is unavailable' }),
   mailIds: Type.Array(Type.String(), { description: 'Outbox ids of the queued mails, one per recipient (empty when SMTP is not configured)' }),
   links: Type.Array(Type.Object({ assetId: Type.String(), filename: Type.String(), url: Type.String(), expiresEpoch: Type.Integer() })),
+  shareId: Type.String({ description: 'The share: DELETE /v1/asset/share/{shareId} revokes every link it made' }),
 });
 
 /** Share assets by e-mail: a time-limited link per asset, a mail per recipient through the outbox. */
@@ -31,4 +32,16 @@ export function shareRoutes(app: App, deps: Deps): void {
   app.post('/asset/share', {
     schema: { operationId: 'ShareAssets', tags, summary: 'Share assets by e-mail: a time-limited link per asset (Download permission)', body: ShareBody, response: { 200: ShareResponse, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden') } },
   }, async (request) => shareAssets(deps, principalOf(request), request.body));
+
+  app.delete('/asset/share/:shareId', {
+    schema: {
+      operationId: 'RevokeAssetShare', tags,
+      summary: 'Revoke an asset share: every link it made answers 410 at once. The sharer, or someone who may share every asset in it',
+      params: Type.Object({ shareId: Type.String({ format: 'uuid' }) }),
+      response: { 204: Type.Null({ description: 'Revoked' }), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found') },
+    },
+  }, async (request, reply) => {
+    await revokeAssetShare(deps, principalOf(request), request.params.shareId);
+    return reply.code(204).send(null);
+  });
 }

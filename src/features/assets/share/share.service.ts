@@ -2,7 +2,9 @@ import type { Deps } from '../../../deps.ts';
 import { requireAction } from '../../../core/authz/permissions.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
 import { publishEvent } from '../../../core/events/index.ts';
-import { AppError, invalidField } from '../../../core/http/errors.ts';
+import { randomUUID } from 'node:crypto';
+import { fromJson, toJson } from '../../../core/db/json.ts';
+import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
 import { loadAssetFor } from '../access.ts';
 import type { AssetWithOrg } from '../assets.repo.ts';
 import { contentUrl } from '../download/download.service.ts';
@@ -48,8 +50,10 @@ export async function shareAssets(deps: Deps, principal: Principal, input: Share
     if (asset.deleted_at !== null || asset.content_state !== 'available') throw invalidField(`body.assets.${i}`, 'the asset has no content to share');
     shared.push(asset);
   }
+  // The share is a row its links name (signed): revoking it ends every link at once (issue 23, defect 10).
+  const shareId = randomUUID();
   const links = shared.map((a) => {
-    const { url, expires } = contentUrl(deps, a, 'original', ttl);
+    const { url, expires } = contentUrl(deps, a, 'original', ttl, undefined, shareId);
     return { assetId: a.id, filename: a.filename, url, expiresEpoch: expires * 1000 };
   });
   const now = deps.clock.now();
@@ -57,6 +61,9 @@ export async function shareAssets(deps: Deps, principal: Principal, input: Share
   const recipients = input.shareUsers;
   const mailIds = await deps.db.transaction().execute(async (trx) => {
     const ids: string[] = [];
+    await trx.insertInto('asset_shares').values({
+      id: shareId, org_id: principal.orgId, created_by: principal.userId, asset_ids: toJson(shared.map((a) => a.id)), created_at: now, expires_at: now + ttl * 1000, revoked_at: null,
+    }).execute();
     // Mails go into the durable outbox with the event: the workers deliver them, retrying while
     // the SMTP server is down or answers a temporary error, so a share never loses its mail.
     if (deps.config.smtpUrl) {
@@ -78,6 +85,30 @@ export async function shareAssets(deps: Deps, principal: Principal, input: Share
   return {
     status: 'success' as const,
     message: mailQueued ? 'Message queued for delivery' : 'Share links created; no mail was sent because SMTP is not configured (TESSERA_SMTP_URL)',
-    mailQueued, mailIds, links,
+    mailQueued, mailIds, links, shareId,
   };
+}
+
+/**
+ * DELETE /v1/asset/share/{shareId}: ends an asset share at once — every link it made (mailed or
+ * returned) answers 410. The sharer, or someone who may share every asset in it; anything else,
+ * another organization's share included, is a 404 as for a missing one.
+ */
+export async function revokeAssetShare(deps: Deps, principal: Principal, shareId: string): Promise<void> {
+  requireAction(principal, 'asset.share');
+  const row = await deps.db.selectFrom('asset_shares').selectAll().where('id', '=', shareId.toLowerCase()).where('org_id', '=', principal.orgId).executeTakeFirst();
+  if (!row) throw notFound('Share');
+  if (row.created_by !== principal.userId) {
+    for (const id of fromJson<string[]>(row.asset_ids, [])) {
+      try {
+        await loadAssetFor(deps.db, principal, id, 'asset.share');
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'not_found') throw notFound('Share');
+        if (error instanceof AppError && error.code === 'forbidden') throw new AppError('forbidden', 'Only the sharer, or someone who may share every asset in it, revokes a share');
+        throw error;
+      }
+    }
+  }
+  if (row.revoked_at !== null) return;
+  await deps.db.updateTable('asset_shares').set({ revoked_at: deps.clock.now() }).where('id', '=', row.id).where('org_id', '=', principal.orgId).execute();
 }
