@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
 import sharp from 'sharp';
 import { forEachEngine, json } from './helpers/context.ts';
 import { createTestOrg, type TestOrg } from './helpers/factories.ts';
 import { login } from './helpers/auth.ts';
 import { assetWorker, defaultTemplate, pathOf } from './helpers/assets.ts';
 import type { Worker } from '../src/core/jobs/worker.ts';
+import { validatorFor } from './helpers/openapi-check.ts';
 
 /**
  * Issue 24, "an honest OpenAPI": the main flows of a client, sent as the reference's clients send
@@ -16,38 +15,6 @@ import type { Worker } from '../src/core/jobs/worker.ts';
  * /openapi.json declares for its path, method and status. A field the document leaves out, gets
  * the wrong type for, or calls required and then omits fails here.
  */
-type Doc = { paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema: unknown }> }> }>> };
-
-function validatorFor(doc: Doc) {
-  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
-  addFormats.default(ajv);
-  ajv.addFormat('binary', true);
-  ajv.addSchema(doc as object, 'doc');
-  const templates = Object.keys(doc.paths).map((template) => ({
-    template,
-    params: (template.match(/\{/g) ?? []).length,
-    pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+').replace(/\{[^}]+\}/g, '[^/]+')}$`),
-  })).sort((a, b) => a.params - b.params);
-  const pointer = (parts: string[]) => parts.map((p) => encodeURIComponent(p.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
-  return (method: string, url: string, res: LightMyRequestResponse): string[] => {
-    const path = url.split('?')[0]!.replace(/(.)\/$/, '$1');
-    const match = templates.find((t) => t.pattern.test(path));
-    assert.ok(match, `${method} ${path} is documented`);
-    const op = doc.paths[match.template]![method.toLowerCase()];
-    assert.ok(op, `${method} ${match.template} is documented`);
-    const status = String(res.statusCode);
-    const response = op.responses?.[status];
-    assert.ok(response, `${method} ${match.template} documents status ${status} (${res.body.slice(0, 300)})`);
-    const type = String(res.headers['content-type'] ?? '').split(';')[0]!;
-    if (type !== 'application/json') return [];
-    const media = response.content?.['application/json'];
-    assert.ok(media, `${method} ${match.template} ${status} declares a JSON body`);
-    const validate = ajv.compile({ $ref: `doc#/${pointer(['paths', match.template, method.toLowerCase(), 'responses', status, 'content', 'application/json', 'schema'])}` });
-    if (validate(json(res))) return [];
-    return (validate.errors ?? []).map((e) => `${method} ${match.template} ${status}: ${e.instancePath || '(root)'} ${e.message} ${JSON.stringify(e.params)}`);
-  };
-}
-
 forEachEngine('OpenAPI: real answers match their declared response schemas (issue 24)', (ctx) => {
   let org: TestOrg;
   let worker: Worker;

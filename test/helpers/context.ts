@@ -12,6 +12,7 @@ import type { App } from '../../src/core/http/app-types.ts';
 import { createLog } from '../../src/core/log.ts';
 import { createPgDatabase, engines, type EngineName } from './engines.ts';
 import { testResolver } from './credentials.ts';
+import { recordingChecker } from './openapi-check.ts';
 
 export interface TestContext {
   engine: EngineName;
@@ -73,6 +74,9 @@ export async function createTestContext(engine: EngineName, options: ContextOpti
     return { app, deps, close: async () => { await app.close(); await deps.close(); } };
   };
   const main = await make();
+  // TESSERA_TEST_CHECK_RESPONSES=<file>: every answer checked against /openapi.json, problems appended to the file.
+  const checkFile = process.env.TESSERA_TEST_CHECK_RESPONSES;
+  let checker: ReturnType<typeof recordingChecker> | undefined;
   const extra: { close(): Promise<void> }[] = [];
   return {
     engine,
@@ -87,7 +91,14 @@ export async function createTestContext(engine: EngineName, options: ContextOpti
       extra.push(instance);
       return instance;
     },
-    inject: (request) => main.app.inject({ method: request.method, url: request.url, headers: request.headers, payload: (request.payload ?? request.body) as string | object | undefined }),
+    async inject(request) {
+      const res = await main.app.inject({ method: request.method, url: request.url, headers: request.headers, payload: (request.payload ?? request.body) as string | object | undefined });
+      if (checkFile && request.url !== '/openapi.json' && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
+        checker ??= recordingChecker((await main.app.inject({ method: 'GET', url: '/openapi.json' })).json(), checkFile);
+        checker(request.method, request.url, res);
+      }
+      return res;
+    },
     async close() {
       for (const instance of extra) await instance.close();
       await main.close();

@@ -41,4 +41,5 @@ export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
 }
 
 /** Errors every authenticated route can return. */
-export const AUTHENTICATED_ERRORS: ErrorCode[] = ['bad_request', 'unauthorized', 'rate_limited'];
+// 403 too: any credentialed route refuses an OAuth token whose scopes do not cover it (insufficient_scope).
+export const AUTHENTICATED_ERRORS: ErrorCode[] = ['bad_request', 'unauthorized', 'forbidden', 'rate_limited'];

@@ -7,6 +7,7 @@ import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.
 import { requireAction } from '../../core/authz/permissions.ts';
 import type { Deps } from '../../deps.ts';
 import {
+  AuditEntrySchema,
   AuditExportQuerySchema,
   AuditPageSchema,
   AuditQuerySchema,
@@ -43,7 +44,10 @@ export function auditRoutes(app: App, deps: Deps): void {
         summary: 'Every matching audit row as a JSON array or CSV download (Audit Log)',
         querystring: AuditExportQuerySchema,
         response: {
-          200: Type.String({ format: 'binary', description: 'JSON array or CSV (header line first)' }),
+          200: {
+            description: 'Every matching row: a JSON array (format=json) or CSV with a header line (format=csv), as a download',
+            content: { 'application/json': { schema: Type.Array(AuditEntrySchema) }, 'text/csv': { schema: Type.String({ description: 'CSV, header line first' }) } },
+          },
           ...read,
         },
       },

@@ -41,7 +41,7 @@ export function webhookRoutes(app: App, deps: Deps): void {
   }, async (request) => getEndpoint(deps, principalOf(request), request.params.id));
 
   app.patch('/webhooks/endpoint/:id', {
-    schema: { operationId: 'updateEndpointById', tags, summary: 'Update an endpoint (also enable/disable it)', params: IdParamsSchema, body: EndpointUpdateSchema, response: { 204: NoContent, ...errors('validation_failed', 'not_found') } },
+    schema: { operationId: 'updateEndpointById', tags, summary: 'Update an endpoint (also enable/disable it)', params: IdParamsSchema, body: EndpointUpdateSchema, response: { 204: NoContent, ...errors('validation_failed', 'not_found', 'conflict') } },
   }, async (request, reply) => {
     await updateEndpoint(deps, principalOf(request), request.params.id, request.body, clientIp(request));
     return reply.code(204).send(null);
@@ -55,7 +55,7 @@ export function webhookRoutes(app: App, deps: Deps): void {
   });
 
   app.put('/webhooks/endpoint/oauth/:endpointId', {
-    schema: { operationId: 'CreateOauth', tags, summary: 'Authorize an OAuth client (client credentials) on an endpoint', params: EndpointIdParamsSchema, body: OAuthSchema, response: { 204: NoContent, ...errors('validation_failed', 'not_found') } },
+    schema: { operationId: 'CreateOauth', tags, summary: 'Authorize an OAuth client (client credentials) on an endpoint', params: EndpointIdParamsSchema, body: OAuthSchema, response: { 204: NoContent, ...errors('validation_failed', 'not_found', 'conflict') } },
   }, async (request, reply) => {
     await setOAuthClient(deps, principalOf(request), request.params.endpointId, request.body, clientIp(request));
     return reply.code(204).send(null);
