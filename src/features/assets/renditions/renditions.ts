@@ -21,6 +21,7 @@ import { exiftoolKeys } from './exiftool-keys.ts';
 import { RenditionError } from './rendition-error.ts';
 import { convertMedia, mediaKind } from './media/media.ts';
 import type { MediaResult, RawRaster } from './media/media-types.ts';
+import { rasteriseSvg } from './media/svg-raster.ts';
 import { isAnimated, mediaDimensions, mergeMediaTechnical, renderAnimated, watchJob } from './media/pipeline.ts';
 import { summaryOfThumbnail, writeVisualSummary } from './visual-summary.service.ts';
 
@@ -121,6 +122,16 @@ export async function renderImage(input: ImageInput, specs: readonly RenditionSp
   }));
 }
 
+/**
+ * An SVG is drawn in a child process the time limit can kill (a filter bomb blocks inside one
+ * librsvg call); its pixels then take the ordinary path.
+ */
+async function svgRaster(input: ImageInput, specs: readonly RenditionSpec[], maxPixels: number, timeoutSeconds: number, signal?: AbortSignal): Promise<RawRaster> {
+  if (typeof input !== 'string' && !Buffer.isBuffer(input)) return input;
+  const bytes = typeof input === 'string' ? await readFile(input) : input;
+  return rasteriseSvg(bytes, Math.max(...specs.map((s) => s.size)), maxPixels, timeoutSeconds, signal);
+}
+
 /** sharp's timeout error as a RenditionError naming the setting (undefined for any other error). */
 function timedOut(error: unknown, seconds: number): RenditionError | undefined {
   if (!/^timeout:/.test((error as Error)?.message ?? '')) return undefined;
@@ -209,7 +220,10 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
           const heads = job.force || kind ? [] : await Promise.all(keys.map((k) => deps.blobs.head(k)));
           const rendered = heads.length === keys.length && heads.every(Boolean)
             ? specs.map((s, i) => ({ name: s.name, size: heads[i]!.size, ...fitInside(info!.width, info!.height, s.size), contentType: outType, data: null as Buffer | null }))
-            : (animated ? await renderAnimated(file, specs, info, max, deps.config.renditionTimeoutSeconds) : await renderImage(input, specs, info, max, deps.config.renditionTimeoutSeconds)).map((r) => ({ ...r, size: r.data.length }));
+            : (animated
+              ? await renderAnimated(file, specs, info, max, deps.config.renditionTimeoutSeconds)
+              : await renderImage(info.format === 'svg' ? await svgRaster(input, specs, max, deps.config.renditionTimeoutSeconds, signal) : input, specs, info, max, deps.config.renditionTimeoutSeconds)
+            ).map((r) => ({ ...r, size: r.data.length }));
           for (const [i, r] of rendered.entries()) {
             const key = keys[i]!;
             if (r.name === 'imageThumb') thumbData = r.data;
