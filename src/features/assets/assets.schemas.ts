@@ -25,7 +25,13 @@ const createFields = {
   onDuplicate: Type.Optional(Type.Union([Type.Literal('report'), Type.Literal('refuse'), Type.Literal('version')], { description: "Tessera's own, with checksum: content already in the organization is reported in duplicates (report, the default), refused with 409 (refuse), or added as a new version of the asset holding it (version)" })),
 };
 
-export const LegacyCreateSchema = Type.Object({ ...createFields, metadata: Type.Optional(MetadataDocument) });
+export const LegacyCreateSchema = Type.Object({ ...createFields, metadata: Type.Optional(MetadataDocument) }, {
+  // As the reference's training (large-upload.md) sends it.
+  examples: [{
+    metadataTemplateId: '3c2e1f0a-7b6d-4e5f-8a9b-0c1d2e3f4a5b', securityTemplateIds: ['5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a'], filename: 'filename.mp4', filesize: 1048576,
+    metadata: [{ metadataDefinitionId: '7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d', metadataDefinitionValue: 'Testing 1 MiB File via Rest API' }],
+  }],
+});
 // A new asset needs its templates, a new version the asset it continues (checked by the service, which names what is missing).
 docRequiredOneOf(LegacyCreateSchema, [['metadataTemplateId', 'securityTemplateIds'], ['originalFileId']]);
 export type LegacyCreate = Static<typeof LegacyCreateSchema>;

@@ -14,7 +14,10 @@ export const TokenRequestSchema = Type.Object({
     authorization: Type.Optional(Type.String({ maxLength: 8192 })),
     expireEpoch: Type.Optional(Type.Number()),
   })),
-}, { description: 'New token: {username, password}. Refresh: {accessToken, refreshToken}, {session: {...}} or the previous response.' });
+}, {
+  description: 'New token: {username, password}. Refresh: {accessToken, refreshToken}, {session: {...}} or the previous response.',
+  examples: [{ username: 'jane.doe', password: 'a long passphrase' }, { refreshToken: '<session.refreshToken>' }],
+});
 
 docRequiredOneOf(TokenRequestSchema, [['username', 'password'], ['refreshToken'], ['session']]);
 

@@ -18,6 +18,8 @@ const ShareBodySchema = Type.Object({
 
 // Required by the service, which names a missing one with the reference's message (core/http/doc-schema.ts).
 docRequired(ShareBodySchema, ['sender', 'shareUsers']);
+// The reference's CollectionShareRequest example (§9.6).
+Object.assign(ShareBodySchema, { examples: [{ sender: { name: 'Jane Smith' }, shareUsers: [{ email: 'john.doe@example.com', name: 'John Doe' }], shareMessage: 'Here is the collection' }] });
 docRequired(ShareBodySchema.properties.sender, ['name']);
 docRequired(ShareBodySchema.properties.shareUsers.items, ['email']);
 const ShareStartedSchema = Type.Object({

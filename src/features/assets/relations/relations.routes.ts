@@ -17,6 +17,8 @@ const LinkBody = Type.Object({
   }), { maxItems: 1000 })),
 });
 docRequired(LinkBody, ['secondaryIds']);
+// training/relationships.md's request.
+Object.assign(LinkBody, { examples: [{ secondaryIds: [{ id: '8f1c7d2e-0a4b-4c5d-9e6f-1a2b3c4d5e6f', linkType: 'child' }] }] });
 docRequired(LinkBody.properties.secondaryIds.items, ['id']);
 const LinkResults = Type.Array(Type.Object({ status: Type.Union([Type.Literal('success'), Type.Literal('error')]), message: Type.String(), relationshipId: Type.Optional(Type.String()) }));
 const Relationship = Type.Object({

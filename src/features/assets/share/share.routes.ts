@@ -17,6 +17,8 @@ const ShareBody = Type.Object({
 });
 // Required by the service, which names a missing one with the reference's message (core/http/doc-schema.ts).
 docRequired(ShareBody, ['sender', 'shareUsers', 'assets']);
+// The reference's example (§7.15).
+Object.assign(ShareBody, { examples: [{ sender: { name: 'Jane Smith' }, shareUsers: [{ email: 'john.doe@example.com', name: 'John Doe' }], assets: ['8f1c7d2e-0a4b-4c5d-9e6f-1a2b3c4d5e6f'], shareMessage: 'Here are the assets' }] });
 docRequired(ShareBody.properties.sender, ['name']);
 docRequired(ShareBody.properties.shareUsers.items, ['email']);
 const ShareResponse = Type.Object({
