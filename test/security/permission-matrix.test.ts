@@ -23,6 +23,8 @@ const TAGS = new Set(['assets', 'collections', 'storyboards', 'cdn', 'search', '
 const ELSEWHERE: Partial<Record<Action, string>> = {
   'asset.sensitive_data': 'test/security/sensitive-data.test.ts',
   'audit.read': 'src/features/audit/audit.test.ts',
+  'delivery_preset.read': 'src/features/assets/delivery/delivery.test.ts',
+  'delivery_preset.manage': 'src/features/assets/delivery/delivery.test.ts',
 };
 
 describe('the permission table covers every documented route of assets, collections, story boards, search and CDN', () => {
@@ -114,6 +116,7 @@ const PROBES: Partial<Record<Action, Probe>> = {
   'asset.edit_metadata': { resource: true, request: async (env, t) => ({ method: 'PATCH', url: `/v1/asset/${await asset(env, t)}`, payload: { metadata: [] } }) },
   'asset.apply_security_template': { resource: true, request: async (env, t) => ({ method: 'PATCH', url: `/v1/asset/${await asset(env, t)}`, payload: { securityTemplateIds: [t, await viewTemplate(env)] } }) },
   'asset.download': { resource: true, request: async (env, t) => ({ method: 'GET', url: `/v1/asset/${(await withContent(env, t)).objectId}/content` }) },
+  'asset.deliver': { resource: true, request: async (env, t) => ({ method: 'GET', url: `/v1/asset/${(await withContent(env, t)).objectId}/delivery?width=4&format=png` }) },
   'asset.transform': { resource: 'body', request: async (env, t) => ({ method: 'POST', url: '/v1/asset/transform', payload: { transformations: [{ objectId: (await withContent(env, t)).objectId, transformations: [{ type: 'resize', width: 16 }] }] } }) },
   'asset.share': { resource: 'body', request: async (env, t) => ({ method: 'POST', url: '/v1/asset/share', payload: { sender: { name: 'S' }, shareUsers: [{ email: 'r@example.test' }], assets: [(await withContent(env, t)).objectId] } }) },
   'asset.delete': { resource: true, request: async (env, t) => ({ method: 'POST', url: `/v1/asset/${await asset(env, t)}/delete`, payload: { action: 'delete' } }) },

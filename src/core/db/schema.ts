@@ -58,6 +58,7 @@ export interface Database {
   asset_links: AssetLinksTable;
   asset_uploads: AssetUploadsTable;
   asset_visual_hashes: AssetVisualHashesTable;
+  delivery_presets: DeliveryPresetsTable;
   search_docs: SearchDocsTable;
   search_doc_templates: SearchDocTemplatesTable;
   search_doc_facets: SearchDocFacetsTable;
@@ -728,6 +729,22 @@ export interface AssetLinksTable {
 }
 
 /** A visual asset's 64-bit perceptual hash (dHash) as two 32-bit halves, for near-duplicate search. */
+/** Named image renditions an administrator defines (issue 25 item 6). */
+export interface DeliveryPresetsTable {
+  id: string;
+  org_id: string;
+  name: string;
+  /** Lower-cased name: unique per organization. */
+  name_key: string;
+  width: number | null;
+  height: number | null;
+  fit: string;
+  format: string;
+  quality: number;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface AssetVisualHashesTable {
   asset_id: string;
   org_id: string;

@@ -57,6 +57,7 @@ export const TABLE_OWNERS = {
   asset_links: 'assets',
   asset_uploads: 'assets',
   asset_visual_hashes: 'assets',
+  delivery_presets: 'assets',
   mail_outbox: 'assets',
   asset_shares: 'assets',
   search_docs: 'search',

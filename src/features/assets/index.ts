@@ -11,6 +11,7 @@ import { recycleBinRoutes } from './recycle-bin/recycle-bin.routes.ts';
 import { renditionLinkRoutes } from './download/rendition-links.ts';
 import { transformRoutes } from './transform/transform.routes.ts';
 import { similarRoutes } from './similar/similar.routes.ts';
+import { deliveryRoutes } from './delivery/delivery.routes.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
 export { findAsset, securityOf, assetsForIndexing, existingAssetIds, liveAssetIds, objectIdsByAnyId, servedContentOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
@@ -44,5 +45,6 @@ export function assetsRoutes(app: App, deps: Deps): void {
   recycleBinRoutes(app, deps);
   transformRoutes(app, deps);
   similarRoutes(app, deps);
+  deliveryRoutes(app, deps);
 }
 

@@ -22,6 +22,7 @@ import * as m0022 from './0022_webhook_target_auth.ts';
 import * as m0023 from './0023_media_meta.ts';
 import * as m0024 from './0024_audit_chain.ts';
 import * as m0025 from './0025_asset_shares.ts';
+import * as m0026 from './0026_delivery_presets.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0023_media_meta': m0023,
   '0024_audit_chain': m0024,
   '0025_asset_shares': m0025,
+  '0026_delivery_presets': m0026,
 };

@@ -30,7 +30,7 @@ const PARALLEL = 2;
 let running = 0;
 const waiting: (() => void)[] = [];
 
-async function turn<T>(fn: () => Promise<T>): Promise<T> {
+export async function turn<T>(fn: () => Promise<T>): Promise<T> {
   if (running >= PARALLEL) await new Promise<void>((resolve) => waiting.push(resolve));
   running += 1;
   try {

@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import { buffer } from 'node:stream/consumers';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { AppError, conflict, invalidField, notFound } from '../../../core/http/errors.ts';
+import { loadSharp } from '../../../core/sharp.ts';
+import type { Deps } from '../../../deps.ts';
+import { loadAssetFor } from '../access.ts';
+import { requireArrivedContent } from '../download/download.service.ts';
+import type { Servable } from '../download/serve.ts';
+import { mediaKind } from '../renditions/media/media.ts';
+import { turn } from '../renditions/pages.service.ts';
+import { renditionKey } from '../renditions/renditions.ts';
+import { isImage } from '../upload/content-types.ts';
+import { storedRenditions } from '../views/present.ts';
+import { type DeliveryParams, deliveryParams, type PresetInput, presetByName } from './presets.service.ts';
+
+/** Changes whenever the same parameters would give other bytes: part of every cache key. */
+const RECIPE = 'd1';
+const EXT = { jpeg: 'jpg', png: 'png', webp: 'webp', avif: 'avif' } as const;
+
+export interface DeliveryQuery extends PresetInput {
+  preset?: string;
+}
+
+/**
+ * GET /v1/asset/{id}/delivery: an image rendition on request, by parameters (width, height, fit,
+ * format, quality) or by a named preset, with View and Download on the asset. Made from the
+ * original for images sharp reads, else from the asset's largest rendition (a PDF page, a video
+ * poster…), once: the file is stored beside the renditions under a key of its parameters (a preset
+ * and the same parameters share it), so later requests, any caller's, are served from storage.
+ */
+export async function deliver(deps: Deps, principal: Principal, id: string, query: DeliveryQuery): Promise<Servable> {
+  const { asset } = await loadAssetFor(deps.db, principal, id, 'asset.deliver');
+  let params: DeliveryParams;
+  if (query.preset !== undefined) {
+    const others = (['width', 'height', 'fit', 'format', 'quality'] as const).filter((k) => query[k] !== undefined);
+    if (others.length > 0)
+      throw invalidField(`querystring.${others[0]}`, 'give either a preset or parameters, not both');
+    const preset = await presetByName(deps.db, principal.orgId, query.preset);
+    if (!preset)
+      throw invalidField('querystring.preset', `no delivery preset is named ${JSON.stringify(query.preset)}`);
+    params = deliveryParams({}, 'querystring', preset as DeliveryParams);
+  } else params = deliveryParams(query, 'querystring');
+  requireArrivedContent(asset);
+  if (asset.content_state !== 'available' || !asset.blob_key || !asset.sha256) throw notFound('Content');
+  const fromOriginal = isImage(asset.content_type) && !mediaKind(asset.content_type, asset.filename);
+  const rendition = storedRenditions(asset).mezzaninePreview;
+  if (!fromOriginal && !rendition)
+    throw conflict(
+      asset.renditions_state === 'failed'
+        ? 'The asset has no picture to deliver: its renditions failed (see technicalMetadata.renditionError)'
+        : asset.renditions_state === 'pending' || asset.renditions_state === 'none'
+          ? 'The asset has no renditions yet (renditionsState is not ready): try again shortly'
+          : 'The asset has no picture to deliver (renditionsState: placeholder)',
+    );
+  const sourceKey = fromOriginal ? asset.blob_key : rendition!.key;
+  const digest = createHash('sha256')
+    .update(JSON.stringify([RECIPE, sourceKey, params]))
+    .digest('hex')
+    .slice(0, 20);
+  const key = renditionKey(asset.org_id, asset.sha256, `delivery-${digest}`, EXT[params.format]);
+  const servable = (size: number): Servable => ({
+    key,
+    size,
+    contentType: `image/${params.format}`,
+    etag: `"${digest}"`,
+    lastModified: asset.updated_at,
+    cacheControl: 'private, max-age=86400',
+  });
+  const head = await deps.blobs.head(key);
+  if (head) return servable(head.size);
+  return turn(async () => {
+    const again = await deps.blobs.head(key);
+    if (again) return servable(again.size);
+    const stream = await deps.blobs.get(sourceKey);
+    if (!stream) throw notFound('Content');
+    const source = await buffer(stream);
+    const sharp = await loadSharp();
+    let data: Buffer;
+    try {
+      let img = sharp(source, { limitInputPixels: deps.config.renditionMaxPixels, failOn: 'error' })
+        .timeout({ seconds: deps.config.renditionTimeoutSeconds })
+        .autoOrient();
+      if (params.width !== null || params.height !== null)
+        img = img.resize(params.width, params.height, { fit: params.fit, withoutEnlargement: true });
+      img = img.toColourspace('srgb');
+      data = await (params.format === 'png'
+        ? img.png({ compressionLevel: 6 })
+        : img.toFormat(params.format, { quality: params.quality })
+      ).toBuffer();
+    } catch (error) {
+      throw new AppError('conflict', `The rendition could not be made: ${(error as Error).message}`);
+    }
+    await deps.blobs.put(key, data, { contentType: `image/${params.format}` });
+    return servable(data.length);
+  });
+}
