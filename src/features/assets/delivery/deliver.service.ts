@@ -43,7 +43,12 @@ export async function deliver(deps: Deps, principal: Principal, id: string, quer
   } else params = deliveryParams(query, 'querystring');
   requireArrivedContent(asset);
   if (asset.content_state !== 'available' || !asset.blob_key || !asset.sha256) throw notFound('Content');
-  const fromOriginal = isImage(asset.content_type) && !mediaKind(asset.content_type, asset.filename);
+  // An SVG is delivered from its rendition: rasterising it again here would bypass the bounded
+  // child process the renditions job draws it in.
+  const fromOriginal =
+    isImage(asset.content_type) &&
+    asset.content_type !== 'image/svg+xml' &&
+    !mediaKind(asset.content_type, asset.filename);
   const rendition = storedRenditions(asset).mezzaninePreview;
   if (!fromOriginal && !rendition)
     throw conflict(
