@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, reason } from './api.ts';
 import { completeSignIn, hasStoredSession, onAuthChange, refresh, signIn, signOut, signOutEverywhere } from './auth.ts';
+import { AdminPage } from './admin/loader.tsx';
 import { AssetPage } from './asset.tsx';
 import { BulkEdit } from './bulk.tsx';
 import { Collections, CollectionPage, AddToCollection } from './collections.tsx';
@@ -164,6 +165,7 @@ function Shell({ user }: { user: User }) {
         <nav aria-label={t('nav.main')} class="mainnav">
           <a href="/app/" aria-current={route.page === 'library' ? 'page' : undefined} onClick={(e) => linkClick(e, '/app/')}>{t('nav.library')}</a>
           <a href="/app/collections" aria-current={route.page === 'collections' || route.page === 'collection' ? 'page' : undefined} onClick={(e) => linkClick(e, '/app/collections')}>{t('nav.collections')}</a>
+          <a href="/app/admin" aria-current={route.page === 'admin' ? 'page' : undefined} onClick={(e) => linkClick(e, '/app/admin')}>{t('nav.admin')}</a>
         </nav>
         {/* biome-ignore lint/a11y/useSemanticElements: <search> is not in every supported browser yet; role="search" on the form is the same landmark */}
         <form role="search" class="search" onSubmit={(e) => {
@@ -213,6 +215,7 @@ function Shell({ user }: { user: User }) {
         {route.page === 'asset' && <AssetPage id={route.id} uploads={uploads.queue} onChanged={() => setRevision((n) => n + 1)} />}
         {route.page === 'collections' && <Collections />}
         {route.page === 'collection' && <CollectionPage id={route.id} />}
+        {route.page === 'admin' && <AdminPage section={route.section} id={route.id} user={user} />}
       </main>
       {bulkOpen && <BulkEdit ids={selected} onClose={(changed) => {
         setBulkOpen(false);

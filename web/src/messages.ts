@@ -2,7 +2,10 @@
  * Every text the app shows, in one catalog ready for translation: a translator copies `en`, keeps
  * the keys, and translates the values. `{name}` marks a value filled in at run time.
  */
+import { adminEn } from './admin/messages.ts';
+
 export const en = {
+  ...adminEn,
   'app.name': 'Tessera',
   'app.loading': 'Loading…',
   'app.skip': 'Skip to content',

@@ -6,6 +6,7 @@ export type Route =
   | { page: 'asset'; id: string }
   | { page: 'collections' }
   | { page: 'collection'; id: string }
+  | { page: 'admin'; section: string; id?: string }
   | { page: 'callback' };
 
 export function parseRoute(path: string): Route {
@@ -15,6 +16,7 @@ export function parseRoute(path: string): Route {
   if (first === 'asset' && second) return { page: 'asset', id: decodeURIComponent(second) };
   if (first === 'collections' && second) return { page: 'collection', id: decodeURIComponent(second) };
   if (first === 'collections') return { page: 'collections' };
+  if (first === 'admin') return { page: 'admin', section: second || '', id: rest.split('/')[2] ? decodeURIComponent(rest.split('/')[2]!) : undefined };
   return { page: 'library' };
 }
 

@@ -36,7 +36,7 @@ export interface RunningServer {
 }
 
 /** A real Tessera process (SQLite, workers on) on a free port, with a known first administrator. */
-export async function startServer(): Promise<RunningServer> {
+export async function startServer(extraEnv: Record<string, string> = {}): Promise<RunningServer> {
   ensureBuilt();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -45,7 +45,7 @@ export async function startServer(): Promise<RunningServer> {
     cwd: ROOT,
     env: {
       ...process.env, PORT: String(port), HOST: '127.0.0.1', TESSERA_PUBLIC_URL: url, TESSERA_DATA_DIR: dataDir, DATABASE_URL: '',
-      TESSERA_ADMIN_USERNAME: ADMIN.username, TESSERA_ADMIN_PASSWORD: ADMIN.password, TESSERA_LOG_LEVEL: process.env.TESSERA_TEST_LOG_LEVEL ?? 'warn',
+      TESSERA_ADMIN_USERNAME: ADMIN.username, TESSERA_ADMIN_PASSWORD: ADMIN.password, TESSERA_LOG_LEVEL: process.env.TESSERA_TEST_LOG_LEVEL ?? 'warn', ...extraEnv,
     },
     stdio: ['ignore', 'inherit', 'pipe'],
   });
