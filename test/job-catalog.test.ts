@@ -1,40 +1,37 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { it } from 'node:test';
 import { JOB_CATALOG, payloadProblem } from '../src/core/jobs/catalog.ts';
 import { enqueueRawJob } from '../src/core/jobs/queue.ts';
 import { startWorker } from '../src/core/jobs/worker.ts';
 import { jobHandlers } from '../src/workers.ts';
 import { forEachEngine } from './helpers/context.ts';
+import { callsTo, exportedStringConstants, firstPropertyNamed, parseSource, sourceFiles, stringValue, ts, where } from './helpers/source.ts';
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return path.endsWith('.ts') && !path.endsWith('.test.ts') ? [path] : [];
-  });
-}
-
-const sources = sourceFiles('src').map((path) => ({ path, text: readFileSync(path, 'utf8') }));
+const sources = sourceFiles('src').map((path) => parseSource(path));
 
 /** `export const NAME = 'value'` across src/, to resolve the job-name constants enqueue calls use. */
 const constants = new Map<string, string>();
-for (const { text } of sources) {
-  for (const m of text.matchAll(/export const ([A-Z][A-Z0-9_]*) = '([^']+)'/g)) constants.set(m[1]!, m[2]!);
+for (const source of sources) {
+  for (const [name, value] of exportedStringConstants(source)) if (/^[A-Z][A-Z0-9_]*$/.test(name)) constants.set(name, value);
 }
 
-/** Every job type src/ enqueues: the `type:` of each enqueueJob and createAction call (an Action is a job of its type). */
+/**
+ * Every job type src/ enqueues: the `type` property of each enqueueJob and createAction call (an
+ * Action is a job of its type), read from the syntax tree, so wrapping and quotes do not matter.
+ */
 function enqueuedTypes(): { name: string; where: string }[] {
   const out: { name: string; where: string }[] = [];
-  for (const { path, text } of sources) {
-    for (const m of text.matchAll(/\b(enqueueJob|createAction)\([^;]*?\btype: ([A-Za-z_.]+|'[^']+')/g)) {
-      const expr = m[2]!;
+  for (const source of sources) {
+    for (const call of callsTo(source, new Set(['enqueueJob', 'createAction']))) {
+      const property = call.arguments.map((a) => firstPropertyNamed(a, 'type')).find((p) => p !== undefined);
+      if (property === undefined) continue;
+      const at = where(source, call);
+      const expr = ts.isPropertyAssignment(property) ? property.initializer : property.name;
       // actions.service.ts passes its caller's type through (spec.type): the callers are scanned themselves.
-      if (expr.includes('.') && !expr.startsWith("'")) continue;
-      const name = expr.startsWith("'") ? expr.slice(1, -1) : constants.get(expr);
-      assert.ok(name, `${path}: the job type ${expr} is not a string constant this test can resolve`);
-      out.push({ name, where: path });
+      if (ts.isPropertyAccessExpression(expr)) continue;
+      const name = stringValue(expr) ?? (ts.isIdentifier(expr) ? constants.get(expr.text) : undefined);
+      assert.ok(name, `${at}: the job type ${expr.getText(source)} is not a string constant this test can resolve`);
+      out.push({ name, where: at });
     }
   }
   return out;

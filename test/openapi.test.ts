@@ -6,10 +6,14 @@ import { forEachEngine, json } from './helpers/context.ts';
 
 /**
  * The reference's operationIds (a copy of its table: method, path under /v1, operationId), so
- * clients generated from its OpenAPI description keep their method names against Tessera.
+ * clients generated from its OpenAPI description keep their method names against Tessera. The
+ * table is read cell by cell, so padding the columns (as a Markdown formatter does) changes nothing.
  */
 const REFERENCE_OPERATION_IDS = new Map<string, string>(
-  [...readFileSync(new URL('./fixtures/reference-operation-ids.md', import.meta.url), 'utf8').matchAll(/^\| (GET|POST|PUT|PATCH|DELETE) \| `([^`]+)` \| `([^`]+)` \|$/gm)]
+  readFileSync(new URL('./fixtures/reference-operation-ids.md', import.meta.url), 'utf8')
+    .split('\n')
+    .map((line) => /^\s*\|\s*(GET|POST|PUT|PATCH|DELETE)\s*\|\s*`([^`]+)`\s*\|\s*`([^`]+)`\s*\|\s*$/.exec(line.replace(/\r$/, '')))
+    .filter((m) => m !== null)
     .map((m) => [`${m[1]} ${m[2]}`, m[3]!]),
 );
 

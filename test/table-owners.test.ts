@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
 import { it } from 'node:test';
 import { TABLE_OWNERS } from '../src/core/db/table-owners.ts';
+import { callsTo, parseSource, sourceFiles, stringValue, ts } from './helpers/source.ts';
 
 /**
  * One owner per table (docs/decisions/0009-data-access-and-table-owners.md): only the owning
@@ -47,14 +47,6 @@ const PENDING: [string, string][] = [
   ['src/features/metadata/definitions/vocabularies.service.ts', 'organizations'],
 ];
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return path.endsWith('.ts') && !path.endsWith('.test.ts') ? [path] : [];
-  });
-}
-
 /** features/<f>/… → f; core/<m>(.ts|/…) → core/<m>; edge/… → edge; anything else: its path. */
 function ownerOf(path: string): string {
   const parts = path.split('/');
@@ -64,8 +56,18 @@ function ownerOf(path: string): string {
   return path;
 }
 
-const QUERY = /\.(?:selectFrom|insertInto|updateTable|deleteFrom|innerJoin|leftJoin|rightJoin|fullJoin)\(\s*['"`]([a-z_]+)/g;
-const withoutComments = (text: string) => text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+/** Kysely calls that name a table as their first argument ('table', 'table as alias', in any quotes). */
+const QUERY = new Set(['selectFrom', 'insertInto', 'updateTable', 'deleteFrom', 'innerJoin', 'leftJoin', 'rightJoin', 'fullJoin']);
+
+/** The tables a file names in Kysely calls, read from its syntax tree (comments and wrapping do not matter). */
+function tablesQueried(path: string): string[] {
+  return callsTo(parseSource(path), QUERY).flatMap((call) => {
+    // Only method calls (db.selectFrom(…), qb.innerJoin(…)), as Kysely is used.
+    if (!ts.isPropertyAccessExpression(call.expression)) return [];
+    const table = /^[a-z_]+/.exec(stringValue(call.arguments[0]) ?? '');
+    return table ? [table[0]] : [];
+  });
+}
 
 function crossings(): { unknown: string[]; found: Set<string> } {
   const owners: Record<string, string> = TABLE_OWNERS;
@@ -73,8 +75,7 @@ function crossings(): { unknown: string[]; found: Set<string> } {
   const found = new Set<string>();
   for (const path of sourceFiles('src')) {
     if (path.includes('/migrations/')) continue;
-    for (const m of withoutComments(readFileSync(path, 'utf8')).matchAll(QUERY)) {
-      const table = m[1]!;
+    for (const table of tablesQueried(path)) {
       const owner = owners[table];
       if (owner === undefined) unknown.push(`${path}: ${table}`);
       else if (owner !== ownerOf(path)) found.add(`${path} ${table}`);
