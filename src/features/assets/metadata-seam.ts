@@ -43,7 +43,7 @@ export function prepareCreate(principal: Principal, t: CompiledTemplate, doc: un
   const r = validateMetadata(t, doc ?? [], { mode: 'create', applyDefaults: true, path: field });
   if (!r.ok) throw metadataInvalid(r.problems);
   // Without Sensitive Data a restricted attribute keeps its default (the document without input).
-  if (t.attributes.some((a) => a.restricted)) assertRestrictedUnchanged(t, principal, validateMetadata(t, [], { mode: 'create', applyDefaults: true, path: field }).document, r.document, field);
+  if (t.attributes.some((a) => a.restricted || a.columns?.some((c) => c.restricted))) assertRestrictedUnchanged(t, principal, validateMetadata(t, [], { mode: 'create', applyDefaults: true, path: field }).document, r.document, field);
   return { doc: r.document, denormalized: denormalizeWith(t, r.document) };
 }
 

@@ -14,6 +14,7 @@ import {
   addMembers, reorderMembers, collectionTemplateIds, findCollection, memberFileIds, removeMembers, resolveVisibleAssets, setTemplates, visibleMemberFileIds, type CollectionRow,
 } from './collections.repo.ts';
 import { checkCollectionMetadata } from './collection-metadata.ts';
+import { assertNoRestrictedItems, hiddenAttributesFor, itemsWithoutRestricted, keepRestrictedCells, NO_RESTRICTED, type RestrictedAttributes } from '../metadata/index.ts';
 import type { Collection, CollectionCreate, CollectionLegacyUpdate, CollectionUpdate } from './collections.schemas.ts';
 
 export type CollectionType = 'private' | 'secured';
@@ -102,7 +103,7 @@ async function checkMembers(deps: Deps, principal: Principal, ids: readonly stri
   return [...new Set(out)];
 }
 
-export function collectionView(row: CollectionRow, templateIds: string[], members: string[], customerId: string): Collection {
+export function collectionView(row: CollectionRow, templateIds: string[], members: string[], customerId: string, hidden: RestrictedAttributes = NO_RESTRICTED): Collection {
   return {
     collectionId: row.id,
     name: row.name,
@@ -118,7 +119,8 @@ export function collectionView(row: CollectionRow, templateIds: string[], member
     expirationDate: 0,
     securityTemplateIds: row.collection_type === 'secured' ? templateIds : [],
     metadataTemplateId: row.metadata_template_id,
-    metadataDocument: fromJson<Record<string, unknown>[]>(row.metadata, []),
+    // Restricted attributes (and table columns) exist only for holders of Sensitive Data (issue 23, defect 3).
+    metadataDocument: itemsWithoutRestricted(fromJson<Record<string, unknown>[]>(row.metadata, []), hidden),
     userCognitoId: row.owner_id,
     customerId,
     createdEpoch: row.created_at,
@@ -140,6 +142,7 @@ export async function createCollection(deps: Deps, principal: Principal, body: C
   const type = parseType(body.collectionType, 'body.collectionType');
   const name = parseName(body.name, 'body.name');
   const metadata = parseMetadata(body);
+  if (metadata.length > 0) assertNoRestrictedItems(metadata, await hiddenAttributesFor(deps.db, principal), body.metadataDocument !== undefined ? 'body.metadataDocument' : 'body.MetadataDocument');
   await checkCollectionMetadata(deps.db, principal, body.metadataTemplateId, metadata, body.metadataDocument !== undefined ? 'body.metadataDocument' : 'body.MetadataDocument');
   const { viewableTemplateIds: viewable, hiddenMetadataTemplateIds: hidden } = await searchVisibility(deps.db, principal);
   const templateIds = body.securityTemplateIds ?? [];
@@ -179,7 +182,8 @@ export async function getCollectionForViewer(deps: Deps, principal: Principal, i
       : visibleMemberFileIds(deps.db, principal.orgId, c.row.id, c.viewable, c.hidden),
     customerIdOf(deps.db, principal.orgId),
   ]);
-  return collectionView(c.row, c.templateIds, members, customerId);
+  const hidden = c.row.metadata && c.row.metadata !== '[]' ? await hiddenAttributesFor(deps.db, principal) : NO_RESTRICTED;
+  return collectionView(c.row, c.templateIds, members, customerId, hidden);
 }
 
 interface Changes {
@@ -303,7 +307,12 @@ export async function updateCollection(deps: Deps, principal: Principal, id: str
     }
   }
   if (body.metadata !== undefined) await checkCollectionMetadata(deps.db, principal, c.row.metadata_template_id, body.metadata as unknown[], 'body.metadata');
-  if (body.metadata !== undefined) changes.metadata = mergeMetadata(fromJson<Record<string, unknown>[]>(c.row.metadata, []), body.metadata as Record<string, unknown>[]);
+  if (body.metadata !== undefined) {
+    const current = fromJson<Record<string, unknown>[]>(c.row.metadata, []);
+    // Without Sensitive Data: a restricted attribute or column named is a 403; hidden table cells are kept.
+    const updates = keepRestrictedCells(body.metadata as Record<string, unknown>[], current, await hiddenAttributesFor(deps.db, principal), 'body.metadata');
+    changes.metadata = mergeMetadata(current, updates);
+  }
   await applyChanges(deps, principal, c, changes);
   return { status: 'success', message: 'Collection update was successful', data: await getCollectionForViewer(deps, principal, id) };
 }

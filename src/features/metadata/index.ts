@@ -42,7 +42,7 @@ export {
 } from './template-types.ts';
 
 export {
-  seesSensitiveData, restrictedAttributes, hiddenAttributesFor, restrictedOfTemplate, withoutRestricted, restrictedAttributeRefused, assertRestrictedUnchanged,
+  seesSensitiveData, restrictedAttributes, hiddenAttributesFor, restrictedOfTemplate, withoutRestricted, restrictedAttributeRefused, assertRestrictedUnchanged, itemsWithoutRestricted, assertNoRestrictedItems, keepRestrictedCells,
   NO_RESTRICTED, type RestrictedAttributes,
 } from './definitions/restricted.ts';
 

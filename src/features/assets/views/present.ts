@@ -2,7 +2,7 @@ import type { Deps } from '../../../deps.ts';
 import { fromJson } from '../../../core/db/json.ts';
 import type { AssetWithOrg, AssetSecurity } from '../assets.repo.ts';
 import { securityDenormalized } from '../access.ts';
-import { NO_RESTRICTED, restrictedOfTemplate, withoutRestricted, type CompiledTemplate, type RestrictedAttributes } from '../../metadata/index.ts';
+import { itemsWithoutRestricted, NO_RESTRICTED, restrictedOfTemplate, withoutRestricted, type CompiledTemplate, type RestrictedAttributes } from '../../metadata/index.ts';
 import { forLegacyRead, forSimplifiedRead, isEmptyValue, type LegacyItem } from '../metadata-seam.ts';
 import { lookupTable } from '../../../core/lookup.ts';
 
@@ -138,7 +138,8 @@ export function presentSimplified(
   options: SimplifiedOptions,
   hidden: RestrictedAttributes,
 ) {
-  const doc = fromJson<LegacyItem[]>(asset.metadata, []).filter((item) => !hidden.ids.has(item.metadataDefinitionId));
+  // Restricted attributes, and restricted columns inside tables, are left out.
+  const doc = itemsWithoutRestricted(fromJson<LegacyItem[]>(asset.metadata, []), hidden);
   let metadata: { name: string; value: unknown }[] = forSimplifiedRead(template, doc) as unknown as { name: string; value: unknown }[];
   if (options.system) metadata = [...metadata, ...systemFields(asset)];
   if (!options.empty) metadata = metadata.filter((item) => !isEmptyValue(item.value));
