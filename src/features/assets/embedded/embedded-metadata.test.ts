@@ -67,6 +67,38 @@ forEachEngine('assets: embedded IPTC, XMP and EXIF metadata in and back out', (c
   const search = async (body: unknown) =>
     json(await ctx().inject({ method: 'POST', url: '/v1/search/keyword', headers: org.admin.headers, payload: body }));
 
+  it('reads EXIF from a HEIC (written by ExifTool) onto the Default template at upload', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tessera-heic-exif-'));
+    const et = new ExifTool({ maxProcs: 1 });
+    let heic: Buffer;
+    try {
+      const file = join(dir, 'photo.heic');
+      await writeFile(
+        file,
+        await readFile(new URL('../../../../test/fixtures/media/sample-64x48.heic', import.meta.url)),
+      );
+      await et.write(
+        file,
+        { Artist: 'Heic Artist', ImageDescription: 'A HEIC from a phone', Copyright: 'Heic copyright' } as never,
+        { writeArgs: ['-overwrite_original'] },
+      );
+      heic = await readFile(file);
+    } finally {
+      await et.end();
+      await rm(dir, { recursive: true, force: true });
+    }
+    const read = await readEmbedded(heic);
+    assert.equal(read['EXIF:Artist'], 'Heic Artist', JSON.stringify(read));
+    assert.equal(read['EXIF:Copyright'], 'Heic copyright');
+    // exifr does not read XMP packets inside HEIC (EXIF only): keywords in a HEIC's XMP are not mapped.
+    const created = await uploadAsset(ctx(), org, heic, 'phone.heic');
+    await worker.drain();
+    const values = await simple(created.objectId);
+    assert.equal(values.Description, 'A HEIC from a phone');
+    assert.equal(values.Creator, 'Heic Artist');
+    assert.equal(values.Copyright, 'Heic copyright');
+  });
+
   it('maps XMP and EXIF of a JPEG and a TIFF onto the Default template at upload: searchable, facetable, keywords a list, in both encodings', async () => {
     const a = await uploadAsset(
       ctx(),

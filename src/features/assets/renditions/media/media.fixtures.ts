@@ -8,16 +8,16 @@ import { zipSync, strToU8 } from 'fflate';
 import * as mupdf from 'mupdf';
 
 /** Test files made at test time: PDFs by MuPDF, office files as zips of their XML, media by ffmpeg's generators. */
-export function makePdf(pages: string[], info: Record<string, string> = {}): Buffer {
+export function makePdf(pages: string[], info: Record<string, string> = {}, size: [number, number] = [595, 842]): Buffer {
   const doc = new mupdf.PDFDocument();
   const font = doc.addSimpleFont(new mupdf.Font('Helvetica'));
   const resources = doc.addObject({ Font: { F1: font } });
   for (const text of pages) {
     const lines = text
       .split('\n')
-      .map((l, i) => `BT /F1 18 Tf 72 ${760 - i * 24} Td (${l.replace(/[()\\]/g, '')}) Tj ET`)
+      .map((l, i) => `BT /F1 18 Tf 72 ${size[1] - 82 - i * 24} Td (${l.replace(/[()\\]/g, '')}) Tj ET`)
       .join('\n');
-    doc.insertPage(-1, doc.addPage([0, 0, 595, 842], 0, resources, lines));
+    doc.insertPage(-1, doc.addPage([0, 0, size[0], size[1]], 0, resources, lines));
   }
   for (const [key, value] of Object.entries(info)) doc.setMetaData(`info:${key}`, value);
   return Buffer.from(doc.saveToBuffer('').asUint8Array());
