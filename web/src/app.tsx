@@ -90,7 +90,7 @@ function Shell({ user }: { user: User }) {
   const [uploadsOpen, setUploadsOpen] = useState(false);
   const [menuOpen, setMenuOpen] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
-  const uploads = useUploads(() => setRevision((n) => n + 1));
+  const uploads = useUploads(() => setRevision((n) => n + 1), () => setUploadsOpen(true));
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
 
@@ -190,9 +190,10 @@ function Shell({ user }: { user: User }) {
             </button>
             {menuOpen && (
               <ul class="menu-list" onKeyDown={(e) => e.key === 'Escape' && setMenuOpen(false)}>
-                <li><button type="button" id="sign-out" onClick={() => void signOut()}>{t('user.signout')}</button></li>
+                <li><button type="button" id="sign-out" onClick={() => void uploads.queue.forget().then(signOut)}>{t('user.signout')}</button></li>
                 <li><button type="button" id="sign-out-everywhere" onClick={async () => {
                   try {
+                    await uploads.queue.forget();
                     await signOutEverywhere();
                   } catch (e) {
                     setNotice(t('common.error', { reason: reason(e) }));

@@ -4,8 +4,12 @@ import { t } from './messages.ts';
 import { attributesOf, metadataTemplates, securityTemplates, type SecurityTemplate, type Template } from './templates.ts';
 import { UploadQueue, type UploadItem } from './upload.ts';
 
-export function useUploads(onStored: () => void): { queue: UploadQueue } {
+export function useUploads(onStored: () => void, onRestored: () => void): { queue: UploadQueue } {
   const queue = useMemo(() => new UploadQueue(), []);
+  // Files a previous page left unfinished carry on (and the panel opens to show them).
+  useEffect(() => {
+    void queue.restore().then((count) => (count > 0 ? onRestored() : undefined));
+  }, [queue]);
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
     // Many files finish close together: the library reloads once for them.

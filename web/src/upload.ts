@@ -1,10 +1,13 @@
 import { api, reason } from './api.ts';
 import { metadataTemplates, securityTemplates } from './templates.ts';
+import { uploadStore, type StoredUpload } from './upload-store.ts';
 
 export type UploadState = 'pending' | 'uploading' | 'processing' | 'done' | 'failed' | 'waiting';
 
 export interface UploadItem {
   id: number;
+  /** Its record in IndexedDB (upload-store.ts). */
+  key: string;
   file: File;
   path: string;
   state: UploadState;
@@ -13,6 +16,10 @@ export interface UploadItem {
   objectId?: string;
   /** A new version of this asset (its fileId) instead of a new asset. */
   versionOf?: string;
+  /** The batch's template and values when the file was added (a restored file keeps them). */
+  settings?: BatchSettings;
+  /** A single presigned upload's URL. */
+  url?: string;
   /** Multipart progress kept across retries: parts already stored are not sent again. */
   multipart?: { uploadId: string; fileId: string; objectId: string; partSize: number; urls: { partNumber: number; url: string }[]; etags: Map<number, string> };
 }
@@ -47,9 +54,58 @@ export class UploadQueue {
   }
 
   add(files: { file: File; path: string }[], versionOf?: string): void {
-    for (const { file, path } of files) this.items.push({ id: this.nextId++, file, path, state: 'pending', sent: 0, versionOf });
+    for (const { file, path } of files) {
+      const item: UploadItem = { id: this.nextId++, key: newKey(), file, path, state: 'pending', sent: 0, versionOf };
+      this.items.push(item);
+      void this.persist(item);
+    }
     this.changed();
     this.pump();
+  }
+
+  /**
+   * Takes back the files a previous page left unfinished (a reload, a closed tab, a crash): their
+   * bytes, batch settings, and a multipart upload's id and stored parts, which are not sent again.
+   * Returns how many were taken back.
+   */
+  async restore(): Promise<number> {
+    const records = await uploadStore.all();
+    const known = new Set(this.items.map((i) => i.key));
+    let count = 0;
+    for (const r of records) {
+      if (known.has(r.key)) continue;
+      const file = r.file instanceof File ? r.file : new File([r.file], r.name, { type: r.type });
+      const item: UploadItem = {
+        id: this.nextId++, key: r.key, file, path: r.path, state: 'pending', sent: 0, versionOf: r.versionOf,
+        settings: r.settings as BatchSettings | undefined, objectId: r.objectId, url: r.url,
+        multipart: r.multipart ? { ...r.multipart, etags: new Map(r.multipart.etags) } : undefined,
+      };
+      if (item.multipart) item.sent = storedBytes(item, item.multipart);
+      this.items.push(item);
+      count++;
+    }
+    if (count > 0) {
+      this.changed();
+      this.pump();
+    }
+    return count;
+  }
+
+  /** Forgets every unfinished upload (sign-out: the next person must not resume them). */
+  async forget(): Promise<void> {
+    this.items = [];
+    await uploadStore.clear();
+    this.changed();
+  }
+
+  private persist(item: UploadItem): Promise<unknown> {
+    const record: StoredUpload = {
+      key: item.key, file: item.file, name: item.file.name, type: item.file.type, path: item.path, versionOf: item.versionOf,
+      settings: item.settings ?? (item.versionOf ? undefined : structuredClone(this.settings)), objectId: item.objectId, url: item.url,
+      multipart: item.multipart ? { ...item.multipart, etags: [...item.multipart.etags.entries()] } : undefined,
+    };
+    item.settings = record.settings as BatchSettings | undefined;
+    return uploadStore.put(record);
   }
 
   retry(id: number): void {
@@ -98,6 +154,7 @@ export class UploadQueue {
       try {
         await this.upload(item);
         item.state = 'done';
+        void uploadStore.remove(item.key);
         this.onAssetStored?.();
         return;
       } catch (error) {
@@ -117,26 +174,27 @@ export class UploadQueue {
   }
 
   /** The organization's default templates, until the person picks others for the batch. */
-  private async defaults(): Promise<void> {
-    if (!this.settings.metadataTemplateId) {
+  private async defaults(settings: BatchSettings): Promise<void> {
+    if (!settings.metadataTemplateId) {
       const list = await metadataTemplates();
-      this.settings.metadataTemplateId ||= (list.find((x) => x.isDefault) ?? list[0])?.templateId ?? '';
+      settings.metadataTemplateId ||= (list.find((x) => x.isDefault) ?? list[0])?.templateId ?? '';
     }
-    if (this.settings.securityTemplateIds.length === 0) {
+    if (settings.securityTemplateIds.length === 0) {
       const list = await securityTemplates();
-      if (list[0] && this.settings.securityTemplateIds.length === 0) this.settings.securityTemplateIds = [list[0].templateId];
+      if (list[0] && settings.securityTemplateIds.length === 0) settings.securityTemplateIds = [list[0].templateId];
     }
   }
 
   private async upload(item: UploadItem): Promise<void> {
-    if (!item.versionOf) await this.defaults();
+    const settings = item.settings ?? this.settings;
+    if (!item.versionOf) await this.defaults(settings);
     if (!item.objectId) {
       const body: Record<string, unknown> = { filename: item.file.name, filesize: item.file.size, contentType: item.file.type || undefined };
       if (item.versionOf) body.originalFileId = item.versionOf;
       else {
-        if (this.settings.metadataTemplateId) body.metadataTemplateId = this.settings.metadataTemplateId;
-        if (this.settings.securityTemplateIds.length > 0) body.securityTemplateIds = this.settings.securityTemplateIds;
-        const values = this.settings.metadata.filter((m) => m.value !== '' && m.value !== undefined && m.value !== null);
+        if (settings.metadataTemplateId) body.metadataTemplateId = settings.metadataTemplateId;
+        if (settings.securityTemplateIds.length > 0) body.securityTemplateIds = settings.securityTemplateIds;
+        const values = settings.metadata.filter((m) => m.value !== '' && m.value !== undefined && m.value !== null);
         if (values.length > 0) body.metadata = values;
       }
       const created = await api<{ data: { objectId: string; fileId: string; url?: string; uploadId?: string; urls?: { partNumber: number; url: string }[]; partSize?: number } }>('POST', '/v1/assets/asset', body);
@@ -145,11 +203,12 @@ export class UploadQueue {
       if (d.uploadId && d.urls) {
         item.multipart = { uploadId: d.uploadId, fileId: d.fileId, objectId: d.objectId, partSize: d.partSize ?? Math.ceil(item.file.size / d.urls.length), urls: d.urls, etags: new Map() };
       } else {
-        (item as UploadItem & { url?: string }).url = d.url;
+        item.url = d.url;
       }
+      await this.persist(item);
     }
     if (item.multipart) return this.uploadParts(item, item.multipart);
-    const url = (item as UploadItem & { url?: string }).url!;
+    const url = item.url!;
     item.sent = 0;
     await put(url, item.file, item.file.type || 'application/octet-stream', (n) => {
       item.sent = n;
@@ -158,17 +217,17 @@ export class UploadQueue {
   }
 
   private async uploadParts(item: UploadItem, mp: NonNullable<UploadItem['multipart']>): Promise<void> {
-    const doneBytes = () => [...mp.etags.keys()].reduce((sum, n) => sum + Math.min(mp.partSize, item.file.size - (n - 1) * mp.partSize), 0);
     for (const part of mp.urls) {
       if (mp.etags.has(part.partNumber)) continue;
       const start = (part.partNumber - 1) * mp.partSize;
       const blob = item.file.slice(start, Math.min(item.file.size, start + mp.partSize));
-      const base = doneBytes();
+      const base = storedBytes(item, mp);
       const etag = await put(part.url, blob, 'application/octet-stream', (n) => {
         item.sent = base + n;
         this.changed();
       });
       mp.etags.set(part.partNumber, etag);
+      await this.persist(item);
     }
     await api('POST', '/v1/asset/complete', {
       action: 'complete', uploadId: mp.uploadId, fileId: mp.fileId,
@@ -178,6 +237,15 @@ export class UploadQueue {
 }
 
 export class NetworkError extends Error {}
+
+function newKey(): string {
+  return crypto.randomUUID?.() ?? `${Date.now()}-${Math.random().toString(36).slice(2)}`;
+}
+
+/** Bytes of the parts already stored. */
+function storedBytes(item: UploadItem, mp: NonNullable<UploadItem['multipart']>): number {
+  return [...mp.etags.keys()].reduce((sum, n) => sum + Math.min(mp.partSize, item.file.size - (n - 1) * mp.partSize), 0);
+}
 
 /** PUT with upload progress (fetch has none); resolves with the part's ETag (header, or the body's `etag`). */
 function put(url: string, body: Blob, contentType: string, progress: (sent: number) => void): Promise<string> {
