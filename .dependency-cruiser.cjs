@@ -32,7 +32,10 @@ function withExceptions(rule) {
   const byFrom = new Map();
   for (const [from, to] of pairs) byFrom.set(from, [...(byFrom.get(from) ?? []), to]);
   const asList = (v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
-  const main = { ...rule, from: { ...rule.from, pathNot: [...asList(rule.from.pathNot), ...[...byFrom.keys()].map(exact)] } };
+  const main = {
+    ...rule,
+    from: { ...rule.from, pathNot: [...asList(rule.from.pathNot), ...[...byFrom.keys()].map(exact)] },
+  };
   const copies = [...byFrom].map(([from, tos]) => {
     // `$1` in the rule's `to` refers to a group of its `from` path: resolve it for this file.
     const group = new RegExp(rule.from.path).exec(from)?.[1] ?? '';

@@ -7,7 +7,12 @@ export async function benchOrg(server: BenchServer) {
   const deps = server.deps;
   const password = 'Bench-password-0123';
   const username = `bench-${Math.random().toString(36).slice(2, 8)}`;
-  const org = await deps.db.transaction().execute(async (trx) => createOrganization(trx, deps.clock.now(), { name: 'Bench', admin: { username, email: `${username}@example.test`, passwordHash: await hashPassword(password) } }));
+  const org = await deps.db.transaction().execute(async (trx) =>
+    createOrganization(trx, deps.clock.now(), {
+      name: 'Bench',
+      admin: { username, email: `${username}@example.test`, passwordHash: await hashPassword(password) },
+    }),
+  );
   const principal = (await loadUserPrincipal(deps.db, org.adminUserId))!;
   const res = await server.app.inject({ method: 'POST', url: '/v1/auth/token', payload: { username, password } });
   const token = (res.json() as { session: { accessToken: string } }).session.accessToken;

@@ -22,16 +22,45 @@ for (let i = 0; i < N; i += 1000) {
     const fileId = newId(now + j);
     ids.push(id);
     rows.push({
-      id, org_id: org.orgId, file_id: fileId, original_file_id: fileId, version_number: 1, is_current: 1, object_type: 'Asset', filename: `asset-${j}.jpg`,
-      content_type: 'image/jpeg', content_state: 'available' as const, size: 1000 + j, sha256: null, md5: null, blob_key: null, federated: 0, content_path: null,
-      skip_transcode: 0, metadata_template_id: templateId, metadata: '[]', metadata_denormalized: '{}', technical_metadata: '{}', renditions: '{}',
-      renditions_state: 'none' as const, width: null, height: null, deleted_at: null, created_event_sent: 1, created_by: org.adminUserId, updated_by: org.adminUserId,
-      created_at: now, updated_at: now,
+      id,
+      org_id: org.orgId,
+      file_id: fileId,
+      original_file_id: fileId,
+      version_number: 1,
+      is_current: 1,
+      object_type: 'Asset',
+      filename: `asset-${j}.jpg`,
+      content_type: 'image/jpeg',
+      content_state: 'available' as const,
+      size: 1000 + j,
+      sha256: null,
+      md5: null,
+      blob_key: null,
+      federated: 0,
+      content_path: null,
+      skip_transcode: 0,
+      metadata_template_id: templateId,
+      metadata: '[]',
+      metadata_denormalized: '{}',
+      technical_metadata: '{}',
+      renditions: '{}',
+      renditions_state: 'none' as const,
+      width: null,
+      height: null,
+      deleted_at: null,
+      created_event_sent: 1,
+      created_by: org.adminUserId,
+      updated_by: org.adminUserId,
+      created_at: now,
+      updated_at: now,
     });
   }
   await db.transaction().execute(async (trx) => {
     await trx.insertInto('assets').values(rows).execute();
-    await trx.insertInto('asset_security').values(rows.map((r) => ({ org_id: org.orgId, asset_id: r.id as string, template_id: org.defaultTemplateId }))).execute();
+    await trx
+      .insertInto('asset_security')
+      .values(rows.map((r) => ({ org_id: org.orgId, asset_id: r.id as string, template_id: org.defaultTemplateId })))
+      .execute();
   });
 }
 const pick = () => ids[randomInt(ids.length)]!;
@@ -48,8 +77,12 @@ for (let i = 0; i < REQUESTS; i++) {
   if (res.statusCode !== 200) throw new Error(res.body);
 }
 await server.close();
-printTable(`GET /v1/assets/asset/{id} with ${N} assets (${server.deps.engine}), ${REQUESTS} requests`, ['path', 'p50 ms', 'p99 ms', 'target'], [
-  ['bare SELECT by primary key (baseline)', fmt(percentile(raw, 50), 3), fmt(percentile(raw, 99), 3), ''],
-  ['Tessera GET /v1/assets/asset/{id}', fmt(percentile(http, 50), 3), fmt(percentile(http, 99), 3), 'p99 ≤ 5 ms'],
-  ['reference (published average)', '265', '—', ''],
-]);
+printTable(
+  `GET /v1/assets/asset/{id} with ${N} assets (${server.deps.engine}), ${REQUESTS} requests`,
+  ['path', 'p50 ms', 'p99 ms', 'target'],
+  [
+    ['bare SELECT by primary key (baseline)', fmt(percentile(raw, 50), 3), fmt(percentile(raw, 99), 3), ''],
+    ['Tessera GET /v1/assets/asset/{id}', fmt(percentile(http, 50), 3), fmt(percentile(http, 99), 3), 'p99 ≤ 5 ms'],
+    ['reference (published average)', '265', '—', ''],
+  ],
+);

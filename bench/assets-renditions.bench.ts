@@ -11,10 +11,31 @@ sharp.cache(false);
 const RUNS = Number(process.env.ASSETS_BENCH_RUNS ?? 15);
 const dir = mkdtempSync(join(tmpdir(), 'tessera-rend-bench-'));
 const file = join(dir, 'source.jpg');
-writeFileSync(file, await sharp({ create: { width: 4000, height: 3000, channels: 3, background: { r: 128, g: 128, b: 128 }, noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).jpeg({ quality: 90 }).toBuffer());
+writeFileSync(
+  file,
+  await sharp({
+    create: {
+      width: 4000,
+      height: 3000,
+      channels: 3,
+      background: { r: 128, g: 128, b: 128 },
+      noise: { type: 'gaussian', mean: 128, sigma: 40 },
+    },
+  })
+    .jpeg({ quality: 90 })
+    .toBuffer(),
+);
 
 const direct = async (sizes: number[]) => {
-  await Promise.all(sizes.map((size) => sharp(file).autoOrient().resize(size, size, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 80 }).toBuffer()));
+  await Promise.all(
+    sizes.map((size) =>
+      sharp(file)
+        .autoOrient()
+        .resize(size, size, { fit: 'inside', withoutEnlargement: true })
+        .jpeg({ quality: 80 })
+        .toBuffer(),
+    ),
+  );
 };
 const ours = async (names: string[]) => {
   const specs = RENDITION_SPECS.filter((s) => names.includes(s.name));
@@ -40,7 +61,16 @@ for (const [label, names, sizes] of [
   const a = await time(() => direct([...sizes]));
   const b = await time(() => ours([...names]));
   rows.push([`${label}: sharp called directly`, fmt(percentile(a, 50), 1), fmt(percentile(a, 95), 1), '1.00']);
-  rows.push([`${label}: Tessera pipeline`, fmt(percentile(b, 50), 1), fmt(percentile(b, 95), 1), fmt(percentile(b, 50) / percentile(a, 50))]);
+  rows.push([
+    `${label}: Tessera pipeline`,
+    fmt(percentile(b, 50), 1),
+    fmt(percentile(b, 95), 1),
+    fmt(percentile(b, 50) / percentile(a, 50)),
+  ]);
 }
-printTable(`Renditions of a 12 MP JPEG (4000×3000), ${RUNS} runs, sharp ${sharp.versions.sharp}, vips threads ${sharp.concurrency()}`, ['path', 'p50 ms', 'p95 ms', 'ratio (p50)'], rows);
+printTable(
+  `Renditions of a 12 MP JPEG (4000×3000), ${RUNS} runs, sharp ${sharp.versions.sharp}, vips threads ${sharp.concurrency()}`,
+  ['path', 'p50 ms', 'p95 ms', 'ratio (p50)'],
+  rows,
+);
 rmSync(dir, { recursive: true, force: true });

@@ -9,7 +9,17 @@ import { startBenchServer } from './lib.ts';
 const MB = Number(process.env.ASSETS_BENCH_UPLOAD_MB ?? 1024);
 const server = await startBenchServer({ TESSERA_UPLOAD_PART_SIZE: String(5 * 1024 * 1024 * 1024) });
 const { principal, templateId, org } = await benchOrg(server);
-const created = await createAsset(server.deps, principal, { filename: 'big.bin', metadataTemplateId: templateId, securityTemplateIds: [org.defaultTemplateId], filesize: MB * 1048576 }, 'legacy');
+const created = await createAsset(
+  server.deps,
+  principal,
+  {
+    filename: 'big.bin',
+    metadataTemplateId: templateId,
+    securityTemplateIds: [org.defaultTemplateId],
+    filesize: MB * 1048576,
+  },
+  'legacy',
+);
 const url = (created.upload as { url: string }).url.replace(server.deps.config.publicUrl, server.url);
 process.stdout.write(`${JSON.stringify({ url })}\n`);
 process.stdin.resume();

@@ -27,7 +27,14 @@ async function rawWrite(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-raw-'));
   try {
     const start = performance.now();
-    await pipeline(Readable.from((function* () { for (let i = 0; i < MB; i++) yield CHUNK; })()), createWriteStream(join(dir, 'raw.bin'), { flush: true }));
+    await pipeline(
+      Readable.from(
+        (function* () {
+          for (let i = 0; i < MB; i++) yield CHUNK;
+        })(),
+      ),
+      createWriteStream(join(dir, 'raw.bin'), { flush: true }),
+    );
     return performance.now() - start;
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -61,13 +68,19 @@ function status(pid: number): { rss: number; hwm: number } {
 }
 
 function startServer() {
-  const script = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  const script = (
+    JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
+  ).scripts.start.split(/\s+/);
   if (script[0] !== 'node') throw new Error(`unexpected start script: ${script.join(' ')}`);
   const flags = script.slice(1).filter((arg) => arg.startsWith('--'));
   const extra = (process.env.ASSETS_BENCH_SERVER_FLAGS ?? '').split(/\s+/).filter(Boolean);
-  const child = spawn(process.execPath, [...flags, ...extra, 'bench/assets-upload-server.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...flags, ...extra, 'bench/assets-upload-server.ts'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const url = new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', (line) => resolve((JSON.parse(line) as { url: string }).url));
+    createInterface({ input: child.stdout! }).once('line', (line) =>
+      resolve((JSON.parse(line) as { url: string }).url),
+    );
     child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
   });
   return { child, flags: [...flags, ...extra], url };
@@ -122,7 +135,9 @@ try {
   // Not allowed here: the 10 ms samples alone give the peak.
 }
 let peak = before;
-const sampler = setInterval(() => { peak = Math.max(peak, status(pid).rss); }, 10);
+const sampler = setInterval(() => {
+  peak = Math.max(peak, status(pid).rss);
+}, 10);
 const serverCpuBefore = cpuMs(pid);
 const { ms: ourMs, cpuMs: clientCpuMs } = await upload(url);
 const serverCpuMs = cpuMs(pid) - serverCpuBefore;
@@ -138,19 +153,43 @@ const rawMs = Math.min(rawBefore, rawAfter);
 
 const raw = MB / (rawMs / 1000);
 const rate = (ms: number) => MB / (ms / 1000);
-const load = loadavg().map((l) => l.toFixed(2)).join(', ');
-printTable(`Upload of ${MB} MB (local disk, loopback HTTP); server flags ${server.flags.join(' ') || 'none'}; load average ${load}`, ['path', 'MB/s', 'time (s)', 'vs raw'], [
-  ['raw disk write (fs stream + fsync), faster of a run before and after', fmt(raw, 0), fmt(rawMs / 1000), '1.00'],
-  [`raw disk write, fdatasync every ${WRITEBACK_MB} MB while writing, then fsync`, fmt(rate(writebackMs), 0), fmt(writebackMs / 1000), fmt(rawMs / writebackMs)],
-  ['Tessera PUT /v1/uploads/{id} (SHA-256, fsync, rename)', fmt(rate(ourMs), 0), fmt(ourMs / 1000), fmt(rawMs / ourMs)],
-]);
-printTable(`Server memory during the upload (/proc/<pid>/status${peakReset ? ', VmHWM reset before' : ', sampled every 10 ms'})`, ['measure', 'MB'], [
-  ['server RSS before', fmt(before / 1048576, 1)],
-  ['server RSS growth (peak − before)', fmt((peak - before) / 1048576, 1)],
-  ['target growth', '≤ 64'],
-]);
-printTable('CPU time during the upload (user + system, all threads)', ['process', 'CPU s', 'CPU s per GB'], [
-  ['server', fmt(serverCpuMs / 1000), fmt(serverCpuMs / 1000 / (MB / 1024))],
-  ['upload client', fmt(clientCpuMs / 1000), fmt(clientCpuMs / 1000 / (MB / 1024))],
-]);
+const load = loadavg()
+  .map((l) => l.toFixed(2))
+  .join(', ');
+printTable(
+  `Upload of ${MB} MB (local disk, loopback HTTP); server flags ${server.flags.join(' ') || 'none'}; load average ${load}`,
+  ['path', 'MB/s', 'time (s)', 'vs raw'],
+  [
+    ['raw disk write (fs stream + fsync), faster of a run before and after', fmt(raw, 0), fmt(rawMs / 1000), '1.00'],
+    [
+      `raw disk write, fdatasync every ${WRITEBACK_MB} MB while writing, then fsync`,
+      fmt(rate(writebackMs), 0),
+      fmt(writebackMs / 1000),
+      fmt(rawMs / writebackMs),
+    ],
+    [
+      'Tessera PUT /v1/uploads/{id} (SHA-256, fsync, rename)',
+      fmt(rate(ourMs), 0),
+      fmt(ourMs / 1000),
+      fmt(rawMs / ourMs),
+    ],
+  ],
+);
+printTable(
+  `Server memory during the upload (/proc/<pid>/status${peakReset ? ', VmHWM reset before' : ', sampled every 10 ms'})`,
+  ['measure', 'MB'],
+  [
+    ['server RSS before', fmt(before / 1048576, 1)],
+    ['server RSS growth (peak − before)', fmt((peak - before) / 1048576, 1)],
+    ['target growth', '≤ 64'],
+  ],
+);
+printTable(
+  'CPU time during the upload (user + system, all threads)',
+  ['process', 'CPU s', 'CPU s per GB'],
+  [
+    ['server', fmt(serverCpuMs / 1000), fmt(serverCpuMs / 1000 / (MB / 1024))],
+    ['upload client', fmt(clientCpuMs / 1000), fmt(clientCpuMs / 1000 / (MB / 1024))],
+  ],
+);
 process.exit(0);

@@ -42,13 +42,24 @@ function freePort(): Promise<number> {
 
 // --- origin (its own process would be idle during hit runs anyway: only misses reach it) ---
 const originByPath = new Map<string, number>();
-const objects = new Map([['/20k.bin', Buffer.alloc(20 * 1024, 120)], ['/200k.bin', Buffer.alloc(200 * 1024, 121)]]);
+const objects = new Map([
+  ['/20k.bin', Buffer.alloc(20 * 1024, 120)],
+  ['/200k.bin', Buffer.alloc(200 * 1024, 121)],
+]);
 const origin = createServer((req, res) => {
   const path = (req.url ?? '/').split('?')[0]!;
   originByPath.set(path, (originByPath.get(path) ?? 0) + 1);
   const body = objects.get(path) ?? (path.startsWith('/cold') ? Buffer.alloc(20 * 1024, 122) : undefined);
   if (!body) return void res.writeHead(404).end();
-  const send = () => res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': body.length, 'cache-control': 'public, max-age=3600', etag: `"${path}"` }).end(body);
+  const send = () =>
+    res
+      .writeHead(200, {
+        'content-type': 'application/octet-stream',
+        'content-length': body.length,
+        'cache-control': 'public, max-age=3600',
+        etag: `"${path}"`,
+      })
+      .end(body);
   if (path.startsWith('/cold')) setTimeout(send, 50);
   else send();
 });
@@ -57,21 +68,56 @@ const originUrl = `http://127.0.0.1:${(origin.address() as AddressInfo).port}`;
 
 // --- database with one zone ---
 const dbFile = join(dir, 'tessera.sqlite');
-const env = { TESSERA_DATA_DIR: dir, TESSERA_LOG_LEVEL: 'silent', TESSERA_SECRET_KEY: SECRET, DATABASE_URL: `sqlite:${dbFile}`, TESSERA_ALLOW_PRIVATE_TARGETS: 'true' };
+const env = {
+  TESSERA_DATA_DIR: dir,
+  TESSERA_LOG_LEVEL: 'silent',
+  TESSERA_SECRET_KEY: SECRET,
+  DATABASE_URL: `sqlite:${dbFile}`,
+  TESSERA_ALLOW_PRIVATE_TARGETS: 'true',
+};
 const deps = createDeps(parseConfig(env));
 await migrateToLatest(deps.db);
 const now = Date.now();
-const org = await deps.db.transaction().execute((trx) => createOrganization(trx, now, { name: 'bench', admin: { username: 'bench-admin', email: 'b@example.test', passwordHash: 'x' } }));
+const org = await deps.db.transaction().execute((trx) =>
+  createOrganization(trx, now, {
+    name: 'bench',
+    admin: { username: 'bench-admin', email: 'b@example.test', passwordHash: 'x' },
+  }),
+);
 const settings = { ...defaultSettings(), originType: 'url' as const, originUrl, hostnames: ['cdn.bench.test'] };
-await deps.db.insertInto('cdn_zones').values({ id: 10000000001, org_id: org.orgId, name: 'bench', name_key: 'bench', region: 'de', enabled: 1, settings: toJson(settings), version: 1, created_at: now, updated_at: now }).execute();
-await deps.db.insertInto('cdn_zone_hostnames').values({ hostname: 'cdn.bench.test', zone_id: 10000000001, org_id: org.orgId }).execute();
+await deps.db
+  .insertInto('cdn_zones')
+  .values({
+    id: 10000000001,
+    org_id: org.orgId,
+    name: 'bench',
+    name_key: 'bench',
+    region: 'de',
+    enabled: 1,
+    settings: toJson(settings),
+    version: 1,
+    created_at: now,
+    updated_at: now,
+  })
+  .execute();
+await deps.db
+  .insertInto('cdn_zone_hostnames')
+  .values({ hostname: 'cdn.bench.test', zone_id: 10000000001, org_id: org.orgId })
+  .execute();
 await deps.close();
 
 async function startEdge(workers: number): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['src/main.ts', 'edge'], {
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, ...env, EDGE_PORT: String(port), EDGE_HOST: '127.0.0.1', EDGE_WORKERS: String(workers), EDGE_CACHE_DIR: join(dir, `edge-${workers}`) },
+    env: {
+      ...process.env,
+      ...env,
+      EDGE_PORT: String(port),
+      EDGE_HOST: '127.0.0.1',
+      EDGE_WORKERS: String(workers),
+      EDGE_CACHE_DIR: join(dir, `edge-${workers}`),
+    },
   });
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
@@ -87,11 +133,19 @@ async function startEdge(workers: number): Promise<{ url: string; pid: number; s
     if (child.exitCode !== null) throw new Error(`the edge exited with code ${child.exitCode}`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  return { url, pid: child.pid!, stop: async () => { child.kill('SIGTERM'); await new Promise((r) => child.once('exit', r)); } };
+  return {
+    url,
+    pid: child.pid!,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
 }
 
 async function startNginx(): Promise<{ url: string; pid: number; stop(): Promise<void> } | string> {
-  if (spawnSync('sh', ['-c', 'command -v nginx']).status !== 0) return 'nginx is not installed (apt-get install nginx-light): peer column skipped';
+  if (spawnSync('sh', ['-c', 'command -v nginx']).status !== 0)
+    return 'nginx is not installed (apt-get install nginx-light): peer column skipped';
   const port = await freePort();
   const prefix = join(dir, 'nginx');
   mkdirSync(join(prefix, 'cache'), { recursive: true });
@@ -126,7 +180,11 @@ http {
   }
 }`;
   writeFileSync(join(prefix, 'nginx.conf'), conf);
-  const child = spawn('nginx', ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-e', join(prefix, 'logs/error.log'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(
+    'nginx',
+    ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-e', join(prefix, 'logs/error.log'), '-g', 'daemon off;'],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
@@ -138,7 +196,14 @@ http {
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  return { url, pid: child.pid!, stop: async () => { child.kill('SIGQUIT'); await new Promise((r) => child.once('exit', r)); } };
+  return {
+    url,
+    pid: child.pid!,
+    stop: async () => {
+      child.kill('SIGQUIT');
+      await new Promise((r) => child.once('exit', r));
+    },
+  };
 }
 
 /** CPU time (user + system, ms) used so far by a process and all its descendants (Linux /proc). */
@@ -161,7 +226,13 @@ function cpuMs(root: number): number {
   return total * 10; // USER_HZ is 100 on Linux
 }
 
-interface Wrk { rps: number; p50: number; p99: number; mbs: number; cpuUs: number }
+interface Wrk {
+  rps: number;
+  p50: number;
+  p99: number;
+  mbs: number;
+  cpuUs: number;
+}
 function wrk(url: string, pid: number): Wrk {
   const cpu0 = cpuMs(pid);
   const out = spawnSync('wrk', ['-t2', '-c64', `-d${DURATION}s`, '--latency', url], { encoding: 'utf8' }).stdout;
@@ -175,9 +246,17 @@ function wrk(url: string, pid: number): Wrk {
   };
   const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(out)?.[1]);
   const transfer = /Transfer\/sec:\s+([\d.]+)(KB|MB|GB)/.exec(out);
-  const mbs = transfer ? Number(transfer[1]) * (transfer[2] === 'GB' ? 1024 : transfer[2] === 'KB' ? 1 / 1024 : 1) : NaN;
+  const mbs = transfer
+    ? Number(transfer[1]) * (transfer[2] === 'GB' ? 1024 : transfer[2] === 'KB' ? 1 / 1024 : 1)
+    : NaN;
   const requests = Number(/(\d+) requests in/.exec(out)?.[1]);
-  return { rps, p50: ms(/50%\s+(\S+)/.exec(out)?.[1]), p99: ms(/99%\s+(\S+)/.exec(out)?.[1]), mbs, cpuUs: ((cpu1 - cpu0) * 1000) / requests };
+  return {
+    rps,
+    p50: ms(/50%\s+(\S+)/.exec(out)?.[1]),
+    p99: ms(/99%\s+(\S+)/.exec(out)?.[1]),
+    mbs,
+    cpuUs: ((cpu1 - cpu0) * 1000) / requests,
+  };
 }
 
 const hasWrk = spawnSync('sh', ['-c', 'command -v wrk']).status === 0;
@@ -200,7 +279,8 @@ try {
     const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
     for (const object of ['/20k.bin', '/200k.bin']) {
       const runs = new Map<string, Wrk[]>();
-      for (const [, base] of targets) for (let i = 0; i < 20; i++) await (await fetch(`${base}${object}`)).arrayBuffer(); // warm every worker
+      for (const [, base] of targets)
+        for (let i = 0; i < 20; i++) await (await fetch(`${base}${object}`)).arrayBuffer(); // warm every worker
       for (let round = 0; round < rounds; round++) {
         for (const [name, base, pid] of targets) {
           const list = runs.get(name) ?? [];
@@ -212,22 +292,39 @@ try {
         const list = runs.get(name)!.sort((a, b) => a.rps - b.rps);
         const r = { ...list[Math.floor(list.length / 2)]!, cpuUs: median(list.map((x) => x.cpuUs)) };
         results.set(`${name} ${object}`, r);
-        rows.push([object === '/20k.bin' ? '20 KB' : '200 KB', name, fmt(r.rps, 0), fmt(r.mbs, 0), fmt(r.p50), fmt(r.p99), fmt(r.cpuUs, 0), list.map((x) => fmt(x.rps, 0)).join(' / ')]);
+        rows.push([
+          object === '/20k.bin' ? '20 KB' : '200 KB',
+          name,
+          fmt(r.rps, 0),
+          fmt(r.mbs, 0),
+          fmt(r.p50),
+          fmt(r.p99),
+          fmt(r.cpuUs, 0),
+          list.map((x) => fmt(x.rps, 0)).join(' / '),
+        ]);
       }
     }
-    printTable(`Cache hits, wrk -t2 -c64 -d${DURATION}s, median of alternating runs (same machine, same run)`, ['Object', 'Server', 'req/s', 'MB/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'all runs req/s'], rows);
+    printTable(
+      `Cache hits, wrk -t2 -c64 -d${DURATION}s, median of alternating runs (same machine, same run)`,
+      ['Object', 'Server', 'req/s', 'MB/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'all runs req/s'],
+      rows,
+    );
     if (typeof nginx !== 'string') {
       const line = (object: string, edge: string, label: string) => {
         const e = results.get(`Tessera edge (${edge}) /${object}`)!;
         const n = results.get(`${NGINX} /${object}`)!;
         return [label, edge, fmt(e.rps / n.rps), fmt(e.p99 / n.p99), fmt(n.cpuUs / e.cpuUs)];
       };
-      printTable('Tessera / nginx (target: ≥ 0.9× at 20 KB, ≥ 1.1× at 200 KB)', ['Object', 'Tessera edge', 'req/s ratio', 'p99 ratio (lower is better)', 'CPU efficiency ratio'], [
-        line('20k.bin', '2 workers', '20 KB'),
-        line('200k.bin', '2 workers', '200 KB'),
-        line('20k.bin', '1 process', '20 KB'),
-        line('200k.bin', '1 process', '200 KB'),
-      ]);
+      printTable(
+        'Tessera / nginx (target: ≥ 0.9× at 20 KB, ≥ 1.1× at 200 KB)',
+        ['Object', 'Tessera edge', 'req/s ratio', 'p99 ratio (lower is better)', 'CPU efficiency ratio'],
+        [
+          line('20k.bin', '2 workers', '20 KB'),
+          line('200k.bin', '2 workers', '200 KB'),
+          line('20k.bin', '1 process', '20 KB'),
+          line('200k.bin', '1 process', '200 KB'),
+        ],
+      );
     }
   }
 
@@ -237,17 +334,28 @@ try {
   const cold = async (name: string, url: string) => {
     const path = new URL(url).pathname.replace(/^\/bench/, '');
     const started = performance.now();
-    const statuses = await Promise.all(Array.from({ length: 1000 }, async () => {
-      const res = await request(url, { dispatcher: agent });
-      await res.body.arrayBuffer();
-      return res.statusCode;
-    }));
-    coldRows.push([name, statuses.filter((s) => s === 200).length, originByPath.get(path) ?? 0, fmt(performance.now() - started, 0)]);
+    const statuses = await Promise.all(
+      Array.from({ length: 1000 }, async () => {
+        const res = await request(url, { dispatcher: agent });
+        await res.body.arrayBuffer();
+        return res.statusCode;
+      }),
+    );
+    coldRows.push([
+      name,
+      statuses.filter((s) => s === 200).length,
+      originByPath.get(path) ?? 0,
+      fmt(performance.now() - started, 0),
+    ]);
   };
   await cold('Tessera edge (1 process)', `${edge1.url}/bench/cold-1`);
   if (typeof nginx !== 'string') await cold('nginx proxy_cache_lock on', `${nginx.url}/cold-2`);
   await agent.close();
-  printTable('1,000 concurrent cold requests for one object (origin answers after 50 ms)', ['Server', '200 responses', 'origin fetches', 'all done ms'], coldRows);
+  printTable(
+    '1,000 concurrent cold requests for one object (origin answers after 50 ms)',
+    ['Server', '200 responses', 'origin fetches', 'all done ms'],
+    coldRows,
+  );
   await edge1.stop();
   await edge2.stop();
   if (typeof nginx !== 'string') await nginx.stop();

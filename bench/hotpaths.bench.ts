@@ -27,20 +27,32 @@ function rssMiB(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
 }
 
-interface Server { url: string; child: ChildProcess; close(): Promise<void> }
+interface Server {
+  url: string;
+  child: ChildProcess;
+  close(): Promise<void>;
+}
 
 async function startServer(engine: string): Promise<Server> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-bench-hot-'));
   const pg = engine === 'postgres' ? await createPgDatabase() : undefined;
   const port = await freePort();
   // Exactly what `npm start` runs (its flags included), with this Node.
-  const start = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  const start = (
+    JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
+  ).scripts.start.split(/\s+/);
   if (start[0] !== 'node') throw new Error(`unexpected start script: ${start.join(' ')}`);
   const child = spawn(process.execPath, start.slice(1), {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: {
-      ...process.env, PORT: String(port), HOST: '127.0.0.1', TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'warn',
-      TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123', TESSERA_ADMIN_USERNAME: 'bench-admin', TESSERA_ADMIN_PASSWORD: PASSWORD,
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      TESSERA_DATA_DIR: dataDir,
+      TESSERA_LOG_LEVEL: 'warn',
+      TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
+      TESSERA_ADMIN_USERNAME: 'bench-admin',
+      TESSERA_ADMIN_PASSWORD: PASSWORD,
       ...(pg ? { DATABASE_URL: pg.url } : {}),
     },
   });
@@ -54,7 +66,8 @@ async function startServer(engine: string): Promise<Server> {
     await sleep(50);
   }
   return {
-    url, child,
+    url,
+    child,
     async close() {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
@@ -65,13 +78,20 @@ async function startServer(engine: string): Promise<Server> {
 }
 
 async function call(url: string, init: RequestInit & { body?: string } = {}): Promise<any> {
-  const res = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...(init.headers as Record<string, string>) } });
+  const res = await fetch(url, {
+    ...init,
+    headers: { 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : undefined;
 }
 
-interface LoadResult { rps: number; p99: number; errors: number }
+interface LoadResult {
+  rps: number;
+  p99: number;
+  errors: number;
+}
 
 /** wrk's summary: requests/s, p99 latency (ms) and non-2xx/socket errors. */
 function parseWrk(out: string): LoadResult {
@@ -108,11 +128,26 @@ const times = []; let errors = 0; let stop = false;
 
 async function load(url: string, headers: Record<string, string>, seconds: number): Promise<LoadResult> {
   const args = HAS_WRK
-    ? ['wrk', ['-t1', `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency', ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]), url]] as const
-    : [process.execPath, ['-e', NODE_LOAD, url, JSON.stringify(headers), String(seconds), String(CONNECTIONS)]] as const;
+    ? ([
+        'wrk',
+        [
+          '-t1',
+          `-c${CONNECTIONS}`,
+          `-d${seconds}s`,
+          '--latency',
+          ...Object.entries(headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]),
+          url,
+        ],
+      ] as const)
+    : ([
+        process.execPath,
+        ['-e', NODE_LOAD, url, JSON.stringify(headers), String(seconds), String(CONNECTIONS)],
+      ] as const);
   const child = spawn(args[0], [...args[1]], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  child.stdout!.on('data', (d: Buffer) => { out += d.toString(); });
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
   await new Promise((r) => child.once('exit', r));
   return HAS_WRK ? parseWrk(out) : (JSON.parse(out) as LoadResult);
 }
@@ -125,10 +160,17 @@ for (const engine of ENGINES) {
     server = await startServer(engine);
     await sleep(3000);
     const idle = rssMiB(server.child.pid!);
-    const session = await call(`${server.url}/v1/auth/token`, { method: 'POST', body: JSON.stringify({ username: 'bench-admin', password: PASSWORD }) });
+    const session = await call(`${server.url}/v1/auth/token`, {
+      method: 'POST',
+      body: JSON.stringify({ username: 'bench-admin', password: PASSWORD }),
+    });
     const token = { accesstoken: session.session.accessToken as string };
     const me = await call(`${server.url}/v1/user`, { headers: token });
-    const key = await call(`${server.url}/api/v1/api-key/create-api-key`, { method: 'POST', headers: token, body: JSON.stringify({ name: 'bench', roleId: me.roleId ?? me.role?.id }) });
+    const key = await call(`${server.url}/api/v1/api-key/create-api-key`, {
+      method: 'POST',
+      headers: token,
+      body: JSON.stringify({ name: 'bench', roleId: me.roleId ?? me.role?.id }),
+    });
     const routes: [string, string, Record<string, string>][] = [
       ['GET /healthz (no credentials: the baseline)', '/healthz', {}],
       ['GET /v1/user, access token', '/v1/user', token],
@@ -139,16 +181,29 @@ for (const engine of ENGINES) {
     if (asset.status !== 404 || ((await asset.json()) as { code?: string }).code !== 'route_not_found') {
       const created = await createAsset(server.url, token);
       routes.push(['GET /v1/asset/{id}, access token', `/v1/asset/${created}`, token]);
-      routes.push(['GET /v1/assets/asset/{id}, API key', `/v1/assets/asset/${created}`, { 'x-api-key': key.key as string }]);
+      routes.push([
+        'GET /v1/assets/asset/{id}, API key',
+        `/v1/assets/asset/${created}`,
+        { 'x-api-key': key.key as string },
+      ]);
     }
     let peak = idle;
-    const sampler = setInterval(() => { peak = Math.max(peak, rssMiB(server!.child.pid!)); }, 200);
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssMiB(server!.child.pid!));
+    }, 200);
     await load(`${server.url}/healthz`, {}, 2); // warm-up: JIT, connections
     let base = NaN;
     for (const [name, path, headers] of routes) {
       const r = await load(`${server.url}${path}`, headers, SECONDS);
       if (path === '/healthz') base = r.rps;
-      rows.push([name, engine, fmt(r.rps, 0), fmt(r.p99, 2), r.errors, path === '/healthz' ? '1.00 (baseline)' : fmt(r.rps / base, 2)]);
+      rows.push([
+        name,
+        engine,
+        fmt(r.rps, 0),
+        fmt(r.p99, 2),
+        r.errors,
+        path === '/healthz' ? '1.00 (baseline)' : fmt(r.rps / base, 2),
+      ]);
     }
     clearInterval(sampler);
     memory.push([engine, fmt(idle, 1), fmt(peak, 1)]);
@@ -162,9 +217,15 @@ for (const engine of ENGINES) {
 /** Creates one metadata-only asset with the 1.5 call (default metadata and security templates of a fresh install); returns its objectId. */
 async function createAsset(url: string, headers: Record<string, string>): Promise<string> {
   const templates = await call(`${url}/v1/metadata/templates`, { headers });
-  const metadataTemplateId = (templates.results as { templateId: string; templateType: string[] }[]).find((t) => t.templateType.includes('default'))?.templateId;
+  const metadataTemplateId = (templates.results as { templateId: string; templateType: string[] }[]).find((t) =>
+    t.templateType.includes('default'),
+  )?.templateId;
   const security = (await call(`${url}/v1/security/template`, { headers })) as { templateId: string }[];
-  const body = { metadataTemplateId, securityTemplateIds: [security[0]?.templateId], metadata: [{ name: 'Title', value: 'Bench' }] };
+  const body = {
+    metadataTemplateId,
+    securityTemplateIds: [security[0]?.templateId],
+    metadata: [{ name: 'Title', value: 'Bench' }],
+  };
   const res = await call(`${url}/v1/assets/asset`, { method: 'POST', headers, body: JSON.stringify(body) });
   const id = res?.data?.objectId ?? res?.objectId;
   if (typeof id !== 'string') throw new Error(`asset create answered ${JSON.stringify(res).slice(0, 200)}`);
@@ -176,6 +237,17 @@ printTable(
   ['route', 'database', 'requests/s', 'p99 ms', 'errors', 'fraction of /healthz'],
   rows,
 );
-printTable('Server memory (RSS of the `npm start` command, MiB)', ['database', 'idle (3 s after start)', 'peak under the load above'], memory);
-printTable('Targets', ['metric', 'target'], [['authenticated route / healthz', '≥ 0.5'], ['idle RSS of npm start', '≤ 120 MiB']]);
+printTable(
+  'Server memory (RSS of the `npm start` command, MiB)',
+  ['database', 'idle (3 s after start)', 'peak under the load above'],
+  memory,
+);
+printTable(
+  'Targets',
+  ['metric', 'target'],
+  [
+    ['authenticated route / healthz', '≥ 0.5'],
+    ['idle RSS of npm start', '≤ 120 MiB'],
+  ],
+);
 process.exit(0);

@@ -21,7 +21,10 @@ const rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/healthz`
 const server = await startBenchServer();
 
 const rows: (string | number)[][] = [];
-for (const [name, url] of [['raw node:http', rawUrl], ['Tessera GET /healthz', `${server.url}/healthz`]] as const) {
+for (const [name, url] of [
+  ['raw node:http', rawUrl],
+  ['Tessera GET /healthz', `${server.url}/healthz`],
+] as const) {
   const times = await measure(N, () => get(url), { concurrency: 8 });
   rows.push([name, N, fmt(percentile(times, 50)), fmt(percentile(times, 99))]);
 }

@@ -29,7 +29,7 @@ export const COLUMN_GLOSSARY: Record<string, string> = {
   database: 'database engine: sqlite (embedded file) or postgres',
   server: 'what answered: Tessera, or a bare node:http / Fastify server as the floor for the same request',
   receiver: 'the HTTP server receiving the webhooks',
-  implementation: 'which code computed the result (Tessera\'s, or a reference library measured in the same run)',
+  implementation: "which code computed the result (Tessera's, or a reference library measured in the same run)",
   operation: 'the API call measured',
   request: 'the API call measured',
   path: 'how the work reached the server',
@@ -56,17 +56,20 @@ export const COLUMN_GLOSSARY: Record<string, string> = {
   'deliveries/s (median round)': 'webhook deliveries per second, median over the rounds',
   'range /s': 'slowest and fastest round, deliveries per second',
   'rounds × deliveries': 'how many rounds, each of how many deliveries',
-  'attempts recorded/received': 'delivery attempts written to the database / requests the receiver got (equal: nothing lost)',
-  'commit→first attempt p50 ms': 'median time from the event\'s commit to the first delivery attempt, in milliseconds',
+  'attempts recorded/received':
+    'delivery attempts written to the database / requests the receiver got (equal: nothing lost)',
+  'commit→first attempt p50 ms': "median time from the event's commit to the first delivery attempt, in milliseconds",
   'µs/op': 'microseconds per operation (lower is better)',
   object: 'the file requested (its size)',
   'MB/s': 'megabytes of response bodies per second',
   'all runs req/s': 'requests per second of every run, in order (the median is in req/s)',
   'Tessera edge': 'how the Tessera edge ran: one process, or several workers',
-  'req/s ratio': 'Tessera\'s requests per second divided by the peer\'s (above 1: Tessera is faster)',
-  'p99 ratio (lower is better)': 'Tessera\'s 99th-percentile latency divided by the peer\'s',
-  'CPU µs/req': 'CPU time (user + system) the server\'s own processes spent per request, in microseconds: independent of how much CPU other jobs on the machine took',
-  'CPU efficiency ratio': 'the peer\'s CPU time per request divided by Tessera\'s (above 1: Tessera needs less CPU per request)',
+  'req/s ratio': "Tessera's requests per second divided by the peer's (above 1: Tessera is faster)",
+  'p99 ratio (lower is better)': "Tessera's 99th-percentile latency divided by the peer's",
+  'CPU µs/req':
+    "CPU time (user + system) the server's own processes spent per request, in microseconds: independent of how much CPU other jobs on the machine took",
+  'CPU efficiency ratio':
+    "the peer's CPU time per request divided by Tessera's (above 1: Tessera needs less CPU per request)",
   '200 responses': 'requests answered 200 (should be all)',
   'origin fetches': 'requests that reached the origin (1: the others waited for it)',
   'all done ms': 'milliseconds until the last response',
@@ -79,50 +82,62 @@ export const COLUMN_GLOSSARY: Record<string, string> = {
   'ratio (p50)': 'median time divided by the baseline row’s median, same run (below 1: faster)',
   'time (s)': 'wall-clock seconds for the whole transfer',
   'vs raw': 'Tessera’s throughput divided by the raw baseline’s in the same run (1: as fast)',
-  'process': 'which process',
-  'CPU s': 'seconds of CPU (user + system, all threads) the process used during the measured work: independent of how much CPU other jobs on the machine took',
+  process: 'which process',
+  'CPU s':
+    'seconds of CPU (user + system, all threads) the process used during the measured work: independent of how much CPU other jobs on the machine took',
   'CPU s per GB': 'CPU seconds per GiB transferred',
-  'measure': 'what is measured',
-  'MB': 'megabytes',
-  'route': 'the API call measured',
+  measure: 'what is measured',
+  MB: 'megabytes',
+  route: 'the API call measured',
   'requests/s': 'requests completed per second',
-  'errors': 'requests that did not succeed (should be 0)',
+  errors: 'requests that did not succeed (should be 0)',
   'fraction of /healthz': 'requests per second as a fraction of GET /healthz (the framework’s own floor), same run',
   'idle (3 s after start)': 'resident memory 3 seconds after the server started, before any request',
   'peak under the load above': 'highest resident memory seen during the load runs above',
-  'query': 'the search query measured',
+  query: 'the search query measured',
   'visible hits': 'how many matching assets the caller may see (the total the API reports)',
-  'runs': 'how many timed runs',
+  runs: 'how many timed runs',
   'Tessera p50': 'Tessera’s median time in milliseconds',
   'Tessera p99': 'Tessera’s 99th-percentile time in milliseconds',
-  'raw FTS5 BM25 top-50 p50': 'median milliseconds of a bare FTS5 query for the BM25 top 50 of the same terms (no visibility, facets or total), same run',
+  'raw FTS5 BM25 top-50 p50':
+    'median milliseconds of a bare FTS5 query for the BM25 top 50 of the same terms (no visibility, facets or total), same run',
   'raw FTS5 p99': '99th-percentile milliseconds of the bare FTS5 query, same run',
   'members returned': 'collection members in the answer (those the caller may view)',
-  'p50': 'median time per call in milliseconds',
-  'p99': '99th percentile in milliseconds',
-  'run': 'which run of the load',
-  'policy: most checked (5 free + the locking one)': 'the most password checks the throttling policy allows (5 free attempts and the one that locks)',
+  p50: 'median time per call in milliseconds',
+  p99: '99th percentile in milliseconds',
+  run: 'which run of the load',
+  'policy: most checked (5 free + the locking one)':
+    'the most password checks the throttling policy allows (5 free attempts and the one that locks)',
   'checked by Tessera (401)': 'attempts whose password was checked and refused',
   'refused before hashing (429)': 'attempts refused by the throttle without hashing a password',
   '5xx': 'server errors (should be 0)',
-  'token': 'the kind of credential measured',
-  'checks': 'how many credential checks were timed',
+  token: 'the kind of credential measured',
+  checks: 'how many credential checks were timed',
   'p50 µs': 'median time per check in microseconds',
   'p99 µs': '99th-percentile time per check in microseconds',
   'p50 vs baseline': 'median divided by the baseline row’s median, same run',
-  'vs Ajv (same encoding)': 'speed relative to Ajv, a general JSON Schema validator, on the same documents in the same run',
+  'vs Ajv (same encoding)':
+    'speed relative to Ajv, a general JSON Schema validator, on the same documents in the same run',
 };
 
 /** The glossary entry of a column, ignoring case. */
 export function glossary(column: string): string | undefined {
-  return COLUMN_GLOSSARY[column] ?? Object.entries(COLUMN_GLOSSARY).find(([name]) => name.toLowerCase() === column.toLowerCase())?.[1];
+  return (
+    COLUMN_GLOSSARY[column] ??
+    Object.entries(COLUMN_GLOSSARY).find(([name]) => name.toLowerCase() === column.toLowerCase())?.[1]
+  );
 }
 
 /**
  * Prints rows as a Markdown table (the format the closing notes quote), followed by what each
  * column means: from COLUMN_GLOSSARY, or from `legend` for columns particular to one table.
  */
-export function printTable(title: string, header: string[], rows: (string | number)[][], legend: Record<string, string> = {}): void {
+export function printTable(
+  title: string,
+  header: string[],
+  rows: (string | number)[][],
+  legend: Record<string, string> = {},
+): void {
   const cells = [header, ...rows.map((r) => r.map(String))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) => `| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
@@ -133,7 +148,7 @@ export function printTable(title: string, header: string[], rows: (string | numb
   console.log('');
   for (const column of header) {
     const meaning = legend[column] ?? glossary(column);
-    console.log(`- ${column}: ${meaning ?? 'see this benchmark\'s source'}`);
+    console.log(`- ${column}: ${meaning ?? "see this benchmark's source"}`);
   }
 }
 
@@ -147,7 +162,13 @@ export interface BenchServer {
 /** A real server on loopback with a fresh SQLite database (or DATABASE_URL when set). */
 export async function startBenchServer(env: Record<string, string> = {}): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-bench-'));
-  const config = parseConfig({ TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'silent', TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123', PORT: '0', ...env });
+  const config = parseConfig({
+    TESSERA_DATA_DIR: dataDir,
+    TESSERA_LOG_LEVEL: 'silent',
+    TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
+    PORT: '0',
+    ...env,
+  });
   const deps = createDeps(config);
   await migrateToLatest(deps.db);
   const app = await buildApp(deps);
@@ -166,7 +187,11 @@ export async function startBenchServer(env: Record<string, string> = {}): Promis
 }
 
 /** Times `fn` `n` times (after `warmup` untimed calls), `concurrency` at a time; returns ms per call. */
-export async function measure(n: number, fn: (i: number) => Promise<unknown>, options: { warmup?: number; concurrency?: number } = {}): Promise<number[]> {
+export async function measure(
+  n: number,
+  fn: (i: number) => Promise<unknown>,
+  options: { warmup?: number; concurrency?: number } = {},
+): Promise<number[]> {
   for (let i = 0; i < (options.warmup ?? Math.min(50, n)); i++) await fn(-1 - i);
   const times: number[] = [];
   let next = 0;

@@ -30,23 +30,37 @@ async function start(engine: string): Promise<{ url: string; child: ChildProcess
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-bench-mem-'));
   const pg = engine === 'postgres' ? await createPgDatabase() : undefined;
   const port = await freePort();
-  const script = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  const script = (
+    JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
+  ).scripts.start.split(/\s+/);
   if (script[0] !== 'node') throw new Error(`unexpected start script: ${script.join(' ')}`);
   const env: Record<string, string | undefined> = {
-    ...process.env, PORT: String(port), HOST: '127.0.0.1', TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'warn',
-    TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123', TESSERA_ADMIN_USERNAME: 'bench-admin', TESSERA_ADMIN_PASSWORD: PASSWORD,
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    TESSERA_DATA_DIR: dataDir,
+    TESSERA_LOG_LEVEL: 'warn',
+    TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
+    TESSERA_ADMIN_USERNAME: 'bench-admin',
+    TESSERA_ADMIN_PASSWORD: PASSWORD,
   };
   if (pg) env.DATABASE_URL = pg.url;
   else delete env.DATABASE_URL;
   const child = spawn(process.execPath, script.slice(1), { stdio: ['ignore', 'ignore', 'inherit'], env });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 120_000;
-  while (!(await fetch(`${url}/healthz`).then((r) => r.ok, () => false))) {
+  while (
+    !(await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    ))
+  ) {
     if (Date.now() > deadline || child.exitCode !== null) throw new Error('server did not start');
     await sleep(50);
   }
   return {
-    url, child,
+    url,
+    child,
     async close() {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
@@ -62,13 +76,15 @@ async function load(url: string, path: string, headers: Record<string, string>, 
   const agent = new Agent({ connections: 32 });
   let count = 0;
   const end = Date.now() + seconds * 1000;
-  await Promise.all(Array.from({ length: 32 }, async () => {
-    while (Date.now() < end) {
-      const res = await request(`${url}${path}`, { headers, dispatcher: agent });
-      await res.body.dump();
-      count += 1;
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (Date.now() < end) {
+        const res = await request(`${url}${path}`, { headers, dispatcher: agent });
+        await res.body.dump();
+        count += 1;
+      }
+    }),
+  );
   await agent.close();
   return count / seconds;
 }
@@ -80,28 +96,57 @@ for (const engine of ENGINES) {
     const pid = server.child.pid!;
     await sleep(SETTLE * 1000);
     const idle = status(pid);
-    const session = await (await fetch(`${server.url}/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'bench-admin', password: PASSWORD }) })).json() as { session: { accessToken: string } };
+    const session = (await (
+      await fetch(`${server.url}/v1/auth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'bench-admin', password: PASSWORD }),
+      })
+    ).json()) as { session: { accessToken: string } };
     let peak = idle.rss;
-    const sampler = setInterval(() => { peak = Math.max(peak, status(pid).rss); }, 100);
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, status(pid).rss);
+    }, 100);
     await load(server.url, '/healthz', {}, SECONDS / 2);
     await load(server.url, '/v1/user', { accesstoken: session.session.accessToken }, SECONDS);
     clearInterval(sampler);
     await sleep(1000);
     const after = status(pid);
-    rows.push([engine, fmt(idle.rss, 1), fmt(idle.anon, 1), fmt(idle.file, 1), fmt(peak, 1), fmt(after.rss, 1), `≤ ${TARGET_MIB}`, idle.rss <= TARGET_MIB ? 'met' : 'not met']);
+    rows.push([
+      engine,
+      fmt(idle.rss, 1),
+      fmt(idle.anon, 1),
+      fmt(idle.file, 1),
+      fmt(peak, 1),
+      fmt(after.rss, 1),
+      `≤ ${TARGET_MIB}`,
+      idle.rss <= TARGET_MIB ? 'met' : 'not met',
+    ]);
   } finally {
     await server.close();
   }
 }
 
 printTable(
-  `Resident memory of the npm start process (MiB), fresh data directory, idle ${SETTLE} s after /healthz first answered; load average ${loadavg().map((l) => l.toFixed(2)).join(', ')}`,
-  ['database', 'idle RSS', 'idle anonymous', 'idle file-backed', 'peak under load', 'after load', 'target idle RSS', 'idle target'],
+  `Resident memory of the npm start process (MiB), fresh data directory, idle ${SETTLE} s after /healthz first answered; load average ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ')}`,
+  [
+    'database',
+    'idle RSS',
+    'idle anonymous',
+    'idle file-backed',
+    'peak under load',
+    'after load',
+    'target idle RSS',
+    'idle target',
+  ],
   rows,
   {
     'idle RSS': 'resident memory (VmRSS) of the server process, idle, before any request',
     'idle anonymous': 'the part of idle RSS that is private memory (V8 heap, native allocations)',
-    'idle file-backed': 'the part of idle RSS mapped from files (the node binary, native add-ons), shared with other processes',
+    'idle file-backed':
+      'the part of idle RSS mapped from files (the node binary, native add-ons), shared with other processes',
     'peak under load': `highest RSS sampled while GET /healthz then GET /v1/user (access token) ran at 32 connections`,
     'after load': 'RSS one second after the load stopped',
     'target idle RSS': 'the goal for idle RSS',

@@ -4,7 +4,10 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 
 const filters = process.argv.slice(2);
-const files = readdirSync('bench').filter((f) => f.endsWith('.bench.ts')).filter((f) => filters.length === 0 || filters.some((x) => f.includes(x))).sort();
+const files = readdirSync('bench')
+  .filter((f) => f.endsWith('.bench.ts'))
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
 if (files.length === 0) {
   console.error('No benchmarks match');
   process.exit(1);

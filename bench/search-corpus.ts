@@ -69,7 +69,10 @@ export interface CorpusIds {
 }
 
 const uuid = (r: () => number) => {
-  const h = () => Math.floor(r() * 0x100000000).toString(16).padStart(8, '0');
+  const h = () =>
+    Math.floor(r() * 0x100000000)
+      .toString(16)
+      .padStart(8, '0');
   const s = h() + h() + h() + h();
   return `${s.slice(0, 8)}-${s.slice(8, 12)}-7${s.slice(13, 16)}-8${s.slice(17, 20)}-${s.slice(20, 32)}`;
 };
@@ -84,10 +87,16 @@ export function generateCorpus(file: string, n: number, ids: CorpusIds, log: (s:
   const words = vocabulary();
   const r = rng(42);
   const zipf = zipfSampler(VOCAB, r);
-  const insDoc = db.prepare('insert into search_docs (doc_no, org_id, asset_id, file_id, original_file_id, filename, filename_key, file_type, metadata_template_id, deleted, current_version, created_epoch, updated_epoch, record, indexed_at) values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)');
-  const insFts = db.prepare('insert into search_fts (rowid, filename, asset, metadata, content, acl) values (?,?,?,?,?,?)');
+  const insDoc = db.prepare(
+    'insert into search_docs (doc_no, org_id, asset_id, file_id, original_file_id, filename, filename_key, file_type, metadata_template_id, deleted, current_version, created_epoch, updated_epoch, record, indexed_at) values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)',
+  );
+  const insFts = db.prepare(
+    'insert into search_fts (rowid, filename, asset, metadata, content, acl) values (?,?,?,?,?,?)',
+  );
   const insTpl = db.prepare('insert into search_doc_templates (org_id, doc_no, template_id) values (?,?,?)');
-  const insFacet = db.prepare('insert or ignore into search_doc_facets (org_id, doc_no, facet_key, value_key, facet, value) values (?,?,?,?,?,?)');
+  const insFacet = db.prepare(
+    'insert or ignore into search_doc_facets (org_id, doc_no, facet_key, value_key, facet, value) values (?,?,?,?,?,?)',
+  );
   const t0 = Date.UTC(2020, 0, 1);
   const span = 5 * 365 * 86_400_000;
   const started = performance.now();
@@ -108,10 +117,48 @@ export function generateCorpus(file: string, n: number, ids: CorpusIds, log: (s:
         const updated = created + Math.floor(r() * 86_400_000 * 30);
         const assetId = uuid(r);
         const fileId = uuid(r);
-        const tokens = documentTokens({ filename, asset: `${assetId} ${fileId} ${fileId}`, metadata: `${title} ${description} ${kws.join(' ')}`, content: '' });
-        const record = JSON.stringify({ objectId: assetId, fileId, originalFileId: fileId, filename, objectType: 'Asset', currentVersion: 'Y', createdEpoch: created, lastUpdatedEpoch: updated, metadataDenormalized: { title, keywords: kws } });
-        insDoc.run(no, ids.orgId, assetId, fileId, fileId, filename, filename, type, null, 0, 1, created, updated, record, Date.now());
-        insFts.run(no, tokens.filename.join(' '), tokens.asset.join(' '), tokens.metadata.join(' '), '', aclText([tpl], false, true));
+        const tokens = documentTokens({
+          filename,
+          asset: `${assetId} ${fileId} ${fileId}`,
+          metadata: `${title} ${description} ${kws.join(' ')}`,
+          content: '',
+        });
+        const record = JSON.stringify({
+          objectId: assetId,
+          fileId,
+          originalFileId: fileId,
+          filename,
+          objectType: 'Asset',
+          currentVersion: 'Y',
+          createdEpoch: created,
+          lastUpdatedEpoch: updated,
+          metadataDenormalized: { title, keywords: kws },
+        });
+        insDoc.run(
+          no,
+          ids.orgId,
+          assetId,
+          fileId,
+          fileId,
+          filename,
+          filename,
+          type,
+          null,
+          0,
+          1,
+          created,
+          updated,
+          record,
+          Date.now(),
+        );
+        insFts.run(
+          no,
+          tokens.filename.join(' '),
+          tokens.asset.join(' '),
+          tokens.metadata.join(' '),
+          '',
+          aclText([tpl], false, true),
+        );
         insTpl.run(ids.orgId, no, tpl);
         insFacet.run(ids.orgId, no, 'file type', type, 'File Type', type);
         const mt = ids.metadataTemplateNames[mtIndex]!;
@@ -119,7 +166,8 @@ export function generateCorpus(file: string, n: number, ids: CorpusIds, log: (s:
         for (const kw of kws) insFacet.run(ids.orgId, no, 'keywords', kw, 'Keywords', kw);
       }
     })();
-    if ((start / batch) % 10 === 0) log(`  generated ${Math.min(n, start + batch)} of ${n} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+    if ((start / batch) % 10 === 0)
+      log(`  generated ${Math.min(n, start + batch)} of ${n} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   }
   db.exec("insert into search_fts(search_fts) values('optimize')");
   db.exec('analyze');

@@ -28,16 +28,30 @@ const file = join(dir, `corpus-${N}-v3.sqlite`);
 const log = (s: string) => process.stderr.write(`${s}\n`);
 
 function open(): Deps {
-  const config = parseConfig({ TESSERA_DATA_DIR: dir, TESSERA_LOG_LEVEL: 'silent', TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123', DATABASE_URL: `sqlite:${file}` });
+  const config = parseConfig({
+    TESSERA_DATA_DIR: dir,
+    TESSERA_LOG_LEVEL: 'silent',
+    TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
+    DATABASE_URL: `sqlite:${file}`,
+  });
   return createDeps(config);
 }
 
-interface Setup { orgId: string; userId: string; templateIds: string[]; collectionId: string }
+interface Setup {
+  orgId: string;
+  userId: string;
+  templateIds: string[];
+  collectionId: string;
+}
 
 async function setup(): Promise<Setup> {
   if (existsSync(file)) {
     const deps = open();
-    const row = await deps.db.selectFrom('server_state').select('value').where('key', '=', 'search-bench').executeTakeFirst();
+    const row = await deps.db
+      .selectFrom('server_state')
+      .select('value')
+      .where('key', '=', 'search-bench')
+      .executeTakeFirst();
     await deps.close();
     if (row) return JSON.parse(row.value) as Setup;
     throw new Error(`${file} exists but is incomplete: delete it`);
@@ -46,36 +60,130 @@ async function setup(): Promise<Setup> {
   let deps = open();
   await migrateToLatest(deps.db);
   const now = Date.now();
-  const org = await deps.db.transaction().execute((trx) => createOrganization(trx, now, { name: 'Bench', admin: { username: `bench-${now}`, email: 'b@example.test', passwordHash: null } }));
+  const org = await deps.db.transaction().execute((trx) =>
+    createOrganization(trx, now, {
+      name: 'Bench',
+      admin: { username: `bench-${now}`, email: 'b@example.test', passwordHash: null },
+    }),
+  );
   const viewers = newId();
   const others = newId();
-  await deps.db.insertInto('groups').values([viewers, others].map((id, i) => ({ id, org_id: org.orgId, name: `g${i}`, name_key: `g${i}`, description: '', created_at: now, updated_at: now }))).execute();
+  await deps.db
+    .insertInto('groups')
+    .values(
+      [viewers, others].map((id, i) => ({
+        id,
+        org_id: org.orgId,
+        name: `g${i}`,
+        name_key: `g${i}`,
+        description: '',
+        created_at: now,
+        updated_at: now,
+      })),
+    )
+    .execute();
   const templateIds: string[] = [];
   for (let i = 0; i < TEMPLATES; i++) {
     const id = newId();
     templateIds.push(id);
-    await deps.db.insertInto('security_templates').values({ id, org_id: org.orgId, name: `st${i}`, name_key: `st${i}`, description: '', created_at: now, updated_at: now }).execute();
-    await deps.db.insertInto('security_template_grants').values({ org_id: org.orgId, template_id: id, group_id: i < VISIBLE_TEMPLATES ? viewers : others, permissions: toJson([PERMISSIONS.view.id]) }).execute();
+    await deps.db
+      .insertInto('security_templates')
+      .values({
+        id,
+        org_id: org.orgId,
+        name: `st${i}`,
+        name_key: `st${i}`,
+        description: '',
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    await deps.db
+      .insertInto('security_template_grants')
+      .values({
+        org_id: org.orgId,
+        template_id: id,
+        group_id: i < VISIBLE_TEMPLATES ? viewers : others,
+        permissions: toJson([PERMISSIONS.view.id]),
+      })
+      .execute();
   }
   const userId = newId();
-  await deps.db.insertInto('users').values({
-    id: userId, org_id: org.orgId, username: 'viewer', username_key: `viewer-${now}`, email: 'v@example.test', first_name: 'V', last_name: 'V', friendly_name: 'v',
-    status: 'enabled', account_type: 'local', role_id: org.roles.editor, password_hash: null, phone: null, company: null, country: null, contact: null, created_at: now, updated_at: now,
-  }).execute();
+  await deps.db
+    .insertInto('users')
+    .values({
+      id: userId,
+      org_id: org.orgId,
+      username: 'viewer',
+      username_key: `viewer-${now}`,
+      email: 'v@example.test',
+      first_name: 'V',
+      last_name: 'V',
+      friendly_name: 'v',
+      status: 'enabled',
+      account_type: 'local',
+      role_id: org.roles.editor,
+      password_hash: null,
+      phone: null,
+      company: null,
+      country: null,
+      contact: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
   await deps.db.insertInto('user_groups').values({ org_id: org.orgId, user_id: userId, group_id: viewers }).execute();
   await deps.close();
-  generateCorpus(file, N, { orgId: org.orgId, templateIds, metadataTemplateNames: Array.from({ length: 20 }, (_, i) => `Template ${i}`) }, log);
+  generateCorpus(
+    file,
+    N,
+    { orgId: org.orgId, templateIds, metadataTemplateNames: Array.from({ length: 20 }, (_, i) => `Template ${i}`) },
+    log,
+  );
   deps = open();
   // A secured collection of 10,000 members (a tenth of them visible to the viewer, like the corpus).
   const collectionId = newId();
-  await deps.db.insertInto('collections').values({ id: collectionId, org_id: org.orgId, name: 'ten thousand', name_key: 'ten thousand', collection_type: 'secured', owner_id: org.adminUserId, metadata_template_id: null, metadata: '[]', shared: 'Y', share_document: '[]', created_at: now, updated_at: now }).execute();
-  await deps.db.insertInto('collection_templates').values({ org_id: org.orgId, collection_id: collectionId, template_id: templateIds[0]! }).execute();
+  await deps.db
+    .insertInto('collections')
+    .values({
+      id: collectionId,
+      org_id: org.orgId,
+      name: 'ten thousand',
+      name_key: 'ten thousand',
+      collection_type: 'secured',
+      owner_id: org.adminUserId,
+      metadata_template_id: null,
+      metadata: '[]',
+      shared: 'Y',
+      share_document: '[]',
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  await deps.db
+    .insertInto('collection_templates')
+    .values({ org_id: org.orgId, collection_id: collectionId, template_id: templateIds[0]! })
+    .execute();
   const members = await deps.db.selectFrom('search_docs').select('file_id').where('doc_no', '<=', 10_000).execute();
   for (let i = 0; i < members.length; i += 1000) {
-    await deps.db.insertInto('collection_members').values(members.slice(i, i + 1000).map((m, j) => ({ org_id: org.orgId, collection_id: collectionId, file_id: m.file_id!, position: i + j, added_at: now }))).execute();
+    await deps.db
+      .insertInto('collection_members')
+      .values(
+        members.slice(i, i + 1000).map((m, j) => ({
+          org_id: org.orgId,
+          collection_id: collectionId,
+          file_id: m.file_id!,
+          position: i + j,
+          added_at: now,
+        })),
+      )
+      .execute();
   }
   const s: Setup = { orgId: org.orgId, userId, templateIds, collectionId };
-  await deps.db.insertInto('server_state').values({ key: 'search-bench', value: JSON.stringify(s), updated_at: now }).execute();
+  await deps.db
+    .insertInto('server_state')
+    .values({ key: 'search-bench', value: JSON.stringify(s), updated_at: now })
+    .execute();
   await deps.close();
   return s;
 }
@@ -85,8 +193,17 @@ const deps = open();
 // Corpora generated before this index existed get it here (idempotent).
 await sql`create index if not exists search_docs_indexed_idx on search_docs (org_id, indexed_at)`.execute(deps.db);
 // Grants as the permission check reads them (security_template_permissions), idempotently.
-for (const g of await deps.db.selectFrom('security_template_grants').select(['template_id', 'group_id', 'permissions']).where('org_id', '=', s.orgId).execute()) {
-  await writeTemplatePermissions(deps.db, s.orgId, g.template_id, new Map([[g.group_id, JSON.parse(g.permissions) as string[]]]));
+for (const g of await deps.db
+  .selectFrom('security_template_grants')
+  .select(['template_id', 'group_id', 'permissions'])
+  .where('org_id', '=', s.orgId)
+  .execute()) {
+  await writeTemplatePermissions(
+    deps.db,
+    s.orgId,
+    g.template_id,
+    new Map([[g.group_id, JSON.parse(g.permissions) as string[]]]),
+  );
 }
 const principal = (await loadUserPrincipal(deps.db, s.userId))!;
 
@@ -94,11 +211,19 @@ const principal = (await loadUserPrincipal(deps.db, s.userId))!;
 // search (cold), beside one bare FTS5 query for every document of the most common word.
 const rssBefore = process.memoryUsage().rss;
 const cold0 = performance.now();
-await runSearch(deps, principal, specFromBody({ searchTerm: [termAt(0)] }), { from: 0, limit: 50, facets: { names: ['File Type', 'Metadata Template', 'Keywords'], size: 10 } });
+await runSearch(deps, principal, specFromBody({ searchTerm: [termAt(0)] }), {
+  from: 0,
+  limit: 50,
+  facets: { names: ['File Type', 'Metadata Template', 'Keywords'], size: 10 },
+});
 const coldMs = performance.now() - cold0;
 const load = memoryIndexStats(deps.db).find((x) => x.orgId === s.orgId);
 const fts0 = performance.now();
-const allRows = await sql<{ rowid: number }>`select rowid from search_fts where search_fts match ${`{filename asset metadata content} : "${termAt(0)}"`}`.execute(deps.db);
+const allRows = await sql<{
+  rowid: number;
+}>`select rowid from search_fts where search_fts match ${`{filename asset metadata content} : "${termAt(0)}"`}`.execute(
+  deps.db,
+);
 const ftsAllMs = performance.now() - fts0;
 
 const common = [0, 1, 2].map(termAt);
@@ -129,37 +254,74 @@ for (const q of QUERIES) {
     if (i >= 20 && performance.now() > budget) break;
     const terms = q.terms();
     const start = performance.now();
-    const result = await runSearch(deps, principal, specFromBody({ searchTerm: terms }), { from: 0, limit: 50, facets: FACETS });
+    const result = await runSearch(deps, principal, specFromBody({ searchTerm: terms }), {
+      from: 0,
+      limit: 50,
+      facets: FACETS,
+    });
     const ms = performance.now() - start;
     if (i >= 0) times.push(ms);
     total = result.total;
     if (terms[0] !== '*') {
       const expr = terms.map((t) => (t.endsWith('*') ? `"${t.slice(0, -1)}"*` : `"${t}"`)).join(' AND ');
       const b0 = performance.now();
-      await sql`select rowid from search_fts where search_fts match ${`{filename asset metadata content} : (${expr})`} order by rank limit 50`.execute(deps.db);
+      await sql`select rowid from search_fts where search_fts match ${`{filename asset metadata content} : (${expr})`} order by rank limit 50`.execute(
+        deps.db,
+      );
       if (i >= 0) base.push(performance.now() - b0);
     }
   }
-  rows.push([q.name, total, times.length, fmt(percentile(times, 50)), fmt(percentile(times, 99)), base.length ? fmt(percentile(base, 50)) : '—', base.length ? fmt(percentile(base, 99)) : '—']);
+  rows.push([
+    q.name,
+    total,
+    times.length,
+    fmt(percentile(times, 50)),
+    fmt(percentile(times, 99)),
+    base.length ? fmt(percentile(base, 50)) : '—',
+    base.length ? fmt(percentile(base, 99)) : '—',
+  ]);
 }
-printTable(`Search, ${N} assets, SQLite, viewer sees ${VISIBLE_TEMPLATES}/${TEMPLATES} templates: top 50 by lastUpdatedEpoch + total + 3 facets (up to ${RUNS} runs each; ms)`,
-  ['query', 'visible hits', 'runs', 'Tessera p50', 'Tessera p99', 'raw FTS5 BM25 top-50 p50', 'raw FTS5 p99'], rows);
+printTable(
+  `Search, ${N} assets, SQLite, viewer sees ${VISIBLE_TEMPLATES}/${TEMPLATES} templates: top 50 by lastUpdatedEpoch + total + 3 facets (up to ${RUNS} runs each; ms)`,
+  ['query', 'visible hits', 'runs', 'Tessera p50', 'Tessera p99', 'raw FTS5 BM25 top-50 p50', 'raw FTS5 p99'],
+  rows,
+);
 console.log('\nTarget: p99 ≤ 50 ms. The reference publishes 691 ms on average for its search.');
 
 const stats = memoryIndexStats(deps.db).find((x) => x.orgId === s.orgId);
 const mib = (n: number) => (n / 1048576).toFixed(1);
-printTable(`The embedded engine's in-memory index, ${N} assets (loaded on the organization's first search)`, ['measure', 'Tessera', 'baseline', 'baseline is'], [
-  ['first search (loads the index, then asks FTS5 for the most common word)', fmt(coldMs), fmt(ftsAllMs), `one bare FTS5 query for all ${allRows.rows.length} documents of that word (ms)`],
-  ['of which loading the index (ms)', fmt(load?.loadMs ?? 0), '—', ''],
-  ['index memory after the runs (MiB)', mib(stats?.bytes ?? 0), mib(statSync(file).size), 'the SQLite database file (MiB)'],
-  ['cached term bitsets after the runs', stats?.cachedTerms ?? 0, '—', ''],
-  ['process RSS after the runs (MiB)', mib(process.memoryUsage().rss), mib(rssBefore), 'process RSS before the first search (MiB)'],
-], {
-  'measure': 'what is measured',
-  'Tessera': 'the value for Tessera',
-  'baseline': 'the value it is compared with, same run',
-  'baseline is': 'what the baseline value is',
-});
+printTable(
+  `The embedded engine's in-memory index, ${N} assets (loaded on the organization's first search)`,
+  ['measure', 'Tessera', 'baseline', 'baseline is'],
+  [
+    [
+      'first search (loads the index, then asks FTS5 for the most common word)',
+      fmt(coldMs),
+      fmt(ftsAllMs),
+      `one bare FTS5 query for all ${allRows.rows.length} documents of that word (ms)`,
+    ],
+    ['of which loading the index (ms)', fmt(load?.loadMs ?? 0), '—', ''],
+    [
+      'index memory after the runs (MiB)',
+      mib(stats?.bytes ?? 0),
+      mib(statSync(file).size),
+      'the SQLite database file (MiB)',
+    ],
+    ['cached term bitsets after the runs', stats?.cachedTerms ?? 0, '—', ''],
+    [
+      'process RSS after the runs (MiB)',
+      mib(process.memoryUsage().rss),
+      mib(rssBefore),
+      'process RSS before the first search (MiB)',
+    ],
+  ],
+  {
+    measure: 'what is measured',
+    Tessera: 'the value for Tessera',
+    baseline: 'the value it is compared with, same run',
+    'baseline is': 'what the baseline value is',
+  },
+);
 
 const collTimes: number[] = [];
 const rawTimes: number[] = [];
@@ -170,12 +332,31 @@ for (let i = -5; i < RUNS; i++) {
   if (i >= 0) collTimes.push(performance.now() - a);
   visibleMembers = c.collectionDocument.length;
   const b = performance.now();
-  await deps.db.selectFrom('collection_members').select('file_id').where('collection_id', '=', s.collectionId).orderBy('position').execute();
+  await deps.db
+    .selectFrom('collection_members')
+    .select('file_id')
+    .where('collection_id', '=', s.collectionId)
+    .orderBy('position')
+    .execute();
   if (i >= 0) rawTimes.push(performance.now() - b);
 }
-printTable('Get collection with 10,000 members (members filtered by the viewer\'s permission; ms)', ['operation', 'members returned', 'p50', 'p99'], [
-  ['getCollection (Tessera, visibility-filtered)', visibleMembers, fmt(percentile(collTimes, 50)), fmt(percentile(collTimes, 99))],
-  ['raw: read the 10,000 member rows, no visibility', 10_000, fmt(percentile(rawTimes, 50)), fmt(percentile(rawTimes, 99))],
-]);
+printTable(
+  "Get collection with 10,000 members (members filtered by the viewer's permission; ms)",
+  ['operation', 'members returned', 'p50', 'p99'],
+  [
+    [
+      'getCollection (Tessera, visibility-filtered)',
+      visibleMembers,
+      fmt(percentile(collTimes, 50)),
+      fmt(percentile(collTimes, 99)),
+    ],
+    [
+      'raw: read the 10,000 member rows, no visibility',
+      10_000,
+      fmt(percentile(rawTimes, 50)),
+      fmt(percentile(rawTimes, 99)),
+    ],
+  ],
+);
 console.log('\nTarget: p99 ≤ 20 ms. The reference publishes 53 ms on average for GET /collection/{id}.');
 await deps.close();

@@ -15,8 +15,18 @@ const secret = generateSecret();
 // A realistic ~2 KB envelope (reference §14.3).
 const body = JSON.stringify({
   eventType: 'asset.updated',
-  event: { id: 'asset-updated-0192f0c4-7d1e-7000-8000-000000000000', time: new Date().toISOString(), user: { id: '0192f0c4-7d1e-7000-8000-000000000001', firstName: 'Erlich', lastName: 'Bachman' } },
-  asset: { id: '0192f0c4-7d1e-7000-8000-000000000002', name: 'campaign-hero.jpg', metadata: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`field${i}`, `value number ${i} of the asset metadata`])) },
+  event: {
+    id: 'asset-updated-0192f0c4-7d1e-7000-8000-000000000000',
+    time: new Date().toISOString(),
+    user: { id: '0192f0c4-7d1e-7000-8000-000000000001', firstName: 'Erlich', lastName: 'Bachman' },
+  },
+  asset: {
+    id: '0192f0c4-7d1e-7000-8000-000000000002',
+    name: 'campaign-hero.jpg',
+    metadata: Object.fromEntries(
+      Array.from({ length: 40 }, (_, i) => [`field${i}`, `value number ${i} of the asset metadata`]),
+    ),
+  },
 });
 
 const RECEIVER = `
@@ -28,7 +38,9 @@ server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address()
 
 async function childReceiver(): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
+  const port = await new Promise<string>((resolve) =>
+    child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())),
+  );
   return { url: `http://127.0.0.1:${port}/hooks/tessera`, child };
 }
 
@@ -36,11 +48,20 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 /** One round: N deliveries at `concurrency`; returns deliveries/s, per-delivery latencies and failures. */
 async function round(url: string, concurrency: number): Promise<{ rate: number; times: number[]; failures: number }> {
-  const dispatcher = createGuardedDispatcher({ allowPrivate: true, connections: concurrency, keepAliveTimeoutMs: 30_000 });
+  const dispatcher = createGuardedDispatcher({
+    allowPrivate: true,
+    connections: concurrency,
+    keepAliveTimeoutMs: 30_000,
+  });
   const times: number[] = [];
   let failures = 0;
   const deliver = async (i: number) => {
-    const headers = webhookHeaders({ msgId: `msg_${i}`, timestamp: Math.floor(Date.now() / 1000), body, secrets: [secret] });
+    const headers = webhookHeaders({
+      msgId: `msg_${i}`,
+      timestamp: Math.floor(Date.now() / 1000),
+      body,
+      secrets: [secret],
+    });
     const result = await sendOnce({ url, body, headers, dispatcher });
     if (!result.ok) failures += 1;
     return result.latencyMs;
@@ -66,7 +87,15 @@ async function run(url: string, concurrency: number): Promise<(string | number)[
   results.sort((a, b) => a.rate - b.rate);
   const median = results[Math.floor(results.length / 2)]!;
   const failures = results.reduce((sum, r) => sum + r.failures, 0);
-  return [concurrency, `${ROUNDS} × ${N}`, failures, Math.round(median.rate), `${Math.round(results[0]!.rate)}–${Math.round(results.at(-1)!.rate)}`, fmt(percentile(median.times, 50)), fmt(percentile(median.times, 99))];
+  return [
+    concurrency,
+    `${ROUNDS} × ${N}`,
+    failures,
+    Math.round(median.rate),
+    `${Math.round(results[0]!.rate)}–${Math.round(results.at(-1)!.rate)}`,
+    fmt(percentile(median.times, 50)),
+    fmt(percentile(median.times, 99)),
+  ];
 }
 
 const rows: (string | number)[][] = [];
@@ -85,7 +114,20 @@ for (const c of [16, 64]) rows.push(['same process', ...(await run(localUrl, c))
 local.closeAllConnections();
 local.close();
 
-printTable(`Signed webhook deliveries to a loopback node:http receiver (${Buffer.byteLength(body)} B body, keep-alive, no DB)`, ['receiver', 'concurrency', 'rounds × deliveries', 'failed', 'deliveries/s (median round)', 'range /s', 'p50 ms', 'p99 ms'], rows);
+printTable(
+  `Signed webhook deliveries to a loopback node:http receiver (${Buffer.byteLength(body)} B body, keep-alive, no DB)`,
+  [
+    'receiver',
+    'concurrency',
+    'rounds × deliveries',
+    'failed',
+    'deliveries/s (median round)',
+    'range /s',
+    'p50 ms',
+    'p99 ms',
+  ],
+  rows,
+);
 
 // Signing cost per delivery: node:crypto (what we use) vs the standardwebhooks package (the oracle).
 const SIGNS = 20_000;
@@ -99,8 +141,12 @@ const timeIt = (fn: (i: number) => unknown) => {
 };
 const ours = timeIt((i) => sign(secret, `msg_${i}`, 1_700_000_000, body));
 const theirs = timeIt((i) => lib.sign(`msg_${i}`, when, body));
-printTable(`Signing one ${Buffer.byteLength(body)} B body (µs/op)`, ['implementation', 'µs/op'], [
-  ['node:crypto HMAC-SHA256 (Tessera)', fmt(ours)],
-  ['standardwebhooks npm (pure JS)', fmt(theirs)],
-  ['research note [M] (2 KB, Node 20, other machine)', '7.3 / 35.8'],
-]);
+printTable(
+  `Signing one ${Buffer.byteLength(body)} B body (µs/op)`,
+  ['implementation', 'µs/op'],
+  [
+    ['node:crypto HMAC-SHA256 (Tessera)', fmt(ours)],
+    ['standardwebhooks npm (pure JS)', fmt(theirs)],
+    ['research note [M] (2 KB, Node 20, other machine)', '7.3 / 35.8'],
+  ],
+);

@@ -62,16 +62,27 @@ const hole = http.createServer(() => {});
 hole.listen(0, '127.0.0.1', () => server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port, hole: hole.address().port })));
 `;
 
-interface ReceiverProcess { url: string; holeUrl: string; child: ChildProcess; collect(): Promise<[string, number][]> }
+interface ReceiverProcess {
+  url: string;
+  holeUrl: string;
+  child: ChildProcess;
+  collect(): Promise<[string, number][]>;
+}
 
 async function startReceiver(): Promise<ReceiverProcess> {
   const child = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const { port, hole } = await new Promise<{ port: number; hole: number }>((resolve) => child.once('message', (m: { port: number; hole: number }) => resolve(m)));
+  const { port, hole } = await new Promise<{ port: number; hole: number }>((resolve) =>
+    child.once('message', (m: { port: number; hole: number }) => resolve(m)),
+  );
   return {
     url: `http://127.0.0.1:${port}/hook`,
     holeUrl: `http://127.0.0.1:${hole}/hook`,
     child,
-    collect: () => new Promise((resolve) => { child.once('message', (m) => resolve(m as [string, number][])); child.send('collect'); }),
+    collect: () =>
+      new Promise((resolve) => {
+        child.once('message', (m) => resolve(m as [string, number][]));
+        child.send('collect');
+      }),
   };
 }
 
@@ -90,11 +101,19 @@ function processCpuMs(pid: number): number {
 /** CPU ms of every PostgreSQL server process on this machine (the bench's backends among them). */
 function postgresCpuMs(): number {
   let total = 0;
-  for (const entry of (() => { try { return readdirSync('/proc'); } catch { return []; } })()) {
+  for (const entry of (() => {
+    try {
+      return readdirSync('/proc');
+    } catch {
+      return [];
+    }
+  })()) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       if (readFileSync(`/proc/${entry}/comm`, 'utf8').startsWith('postgres')) total += processCpuMs(Number(entry));
-    } catch { /* gone meanwhile */ }
+    } catch {
+      /* gone meanwhile */
+    }
   }
   return total;
 }
@@ -104,22 +123,46 @@ function cpuMeter(rx: ReceiverProcess) {
   const start = { own: process.cpuUsage(), rx: processCpuMs(rx.child.pid!), pg: postgresCpuMs() };
   return (n: number) => {
     const own = process.cpuUsage(start.own);
-    return { own: (own.user + own.system) / n, rx: ((processCpuMs(rx.child.pid!) - start.rx) * 1000) / n, pg: ((postgresCpuMs() - start.pg) * 1000) / n };
+    return {
+      own: (own.user + own.system) / n,
+      rx: ((processCpuMs(rx.child.pid!) - start.rx) * 1000) / n,
+      pg: ((postgresCpuMs() - start.pg) * 1000) / n,
+    };
   };
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const assetData = () => ({ asset: { id: newId(), filename: 'campaign-hero.jpg', metadataTemplate: { id: newId(), name: 'Marketing' }, securityTemplates: [{ id: newId(), name: 'Everyone' }] } });
+const assetData = () => ({
+  asset: {
+    id: newId(),
+    filename: 'campaign-hero.jpg',
+    metadataTemplate: { id: newId(), name: 'Marketing' },
+    securityTemplates: [{ id: newId(), name: 'Everyone' }],
+  },
+});
 
 async function setup(engine: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-bench-wh-'));
   const pg = engine === 'postgres' ? await createPgDatabase() : undefined;
-  const config = parseConfig({ TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'silent', TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123', TESSERA_ALLOW_PRIVATE_TARGETS: 'true', ...(pg ? { DATABASE_URL: pg.url } : {}) });
+  const config = parseConfig({
+    TESSERA_DATA_DIR: dataDir,
+    TESSERA_LOG_LEVEL: 'silent',
+    TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
+    TESSERA_ALLOW_PRIVATE_TARGETS: 'true',
+    ...(pg ? { DATABASE_URL: pg.url } : {}),
+  });
   const deps = createDeps(config, { poolSize: 10 });
   await migrateToLatest(deps.db);
-  const org = await deps.db.transaction().execute((trx) => createOrganization(trx, Date.now(), { name: 'Bench', admin: { username: `bench-${newId()}`, email: 'bench@example.test', passwordHash: 'x' } }));
+  const org = await deps.db.transaction().execute((trx) =>
+    createOrganization(trx, Date.now(), {
+      name: 'Bench',
+      admin: { username: `bench-${newId()}`, email: 'bench@example.test', passwordHash: 'x' },
+    }),
+  );
   const principal = (await loadUserPrincipal(deps.db, org.adminUserId))!;
   return {
-    deps, org, principal,
+    deps,
+    org,
+    principal,
     async close() {
       await deps.close();
       await pg?.drop();
@@ -131,13 +174,18 @@ async function setup(engine: string) {
 async function publishBatch(deps: Deps, orgId: string, count: number): Promise<void> {
   for (let done = 0; done < count; done += 500) {
     await deps.db.transaction().execute(async (trx) => {
-      for (let i = 0; i < Math.min(500, count - done); i++) await publishEvent(trx, Date.now(), { orgId, type: 'asset.created', actor: null, data: assetData() });
+      for (let i = 0; i < Math.min(500, count - done); i++)
+        await publishEvent(trx, Date.now(), { orgId, type: 'asset.created', actor: null, data: assetData() });
     });
   }
 }
 
 async function countSucceeded(deps: Deps): Promise<number> {
-  const row = await deps.db.selectFrom('webhook_messages').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'succeeded').executeTakeFirstOrThrow();
+  const row = await deps.db
+    .selectFrom('webhook_messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', '=', 'succeeded')
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -147,9 +195,14 @@ async function countSucceeded(deps: Deps): Promise<number> {
  * the run (20,000 rows read 50 times a second by the end) and took its CPU from the run measured.
  */
 async function settled(deps: Deps): Promise<boolean> {
-  const open = await deps.db.selectFrom('event_fanout_queue').select('event_id').limit(1).executeTakeFirst()
+  const open =
+    (await deps.db.selectFrom('event_fanout_queue').select('event_id').limit(1).executeTakeFirst()) ??
     // Written as the partial due index's predicate (constants, not parameters), so SQLite uses it.
-    ?? (await sql<{ id: string }>`select id from webhook_messages where status in ('pending', 'delivering') limit 1`.execute(deps.db)).rows[0];
+    (
+      await sql<{
+        id: string;
+      }>`select id from webhook_messages where status in ('pending', 'delivering') limit 1`.execute(deps.db)
+    ).rows[0];
   return open === undefined;
 }
 
@@ -163,7 +216,14 @@ async function awaitAllSucceeded(deps: Deps, expected: number): Promise<void> {
 type BenchEnv = Awaited<ReturnType<typeof setup>>;
 
 async function countAttempts(deps: Deps): Promise<number> {
-  return Number((await deps.db.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  return Number(
+    (
+      await deps.db
+        .selectFrom('webhook_attempts')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 }
 
 /**
@@ -191,8 +251,19 @@ async function throughput(env: BenchEnv, rx: ReceiverProcess, N: number) {
 /** Events committed one per transaction at a steady rate; commit → first attempt at the receiver. */
 async function latency(engine: string, rx: ReceiverProcess, withHole = false) {
   const env = await setup(engine);
-  await createEndpoints(env.deps, env.principal, [{ description: 'Bench receiver', url: rx.url, eventTypes: ['asset.*'] }], '127.0.0.1');
-  if (withHole) await createEndpoints(env.deps, env.principal, [{ description: 'Black hole', url: rx.holeUrl, eventTypes: ['asset.*'], timeoutSeconds: 30 }], '127.0.0.1');
+  await createEndpoints(
+    env.deps,
+    env.principal,
+    [{ description: 'Bench receiver', url: rx.url, eventTypes: ['asset.*'] }],
+    '127.0.0.1',
+  );
+  if (withHole)
+    await createEndpoints(
+      env.deps,
+      env.principal,
+      [{ description: 'Black hole', url: rx.holeUrl, eventTypes: ['asset.*'], timeoutSeconds: 30 }],
+      '127.0.0.1',
+    );
   const delivery = createDeliveryEngine(env.deps, { pollMs: 50 });
   delivery.start();
   await rx.collect();
@@ -203,7 +274,11 @@ async function latency(engine: string, rx: ReceiverProcess, withHole = false) {
     const due = started + (i * 1000) / LATENCY_RATE;
     const wait = due - nowMs();
     if (wait > 1) await sleep(wait);
-    const id = await env.deps.db.transaction().execute((trx) => publishEvent(trx, Date.now(), { orgId: env.org.orgId, type: 'asset.created', actor: null, data: assetData() }));
+    const id = await env.deps.db
+      .transaction()
+      .execute((trx) =>
+        publishEvent(trx, Date.now(), { orgId: env.org.orgId, type: 'asset.created', actor: null, data: assetData() }),
+      );
     committedAt.set(id, nowMs());
   }
   // A black-hole endpoint's messages never settle: wait for the receiver's share to succeed.
@@ -216,7 +291,12 @@ async function latency(engine: string, rx: ReceiverProcess, withHole = false) {
 }
 
 /** Where `rawBaseline` hands each send's attempt row, and what it awaits before it stops the clock. */
-interface AttemptLog { orgId: string; endpointId: string; record(row: WebhookAttemptsTable): void; settled(): Promise<unknown> }
+interface AttemptLog {
+  orgId: string;
+  endpointId: string;
+  record(row: WebhookAttemptsTable): void;
+  settled(): Promise<unknown>;
+}
 
 /**
  * The same signed POSTs with no database: the ceiling the durable path is measured against. With
@@ -226,21 +306,43 @@ interface AttemptLog { orgId: string; endpointId: string; record(row: WebhookAtt
 async function rawBaseline(rx: ReceiverProcess, N: number, attempt?: AttemptLog) {
   const dispatcher = createGuardedDispatcher({ allowPrivate: true, connections: 32 });
   const secret = generateSecret();
-  const body = JSON.stringify({ eventType: 'asset.created', event: { id: `asset-created-${newId()}`, time: new Date().toISOString(), user: null }, ...assetData() });
+  const body = JSON.stringify({
+    eventType: 'asset.created',
+    event: { id: `asset-created-${newId()}`, time: new Date().toISOString(), user: null },
+    ...assetData(),
+  });
   const send = async (i: number) => {
     const at = Date.now();
     const msgId = attempt ? newId(at) : `m${i}`;
-    const result = await sendOnce({ url: rx.url, body, dispatcher, headers: webhookHeaders({ msgId, timestamp: Math.floor(at / 1000), body, secrets: [secret] }) });
+    const result = await sendOnce({
+      url: rx.url,
+      body,
+      dispatcher,
+      headers: webhookHeaders({ msgId, timestamp: Math.floor(at / 1000), body, secrets: [secret] }),
+    });
     attempt?.record({
-      id: newId(at), org_id: attempt.orgId, endpoint_id: attempt.endpointId, message_id: msgId, attempt: 1, at, ok: result.ok ? 1 : 0,
-      status_code: result.status ?? null, latency_ms: Math.round(result.latencyMs), response_body: result.responseBody || null, error_class: result.errorClass ?? null,
+      id: newId(at),
+      org_id: attempt.orgId,
+      endpoint_id: attempt.endpointId,
+      message_id: msgId,
+      attempt: 1,
+      at,
+      ok: result.ok ? 1 : 0,
+      status_code: result.status ?? null,
+      latency_ms: Math.round(result.latencyMs),
+      response_body: result.responseBody || null,
+      error_class: result.errorClass ?? null,
     });
   };
   for (let i = 0; i < 100; i++) await send(i);
   let next = 0;
   const started = nowMs();
   const meter = cpuMeter(rx);
-  await Promise.all(Array.from({ length: 32 }, async () => { while (next < N) await send(next++); }));
+  await Promise.all(
+    Array.from({ length: 32 }, async () => {
+      while (next < N) await send(next++);
+    }),
+  );
   await attempt?.settled();
   const elapsed = nowMs() - started;
   const cpu = meter(N);
@@ -249,7 +351,19 @@ async function rawBaseline(rx: ReceiverProcess, N: number, attempt?: AttemptLog)
   return { rate: (N / elapsed) * 1000, cpu };
 }
 
-const ATTEMPT_COLUMNS = ['id', 'org_id', 'endpoint_id', 'message_id', 'attempt', 'at', 'ok', 'status_code', 'latency_ms', 'response_body', 'error_class'] as const;
+const ATTEMPT_COLUMNS = [
+  'id',
+  'org_id',
+  'endpoint_id',
+  'message_id',
+  'attempt',
+  'at',
+  'ok',
+  'status_code',
+  'latency_ms',
+  'response_body',
+  'error_class',
+] as const;
 const insertAttempts = batchInsert('webhook_attempts', ATTEMPT_COLUMNS);
 
 /**
@@ -268,10 +382,16 @@ async function attemptFloor(env: BenchEnv, rx: ReceiverProcess, N: number, endpo
     timer = undefined;
     const batch = rows;
     rows = [];
-    if (batch.length > 0) commits = commits.then(() => env.deps.db.transaction().execute(async (trx) => { for (let i = 0; i < batch.length; i += 100) await insertAttempts(trx, batch.slice(i, i + 100)); }));
+    if (batch.length > 0)
+      commits = commits.then(() =>
+        env.deps.db.transaction().execute(async (trx) => {
+          for (let i = 0; i < batch.length; i += 100) await insertAttempts(trx, batch.slice(i, i + 100));
+        }),
+      );
   };
   return rawBaseline(rx, N, {
-    orgId: env.org.orgId, endpointId,
+    orgId: env.org.orgId,
+    endpointId,
     record(row) {
       rows.push(row);
       if (rows.length >= 256) commit();
@@ -311,7 +431,14 @@ parentPort.on('message', (flat) => { write.immediate(flat); parentPort.postMessa
 async function attemptFloorOnThread(env: BenchEnv, rx: ReceiverProcess, N: number, endpointId: string) {
   const database = env.deps.config.database;
   if (database.kind !== 'sqlite') throw new Error('the threaded floor is SQLite only');
-  const writer = new Worker(FLOOR_WRITER, { eval: true, workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file: database.file, columns: ATTEMPT_COLUMNS } });
+  const writer = new Worker(FLOOR_WRITER, {
+    eval: true,
+    workerData: {
+      driver: createRequire(import.meta.url).resolve('better-sqlite3'),
+      file: database.file,
+      columns: ATTEMPT_COLUMNS,
+    },
+  });
   let posted = 0;
   let written = 0;
   let allWritten: (() => void) | undefined;
@@ -331,7 +458,8 @@ async function attemptFloorOnThread(env: BenchEnv, rx: ReceiverProcess, N: numbe
   };
   try {
     return await rawBaseline(rx, N, {
-      orgId: env.org.orgId, endpointId,
+      orgId: env.org.orgId,
+      endpointId,
       record(row) {
         for (const column of ATTEMPT_COLUMNS) flat.push(row[column]);
         if (flat.length >= 256 * ATTEMPT_COLUMNS.length) post();
@@ -339,7 +467,11 @@ async function attemptFloorOnThread(env: BenchEnv, rx: ReceiverProcess, N: numbe
       },
       settled() {
         post();
-        return written === posted ? Promise.resolve() : new Promise<void>((resolve) => { allWritten = resolve; });
+        return written === posted
+          ? Promise.resolve()
+          : new Promise<void>((resolve) => {
+              allWritten = resolve;
+            });
       },
     });
   } finally {
@@ -350,11 +482,20 @@ async function attemptFloorOnThread(env: BenchEnv, rx: ReceiverProcess, N: numbe
 const rx = await startReceiver();
 const rows: (string | number)[][] = [];
 await rawBaseline(rx, WARMUP);
-const cpuCells = (cpu: { own: number; rx: number; pg: number }, engine: string) => [fmt(cpu.own, 0), fmt(cpu.rx, 0), engine === 'postgres' ? fmt(cpu.pg, 0) : '—'];
+const cpuCells = (cpu: { own: number; rx: number; pg: number }, engine: string) => [
+  fmt(cpu.own, 0),
+  fmt(cpu.rx, 0),
+  engine === 'postgres' ? fmt(cpu.pg, 0) : '—',
+];
 for (const engine of ENGINES) {
   try {
     const env = await setup(engine);
-    const [endpoint] = await createEndpoints(env.deps, env.principal, [{ description: 'Bench receiver', url: rx.url, eventTypes: ['asset.*'] }], '127.0.0.1');
+    const [endpoint] = await createEndpoints(
+      env.deps,
+      env.principal,
+      [{ description: 'Bench receiver', url: rx.url, eventTypes: ['asset.*'] }],
+      '127.0.0.1',
+    );
     await throughput(env, rx, WARMUP);
     // The baseline is the raw send just before and just after the measured run (their mean): this
     // machine's speed drifts by half within minutes, so a baseline taken once for all rows would
@@ -366,37 +507,127 @@ for (const engine of ENGINES) {
     await attemptFloor(env, rx, WARMUP, endpoint!.id);
     const floor = await attemptFloor(env, rx, N, endpoint!.id);
     const afterFloor = await rawBaseline(rx, N);
-    const threaded = engine === 'sqlite' ? await attemptFloorOnThread(env, rx, WARMUP, endpoint!.id).then(() => attemptFloorOnThread(env, rx, N, endpoint!.id)) : undefined;
+    const threaded =
+      engine === 'sqlite'
+        ? await attemptFloorOnThread(env, rx, WARMUP, endpoint!.id).then(() =>
+            attemptFloorOnThread(env, rx, N, endpoint!.id),
+          )
+        : undefined;
     const afterThreaded = threaded ? await rawBaseline(rx, N) : undefined;
     await env.close();
     const raw = (before.rate + after.rate) / 2;
     const rawCpu = { own: (before.cpu.own + after.cpu.own) / 2, rx: (before.cpu.rx + after.cpu.rx) / 2, pg: 0 };
-    rows.push([`raw signed POST, no DB (baseline: mean of ${fmt(before.rate, 0)} before and ${fmt(after.rate, 0)} after)`, 'none', N, fmt(raw, 0), '1.00', '—', '—', '—', ...cpuCells(rawCpu, 'none')]);
+    rows.push([
+      `raw signed POST, no DB (baseline: mean of ${fmt(before.rate, 0)} before and ${fmt(after.rate, 0)} after)`,
+      'none',
+      N,
+      fmt(raw, 0),
+      '1.00',
+      '—',
+      '—',
+      '—',
+      ...cpuCells(rawCpu, 'none'),
+    ]);
     const l = await latency(engine, rx);
     // Against the baseline of this same run: the machine's speed and load cancel out (issue 14: ≥ 0.8).
-    rows.push([`Tessera outbox → delivery, attempts recorded`, engine, N, fmt(t.rate, 0), fmt(t.rate / raw, 2), `${t.attempts}/${t.received}`, fmt(l.p50, 1), fmt(l.p99, 1), ...cpuCells(t.cpu, engine)]);
+    rows.push([
+      `Tessera outbox → delivery, attempts recorded`,
+      engine,
+      N,
+      fmt(t.rate, 0),
+      fmt(t.rate / raw, 2),
+      `${t.attempts}/${t.received}`,
+      fmt(l.p50, 1),
+      fmt(l.p99, 1),
+      ...cpuCells(t.cpu, engine),
+    ]);
     const h = await latency(engine, rx, true);
-    rows.push([`  same, with a black-hole endpoint also subscribed`, engine, '—', '—', '—', '—', fmt(h.p50, 1), fmt(h.p99, 1), '—', '—', '—']);
+    rows.push([
+      `  same, with a black-hole endpoint also subscribed`,
+      engine,
+      '—',
+      '—',
+      '—',
+      '—',
+      fmt(h.p50, 1),
+      fmt(h.p99, 1),
+      '—',
+      '—',
+      '—',
+    ]);
     const floorRaw = (after.rate + afterFloor.rate) / 2;
-    rows.push([`floor: raw POST + its attempt row, group-committed (against ${fmt(after.rate, 0)} and ${fmt(afterFloor.rate, 0)} raw)`, engine, N, fmt(floor.rate, 0), fmt(floor.rate / floorRaw, 2), '—', '—', '—', ...cpuCells(floor.cpu, engine)]);
+    rows.push([
+      `floor: raw POST + its attempt row, group-committed (against ${fmt(after.rate, 0)} and ${fmt(afterFloor.rate, 0)} raw)`,
+      engine,
+      N,
+      fmt(floor.rate, 0),
+      fmt(floor.rate / floorRaw, 2),
+      '—',
+      '—',
+      '—',
+      ...cpuCells(floor.cpu, engine),
+    ]);
     if (threaded && afterThreaded) {
-      rows.push([`  same, rows written on a second thread (against ${fmt(afterFloor.rate, 0)} and ${fmt(afterThreaded.rate, 0)} raw)`, engine, N, fmt(threaded.rate, 0), fmt(threaded.rate / ((afterFloor.rate + afterThreaded.rate) / 2), 2), '—', '—', '—', ...cpuCells(threaded.cpu, engine)]);
+      rows.push([
+        `  same, rows written on a second thread (against ${fmt(afterFloor.rate, 0)} and ${fmt(afterThreaded.rate, 0)} raw)`,
+        engine,
+        N,
+        fmt(threaded.rate, 0),
+        fmt(threaded.rate / ((afterFloor.rate + afterThreaded.rate) / 2), 2),
+        '—',
+        '—',
+        '—',
+        ...cpuCells(threaded.cpu, engine),
+      ]);
     }
   } catch (error) {
-    rows.push([`Tessera (${(error as Error).message.slice(0, 60)})`, engine, '—', '—', '—', '—', '—', '—', '—', '—', '—']);
+    rows.push([
+      `Tessera (${(error as Error).message.slice(0, 60)})`,
+      engine,
+      '—',
+      '—',
+      '—',
+      '—',
+      '—',
+      '—',
+      '—',
+      '—',
+      '—',
+    ]);
   }
 }
 printTable(
   `Webhook delivery on this machine (receiver in another process; latency at ${LATENCY_RATE} events/s for ${LATENCY_SECONDS} s, one transaction per event)`,
-  ['path', 'database', 'messages', 'deliveries/s', '× raw', 'attempts recorded/received', 'commit→first attempt p50 ms', 'p99 ms', 'sender CPU µs/delivery', 'receiver CPU µs/delivery', 'PostgreSQL CPU µs/delivery'],
+  [
+    'path',
+    'database',
+    'messages',
+    'deliveries/s',
+    '× raw',
+    'attempts recorded/received',
+    'commit→first attempt p50 ms',
+    'p99 ms',
+    'sender CPU µs/delivery',
+    'receiver CPU µs/delivery',
+    'PostgreSQL CPU µs/delivery',
+  ],
   rows,
   {
-    'path': 'what sent the webhooks: the raw loop (no database), Tessera\'s delivery engine, or the floor, the least any path that records every attempt must do: the raw loop plus one attempt row per send in group commits, with no outbox, fan-out or message state (attemptFloor in this file)',
-    'sender CPU µs/delivery': 'CPU of the sending process (all its threads) per delivery in the throughput run: the raw loop, or the delivery engine with its database work (SQLite runs inside it)',
+    path: "what sent the webhooks: the raw loop (no database), Tessera's delivery engine, or the floor, the least any path that records every attempt must do: the raw loop plus one attempt row per send in group commits, with no outbox, fan-out or message state (attemptFloor in this file)",
+    'sender CPU µs/delivery':
+      'CPU of the sending process (all its threads) per delivery in the throughput run: the raw loop, or the delivery engine with its database work (SQLite runs inside it)',
     'receiver CPU µs/delivery': 'CPU of the receiver process per delivery',
     'PostgreSQL CPU µs/delivery': 'CPU of every PostgreSQL server process on this machine per delivery (Linux /proc)',
   },
 );
-printTable('Targets', ['metric', 'target'], [['signed deliveries/s, every attempt durably recorded', '≥ 2,000'], ['deliveries/s ÷ raw signed send', '≥ 0.8'], ['commit → first attempt p99', '≤ 250 ms']]);
+printTable(
+  'Targets',
+  ['metric', 'target'],
+  [
+    ['signed deliveries/s, every attempt durably recorded', '≥ 2,000'],
+    ['deliveries/s ÷ raw signed send', '≥ 0.8'],
+    ['commit → first attempt p99', '≤ 250 ms'],
+  ],
+);
 rx.child.kill();
 process.exit(0);

@@ -45,7 +45,10 @@ export function useStrippedSources(src) {
       if (!existsSync(out)) missing.push([file, out]);
     }
     if (missing.length > 0) {
-      const strip = spawnSync(process.execPath, ['--no-warnings', '-e', STRIP], { input: JSON.stringify(missing), stdio: ['pipe', 'inherit', 'inherit'] });
+      const strip = spawnSync(process.execPath, ['--no-warnings', '-e', STRIP], {
+        input: JSON.stringify(missing),
+        stdio: ['pipe', 'inherit', 'inherit'],
+      });
       if (strip.status !== 0) return false;
     }
   } catch {

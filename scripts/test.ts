@@ -17,7 +17,9 @@ function collect(dir: string, out: string[]): string[] {
 }
 
 const filters = process.argv.slice(2);
-const files = [...collect('src', []), ...collect('test', []), ...collect('web/test', [])].filter((f) => filters.length === 0 || filters.some((x) => f.includes(x))).sort();
+const files = [...collect('src', []), ...collect('test', []), ...collect('web/test', [])]
+  .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
+  .sort();
 if (files.length === 0) {
   console.error(`No test files match ${filters.join(' ')}`);
   process.exit(1);
@@ -26,5 +28,9 @@ const concurrency = process.env.TESSERA_TEST_CONCURRENCY ?? '3';
 // A test, suite or hook still running after 8 minutes has hung (the slowest suite takes about 25 s):
 // it fails with a timeout instead of holding the run (and CI) until it is killed.
 const timeout = process.env.TESSERA_TEST_TIMEOUT_MS ?? '480000';
-const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeout}`, '--test-reporter=spec', ...files], { stdio: 'inherit' });
+const result = spawnSync(
+  process.execPath,
+  ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeout}`, '--test-reporter=spec', ...files],
+  { stdio: 'inherit' },
+);
 process.exit(result.status ?? 1);

@@ -50,10 +50,10 @@ async function registerCors(app: App, origins: readonly string[]): Promise<void>
 
 /** The docs page's logo and icon: four mosaic tiles and the name. */
 const TESSERA_LOGO = Buffer.from(
-  '<svg xmlns="http://www.w3.org/2000/svg" width="150" height="32" viewBox="0 0 150 32"><title>Tessera</title>'
-  + '<rect x="0" y="0" width="14" height="14" rx="2" fill="#2f6fde"/><rect x="16" y="0" width="14" height="14" rx="2" fill="#f2a93b"/>'
-  + '<rect x="0" y="16" width="14" height="14" rx="2" fill="#3bb273"/><rect x="16" y="16" width="14" height="14" rx="2" fill="#e4572e"/>'
-  + '<text x="38" y="24" font-family="Helvetica, Arial, sans-serif" font-size="22" font-weight="700" fill="#ffffff">Tessera</text></svg>',
+  '<svg xmlns="http://www.w3.org/2000/svg" width="150" height="32" viewBox="0 0 150 32"><title>Tessera</title>' +
+    '<rect x="0" y="0" width="14" height="14" rx="2" fill="#2f6fde"/><rect x="16" y="0" width="14" height="14" rx="2" fill="#f2a93b"/>' +
+    '<rect x="0" y="16" width="14" height="14" rx="2" fill="#3bb273"/><rect x="16" y="16" width="14" height="14" rx="2" fill="#e4572e"/>' +
+    '<text x="38" y="24" font-family="Helvetica, Arial, sans-serif" font-size="22" font-weight="700" fill="#ffffff">Tessera</text></svg>',
 );
 
 /**
@@ -123,7 +123,15 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   if (options.onRoute) {
     const report = options.onRoute;
     // `hidden` is read when asked: hooks of inner scopes (which run after this one) may still hide the route.
-    app.addHook('onRoute', (route) => report({ method: route.method, url: route.url, get hidden() { return Boolean((route.schema as { hide?: boolean } | undefined)?.hide); } }));
+    app.addHook('onRoute', (route) =>
+      report({
+        method: route.method,
+        url: route.url,
+        get hidden() {
+          return Boolean((route.schema as { hide?: boolean } | undefined)?.hide);
+        },
+      }),
+    );
   }
   // Every handler runs with its request as the origin of the audit rows it writes (core/audit.ts).
   registerRequestContext(app);
@@ -149,8 +157,18 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       servers: [{ url: deps.config.publicUrl }],
       components: {
         securitySchemes: {
-          AccessToken: { type: 'apiKey', in: 'header', name: 'AccessToken', description: 'session.accessToken from POST /v1/auth/token' },
-          bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'session.authorization (raw or with Bearer)' },
+          AccessToken: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'AccessToken',
+            description: 'session.accessToken from POST /v1/auth/token',
+          },
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'session.authorization (raw or with Bearer)',
+          },
           ApiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key (tsk_…)' },
         },
       },
@@ -163,7 +181,10 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   await app.register(swaggerUi, {
     routePrefix: '/docs',
     staticCSP: true,
-    theme: { title: 'Tessera API reference', favicon: [{ filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: TESSERA_LOGO }] },
+    theme: {
+      title: 'Tessera API reference',
+      favicon: [{ filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: TESSERA_LOGO }],
+    },
     logo: { type: 'image/svg+xml', content: TESSERA_LOGO, href: '/docs', target: '_self' },
   });
   app.get(
@@ -189,39 +210,45 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   await app.register(async (api: App) => {
     // Order matters: user credentials come before API keys, so that when both are sent the user
     // is the principal (and the key is only checked to belong to the same organization).
-    const resolvers: CredentialResolver[] = [
-      tokenResolver(deps),
-      apiKeyResolver(deps),
-    ];
+    const resolvers: CredentialResolver[] = [tokenResolver(deps), apiKeyResolver(deps)];
     registerAuthentication(api, [...(options.extraResolvers ?? []), ...resolvers]);
     registerApiKeyAlongsideUser(api, deps);
-    await api.register(async (v1: App) => {
-      identityRoutes(v1, deps);
-      authenticationRoutes(v1, deps);
-      await oauthRoutes(v1, deps);
-      // Cross-feature hooks are wired here, never registered at import time: metadata asks assets
-      // what uses a template; GET /v1/action/{id} reads Action objects, which assets store.
-      metadataRoutes(v1, deps, { usageProbes: [assetTemplateUsage, ...(options.usageProbes ?? [])] });
-      actionRoutes(v1, deps, { objectSchema: ActionObjectSchema, readObject: readActionObject });
-      assetsRoutes(v1, deps);
-      searchRoutes(v1, deps);
-      savedSearchRoutes(v1, deps);
-      collectionRoutes(v1, deps);
-      cdnRoutes(v1, deps);
-      auditRoutes(v1, deps);
-    }, { prefix: '/v1' });
-    await api.register(async (keys: App) => {
-      apiKeyRoutes(keys, deps);
-    }, { prefix: '/api/v1/api-key' });
+    await api.register(
+      async (v1: App) => {
+        identityRoutes(v1, deps);
+        authenticationRoutes(v1, deps);
+        await oauthRoutes(v1, deps);
+        // Cross-feature hooks are wired here, never registered at import time: metadata asks assets
+        // what uses a template; GET /v1/action/{id} reads Action objects, which assets store.
+        metadataRoutes(v1, deps, { usageProbes: [assetTemplateUsage, ...(options.usageProbes ?? [])] });
+        actionRoutes(v1, deps, { objectSchema: ActionObjectSchema, readObject: readActionObject });
+        assetsRoutes(v1, deps);
+        searchRoutes(v1, deps);
+        savedSearchRoutes(v1, deps);
+        collectionRoutes(v1, deps);
+        cdnRoutes(v1, deps);
+        auditRoutes(v1, deps);
+      },
+      { prefix: '/v1' },
+    );
+    await api.register(
+      async (keys: App) => {
+        apiKeyRoutes(keys, deps);
+      },
+      { prefix: '/api/v1/api-key' },
+    );
     // The spec shows webhook paths without a version; the reference serves them under v1 too.
     await api.register(async (scope: App) => webhookRoutes(scope, deps));
     // The /v1 aliases are served but not documented: each operation is listed (and named) once.
-    await api.register(async (scope: App) => {
-      scope.addHook('onRoute', (route) => {
-        route.schema = { ...route.schema, hide: true };
-      });
-      webhookRoutes(scope, deps);
-    }, { prefix: '/v1' });
+    await api.register(
+      async (scope: App) => {
+        scope.addHook('onRoute', (route) => {
+          route.schema = { ...route.schema, hide: true };
+        });
+        webhookRoutes(scope, deps);
+      },
+      { prefix: '/v1' },
+    );
     await api.register(async (scope: App) => storyboardRoutes(scope, deps));
     await api.register(async (scope: App) => adaptiveTemplateRoutes(scope, deps));
   });

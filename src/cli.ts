@@ -9,8 +9,17 @@ import { newId } from './core/ids.ts';
 import { auditedOrganizations, verifyOrganization } from './features/audit/index.ts';
 import { revokeUserSessions } from './features/auth/index.ts';
 import {
-  createLocalUser, createOrganization, findRole, findRoleByName, findUserByUsername, hashPassword, organizationNameTaken, organizationsByIdOrName,
-  passwordProblem, setPasswordHash, UserCreateSchema,
+  createLocalUser,
+  createOrganization,
+  findRole,
+  findRoleByName,
+  findUserByUsername,
+  hashPassword,
+  organizationNameTaken,
+  organizationsByIdOrName,
+  passwordProblem,
+  setPasswordHash,
+  UserCreateSchema,
 } from './features/identity/index.ts';
 
 export class UsageError extends Error {}
@@ -60,7 +69,15 @@ function checkPassword(flag: string, password: string, username: string): void {
 }
 
 export async function orgCreate(deps: Deps, argv: string[]): Promise<string> {
-  const { values } = parseArgs({ args: argv, options: { name: { type: 'string' }, 'admin-username': { type: 'string' }, 'admin-email': { type: 'string' }, 'admin-password': { type: 'string' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      name: { type: 'string' },
+      'admin-username': { type: 'string' },
+      'admin-email': { type: 'string' },
+      'admin-password': { type: 'string' },
+    },
+  });
   const name = required(values, 'name').trim();
   const username = required(values, 'admin-username');
   const email = required(values, 'admin-email');
@@ -72,14 +89,19 @@ export async function orgCreate(deps: Deps, argv: string[]): Promise<string> {
   const passwordHash = await hashPassword(password);
   try {
     const org = await deps.db.transaction().execute(async (trx) => {
-      if (await organizationNameTaken(trx, name)) throw new UsageError(`--name: an organization named "${name}" already exists`);
+      if (await organizationNameTaken(trx, name))
+        throw new UsageError(`--name: an organization named "${name}" already exists`);
       return createOrganization(trx, deps.clock.now(), { name, admin: { username, email, passwordHash } });
     });
     return `Created organization ${org.orgId} with administrator ${org.adminUserId}`;
   } catch (error) {
     if (isUniqueViolation(error)) {
       const message = String((error as Error).message);
-      throw new UsageError(/organizations|lower\(name\)|org.*name/i.test(message) ? `--name: an organization named "${name}" already exists` : '--admin-username is already taken');
+      throw new UsageError(
+        /organizations|lower\(name\)|org.*name/i.test(message)
+          ? `--name: an organization named "${name}" already exists`
+          : '--admin-username is already taken',
+      );
     }
     throw error;
   }
@@ -88,7 +110,15 @@ export async function orgCreate(deps: Deps, argv: string[]): Promise<string> {
 export async function userCreate(deps: Deps, argv: string[]): Promise<string> {
   const { values } = parseArgs({
     args: argv,
-    options: { org: { type: 'string' }, username: { type: 'string' }, email: { type: 'string' }, password: { type: 'string' }, role: { type: 'string' }, 'first-name': { type: 'string' }, 'last-name': { type: 'string' } },
+    options: {
+      org: { type: 'string' },
+      username: { type: 'string' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      role: { type: 'string' },
+      'first-name': { type: 'string' },
+      'last-name': { type: 'string' },
+    },
   });
   const orgRef = required(values, 'org');
   const username = required(values, 'username');
@@ -102,7 +132,10 @@ export async function userCreate(deps: Deps, argv: string[]): Promise<string> {
   check('last-name', API.lastName, lastName);
   checkPassword('password', password, username);
   const org = await organizationsByIdOrName(deps.db, orgRef);
-  if (org.length !== 1) throw new UsageError(org.length === 0 ? `--org: no organization "${orgRef}"` : `--org: "${orgRef}" is ambiguous; use the id`);
+  if (org.length !== 1)
+    throw new UsageError(
+      org.length === 0 ? `--org: no organization "${orgRef}"` : `--org: "${orgRef}" is ambiguous; use the id`,
+    );
   const orgId = org[0]!;
   const roleRef = typeof values.role === 'string' ? values.role : 'Viewer';
   const role = (await findRole(deps.db, orgId, roleRef)) ?? (await findRoleByName(deps.db, orgId, roleRef));
@@ -112,8 +145,27 @@ export async function userCreate(deps: Deps, argv: string[]): Promise<string> {
   const passwordHash = await hashPassword(password);
   try {
     await deps.db.transaction().execute(async (trx) => {
-      await createLocalUser(trx, { id, orgId, username, email, firstName, lastName, roleId: role.id, passwordHash, now });
-      await audit(trx, { orgId, at: now, actorId: null, action: 'user.created', targetType: 'user', targetId: id, operation: 'cli', data: { via: 'cli' } });
+      await createLocalUser(trx, {
+        id,
+        orgId,
+        username,
+        email,
+        firstName,
+        lastName,
+        roleId: role.id,
+        passwordHash,
+        now,
+      });
+      await audit(trx, {
+        orgId,
+        at: now,
+        actorId: null,
+        action: 'user.created',
+        targetType: 'user',
+        targetId: id,
+        operation: 'cli',
+        data: { via: 'cli' },
+      });
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw new UsageError('--username is already taken');
@@ -130,13 +182,23 @@ export async function userResetPassword(deps: Deps, argv: string[]): Promise<str
   const password = given ?? randomBytes(18).toString('base64url');
   if (given !== undefined) checkPassword('password', given, username);
   const user = await findUserByUsername(deps.db, username);
-  if (!user || user.account_type !== 'local') throw new UsageError(`--username: no user "${username}" who signs in with a password`);
+  if (!user || user.account_type !== 'local')
+    throw new UsageError(`--username: no user "${username}" who signs in with a password`);
   const passwordHash = await hashPassword(password);
   const now = deps.clock.now();
   const revoked = await deps.db.transaction().execute(async (trx) => {
     await setPasswordHash(trx, user.id, passwordHash, now);
     const ended = await revokeUserSessions(trx, user.org_id, user.id, now, 'password_reset');
-    await audit(trx, { orgId: user.org_id, at: now, actorId: null, action: 'user.password_reset', targetType: 'user', targetId: user.id, operation: 'cli', data: { via: 'cli', sessionsEnded: ended } });
+    await audit(trx, {
+      orgId: user.org_id,
+      at: now,
+      actorId: null,
+      action: 'user.password_reset',
+      targetType: 'user',
+      targetId: user.id,
+      operation: 'cli',
+      data: { via: 'cli', sessionsEnded: ended },
+    });
     return ended;
   });
   const shown = given === undefined ? ` New password: ${password}` : '';
@@ -153,7 +215,10 @@ export async function auditVerify(deps: Deps, argv: string[]): Promise<{ ok: boo
   if (typeof values.org === 'string') {
     const ref = values.org;
     const found = await organizationsByIdOrName(deps.db, ref);
-    if (found.length !== 1) throw new UsageError(found.length === 0 ? `--org: no organization "${ref}"` : `--org: "${ref}" is ambiguous; use the id`);
+    if (found.length !== 1)
+      throw new UsageError(
+        found.length === 0 ? `--org: no organization "${ref}"` : `--org: "${ref}" is ambiguous; use the id`,
+      );
     orgs = [found[0]!];
   } else {
     orgs = await auditedOrganizations(deps.db);
@@ -163,11 +228,15 @@ export async function auditVerify(deps: Deps, argv: string[]): Promise<{ ok: boo
   for (const orgId of orgs) {
     const r = await verifyOrganization(deps, orgId);
     if (r.ok) {
-      lines.push(`${orgId}: ok, ${r.checked} row(s) verified (seq ${r.firstSeq}..${r.lastSeq}${r.anchorSeq > 0 ? `, anchored after ${r.anchorSeq}` : ''})`);
+      lines.push(
+        `${orgId}: ok, ${r.checked} row(s) verified (seq ${r.firstSeq}..${r.lastSeq}${r.anchorSeq > 0 ? `, anchored after ${r.anchorSeq}` : ''})`,
+      );
     } else {
       ok = false;
       const b = r.broken!;
-      lines.push(`${orgId}: BROKEN at seq ${b.seq}${b.id ? ` (row ${b.id})` : ''}: ${b.reason}; ${r.checked} row(s) before it verified`);
+      lines.push(
+        `${orgId}: BROKEN at seq ${b.seq}${b.id ? ` (row ${b.id})` : ''}: ${b.reason}; ${r.checked} row(s) before it verified`,
+      );
     }
   }
   if (orgs.length === 0) lines.push('No audit trail yet');

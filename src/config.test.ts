@@ -18,11 +18,25 @@ describe('config', () => {
 
   it('HTTP timeouts have finite defaults, are settable, and a headers timeout beyond the request timeout is refused', () => {
     const config = parseConfig({});
-    assert.deepEqual(config.http, { headersTimeoutMs: 20_000, requestTimeoutMs: 300_000, idleTimeoutMs: 60_000, keepAliveTimeoutMs: 72_000 });
+    assert.deepEqual(config.http, {
+      headersTimeoutMs: 20_000,
+      requestTimeoutMs: 300_000,
+      idleTimeoutMs: 60_000,
+      keepAliveTimeoutMs: 72_000,
+    });
     assert.deepEqual(config.edge.http, { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, idleTimeoutMs: 65_000 });
-    assert.equal(parseConfig({ TESSERA_REQUEST_TIMEOUT_MS: '1000', TESSERA_HEADERS_TIMEOUT_MS: '500' }).http.requestTimeoutMs, 1000);
-    assert.throws(() => parseConfig({ TESSERA_REQUEST_TIMEOUT_MS: '1000', TESSERA_HEADERS_TIMEOUT_MS: '2000' }), (e: unknown) => e instanceof ConfigError && e.variable === 'TESSERA_HEADERS_TIMEOUT_MS');
-    assert.throws(() => parseConfig({ EDGE_REQUEST_TIMEOUT_MS: '0' }), (e: unknown) => e instanceof ConfigError && e.variable === 'EDGE_REQUEST_TIMEOUT_MS');
+    assert.equal(
+      parseConfig({ TESSERA_REQUEST_TIMEOUT_MS: '1000', TESSERA_HEADERS_TIMEOUT_MS: '500' }).http.requestTimeoutMs,
+      1000,
+    );
+    assert.throws(
+      () => parseConfig({ TESSERA_REQUEST_TIMEOUT_MS: '1000', TESSERA_HEADERS_TIMEOUT_MS: '2000' }),
+      (e: unknown) => e instanceof ConfigError && e.variable === 'TESSERA_HEADERS_TIMEOUT_MS',
+    );
+    assert.throws(
+      () => parseConfig({ EDGE_REQUEST_TIMEOUT_MS: '0' }),
+      (e: unknown) => e instanceof ConfigError && e.variable === 'EDGE_REQUEST_TIMEOUT_MS',
+    );
   });
 
   it('reads PostgreSQL, S3 and the public URL', () => {
@@ -63,7 +77,11 @@ describe('config', () => {
   ];
   for (const [env, variable] of bad) {
     it(`rejects a bad ${variable} (${Object.values(env)[0]}) naming the variable`, () => {
-      assert.throws(() => parseConfig(env), (error: unknown) => error instanceof ConfigError && error.variable === variable && error.message.includes(variable));
+      assert.throws(
+        () => parseConfig(env),
+        (error: unknown) =>
+          error instanceof ConfigError && error.variable === variable && error.message.includes(variable),
+      );
     });
   }
 });

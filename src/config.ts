@@ -10,7 +10,9 @@ export interface Config {
   readonly port: number;
   readonly host: string;
   readonly dataDir: string;
-  readonly database: { readonly kind: 'sqlite'; readonly file: string } | { readonly kind: 'postgres'; readonly url: string };
+  readonly database:
+    | { readonly kind: 'sqlite'; readonly file: string }
+    | { readonly kind: 'postgres'; readonly url: string };
   /** Time limits of database calls (docs/operations.md › Timeouts): a hung database fails calls, never hangs them. */
   readonly databaseTimeouts: DatabaseTimeouts;
   readonly storage: LocalStorageConfig | S3StorageConfig;
@@ -190,7 +192,10 @@ export function parseConfig(env: Env = process.env): Config {
     secretKey,
     logLevel,
     workers: boolean(env, 'TESSERA_WORKERS', true),
-    jobs: { concurrency: integer(env, 'TESSERA_JOB_CONCURRENCY', 4, 1, 256), leaseMs: integer(env, 'TESSERA_JOB_LEASE_MS', 60_000, 1000, 3_600_000) },
+    jobs: {
+      concurrency: integer(env, 'TESSERA_JOB_CONCURRENCY', 4, 1, 256),
+      leaseMs: integer(env, 'TESSERA_JOB_LEASE_MS', 60_000, 1000, 3_600_000),
+    },
     allowPrivateTargets: boolean(env, 'TESSERA_ALLOW_PRIVATE_TARGETS', false),
     webhookLeaseMs: integer(env, 'TESSERA_WEBHOOK_LEASE_MS', 20_000, 1000, 600_000),
     bodyLimitBytes: integer(env, 'TESSERA_BODY_LIMIT_BYTES', 1_048_576, 1024, 1_073_741_824),
@@ -234,10 +239,16 @@ function parseCorsOrigins(env: Env): readonly string[] {
     try {
       url = new URL(origin);
     } catch {
-      throw new ConfigError('TESSERA_CORS_ORIGINS', `has "${origin}", which is not an origin like https://app.example.com`);
+      throw new ConfigError(
+        'TESSERA_CORS_ORIGINS',
+        `has "${origin}", which is not an origin like https://app.example.com`,
+      );
     }
     if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.origin !== origin.replace(/\/$/, '')) {
-      throw new ConfigError('TESSERA_CORS_ORIGINS', `has "${origin}", which is not an origin like https://app.example.com (scheme, host and port only)`);
+      throw new ConfigError(
+        'TESSERA_CORS_ORIGINS',
+        `has "${origin}", which is not an origin like https://app.example.com (scheme, host and port only)`,
+      );
     }
   }
   return Object.freeze(origins.map((o) => o.replace(/\/$/, '')));
@@ -270,7 +281,8 @@ function parseStorage(env: Env, dataDir: string): Config['storage'] {
     if (dir === '') throw new ConfigError('TESSERA_STORAGE', 'names no directory (use file:/path/to/dir)');
     return { kind: 'local', dir: resolve(dir) };
   }
-  if (!value.startsWith('s3://')) throw new ConfigError('TESSERA_STORAGE', 'must be s3://bucket?endpoint=…&region=… or file:/dir');
+  if (!value.startsWith('s3://'))
+    throw new ConfigError('TESSERA_STORAGE', 'must be s3://bucket?endpoint=…&region=… or file:/dir');
   let url: URL;
   try {
     url = new URL(value);
@@ -278,7 +290,8 @@ function parseStorage(env: Env, dataDir: string): Config['storage'] {
     throw new ConfigError('TESSERA_STORAGE', 'is not a valid s3:// URL');
   }
   const bucket = url.hostname;
-  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) throw new ConfigError('TESSERA_STORAGE', 'names an invalid S3 bucket');
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket))
+    throw new ConfigError('TESSERA_STORAGE', 'names an invalid S3 bucket');
   const endpoint = url.searchParams.get('endpoint') ?? undefined;
   if (endpoint !== undefined) {
     try {
@@ -323,7 +336,8 @@ function parsePublicUrl(env: Env, host: string, port: number): string {
   } catch {
     throw new ConfigError('TESSERA_PUBLIC_URL', 'is not a valid URL');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError('TESSERA_PUBLIC_URL', 'must be an http or https URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError('TESSERA_PUBLIC_URL', 'must be an http or https URL');
   return value.replace(/\/+$/, '');
 }
 
@@ -372,14 +386,21 @@ function parseTrustProxy(env: Env): Config['trustProxy'] {
   const value = optional(env, name)?.trim();
   if (value === undefined || value === '' || /^(false|0|no|off)$/i.test(value)) return false;
   if (/^(true|yes|on)$/i.test(value)) {
-    throw new ConfigError(name, 'must name whom to trust, not "true" (that would believe any client\'s X-Forwarded-For): give the number of proxies in front of Tessera (e.g. 1) or their addresses/CIDRs (e.g. 10.0.0.0/8,loopback)');
+    throw new ConfigError(
+      name,
+      'must name whom to trust, not "true" (that would believe any client\'s X-Forwarded-For): give the number of proxies in front of Tessera (e.g. 1) or their addresses/CIDRs (e.g. 10.0.0.0/8,loopback)',
+    );
   }
   if (/^\d+$/.test(value)) {
     const hops = Number(value);
-    if (hops < 1 || hops > 10) throw new ConfigError(name, `must be a hop count between 1 and 10, or proxy addresses/CIDRs, got ${hops}`);
+    if (hops < 1 || hops > 10)
+      throw new ConfigError(name, `must be a hop count between 1 and 10, or proxy addresses/CIDRs, got ${hops}`);
     return hops;
   }
-  const entries = value.split(',').map((e) => e.trim()).filter(Boolean);
+  const entries = value
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
   for (const entry of entries) {
     if (PROXY_NAMES.includes(entry)) continue;
     const [address, prefix, ...rest] = entry.split('/');
@@ -387,7 +408,10 @@ function parseTrustProxy(env: Env): Config['trustProxy'] {
     const max = family === 4 ? 32 : 128;
     const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= max);
     if (family === 0 || !prefixOk || rest.length > 0) {
-      throw new ConfigError(name, `"${entry}" is not an IP address, a CIDR or one of ${PROXY_NAMES.join(', ')} (or give a hop count)`);
+      throw new ConfigError(
+        name,
+        `"${entry}" is not an IP address, a CIDR or one of ${PROXY_NAMES.join(', ')} (or give a hop count)`,
+      );
     }
   }
   return entries;
@@ -404,7 +428,8 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
 function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
   const value = optional(env, name);
   if (value === undefined) return fallback;
-  if (!(values as readonly string[]).includes(value)) throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${value}"`);
+  if (!(values as readonly string[]).includes(value))
+    throw new ConfigError(name, `must be one of ${values.join(', ')}, got "${value}"`);
   return value as T;
 }
 
@@ -412,10 +437,18 @@ function parseEdge(env: Env, dataDir: string): EdgeConfig {
   const port = integer(env, 'EDGE_PORT', 8081, 0, 65535);
   const controlHost = text(env, 'EDGE_CONTROL_HOST', '127.0.0.1');
   const controlUrl = optional(env, 'EDGE_CONTROL_URL');
-  if (controlUrl !== undefined && !/^https?:\/\/[^/]+$/.test(controlUrl.replace(/\/+$/, ''))) throw new ConfigError('EDGE_CONTROL_URL', 'must be http(s)://host:port');
+  if (controlUrl !== undefined && !/^https?:\/\/[^/]+$/.test(controlUrl.replace(/\/+$/, '')))
+    throw new ConfigError('EDGE_CONTROL_URL', 'must be http(s)://host:port');
   const workers = integer(env, 'EDGE_WORKERS', 1, 1, 64);
-  if (controlUrl !== undefined && workers > 1) throw new ConfigError('EDGE_CONTROL_URL', 'names one control server, but EDGE_WORKERS > 1 runs one per worker: leave it unset or run one process per edge');
-  const proxies = (optional(env, 'EDGE_TRUSTED_PROXIES') ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+  if (controlUrl !== undefined && workers > 1)
+    throw new ConfigError(
+      'EDGE_CONTROL_URL',
+      'names one control server, but EDGE_WORKERS > 1 runs one per worker: leave it unset or run one process per edge',
+    );
+  const proxies = (optional(env, 'EDGE_TRUSTED_PROXIES') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return {
     port,
     host: text(env, 'EDGE_HOST', '0.0.0.0'),
@@ -440,7 +473,11 @@ const DAY_MS = 86_400_000;
 function parseHttpTimeouts(env: Env): HttpTimeouts {
   const headersTimeoutMs = integer(env, 'TESSERA_HEADERS_TIMEOUT_MS', 20_000, 100, 600_000);
   const requestTimeoutMs = integer(env, 'TESSERA_REQUEST_TIMEOUT_MS', 300_000, 100, DAY_MS);
-  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('TESSERA_HEADERS_TIMEOUT_MS', `must not exceed TESSERA_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  if (headersTimeoutMs > requestTimeoutMs)
+    throw new ConfigError(
+      'TESSERA_HEADERS_TIMEOUT_MS',
+      `must not exceed TESSERA_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`,
+    );
   return {
     headersTimeoutMs,
     requestTimeoutMs,
@@ -452,6 +489,11 @@ function parseHttpTimeouts(env: Env): HttpTimeouts {
 function parseEdgeHttpTimeouts(env: Env): EdgeConfig['http'] {
   const headersTimeoutMs = integer(env, 'EDGE_HEADERS_TIMEOUT_MS', 20_000, 100, 600_000);
   const requestTimeoutMs = integer(env, 'EDGE_REQUEST_TIMEOUT_MS', 60_000, 100, DAY_MS);
-  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError('EDGE_HEADERS_TIMEOUT_MS', `must not exceed EDGE_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
-  return { headersTimeoutMs, requestTimeoutMs, idleTimeoutMs: integer(env, 'EDGE_IDLE_TIMEOUT_MS', 65_000, 100, DAY_MS) };
+  if (headersTimeoutMs > requestTimeoutMs)
+    throw new ConfigError('EDGE_HEADERS_TIMEOUT_MS', `must not exceed EDGE_REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  return {
+    headersTimeoutMs,
+    requestTimeoutMs,
+    idleTimeoutMs: integer(env, 'EDGE_IDLE_TIMEOUT_MS', 65_000, 100, DAY_MS),
+  };
 }

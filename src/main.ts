@@ -4,7 +4,15 @@ import { buildApp } from './app.ts';
 import { migrateToLatest } from './core/db/migrate.ts';
 import { bootstrapFirstOrganization, organizationIds } from './features/identity/index.ts';
 import { seedWebAppClients } from './features/auth/index.ts';
-import { announceFirstRun, collectStartupGarbage, databaseError, listenError, prepareDataDir, probeListen, StartupError } from './startup.ts';
+import {
+  announceFirstRun,
+  collectStartupGarbage,
+  databaseError,
+  listenError,
+  prepareDataDir,
+  probeListen,
+  StartupError,
+} from './startup.ts';
 import { seedMissingOrganizations } from './features/metadata/index.ts';
 import { startWorkers } from './workers.ts';
 
@@ -29,9 +37,14 @@ async function serve(config: Config): Promise<void> {
   const deps = await openDatabase(config);
   announceFirstRun(deps, await bootstrapFirstOrganization(deps));
   // Organizations made before metadata existed get its system group and Default template.
-  await deps.db.transaction().execute(async (trx) => seedMissingOrganizations(trx, deps.clock.now(), await organizationIds(trx))).catch((error) => deps.log.warn({ err: error }, 'metadata seeding skipped'));
+  await deps.db
+    .transaction()
+    .execute(async (trx) => seedMissingOrganizations(trx, deps.clock.now(), await organizationIds(trx)))
+    .catch((error) => deps.log.warn({ err: error }, 'metadata seeding skipped'));
   // The web app's OAuth client (one row per organization; see features/auth/oauth/web-app-client.ts).
-  await seedWebAppClients(deps.db, deps.clock.now(), await organizationIds(deps.db)).catch((error) => deps.log.warn({ err: error }, 'web app client seeding skipped'));
+  await seedWebAppClients(deps.db, deps.clock.now(), await organizationIds(deps.db)).catch((error) =>
+    deps.log.warn({ err: error }, 'web app client seeding skipped'),
+  );
   const app = await buildApp(deps);
   const worker = deps.config.workers ? startWorkers(deps) : undefined;
   try {
@@ -77,8 +90,13 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${(await cli()).usage()}\n`);
     return;
   }
-  const known = command === 'serve' || command === 'edge' || command === 'migrate' || (command === 'org' && sub === 'create')
-    || (command === 'user' && (sub === 'create' || sub === 'reset-password')) || (command === 'audit' && sub === 'verify');
+  const known =
+    command === 'serve' ||
+    command === 'edge' ||
+    command === 'migrate' ||
+    (command === 'org' && sub === 'create') ||
+    (command === 'user' && (sub === 'create' || sub === 'reset-password')) ||
+    (command === 'audit' && sub === 'verify');
   if (!known) {
     process.stderr.write(`Unknown command: ${argv.join(' ')}\n${(await cli()).usage()}\n`);
     process.exit(2);
@@ -113,8 +131,7 @@ async function main(argv: string[]): Promise<void> {
       const { ok, text } = await auditVerify(deps, rest);
       process.stdout.write(`${text}\n`);
       if (!ok) process.exitCode = 1;
-    }
-    else if (sub === 'reset-password') process.stdout.write(`${await userResetPassword(deps, rest)}\n`);
+    } else if (sub === 'reset-password') process.stdout.write(`${await userResetPassword(deps, rest)}\n`);
     else process.stdout.write(`${await userCreate(deps, rest)}\n`);
   } catch (error) {
     if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

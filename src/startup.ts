@@ -25,11 +25,15 @@ export function prepareDataDir(dir: string): void {
   try {
     isDirectory = statSync(dir).isDirectory();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new StartupError('TESSERA_DATA_DIR', `cannot read the data directory ${dir}: ${(error as Error).message}`);
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new StartupError('TESSERA_DATA_DIR', `cannot read the data directory ${dir}: ${(error as Error).message}`);
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
     } catch (mkdirError) {
-      throw new StartupError('TESSERA_DATA_DIR', `cannot create the data directory ${dir}: ${(mkdirError as NodeJS.ErrnoException).code ?? (mkdirError as Error).message}`);
+      throw new StartupError(
+        'TESSERA_DATA_DIR',
+        `cannot create the data directory ${dir}: ${(mkdirError as NodeJS.ErrnoException).code ?? (mkdirError as Error).message}`,
+      );
     }
     return;
   }
@@ -41,7 +45,10 @@ export function prepareDataDir(dir: string): void {
     writeFileSync(probe, '', { mode: 0o600 });
     rmSync(probe, { force: true });
   } catch (error) {
-    throw new StartupError('TESSERA_DATA_DIR', `the data directory ${dir} is not writable: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new StartupError(
+      'TESSERA_DATA_DIR',
+      `the data directory ${dir} is not writable: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
 }
 
@@ -62,11 +69,18 @@ export async function probeListen(config: Config): Promise<void> {
 
 export function listenError(error: unknown, config: Config): StartupError | undefined {
   const code = (error as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') return new StartupError('PORT', `port ${config.port} on ${config.host} is already in use; stop the other process or set PORT`);
-  if (code === 'EACCES') return new StartupError('PORT', `not allowed to listen on port ${config.port}; use a port above 1023 or set PORT`);
+  if (code === 'EADDRINUSE')
+    return new StartupError(
+      'PORT',
+      `port ${config.port} on ${config.host} is already in use; stop the other process or set PORT`,
+    );
+  if (code === 'EACCES')
+    return new StartupError('PORT', `not allowed to listen on port ${config.port}; use a port above 1023 or set PORT`);
   if (code === 'EADDRNOTAVAIL') return new StartupError('HOST', `${config.host} is not an address of this machine`);
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') return new StartupError('HOST', `${config.host} does not resolve to an address`);
-  if (code === 'EINVAL' || code === 'ERR_SOCKET_BAD_PORT') return new StartupError('HOST', `cannot listen on ${config.host}:${config.port}`);
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME')
+    return new StartupError('HOST', `${config.host} does not resolve to an address`);
+  if (code === 'EINVAL' || code === 'ERR_SOCKET_BAD_PORT')
+    return new StartupError('HOST', `cannot listen on ${config.host}:${config.port}`);
   return undefined;
 }
 
@@ -75,10 +89,26 @@ export function databaseError(error: unknown, config: Config): StartupError | un
   const e = error as NodeJS.ErrnoException & { code?: string };
   const where = config.database.kind === 'postgres' ? redact(config.database.url) : config.database.file;
   const code = typeof e.code === 'string' ? e.code : '';
-  const networkCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET', 'ENETUNREACH']);
+  const networkCodes = new Set([
+    'ECONNREFUSED',
+    'ENOTFOUND',
+    'EAI_AGAIN',
+    'ETIMEDOUT',
+    'EHOSTUNREACH',
+    'ECONNRESET',
+    'ENETUNREACH',
+  ]);
   if (networkCodes.has(code)) return new StartupError('DATABASE_URL', `cannot reach the database at ${where}: ${code}`);
-  if (config.database.kind === 'postgres' && /^(28|3D|08|42501)/.test(code)) return new StartupError('DATABASE_URL', `the database at ${where} refused us: ${e.message}`);
-  if (config.database.kind === 'sqlite' && (code.startsWith('SQLITE_CANTOPEN') || code === 'SQLITE_READONLY' || code === 'SQLITE_NOTADB' || code === 'EACCES' || code === 'ENOTDIR')) {
+  if (config.database.kind === 'postgres' && /^(28|3D|08|42501)/.test(code))
+    return new StartupError('DATABASE_URL', `the database at ${where} refused us: ${e.message}`);
+  if (
+    config.database.kind === 'sqlite' &&
+    (code.startsWith('SQLITE_CANTOPEN') ||
+      code === 'SQLITE_READONLY' ||
+      code === 'SQLITE_NOTADB' ||
+      code === 'EACCES' ||
+      code === 'ENOTDIR')
+  ) {
     return new StartupError('DATABASE_URL', `cannot open the SQLite database ${where}: ${e.message}`);
   }
   return undefined;
@@ -104,19 +134,28 @@ export function announceFirstRun(deps: Deps, boot: BootstrapResult): void {
   if (!boot.created) return;
   const fields = { username: boot.username, organizationId: boot.orgId };
   if (!boot.generatedPassword) {
-    process.stderr.write(`First start: created the first organization and its administrator "${boot.username}" (password from TESSERA_ADMIN_PASSWORD)\n`);
+    process.stderr.write(
+      `First start: created the first organization and its administrator "${boot.username}" (password from TESSERA_ADMIN_PASSWORD)\n`,
+    );
     deps.log.info(fields, 'First start: created the first organization and its administrator');
     return;
   }
   const file = join(deps.config.dataDir, FIRST_RUN_FILE);
-  writeFileSync(file, `# Tessera first-run administrator. Sign in, change the password, then delete this file.\nusername=${boot.username}\npassword=${boot.generatedPassword}\nurl=${deps.config.publicUrl}\n`, { mode: 0o600 });
+  writeFileSync(
+    file,
+    `# Tessera first-run administrator. Sign in, change the password, then delete this file.\nusername=${boot.username}\npassword=${boot.generatedPassword}\nurl=${deps.config.publicUrl}\n`,
+    { mode: 0o600 },
+  );
   chmodSync(file, 0o600);
   process.stderr.write(
-    `\nFirst start: created administrator "${boot.username}" with generated password ${boot.generatedPassword}\n`
-    + `It is shown only this once and saved to ${file} (readable only by this user): sign in, change it, delete the file.\n`
-    + `Lost it? Run: npx tessera user reset-password --username ${boot.username}\n\n`,
+    `\nFirst start: created administrator "${boot.username}" with generated password ${boot.generatedPassword}\n` +
+      `It is shown only this once and saved to ${file} (readable only by this user): sign in, change it, delete the file.\n` +
+      `Lost it? Run: npx tessera user reset-password --username ${boot.username}\n\n`,
   );
-  deps.log.warn({ ...fields, credentialsFile: file }, `First start: created administrator "${boot.username}"; credentials saved to ${file}`);
+  deps.log.warn(
+    { ...fields, credentialsFile: file },
+    `First start: created administrator "${boot.username}"; credentials saved to ${file}`,
+  );
 }
 
 /**
@@ -137,7 +176,14 @@ export function collectStartupGarbage(deps: Pick<Deps, 'log'>, delayMs = 1000): 
       gc();
       const after = process.memoryUsage();
       const mib = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
-      deps.log.debug({ heapUsedMiB: [mib(before.heapUsed), mib(after.heapUsed)], heapTotalMiB: [mib(before.heapTotal), mib(after.heapTotal)], rssMiB: [mib(before.rss), mib(after.rss)] }, 'start-up garbage collected');
+      deps.log.debug(
+        {
+          heapUsedMiB: [mib(before.heapUsed), mib(after.heapUsed)],
+          heapTotalMiB: [mib(before.heapTotal), mib(after.heapTotal)],
+          rssMiB: [mib(before.rss), mib(after.rss)],
+        },
+        'start-up garbage collected',
+      );
     } catch (error) {
       deps.log.debug({ err: error }, 'start-up garbage collection not available');
     }

@@ -25,7 +25,16 @@ export function jobHandlers(deps: Deps): AllJobHandlers {
 }
 
 export function startWorkers(deps: Deps): Worker {
-  const jobs = startWorker({ db: deps.db, engine: deps.engine, clock: deps.clock, log: deps.log, signal: deps.jobs, handlers: jobHandlers(deps), concurrency: deps.config.jobs.concurrency, leaseMs: deps.config.jobs.leaseMs });
+  const jobs = startWorker({
+    db: deps.db,
+    engine: deps.engine,
+    clock: deps.clock,
+    log: deps.log,
+    signal: deps.jobs,
+    handlers: jobHandlers(deps),
+    concurrency: deps.config.jobs.concurrency,
+    leaseMs: deps.config.jobs.leaseMs,
+  });
   // Webhook delivery has its own loop and tables (leases, per-endpoint queues, batched attempt log).
   const delivery = startDelivery(deps, { leaseMs: deps.config.webhookLeaseMs });
   // Search index: assets changed since the last pass are re-indexed every 250 ms.

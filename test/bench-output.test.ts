@@ -41,9 +41,13 @@ it('every column of every benchmark table is explained', () => {
     for (const call of callsTo(source, new Set(['printTable']))) {
       const header = literalOf(source, call.arguments[1]);
       const columns = header && ts.isArrayLiteralExpression(header) ? header.elements.map((e) => stringValue(e)) : [];
-      assert.ok(columns.length > 0 && columns.every((c) => c !== undefined), `${where(source, call)}: a printTable call without a literal header`);
+      assert.ok(
+        columns.length > 0 && columns.every((c) => c !== undefined),
+        `${where(source, call)}: a printTable call without a literal header`,
+      );
       const legend = call.arguments[3] !== undefined;
-      for (const column of columns) assert.ok(glossary(column!) || legend, `${where(source, call)}: column "${column}" is not explained`);
+      for (const column of columns)
+        assert.ok(glossary(column!) || legend, `${where(source, call)}: column "${column}" is not explained`);
       tables += 1;
     }
   }
@@ -55,7 +59,9 @@ it('printTable prints what each column means under the table', () => {
   const original = console.log;
   console.log = (...args: unknown[]) => lines.push(args.join(' '));
   try {
-    printTable('Example', ['operation', 'p50 ms', 'custom'], [['GET /v1/user', '0.10', 'x']], { custom: 'a column of this table only' });
+    printTable('Example', ['operation', 'p50 ms', 'custom'], [['GET /v1/user', '0.10', 'x']], {
+      custom: 'a column of this table only',
+    });
   } finally {
     console.log = original;
   }

@@ -11,7 +11,11 @@ describe('CLI (tessera …)', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-cli-'));
   after(() => rmSync(dataDir, { recursive: true, force: true }));
   const run = (...args: string[]) => {
-    const env: Record<string, string | undefined> = { ...process.env, TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'silent' };
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      TESSERA_DATA_DIR: dataDir,
+      TESSERA_LOG_LEVEL: 'silent',
+    };
     delete env.DATABASE_URL;
     return spawnSync(process.execPath, ['bin/tessera.mjs', ...args], { env, encoding: 'utf8', timeout: 60_000 });
   };
@@ -23,14 +27,43 @@ describe('CLI (tessera …)', () => {
   });
 
   it('org create and user create make working accounts', async () => {
-    const org = run('org', 'create', '--name', 'Acme', '--admin-username', 'acme-admin', '--admin-email', 'admin@acme.test', '--admin-password', 'acme admin pass');
+    const org = run(
+      'org',
+      'create',
+      '--name',
+      'Acme',
+      '--admin-username',
+      'acme-admin',
+      '--admin-email',
+      'admin@acme.test',
+      '--admin-password',
+      'acme admin pass',
+    );
     assert.equal(org.status, 0, org.stderr);
     assert.match(org.stdout, /Created organization/);
-    const user = run('user', 'create', '--org', 'Acme', '--username', 'wile', '--email', 'wile@acme.test', '--password', 'coyote genius 1', '--role', 'Editor');
+    const user = run(
+      'user',
+      'create',
+      '--org',
+      'Acme',
+      '--username',
+      'wile',
+      '--email',
+      'wile@acme.test',
+      '--password',
+      'coyote genius 1',
+      '--role',
+      'Editor',
+    );
     assert.equal(user.status, 0, user.stderr);
     const handle = connectDb({ kind: 'sqlite', file: join(dataDir, 'tessera.sqlite') });
     try {
-      const row = await handle.db.selectFrom('users').innerJoin('roles', 'roles.id', 'users.role_id').select(['users.password_hash', 'roles.name']).where('username_key', '=', 'wile').executeTakeFirstOrThrow();
+      const row = await handle.db
+        .selectFrom('users')
+        .innerJoin('roles', 'roles.id', 'users.role_id')
+        .select(['users.password_hash', 'roles.name'])
+        .where('username_key', '=', 'wile')
+        .executeTakeFirstOrThrow();
       assert.equal(row.name, 'Editor');
       assert.ok(await verifyPassword(row.password_hash!, 'coyote genius 1'));
     } finally {
@@ -39,12 +72,28 @@ describe('CLI (tessera …)', () => {
   });
 
   it('explains mistakes with exit code 2', () => {
-    for (const args of [['user', 'create', '--org', 'Nope', '--username', 'x', '--email', 'x@x.test', '--password', 'long enough 1'], ['org', 'create', '--name', 'X'], ['frobnicate'], ['user', 'create', '--bogus']]) {
+    for (const args of [
+      ['user', 'create', '--org', 'Nope', '--username', 'x', '--email', 'x@x.test', '--password', 'long enough 1'],
+      ['org', 'create', '--name', 'X'],
+      ['frobnicate'],
+      ['user', 'create', '--bogus'],
+    ]) {
       const res = run(...args);
       assert.equal(res.status, 2, `${args.join(' ')}: ${res.stdout}${res.stderr}`);
       assert.match(res.stderr, /Usage: tessera/);
     }
-    const dup = run('user', 'create', '--org', 'Acme', '--username', 'WILE', '--email', 'w@acme.test', '--password', 'coyote genius 2');
+    const dup = run(
+      'user',
+      'create',
+      '--org',
+      'Acme',
+      '--username',
+      'WILE',
+      '--email',
+      'w@acme.test',
+      '--password',
+      'coyote genius 2',
+    );
     assert.equal(dup.status, 2);
     assert.match(dup.stderr, /already taken/);
   });

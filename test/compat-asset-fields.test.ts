@@ -17,13 +17,23 @@ forEachEngine('compatibility: asset fields (issue 24, item 6)', (ctx) => {
     worker = assetWorker(ctx());
     const session = await login(ctx(), org.admin);
     // A real client's headers: the gateway key, AccessToken and Authorization together, JSON on every call.
-    headers = { 'x-api-key': 'customer-gateway-key', accesstoken: session.session.accessToken, authorization: session.session.authorization, 'content-type': 'application/json' };
+    headers = {
+      'x-api-key': 'customer-gateway-key',
+      accesstoken: session.session.accessToken,
+      authorization: session.session.authorization,
+      'content-type': 'application/json',
+    };
   });
   after(() => worker.stop());
 
-  it('technicalMetadata.image_metadata carries the reference\'s ExifTool-style keys beside Tessera\'s own (a JPEG with an sRGB ICC profile at 300 dpi)', async () => {
-    const bytes = await sharp({ create: { width: 320, height: 240, channels: 3, background: { r: 20, g: 90, b: 160 } } })
-      .withIccProfile('srgb').withMetadata({ density: 300 }).jpeg({ quality: 85 }).toBuffer();
+  it("technicalMetadata.image_metadata carries the reference's ExifTool-style keys beside Tessera's own (a JPEG with an sRGB ICC profile at 300 dpi)", async () => {
+    const bytes = await sharp({
+      create: { width: 320, height: 240, channels: 3, background: { r: 20, g: 90, b: 160 } },
+    })
+      .withIccProfile('srgb')
+      .withMetadata({ density: 300 })
+      .jpeg({ quality: 85 })
+      .toBuffer();
     const created = await uploadAsset(ctx(), org, bytes, 'harbour.jpg');
     await worker.drain();
     const asset = json(await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}/`, headers }));
@@ -55,7 +65,11 @@ forEachEngine('compatibility: asset fields (issue 24, item 6)', (ctx) => {
   });
 
   it('a PNG gets its colour type and sample depth; renditions carry fpo and integer width and height everywhere an Asset is read', async () => {
-    const bytes = await sharp({ create: { width: 90, height: 60, channels: 4, background: { r: 1, g: 2, b: 3, alpha: 0.5 } } }).png().toBuffer();
+    const bytes = await sharp({
+      create: { width: 90, height: 60, channels: 4, background: { r: 1, g: 2, b: 3, alpha: 0.5 } },
+    })
+      .png()
+      .toBuffer();
     const created = await uploadAsset(ctx(), org, bytes, 'mark.png');
     await worker.drain();
     const legacy = json(await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}`, headers }));
@@ -68,8 +82,14 @@ forEachEngine('compatibility: asset fields (issue 24, item 6)', (ctx) => {
       json(await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}/latest`, headers })).renditions,
       json(await ctx().inject({ method: 'GET', url: `/v1/asset/${created.objectId}/version`, headers }))[0].renditions,
       json(await ctx().inject({ method: 'GET', url: `/v1/assets/asset/${created.objectId}`, headers })).data.renditions,
-      json(await ctx().inject({ method: 'POST', url: '/v1/search/keyword', headers, payload: { from: 0, limit: 10, searchTerm: ['mark.png'], operation: 'AND' } }))
-        .result.find((r: { objectId: string }) => r.objectId === created.objectId).renditions,
+      json(
+        await ctx().inject({
+          method: 'POST',
+          url: '/v1/search/keyword',
+          headers,
+          payload: { from: 0, limit: 10, searchTerm: ['mark.png'], operation: 'AND' },
+        }),
+      ).result.find((r: { objectId: string }) => r.objectId === created.objectId).renditions,
     ];
     for (const renditions of reads) {
       assert.ok(renditions.fpo, 'fpo');
@@ -80,27 +100,68 @@ forEachEngine('compatibility: asset fields (issue 24, item 6)', (ctx) => {
 
   it('the Asset schema declares presignedURL, linkType, relationshipId and secondaryId, and the link read carries the relationship ones', async () => {
     const doc = json(await ctx().inject({ method: 'GET', url: '/openapi.json' }));
-    for (const field of ['presignedURL', 'linkType', 'relationshipId', 'secondaryId']) assert.equal(doc.components.schemas.Asset.properties[field].type, 'string', field);
-    const a = await uploadAsset(ctx(), org, await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } }).png().toBuffer(), 'a.png');
-    const b = await uploadAsset(ctx(), org, await sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } }).png().toBuffer(), 'b.png');
+    for (const field of ['presignedURL', 'linkType', 'relationshipId', 'secondaryId'])
+      assert.equal(doc.components.schemas.Asset.properties[field].type, 'string', field);
+    const a = await uploadAsset(
+      ctx(),
+      org,
+      await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } })
+        .png()
+        .toBuffer(),
+      'a.png',
+    );
+    const b = await uploadAsset(
+      ctx(),
+      org,
+      await sharp({ create: { width: 8, height: 8, channels: 3, background: '#fff' } })
+        .png()
+        .toBuffer(),
+      'b.png',
+    );
     // training/relationships.md's request.
-    const link = await ctx().inject({ method: 'POST', url: `/v1/asset/${a.objectId}/link`, headers, payload: { secondaryIds: [{ id: b.objectId, linkType: 'child' }] } });
+    const link = await ctx().inject({
+      method: 'POST',
+      url: `/v1/asset/${a.objectId}/link`,
+      headers,
+      payload: { secondaryIds: [{ id: b.objectId, linkType: 'child' }] },
+    });
     assert.equal(link.statusCode, 200, link.body);
     const [rel] = json(await ctx().inject({ method: 'GET', url: `/v1/asset/${a.objectId}/link`, headers }));
-    assert.deepEqual([rel.linkType, rel.secondaryId, rel.relationshipId], ['child', b.objectId, `${a.objectId}-${b.objectId}`]);
+    assert.deepEqual(
+      [rel.linkType, rel.secondaryId, rel.relationshipId],
+      ['child', b.objectId, `${a.objectId}-${b.objectId}`],
+    );
     const content = json(await ctx().inject({ method: 'GET', url: `/v1/asset/${a.objectId}/content`, headers }));
     assert.equal(typeof content.presignedURL, 'string');
   });
 
-  it('POST /v1/collection/{id}/share answers the reference\'s {StatusCode, ExecutedVersion, Payload} beside Tessera\'s fields, with HTTP 202', async () => {
-    const a = await uploadAsset(ctx(), org, await sharp({ create: { width: 8, height: 8, channels: 3, background: '#123' } }).png().toBuffer(), 'c.png');
-    const collection = await ctx().inject({ method: 'POST', url: '/v1/collection', headers, payload: { collectionType: 'private', name: `Share ${Date.now()}`, collectionDocument: [a.fileId] } });
+  it("POST /v1/collection/{id}/share answers the reference's {StatusCode, ExecutedVersion, Payload} beside Tessera's fields, with HTTP 202", async () => {
+    const a = await uploadAsset(
+      ctx(),
+      org,
+      await sharp({ create: { width: 8, height: 8, channels: 3, background: '#123' } })
+        .png()
+        .toBuffer(),
+      'c.png',
+    );
+    const collection = await ctx().inject({
+      method: 'POST',
+      url: '/v1/collection',
+      headers,
+      payload: { collectionType: 'private', name: `Share ${Date.now()}`, collectionDocument: [a.fileId] },
+    });
     assert.equal(collection.statusCode, 200, collection.body);
     const id = json(collection).collectionId ?? json(collection).objectId ?? json(collection).id;
     // The reference's CollectionShareRequest example.
     const shared = await ctx().inject({
-      method: 'POST', url: `/v1/collection/${id}/share`, headers,
-      payload: { sender: { name: 'Jane Smith' }, shareUsers: [{ email: 'john.doe@example.com', name: 'John Doe' }], shareMessage: 'Here are the assets' },
+      method: 'POST',
+      url: `/v1/collection/${id}/share`,
+      headers,
+      payload: {
+        sender: { name: 'Jane Smith' },
+        shareUsers: [{ email: 'john.doe@example.com', name: 'John Doe' }],
+        shareMessage: 'Here are the assets',
+      },
     });
     assert.equal(shared.statusCode, 202, shared.body);
     const body = json(shared);

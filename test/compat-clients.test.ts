@@ -15,27 +15,56 @@ forEachEngine('clients of the reference', (ctx) => {
   it('a body-less request with Content-Type: application/json and an empty body is valid', async () => {
     const org = await createTestOrg(ctx());
     const created = await ctx().inject({
-      method: 'POST', url: '/webhooks/endpoint', headers: org.admin.headers,
+      method: 'POST',
+      url: '/webhooks/endpoint',
+      headers: org.admin.headers,
       payload: [{ description: 'to delete', url: 'https://example.com/hook', eventTypes: ['user.created'] }],
     });
     assert.equal(created.statusCode, 200, created.body);
     for (const prefix of ['', '/v1']) {
-      const again = prefix ? await ctx().inject({ method: 'POST', url: '/v1/webhooks/endpoint', headers: org.admin.headers, payload: [{ description: 'to delete', url: 'https://example.com/hook', eventTypes: ['user.created'] }] }) : created;
+      const again = prefix
+        ? await ctx().inject({
+            method: 'POST',
+            url: '/v1/webhooks/endpoint',
+            headers: org.admin.headers,
+            payload: [{ description: 'to delete', url: 'https://example.com/hook', eventTypes: ['user.created'] }],
+          })
+        : created;
       const id = json(again).id as string;
-      const res = await ctx().inject({ method: 'DELETE', url: `${prefix}/webhooks/endpoint/${id}`, headers: { ...org.admin.headers, ...JSON_CT }, payload: '' });
+      const res = await ctx().inject({
+        method: 'DELETE',
+        url: `${prefix}/webhooks/endpoint/${id}`,
+        headers: { ...org.admin.headers, ...JSON_CT },
+        payload: '',
+      });
       assert.equal(res.statusCode, 204, res.body);
     }
     const session = await login(ctx(), org.admin);
-    const logout = await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', headers: { accesstoken: session.session.accessToken, ...JSON_CT }, payload: '' });
+    const logout = await ctx().inject({
+      method: 'DELETE',
+      url: '/v1/auth/token',
+      headers: { accesstoken: session.session.accessToken, ...JSON_CT },
+      payload: '',
+    });
     assert.equal(logout.statusCode, 200, logout.body);
     // A route that needs a body still says so, naming it (400, not 500).
     const empty = await ctx().inject({ method: 'POST', url: '/v1/auth/token', headers: JSON_CT, payload: '' });
     assert.equal(empty.statusCode, 400, empty.body);
     assert.match(json(empty).message, /body/);
-    const broken = await ctx().inject({ method: 'POST', url: '/v1/auth/token', headers: JSON_CT, payload: '{"username":' });
+    const broken = await ctx().inject({
+      method: 'POST',
+      url: '/v1/auth/token',
+      headers: JSON_CT,
+      payload: '{"username":',
+    });
     assert.equal(broken.statusCode, 400);
     assert.equal(json(broken).code, 'invalid_json');
-    const poisoned = await ctx().inject({ method: 'POST', url: '/v1/auth/token', headers: JSON_CT, payload: '{"__proto__":{"x":1},"username":"a","password":"b"}' });
+    const poisoned = await ctx().inject({
+      method: 'POST',
+      url: '/v1/auth/token',
+      headers: JSON_CT,
+      payload: '{"__proto__":{"x":1},"username":"a","password":"b"}',
+    });
     assert.equal(poisoned.statusCode, 400, 'prototype poisoning is still refused');
   });
 
@@ -51,7 +80,11 @@ forEachEngine('clients of the reference', (ctx) => {
     ];
     for (const headers of tokenHeaders) {
       for (const foreign of ['undefined', 'AbCdEf0123456789gatewaykey', '']) {
-        const res = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { ...headers, 'x-api-key': foreign } });
+        const res = await ctx().inject({
+          method: 'GET',
+          url: '/v1/user',
+          headers: { ...headers, 'x-api-key': foreign },
+        });
         assert.equal(res.statusCode, 200, `${JSON.stringify(headers)} + ${foreign}: ${res.body}`);
         assert.equal(json(res).userId, org.admin.userId);
       }
@@ -67,7 +100,11 @@ forEachEngine('clients of the reference', (ctx) => {
     const revoked = await createKey(ctx(), org);
     await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: revoked.id } });
     for (const key of [`tsk_${'A'.repeat(49)}`, 'tsk_short', generateKey(), revoked.key]) {
-      const res = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: session.session.accessToken, 'x-api-key': key } });
+      const res = await ctx().inject({
+        method: 'GET',
+        url: '/v1/user',
+        headers: { accesstoken: session.session.accessToken, 'x-api-key': key },
+      });
       assert.equal(res.statusCode, 401, `${key}: ${res.body}`);
       assert.equal(json(res).message, 'Invalid API key');
     }
@@ -80,7 +117,11 @@ forEachEngine('clients of the reference', (ctx) => {
     assert.equal(res.statusCode, 200, res.body);
     assert.notEqual(json(res).userId, org.admin.userId, 'the key acts as its service account');
     await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: key.id } });
-    const revoked = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { authorization: `Bearer ${key.key}` } });
+    const revoked = await ctx().inject({
+      method: 'GET',
+      url: '/v1/user',
+      headers: { authorization: `Bearer ${key.key}` },
+    });
     assert.equal(revoked.statusCode, 401);
     assert.equal(json(revoked).message, 'Invalid API key');
   });
@@ -96,7 +137,11 @@ forEachEngine('clients of the reference', (ctx) => {
       const session = await login(ctx(), org.admin);
       const res = await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', headers: form(session.session) });
       assert.equal(res.statusCode, 200, res.body);
-      const after = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: session.session.accessToken } });
+      const after = await ctx().inject({
+        method: 'GET',
+        url: '/v1/user',
+        headers: { accesstoken: session.session.accessToken },
+      });
       assert.equal(after.statusCode, 401, 'the session ended');
     }
     const none = await ctx().inject({ method: 'DELETE', url: '/v1/auth/token' });
@@ -122,28 +167,49 @@ forEachEngine('clients of the reference', (ctx) => {
     assert.match(String(res.headers['www-authenticate']), /error="invalid_token".*expired/);
   });
 
-  it('AccessToken: undefined beside a valid Authorization is ignored (the training guide\'s runKeywordSearch headers)', async () => {
+  it("AccessToken: undefined beside a valid Authorization is ignored (the training guide's runKeywordSearch headers)", async () => {
     const org = await createTestOrg(ctx());
     const session = await login(ctx(), org.admin);
     // The reference's training code (training/search.md, runKeywordSearch) sends `accessToken` from a
     // variable that is unset when the client signed in through Authorization only: it arrives as "undefined".
-    const body = { from: 0, searchTerm: ['*'], sortBy: [{ metadataDefinitionSearchField: 'createdepoch', order: 'desc' }], operation: 'AND', limit: 10 };
+    const body = {
+      from: 0,
+      searchTerm: ['*'],
+      sortBy: [{ metadataDefinitionSearchField: 'createdepoch', order: 'desc' }],
+      operation: 'AND',
+      limit: 10,
+    };
     for (const placeholder of ['undefined', 'null', 'UNDEFINED', ' undefined ']) {
       for (const authorization of [session.session.authorization, `Bearer ${session.session.authorization}`]) {
         const res = await ctx().inject({
-          method: 'POST', url: '/v1/search/keyword',
-          headers: { accept: 'application/json', authorization, accesstoken: placeholder, 'content-type': 'application/json', 'x-api-key': 'undefined' },
+          method: 'POST',
+          url: '/v1/search/keyword',
+          headers: {
+            accept: 'application/json',
+            authorization,
+            accesstoken: placeholder,
+            'content-type': 'application/json',
+            'x-api-key': 'undefined',
+          },
           payload: body,
         });
         assert.equal(res.statusCode, 200, `${placeholder}: ${res.body}`);
       }
-      const user = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { authorization: session.session.authorization, accesstoken: placeholder } });
+      const user = await ctx().inject({
+        method: 'GET',
+        url: '/v1/user',
+        headers: { authorization: session.session.authorization, accesstoken: placeholder },
+      });
       assert.equal(json(user).userId, org.admin.userId);
     }
     // Alone, the placeholder authenticates nobody; a real but bad AccessToken is still refused.
     const alone = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: 'undefined' } });
     assert.equal(alone.statusCode, 401);
-    const bad = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: 'not-a-token', authorization: session.session.authorization } });
+    const bad = await ctx().inject({
+      method: 'GET',
+      url: '/v1/user',
+      headers: { accesstoken: 'not-a-token', authorization: session.session.authorization },
+    });
     assert.equal(bad.statusCode, 401);
   });
 
@@ -154,7 +220,11 @@ forEachEngine('clients of the reference', (ctx) => {
     assert.match(json(none).message, /Authorization: Bearer/);
     assert.match(json(none).message, /X-API-Key/);
     assert.deepEqual(json(none).acceptedCredentials, ['AccessToken', 'Authorization: Bearer', 'X-API-Key']);
-    const badKey = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { 'x-api-key': `tsk_${'A'.repeat(49)}` } });
+    const badKey = await ctx().inject({
+      method: 'GET',
+      url: '/v1/user',
+      headers: { 'x-api-key': `tsk_${'A'.repeat(49)}` },
+    });
     assert.equal(badKey.statusCode, 401);
     assert.deepEqual(json(badKey).acceptedCredentials, ['AccessToken', 'Authorization: Bearer', 'X-API-Key']);
   });

@@ -13,10 +13,22 @@ import { findSessionWithUser } from '../src/features/auth/sessions/sessions.repo
 
 describe('writesTo (local invalidation trigger)', () => {
   it('flags writes to identity tables, in either quoting, and nothing else', () => {
-    for (const text of ['update "users" set "status" = ? where "id" = ?', 'delete from "user_groups" where "user_id" = $1', 'insert into "security_template_grants" ("a") values (?)', 'UPDATE auth_sessions SET revoked_at = 1', '  update "api_keys" set "revoked_at" = ?']) {
+    for (const text of [
+      'update "users" set "status" = ? where "id" = ?',
+      'delete from "user_groups" where "user_id" = $1',
+      'insert into "security_template_grants" ("a") values (?)',
+      'UPDATE auth_sessions SET revoked_at = 1',
+      '  update "api_keys" set "revoked_at" = ?',
+    ]) {
       assert.ok(writesTo(text, IDENTITY_TABLES), text);
     }
-    for (const text of ['select * from "users"', 'update "webhook_messages" set "status" = ?', 'insert into "events" ("id") values (?)', 'delete from "jobs"', 'with x as (select 1) select * from x']) {
+    for (const text of [
+      'select * from "users"',
+      'update "webhook_messages" set "status" = ?',
+      'insert into "events" ("id") values (?)',
+      'delete from "jobs"',
+      'with x as (select 1) select * from x',
+    ]) {
       assert.ok(!writesTo(text, IDENTITY_TABLES), text);
     }
   });
@@ -67,7 +79,11 @@ describe('RevisionCache', () => {
     const cache = new RevisionCache<string>(feed, clock);
     let release!: () => void;
     let loads = 0;
-    const slow = () => new Promise<{ value: string; validUntil: number }>((resolve) => { loads += 1; release = () => resolve({ value: 'stale', validUntil: 5000 }); });
+    const slow = () =>
+      new Promise<{ value: string; validUntil: number }>((resolve) => {
+        loads += 1;
+        release = () => resolve({ value: 'stale', validUntil: 5000 });
+      });
     const a = cache.get('k', slow);
     const b = cache.get('k', slow);
     feed.generation += 1; // a change commits while the load reads the old rows
@@ -93,7 +109,11 @@ describe('RevisionCache', () => {
     assert.equal(cache.size, 2);
     assert.equal(cache.totalWeight, 8);
     let loads = 0;
-    assert.equal(await cache.get('a', async () => ({ value: `a${++loads}`, validUntil: 5000 })), 'a1', 'the oldest went first');
+    assert.equal(
+      await cache.get('a', async () => ({ value: `a${++loads}`, validUntil: 5000 })),
+      'a1',
+      'the oldest went first',
+    );
     await put('huge', 'x'.repeat(11));
     assert.ok(cache.totalWeight <= 10);
     let hugeLoads = 0;
@@ -120,16 +140,28 @@ forEachEngine('hot queries', (ctx) => {
     let builds = 0;
     const q = prepared<{ orgId: string; id: string }>()((db, p) => {
       builds += 1;
-      return db.selectFrom('users').select(['id', 'username']).where('org_id', '=', p.orgId).where('id', '=', p.id).where('status', '=', 'enabled');
+      return db
+        .selectFrom('users')
+        .select(['id', 'username'])
+        .where('org_id', '=', p.orgId)
+        .where('id', '=', p.id)
+        .where('status', '=', 'enabled');
     });
     const rows = await q.execute(ctx().deps.db, { orgId: org.orgId, id: org.adminUserId });
     assert.equal(rows[0]?.username, org.admin.username);
     assert.deepEqual(await q.execute(ctx().deps.db, { orgId: 'other', id: org.adminUserId }), []);
-    await ctx().deps.db.transaction().execute(async (trx) => {
-      assert.equal((await q.execute(trx, { orgId: org.orgId, id: org.adminUserId })).length, 1);
-    });
+    await ctx()
+      .deps.db.transaction()
+      .execute(async (trx) => {
+        assert.equal((await q.execute(trx, { orgId: org.orgId, id: org.adminUserId })).length, 1);
+      });
     assert.equal(builds, 1);
-    const spliced = prepared<{ id: string }>()((db, p) => db.selectFrom('users').select('id').where(sql.raw(`id = '${p.id}'`) as never));
+    const spliced = prepared<{ id: string }>()((db, p) =>
+      db
+        .selectFrom('users')
+        .select('id')
+        .where(sql.raw(`id = '${p.id}'`) as never),
+    );
     await assert.rejects(spliced.execute(ctx().deps.db, { id: 'x' }), /spliced|not used as a value/);
   });
 
@@ -140,23 +172,42 @@ forEachEngine('hot queries', (ctx) => {
     assert.equal(await findSessionWithUser(db, '00000000-0000-7000-8000-000000000000'), undefined);
     const hot = [
       ['user profile', (await import('../src/features/identity/identity.repo.ts')).userProfileQuery.compiled(db)],
-      ['session + user', (await import('../src/features/auth/sessions/sessions.repo.ts')).sessionWithUserQuery.compiled(db)],
+      [
+        'session + user',
+        (await import('../src/features/auth/sessions/sessions.repo.ts')).sessionWithUserQuery.compiled(db),
+      ],
       ['user principal', (await import('../src/features/identity/principal.ts')).userPrincipalQuery.compiled(db)],
       // An asset view's load (features/assets/views/asset-views.ts): the row, its security, the definitions version.
-      ['asset by objectId or fileId', (await import('../src/features/assets/assets.repo.ts')).visibleAssetQuery.compiled(db)],
+      [
+        'asset by objectId or fileId',
+        (await import('../src/features/assets/assets.repo.ts')).visibleAssetQuery.compiled(db),
+      ],
       ['asset security', (await import('../src/features/assets/assets.repo.ts')).securityOfOneQuery.compiled(db)],
-      ['metadata definitions version', (await import('../src/features/metadata/definitions/template-cache.ts')).versionQuery.compiled(db)],
+      [
+        'metadata definitions version',
+        (await import('../src/features/metadata/definitions/template-cache.ts')).versionQuery.compiled(db),
+      ],
     ] as const;
     for (const [name, compiled] of hot) {
       const parameters = compiled.parameters.map((p) => (typeof p === 'string' && p.startsWith('\u0000') ? 'x' : p));
       if (ctx().engine === 'sqlite') {
-        const plan = await db.executeQuery<{ detail: string }>({ ...compiled, sql: `explain query plan ${compiled.sql}`, parameters });
-        const scans = plan.rows.map((r) => r.detail).filter((d) => /^SCAN /.test(d) && !/USING (COVERING )?INDEX/.test(d));
+        const plan = await db.executeQuery<{ detail: string }>({
+          ...compiled,
+          sql: `explain query plan ${compiled.sql}`,
+          parameters,
+        });
+        const scans = plan.rows
+          .map((r) => r.detail)
+          .filter((d) => /^SCAN /.test(d) && !/USING (COVERING )?INDEX/.test(d));
         assert.deepEqual(scans, [], `${name}: ${plan.rows.map((r) => r.detail).join(' | ')}`);
       } else {
         await db.connection().execute(async (conn) => {
           await sql`set enable_seqscan = off`.execute(conn);
-          const plan = await conn.executeQuery<{ 'QUERY PLAN': string }>({ ...compiled, sql: `explain ${compiled.sql}`, parameters });
+          const plan = await conn.executeQuery<{ 'QUERY PLAN': string }>({
+            ...compiled,
+            sql: `explain ${compiled.sql}`,
+            parameters,
+          });
           await sql`reset enable_seqscan`.execute(conn);
           const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
           assert.ok(!/Seq Scan/.test(text), `${name}:\n${text}`);

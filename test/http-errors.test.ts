@@ -5,7 +5,11 @@ import { createTestOrg } from './helpers/factories.ts';
 import { toAppError } from '../src/core/http/error-handler.ts';
 
 forEachEngine('HTTP error handling', (ctx) => {
-  const expectError = (res: { statusCode: number; headers: Record<string, unknown>; json(): any }, status: number, code: string) => {
+  const expectError = (
+    res: { statusCode: number; headers: Record<string, unknown>; json(): any },
+    status: number,
+    code: string,
+  ) => {
     assert.equal(res.statusCode, status);
     const body = res.json();
     assert.equal(body.status, 'error');
@@ -22,20 +26,35 @@ forEachEngine('HTTP error handling', (ctx) => {
 
   it('answers malformed JSON with 400 invalid_json', async () => {
     const org = await createTestOrg(ctx());
-    const res = await ctx().app.inject({ method: 'POST', url: '/v1/security/groups', headers: { ...org.admin.headers, 'content-type': 'application/json' }, payload: '{"groupName": ' });
+    const res = await ctx().app.inject({
+      method: 'POST',
+      url: '/v1/security/groups',
+      headers: { ...org.admin.headers, 'content-type': 'application/json' },
+      payload: '{"groupName": ',
+    });
     expectError(res, 400, 'invalid_json');
   });
 
   it('answers an empty JSON body with 400', async () => {
     const org = await createTestOrg(ctx());
-    const res = await ctx().app.inject({ method: 'POST', url: '/v1/security/groups', headers: { ...org.admin.headers, 'content-type': 'application/json' }, payload: '' });
+    const res = await ctx().app.inject({
+      method: 'POST',
+      url: '/v1/security/groups',
+      headers: { ...org.admin.headers, 'content-type': 'application/json' },
+      payload: '',
+    });
     assert.equal(res.statusCode, 400);
   });
 
   it('answers a wrong content type with 415', async () => {
     const org = await createTestOrg(ctx());
     for (const type of ['text/plain', 'application/xml', 'application/x-www-form-urlencoded']) {
-      const res = await ctx().app.inject({ method: 'POST', url: '/v1/security/groups', headers: { ...org.admin.headers, 'content-type': type }, payload: 'groupName=x' });
+      const res = await ctx().app.inject({
+        method: 'POST',
+        url: '/v1/security/groups',
+        headers: { ...org.admin.headers, 'content-type': type },
+        payload: 'groupName=x',
+      });
       expectError(res, 415, 'unsupported_media_type');
     }
   });
@@ -43,16 +62,30 @@ forEachEngine('HTTP error handling', (ctx) => {
   it('answers an oversized body with 413', async () => {
     const org = await createTestOrg(ctx());
     const payload = JSON.stringify({ groupName: 'x', description: 'y'.repeat(2 * 1024 * 1024) });
-    const res = await ctx().app.inject({ method: 'POST', url: '/v1/security/groups', headers: { ...org.admin.headers, 'content-type': 'application/json' }, payload });
+    const res = await ctx().app.inject({
+      method: 'POST',
+      url: '/v1/security/groups',
+      headers: { ...org.admin.headers, 'content-type': 'application/json' },
+      payload,
+    });
     expectError(res, 413, 'payload_too_large');
   });
 
   it('answers schema violations with 400 and names each field', async () => {
     const org = await createTestOrg(ctx());
-    const res = await ctx().inject({ method: 'POST', url: '/v1/security/groups', headers: org.admin.headers, payload: { description: 5 } });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/v1/security/groups',
+      headers: org.admin.headers,
+      payload: { description: 5 },
+    });
     expectError(res, 400, 'validation_failed');
     assert.deepEqual(json(res).details[0], { field: 'body.groupName', message: 'is required' });
-    const bad = await ctx().inject({ method: 'GET', url: '/v1/roles/privileges?filter=maybe', headers: org.admin.headers });
+    const bad = await ctx().inject({
+      method: 'GET',
+      url: '/v1/roles/privileges?filter=maybe',
+      headers: org.admin.headers,
+    });
     expectError(bad, 400, 'validation_failed');
     assert.equal(json(bad).details[0].field, 'query.filter');
   });
@@ -60,7 +93,12 @@ forEachEngine('HTTP error handling', (ctx) => {
   it('answers a JSON array or scalar where an object is expected with 400', async () => {
     const org = await createTestOrg(ctx());
     for (const payload of ['[]', '"text"', '42', 'null']) {
-      const res = await ctx().app.inject({ method: 'POST', url: '/v1/security/groups', headers: { ...org.admin.headers, 'content-type': 'application/json' }, payload });
+      const res = await ctx().app.inject({
+        method: 'POST',
+        url: '/v1/security/groups',
+        headers: { ...org.admin.headers, 'content-type': 'application/json' },
+        payload,
+      });
       assert.equal(res.statusCode, 400, `${payload}: ${res.body}`);
     }
   });
@@ -68,9 +106,17 @@ forEachEngine('HTTP error handling', (ctx) => {
   it('puts an X-Request-Id on every response and keeps a sane incoming one', async () => {
     const ok = await ctx().inject({ method: 'GET', url: '/healthz' });
     assert.match(String(ok.headers['x-request-id']), /^[0-9a-f-]{36}$/);
-    const kept = await ctx().inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'client-chosen-id-123' } });
+    const kept = await ctx().inject({
+      method: 'GET',
+      url: '/healthz',
+      headers: { 'x-request-id': 'client-chosen-id-123' },
+    });
     assert.equal(kept.headers['x-request-id'], 'client-chosen-id-123');
-    const replaced = await ctx().inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'bad id with spaces\n' } });
+    const replaced = await ctx().inject({
+      method: 'GET',
+      url: '/healthz',
+      headers: { 'x-request-id': 'bad id with spaces\n' },
+    });
     assert.notEqual(replaced.headers['x-request-id'], 'bad id with spaces\n');
     const missing = await ctx().inject({ method: 'GET', url: '/nowhere' });
     assert.ok(missing.headers['x-request-id']);
@@ -93,7 +139,14 @@ forEachEngine('HTTP error handling', (ctx) => {
   it('a write that lost a race is a 409 (or 503 while SQLite is busy), never a 500: the database errors as the drivers raise them', async () => {
     const now = ctx().deps.clock.now();
     // A real foreign-key violation from this engine's driver: a member of a collection that is gone.
-    const error = await ctx().deps.db.insertInto('collection_members').values({ org_id: 'o', collection_id: 'no-such-collection', file_id: 'f', position: 0, added_at: now } as never).execute().then(() => undefined, (e: unknown) => e);
+    const error = await ctx()
+      .deps.db.insertInto('collection_members')
+      .values({ org_id: 'o', collection_id: 'no-such-collection', file_id: 'f', position: 0, added_at: now } as never)
+      .execute()
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     assert.ok(error, 'the insert should have failed');
     const gone = toAppError(error);
     assert.equal(gone.status, 409);

@@ -5,14 +5,24 @@ import { enqueueRawJob } from '../src/core/jobs/queue.ts';
 import { startWorker } from '../src/core/jobs/worker.ts';
 import { jobHandlers } from '../src/workers.ts';
 import { forEachEngine } from './helpers/context.ts';
-import { callsTo, exportedStringConstants, firstPropertyNamed, parseSource, sourceFiles, stringValue, ts, where } from './helpers/source.ts';
+import {
+  callsTo,
+  exportedStringConstants,
+  firstPropertyNamed,
+  parseSource,
+  sourceFiles,
+  stringValue,
+  ts,
+  where,
+} from './helpers/source.ts';
 
 const sources = sourceFiles('src').map((path) => parseSource(path));
 
 /** `export const NAME = 'value'` across src/, to resolve the job-name constants enqueue calls use. */
 const constants = new Map<string, string>();
 for (const source of sources) {
-  for (const [name, value] of exportedStringConstants(source)) if (/^[A-Z][A-Z0-9_]*$/.test(name)) constants.set(name, value);
+  for (const [name, value] of exportedStringConstants(source))
+    if (/^[A-Z][A-Z0-9_]*$/.test(name)) constants.set(name, value);
 }
 
 /**
@@ -45,18 +55,29 @@ it('every job type enqueued anywhere in src/ has a catalog entry and a handler; 
   const catalog = Object.keys(JOB_CATALOG).sort();
   for (const { name, where } of enqueued) {
     assert.ok(Object.hasOwn(JOB_CATALOG, name), `${where} enqueues ${name}, which core/jobs/catalog.ts does not list`);
-    assert.equal(typeof (handlers as Record<string, unknown>)[name], 'function', `${where} enqueues ${name}, which src/workers.ts has no handler for`);
+    assert.equal(
+      typeof (handlers as Record<string, unknown>)[name],
+      'function',
+      `${where} enqueues ${name}, which src/workers.ts has no handler for`,
+    );
   }
   assert.deepEqual(Object.keys(handlers).sort(), catalog, 'src/workers.ts handles exactly the catalog');
-  assert.deepEqual([...new Set(enqueued.map((e) => e.name))].sort(), catalog, 'every catalog entry is enqueued somewhere');
+  assert.deepEqual(
+    [...new Set(enqueued.map((e) => e.name))].sort(),
+    catalog,
+    'every catalog entry is enqueued somewhere',
+  );
 });
 
 it('payloads are checked against the catalog: what the enqueuers send fits, anything else is named', async () => {
   assert.equal(await payloadProblem('assets.renditions', { assetId: 'a', force: true }), null);
-  assert.equal(await payloadProblem('metadata.template.action_object', { templateId: 't', actionObjectId: null }), null);
+  assert.equal(
+    await payloadProblem('metadata.template.action_object', { templateId: 't', actionObjectId: null }),
+    null,
+  );
   assert.equal(await payloadProblem('auth.cleanup', null), null);
   assert.equal(await payloadProblem('metadata.apply', { actionId: 'x' }), null);
-  assert.match(await payloadProblem('mail.send', { mail: 'x' }) ?? '', /mailId/);
+  assert.match((await payloadProblem('mail.send', { mail: 'x' })) ?? '', /mailId/);
   assert.notEqual(await payloadProblem('assets.upload.watch', null), null);
   // Types outside the catalog (the worker's own tests) are not checked.
   assert.equal(await payloadProblem('test.anything', 42), null);
@@ -65,14 +86,30 @@ it('payloads are checked against the catalog: what the enqueuers send fits, anyt
 forEachEngine('job catalog at run time', (ctx) => {
   it('a claimed job whose payload does not fit its catalog entry goes dead without reaching its handler', async () => {
     const deps = ctx().deps;
-    const id = await enqueueRawJob(deps.db, deps.clock.now(), { type: 'mail.send', payload: { notAMailId: 1 }, maxAttempts: 5 });
-    const worker = startWorker({ db: deps.db, engine: deps.engine, clock: deps.clock, log: deps.log, signal: deps.jobs, handlers: jobHandlers(deps), pollMs: 3_600_000 });
+    const id = await enqueueRawJob(deps.db, deps.clock.now(), {
+      type: 'mail.send',
+      payload: { notAMailId: 1 },
+      maxAttempts: 5,
+    });
+    const worker = startWorker({
+      db: deps.db,
+      engine: deps.engine,
+      clock: deps.clock,
+      log: deps.log,
+      signal: deps.jobs,
+      handlers: jobHandlers(deps),
+      pollMs: 3_600_000,
+    });
     try {
       await worker.drain();
     } finally {
       await worker.stop();
     }
-    const row = await deps.db.selectFrom('jobs').select(['status', 'attempts', 'last_error']).where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await deps.db
+      .selectFrom('jobs')
+      .select(['status', 'attempts', 'last_error'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.status, 'dead');
     assert.equal(row.attempts, 1);
     assert.match(row.last_error ?? '', /does not match the job catalog: .*mailId/);

@@ -35,33 +35,55 @@ const LAZY: Record<string, RegExp> = {
   'the CDN edge server': /\/src\/features\/cdn\/edge\//,
 };
 
-interface Report { loaded: string[]; builtins: string[] }
+interface Report {
+  loaded: string[];
+  builtins: string[];
+}
 
-async function serve(env: Record<string, string>): Promise<{ output(): string; report(): Promise<Report>; stop(): Promise<void> }> {
+async function serve(
+  env: Record<string, string>,
+): Promise<{ output(): string; report(): Promise<Report>; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-lean-'));
   const observer = join(dir, 'observer.mjs');
   writeFileSync(observer, OBSERVER);
   const port = await freePort();
-  const childEnv: Record<string, string | undefined> = { ...process.env, TESSERA_LOG_LEVEL: 'warn', ...env, TESSERA_DATA_DIR: join(dir, 'data'), PORT: String(port), HOST: '127.0.0.1', TESSERA_ADMIN_USERNAME: 'lean-admin', TESSERA_ADMIN_PASSWORD: 'lean start passphrase' };
+  const childEnv: Record<string, string | undefined> = {
+    ...process.env,
+    TESSERA_LOG_LEVEL: 'warn',
+    ...env,
+    TESSERA_DATA_DIR: join(dir, 'data'),
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    TESSERA_ADMIN_USERNAME: 'lean-admin',
+    TESSERA_ADMIN_PASSWORD: 'lean start passphrase',
+  };
   if (!env.DATABASE_URL) delete childEnv.DATABASE_URL;
   // What `npm start` runs, with the observer preloaded.
-  const child: ChildProcess = spawn(process.execPath, ['--max-semi-space-size=2', '--import', observer, 'bin/tessera.mjs', 'serve'], { env: childEnv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--max-semi-space-size=2', '--import', observer, 'bin/tessera.mjs', 'serve'],
+    { env: childEnv, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] },
+  );
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline || child.exitCode !== null) throw new Error(`server did not start:\n${out}`);
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
     output: () => out,
-    report: () => new Promise<Report>((resolve) => {
-      child.once('message', (m) => resolve(m as Report));
-      child.send('report');
-    }),
+    report: () =>
+      new Promise<Report>((resolve) => {
+        child.once('message', (m) => resolve(m as Report));
+        child.send('report');
+      }),
     async stop() {
       if (child.exitCode === null) {
         const exited = new Promise((r) => child.once('exit', r));
@@ -74,7 +96,10 @@ async function serve(env: Record<string, string>): Promise<{ output(): string; r
 }
 
 function assertLean(report: Report, otherDriver: RegExp): void {
-  assert.ok(report.loaded.some((u) => u.endsWith('/src/app.ts')), 'the observer saw the app load');
+  assert.ok(
+    report.loaded.some((u) => u.endsWith('/src/app.ts')),
+    'the observer saw the app load',
+  );
   for (const [what, pattern] of Object.entries(LAZY)) {
     const hit = report.loaded.find((u) => pattern.test(u));
     assert.equal(hit, undefined, `${what} was loaded at start: ${hit}`);
@@ -82,7 +107,11 @@ function assertLean(report: Report, otherDriver: RegExp): void {
   const driver = report.loaded.find((u) => otherDriver.test(u));
   assert.equal(driver, undefined, `the other engine's driver was loaded: ${driver}`);
   // Types were stripped ahead of time (bin/typescript-cache.mjs): Node's stripper never loaded.
-  assert.equal(report.builtins.find((m) => m.includes('amaro')), undefined, "Node's type stripper was loaded");
+  assert.equal(
+    report.builtins.find((m) => m.includes('amaro')),
+    undefined,
+    "Node's type stripper was loaded",
+  );
 }
 
 describe('npm start loads heavy modules only when first needed', () => {
@@ -102,7 +131,12 @@ describe('npm start loads heavy modules only when first needed', () => {
     if (problem) return t.skip(problem);
     const pg = await createPgDatabase();
     const server = await serve({ DATABASE_URL: pg.url });
-    servers.push({ stop: async () => { await server.stop(); await pg.drop(); } });
+    servers.push({
+      stop: async () => {
+        await server.stop();
+        await pg.drop();
+      },
+    });
     assertLean(await server.report(), /node_modules\/better-sqlite3\//);
   });
 });
@@ -113,11 +147,18 @@ describe('npm start frees its start-up garbage once it listens', () => {
     try {
       const deadline = Date.now() + 30_000;
       let line: string | undefined;
-      while (!(line = server.output().split('\n').find((l) => l.includes('start-up garbage collected')))) {
+      while (
+        !(line = server
+          .output()
+          .split('\n')
+          .find((l) => l.includes('start-up garbage collected')))
+      ) {
         assert.ok(Date.now() < deadline, `no start-up collection was logged:\n${server.output().slice(-2000)}`);
         await new Promise((r) => setTimeout(r, 100));
       }
-      const { heapUsedMiB: [before, after] } = JSON.parse(line) as { heapUsedMiB: [number, number] };
+      const {
+        heapUsedMiB: [before, after],
+      } = JSON.parse(line) as { heapUsedMiB: [number, number] };
       assert.ok(after <= before, `heap used ${before} MiB before, ${after} MiB after`);
     } finally {
       await server.stop();

@@ -79,7 +79,24 @@ forEachEngine('OpenAPI: a typed client generated from /openapi.json compiles (is
     writeFileSync(join(sub, 'tessera-api.ts'), types);
     writeFileSync(join(sub, 'program.ts'), PROGRAM);
     const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-    const result = spawnSync(process.execPath, [tsc, '--noEmit', '--strict', '--skipLibCheck', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--allowImportingTsExtensions', join(sub, 'program.ts')], { encoding: 'utf8' });
+    const result = spawnSync(
+      process.execPath,
+      [
+        tsc,
+        '--noEmit',
+        '--strict',
+        '--skipLibCheck',
+        '--target',
+        'es2022',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--allowImportingTsExtensions',
+        join(sub, 'program.ts'),
+      ],
+      { encoding: 'utf8' },
+    );
     assert.equal(result.status, 0, `${result.stdout}${result.stderr}`);
   });
 });

@@ -23,8 +23,18 @@ forEachEngine('OpenAPI: real answers match their declared response schemas (issu
   let headers: Record<string, string>;
 
   /** Sends a request as a reference client does and checks its answer against the document. */
-  const call = async (method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', url: string, payload?: unknown, extra: Record<string, string> = {}) => {
-    const res = await ctx().inject({ method, url, headers: { ...headers, ...extra }, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
+  const call = async (
+    method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+    url: string,
+    payload?: unknown,
+    extra: Record<string, string> = {},
+  ) => {
+    const res = await ctx().inject({
+      method,
+      url,
+      headers: { ...headers, ...extra },
+      ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }),
+    });
     problems.push(...check(method, url, res));
     return res;
   };
@@ -34,12 +44,22 @@ forEachEngine('OpenAPI: real answers match their declared response schemas (issu
     worker = assetWorker(ctx());
     check = validatorFor(json(await ctx().inject({ method: 'GET', url: '/openapi.json' })));
     const session = await login(ctx(), org.admin);
-    headers = { 'x-api-key': 'customer-gateway-key', accesstoken: session.session.accessToken, authorization: session.session.authorization, 'content-type': 'application/json' };
+    headers = {
+      'x-api-key': 'customer-gateway-key',
+      accesstoken: session.session.accessToken,
+      authorization: session.session.authorization,
+      'content-type': 'application/json',
+    };
   });
   after(() => worker.stop());
 
   it('sign-in, identity, metadata and security reads', async () => {
-    const signIn = await call('POST', '/v1/auth/token', { username: org.admin.username, password: org.admin.password }, { accesstoken: '', authorization: '' });
+    const signIn = await call(
+      'POST',
+      '/v1/auth/token',
+      { username: org.admin.username, password: org.admin.password },
+      { accesstoken: '', authorization: '' },
+    );
     assert.equal(signIn.statusCode, 200, signIn.body);
     await call('POST', '/v1/auth/token', { refreshToken: json(signIn).session.refreshToken });
     await call('GET', '/v1/user');
@@ -57,47 +77,117 @@ forEachEngine('OpenAPI: real answers match their declared response schemas (issu
     assert.deepEqual(problems.splice(0), []);
     // The check itself: a body that breaks its schema is caught.
     const real = await ctx().inject({ method: 'GET', url: '/v1/user', headers });
-    const broken = { ...real, headers: real.headers, statusCode: 200, body: JSON.stringify({ ...json(real), userId: 42 }), json: () => ({ ...json(real), userId: 42 }) } as unknown as LightMyRequestResponse;
+    const broken = {
+      ...real,
+      headers: real.headers,
+      statusCode: 200,
+      body: JSON.stringify({ ...json(real), userId: 42 }),
+      json: () => ({ ...json(real), userId: 42 }),
+    } as unknown as LightMyRequestResponse;
     assert.notDeepEqual(check('GET', '/v1/user', broken), [], 'a wrong type is reported');
   });
 
   it('create, upload, read, edit, link, download, expose, version, search, share, transform, delete', async () => {
     const { id: metadataTemplateId, attr } = await defaultTemplate(ctx(), org);
-    const bytes = await sharp({ create: { width: 120, height: 80, channels: 3, background: { r: 30, g: 60, b: 90 } } }).withIccProfile('srgb').jpeg().toBuffer();
+    const bytes = await sharp({ create: { width: 120, height: 80, channels: 3, background: { r: 30, g: 60, b: 90 } } })
+      .withIccProfile('srgb')
+      .jpeg()
+      .toBuffer();
     const created = await call('POST', '/v1/asset/', {
-      metadataTemplateId, securityTemplateIds: [org.defaultTemplateId], filename: 'harbour.jpg',
+      metadataTemplateId,
+      securityTemplateIds: [org.defaultTemplateId],
+      filename: 'harbour.jpg',
       metadata: [{ metadataDefinitionId: attr('title'), metadataDefinitionValue: 'Harbour' }],
     });
     assert.equal(created.statusCode, 200, created.body);
     const asset = json(created);
-    const put = await ctx().inject({ method: 'PUT', url: pathOf(asset.url), payload: bytes, headers: { 'content-type': 'image/jpeg' } });
+    const put = await ctx().inject({
+      method: 'PUT',
+      url: pathOf(asset.url),
+      payload: bytes,
+      headers: { 'content-type': 'image/jpeg' },
+    });
     problems.push(...check('PUT', pathOf(asset.url), put));
     await worker.drain();
-    const second = await call('POST', '/v1/assets/asset', { metadataTemplateId, securityTemplateIds: [org.defaultTemplateId], metadata: [{ name: 'title', value: 'Second' }] });
+    const second = await call('POST', '/v1/assets/asset', {
+      metadataTemplateId,
+      securityTemplateIds: [org.defaultTemplateId],
+      metadata: [{ name: 'title', value: 'Second' }],
+    });
     const other = json(second).data.objectId;
-    for (const url of [`/v1/asset/${asset.objectId}`, `/v1/asset/${asset.objectId}/latest`, `/v1/asset/${asset.objectId}/version`, `/v1/assets/asset/${asset.objectId}`, `/v1/assets/${asset.fileId}`, `/v1/asset/${other}`]) {
+    for (const url of [
+      `/v1/asset/${asset.objectId}`,
+      `/v1/asset/${asset.objectId}/latest`,
+      `/v1/asset/${asset.objectId}/version`,
+      `/v1/assets/asset/${asset.objectId}`,
+      `/v1/assets/${asset.fileId}`,
+      `/v1/asset/${other}`,
+    ]) {
       assert.equal((await call('GET', url)).statusCode, 200, url);
     }
-    await call('PATCH', `/v1/asset/${asset.objectId}`, { metadata: [{ metadataDefinitionId: attr('title'), metadataDefinitionValue: 'Harbour at dusk' }] });
+    await call('PATCH', `/v1/asset/${asset.objectId}`, {
+      metadata: [{ metadataDefinitionId: attr('title'), metadataDefinitionValue: 'Harbour at dusk' }],
+    });
     await call('PATCH', `/v1/assets/asset/${asset.objectId}`, { metadata: [{ name: 'description', value: 'Boats' }] });
     await call('POST', `/v1/asset/${asset.objectId}/link`, { secondaryIds: [{ id: other, linkType: 'child' }] });
     await call('GET', `/v1/asset/${asset.objectId}/link`);
     await call('GET', `/v1/asset/${asset.objectId}/content`);
-    await call('POST', '/v1/asset/expose', [{ id: asset.objectId, identifier: 'objectId', components: [{ componentType: 'rendition', componentRef: ['imageThumb'], expiration: 600 }, { componentType: 'object', componentRef: 'original', expiration: 600 }] }]);
+    await call('POST', '/v1/asset/expose', [
+      {
+        id: asset.objectId,
+        identifier: 'objectId',
+        components: [
+          { componentType: 'rendition', componentRef: ['imageThumb'], expiration: 600 },
+          { componentType: 'object', componentRef: 'original', expiration: 600 },
+        ],
+      },
+    ]);
     await call('POST', '/v1/asset', { originalFileId: asset.originalFileId, filename: 'harbour-v2.jpg' });
     await call('POST', '/v1/search/keyword', { from: 0, limit: 10, searchTerm: ['*'], operation: 'AND' });
-    await call('POST', '/v1/search/keyword', { from: 0, limit: 10, searchTerm: ['harbour'], operation: 'AND', excludes: ['technicalMetadata'] });
+    await call('POST', '/v1/search/keyword', {
+      from: 0,
+      limit: 10,
+      searchTerm: ['harbour'],
+      operation: 'AND',
+      excludes: ['technicalMetadata'],
+    });
     await call('POST', '/v1/asset/scan', { limit: 10 });
-    const collection = await call('POST', '/v1/collection', { collectionType: 'private', name: `Boats ${Date.now()}`, collectionDocument: [asset.fileId] });
+    const collection = await call('POST', '/v1/collection', {
+      collectionType: 'private',
+      name: `Boats ${Date.now()}`,
+      collectionDocument: [asset.fileId],
+    });
     const collectionId = json(collection).collectionId ?? json(collection).objectId ?? json(collection).id;
     await call('GET', `/v1/collection/${collectionId}`);
     await call('POST', '/v1/search/collection', { from: 0, limit: 10, searchTerm: ['*'] });
-    await call('POST', `/v1/collection/${collectionId}/share`, { sender: { name: 'Jane' }, shareUsers: [{ email: 'john@example.com', name: 'John' }], shareMessage: 'Boats' });
-    await call('POST', '/v1/asset/share', { sender: { name: 'Jane' }, shareUsers: [{ email: 'john@example.com', name: 'John' }], assets: [asset.objectId], shareMessage: 'Boats' });
-    const transform = await call('POST', '/v1/asset/transform', { transformations: [{ objectId: asset.objectId, expiration: 600, source: 'original', includeOriginal: true, transformations: [{ type: 'resize', width: 60 }] }], recipients: 'john@example.com' });
+    await call('POST', `/v1/collection/${collectionId}/share`, {
+      sender: { name: 'Jane' },
+      shareUsers: [{ email: 'john@example.com', name: 'John' }],
+      shareMessage: 'Boats',
+    });
+    await call('POST', '/v1/asset/share', {
+      sender: { name: 'Jane' },
+      shareUsers: [{ email: 'john@example.com', name: 'John' }],
+      assets: [asset.objectId],
+      shareMessage: 'Boats',
+    });
+    const transform = await call('POST', '/v1/asset/transform', {
+      transformations: [
+        {
+          objectId: asset.objectId,
+          expiration: 600,
+          source: 'original',
+          includeOriginal: true,
+          transformations: [{ type: 'resize', width: 60 }],
+        },
+      ],
+      recipients: 'john@example.com',
+    });
     await worker.drain();
     await call('GET', `/v1/action/${json(transform).jobId}`);
-    await call('POST', '/v1/asset/transform', { transformations: [{ objectId: asset.objectId, transformations: 'digimarc' }] });
+    await call('POST', '/v1/asset/transform', {
+      transformations: [{ objectId: asset.objectId, transformations: 'digimarc' }],
+    });
     await call('POST', `/v1/asset/${other}/delete`, { action: 'delete' });
     await call('POST', `/v1/asset/${other}/delete`, { action: 'undelete' });
     assert.deepEqual(problems.splice(0), []);

@@ -19,7 +19,12 @@ type Ctx = () => TestContext;
 const tokenCache = (ctx: Ctx) => ctx().deps.runtime.auth.principals;
 const keyCache = (ctx: Ctx) => ctx().deps.runtime.apiKeys.principals;
 
-async function status(ctx: Ctx, url: string, headers: Record<string, string>, method: 'GET' | 'POST' = 'GET'): Promise<number> {
+async function status(
+  ctx: Ctx,
+  url: string,
+  headers: Record<string, string>,
+  method: 'GET' | 'POST' = 'GET',
+): Promise<number> {
   return (await ctx().inject({ method, url, headers, ...(method === 'POST' ? { payload: {} } : {}) })).statusCode;
 }
 
@@ -38,7 +43,12 @@ async function tokenOf(ctx: Ctx, user: Pick<TestUser, 'username' | 'password'>) 
 }
 
 async function keyOf(ctx: Ctx, headers: Record<string, string>, roleId: string) {
-  const res = await ctx().inject({ method: 'POST', url: '/api/v1/api-key/create-api-key', headers, payload: { name: 'cache', roleId } });
+  const res = await ctx().inject({
+    method: 'POST',
+    url: '/api/v1/api-key/create-api-key',
+    headers,
+    payload: { name: 'cache', roleId },
+  });
   assert.equal(res.statusCode, 200, res.body);
   const body = json<{ id: string; key: string }>(res);
   return { id: body.id, headers: { 'x-api-key': body.key } };
@@ -53,7 +63,8 @@ async function staff(ctx: Ctx, org: TestOrg, privileges = ['user_management', 'a
   return { user, token, key, roleId: me.roleId };
 }
 
-const principalFor = (ctx: Ctx, headers: Record<string, string>) => tokenResolver(ctx().deps)({ headers } as unknown as FastifyRequest);
+const principalFor = (ctx: Ctx, headers: Record<string, string>) =>
+  tokenResolver(ctx().deps)({ headers } as unknown as FastifyRequest);
 
 forEachEngine('principal cache: every change is honoured at once on this instance', (ctx) => {
   it('a credential is resolved once, then served from memory until it expires', async () => {
@@ -75,14 +86,21 @@ forEachEngine('principal cache: every change is honoured at once on this instanc
     const org = await createTestOrg(ctx());
     const one = await tokenOf(ctx, org.admin);
     await warm(ctx, one.headers);
-    assert.equal((await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', headers: one.headers, payload: one.result })).statusCode, 200);
+    assert.equal(
+      (await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', headers: one.headers, payload: one.result }))
+        .statusCode,
+      200,
+    );
     assert.equal(await status(ctx, '/v1/user', one.headers), 401);
 
     const a = await tokenOf(ctx, org.admin);
     const b = await tokenOf(ctx, org.admin);
     await warm(ctx, a.headers);
     await warm(ctx, b.headers);
-    assert.equal((await ctx().inject({ method: 'DELETE', url: '/v1/auth/sessions', headers: a.headers })).statusCode, 200);
+    assert.equal(
+      (await ctx().inject({ method: 'DELETE', url: '/v1/auth/sessions', headers: a.headers })).statusCode,
+      200,
+    );
     assert.equal(await status(ctx, '/v1/user', a.headers), 401);
     assert.equal(await status(ctx, '/v1/user', b.headers), 401);
   });
@@ -93,7 +111,10 @@ forEachEngine('principal cache: every change is honoured at once on this instanc
     const b = await tokenOf(ctx, org.admin);
     await warm(ctx, b.headers);
     const sid = decodeJwt(b.result.session.accessToken).sid as string;
-    assert.equal((await ctx().inject({ method: 'DELETE', url: `/v1/auth/sessions/${sid}`, headers: a.headers })).statusCode, 204);
+    assert.equal(
+      (await ctx().inject({ method: 'DELETE', url: `/v1/auth/sessions/${sid}`, headers: a.headers })).statusCode,
+      204,
+    );
     assert.equal(await status(ctx, '/v1/user', b.headers), 401);
     assert.equal(await status(ctx, '/v1/user', a.headers), 200);
   });
@@ -103,7 +124,17 @@ forEachEngine('principal cache: every change is honoured at once on this instanc
     const { user, token, key } = await staff(ctx, org);
     await warm(ctx, token.headers);
     await warm(ctx, key.headers);
-    assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/user/${user.userId}`, headers: org.admin.headers, payload: { status: 'disabled' } })).statusCode, 200);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'PATCH',
+          url: `/v1/user/${user.userId}`,
+          headers: org.admin.headers,
+          payload: { status: 'disabled' },
+        })
+      ).statusCode,
+      200,
+    );
     assert.equal(await status(ctx, '/v1/user', token.headers), 401);
     assert.equal(await status(ctx, '/v1/user', key.headers), 401);
   });
@@ -113,7 +144,17 @@ forEachEngine('principal cache: every change is honoured at once on this instanc
     const { user, token, key } = await staff(ctx, org);
     await warm(ctx, token.headers, '/v1/security/groups');
     await warm(ctx, key.headers, '/v1/security/groups');
-    assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/user/${user.userId}`, headers: org.admin.headers, payload: { userRoleId: org.roles.viewer } })).statusCode, 200);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'PATCH',
+          url: `/v1/user/${user.userId}`,
+          headers: org.admin.headers,
+          payload: { userRoleId: org.roles.viewer },
+        })
+      ).statusCode,
+      200,
+    );
     assert.equal(await status(ctx, '/v1/security/groups', token.headers), 403);
     // The key's own role still says User Management, but never beyond what its creator now holds.
     assert.equal(await status(ctx, '/v1/security/groups', key.headers), 403);
@@ -124,7 +165,17 @@ forEachEngine('principal cache: every change is honoured at once on this instanc
     const { token, key, roleId } = await staff(ctx, org);
     await warm(ctx, token.headers, '/v1/security/groups');
     await warm(ctx, key.headers, '/v1/security/groups');
-    assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/roles/${roleId}`, headers: org.admin.headers, payload: { privileges: ['API Key Management'] } })).statusCode, 200);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'PATCH',
+          url: `/v1/roles/${roleId}`,
+          headers: org.admin.headers,
+          payload: { privileges: ['API Key Management'] },
+        })
+      ).statusCode,
+      200,
+    );
     assert.equal(await status(ctx, '/v1/security/groups', token.headers), 403);
     assert.equal(await status(ctx, '/v1/security/groups', key.headers), 403);
     assert.equal(await status(ctx, '/v1/user', token.headers), 200);
@@ -133,19 +184,68 @@ forEachEngine('principal cache: every change is honoured at once on this instanc
   it('group membership changes (add, remove, group deleted) show in the principal at once', async () => {
     const org = await createTestOrg(ctx());
     const { user, token } = await staff(ctx, org);
-    const made = json<{ groupId: string }>(await ctx().inject({ method: 'POST', url: '/v1/security/groups', headers: org.admin.headers, payload: { groupName: 'Editors' } }));
+    const made = json<{ groupId: string }>(
+      await ctx().inject({
+        method: 'POST',
+        url: '/v1/security/groups',
+        headers: org.admin.headers,
+        payload: { groupName: 'Editors' },
+      }),
+    );
     const group = { id: made.groupId };
     await warm(ctx, token.headers);
     assert.ok(!(await principalFor(ctx, token.headers))!.groupIds.includes(group.id));
-    assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/user/${user.userId}/add-to-group`, headers: org.admin.headers, payload: { userGroupId: group.id } })).statusCode, 200);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'PATCH',
+          url: `/v1/user/${user.userId}/add-to-group`,
+          headers: org.admin.headers,
+          payload: { userGroupId: group.id },
+        })
+      ).statusCode,
+      200,
+    );
     assert.ok((await principalFor(ctx, token.headers))!.groupIds.includes(group.id));
-    assert.ok(json<{ groups: string[] }>(await ctx().inject({ method: 'GET', url: '/v1/user', headers: token.headers })).groups.includes(group.id));
-    assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/user/${user.userId}/remove-from-group`, headers: org.admin.headers, payload: { userGroupId: group.id } })).statusCode, 200);
+    assert.ok(
+      json<{ groups: string[] }>(
+        await ctx().inject({ method: 'GET', url: '/v1/user', headers: token.headers }),
+      ).groups.includes(group.id),
+    );
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'PATCH',
+          url: `/v1/user/${user.userId}/remove-from-group`,
+          headers: org.admin.headers,
+          payload: { userGroupId: group.id },
+        })
+      ).statusCode,
+      200,
+    );
     assert.ok(!(await principalFor(ctx, token.headers))!.groupIds.includes(group.id));
-    assert.ok(!json<{ groups: string[] }>(await ctx().inject({ method: 'GET', url: '/v1/user', headers: token.headers })).groups.includes(group.id));
-    assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/user/${user.userId}/add-to-group`, headers: org.admin.headers, payload: { userGroupId: group.id } })).statusCode, 200);
+    assert.ok(
+      !json<{ groups: string[] }>(
+        await ctx().inject({ method: 'GET', url: '/v1/user', headers: token.headers }),
+      ).groups.includes(group.id),
+    );
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'PATCH',
+          url: `/v1/user/${user.userId}/add-to-group`,
+          headers: org.admin.headers,
+          payload: { userGroupId: group.id },
+        })
+      ).statusCode,
+      200,
+    );
     assert.ok((await principalFor(ctx, token.headers))!.groupIds.includes(group.id));
-    assert.equal((await ctx().inject({ method: 'DELETE', url: `/v1/security/groups/${group.id}`, headers: org.admin.headers })).statusCode, 204);
+    assert.equal(
+      (await ctx().inject({ method: 'DELETE', url: `/v1/security/groups/${group.id}`, headers: org.admin.headers }))
+        .statusCode,
+      204,
+    );
     assert.ok(!(await principalFor(ctx, token.headers))!.groupIds.includes(group.id));
   });
 
@@ -155,11 +255,29 @@ forEachEngine('principal cache: every change is honoured at once on this instanc
     await warm(ctx, token.headers);
     await warm(ctx, key.headers);
     const misses = tokenCache(ctx).stats.misses + keyCache(ctx).stats.misses;
-    const created = await ctx().inject({ method: 'POST', url: '/v1/security/template', headers: org.admin.headers, payload: { templateName: 'Cache', templateDocument: [] } });
+    const created = await ctx().inject({
+      method: 'POST',
+      url: '/v1/security/template',
+      headers: org.admin.headers,
+      payload: { templateName: 'Cache', templateDocument: [] },
+    });
     assert.equal(created.statusCode, 201, created.body);
     const generation = revisionFeed(ctx().deps.db).generation;
-    assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/security/template/${json<{ templateId: string }>(created).templateId}`, headers: org.admin.headers, payload: { description: 'changed' } })).statusCode, 200);
-    assert.ok(revisionFeed(ctx().deps.db).generation > generation, 'the template change moved the generation before the call returned');
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'PATCH',
+          url: `/v1/security/template/${json<{ templateId: string }>(created).templateId}`,
+          headers: org.admin.headers,
+          payload: { description: 'changed' },
+        })
+      ).statusCode,
+      200,
+    );
+    assert.ok(
+      revisionFeed(ctx().deps.db).generation > generation,
+      'the template change moved the generation before the call returned',
+    );
     assert.equal(await status(ctx, '/v1/user', token.headers), 200);
     assert.equal(await status(ctx, '/v1/user', key.headers), 200);
     assert.equal(tokenCache(ctx).stats.misses + keyCache(ctx).stats.misses, misses + 2);
@@ -169,7 +287,17 @@ forEachEngine('principal cache: every change is honoured at once on this instanc
     const org = await createTestOrg(ctx());
     const { token, key } = await staff(ctx, org);
     await warm(ctx, key.headers);
-    assert.equal((await ctx().inject({ method: 'POST', url: '/api/v1/api-key/revoke-api-key', headers: token.headers, payload: { id: key.id } })).statusCode, 200);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'POST',
+          url: '/api/v1/api-key/revoke-api-key',
+          headers: token.headers,
+          payload: { id: key.id },
+        })
+      ).statusCode,
+      200,
+    );
     assert.equal(await status(ctx, '/v1/user', key.headers), 401);
   });
 
@@ -180,12 +308,22 @@ forEachEngine('principal cache: every change is honoured at once on this instanc
     await warm(ctx, token.headers);
     await warm(ctx, other.headers);
     const newPassword = `New-${user.password}-x`;
-    const changed = await ctx().inject({ method: 'PUT', url: '/v1/user/password', headers: token.headers, payload: { currentPassword: user.password, newPassword } });
+    const changed = await ctx().inject({
+      method: 'PUT',
+      url: '/v1/user/password',
+      headers: token.headers,
+      payload: { currentPassword: user.password, newPassword },
+    });
     assert.equal(changed.statusCode, 200, changed.body);
     assert.equal(await status(ctx, '/v1/user', other.headers), 401);
     const again = await tokenOf(ctx, { username: user.username, password: newPassword });
     await warm(ctx, again.headers);
-    const reset = await ctx().inject({ method: 'PUT', url: `/v1/user/${user.userId}/password`, headers: org.admin.headers, payload: { newPassword: `Reset-${newPassword}` } });
+    const reset = await ctx().inject({
+      method: 'PUT',
+      url: `/v1/user/${user.userId}/password`,
+      headers: org.admin.headers,
+      payload: { newPassword: `Reset-${newPassword}` },
+    });
     assert.equal(reset.statusCode, 200, reset.body);
     assert.equal(await status(ctx, '/v1/user', again.headers), 401);
     // And a change made by hand in the database drops the cache just the same.
@@ -199,15 +337,34 @@ forEachEngine('principal cache: every change is honoured at once on this instanc
 
   it('impersonation ceiling: it ends at once when the impersonator loses a privilege the target holds', async () => {
     const org = await createTestOrg(ctx());
-    const boss = await createTestUser(ctx(), org, { privileges: ['impersonate', 'user_management', 'role_management'] });
+    const boss = await createTestUser(ctx(), org, {
+      privileges: ['impersonate', 'user_management', 'role_management'],
+    });
     const bossToken = await tokenOf(ctx, boss);
     const target = await createTestUser(ctx(), org, { privileges: ['user_management'] });
-    const res = await ctx().inject({ method: 'POST', url: '/v1/auth/impersonate', headers: bossToken.headers, payload: { username: target.username } });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/v1/auth/impersonate',
+      headers: bossToken.headers,
+      payload: { username: target.username },
+    });
     assert.equal(res.statusCode, 200, res.body);
     const acting = { accesstoken: json<{ session: { accessToken: string } }>(res).session.accessToken };
     await warm(ctx, acting);
-    const bossRole = json<{ roleId: string }>(await ctx().inject({ method: 'GET', url: '/v1/user', headers: bossToken.headers })).roleId;
-    assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/roles/${bossRole}`, headers: org.admin.headers, payload: { privileges: ['impersonate', 'role_management'] } })).statusCode, 200);
+    const bossRole = json<{ roleId: string }>(
+      await ctx().inject({ method: 'GET', url: '/v1/user', headers: bossToken.headers }),
+    ).roleId;
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'PATCH',
+          url: `/v1/roles/${bossRole}`,
+          headers: org.admin.headers,
+          payload: { privileges: ['impersonate', 'role_management'] },
+        })
+      ).statusCode,
+      200,
+    );
     assert.equal(await status(ctx, '/v1/user', acting), 401);
   });
 
@@ -216,12 +373,27 @@ forEachEngine('principal cache: every change is honoured at once on this instanc
     const boss = await createTestUser(ctx(), org, { privileges: [...ALL_PRIVILEGES] });
     const bossToken = await tokenOf(ctx, boss);
     const target = await createTestUser(ctx(), org);
-    const res = await ctx().inject({ method: 'POST', url: '/v1/auth/impersonate', headers: bossToken.headers, payload: { username: target.username } });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/v1/auth/impersonate',
+      headers: bossToken.headers,
+      payload: { username: target.username },
+    });
     assert.equal(res.statusCode, 200, res.body);
     const acting = { accesstoken: json<{ session: { accessToken: string } }>(res).session.accessToken };
     await warm(ctx, acting);
     assert.equal((await principalFor(ctx, acting))!.impersonatorId, boss.userId);
-    assert.equal((await ctx().inject({ method: 'PATCH', url: `/v1/user/${boss.userId}`, headers: org.admin.headers, payload: { status: 'disabled' } })).statusCode, 200);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'PATCH',
+          url: `/v1/user/${boss.userId}`,
+          headers: org.admin.headers,
+          payload: { status: 'disabled' },
+        })
+      ).statusCode,
+      200,
+    );
     assert.equal(await status(ctx, '/v1/user', acting), 401);
   });
 
@@ -233,8 +405,16 @@ forEachEngine('principal cache: every change is honoured at once on this instanc
     const generation = revisionFeed(ctx().deps.db).generation;
     await flushApiKeyUsage(ctx().deps);
     const sid = decodeJwt(token.headers.accesstoken).sid as string;
-    await ctx().deps.db.updateTable('auth_sessions').set({ last_used_at: ctx().clock.now() + 5 }).where('id', '=', sid).execute();
-    await ctx().deps.db.updateTable('api_keys').set({ last_used_at: ctx().clock.now() + 5 }).where('id', '=', key.id).execute();
+    await ctx()
+      .deps.db.updateTable('auth_sessions')
+      .set({ last_used_at: ctx().clock.now() + 5 })
+      .where('id', '=', sid)
+      .execute();
+    await ctx()
+      .deps.db.updateTable('api_keys')
+      .set({ last_used_at: ctx().clock.now() + 5 })
+      .where('id', '=', key.id)
+      .execute();
     await revisionFeed(ctx().deps.db).check();
     assert.equal(revisionFeed(ctx().deps.db).generation, generation);
     const hits = tokenCache(ctx).stats.hits;

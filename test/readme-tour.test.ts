@@ -23,10 +23,27 @@ describe('README tour on a fresh install', { skip: hasTools ? false : 'needs cur
 
   it('runs as written, every step answering as the comments say', async () => {
     const port = await freePort();
-    const env: Record<string, string | undefined> = { ...process.env, PORT: String(port), TESSERA_ALLOW_PRIVATE_TARGETS: 'true', TESSERA_LOG_LEVEL: 'warn' };
-    for (const name of ['DATABASE_URL', 'TESSERA_ADMIN_PASSWORD', 'TESSERA_ADMIN_USERNAME', 'TESSERA_DATA_DIR', 'TESSERA_SECRET_KEY', 'HOST']) delete env[name];
+    const env: Record<string, string | undefined> = {
+      ...process.env,
+      PORT: String(port),
+      TESSERA_ALLOW_PRIVATE_TARGETS: 'true',
+      TESSERA_LOG_LEVEL: 'warn',
+    };
+    for (const name of [
+      'DATABASE_URL',
+      'TESSERA_ADMIN_PASSWORD',
+      'TESSERA_ADMIN_USERNAME',
+      'TESSERA_DATA_DIR',
+      'TESSERA_SECRET_KEY',
+      'HOST',
+    ])
+      delete env[name];
     // `npm start` = `node src/main.ts serve`, from the install directory (here: a fresh one, so ./data is new).
-    const server = spawn(process.execPath, [resolve('src/main.ts'), 'serve'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(process.execPath, [resolve('src/main.ts'), 'serve'], {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let serverOut = '';
     server.stdout!.on('data', (d) => (serverOut += d));
     server.stderr!.on('data', (d) => (serverOut += d));
@@ -41,7 +58,12 @@ describe('README tour on a fresh install', { skip: hasTools ? false : 'needs cur
         if (Date.now() > deadline || server.exitCode !== null) throw new Error(`server did not start:\n${serverOut}`);
         await new Promise((r) => setTimeout(r, 100));
       }
-      const tour = spawnSync('bash', ['-c', `set -eu\n${tourScript()}`], { cwd: dir, env: { ...process.env, BASE: `http://127.0.0.1:${port}`, TESSERA_ADMIN_PASSWORD: '' }, encoding: 'utf8', timeout: 60_000 });
+      const tour = spawnSync('bash', ['-c', `set -eu\n${tourScript()}`], {
+        cwd: dir,
+        env: { ...process.env, BASE: `http://127.0.0.1:${port}`, TESSERA_ADMIN_PASSWORD: '' },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
       const out = tour.stdout;
       assert.equal(tour.status, 0, `${out}\n${tour.stderr}`);
       assert.doesNotMatch(out, /"status": "error"|null/, out);

@@ -13,17 +13,73 @@ import { createTestOrg, type TestOrg } from './helpers/factories.ts';
 import { PROTOTYPE_NAMES } from '../src/core/lookup.ts';
 import { jpeg, uploadAsset } from './helpers/assets.ts';
 
-type Schema = { $ref?: string; type?: string | string[]; properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[]; oneOf?: Schema[]; allOf?: Schema[]; enum?: unknown[]; const?: unknown; format?: string; minimum?: number };
-interface Operation { parameters?: { in: string; name: string }[]; requestBody?: { content?: Record<string, { schema?: Schema }> } }
+type Schema = {
+  $ref?: string;
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  allOf?: Schema[];
+  enum?: unknown[];
+  const?: unknown;
+  format?: string;
+  minimum?: number;
+};
+interface Operation {
+  parameters?: { in: string; name: string }[];
+  requestBody?: { content?: Record<string, { schema?: Schema }> };
+}
 
 /** Pages for a person's browser: their 400 is an HTML page on purpose. */
 const HTML_PAGES = ['/v1/oauth2/authorize', '/adaptive-templates/launch/'];
 /** Routes that end the caller's own sign-in or change its password: the rest of the run needs them. */
 const ENDS_OWN_SESSION = /\/auth\/token$|\/auth\/sessions$|password/;
 
-const BAD_VALUES: unknown[] = [null, -1, 1.5, 1e308, 2 ** 60, '1e999', '-1e999', '99999999999999999999', '', 'x'.repeat(20_000), 'a\u0000b', '\ud800', '../../etc/passwd', [], {}, [[[[[[]]]]]], true, '2026-13-45T99:99:99Z'];
-const BAD_PATH_VALUES = ['abc', '0', '-1', '99999999999999999999', '1e999', '%00', '%ff%fe', 'a'.repeat(2000), '..%2f..%2f', '00000000-0000-0000-0000-000000000000'];
-const BAD_QUERY_VALUES = ['', '-1', '1e999', '-1e999', '99999999999999999999', 'abc', '%00', 'x'.repeat(2000), '[]', '{}'];
+const BAD_VALUES: unknown[] = [
+  null,
+  -1,
+  1.5,
+  1e308,
+  2 ** 60,
+  '1e999',
+  '-1e999',
+  '99999999999999999999',
+  '',
+  'x'.repeat(20_000),
+  'a\u0000b',
+  '\ud800',
+  '../../etc/passwd',
+  [],
+  {},
+  [[[[[[]]]]]],
+  true,
+  '2026-13-45T99:99:99Z',
+];
+const BAD_PATH_VALUES = [
+  'abc',
+  '0',
+  '-1',
+  '99999999999999999999',
+  '1e999',
+  '%00',
+  '%ff%fe',
+  'a'.repeat(2000),
+  '..%2f..%2f',
+  '00000000-0000-0000-0000-000000000000',
+];
+const BAD_QUERY_VALUES = [
+  '',
+  '-1',
+  '1e999',
+  '-1e999',
+  '99999999999999999999',
+  'abc',
+  '%00',
+  'x'.repeat(2000),
+  '[]',
+  '{}',
+];
 const PLACEHOLDER_ID = '0190a4b2-0000-7000-8000-000000000000';
 const WHOLE_BODY_NAMES = new Set<string>(['__proto__', 'constructor', 'toString']);
 
@@ -32,7 +88,8 @@ type Doc = { paths: Record<string, Record<string, Operation>>; components: { sch
 /** The OpenAPI document, and a plausible value for any of its schemas (the bodies mutations start from). */
 async function documented(ctx: TestContext) {
   const doc = JSON.parse((await ctx.inject({ method: 'GET', url: '/openapi.json' })).body) as Doc;
-  const resolve = (s: Schema | undefined): Schema | undefined => (s?.$ref ? resolve(doc.components.schemas[s.$ref.split('/').pop()!]) : s);
+  const resolve = (s: Schema | undefined): Schema | undefined =>
+    s?.$ref ? resolve(doc.components.schemas[s.$ref.split('/').pop()!]) : s;
   const example = (raw: Schema | undefined, depth = 0): unknown => {
     const s = resolve(raw);
     if (!s || depth > 5) return null;
@@ -41,16 +98,25 @@ async function documented(ctx: TestContext) {
     if (s.enum) return s.enum[0];
     if (s.const !== undefined) return s.const;
     const type = Array.isArray(s.type) ? s.type[0] : s.type;
-    if (type === 'object' || s.properties) return Object.fromEntries(Object.entries(s.properties ?? {}).map(([k, v]) => [k, example(v, depth + 1)]));
+    if (type === 'object' || s.properties)
+      return Object.fromEntries(Object.entries(s.properties ?? {}).map(([k, v]) => [k, example(v, depth + 1)]));
     if (type === 'array') return [example(s.items, depth + 1)];
-    if (type === 'string') return s.format === 'email' ? 'someone@example.test' : s.format === 'uri' ? 'http://127.0.0.1:9/x' : 'x';
+    if (type === 'string')
+      return s.format === 'email' ? 'someone@example.test' : s.format === 'uri' ? 'http://127.0.0.1:9/x' : 'x';
     if (type === 'integer' || type === 'number') return s.minimum ?? 1;
     return type === 'boolean' ? true : null;
   };
   /** Every documented operation the fuzz may call (not those ending the caller's own sign-in). */
-  const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops)
-    .filter(([verb]) => ['get', 'post', 'put', 'patch', 'delete'].includes(verb) && !ENDS_OWN_SESSION.test(path))
-    .map(([verb, operation]) => ({ path, method: verb.toUpperCase(), operation, body: example(operation.requestBody?.content?.['application/json']?.schema) })));
+  const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops)
+      .filter(([verb]) => ['get', 'post', 'put', 'patch', 'delete'].includes(verb) && !ENDS_OWN_SESSION.test(path))
+      .map(([verb, operation]) => ({
+        path,
+        method: verb.toUpperCase(),
+        operation,
+        body: example(operation.requestBody?.content?.['application/json']?.schema),
+      })),
+  );
   return { operations };
 }
 
@@ -60,9 +126,22 @@ function sender(ctx: () => TestContext, org: () => TestOrg) {
   let sent = 0;
   const send = async (method: string, url: string, payload?: string) => {
     sent += 1;
-    const res = await ctx().inject({ method: method as 'GET', url, headers: { ...org().admin.headers, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) }, ...(payload === undefined ? {} : { payload }) });
-    if (res.statusCode >= 500) problems.push(`${res.statusCode} ${method} ${url.slice(0, 120)} ${payload?.slice(0, 120) ?? ''} → ${res.body.slice(0, 160)}`);
-    else if (res.statusCode >= 400 && !String(res.headers['content-type']).includes('json') && !HTML_PAGES.some((p) => url.startsWith(p))) problems.push(`not JSON: ${res.statusCode} ${method} ${url.slice(0, 120)}`);
+    const res = await ctx().inject({
+      method: method as 'GET',
+      url,
+      headers: { ...org().admin.headers, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(payload === undefined ? {} : { payload }),
+    });
+    if (res.statusCode >= 500)
+      problems.push(
+        `${res.statusCode} ${method} ${url.slice(0, 120)} ${payload?.slice(0, 120) ?? ''} → ${res.body.slice(0, 160)}`,
+      );
+    else if (
+      res.statusCode >= 400 &&
+      !String(res.headers['content-type']).includes('json') &&
+      !HTML_PAGES.some((p) => url.startsWith(p))
+    )
+      problems.push(`not JSON: ${res.statusCode} ${method} ${url.slice(0, 120)}`);
   };
   return { send, problems, sent: () => sent };
 }
@@ -76,9 +155,19 @@ function withEachString(value: unknown, by: string, depth = 0): { whole: unknown
   if (typeof value === 'string') return [{ whole: by, alone: by }];
   if (value === null || typeof value !== 'object' || depth > 4) return [];
   if (Array.isArray(value)) {
-    return value.flatMap((item, i) => withEachString(item, by, depth + 1).map(({ whole, alone }) => ({ whole: value.map((v, j) => (i === j ? whole : v)), alone: [alone] })));
+    return value.flatMap((item, i) =>
+      withEachString(item, by, depth + 1).map(({ whole, alone }) => ({
+        whole: value.map((v, j) => (i === j ? whole : v)),
+        alone: [alone],
+      })),
+    );
   }
-  return Object.entries(value).flatMap(([key, inner]) => withEachString(inner, by, depth + 1).map(({ whole, alone }) => ({ whole: { ...value, [key]: whole }, alone: { [key]: alone } })));
+  return Object.entries(value).flatMap(([key, inner]) =>
+    withEachString(inner, by, depth + 1).map(({ whole, alone }) => ({
+      whole: { ...value, [key]: whole },
+      alone: { [key]: alone },
+    })),
+  );
 }
 
 forEachEngine('every route refuses malformed input with a 4xx JSON error, never a 5xx', (ctx) => {
@@ -108,7 +197,8 @@ forEachEngine('every route refuses malformed input with a 4xx JSON error, never 
         await send(method, `${url}?${name}=1&${name}=2`);
       }
       if (method === 'GET' || method === 'DELETE') continue;
-      for (const text of ['{not json', '', 'null', '1', '"text"', '[]', '{}', '[null]', '[{}]', '{"n":1e999}']) await send(method, url, text);
+      for (const text of ['{not json', '', 'null', '1', '"text"', '[]', '{}', '[null]', '[{}]', '{"n":1e999}'])
+        await send(method, url, text);
       if (body === null || typeof body !== 'object') continue;
       const item = Array.isArray(body) ? body[0] : body;
       if (item === null || typeof item !== 'object' || Array.isArray(item)) continue;
@@ -138,24 +228,41 @@ forEachEngine('every route refuses malformed input with a 4xx JSON error, never 
     // A real asset, so that searches have a result to apply `excludes` to and rendition routes
     // reach a record's renditions: its id stands in every path parameter not being fuzzed.
     const assetId = (await uploadAsset(ctx(), org, await jpeg(), 'fuzz.jpg')).objectId;
-    const pristine = new Map(Object.getOwnPropertyNames(Object.prototype).map((n) => [n, Object.getOwnPropertyDescriptor(Object.prototype, n)!.value]));
+    const pristine = new Map(
+      Object.getOwnPropertyNames(Object.prototype).map((n) => [
+        n,
+        Object.getOwnPropertyDescriptor(Object.prototype, n)!.value,
+      ]),
+    );
     for (const { path, method, operation, body } of operations) {
       const params = path.match(/\{[^}]+\}/g) ?? [];
       const queries = (operation.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
       const url = path.replace(/\{[^}]+\}/g, assetId);
-      const payload = method === 'GET' || method === 'DELETE' || body === null || typeof body !== 'object' ? undefined : body;
+      const payload =
+        method === 'GET' || method === 'DELETE' || body === null || typeof body !== 'object' ? undefined : body;
       for (const name of PROTOTYPE_NAMES) {
         // Each path parameter in turn, the others a well-formed id.
-        for (const param of params) await send(method, path.replace(/\{[^}]+\}/g, (p) => (p === param ? name : assetId)), payload === undefined ? undefined : JSON.stringify(payload));
+        for (const param of params)
+          await send(
+            method,
+            path.replace(/\{[^}]+\}/g, (p) => (p === param ? name : assetId)),
+            payload === undefined ? undefined : JSON.stringify(payload),
+          );
         for (const query of queries) await send(method, `${url}?${query}=${encodeURIComponent(name)}`);
         if (payload !== undefined) {
           // Every name alone in each field; three of them also within the whole example body.
           for (const { whole, alone } of withEachString(payload, name)) {
-            const texts = new Set([JSON.stringify(alone), ...(WHOLE_BODY_NAMES.has(name) ? [JSON.stringify(whole)] : [])]);
+            const texts = new Set([
+              JSON.stringify(alone),
+              ...(WHOLE_BODY_NAMES.has(name) ? [JSON.stringify(whole)] : []),
+            ]);
             for (const text of texts) await send(method, url, text);
           }
           // A dot path through the prototype, where a list of names is taken (excludes, includes, fields).
-          for (const { alone } of withEachString(payload, `${name}.${name === '__proto__' ? 'hasOwnProperty' : 'prototype'}`)) {
+          for (const { alone } of withEachString(
+            payload,
+            `${name}.${name === '__proto__' ? 'hasOwnProperty' : 'prototype'}`,
+          )) {
             if (JSON.stringify(alone).includes('["')) await send(method, url, JSON.stringify(alone));
           }
         }
@@ -164,14 +271,21 @@ forEachEngine('every route refuses malformed input with a 4xx JSON error, never 
       if (payload !== undefined && !Array.isArray(payload)) {
         const rest = JSON.stringify(payload).slice(1);
         await send(method, url, `{"__proto__":{"x":1},${rest}`);
-        await send(method, url, `{${PROTOTYPE_NAMES.filter((n) => n !== '__proto__').map((n) => `${JSON.stringify(n)}:"x"`).join(',')},${rest}`);
+        await send(
+          method,
+          url,
+          `{${PROTOTYPE_NAMES.filter((n) => n !== '__proto__')
+            .map((n) => `${JSON.stringify(n)}:"x"`)
+            .join(',')},${rest}`,
+        );
       }
     }
     assert.ok(sent() > 1500, `only ${sent()} requests were sent`);
     assert.deepEqual(problems, []);
     // Alive and whole: the server still answers, Object.prototype is untouched, nothing was thrown unheard.
     assert.equal((await ctx().inject({ method: 'GET', url: '/healthz' })).statusCode, 200);
-    for (const [n, value] of pristine) assert.equal(Object.getOwnPropertyDescriptor(Object.prototype, n)?.value, value, `Object.prototype.${n} changed`);
+    for (const [n, value] of pristine)
+      assert.equal(Object.getOwnPropertyDescriptor(Object.prototype, n)?.value, value, `Object.prototype.${n} changed`);
     assert.deepEqual(crashes, []);
   });
 });

@@ -12,22 +12,52 @@ forEachEngine('search numbers that no bigint holds are a 400 naming the field (i
     const org = await createTestOrg(ctx());
     for (const url of ['/v1/search', '/v1/search/keyword', '/v1/asset/scan']) {
       for (const field of ['createdEpoch', 'lastUpdatedEpoch', 'some_date']) {
-        for (const [side, bound] of [['from', 1.5], ['from', '1.5'], ['to', '9223372036854775808'], ['to', '1e20'], ['from', -0.5]] as const) {
-          const res = await ctx().inject({ method: 'POST', url, headers: org.admin.headers, payload: { searchTerm: '*', dateRanges: [{ field, [side]: bound }] } });
-          assert.equal(res.statusCode, 400, `${url} ${field} ${side}=${JSON.stringify(bound)}: ${res.statusCode} ${res.body}`);
+        for (const [side, bound] of [
+          ['from', 1.5],
+          ['from', '1.5'],
+          ['to', '9223372036854775808'],
+          ['to', '1e20'],
+          ['from', -0.5],
+        ] as const) {
+          const res = await ctx().inject({
+            method: 'POST',
+            url,
+            headers: org.admin.headers,
+            payload: { searchTerm: '*', dateRanges: [{ field, [side]: bound }] },
+          });
+          assert.equal(
+            res.statusCode,
+            400,
+            `${url} ${field} ${side}=${JSON.stringify(bound)}: ${res.statusCode} ${res.body}`,
+          );
           assert.match(res.body, new RegExp(`body\\.dateRanges\\.0\\.${side}`));
         }
       }
-      const ok = await ctx().inject({ method: 'POST', url, headers: org.admin.headers, payload: { searchTerm: '*', dateRanges: [{ field: 'createdEpoch', from: '1', to: '2026-01-31' }] } });
+      const ok = await ctx().inject({
+        method: 'POST',
+        url,
+        headers: org.admin.headers,
+        payload: { searchTerm: '*', dateRanges: [{ field: 'createdEpoch', from: '1', to: '2026-01-31' }] },
+      });
       assert.equal(ok.statusCode, 200, ok.body);
     }
   });
 
   it('scan cursors holding 1e300, 1e20, 2^63 or a fraction are refused as not ours', async () => {
     const org = await createTestOrg(ctx());
-    const scan = (body: object) => ctx().inject({ method: 'POST', url: '/v1/asset/scan', headers: org.admin.headers, payload: { searchTerm: '*', ...body } });
+    const scan = (body: object) =>
+      ctx().inject({
+        method: 'POST',
+        url: '/v1/asset/scan',
+        headers: org.admin.headers,
+        payload: { searchTerm: '*', ...body },
+      });
     const cases: [object, unknown[]][] = [
-      [{}, ['s1', 1e300]], [{}, ['s1', 1e20]], [{}, ['s1', 2 ** 63]], [{}, ['s1', 1.5]], [{}, ['s1', -1]],
+      [{}, ['s1', 1e300]],
+      [{}, ['s1', 1e20]],
+      [{}, ['s1', 2 ** 63]],
+      [{}, ['s1', 1.5]],
+      [{}, ['s1', -1]],
       [{ sortBy: [{ metadataDefinitionSearchField: 'createdEpoch', order: 'asc' }] }, ['s1', 1e300, 1]],
       [{ sortBy: [{ metadataDefinitionSearchField: 'createdEpoch', order: 'asc' }] }, ['s1', 1e20, 1]],
       [{ sortBy: [{ metadataDefinitionSearchField: 'lastUpdatedEpoch' }] }, ['s1', 2 ** 63, 1]],
@@ -36,12 +66,17 @@ forEachEngine('search numbers that no bigint holds are a 400 naming the field (i
     ];
     for (const [body, values] of cases) {
       const res = await scan({ ...body, cursor: cursor(values) });
-      assert.equal(res.statusCode, 400, `${JSON.stringify(body)} ${JSON.stringify(values)}: ${res.statusCode} ${res.body}`);
+      assert.equal(
+        res.statusCode,
+        400,
+        `${JSON.stringify(body)} ${JSON.stringify(values)}: ${res.statusCode} ${res.body}`,
+      );
       assert.match(res.body, /body\.cursor/);
     }
     const first = await scan({ limit: 1 });
     assert.equal(first.statusCode, 200, first.body);
     const again = json(first).cursor;
-    if (again) assert.equal((await scan({ limit: 1, cursor: again })).statusCode, 200, 'a cursor the server issued still works');
+    if (again)
+      assert.equal((await scan({ limit: 1, cursor: again })).statusCode, 200, 'a cursor the server issued still works');
   });
 });

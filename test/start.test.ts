@@ -8,8 +8,19 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { freePort } from './helpers/net.ts';
 
-async function start(dataDir: string, port: number, extraEnv: Record<string, string> = {}): Promise<{ child: ChildProcess; output: () => string }> {
-  const env: Record<string, string | undefined> = { ...process.env, TESSERA_DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', TESSERA_LOG_LEVEL: 'info', ...extraEnv };
+async function start(
+  dataDir: string,
+  port: number,
+  extraEnv: Record<string, string> = {},
+): Promise<{ child: ChildProcess; output: () => string }> {
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    TESSERA_DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    TESSERA_LOG_LEVEL: 'info',
+    ...extraEnv,
+  };
   delete env.DATABASE_URL;
   delete env.TESSERA_ADMIN_PASSWORD;
   delete env.TESSERA_ADMIN_USERNAME;
@@ -65,7 +76,10 @@ describe('npm start on an empty data directory', () => {
   });
 
   it('refuses to start with a bad setting, naming the variable', async () => {
-    const child = spawn(process.execPath, ['src/main.ts', 'serve'], { env: { ...process.env, PORT: 'eighty' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['src/main.ts', 'serve'], {
+      env: { ...process.env, PORT: 'eighty' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     child.stderr!.on('data', (d) => (err += d));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));

@@ -9,7 +9,13 @@ import { after, describe, it } from 'node:test';
 import { freePort } from './helpers/net.ts';
 
 function baseEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = { ...process.env, TESSERA_DATA_DIR: dataDir, HOST: '127.0.0.1', TESSERA_LOG_LEVEL: 'info', ...extra };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    TESSERA_DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    TESSERA_LOG_LEVEL: 'info',
+    ...extra,
+  };
   delete env.DATABASE_URL;
   delete env.TESSERA_ADMIN_PASSWORD;
   delete env.TESSERA_ADMIN_USERNAME;
@@ -17,7 +23,10 @@ function baseEnv(dataDir: string, extra: Record<string, string> = {}): Record<st
   return { ...env, ...extra };
 }
 
-async function startServer(env: Record<string, string | undefined>, port: number): Promise<{ child: ChildProcess; stdout: () => string; stderr: () => string }> {
+async function startServer(
+  env: Record<string, string | undefined>,
+  port: number,
+): Promise<{ child: ChildProcess; stdout: () => string; stderr: () => string }> {
   const child = spawn(process.execPath, ['src/main.ts', 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -44,7 +53,9 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 /** Runs `serve` expecting it to fail; returns its exit code and output. */
-async function failingStart(env: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function failingStart(
+  env: Record<string, string | undefined>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['src/main.ts', 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -82,30 +93,52 @@ describe('first run with TESSERA_LOG_LEVEL=error', () => {
       assert.equal(statSync(file).mode & 0o777, 0o600);
       assert.match(readFileSync(file, 'utf8'), new RegExp(`password=${password}`));
       assert.equal(statSync(dataDir).mode & 0o777, 0o700);
-      for (const name of ['tessera.sqlite', 'secret.key']) assert.equal(statSync(join(dataDir, name)).mode & 0o077, 0, `${name} is private`);
-      const signIn = await fetch(`http://127.0.0.1:${port}/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'admin', password }) });
+      for (const name of ['tessera.sqlite', 'secret.key'])
+        assert.equal(statSync(join(dataDir, name)).mode & 0o077, 0, `${name} is private`);
+      const signIn = await fetch(`http://127.0.0.1:${port}/v1/auth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'admin', password }),
+      });
       assert.equal(signIn.status, 200);
     } finally {
       await stop(server.child);
     }
     // Lost the password: reset it from the server's shell.
-    const reset = spawnSync(process.execPath, ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'admin', '--password', 'a brand new passphrase'], { env, encoding: 'utf8', timeout: 60_000 });
+    const reset = spawnSync(
+      process.execPath,
+      ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'admin', '--password', 'a brand new passphrase'],
+      { env, encoding: 'utf8', timeout: 60_000 },
+    );
     assert.equal(reset.status, 0, reset.stderr);
     assert.match(reset.stdout, /reset/);
-    const generated = spawnSync(process.execPath, ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'ADMIN'], { env, encoding: 'utf8', timeout: 60_000 });
+    const generated = spawnSync(
+      process.execPath,
+      ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'ADMIN'],
+      { env, encoding: 'utf8', timeout: 60_000 },
+    );
     assert.equal(generated.status, 0, generated.stderr);
     const newPassword = /New password: (\S+)/.exec(generated.stdout)?.[1];
     assert.ok(newPassword, generated.stdout);
     const again = await startServer(env, port);
     try {
-      const signIn = (body: object) => fetch(`http://127.0.0.1:${port}/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const signIn = (body: object) =>
+        fetch(`http://127.0.0.1:${port}/v1/auth/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
       assert.equal((await signIn({ username: 'admin', password })).status, 401);
       assert.equal((await signIn({ username: 'admin', password: newPassword })).status, 200);
       assert.doesNotMatch(again.stderr(), /generated password/, 'no second first run');
     } finally {
       await stop(again.child);
     }
-    const unknown = spawnSync(process.execPath, ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'nobody'], { env, encoding: 'utf8', timeout: 60_000 });
+    const unknown = spawnSync(process.execPath, ['bin/tessera.mjs', 'user', 'reset-password', '--username', 'nobody'], {
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     assert.equal(unknown.status, 2);
     assert.match(unknown.stderr, /no user "nobody"/);
   });
@@ -132,7 +165,12 @@ describe('start-up failures: one line naming the cause and the setting, exit cod
   });
 
   it('database unreachable', async () => {
-    const res = await failingStart(baseEnv(join(root, 'pg'), { PORT: String(await freePort()), DATABASE_URL: 'postgres://tessera:hunter2@127.0.0.1:1/tessera' }));
+    const res = await failingStart(
+      baseEnv(join(root, 'pg'), {
+        PORT: String(await freePort()),
+        DATABASE_URL: 'postgres://tessera:hunter2@127.0.0.1:1/tessera',
+      }),
+    );
     assert.equal(res.code, 2, res.stderr);
     assertOneLine(res.stderr, /cannot reach the database/, 'DATABASE_URL');
     assert.doesNotMatch(res.stderr, /hunter2/, 'the password is not shown');

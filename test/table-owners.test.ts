@@ -12,27 +12,107 @@ import { callsTo, parseSource, sourceFiles, stringValue, ts } from './helpers/so
 
 /** Permanent exceptions: [file, table, why]. */
 const ALLOWED: [string, string, string][] = [
-  ['src/core/authz/authorize.ts', 'security_template_permissions', 'core/authz evaluates permissions for every feature and cannot import identity (core never imports features); the permission rows are its input'],
-  ['src/core/authz/ceiling.ts', 'organizations', 'the privilege ceiling locks the organization and counts holders in the caller\'s transaction; core cannot import identity'],
-  ['src/core/authz/ceiling.ts', 'roles', 'the privilege ceiling locks the organization and counts holders in the caller\'s transaction; core cannot import identity'],
-  ['src/core/authz/ceiling.ts', 'security_template_grants', 'the privilege ceiling locks the organization and counts holders in the caller\'s transaction; core cannot import identity'],
-  ['src/core/authz/ceiling.ts', 'users', 'the privilege ceiling locks the organization and counts holders in the caller\'s transaction; core cannot import identity'],
-  ['src/core/events/publish.ts', 'users', 'the outbox names an event\'s actor (first and last name), read in the change\'s own transaction; core cannot import identity'],
-  ['src/edge/edge.ts', 'cdn_edges', 'the edge program (a second composition root) reads and reports through the CDN feature\'s tables: they are its control contract with the API (features/cdn/contract.ts)'],
-  ['src/edge/edge.ts', 'cdn_purges', 'the edge program (a second composition root) reads and reports through the CDN feature\'s tables: they are its control contract with the API (features/cdn/contract.ts)'],
-  ['src/edge/edge.ts', 'cdn_stats_hourly', 'the edge program (a second composition root) reads and reports through the CDN feature\'s tables: they are its control contract with the API (features/cdn/contract.ts)'],
-  ['src/edge/edge.ts', 'cdn_zones', 'the edge program (a second composition root) reads and reports through the CDN feature\'s tables: they are its control contract with the API (features/cdn/contract.ts)'],
-  ['src/edge/stats.ts', 'cdn_stats_geo', 'the edge program (a second composition root) reads and reports through the CDN feature\'s tables: they are its control contract with the API (features/cdn/contract.ts)'],
-  ['src/edge/stats.ts', 'cdn_stats_hourly', 'the edge program (a second composition root) reads and reports through the CDN feature\'s tables: they are its control contract with the API (features/cdn/contract.ts)'],
-  ['src/features/assets/assets.repo.ts', 'security_template_permissions', 'the asset read path loads an asset\'s templates, their names and their grants in one prepared query (securityOf, on every asset request); the grants are core/authz\'s rows'],
-  ['src/features/assets/assets.repo.ts', 'security_templates', 'the asset read path loads an asset\'s templates, their names and their grants in one prepared query (securityOf, on every asset request); the grants are core/authz\'s rows'],
-  ['src/features/auth/sessions/sessions.repo.ts', 'roles', 'the credential check reads the session, its user and the user\'s role in one prepared round trip on every principal-cache miss (identity supplies the group list: groupIdsJson)'],
-  ['src/features/auth/sessions/sessions.repo.ts', 'users', 'the credential check reads the session, its user and the user\'s role in one prepared round trip on every principal-cache miss (identity supplies the group list: groupIdsJson)'],
+  [
+    'src/core/authz/authorize.ts',
+    'security_template_permissions',
+    'core/authz evaluates permissions for every feature and cannot import identity (core never imports features); the permission rows are its input',
+  ],
+  [
+    'src/core/authz/ceiling.ts',
+    'organizations',
+    "the privilege ceiling locks the organization and counts holders in the caller's transaction; core cannot import identity",
+  ],
+  [
+    'src/core/authz/ceiling.ts',
+    'roles',
+    "the privilege ceiling locks the organization and counts holders in the caller's transaction; core cannot import identity",
+  ],
+  [
+    'src/core/authz/ceiling.ts',
+    'security_template_grants',
+    "the privilege ceiling locks the organization and counts holders in the caller's transaction; core cannot import identity",
+  ],
+  [
+    'src/core/authz/ceiling.ts',
+    'users',
+    "the privilege ceiling locks the organization and counts holders in the caller's transaction; core cannot import identity",
+  ],
+  [
+    'src/core/events/publish.ts',
+    'users',
+    "the outbox names an event's actor (first and last name), read in the change's own transaction; core cannot import identity",
+  ],
+  [
+    'src/edge/edge.ts',
+    'cdn_edges',
+    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/contract.ts)",
+  ],
+  [
+    'src/edge/edge.ts',
+    'cdn_purges',
+    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/contract.ts)",
+  ],
+  [
+    'src/edge/edge.ts',
+    'cdn_stats_hourly',
+    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/contract.ts)",
+  ],
+  [
+    'src/edge/edge.ts',
+    'cdn_zones',
+    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/contract.ts)",
+  ],
+  [
+    'src/edge/stats.ts',
+    'cdn_stats_geo',
+    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/contract.ts)",
+  ],
+  [
+    'src/edge/stats.ts',
+    'cdn_stats_hourly',
+    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/contract.ts)",
+  ],
+  [
+    'src/features/assets/assets.repo.ts',
+    'security_template_permissions',
+    "the asset read path loads an asset's templates, their names and their grants in one prepared query (securityOf, on every asset request); the grants are core/authz's rows",
+  ],
+  [
+    'src/features/assets/assets.repo.ts',
+    'security_templates',
+    "the asset read path loads an asset's templates, their names and their grants in one prepared query (securityOf, on every asset request); the grants are core/authz's rows",
+  ],
+  [
+    'src/features/auth/sessions/sessions.repo.ts',
+    'roles',
+    "the credential check reads the session, its user and the user's role in one prepared round trip on every principal-cache miss (identity supplies the group list: groupIdsJson)",
+  ],
+  [
+    'src/features/auth/sessions/sessions.repo.ts',
+    'users',
+    "the credential check reads the session, its user and the user's role in one prepared round trip on every principal-cache miss (identity supplies the group list: groupIdsJson)",
+  ],
   ['src/features/auth/signing-keys.ts', 'server_state', 'its own key (auth.signing_kid) in the shared key/value table'],
-  ['src/features/identity/bootstrap.ts', 'server_state', 'its own key (the first-run marker) in the shared key/value table'],
-  ['src/features/identity/identity.repo.ts', 'auth_sessions', 'disabling a user or changing a password ends their sessions in the same transaction (endUserSessions, endImpersonationsBy); auth imports identity, so identity cannot call auth'],
-  ['src/features/metadata/definitions/template-cache.ts', 'server_state', 'its own keys (metadata.version.<org>) in the shared key/value table'],
-  ['src/features/webhooks/delivery-store.ts', 'events', 'webhooks is the outbox\'s consumer: it fans new events out to endpoints in one statement'],
+  [
+    'src/features/identity/bootstrap.ts',
+    'server_state',
+    'its own key (the first-run marker) in the shared key/value table',
+  ],
+  [
+    'src/features/identity/identity.repo.ts',
+    'auth_sessions',
+    'disabling a user or changing a password ends their sessions in the same transaction (endUserSessions, endImpersonationsBy); auth imports identity, so identity cannot call auth',
+  ],
+  [
+    'src/features/metadata/definitions/template-cache.ts',
+    'server_state',
+    'its own keys (metadata.version.<org>) in the shared key/value table',
+  ],
+  [
+    'src/features/webhooks/delivery-store.ts',
+    'events',
+    "webhooks is the outbox's consumer: it fans new events out to endpoints in one statement",
+  ],
 ];
 
 /**
@@ -57,7 +137,16 @@ function ownerOf(path: string): string {
 }
 
 /** Kysely calls that name a table as their first argument ('table', 'table as alias', in any quotes). */
-const QUERY = new Set(['selectFrom', 'insertInto', 'updateTable', 'deleteFrom', 'innerJoin', 'leftJoin', 'rightJoin', 'fullJoin']);
+const QUERY = new Set([
+  'selectFrom',
+  'insertInto',
+  'updateTable',
+  'deleteFrom',
+  'innerJoin',
+  'leftJoin',
+  'rightJoin',
+  'fullJoin',
+]);
 
 /** The tables a file names in Kysely calls, read from its syntax tree (comments and wrapping do not matter). */
 function tablesQueried(path: string): string[] {
@@ -87,16 +176,23 @@ function crossings(): { unknown: string[]; found: Set<string> } {
 it('every table in the schema has an owner, and every owner exists', () => {
   for (const [table, owner] of Object.entries(TABLE_OWNERS)) {
     const dir = owner.startsWith('core/') ? `src/${owner}` : `src/features/${owner}`;
-    assert.ok(statSync(dir, { throwIfNoEntry: false }) ?? statSync(`${dir}.ts`, { throwIfNoEntry: false }), `${table}: owner ${owner} has no folder or module`);
+    assert.ok(
+      statSync(dir, { throwIfNoEntry: false }) ?? statSync(`${dir}.ts`, { throwIfNoEntry: false }),
+      `${table}: owner ${owner} has no folder or module`,
+    );
   }
 });
 
-it('no file outside a table\'s owner queries it, except the listed ones', () => {
+it("no file outside a table's owner queries it, except the listed ones", () => {
   const { unknown, found } = crossings();
   assert.deepEqual(unknown, [], 'tables named in queries but missing from src/core/db/table-owners.ts');
   const listed = new Set([...ALLOWED.map(([f, t]) => `${f} ${t}`), ...PENDING.map(([f, t]) => `${f} ${t}`)]);
   const undeclared = [...found].filter((c) => !listed.has(c));
-  assert.deepEqual(undeclared, [], 'query the owning feature through its index.ts instead (or, for a real exception, list it in ALLOWED with the reason)');
+  assert.deepEqual(
+    undeclared,
+    [],
+    'query the owning feature through its index.ts instead (or, for a real exception, list it in ALLOWED with the reason)',
+  );
   const stale = [...listed].filter((c) => !found.has(c));
   assert.deepEqual(stale, [], 'fixed: remove these from the exception lists');
 });

@@ -56,7 +56,9 @@ function rowOf(entry: AuditEntry): Row {
   const own: Principal | undefined = acting?.orgId === entry.orgId ? acting : undefined;
   const origin = requestOrigin();
   const impersonatorId = entry.impersonatorId !== undefined ? entry.impersonatorId : (own?.impersonatorId ?? null);
-  const data: Record<string, unknown> = { ...(entry.data ? (redactSecrets(entry.data) as Record<string, unknown>) : {}) };
+  const data: Record<string, unknown> = {
+    ...(entry.data ? (redactSecrets(entry.data) as Record<string, unknown>) : {}),
+  };
   if (entry.changes) data.changes = redactSecrets(entry.changes);
   // Part of the hashed record, so the object index (audit_objects) can be checked against it.
   if (entry.objects && entry.objects.length > 0) data.objects = entry.objects.map((o) => ({ type: o.type, id: o.id }));
@@ -127,11 +129,27 @@ export function isAuditedEvent(type: EventType): boolean {
   return AUDITED_TOPICS.has(EVENT_CATALOG[type].topic) && !NOT_AUDITED.has(type);
 }
 
-interface Named { id?: unknown; filename?: unknown; name?: unknown }
-const idOf = (v: unknown): string | undefined => (v && typeof v === 'object' && typeof (v as Named).id === 'string' ? ((v as Named).id as string) : typeof v === 'string' ? v : undefined);
+interface Named {
+  id?: unknown;
+  filename?: unknown;
+  name?: unknown;
+}
+const idOf = (v: unknown): string | undefined =>
+  v && typeof v === 'object' && typeof (v as Named).id === 'string'
+    ? ((v as Named).id as string)
+    : typeof v === 'string'
+      ? v
+      : undefined;
 
 /** The audit entry an event stands for (its objects read from the topic objects). */
-export function eventAuditEntry(type: EventType, orgId: string, at: number, actorId: string | null, eventId: string, data: Record<string, unknown>): AuditEntry {
+export function eventAuditEntry(
+  type: EventType,
+  orgId: string,
+  at: number,
+  actorId: string | null,
+  eventId: string,
+  data: Record<string, unknown>,
+): AuditEntry {
   const objects: { type: string; id: string }[] = [];
   const push = (kind: string, v: unknown) => {
     const id = idOf(v);
@@ -150,7 +168,10 @@ export function eventAuditEntry(type: EventType, orgId: string, at: number, acto
   push('rm_entity', data.entity);
   const target = objects[0];
   return {
-    orgId, at, actorId, action: type,
+    orgId,
+    at,
+    actorId,
+    action: type,
     targetType: target?.type ?? EVENT_CATALOG[type].topic,
     targetId: target?.id ?? null,
     objects: objects.slice(1),

@@ -23,7 +23,8 @@ export const REDACTED_PATHS = [
  * upload, content and collection-share links, CDN tokens) or a token in the path (public
  * story-board links). Logged URLs keep their shape and lose those parts, like any other secret.
  */
-const SECRET_QUERY = /([?&](?:signature|sig|token|access_token|refresh_token|code|password|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&#]*/gi;
+const SECRET_QUERY =
+  /([?&](?:signature|sig|token|access_token|refresh_token|code|password|x-amz-signature|x-amz-credential|x-amz-security-token)=)[^&#]*/gi;
 const SECRET_PATH = /(\/shared\/storyboards\/)[^/?#]+/g;
 
 export function redactUrl(url: string): string {
@@ -31,7 +32,16 @@ export function redactUrl(url: string): string {
 }
 
 /** Fastify's request line with the URL redacted (the fields Fastify's own serializer writes). */
-function requestSerializer(req: { method?: string; url?: string; host?: string; hostname?: string; ip?: string; socket?: { remotePort?: number }; version?: string; raw?: { url?: string } }) {
+function requestSerializer(req: {
+  method?: string;
+  url?: string;
+  host?: string;
+  hostname?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
+  version?: string;
+  raw?: { url?: string };
+}) {
   if (req === null || typeof req !== 'object') return req;
   return {
     method: req.method,

@@ -14,7 +14,14 @@
  */
 
 /** The names a prototype answers to, sent by the route fuzz test into every field. */
-export const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf'] as const;
+export const PROTOTYPE_NAMES = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'hasOwnProperty',
+  'valueOf',
+] as const;
 
 /** A frozen table with no prototype: `table[name]` is undefined for every name not listed. */
 export function lookupTable<V>(entries: Record<string, V>): Readonly<Record<string, V | undefined>> {
@@ -35,7 +42,7 @@ export function hasOwn(value: unknown, key: string): boolean {
 
 /** `value[key]` when it is `value`'s own property, else undefined (never an inherited member). */
 export function own<V = unknown>(value: unknown, key: string): V | undefined {
-  return hasOwn(value, key) ? ((value as Record<string, V>)[key]) : undefined;
+  return hasOwn(value, key) ? (value as Record<string, V>)[key] : undefined;
 }
 
 /** Follows a dot path through own properties only (`a.b.c`); undefined where any step is missing. */

@@ -17,9 +17,12 @@ const TMP = tmpdir();
 
 export function stripPaths(text: string): string {
   return text
-    .split(TMP).join('<tmp>')
+    .split(TMP)
+    .join('<tmp>')
     .replace(/file:\/\/\/?[^\s'"`)\]},;]+/g, '<file>')
     .replace(/(^|[\s'"`(=[:,])[A-Za-z]:\\[^\s'"`)\]},;]*/g, '$1<file>')
-    .replace(/(^|[\s'"`(=[:,])(?:<tmp>)?\/(?:[^\s'"`)\]},;/]+\/)*[^\s'"`)\]},;/]*/g, (m, lead: string) => (m.length - lead.length > 1 ? `${lead}<file>` : m))
+    .replace(/(^|[\s'"`(=[:,])(?:<tmp>)?\/(?:[^\s'"`)\]},;/]+\/)*[^\s'"`)\]},;/]*/g, (m, lead: string) =>
+      m.length - lead.length > 1 ? `${lead}<file>` : m,
+    )
     .replace(/<tmp>[^\s'"`)\]},;]*/g, '<file>');
 }

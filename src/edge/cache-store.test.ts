@@ -6,8 +6,20 @@ import { it } from 'node:test';
 import { CacheStore } from './cache-store.ts';
 
 const meta = (path: string, size: number) => ({
-  zoneId: 1, path, tags: [], status: 200, headers: {}, size, storedAt: Date.now(), ttlMs: 60_000, swrMs: 0, sieMs: 0,
-  alwaysRevalidate: false, initialAgeMs: 0, etag: undefined, lastModified: undefined,
+  zoneId: 1,
+  path,
+  tags: [],
+  status: 200,
+  headers: {},
+  size,
+  storedAt: Date.now(),
+  ttlMs: 60_000,
+  swrMs: 0,
+  sieMs: 0,
+  alwaysRevalidate: false,
+  initialAgeMs: 0,
+  etag: undefined,
+  lastModified: undefined,
 });
 
 it('evicts least recently used objects beyond the disk bound, keeps bodies on disk past the memory bound', async () => {
@@ -30,7 +42,10 @@ it('evicts least recently used objects beyond the disk bound, keeps bodies on di
     assert.equal(e.body, null);
     assert.equal((await small.body(e))!.length, 2000);
     assert.equal(small.bytes.memory, 0);
-    assert.equal(small.purge(1, (x) => x.path === '/big'), 1);
+    assert.equal(
+      small.purge(1, (x) => x.path === '/big'),
+      1,
+    );
     assert.equal(await small.body(e), null);
   } finally {
     rmSync(dir, { recursive: true, force: true });

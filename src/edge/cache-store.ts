@@ -120,7 +120,12 @@ export class CacheStore {
     return null;
   }
 
-  async put(baseKey: string, variant: string, entry: Omit<CacheEntry, 'key' | 'body' | 'file' | 'dead' | 'variants'>, body: Buffer): Promise<CacheEntry> {
+  async put(
+    baseKey: string,
+    variant: string,
+    entry: Omit<CacheEntry, 'key' | 'body' | 'file' | 'dead' | 'variants'>,
+    body: Buffer,
+  ): Promise<CacheEntry> {
     const key = `${baseKey}\u0000${variant}`;
     this.mru = null;
     const old = this.entries.get(key);
@@ -148,9 +153,17 @@ export class CacheStore {
    * it as a disk-only entry. Throws (keeping nothing) when the stream fails or brings other than
    * `entry.size` bytes.
    */
-  async putStream(baseKey: string, variant: string, entry: Omit<CacheEntry, 'key' | 'body' | 'file' | 'dead' | 'variants'>, stream: Readable): Promise<CacheEntry> {
+  async putStream(
+    baseKey: string,
+    variant: string,
+    entry: Omit<CacheEntry, 'key' | 'body' | 'file' | 'dead' | 'variants'>,
+    stream: Readable,
+  ): Promise<CacheEntry> {
     const key = `${baseKey}\u0000${variant}`;
-    const file = join(this.opts.dir, createHash('sha1').update(key).update(String(entry.storedAt)).update('\u0000stream').digest('hex'));
+    const file = join(
+      this.opts.dir,
+      createHash('sha1').update(key).update(String(entry.storedAt)).update('\u0000stream').digest('hex'),
+    );
     try {
       await pipeline(stream, createWriteStream(file));
       const written = (await stat(file)).size;

@@ -22,11 +22,14 @@ forEachEngine('CDN zone fields at the edge', (ctx) => {
     await second.close();
   });
   const get = (path: string, headers: Record<string, string> = {}) => fetch(`${edge.url}${path}`, { headers });
-  const patch = (id: number, payload: unknown) => ctx().inject({ method: 'PATCH', url: `/v1/cdn/pullzones/${id}`, headers: org.admin.headers, payload });
+  const patch = (id: number, payload: unknown) =>
+    ctx().inject({ method: 'PATCH', url: `/v1/cdn/pullzones/${id}`, headers: org.admin.headers, payload });
 
   it('originHostHeader is sent to the origin; changing the origin empties the zone on every edge', async () => {
     const zone = await makeZone(ctx(), org, origin, { originHostHeader: 'assets.example.com' });
-    origin.routes.set('/h', (req, res) => res.writeHead(200, { 'cache-control': 'max-age=600' }).end(`first:${req.headers.host}`));
+    origin.routes.set('/h', (req, res) =>
+      res.writeHead(200, { 'cache-control': 'max-age=600' }).end(`first:${req.headers.host}`),
+    );
     second.routes.set('/h', (_req, res) => res.writeHead(200, { 'cache-control': 'max-age=600' }).end('second'));
     assert.equal(await (await get(`/${zone.name}/h`)).text(), 'first:assets.example.com');
     assert.equal((await patch(zone.id, { originUrl: second.url })).statusCode, 200);
@@ -37,7 +40,9 @@ forEachEngine('CDN zone fields at the edge', (ctx) => {
     const zone = await makeZone(ctx(), org, origin, { enableWebpVary: true, enableAvifVary: true });
     origin.routes.set('/neg', (req, res) => {
       const a = req.headers.accept ?? '';
-      res.writeHead(200, { 'cache-control': 'max-age=600' }).end(a.includes('image/avif') ? 'avif' : a.includes('image/webp') ? 'webp' : 'jpeg');
+      res
+        .writeHead(200, { 'cache-control': 'max-age=600' })
+        .end(a.includes('image/avif') ? 'avif' : a.includes('image/webp') ? 'webp' : 'jpeg');
     });
     assert.equal(await (await get(`/${zone.name}/neg`, { accept: 'image/avif,image/webp' })).text(), 'avif');
     assert.equal(await (await get(`/${zone.name}/neg`, { accept: 'image/webp' })).text(), 'webp');
@@ -52,7 +57,9 @@ forEachEngine('CDN zone fields at the edge', (ctx) => {
     const on = await makeZone(ctx(), org, origin, { useStaleWhileUpdating: false });
     const off = await makeZone(ctx(), org, origin, { useStaleWhileUpdating: false, useStaleWhileOffline: false });
     let down = false;
-    origin.routes.set('/off', (_req, res) => (down ? res.destroy() : res.writeHead(200, { 'cache-control': 'max-age=1' }).end('cached')));
+    origin.routes.set('/off', (_req, res) =>
+      down ? res.destroy() : res.writeHead(200, { 'cache-control': 'max-age=1' }).end('cached'),
+    );
     await (await get(`/${on.name}/off`)).text();
     await (await get(`/${off.name}/off`)).text();
     down = true;
@@ -64,8 +71,23 @@ forEachEngine('CDN zone fields at the edge', (ctx) => {
   });
 
   it('optimizer switches: WebP off serves the original format; JS minification off leaves JS as is; quality changes size', async () => {
-    const zone = await makeZone(ctx(), org, origin, { optimizerEnabled: true, optimizerEnableWebP: false, optimizerEnableAvif: false, optimizerMinifyJavaScript: false, optimizerImageQuality: 90 });
-    const jpeg = await sharp({ create: { width: 300, height: 200, channels: 3, background: { r: 10, g: 120, b: 200 } } }).composite([{ input: Buffer.from('<svg width="300" height="200"><text x="10" y="100" font-size="40">Tessera</text></svg>') }]).jpeg({ quality: 100 }).toBuffer();
+    const zone = await makeZone(ctx(), org, origin, {
+      optimizerEnabled: true,
+      optimizerEnableWebP: false,
+      optimizerEnableAvif: false,
+      optimizerMinifyJavaScript: false,
+      optimizerImageQuality: 90,
+    });
+    const jpeg = await sharp({
+      create: { width: 300, height: 200, channels: 3, background: { r: 10, g: 120, b: 200 } },
+    })
+      .composite([
+        {
+          input: Buffer.from('<svg width="300" height="200"><text x="10" y="100" font-size="40">Tessera</text></svg>'),
+        },
+      ])
+      .jpeg({ quality: 100 })
+      .toBuffer();
     origin.set('/p.jpg', jpeg, { 'content-type': 'image/jpeg', 'cache-control': 'max-age=600' });
     const js = '// keep\nconst a = 1;\n';
     origin.set('/k.js', js, { 'content-type': 'text/javascript', 'cache-control': 'max-age=600' });
@@ -98,12 +120,21 @@ forEachEngine('CDN zone fields at the edge', (ctx) => {
   });
 
   it('geo zone switches follow the edge region: US for ny and la, Asia for sg, EU for de; SA and AF have no edge region', async () => {
-    const edges = { ny: await startEdge(ctx(), { region: 'ny' }), la: await startEdge(ctx(), { region: 'la' }), sg: await startEdge(ctx(), { region: 'sg' }) };
+    const edges = {
+      ny: await startEdge(ctx(), { region: 'ny' }),
+      la: await startEdge(ctx(), { region: 'la' }),
+      sg: await startEdge(ctx(), { region: 'sg' }),
+    };
     try {
       const zone = await makeZone(ctx(), org, origin);
       origin.set('/g.txt', 'geo', { 'cache-control': 'max-age=600' });
       const status = async (url: string) => (await fetch(`${url}/${zone.name}/g.txt`)).status;
-      const all = async () => ({ de: await status(edge.url), ny: await status(edges.ny.url), la: await status(edges.la.url), sg: await status(edges.sg.url) });
+      const all = async () => ({
+        de: await status(edge.url),
+        ny: await status(edges.ny.url),
+        la: await status(edges.la.url),
+        sg: await status(edges.sg.url),
+      });
       assert.deepEqual(await all(), { de: 200, ny: 200, la: 200, sg: 200 });
       await patch(zone.id, { enableGeoZoneUS: false });
       assert.deepEqual(await all(), { de: 200, ny: 403, la: 403, sg: 200 });
@@ -120,12 +151,30 @@ forEachEngine('CDN zone fields at the edge', (ctx) => {
 
   it('hits answered from memory carry the full header block, rebuilt when the zone changes', async () => {
     const zone = await makeZone(ctx(), org, origin);
-    origin.set('/hb.css', 'body{}', { 'content-type': 'text/css', 'cache-control': 'public, max-age=600', etag: '"hb1"', 'last-modified': new Date(0).toUTCString(), 'cdn-tag': 'secret-tag' });
+    origin.set('/hb.css', 'body{}', {
+      'content-type': 'text/css',
+      'cache-control': 'public, max-age=600',
+      etag: '"hb1"',
+      'last-modified': new Date(0).toUTCString(),
+      'cdn-tag': 'secret-tag',
+    });
     await (await get(`/${zone.name}/hb.css`)).text();
     const hit = await get(`/${zone.name}/hb.css`);
     assert.equal(await hit.text(), 'body{}');
-    assert.deepEqual(['cdn-cache', 'etag', 'cache-control', 'content-type', 'content-length', 'accept-ranges', 'last-modified', 'cdn-tag', 'access-control-allow-origin'].map((h) => hit.headers.get(h)),
-      ['HIT', '"hb1"', 'public, max-age=600', 'text/css', '6', 'bytes', new Date(0).toUTCString(), null, null]);
+    assert.deepEqual(
+      [
+        'cdn-cache',
+        'etag',
+        'cache-control',
+        'content-type',
+        'content-length',
+        'accept-ranges',
+        'last-modified',
+        'cdn-tag',
+        'access-control-allow-origin',
+      ].map((h) => hit.headers.get(h)),
+      ['HIT', '"hb1"', 'public, max-age=600', 'text/css', '6', 'bytes', new Date(0).toUTCString(), null, null],
+    );
     assert.match(hit.headers.get('age') ?? '', /^\d+$/);
     assert.ok(hit.headers.get('date'));
     await patch(zone.id, { cacheControlPublicMaxAgeOverride: 30, enableAccessControlOriginHeader: true });
@@ -152,7 +201,10 @@ forEachEngine('CDN zone fields at the edge', (ctx) => {
       // node:http sends the path as written (fetch and undici would resolve the dot segments first).
       const status = await new Promise<number>((resolve, reject) => {
         const { hostname, port } = new URL(edge.url);
-        const r = request({ hostname, port, path }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+        const r = request({ hostname, port, path }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
         r.on('error', reject);
         r.end();
       });

@@ -20,13 +20,18 @@ forEachEngine('CDN edge: bounded memory (large objects, rate buckets), keep-aliv
     await edge.close();
     await origin.close();
   });
-  const get = (path: string, headers: Record<string, string> = {}, method = 'GET') => fetch(`${edge.url}${path}`, { method, headers });
+  const get = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
+    fetch(`${edge.url}${path}`, { method, headers });
   const bytes = async (res: Response) => Buffer.from(await res.arrayBuffer());
 
   it('a big object is sent from disk: whole, byte ranges, suffix ranges, 416, If-Range, HEAD, 304; purge still wins', async () => {
     const zone = await makeZone(ctx(), org, origin);
     const data = randomBytes(1536 * 1024 + 7);
-    origin.set('/big.bin', data, { 'cache-control': 'max-age=600', etag: '"b1"', 'content-type': 'application/octet-stream' });
+    origin.set('/big.bin', data, {
+      'cache-control': 'max-age=600',
+      etag: '"b1"',
+      'content-type': 'application/octet-stream',
+    });
     const p = `/${zone.name}/big.bin`;
     const miss = await get(p);
     assert.equal(miss.headers.get('cdn-cache'), 'MISS');
@@ -62,11 +67,18 @@ forEachEngine('CDN edge: bounded memory (large objects, rate buckets), keep-aliv
     assert.equal(origin.count('/big.bin'), 1);
 
     // Never held in memory: the memory tier stays empty.
-    const health = await (await fetch(`${edge.edge.controlUrl}/health`)).json() as { bytes: { memory: number; disk: number } };
+    const health = (await (await fetch(`${edge.edge.controlUrl}/health`)).json()) as {
+      bytes: { memory: number; disk: number };
+    };
     assert.equal(health.bytes.memory, 0);
     assert.ok(health.bytes.disk >= data.length);
 
-    const purged = await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/purge`, headers: org.admin.headers, payload: { everything: true } });
+    const purged = await ctx().inject({
+      method: 'POST',
+      url: `/v1/cdn/pullzones/${zone.id}/purge`,
+      headers: org.admin.headers,
+      payload: { everything: true },
+    });
     assert.equal(purged.statusCode, 200, purged.body);
     const after = await get(p, { range: 'bytes=0-99' });
     assert.equal(after.headers.get('cdn-cache'), 'MISS');
@@ -77,8 +89,10 @@ forEachEngine('CDN edge: bounded memory (large objects, rate buckets), keep-aliv
   it('request-rate buckets that refilled to their cap are dropped at the next sync (the map holds only recent IPs)', async () => {
     const zone = await makeZone(ctx(), org, origin, { requestLimit: 1000, burstSize: 0 });
     origin.set('/rb', 'x', { 'cache-control': 'max-age=600' });
-    const health = async () => (await (await fetch(`${edge.edge.controlUrl}/health`)).json() as { rateBuckets: number }).rateBuckets;
-    for (const ip of ['198.51.100.20', '198.51.100.21', '198.51.100.22']) assert.equal((await get(`/${zone.name}/rb`, { 'x-forwarded-for': ip })).status, 200);
+    const health = async () =>
+      ((await (await fetch(`${edge.edge.controlUrl}/health`)).json()) as { rateBuckets: number }).rateBuckets;
+    for (const ip of ['198.51.100.20', '198.51.100.21', '198.51.100.22'])
+      assert.equal((await get(`/${zone.name}/rb`, { 'x-forwarded-for': ip })).status, 200);
     assert.equal(await health(), 3);
     await new Promise((r) => setTimeout(r, 20)); // one request's token comes back after 1 ms at 1000/s
     await edge.edge.sync({});
@@ -97,14 +111,23 @@ forEachEngine('CDN edge: bounded memory (large objects, rate buckets), keep-aliv
       const before = await client.request({ path: '/k.txt', method: 'GET', headers: { host } });
       assert.equal(before.statusCode, 404);
       await before.body.text();
-      const res = await ctx().inject({ method: 'PATCH', url: `/v1/cdn/pullzones/${zone.id}`, headers: org.admin.headers, payload: { hostnames: [host] } });
+      const res = await ctx().inject({
+        method: 'PATCH',
+        url: `/v1/cdn/pullzones/${zone.id}`,
+        headers: org.admin.headers,
+        payload: { hostnames: [host] },
+      });
       assert.equal(res.statusCode, 200, res.body);
       for (let i = 0; i < 2; i++) {
         const now = await client.request({ path: '/k.txt', method: 'GET', headers: { host } });
         assert.equal(now.statusCode, 200);
         assert.equal(await now.body.text(), 'keep');
       }
-      const other = await client.request({ path: `/${zone.name}/k.txt`, method: 'GET', headers: { host: 'unknown.example.test' } });
+      const other = await client.request({
+        path: `/${zone.name}/k.txt`,
+        method: 'GET',
+        headers: { host: 'unknown.example.test' },
+      });
       assert.equal(other.statusCode, 200);
       assert.equal(await other.body.text(), 'keep');
     } finally {

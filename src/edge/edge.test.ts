@@ -20,7 +20,8 @@ forEachEngine('CDN edge server', (ctx) => {
     await edge.close();
     await origin.close();
   });
-  const get = (path: string, headers: Record<string, string> = {}, method = 'GET') => fetch(`${edge.url}${path}`, { method, headers });
+  const get = (path: string, headers: Record<string, string> = {}, method = 'GET') =>
+    fetch(`${edge.url}${path}`, { method, headers });
 
   it('serves by path prefix and by Host; miss → origin once → hit', async () => {
     const zone = await makeZone(ctx(), org, origin, { hostnames: [`h${unique()}.example.test`] });
@@ -42,8 +43,15 @@ forEachEngine('CDN edge server', (ctx) => {
 
   it('active content (HTML, SVG, XML) is an attachment under CSP sandbox, hit or miss, unless the zone opts in; nosniff always (issue 23, defect 11)', async () => {
     const zone = await makeZone(ctx(), org, origin);
-    origin.set('/page.html', '<script>alert(1)</script>', { 'cache-control': 'max-age=60', 'content-type': 'text/html; charset=utf-8' });
-    origin.set('/pic.svg', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', { 'cache-control': 'max-age=60', 'content-type': 'image/svg+xml', 'content-disposition': 'inline; filename="pic.svg"' });
+    origin.set('/page.html', '<script>alert(1)</script>', {
+      'cache-control': 'max-age=60',
+      'content-type': 'text/html; charset=utf-8',
+    });
+    origin.set('/pic.svg', '<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', {
+      'cache-control': 'max-age=60',
+      'content-type': 'image/svg+xml',
+      'content-disposition': 'inline; filename="pic.svg"',
+    });
     origin.set('/doc.xml', '<a/>', { 'cache-control': 'max-age=60', 'content-type': 'application/atom+xml' });
     origin.set('/plain.txt', 'hi', { 'cache-control': 'max-age=60', 'content-type': 'text/plain' });
     for (const round of ['MISS', 'HIT']) {
@@ -83,7 +91,8 @@ forEachEngine('CDN edge server', (ctx) => {
       assert.equal(origin.count(p), 2, p);
     }
     origin.routes.set('/rv', (req, res) => {
-      if (req.headers['if-none-match'] === '"e1"') return void res.writeHead(304, { etag: '"e1"', 'cache-control': 'max-age=0' }).end();
+      if (req.headers['if-none-match'] === '"e1"')
+        return void res.writeHead(304, { etag: '"e1"', 'cache-control': 'max-age=0' }).end();
       res.writeHead(200, { etag: '"e1"', 'cache-control': 'max-age=0', 'content-type': 'text/plain' }).end('body-rv');
     });
     assert.equal(await (await get(`/${zone.name}/rv`)).text(), 'body-rv');
@@ -117,7 +126,11 @@ forEachEngine('CDN edge server', (ctx) => {
 
   it('Vary: stores one variant per value of the varied request header', async () => {
     const zone = await makeZone(ctx(), org, origin);
-    origin.routes.set('/v', (req, res) => res.writeHead(200, { vary: 'Accept-Language', 'cache-control': 'max-age=60' }).end(`lang=${req.headers['accept-language']}`));
+    origin.routes.set('/v', (req, res) =>
+      res
+        .writeHead(200, { vary: 'Accept-Language', 'cache-control': 'max-age=60' })
+        .end(`lang=${req.headers['accept-language']}`),
+    );
     assert.equal(await (await get(`/${zone.name}/v`, { 'accept-language': 'de' })).text(), 'lang=de');
     assert.equal(await (await get(`/${zone.name}/v`, { 'accept-language': 'fr' })).text(), 'lang=fr');
     const de = await get(`/${zone.name}/v`, { 'accept-language': 'de' });
@@ -129,7 +142,9 @@ forEachEngine('CDN edge server', (ctx) => {
   it('stale-while-revalidate serves stale and refreshes in the background; stale-if-error serves stale when the origin fails', async () => {
     const zone = await makeZone(ctx(), org, origin, { useStaleWhileUpdating: false, useStaleWhileOffline: false });
     let n = 0;
-    origin.routes.set('/swr', (_req, res) => res.writeHead(200, { 'cache-control': 'max-age=1, stale-while-revalidate=60' }).end(`v${++n}`));
+    origin.routes.set('/swr', (_req, res) =>
+      res.writeHead(200, { 'cache-control': 'max-age=1, stale-while-revalidate=60' }).end(`v${++n}`),
+    );
     assert.equal(await (await get(`/${zone.name}/swr`)).text(), 'v1');
     await new Promise((r) => setTimeout(r, 1100));
     const stale = await get(`/${zone.name}/swr`);
@@ -139,7 +154,11 @@ forEachEngine('CDN edge server', (ctx) => {
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(await (await get(`/${zone.name}/swr`)).text(), 'v2');
     let fail = false;
-    origin.routes.set('/sie', (_req, res) => (fail ? res.writeHead(503).end('down') : res.writeHead(200, { 'cache-control': 'max-age=1, stale-if-error=60' }).end('good')));
+    origin.routes.set('/sie', (_req, res) =>
+      fail
+        ? res.writeHead(503).end('down')
+        : res.writeHead(200, { 'cache-control': 'max-age=1, stale-if-error=60' }).end('good'),
+    );
     assert.equal(await (await get(`/${zone.name}/sie`)).text(), 'good');
     fail = true;
     await new Promise((r) => setTimeout(r, 1100));
@@ -147,7 +166,9 @@ forEachEngine('CDN edge server', (ctx) => {
     assert.equal(sie.status, 200);
     assert.equal(await sie.text(), 'good');
     assert.equal(sie.headers.get('cdn-cache'), 'STALE');
-    origin.routes.set('/nosie', (_req, res) => (fail ? res.writeHead(503).end('down') : res.writeHead(200, { 'cache-control': 'max-age=1' }).end('good')));
+    origin.routes.set('/nosie', (_req, res) =>
+      fail ? res.writeHead(503).end('down') : res.writeHead(200, { 'cache-control': 'max-age=1' }).end('good'),
+    );
     fail = false;
     await (await get(`/${zone.name}/nosie`)).text();
     fail = true;
@@ -156,7 +177,10 @@ forEachEngine('CDN edge server', (ctx) => {
   });
 
   it('edge TTL override caches what the origin does not say; browser TTL override rewrites Cache-Control', async () => {
-    const zone = await makeZone(ctx(), org, origin, { cacheControlMaxAgeOverride: 300, cacheControlPublicMaxAgeOverride: 42 });
+    const zone = await makeZone(ctx(), org, origin, {
+      cacheControlMaxAgeOverride: 300,
+      cacheControlPublicMaxAgeOverride: 42,
+    });
     origin.set('/plain', 'p');
     await (await get(`/${zone.name}/plain`)).text();
     const hit = await get(`/${zone.name}/plain`);
@@ -178,17 +202,28 @@ forEachEngine('CDN edge server', (ctx) => {
 
   it('1,000 concurrent cold requests make exactly one origin request', async () => {
     const zone = await makeZone(ctx(), org, origin);
-    origin.routes.set('/cold', (_req, res) => setTimeout(() => res.writeHead(200, { 'cache-control': 'max-age=60' }).end('cold-body'), 100));
+    origin.routes.set('/cold', (_req, res) =>
+      setTimeout(() => res.writeHead(200, { 'cache-control': 'max-age=60' }).end('cold-body'), 100),
+    );
     const { Agent, request } = await import('undici');
     const agent = new Agent({ connections: 1000 });
-    const bodies = await Promise.all(Array.from({ length: 1000 }, async () => (await request(`${edge.url}/${zone.name}/cold`, { dispatcher: agent })).body.text()));
+    const bodies = await Promise.all(
+      Array.from({ length: 1000 }, async () =>
+        (await request(`${edge.url}/${zone.name}/cold`, { dispatcher: agent })).body.text(),
+      ),
+    );
     await agent.close();
     assert.ok(bodies.every((b) => b === 'cold-body'));
     assert.equal(origin.count('/cold'), 1);
   });
 
   it('access rules: disabled zone, blocked IP and country, referrers, geo zone, token auth, CORS', async () => {
-    const zone = await makeZone(ctx(), org, origin, { blockedIPs: ['203.0.113.0/24'], blockedCountries: ['GB'], allowedReferrers: ['*.good.test'], blockedReferrers: ['evil.good.test'] });
+    const zone = await makeZone(ctx(), org, origin, {
+      blockedIPs: ['203.0.113.0/24'],
+      blockedCountries: ['GB'],
+      allowedReferrers: ['*.good.test'],
+      blockedReferrers: ['evil.good.test'],
+    });
     origin.set('/r.js', 'x', { 'cache-control': 'max-age=60' });
     const p = `/${zone.name}/r.js`;
     assert.equal((await get(p)).status, 200);
@@ -198,28 +233,56 @@ forEachEngine('CDN edge server', (ctx) => {
     assert.equal((await get(p, { referer: 'https://www.good.test/page' })).status, 200);
     assert.equal((await get(p, { referer: 'https://evil.good.test/' })).status, 403);
     assert.equal((await get(p, { referer: 'https://other.test/' })).status, 403);
-    const patch = (payload: unknown) => ctx().inject({ method: 'PATCH', url: `/v1/cdn/pullzones/${zone.id}`, headers: org.admin.headers, payload });
+    const patch = (payload: unknown) =>
+      ctx().inject({ method: 'PATCH', url: `/v1/cdn/pullzones/${zone.id}`, headers: org.admin.headers, payload });
     assert.equal((await patch({ enableGeoZoneEU: false })).statusCode, 200);
     assert.equal((await get(p)).status, 403); // this edge is in region de (EU)
     await patch({ enableGeoZoneEU: true, enabled: false });
     assert.equal((await get(p)).status, 403);
-    await patch({ enabled: true, zoneSecurityEnabled: true, enableAccessControlOriginHeader: true, accessControlOriginHeaderExtensions: ['js'] });
+    await patch({
+      enabled: true,
+      zoneSecurityEnabled: true,
+      enableAccessControlOriginHeader: true,
+      accessControlOriginHeaderExtensions: ['js'],
+    });
     assert.equal((await get(p)).status, 403);
-    const signed = json(await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/sign`, headers: org.admin.headers, payload: { path: '/r.js', expiresInSeconds: 60 } }));
+    const signed = json(
+      await ctx().inject({
+        method: 'POST',
+        url: `/v1/cdn/pullzones/${zone.id}/sign`,
+        headers: org.admin.headers,
+        payload: { path: '/r.js', expiresInSeconds: 60 },
+      }),
+    );
     const ok = await get(`${p}?token=${signed.token}&expires=${signed.expires}`);
     assert.equal(ok.status, 200);
     assert.equal(ok.headers.get('access-control-allow-origin'), '*');
     assert.equal((await get(`${p}?token=${signed.token}&expires=${signed.expires + 1}`)).status, 403);
-    const key = json(await ctx().inject({ method: 'GET', url: `/v1/cdn/pullzones/${zone.id}`, headers: org.admin.headers })).zoneSecurityKey;
+    const key = json(
+      await ctx().inject({ method: 'GET', url: `/v1/cdn/pullzones/${zone.id}`, headers: org.admin.headers }),
+    ).zoneSecurityKey;
     const past = Math.floor(Date.now() / 1000) - 5;
     assert.equal((await get(`${p}?token=${signToken(key, '/r.js', past)}&expires=${past}`)).status, 403);
     const pre = await get(p, { 'access-control-request-method': 'GET', origin: 'https://x.test' }, 'OPTIONS');
     assert.equal(pre.status, 204);
     assert.equal(pre.headers.get('access-control-allow-origin'), '*');
     await patch({ zoneSecurityIncludeHashRemoteIP: true });
-    const bound = json(await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/sign`, headers: org.admin.headers, payload: { path: '/r.js', ip: '8.8.4.4' } }));
-    assert.equal((await get(`${p}?token=${bound.token}&expires=${bound.expires}`, { 'x-forwarded-for': '8.8.4.4' })).status, 200);
-    assert.equal((await get(`${p}?token=${bound.token}&expires=${bound.expires}`, { 'x-forwarded-for': '8.8.8.8' })).status, 403);
+    const bound = json(
+      await ctx().inject({
+        method: 'POST',
+        url: `/v1/cdn/pullzones/${zone.id}/sign`,
+        headers: org.admin.headers,
+        payload: { path: '/r.js', ip: '8.8.4.4' },
+      }),
+    );
+    assert.equal(
+      (await get(`${p}?token=${bound.token}&expires=${bound.expires}`, { 'x-forwarded-for': '8.8.4.4' })).status,
+      200,
+    );
+    assert.equal(
+      (await get(`${p}?token=${bound.token}&expires=${bound.expires}`, { 'x-forwarded-for': '8.8.8.8' })).status,
+      403,
+    );
   });
 
   it('signed URLs: a token serves only its own path and expiry (moved digit, truncated, extended, old format → 403)', async () => {
@@ -227,8 +290,20 @@ forEachEngine('CDN edge server', (ctx) => {
     origin.set('/image01', 'one', { 'cache-control': 'max-age=60' });
     origin.set('/image0', 'zero', { 'cache-control': 'max-age=60' });
     origin.set('/image011', 'eleven', { 'cache-control': 'max-age=60' });
-    await ctx().inject({ method: 'PATCH', url: `/v1/cdn/pullzones/${zone.id}`, headers: org.admin.headers, payload: { zoneSecurityEnabled: true } });
-    const signed = json(await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/sign`, headers: org.admin.headers, payload: { path: '/image01', expiresInSeconds: 3600 } }));
+    await ctx().inject({
+      method: 'PATCH',
+      url: `/v1/cdn/pullzones/${zone.id}`,
+      headers: org.admin.headers,
+      payload: { zoneSecurityEnabled: true },
+    });
+    const signed = json(
+      await ctx().inject({
+        method: 'POST',
+        url: `/v1/cdn/pullzones/${zone.id}/sign`,
+        headers: org.admin.headers,
+        payload: { path: '/image01', expiresInSeconds: 3600 },
+      }),
+    );
     const p = `/${zone.name}`;
     const ok = await get(`${p}/image01?token=${signed.token}&expires=${signed.expires}`);
     assert.equal(ok.status, 200);
@@ -240,25 +315,60 @@ forEachEngine('CDN edge server', (ctx) => {
     assert.equal((await get(`${p}/image01?token=${signed.token}&expires=${signed.expires}0`)).status, 403);
     assert.equal((await get(`${p}/image01?token=${signed.token.slice(0, -1)}&expires=${signed.expires}`)).status, 403);
     assert.equal((await get(`${p}/image01?token=${signed.token}A&expires=${signed.expires}`)).status, 403);
-    const key = json(await ctx().inject({ method: 'GET', url: `/v1/cdn/pullzones/${zone.id}`, headers: org.admin.headers })).zoneSecurityKey;
+    const key = json(
+      await ctx().inject({ method: 'GET', url: `/v1/cdn/pullzones/${zone.id}`, headers: org.admin.headers }),
+    ).zoneSecurityKey;
     const old = createHash('sha256').update(`${key}/image01${signed.expires}`).digest('base64url');
     assert.equal((await get(`${p}/image01?token=${old}&expires=${signed.expires}`)).status, 403);
     // signing cannot reach past the longest lifetime, and a query is not part of what is signed
-    assert.equal((await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/sign`, headers: org.admin.headers, payload: { path: '/image01', expiresInSeconds: 10_000_000_000 } })).statusCode, 400);
-    assert.equal((await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/sign`, headers: org.admin.headers, payload: { path: '/image01?x=1' } })).statusCode, 400);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'POST',
+          url: `/v1/cdn/pullzones/${zone.id}/sign`,
+          headers: org.admin.headers,
+          payload: { path: '/image01', expiresInSeconds: 10_000_000_000 },
+        })
+      ).statusCode,
+      400,
+    );
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'POST',
+          url: `/v1/cdn/pullzones/${zone.id}/sign`,
+          headers: org.admin.headers,
+          payload: { path: '/image01?x=1' },
+        })
+      ).statusCode,
+      400,
+    );
   });
 
   it('purge by URL, prefix, tag and everything; a purged object is never served again (stale included)', async () => {
     const zone = await makeZone(ctx(), org, origin, { hostnames: [`p${unique()}.example.test`] });
     let version = 1;
     for (const path of ['/img/a.png', '/img/b.png', '/css/c.css', '/t1', '/t2']) {
-      origin.routes.set(path, (_req, res) => res.writeHead(200, { 'cache-control': 'max-age=600, stale-while-revalidate=600, stale-if-error=600', 'cdn-tag': path.startsWith('/t') ? 'group-t' : 'other' }).end(`${path}@${version}`));
+      origin.routes.set(path, (_req, res) =>
+        res
+          .writeHead(200, {
+            'cache-control': 'max-age=600, stale-while-revalidate=600, stale-if-error=600',
+            'cdn-tag': path.startsWith('/t') ? 'group-t' : 'other',
+          })
+          .end(`${path}@${version}`),
+      );
     }
     const read = async (path: string) => (await get(`/${zone.name}${path}`)).text();
-    for (const path of ['/img/a.png', '/img/b.png', '/css/c.css', '/t1', '/t2']) assert.equal(await read(path), `${path}@1`);
+    for (const path of ['/img/a.png', '/img/b.png', '/css/c.css', '/t1', '/t2'])
+      assert.equal(await read(path), `${path}@1`);
     version = 2;
     const purge = async (payload: unknown) => {
-      const res = await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/purge`, headers: org.admin.headers, payload });
+      const res = await ctx().inject({
+        method: 'POST',
+        url: `/v1/cdn/pullzones/${zone.id}/purge`,
+        headers: org.admin.headers,
+        payload,
+      });
       assert.equal(res.statusCode, 200, res.body);
       assert.ok(json(res).edges >= 1);
     };
@@ -280,7 +390,8 @@ forEachEngine('CDN edge server', (ctx) => {
     const zone = await makeZone(ctx(), org, origin, { requestLimit: 2, burstSize: 3 });
     origin.set('/rl', 'x', { 'cache-control': 'max-age=60' });
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await get(`/${zone.name}/rl`, { 'x-forwarded-for': '198.51.100.7' })).status);
+    for (let i = 0; i < 6; i++)
+      statuses.push((await get(`/${zone.name}/rl`, { 'x-forwarded-for': '198.51.100.7' })).status);
     assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429]);
     const other = await get(`/${zone.name}/rl`, { 'x-forwarded-for': '198.51.100.8' });
     assert.equal(other.status, 200);
@@ -304,12 +415,21 @@ forEachEngine('CDN edge server', (ctx) => {
     const zone = await makeZone(ctx(), org, origin);
     origin.set('/s1', Buffer.alloc(100, 1), { 'cache-control': 'max-age=60' });
     origin.set('/s2', Buffer.alloc(300, 2), { 'cache-control': 'max-age=60' });
-    const plan: [string, string][] = [['/s1', '8.8.8.8'], ['/s1', '8.8.8.8'], ['/s1', '81.2.69.160'], ['/s2', '1.1.1.1'], ['/s2', '8.8.8.8'], ['/missing', '8.8.8.8']];
+    const plan: [string, string][] = [
+      ['/s1', '8.8.8.8'],
+      ['/s1', '8.8.8.8'],
+      ['/s1', '81.2.69.160'],
+      ['/s2', '1.1.1.1'],
+      ['/s2', '8.8.8.8'],
+      ['/missing', '8.8.8.8'],
+    ];
     for (const [path, ip] of plan) await (await get(`/${zone.name}${path}`, { 'x-forwarded-for': ip })).arrayBuffer();
     // The counters reach the database by the edge's own flush too: the statistics call's push misses
     // an edge that an earlier push timed out on under load (deregistered until its next heartbeat).
     await edge.edge.sync({ flushStats: true });
-    const stats = json(await ctx().inject({ method: 'GET', url: `/v1/cdn/pullzone/stats/${zone.id}`, headers: org.admin.headers }));
+    const stats = json(
+      await ctx().inject({ method: 'GET', url: `/v1/cdn/pullzone/stats/${zone.id}`, headers: org.admin.headers }),
+    );
     const notFoundLen = 'not found'.length;
     assert.equal(stats.totalRequestsServed, 6);
     assert.equal(stats.totalBandwidthUsed, 100 * 3 + 300 * 2 + notFoundLen);
@@ -325,7 +445,11 @@ forEachEngine('CDN edge server', (ctx) => {
     assert.equal(stats.hourly.length, 1);
     assert.equal(stats.hourly[0].requests, 6);
     assert.ok(stats.byteHitRate > 0 && stats.byteHitRate < 1);
-    const page = await ctx().inject({ method: 'GET', url: `/v1/cdn/pullzones/${zone.id}/dashboard`, headers: org.admin.headers });
+    const page = await ctx().inject({
+      method: 'GET',
+      url: `/v1/cdn/pullzones/${zone.id}/dashboard`,
+      headers: org.admin.headers,
+    });
     assert.equal(page.statusCode, 200);
     assert.match(page.headers['content-type'] as string, /text\/html/);
     assert.match(page.body, /<svg/);
@@ -334,8 +458,16 @@ forEachEngine('CDN edge server', (ctx) => {
 
   describe('optimizer', () => {
     it('negotiates AVIF > WebP > original by Accept with Vary: Accept; AVIF is made in the background', async () => {
-      const zone = await makeZone(ctx(), org, origin, { optimizerEnabled: true, optimizerMaxWidth: 64, optimizerImageQuality: 60 });
-      const png = await sharp({ create: { width: 200, height: 100, channels: 3, background: { r: 200, g: 30, b: 30 } } }).png().toBuffer();
+      const zone = await makeZone(ctx(), org, origin, {
+        optimizerEnabled: true,
+        optimizerMaxWidth: 64,
+        optimizerImageQuality: 60,
+      });
+      const png = await sharp({
+        create: { width: 200, height: 100, channels: 3, background: { r: 200, g: 30, b: 30 } },
+      })
+        .png()
+        .toBuffer();
       origin.set('/pic.png', png, { 'content-type': 'image/png', 'cache-control': 'max-age=600' });
       const plain = await get(`/${zone.name}/pic.png`, { accept: 'image/png' });
       assert.equal(plain.headers.get('content-type'), 'image/png');
@@ -352,7 +484,8 @@ forEachEngine('CDN edge server', (ctx) => {
         await new Promise((r) => setTimeout(r, 50));
         const res = await get(`/${zone.name}/pic.png`, { accept: 'image/avif,image/webp,*/*' });
         type = res.headers.get('content-type') ?? '';
-        if (type === 'image/avif') assert.equal((await sharp(Buffer.from(await res.arrayBuffer())).metadata()).format, 'heif');
+        if (type === 'image/avif')
+          assert.equal((await sharp(Buffer.from(await res.arrayBuffer())).metadata()).format, 'heif');
         else await res.arrayBuffer();
       }
       assert.equal(type, 'image/avif');
@@ -362,7 +495,8 @@ forEachEngine('CDN edge server', (ctx) => {
     it('minifies CSS (lightningcss) and JS (esbuild) once; the output still parses', async () => {
       const zone = await makeZone(ctx(), org, origin, { optimizerEnabled: true });
       const css = '/* comment */\n.a {\n  color: #ff0000;\n  margin: 0px 0px 0px 0px;\n}\n';
-      const js = '// comment\nfunction add(first, second) {\n  const total = first + second;\n  return total;\n}\nglobalThis.result = add(2, 3);\n';
+      const js =
+        '// comment\nfunction add(first, second) {\n  const total = first + second;\n  return total;\n}\nglobalThis.result = add(2, 3);\n';
       origin.set('/s.css', css, { 'content-type': 'text/css', 'cache-control': 'max-age=60' });
       origin.set('/s.js', js, { 'content-type': 'application/javascript', 'cache-control': 'max-age=60' });
       const minCss = await (await get(`/${zone.name}/s.css`)).text();

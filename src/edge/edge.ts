@@ -1,6 +1,12 @@
 import cluster from 'node:cluster';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createEdgeHttpServer, PreparedHit, type EdgeHttpServer, type EdgeRequest, type EdgeResponse } from './http1.ts';
+import {
+  createEdgeHttpServer,
+  PreparedHit,
+  type EdgeHttpServer,
+  type EdgeRequest,
+  type EdgeResponse,
+} from './http1.ts';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { EdgeConfig } from '../config.ts';
@@ -25,7 +31,14 @@ import {
 import { CacheStore, type CacheEntry } from './cache-store.ts';
 import { freshness, notModified, parseRange, parseVary, storedHeaders, varyKey } from './http-cache.ts';
 import { openGeo, type Geo } from './geo.ts';
-import { acceptedFormats, encodeImage, isOptimizableImage, minify, variantEtag, type ImageFormat } from './optimizer.ts';
+import {
+  acceptedFormats,
+  encodeImage,
+  isOptimizableImage,
+  minify,
+  variantEtag,
+  type ImageFormat,
+} from './optimizer.ts';
 import { createUrlOrigin, type OriginFetcher, type OriginResponse } from './origin.ts';
 import { EdgeStats, type CacheStatus } from './stats.ts';
 import { bufferSource, sendFileRange, sendRange, sendStream } from './file-body.ts';
@@ -103,8 +116,28 @@ const EMPTY = Buffer.alloc(0);
 
 const TOKEN_PARAMS = new Set(['token', 'expires']);
 /** Client headers not passed to the origin: hop-by-hop, credentials, and what the edge decides itself. */
-const NOT_FORWARDED = new Set(['host', 'connection', 'keep-alive', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'proxy-authorization', 'proxy-connection',
-  'cookie', 'authorization', 'range', 'if-range', 'if-none-match', 'if-modified-since', 'if-match', 'if-unmodified-since', 'content-length', 'expect', 'accept-encoding']);
+const NOT_FORWARDED = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-connection',
+  'cookie',
+  'authorization',
+  'range',
+  'if-range',
+  'if-none-match',
+  'if-modified-since',
+  'if-match',
+  'if-unmodified-since',
+  'content-length',
+  'expect',
+  'accept-encoding',
+]);
 const STRIP_TO_CLIENT = new Set(['cdn-tag', 'surrogate-key', 'cache-tag', 'surrogate-control']);
 
 /** One edge process: its own cache, counters and limits; configuration and purges from the database and the API. */
@@ -141,9 +174,16 @@ export class Edge {
 
   constructor(deps: EdgeDeps) {
     this.deps = deps;
-    this.cache = new CacheStore({ dir: join(deps.config.cacheDir, this.id), maxBytes: deps.config.cacheMaxBytes, memoryMaxBytes: deps.config.memoryMaxBytes });
+    this.cache = new CacheStore({
+      dir: join(deps.config.cacheDir, this.id),
+      maxBytes: deps.config.cacheMaxBytes,
+      memoryMaxBytes: deps.config.memoryMaxBytes,
+    });
     this.geo = openGeo(deps.config.geoipDb);
-    this.origin = createUrlOrigin({ allowPrivate: deps.allowPrivateTargets, maxObjectBytes: deps.config.maxObjectBytes });
+    this.origin = createUrlOrigin({
+      allowPrivate: deps.allowPrivateTargets,
+      maxObjectBytes: deps.config.maxObjectBytes,
+    });
     const proxies = deps.config.trustedProxies.flatMap((p) => (p === 'loopback' ? ['127.0.0.0/8', '::1'] : [p]));
     this.trusted = ipMatcher(proxies);
   }
@@ -153,23 +193,43 @@ export class Edge {
     this.lastSyncOk = Date.now();
     this.control = createServer((req, res) => void this.handleControl(req, res));
     // EDGE_WORKERS=n: worker i (0-based) uses EDGE_CONTROL_PORT + i when a port is set.
-    const controlPort = this.deps.config.controlPort === 0 ? 0 : this.deps.config.controlPort + Number(process.env.EDGE_WORKER_INDEX ?? 0);
+    const controlPort =
+      this.deps.config.controlPort === 0
+        ? 0
+        : this.deps.config.controlPort + Number(process.env.EDGE_WORKER_INDEX ?? 0);
     // exclusive: in a node:cluster worker a shared control port would hand a purge to just one of the workers.
-    await new Promise<void>((resolve) => this.control!.listen({ port: controlPort, host: this.deps.config.controlHost, exclusive: true }, resolve));
+    await new Promise<void>((resolve) =>
+      this.control!.listen({ port: controlPort, host: this.deps.config.controlHost, exclusive: true }, resolve),
+    );
     const cport = (this.control.address() as AddressInfo).port;
-    const chost = this.deps.config.controlHost.includes(':') ? `[${this.deps.config.controlHost}]` : this.deps.config.controlHost;
+    const chost = this.deps.config.controlHost.includes(':')
+      ? `[${this.deps.config.controlHost}]`
+      : this.deps.config.controlHost;
     this.controlUrl = this.deps.config.controlUrl ?? `http://${chost === '0.0.0.0' ? '127.0.0.1' : chost}:${cport}`;
     await this.register();
-    this.server = createEdgeHttpServer((req, res) => this.handle(req, res), (error, res) => {
-      this.deps.log.error({ err: error }, 'edge request failed');
-      if (!res.headersSent) this.plain(res, 502, 'Bad gateway');
-      else res.destroy();
-    }, { headersMs: this.deps.config.http.headersTimeoutMs, requestMs: this.deps.config.http.requestTimeoutMs, idleMs: this.deps.config.http.idleTimeoutMs });
+    this.server = createEdgeHttpServer(
+      (req, res) => this.handle(req, res),
+      (error, res) => {
+        this.deps.log.error({ err: error }, 'edge request failed');
+        if (!res.headersSent) this.plain(res, 502, 'Bad gateway');
+        else res.destroy();
+      },
+      {
+        headersMs: this.deps.config.http.headersTimeoutMs,
+        requestMs: this.deps.config.http.requestTimeoutMs,
+        idleMs: this.deps.config.http.idleTimeoutMs,
+      },
+    );
     const listening = this.server.server;
     // Workers of `EDGE_WORKERS=n` each bind the port with SO_REUSEPORT, so the kernel spreads
     // connections evenly (node:cluster's hand-off from the primary left one worker doing most of the work).
     const reusePort = cluster.isWorker && this.deps.config.port !== 0;
-    await new Promise<void>((resolve) => listening.listen({ port: this.deps.config.port, host: this.deps.config.host, exclusive: reusePort, reusePort }, resolve));
+    await new Promise<void>((resolve) =>
+      listening.listen(
+        { port: this.deps.config.port, host: this.deps.config.host, exclusive: reusePort, reusePort },
+        resolve,
+      ),
+    );
     this.timer = setInterval(() => void this.heartbeat(), this.deps.config.heartbeatMs);
     this.timer.unref();
     return { port: (listening.address() as AddressInfo).port, controlUrl: this.controlUrl };
@@ -178,10 +238,21 @@ export class Edge {
   async stop(): Promise<void> {
     clearInterval(this.timer);
     const control = this.control;
-    await Promise.all([this.server?.close(), control && new Promise<void>((r) => { control.close(() => r()); control.closeAllConnections(); })]);
+    await Promise.all([
+      this.server?.close(),
+      control &&
+        new Promise<void>((r) => {
+          control.close(() => r());
+          control.closeAllConnections();
+        }),
+    ]);
     await this.syncing.catch(() => {});
     await this.stats.flush(this.deps.db, new Set(this.zones.keys())).catch(() => {});
-    await this.deps.db.deleteFrom('cdn_edges').where('id', '=', this.id).execute().catch(() => {});
+    await this.deps.db
+      .deleteFrom('cdn_edges')
+      .where('id', '=', this.id)
+      .execute()
+      .catch(() => {});
     await this.origin.close();
   }
 
@@ -189,14 +260,27 @@ export class Edge {
 
   private async register(): Promise<void> {
     const now = Date.now();
-    await this.deps.db.insertInto('cdn_edges').values({ id: this.id, control_url: this.controlUrl, region: this.deps.config.region, started_at: now, last_seen_at: now })
-      .onConflict((oc) => oc.column('id').doUpdateSet({ last_seen_at: now, control_url: this.controlUrl })).execute();
+    await this.deps.db
+      .insertInto('cdn_edges')
+      .values({
+        id: this.id,
+        control_url: this.controlUrl,
+        region: this.deps.config.region,
+        started_at: now,
+        last_seen_at: now,
+      })
+      .onConflict((oc) => oc.column('id').doUpdateSet({ last_seen_at: now, control_url: this.controlUrl }))
+      .execute();
   }
 
   private async heartbeat(): Promise<void> {
     try {
       const now = Date.now();
-      const updated = await this.deps.db.updateTable('cdn_edges').set({ last_seen_at: now }).where('id', '=', this.id).executeTakeFirst();
+      const updated = await this.deps.db
+        .updateTable('cdn_edges')
+        .set({ last_seen_at: now })
+        .where('id', '=', this.id)
+        .executeTakeFirst();
       if (Number(updated.numUpdatedRows) === 0) {
         // The API deregistered us (we missed a push): nothing cached may be trusted any more.
         this.cache.purge(null, () => true);
@@ -233,7 +317,8 @@ export class Edge {
     for (const row of rows) {
       const zone = zoneConfigFromRow(row);
       const old = this.zones.get(zone.id);
-      const rt = old && old.zone.version === zone.version && old.zone.enabled === zone.enabled ? old : this.runtime(zone);
+      const rt =
+        old && old.zone.version === zone.version && old.zone.enabled === zone.enabled ? old : this.runtime(zone);
       zones.set(zone.id, rt);
       byName.set(zone.name.toLowerCase(), rt);
       for (const host of zone.settings.hostnames) byHost.set(host, rt);
@@ -262,25 +347,43 @@ export class Edge {
       blockedCountries: new Set(s.blockedCountries),
       corsExt: new Set(s.accessControlOriginHeaderExtensions),
       geoBlocked,
-      accessRules: !zone.enabled || geoBlocked !== null || s.blockedIPs.length > 0 || s.blockedCountries.length > 0 || s.allowedReferrers.length > 0 || s.blockedReferrers.length > 0,
+      accessRules:
+        !zone.enabled ||
+        geoBlocked !== null ||
+        s.blockedIPs.length > 0 ||
+        s.blockedCountries.length > 0 ||
+        s.allowedReferrers.length > 0 ||
+        s.blockedReferrers.length > 0,
       limits: s.zoneSecurityEnabled || s.requestLimit > 0 || s.monthlyBandwidthLimit > 0,
     };
   }
 
   private async pollPurges(now: number): Promise<void> {
     const since = now - 2 * EDGE_LIVENESS_MS;
-    const rows = await this.deps.db.selectFrom('cdn_purges').select(['id', 'zone_id', 'kind', 'value']).where('created_at', '>=', since).execute();
-    for (const row of rows) this.applyPurge({ id: row.id, zoneId: Number(row.zone_id), kind: row.kind, value: row.value });
+    const rows = await this.deps.db
+      .selectFrom('cdn_purges')
+      .select(['id', 'zone_id', 'kind', 'value'])
+      .where('created_at', '>=', since)
+      .execute();
+    for (const row of rows)
+      this.applyPurge({ id: row.id, zoneId: Number(row.zone_id), kind: row.kind, value: row.value });
     for (const [id, at] of this.applied) if (at < since - 60_000) this.applied.delete(id);
   }
 
   private async loadMonthlyUsage(): Promise<void> {
-    const capped = [...this.zones.values()].filter((z) => z.zone.settings.monthlyBandwidthLimit > 0).map((z) => z.zone.id);
+    const capped = [...this.zones.values()]
+      .filter((z) => z.zone.settings.monthlyBandwidthLimit > 0)
+      .map((z) => z.zone.id);
     if (capped.length === 0) return;
     const d = new Date();
     const monthStart = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-    const rows = await this.deps.db.selectFrom('cdn_stats_hourly').select(['zone_id', (eb) => eb.fn.sum<number>('bytes_served').as('bytes')])
-      .where('zone_id', 'in', capped).where('hour', '>=', monthStart).groupBy('zone_id').execute();
+    const rows = await this.deps.db
+      .selectFrom('cdn_stats_hourly')
+      .select(['zone_id', (eb) => eb.fn.sum<number>('bytes_served').as('bytes')])
+      .where('zone_id', 'in', capped)
+      .where('hour', '>=', monthStart)
+      .groupBy('zone_id')
+      .execute();
     this.monthlyUsed.clear();
     for (const row of rows) this.monthlyUsed.set(Number(row.zone_id), Number(row.bytes));
   }
@@ -292,7 +395,12 @@ export class Edge {
   private pruneBuckets(now: number): void {
     for (const [key, b] of this.buckets) {
       const s = this.zones.get(Number(key.slice(0, key.indexOf('|'))))?.zone.settings;
-      if (s === undefined || s.requestLimit === 0 || b.tokens + ((now - b.at) / 1000) * s.requestLimit >= s.requestLimit + s.burstSize) this.buckets.delete(key);
+      if (
+        s === undefined ||
+        s.requestLimit === 0 ||
+        b.tokens + ((now - b.at) / 1000) * s.requestLimit >= s.requestLimit + s.burstSize
+      )
+        this.buckets.delete(key);
     }
   }
 
@@ -306,20 +414,35 @@ export class Edge {
     this.bumpEpoch(p.zoneId);
     const value = p.value.split('?')[0]!;
     const match: (e: CacheEntry) => boolean =
-      p.kind === 'all' ? () => true
-      : p.kind === 'url' ? (e) => e.path === value
-      : p.kind === 'prefix' ? (e) => e.path.startsWith(value)
-      : p.kind === 'tag' ? (e) => e.tags.includes(p.value)
-      : (e) => e.path === `/${p.value}` || e.path.startsWith(`/${p.value}/`);
+      p.kind === 'all'
+        ? () => true
+        : p.kind === 'url'
+          ? (e) => e.path === value
+          : p.kind === 'prefix'
+            ? (e) => e.path.startsWith(value)
+            : p.kind === 'tag'
+              ? (e) => e.tags.includes(p.value)
+              : (e) => e.path === `/${p.value}` || e.path.startsWith(`/${p.value}/`);
     this.cache.purge(p.zoneId, match);
   }
 
   private async handleControl(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method === 'GET' && req.url === '/health') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: this.id, objects: this.cache.size, bytes: this.cache.bytes, rateBuckets: this.buckets.size }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          id: this.id,
+          objects: this.cache.size,
+          bytes: this.cache.bytes,
+          rateBuckets: this.buckets.size,
+        }),
+      );
       return;
     }
-    if (req.method !== 'POST' || req.url !== '/sync' || !checkControlAuth(this.deps.keys, req.headers['x-tessera-edge-auth'] as string | undefined, Date.now())) {
+    if (
+      req.method !== 'POST' ||
+      req.url !== '/sync' ||
+      !checkControlAuth(this.deps.keys, req.headers['x-tessera-edge-auth'] as string | undefined, Date.now())
+    ) {
       res.writeHead(404).end();
       return;
     }
@@ -347,13 +470,26 @@ export class Edge {
 
   private plain(res: EdgeResponse, status: number, message: string, headers: Record<string, string> = {}): number {
     const body = JSON.stringify({ message });
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'cache-control': 'no-store', ...headers });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      'cache-control': 'no-store',
+      ...headers,
+    });
     res.end(body);
     return Buffer.byteLength(body);
   }
 
   /** Answers a refused request (access rules, limits) and counts it. */
-  private refuse(res: EdgeResponse, zoneId: number, now: number, country: string, status: number, message: string, headers?: Record<string, string>): void {
+  private refuse(
+    res: EdgeResponse,
+    zoneId: number,
+    now: number,
+    country: string,
+    status: number,
+    message: string,
+    headers?: Record<string, string>,
+  ): void {
     const sent = this.plain(res, status, message, headers);
     this.stats.request(zoneId, now, status, sent, 'REFUSED', country);
   }
@@ -372,7 +508,10 @@ export class Edge {
     const remote = req.socket.remoteAddress ?? '';
     const xff = req.headers['x-forwarded-for'];
     if (xff === undefined || !this.trusted.matches(remote)) return remote;
-    const chain = xff.split(',').map((s) => s.trim()).filter(Boolean);
+    const chain = xff
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     for (let i = chain.length - 1; i >= 0; i--) if (!this.trusted.matches(chain[i]!) || i === 0) return chain[i]!;
     return remote;
   }
@@ -433,12 +572,24 @@ export class Edge {
     const ip = this.clientIp(req);
     const country = ip === req.socket.remoteAddress ? memo.country : this.countryOf(ip);
     const method = req.method;
-    if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') return this.refuse(res, zone.id, now, country, 405, 'Only GET, HEAD and OPTIONS', { allow: 'GET, HEAD, OPTIONS' });
+    if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS')
+      return this.refuse(res, zone.id, now, country, 405, 'Only GET, HEAD and OPTIONS', {
+        allow: 'GET, HEAD, OPTIONS',
+      });
     if (rt.accessRules) {
       if (!zone.enabled) return this.refuse(res, zone.id, now, country, 403, 'This pull zone is disabled');
-      if (rt.geoBlocked !== null) return this.refuse(res, zone.id, now, country, 403, `This pull zone is not served in geo zone ${rt.geoBlocked}`);
+      if (rt.geoBlocked !== null)
+        return this.refuse(
+          res,
+          zone.id,
+          now,
+          country,
+          403,
+          `This pull zone is not served in geo zone ${rt.geoBlocked}`,
+        );
       if (rt.blockedIps.matches(ip)) return this.refuse(res, zone.id, now, country, 403, 'Your IP address is blocked');
-      if (rt.blockedCountries.has(country)) return this.refuse(res, zone.id, now, country, 403, 'Access from your country is blocked');
+      if (rt.blockedCountries.has(country))
+        return this.refuse(res, zone.id, now, country, 403, 'Access from your country is blocked');
       const referer = req.headers.referer;
       if (referer !== undefined && (s.allowedReferrers.length > 0 || s.blockedReferrers.length > 0)) {
         let refHost = '';
@@ -447,8 +598,10 @@ export class Edge {
         } catch {
           refHost = '';
         }
-        if (s.blockedReferrers.some((p) => referrerMatches(p, refHost))) return this.refuse(res, zone.id, now, country, 403, 'Referrer blocked');
-        if (s.allowedReferrers.length > 0 && !s.allowedReferrers.some((p) => referrerMatches(p, refHost))) return this.refuse(res, zone.id, now, country, 403, 'Referrer not allowed');
+        if (s.blockedReferrers.some((p) => referrerMatches(p, refHost)))
+          return this.refuse(res, zone.id, now, country, 403, 'Referrer blocked');
+        if (s.allowedReferrers.length > 0 && !s.allowedReferrers.some((p) => referrerMatches(p, refHost)))
+          return this.refuse(res, zone.id, now, country, 403, 'Referrer not allowed');
       }
     }
     if (INVALID_PATH.test(path)) return this.refuse(res, zone.id, now, country, 400, 'Invalid path');
@@ -462,21 +615,44 @@ export class Edge {
       token = params.get('token') ?? undefined;
       expires = params.get('expires') ?? undefined;
       if (!s.ignoreQueryStrings) {
-        const kept = [...params].filter(([k]) => !TOKEN_PARAMS.has(k)).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+        const kept = [...params]
+          .filter(([k]) => !TOKEN_PARAMS.has(k))
+          .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
         query = new URLSearchParams(kept).toString();
       }
     }
-    const cors = s.enableAccessControlOriginHeader && (rt.corsExt.size === 0 || rt.corsExt.has(path.slice(path.lastIndexOf('.') + 1).toLowerCase()));
+    const cors =
+      s.enableAccessControlOriginHeader &&
+      (rt.corsExt.size === 0 || rt.corsExt.has(path.slice(path.lastIndexOf('.') + 1).toLowerCase()));
     if (method === 'OPTIONS') {
-      res.writeHead(204, cors ? { 'access-control-allow-origin': '*', 'access-control-allow-methods': 'GET, HEAD, OPTIONS', 'access-control-allow-headers': String(req.headers['access-control-request-headers'] ?? '*'), 'access-control-max-age': '86400' } : { allow: 'GET, HEAD, OPTIONS' });
+      res.writeHead(
+        204,
+        cors
+          ? {
+              'access-control-allow-origin': '*',
+              'access-control-allow-methods': 'GET, HEAD, OPTIONS',
+              'access-control-allow-headers': String(req.headers['access-control-request-headers'] ?? '*'),
+              'access-control-max-age': '86400',
+            }
+          : { allow: 'GET, HEAD, OPTIONS' },
+      );
       res.end();
       this.stats.request(zone.id, now, 204, 0, 'BYPASS', country);
       return;
     }
     if (rt.limits) {
       if (s.zoneSecurityEnabled) {
-        const ok = token !== undefined && expires !== undefined
-          && verifyToken(s.zoneSecurityKey, path, token, expires, Math.floor(now / 1000), s.zoneSecurityIncludeHashRemoteIP ? ip : undefined);
+        const ok =
+          token !== undefined &&
+          expires !== undefined &&
+          verifyToken(
+            s.zoneSecurityKey,
+            path,
+            token,
+            expires,
+            Math.floor(now / 1000),
+            s.zoneSecurityIncludeHashRemoteIP ? ip : undefined,
+          );
         if (!ok) return this.refuse(res, zone.id, now, country, 403, 'Missing, invalid or expired token');
       }
       if (s.requestLimit > 0) {
@@ -486,7 +662,10 @@ export class Edge {
         b.tokens = Math.min(cap, b.tokens + ((now - b.at) / 1000) * s.requestLimit);
         b.at = now;
         this.buckets.set(key, b);
-        if (b.tokens < 1) return this.refuse(res, zone.id, now, country, 429, 'Too many requests from your IP', { 'retry-after': String(Math.max(1, Math.ceil((1 - b.tokens) / s.requestLimit))) });
+        if (b.tokens < 1)
+          return this.refuse(res, zone.id, now, country, 429, 'Too many requests from your IP', {
+            'retry-after': String(Math.max(1, Math.ceil((1 - b.tokens) / s.requestLimit))),
+          });
         b.tokens -= 1;
       }
       if (s.monthlyBandwidthLimit > 0) {
@@ -494,7 +673,9 @@ export class Edge {
         if (used >= s.monthlyBandwidthLimit) {
           const d = new Date(now);
           const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-          return this.refuse(res, zone.id, now, country, 429, 'The pull zone reached its monthly bandwidth limit', { 'retry-after': String(Math.ceil((next - now) / 1000)) });
+          return this.refuse(res, zone.id, now, country, 429, 'The pull zone reached its monthly bandwidth limit', {
+            'retry-after': String(Math.ceil((next - now) / 1000)),
+          });
         }
       }
     }
@@ -507,20 +688,39 @@ export class Edge {
     }
     const bypass = now - this.lastSyncOk > EDGE_LIVENESS_MS;
     const varies = this.cache.varies.get(base);
-    const variant = varies === undefined || varies.length === 0 ? acceptClass : varyKey(varies, (name) => req.headers[name]) + acceptClass;
+    const variant =
+      varies === undefined || varies.length === 0
+        ? acceptClass
+        : varyKey(varies, (name) => req.headers[name]) + acceptClass;
     const entry = bypass ? undefined : this.cache.lookup(base, variant);
     // Fast path: a fresh in-memory object, plain GET, nothing to negotiate, slice or throttle.
-    if (entry !== undefined && entry.body !== null && method === 'GET' && entry.status === 200 && !entry.alwaysRevalidate) {
+    if (
+      entry !== undefined &&
+      entry.body !== null &&
+      method === 'GET' &&
+      entry.status === 200 &&
+      !entry.alwaysRevalidate
+    ) {
       const age = now - entry.storedAt + entry.initialAgeMs;
       const body = entry.body;
-      if (age < entry.ttlMs && req.headers.range === undefined && req.headers['if-none-match'] === undefined && req.headers['if-modified-since'] === undefined
-        && (s.limitRatePerSecond === 0 || body.length <= s.limitRateAfter) && !(s.optimizerEnabled && isOptimizableImage(entry.headers['content-type']))) {
+      if (
+        age < entry.ttlMs &&
+        req.headers.range === undefined &&
+        req.headers['if-none-match'] === undefined &&
+        req.headers['if-modified-since'] === undefined &&
+        (s.limitRatePerSecond === 0 || body.length <= s.limitRateAfter) &&
+        !(s.optimizerEnabled && isOptimizableImage(entry.headers['content-type']))
+      ) {
         let fast = entry.fast;
         if (fast === undefined || fast.version !== zone.version || fast.cors !== cors || fast.hit.body !== body) {
           const lines = this.clientHeaders(entry.headers, entry.headers['vary'], entry.etag, zone, cors);
           let head = '';
           for (let i = 0; i < lines.length; i += 2) head += `${lines[i]}: ${lines[i + 1]}\r\n`;
-          fast = { version: zone.version, cors, hit: new PreparedHit(`${head}cdn-cache: HIT\r\ncontent-length: ${body.length}\r\n`, body) };
+          fast = {
+            version: zone.version,
+            cors,
+            hit: new PreparedHit(`${head}cdn-cache: HIT\r\ncontent-length: ${body.length}\r\n`, body),
+          };
           entry.fast = fast;
         }
         res.sendHit(fast.hit, Math.floor(age / 1000));
@@ -613,7 +813,12 @@ export class Edge {
     if (entry && !entry.dead && (!fetched || fetched.entry === entry)) {
       status = entry.status;
       headers = entry.headers;
-      if (fetched?.streamed || ((!fetched || fetched.revalidated) && this.cache.streams(entry) && !(s.optimizerEnabled && isOptimizableImage(headers['content-type'])))) {
+      if (
+        fetched?.streamed ||
+        ((!fetched || fetched.revalidated) &&
+          this.cache.streams(entry) &&
+          !(s.optimizerEnabled && isOptimizableImage(headers['content-type'])))
+      ) {
         body = null;
         size = entry.size;
       } else {
@@ -631,7 +836,17 @@ export class Edge {
       if (fetched.stream && fetched.taken) {
         // A pass-through stream serves one client: a coalesced request fetches its own.
         try {
-          fetched = await this.fetchAndStore(rt, base, variant, path, query, originHeaders(), undefined, this.epochs.get(zone.id) ?? 0, true);
+          fetched = await this.fetchAndStore(
+            rt,
+            base,
+            variant,
+            path,
+            query,
+            originHeaders(),
+            undefined,
+            this.epochs.get(zone.id) ?? 0,
+            true,
+          );
         } catch (error) {
           return refuse(502, `Origin unavailable: ${(error as Error).message}`);
         }
@@ -654,7 +869,14 @@ export class Edge {
     }
     let vary: string | undefined = headers['vary'];
     const source = entry;
-    if (s.optimizerEnabled && status === 200 && source && !source.dead && body !== null && isOptimizableImage(headers['content-type'])) {
+    if (
+      s.optimizerEnabled &&
+      status === 200 &&
+      source &&
+      !source.dead &&
+      body !== null &&
+      isOptimizableImage(headers['content-type'])
+    ) {
       const chosen = await this.pickImage(source, body, accept, zone);
       body = chosen.body;
       size = body.length;
@@ -669,7 +891,14 @@ export class Edge {
     for (let i = 0; i < prepared.length; i += 2) out[prepared[i]!] = prepared[i + 1]!;
     out['age'] = ageSeconds;
     out['cdn-cache'] = cacheStatus;
-    if (status === 200 && notModified({ ifNoneMatch: header('if-none-match'), ifModifiedSince: header('if-modified-since') }, etag, lastModified)) {
+    if (
+      status === 200 &&
+      notModified(
+        { ifNoneMatch: header('if-none-match'), ifModifiedSince: header('if-modified-since') },
+        etag,
+        lastModified,
+      )
+    ) {
       passThrough?.destroy();
       delete out['content-type'];
       res.writeHead(304, out);
@@ -681,9 +910,12 @@ export class Edge {
     let code = status;
     if (status === 200 && req.headers.range !== undefined && passThrough === null) {
       const ifRange = header('if-range');
-      const rangeOk = ifRange === undefined || (ifRange.startsWith('"') || ifRange.startsWith('W/') ? ifRange === etag : ifRange === lastModified);
+      const rangeOk =
+        ifRange === undefined ||
+        (ifRange.startsWith('"') || ifRange.startsWith('W/') ? ifRange === etag : ifRange === lastModified);
       const range = rangeOk ? parseRange(header('range'), size) : { kind: 'full' as const };
-      if (range.kind === 'unsatisfiable') return refuse(416, 'Range not satisfiable', { 'content-range': `bytes */${size}` });
+      if (range.kind === 'unsatisfiable')
+        return refuse(416, 'Range not satisfiable', { 'content-range': `bytes */${size}` });
       if (range.kind === 'partial') {
         start = range.start;
         end = range.end;
@@ -701,7 +933,12 @@ export class Edge {
         res.end();
         return record(code);
       }
-      sent = await sendStream(res, passThrough, length, throttle ? { after: s.limitRateAfter, rate: s.limitRatePerSecond } : null);
+      sent = await sendStream(
+        res,
+        passThrough,
+        length,
+        throttle ? { after: s.limitRateAfter, rate: s.limitRatePerSecond } : null,
+      );
       return record(code);
     }
     if (body === null) {
@@ -712,7 +949,13 @@ export class Edge {
         res.end();
         return record(code);
       }
-      sent = await sendFileRange(res, file, start, end, throttle ? { after: s.limitRateAfter, rate: s.limitRatePerSecond } : null);
+      sent = await sendFileRange(
+        res,
+        file,
+        start,
+        end,
+        throttle ? { after: s.limitRateAfter, rate: s.limitRatePerSecond } : null,
+      );
       return record(code);
     }
     const slice = start === 0 && end === size - 1 ? body : body.subarray(start, end + 1);
@@ -722,7 +965,10 @@ export class Edge {
       return record(code);
     }
     if (throttle) {
-      sent = await sendRange(res, bufferSource(slice), 0, slice.length - 1, { after: s.limitRateAfter, rate: s.limitRatePerSecond });
+      sent = await sendRange(res, bufferSource(slice), 0, slice.length - 1, {
+        after: s.limitRateAfter,
+        rate: s.limitRatePerSecond,
+      });
       return record(code);
     }
     sent = slice.length;
@@ -731,14 +977,25 @@ export class Edge {
   }
 
   /** Response headers for clients (flat name/value list), without age, cache status and length. */
-  private clientHeaders(headers: Record<string, string>, vary: string | undefined, etag: string | undefined, zone: ZoneConfig, cors: boolean): string[] {
+  private clientHeaders(
+    headers: Record<string, string>,
+    vary: string | undefined,
+    etag: string | undefined,
+    zone: ZoneConfig,
+    cors: boolean,
+  ): string[] {
     const s = zone.settings;
     const out: string[] = [];
-    for (const k in headers) if (!STRIP_TO_CLIENT.has(k) && k !== 'vary' && k !== 'etag' && k !== 'cache-control') out.push(k, headers[k]!);
-    if ((s.enableAvifVary || s.enableWebpVary) && !/\baccept\b/i.test(vary ?? '')) vary = vary ? `${vary}, Accept` : 'Accept';
+    for (const k in headers)
+      if (!STRIP_TO_CLIENT.has(k) && k !== 'vary' && k !== 'etag' && k !== 'cache-control') out.push(k, headers[k]!);
+    if ((s.enableAvifVary || s.enableWebpVary) && !/\baccept\b/i.test(vary ?? ''))
+      vary = vary ? `${vary}, Accept` : 'Accept';
     if (vary) out.push('vary', vary);
     if (etag) out.push('etag', etag);
-    const cc = s.cacheControlPublicMaxAgeOverride !== null ? `public, max-age=${s.cacheControlPublicMaxAgeOverride}` : headers['cache-control'];
+    const cc =
+      s.cacheControlPublicMaxAgeOverride !== null
+        ? `public, max-age=${s.cacheControlPublicMaxAgeOverride}`
+        : headers['cache-control'];
     if (cc) out.push('cache-control', cc);
     out.push('accept-ranges', 'bytes');
     if (cors) out.push('access-control-allow-origin', '*');
@@ -757,7 +1014,12 @@ export class Edge {
   }
 
   /** AVIF > WebP > original by Accept; AVIF is made in the background, never awaited. */
-  private async pickImage(entry: CacheEntry, source: Buffer, accept: string, zone: ZoneConfig): Promise<{ body: Buffer; headers: Record<string, string> }> {
+  private async pickImage(
+    entry: CacheEntry,
+    source: Buffer,
+    accept: string,
+    zone: ZoneConfig,
+  ): Promise<{ body: Buffer; headers: Record<string, string> }> {
     const formats = acceptedFormats(accept, zone.settings);
     for (const format of formats) {
       const have = entry.variants.get(format);
@@ -780,7 +1042,11 @@ export class Edge {
       job = (async () => {
         try {
           const out = await encodeImage(source, format, zone.settings);
-          this.cache.addVariant(entry, format, out.body, { ...entry.headers, 'content-type': out.contentType, etag: variantEtag(entry.etag, source, format) });
+          this.cache.addVariant(entry, format, out.body, {
+            ...entry.headers,
+            'content-type': out.contentType,
+            etag: variantEtag(entry.etag, source, format),
+          });
         } finally {
           this.variantJobs.delete(key);
         }
@@ -791,18 +1057,39 @@ export class Edge {
   }
 
   /** One origin request per object at a time: concurrent misses wait for the same fetch. */
-  private fetchCoalesced(rt: ZoneRuntime, base: string, variant: string, path: string, query: string, headers: Record<string, string>, stale: CacheEntry | undefined, bypass = false): Promise<Fetched> {
+  private fetchCoalesced(
+    rt: ZoneRuntime,
+    base: string,
+    variant: string,
+    path: string,
+    query: string,
+    headers: Record<string, string>,
+    stale: CacheEntry | undefined,
+    bypass = false,
+  ): Promise<Fetched> {
     const epoch = this.epochs.get(rt.zone.id) ?? 0;
     const key = `${epoch}|${base}|${variant}`;
     let p = this.inflight.get(key);
     if (!p) {
-      p = this.fetchAndStore(rt, base, variant, path, query, headers, stale, epoch, bypass).finally(() => this.inflight.delete(key));
+      p = this.fetchAndStore(rt, base, variant, path, query, headers, stale, epoch, bypass).finally(() =>
+        this.inflight.delete(key),
+      );
       this.inflight.set(key, p);
     }
     return p;
   }
 
-  private async fetchAndStore(rt: ZoneRuntime, base: string, variant: string, path: string, query: string, headers: Record<string, string>, stale: CacheEntry | undefined, epoch: number, bypass: boolean): Promise<Fetched> {
+  private async fetchAndStore(
+    rt: ZoneRuntime,
+    base: string,
+    variant: string,
+    path: string,
+    query: string,
+    headers: Record<string, string>,
+    stale: CacheEntry | undefined,
+    epoch: number,
+    bypass: boolean,
+  ): Promise<Fetched> {
     const zone = rt.zone;
     const s = zone.settings;
     const h = { ...headers };
@@ -814,18 +1101,32 @@ export class Edge {
     if (s.originType === 'assets') {
       if (!this.deps.assetOrigin) throw new Error('asset-store origin not available');
       // Objects beyond a quarter of the memory tier come as a stream, never read whole (defect 8).
-      origin = await this.deps.assetOrigin.fetch(zone, path, h, { inlineMaxBytes: Math.floor(this.deps.config.memoryMaxBytes / 4) });
+      origin = await this.deps.assetOrigin.fetch(zone, path, h, {
+        inlineMaxBytes: Math.floor(this.deps.config.memoryMaxBytes / 4),
+      });
     } else {
       origin = await this.origin.fetch(zone, path, query, h);
     }
-    this.stats.origin(zone.id, now, origin.stream ? origin.size ?? 0 : origin.body.length, origin.ms);
+    this.stats.origin(zone.id, now, origin.stream ? (origin.size ?? 0) : origin.body.length, origin.ms);
     const purged = (this.epochs.get(zone.id) ?? 0) !== epoch;
-    const opts = { edgeTtl: s.cacheControlMaxAgeOverride, staleWhileUpdating: s.useStaleWhileUpdating, staleWhileOffline: s.useStaleWhileOffline, nowMs: now };
+    const opts = {
+      edgeTtl: s.cacheControlMaxAgeOverride,
+      staleWhileUpdating: s.useStaleWhileUpdating,
+      staleWhileOffline: s.useStaleWhileOffline,
+      nowMs: now,
+    };
     if (origin.status === 304 && stale && !stale.dead) {
       // Revalidated: the stored body stays; its metadata and freshness are renewed.
       const merged = { ...stale.headers, ...storedHeaders(origin.headers) };
       const f = freshness(stale.status, merged, opts);
-      if (purged || bypass) return { status: stale.status, headers: merged, body: (await this.cache.body(stale)) ?? Buffer.alloc(0), entry: null, revalidated: true };
+      if (purged || bypass)
+        return {
+          status: stale.status,
+          headers: merged,
+          body: (await this.cache.body(stale)) ?? Buffer.alloc(0),
+          entry: null,
+          revalidated: true,
+        };
       stale.headers = merged;
       stale.fast = undefined;
       stale.storedAt = now;
@@ -846,8 +1147,22 @@ export class Edge {
     const streamSize = origin.size ?? 0;
     if (stream) {
       // Kept on disk when the cache can hold it and it is within EDGE_MAX_OBJECT_BYTES; otherwise passed through.
-      const keep = f.storable && !purged && !bypass && streamSize <= this.deps.config.maxObjectBytes && streamSize <= this.deps.config.cacheMaxBytes;
-      if (!keep) return { status: origin.status, headers: stored, body: EMPTY, entry: null, revalidated: false, stream, size: streamSize };
+      const keep =
+        f.storable &&
+        !purged &&
+        !bypass &&
+        streamSize <= this.deps.config.maxObjectBytes &&
+        streamSize <= this.deps.config.cacheMaxBytes;
+      if (!keep)
+        return {
+          status: origin.status,
+          headers: stored,
+          body: EMPTY,
+          entry: null,
+          revalidated: false,
+          stream,
+          size: streamSize,
+        };
     } else if (s.optimizerEnabled && origin.status === 200) {
       const small = await minify(body, stored['content-type'], s);
       if (small) {
@@ -855,7 +1170,8 @@ export class Edge {
         if (stored['etag']) stored['etag'] = `W/${stored['etag'].replace(/^W\//, '')}`;
       }
     }
-    if (!f.storable || purged || bypass) return { status: origin.status, headers: stored, body, entry: null, revalidated: false };
+    if (!f.storable || purged || bypass)
+      return { status: origin.status, headers: stored, body, entry: null, revalidated: false };
     const vary = parseVary(origin.headers['vary']);
     const header = (name: string) => headers[name];
     let variantKey = variant;
@@ -863,17 +1179,40 @@ export class Edge {
       this.cache.varies.set(base, vary);
       variantKey = varyKey(vary, header) + (variant.includes('|a=') ? variant.slice(variant.lastIndexOf('|a=')) : '');
     }
-    const tags = ['cdn-tag', 'surrogate-key', 'cache-tag'].flatMap((name) => (origin.headers[name] ?? '').split(/[,\s]+/)).map((t) => t.trim()).filter(Boolean);
+    const tags = ['cdn-tag', 'surrogate-key', 'cache-tag']
+      .flatMap((name) => (origin.headers[name] ?? '').split(/[,\s]+/))
+      .map((t) => t.trim())
+      .filter(Boolean);
     const meta = {
-      zoneId: zone.id, path, tags, status: origin.status, headers: stored, size: stream ? streamSize : body.length, storedAt: now,
-      ttlMs: f.ttlMs, swrMs: f.swrMs, sieMs: f.sieMs, alwaysRevalidate: f.alwaysRevalidate, initialAgeMs: f.initialAgeMs,
-      etag: stored['etag'], lastModified: stored['last-modified'],
+      zoneId: zone.id,
+      path,
+      tags,
+      status: origin.status,
+      headers: stored,
+      size: stream ? streamSize : body.length,
+      storedAt: now,
+      ttlMs: f.ttlMs,
+      swrMs: f.swrMs,
+      sieMs: f.sieMs,
+      alwaysRevalidate: f.alwaysRevalidate,
+      initialAgeMs: f.initialAgeMs,
+      etag: stored['etag'],
+      lastModified: stored['last-modified'],
     };
-    const entry = stream ? await this.cache.putStream(base, variantKey, meta, stream) : await this.cache.put(base, variantKey, meta, body);
+    const entry = stream
+      ? await this.cache.putStream(base, variantKey, meta, stream)
+      : await this.cache.put(base, variantKey, meta, body);
     // A purge that landed while we wrote must win.
     if ((this.epochs.get(zone.id) ?? 0) !== epoch) {
       this.cache.remove(entry);
-      return { status: origin.status, headers: stored, body, entry: null, revalidated: false, streamed: stream !== undefined };
+      return {
+        status: origin.status,
+        headers: stored,
+        body,
+        entry: null,
+        revalidated: false,
+        streamed: stream !== undefined,
+      };
     }
     return { status: origin.status, headers: stored, body, entry, revalidated: false, streamed: stream !== undefined };
   }

@@ -10,7 +10,11 @@ import { sendFileRange } from './file-body.ts';
 import { createEdgeHttpServer, type EdgeHttpServer } from './http1.ts';
 
 /** One raw request; the reader stalls `stallMs` before reading so the server has to wait for drains. */
-function fetchRaw(port: number, path: string, stallMs: number): Promise<{ head: string; body: Buffer; closed: boolean }> {
+function fetchRaw(
+  port: number,
+  path: string,
+  stallMs: number,
+): Promise<{ head: string; body: Buffer; closed: boolean }> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
@@ -31,7 +35,11 @@ function fetchRaw(port: number, path: string, stallMs: number): Promise<{ head: 
     socket.on('close', () => {
       const all = Buffer.concat(chunks);
       const end = all.indexOf('\r\n\r\n');
-      resolve({ head: end < 0 ? '' : all.toString('latin1', 0, end), body: end < 0 ? Buffer.alloc(0) : all.subarray(end + 4), closed: true });
+      resolve({
+        head: end < 0 ? '' : all.toString('latin1', 0, end),
+        body: end < 0 ? Buffer.alloc(0) : all.subarray(end + 4),
+        closed: true,
+      });
     });
     socket.on('error', reject);
     socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
@@ -46,14 +54,23 @@ describe('sending a cached file in chunks', () => {
   let port = 0;
   before(async () => {
     writeFileSync(file, data);
-    server = createEdgeHttpServer(async (req, res) => {
-      const [, a, b, claimed] = /^\/(\d+)-(\d+)(?:\/(\d+))?$/.exec(req.url)!;
-      const start = Number(a);
-      const end = Number(b);
-      // `claimed`: the length an entry promises (a file shorter than that must not pass as complete).
-      res.writeHead(200, { 'content-length': claimed === undefined ? end - start + 1 : Number(claimed) });
-      await sendFileRange(res, await open(file, 'r'), start, claimed === undefined ? end : start + Number(claimed) - 1, null);
-    }, (_error, res) => res.destroy());
+    server = createEdgeHttpServer(
+      async (req, res) => {
+        const [, a, b, claimed] = /^\/(\d+)-(\d+)(?:\/(\d+))?$/.exec(req.url)!;
+        const start = Number(a);
+        const end = Number(b);
+        // `claimed`: the length an entry promises (a file shorter than that must not pass as complete).
+        res.writeHead(200, { 'content-length': claimed === undefined ? end - start + 1 : Number(claimed) });
+        await sendFileRange(
+          res,
+          await open(file, 'r'),
+          start,
+          claimed === undefined ? end : start + Number(claimed) - 1,
+          null,
+        );
+      },
+      (_error, res) => res.destroy(),
+    );
     await new Promise<void>((r) => server.server.listen(0, '127.0.0.1', r));
     port = (server.server.address() as AddressInfo).port;
   });

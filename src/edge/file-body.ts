@@ -36,11 +36,19 @@ export const fileSource = (file: FileHandle): BodySource => ({
  * limitRateAfter and limitRatePerSecond). Ends the response (or destroys it if the source came up
  * short); closes the source; returns the bytes written.
  */
-export async function sendRange(res: EdgeResponse, source: BodySource, start: number, end: number, pace: { after: number; rate: number } | null): Promise<number> {
+export async function sendRange(
+  res: EdgeResponse,
+  source: BodySource,
+  start: number,
+  end: number,
+  pace: { after: number; rate: number } | null,
+): Promise<number> {
   const total = end - start + 1;
   let offset = 0;
   let closed = false;
-  res.once('close', () => { closed = true; });
+  res.once('close', () => {
+    closed = true;
+  });
   const began = performance.now();
   try {
     while (offset < total && !closed) {
@@ -70,18 +78,30 @@ export async function sendRange(res: EdgeResponse, source: BodySource, start: nu
 }
 
 /** sendRange from an open cache file. */
-export const sendFileRange = (res: EdgeResponse, file: FileHandle, start: number, end: number, pace: { after: number; rate: number } | null): Promise<number> =>
-  sendRange(res, fileSource(file), start, end, pace);
+export const sendFileRange = (
+  res: EdgeResponse,
+  file: FileHandle,
+  start: number,
+  end: number,
+  pace: { after: number; rate: number } | null,
+): Promise<number> => sendRange(res, fileSource(file), start, end, pace);
 
 /**
  * Sends `length` bytes read from `stream` (an origin object passed through uncached), waiting for the
  * socket to drain between chunks so it never sits in memory whole; paced like sendRange. Ends the
  * response, or destroys it when the stream fails or brings another length; returns the bytes written.
  */
-export async function sendStream(res: EdgeResponse, stream: Readable, length: number, pace: { after: number; rate: number } | null): Promise<number> {
+export async function sendStream(
+  res: EdgeResponse,
+  stream: Readable,
+  length: number,
+  pace: { after: number; rate: number } | null,
+): Promise<number> {
   let offset = 0;
   let closed = false;
-  res.once('close', () => { closed = true; });
+  res.once('close', () => {
+    closed = true;
+  });
   const began = performance.now();
   try {
     for await (const data of stream) {
@@ -92,7 +112,8 @@ export async function sendStream(res: EdgeResponse, stream: Readable, length: nu
         return offset;
       }
       if (pace !== null && offset + chunk.length > pace.after) {
-        while (!closed && pace.after + ((performance.now() - began) / 1000) * pace.rate < offset + chunk.length) await new Promise((r) => setTimeout(r, PACE_MS));
+        while (!closed && pace.after + ((performance.now() - began) / 1000) * pace.rate < offset + chunk.length)
+          await new Promise((r) => setTimeout(r, PACE_MS));
       }
       offset += chunk.length;
       if (!res.write(chunk) && !(await res.drained())) return offset;

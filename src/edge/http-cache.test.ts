@@ -3,7 +3,12 @@ import { it } from 'node:test';
 import { etagMatches, freshness, notModified, parseRange, parseVary } from './http-cache.ts';
 import { ipMatcher } from '../features/cdn/contract.ts';
 
-const opts = { edgeTtl: null, staleWhileUpdating: false, staleWhileOffline: false, nowMs: Date.parse('2026-01-01T00:00:00Z') };
+const opts = {
+  edgeTtl: null,
+  staleWhileUpdating: false,
+  staleWhileOffline: false,
+  nowMs: Date.parse('2026-01-01T00:00:00Z'),
+};
 
 it('freshness follows RFC 9111 for a shared cache', () => {
   assert.equal(freshness(200, { 'cache-control': 'max-age=10, s-maxage=20' }, opts).ttlMs, 20_000);
@@ -16,12 +21,30 @@ it('freshness follows RFC 9111 for a shared cache', () => {
   assert.equal(freshness(200, {}, opts).storable, false);
   assert.equal(freshness(200, { etag: '"x"' }, opts).ttlMs, 0);
   assert.equal(freshness(200, { 'cache-control': 'no-cache, max-age=60' }, opts).alwaysRevalidate, true);
-  assert.equal(freshness(200, { expires: 'Thu, 01 Jan 2026 00:01:00 GMT', date: 'Thu, 01 Jan 2026 00:00:00 GMT' }, opts).ttlMs, 60_000);
-  assert.equal(freshness(200, { 'last-modified': 'Wed, 31 Dec 2025 14:00:00 GMT', date: 'Thu, 01 Jan 2026 00:00:00 GMT' }, opts).ttlMs, 3_600_000);
+  assert.equal(
+    freshness(200, { expires: 'Thu, 01 Jan 2026 00:01:00 GMT', date: 'Thu, 01 Jan 2026 00:00:00 GMT' }, opts).ttlMs,
+    60_000,
+  );
+  assert.equal(
+    freshness(200, { 'last-modified': 'Wed, 31 Dec 2025 14:00:00 GMT', date: 'Thu, 01 Jan 2026 00:00:00 GMT' }, opts)
+      .ttlMs,
+    3_600_000,
+  );
   assert.equal(freshness(200, { 'cache-control': 'max-age=1' }, { ...opts, edgeTtl: 99 }).ttlMs, 99_000);
-  const f = freshness(200, { 'cache-control': 'max-age=1, stale-while-revalidate=30, stale-if-error=60', age: '3' }, opts);
+  const f = freshness(
+    200,
+    { 'cache-control': 'max-age=1, stale-while-revalidate=30, stale-if-error=60', age: '3' },
+    opts,
+  );
   assert.deepEqual([f.swrMs, f.sieMs, f.initialAgeMs], [30_000, 60_000, 3000]);
-  assert.equal(freshness(200, { 'cache-control': 'max-age=1, must-revalidate' }, { ...opts, staleWhileUpdating: true, staleWhileOffline: true }).swrMs, 0);
+  assert.equal(
+    freshness(
+      200,
+      { 'cache-control': 'max-age=1, must-revalidate' },
+      { ...opts, staleWhileUpdating: true, staleWhileOffline: true },
+    ).swrMs,
+    0,
+  );
   assert.ok(freshness(200, { 'cache-control': 'max-age=1' }, { ...opts, staleWhileUpdating: true }).swrMs > 0);
 });
 
@@ -29,8 +52,16 @@ it('validators, ranges and Vary', () => {
   assert.ok(etagMatches('"a", W/"b"', '"b"'));
   assert.ok(etagMatches('*', '"z"'));
   assert.ok(!etagMatches('"a"', undefined));
-  assert.ok(notModified({ ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, undefined, 'Wed, 31 Dec 2025 00:00:00 GMT'));
-  assert.ok(!notModified({ ifNoneMatch: '"x"', ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, '"y"', 'Wed, 31 Dec 2025 00:00:00 GMT'));
+  assert.ok(
+    notModified({ ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' }, undefined, 'Wed, 31 Dec 2025 00:00:00 GMT'),
+  );
+  assert.ok(
+    !notModified(
+      { ifNoneMatch: '"x"', ifModifiedSince: 'Thu, 01 Jan 2026 00:00:00 GMT' },
+      '"y"',
+      'Wed, 31 Dec 2025 00:00:00 GMT',
+    ),
+  );
   assert.deepEqual(parseRange('bytes=0-0', 10), { kind: 'partial', start: 0, end: 0 });
   assert.deepEqual(parseRange('bytes=5-', 10), { kind: 'partial', start: 5, end: 9 });
   assert.deepEqual(parseRange('bytes=-4', 10), { kind: 'partial', start: 6, end: 9 });

@@ -13,7 +13,15 @@ export function parseCacheControl(value: string | undefined): Directives {
     const eq = part.indexOf('=');
     const name = (eq < 0 ? part : part.slice(0, eq)).trim().toLowerCase();
     if (!name) continue;
-    out.set(name, eq < 0 ? true : part.slice(eq + 1).trim().replace(/^"|"$/g, ''));
+    out.set(
+      name,
+      eq < 0
+        ? true
+        : part
+            .slice(eq + 1)
+            .trim()
+            .replace(/^"|"$/g, ''),
+    );
   }
   return out;
 }
@@ -54,7 +62,15 @@ const DAY = 86_400_000;
 
 export function freshness(status: number, headers: Record<string, string>, opts: FreshnessOptions): Freshness {
   const cc = parseCacheControl(headers['cache-control']);
-  const no = (reason: string): Freshness => ({ storable: false, ttlMs: 0, swrMs: 0, sieMs: 0, alwaysRevalidate: false, initialAgeMs: 0, reason });
+  const no = (reason: string): Freshness => ({
+    storable: false,
+    ttlMs: 0,
+    swrMs: 0,
+    sieMs: 0,
+    alwaysRevalidate: false,
+    initialAgeMs: 0,
+    reason,
+  });
   if (!CACHEABLE_STATUS.has(status)) return no(`status ${status}`);
   if (cc.has('no-store')) return no('no-store');
   if (cc.has('private')) return no('private');
@@ -97,7 +113,8 @@ export function freshness(status: number, headers: Record<string, string>, opts:
     storable: true,
     ttlMs,
     swrMs: mustRevalidate && swr === undefined ? 0 : swr !== undefined ? swr * 1000 : opts.staleWhileUpdating ? DAY : 0,
-    sieMs: mustRevalidate && sie === undefined ? 0 : sie !== undefined ? sie * 1000 : opts.staleWhileOffline ? 7 * DAY : 0,
+    sieMs:
+      mustRevalidate && sie === undefined ? 0 : sie !== undefined ? sie * 1000 : opts.staleWhileOffline ? 7 * DAY : 0,
     alwaysRevalidate: cc.has('no-cache') && opts.edgeTtl === null,
     initialAgeMs,
     reason,
@@ -113,7 +130,11 @@ export function etagMatches(ifNoneMatch: string, etag: string | undefined): bool
 }
 
 /** Whether a client's conditional request is satisfied by the stored validators (→ 304). */
-export function notModified(req: { ifNoneMatch?: string; ifModifiedSince?: string }, etag: string | undefined, lastModified: string | undefined): boolean {
+export function notModified(
+  req: { ifNoneMatch?: string; ifModifiedSince?: string },
+  etag: string | undefined,
+  lastModified: string | undefined,
+): boolean {
   if (req.ifNoneMatch !== undefined) return etagMatches(req.ifNoneMatch, etag);
   if (req.ifModifiedSince !== undefined && lastModified !== undefined) {
     const since = Date.parse(req.ifModifiedSince);
@@ -123,7 +144,10 @@ export function notModified(req: { ifNoneMatch?: string; ifModifiedSince?: strin
   return false;
 }
 
-export type RangeResult = { kind: 'full' } | { kind: 'partial'; start: number; end: number } | { kind: 'unsatisfiable' };
+export type RangeResult =
+  | { kind: 'full' }
+  | { kind: 'partial'; start: number; end: number }
+  | { kind: 'unsatisfiable' };
 
 /** One byte range (bytes=a-b, a-, -n); several ranges are answered with the whole body (allowed by RFC 9110). */
 export function parseRange(header: string | undefined, size: number): RangeResult {
@@ -156,10 +180,33 @@ export function varyKey(vary: readonly string[], header: (name: string) => strin
 
 export function parseVary(value: string | undefined): string[] {
   if (!value) return [];
-  return [...new Set(value.split(',').map((v) => v.trim().toLowerCase()).filter(Boolean))].sort();
+  return [
+    ...new Set(
+      value
+        .split(',')
+        .map((v) => v.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+  ].sort();
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'set-cookie', 'content-length', 'date', 'age', 'alt-svc', 'server', 'strict-transport-security']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'set-cookie',
+  'content-length',
+  'date',
+  'age',
+  'alt-svc',
+  'server',
+  'strict-transport-security',
+]);
 
 /** Origin response headers worth storing and passing on. */
 export function storedHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string> {

@@ -48,7 +48,8 @@ const MAX_HEAD = 16 * 1024;
 const MAX_DISCARDED_BODY = 1024 * 1024;
 /** tchar (RFC 9110 §5.6.2): the bytes a header name may hold. */
 const TCHAR = new Uint8Array(256);
-for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz") TCHAR[c.charCodeAt(0)] = 1;
+for (const c of "!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+  TCHAR[c.charCodeAt(0)] = 1;
 /** Bytes a request target may not hold (what `\s` matched before, and controls). */
 const NOT_TARGET = new Uint8Array(256);
 for (let b = 0; b <= 32; b++) NOT_TARGET[b] = 1;
@@ -59,8 +60,24 @@ const NOT_VALUE = new Uint8Array(256);
 for (let b = 0; b < 32; b++) if (b !== 9) NOT_VALUE[b] = 1;
 NOT_VALUE[127] = 1;
 /** Header names the edge reads, interned so parsing them makes no string; others are lower-cased. */
-const KNOWN_NAMES = ['host', 'connection', 'content-length', 'transfer-encoding', 'range', 'if-range', 'if-none-match', 'if-modified-since',
-  'accept', 'accept-encoding', 'user-agent', 'referer', 'x-forwarded-for', 'cookie', 'authorization', 'origin'];
+const KNOWN_NAMES = [
+  'host',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'range',
+  'if-range',
+  'if-none-match',
+  'if-modified-since',
+  'accept',
+  'accept-encoding',
+  'user-agent',
+  'referer',
+  'x-forwarded-for',
+  'cookie',
+  'authorization',
+  'origin',
+];
 const KNOWN_BY_LENGTH: string[][] = [];
 for (const name of KNOWN_NAMES) (KNOWN_BY_LENGTH[name.length] ??= []).push(name);
 /** Header objects inherit nothing (a header called `constructor` or `__proto__` is just a header) yet stay fast objects. */
@@ -224,8 +241,14 @@ class Response implements EdgeResponse {
     if (socket.destroyed) return Promise.resolve(false);
     if (!socket.writableNeedDrain) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const drain = () => { socket.off('close', close); resolve(true); };
-      const close = () => { socket.off('drain', drain); resolve(false); };
+      const drain = () => {
+        socket.off('close', close);
+        resolve(true);
+      };
+      const close = () => {
+        socket.off('drain', drain);
+        resolve(false);
+      };
       socket.once('drain', drain);
       socket.once('close', close);
     });
@@ -235,7 +258,8 @@ class Response implements EdgeResponse {
     if (this.finished) return;
     const socket = this.conn.socket;
     if (!socket.destroyed) {
-      const body = chunk === undefined || this.isHead ? undefined : typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      const body =
+        chunk === undefined || this.isHead ? undefined : typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
       if (!this.headersSent) {
         if (body !== undefined && !this.hasLength) {
           this.head += `content-length: ${body.length}\r\n`;
@@ -321,7 +345,8 @@ function headerName(buf: Buffer, start: number, end: number): string {
 function methodName(buf: Buffer, start: number, end: number): string {
   const n = end - start;
   if (n === 3 && buf[start] === 71 && buf[start + 1] === 69 && buf[start + 2] === 84) return 'GET';
-  if (n === 4 && buf[start] === 72 && buf[start + 1] === 69 && buf[start + 2] === 65 && buf[start + 3] === 68) return 'HEAD';
+  if (n === 4 && buf[start] === 72 && buf[start + 1] === 69 && buf[start + 2] === 65 && buf[start + 3] === 68)
+    return 'HEAD';
   return buf.toString('latin1', start, end);
 }
 
@@ -334,7 +359,8 @@ const HTTP_1_ = [72, 84, 84, 80, 47, 49, 46]; // "HTTP/1."
  */
 function headEnd(buf: Buffer, from: number): number {
   const last = Math.min(buf.length - 3, from + MAX_HEAD + 1);
-  for (let i = from; i < last; i++) if (buf[i] === 13 && buf[i + 1] === 10 && buf[i + 2] === 13 && buf[i + 3] === 10) return i;
+  for (let i = from; i < last; i++)
+    if (buf[i] === 13 && buf[i + 1] === 10 && buf[i + 2] === 13 && buf[i + 3] === 10) return i;
   return -1;
 }
 
@@ -381,7 +407,11 @@ class Connection {
    * every read and write): a connection where nothing was read or written for `idleMs` is closed.
    */
   sweep(step: number, timeouts: EdgeServerTimeouts, now: number): void {
-    if (this.current === null && ((this.headSince !== 0 && now - this.headSince >= timeouts.headersMs) || (this.requestSince !== 0 && now - this.requestSince >= timeouts.requestMs))) {
+    if (
+      this.current === null &&
+      ((this.headSince !== 0 && now - this.headSince >= timeouts.headersMs) ||
+        (this.requestSince !== 0 && now - this.requestSince >= timeouts.requestMs))
+    ) {
       this.headSince = 0;
       this.requestSince = 0;
       this.discard = 0;
@@ -414,7 +444,10 @@ class Connection {
   private reject(status: number): void {
     this.pending = null;
     const body = JSON.stringify({ message: STATUS_CODES[status] ?? 'Bad request' });
-    this.socket.end(`${statusLine(status)}content-type: application/json\r\ncontent-length: ${body.length}\r\n${dateHeader()}connection: close\r\n\r\n${body}`, 'latin1');
+    this.socket.end(
+      `${statusLine(status)}content-type: application/json\r\ncontent-length: ${body.length}\r\n${dateHeader()}connection: close\r\n\r\n${body}`,
+      'latin1',
+    );
     this.socket.removeAllListeners('data');
   }
 
@@ -516,8 +549,12 @@ class Connection {
     if (this.discard === 0) this.requestSince = 0;
     else if (this.requestSince === 0) this.requestSince = Date.now();
     const connection = headers.connection;
-    const keepAlive = connection === undefined ? !http10
-      : http10 ? connection.toLowerCase().includes('keep-alive') : !connection.toLowerCase().includes('close');
+    const keepAlive =
+      connection === undefined
+        ? !http10
+        : http10
+          ? connection.toLowerCase().includes('keep-alive')
+          : !connection.toLowerCase().includes('close');
     const res = new Response(this, keepAlive, method === 'HEAD', http10);
     this.current = res;
     const req: EdgeRequest = { method, url, headers, socket: this.peer, at: batchNow };
@@ -554,7 +591,11 @@ export interface EdgeServerTimeouts {
 const DEFAULT_TIMEOUTS: EdgeServerTimeouts = { headersMs: 20_000, requestMs: 60_000, idleMs: 65_000 };
 
 /** Starts listening; `onError` answers (or destroys) a request whose handler threw. */
-export function createEdgeHttpServer(handler: EdgeHandler, onError: (error: unknown, res: EdgeResponse) => void, timeoutsIn: Partial<EdgeServerTimeouts> = {}): EdgeHttpServer {
+export function createEdgeHttpServer(
+  handler: EdgeHandler,
+  onError: (error: unknown, res: EdgeResponse) => void,
+  timeoutsIn: Partial<EdgeServerTimeouts> = {},
+): EdgeHttpServer {
   const timeouts = { ...DEFAULT_TIMEOUTS, ...timeoutsIn };
   const connections = new Map<Socket, Connection>();
   // One sweep for every connection instead of a timer per socket (node re-arms those on every read and write).
@@ -571,10 +612,11 @@ export function createEdgeHttpServer(handler: EdgeHandler, onError: (error: unkn
   });
   return {
     server,
-    close: () => new Promise<void>((resolve) => {
-      clearInterval(sweep);
-      server.close(() => resolve());
-      for (const s of connections.keys()) s.destroy();
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        clearInterval(sweep);
+        server.close(() => resolve());
+        for (const s of connections.keys()) s.destroy();
+      }),
   };
 }

@@ -13,7 +13,11 @@ export interface OriginFetcher {
 }
 
 /** HTTP(S) origins through undici, keep-alive pooled; private addresses refused unless the operator allows them. */
-export function createUrlOrigin(options: { allowPrivate: boolean; maxObjectBytes: number; timeoutMs?: number }): OriginFetcher {
+export function createUrlOrigin(options: {
+  allowPrivate: boolean;
+  maxObjectBytes: number;
+  timeoutMs?: number;
+}): OriginFetcher {
   const dispatcher: Dispatcher = options.allowPrivate
     ? new Agent({ connections: 64, keepAliveTimeout: 30_000 })
     : createGuardedDispatcher({ allowPrivate: false, connections: 64, keepAliveTimeoutMs: 30_000 });
@@ -48,7 +52,12 @@ export function createUrlOrigin(options: { allowPrivate: boolean; maxObjectBytes
         }
         chunks.push(chunk as Buffer);
       }
-      return { status: res.statusCode, headers: out, body: Buffer.concat(chunks, size), ms: performance.now() - started };
+      return {
+        status: res.statusCode,
+        headers: out,
+        body: Buffer.concat(chunks, size),
+        ms: performance.now() - started,
+      };
     },
     close: () => dispatcher.close(),
   };

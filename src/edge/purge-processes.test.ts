@@ -9,7 +9,12 @@ import { freePort } from '../../test/helpers/net.ts';
 import { TestOrigin } from '../../test/helpers/cdn.ts';
 
 /** `tessera edge` as a separate OS process on the test database; resolves when it listens. */
-async function spawnEdge(ctx: TestContext, name: string, env: Record<string, string> = {}, workers = 1): Promise<{ url: string; child: ChildProcess }> {
+async function spawnEdge(
+  ctx: TestContext,
+  name: string,
+  env: Record<string, string> = {},
+  workers = 1,
+): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['src/main.ts', 'edge'], {
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
@@ -28,13 +33,26 @@ async function spawnEdge(ctx: TestContext, name: string, env: Record<string, str
     },
   });
   let stderr = '';
-  child.stderr!.on('data', (d) => { stderr += d; });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
   await new Promise<void>((resolve, reject) => {
     // A slow start must not leave an orphan edge holding this test process open.
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`edge ${name} did not start: ${stderr}`)); }, 60_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`edge ${name} did not start: ${stderr}`));
+    }, 60_000);
     let ready = 0;
-    child.on('message', (m: { type?: string }) => { if (m.type === 'edge-ready' && ++ready === workers) { clearTimeout(timer); resolve(); } });
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`edge ${name} exited ${code}: ${stderr}`)); });
+    child.on('message', (m: { type?: string }) => {
+      if (m.type === 'edge-ready' && ++ready === workers) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`edge ${name} exited ${code}: ${stderr}`));
+    });
   });
   return { url: `http://127.0.0.1:${port}`, child };
 }
@@ -61,14 +79,26 @@ forEachEngine('CDN purge across edge processes', (ctx) => {
     await origin.close();
   });
 
-  const read = async (edge: { url: string }, path: string) => (await request(`${edge.url}${path}`, { dispatcher: agent })).body.text();
+  const read = async (edge: { url: string }, path: string) =>
+    (await request(`${edge.url}${path}`, { dispatcher: agent })).body.text();
 
   it('two `tessera edge` processes register; a purge is applied on both before the API call returns', async () => {
     const list = json(await ctx().inject({ method: 'GET', url: '/v1/cdn/edges', headers: org.admin.headers }));
     assert.ok(list.length >= 2, JSON.stringify(list));
-    const zone = json(await ctx().inject({ method: 'POST', url: '/v1/cdn/pullzones', headers: org.admin.headers, payload: { name: `mp-${Math.random().toString(36).slice(2, 9)}`, originUrl: origin.url } }));
+    const zone = json(
+      await ctx().inject({
+        method: 'POST',
+        url: '/v1/cdn/pullzones',
+        headers: org.admin.headers,
+        payload: { name: `mp-${Math.random().toString(36).slice(2, 9)}`, originUrl: origin.url },
+      }),
+    );
     let version = 0;
-    origin.routes.set('/obj', (_req, res) => res.writeHead(200, { 'cache-control': 'max-age=3600, stale-while-revalidate=3600, stale-if-error=3600' }).end(`v${version}`));
+    origin.routes.set('/obj', (_req, res) =>
+      res
+        .writeHead(200, { 'cache-control': 'max-age=3600, stale-while-revalidate=3600, stale-if-error=3600' })
+        .end(`v${version}`),
+    );
     // Zone creation is pushed to both edges before the API answered.
     for (const e of edges) assert.equal(await read(e, `/${zone.name}/obj`), 'v0');
     for (const e of edges) assert.equal(await read(e, `/${zone.name}/obj`), 'v0');
@@ -78,16 +108,23 @@ forEachEngine('CDN purge across edge processes', (ctx) => {
     let stop = false;
     let floor = 0;
     const violations: string[] = [];
-    const readers = edges.flatMap((e) => Array.from({ length: 3 }, async () => {
-      while (!stop) {
-        const min = floor;
-        const body = await read(e, `/${zone.name}/obj`);
-        if (Number(body.slice(1)) < min) violations.push(`${e.url} served ${body} after purge of v${min - 1}`);
-      }
-    }));
+    const readers = edges.flatMap((e) =>
+      Array.from({ length: 3 }, async () => {
+        while (!stop) {
+          const min = floor;
+          const body = await read(e, `/${zone.name}/obj`);
+          if (Number(body.slice(1)) < min) violations.push(`${e.url} served ${body} after purge of v${min - 1}`);
+        }
+      }),
+    );
     for (let i = 1; i <= 40; i++) {
       version = i;
-      const res = await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/purge`, headers: org.admin.headers, payload: i % 2 ? { url: `/${zone.name}/obj` } : { everything: true } });
+      const res = await ctx().inject({
+        method: 'POST',
+        url: `/v1/cdn/pullzones/${zone.id}/purge`,
+        headers: org.admin.headers,
+        payload: i % 2 ? { url: `/${zone.name}/obj` } : { everything: true },
+      });
       assert.equal(res.statusCode, 200, res.body);
       assert.equal(json(res).edges, 2);
       floor = i;
@@ -119,21 +156,42 @@ forEachEngine('CDN purge across the workers of one edge (EDGE_WORKERS=2)', (ctx)
     await origin.close();
   });
 
-  it('each worker has its own control server; a purge empties both workers\' memory caches before the API returns', async () => {
+  it("each worker has its own control server; a purge empties both workers' memory caches before the API returns", async () => {
     // Control addresses are internal: the API does not show them (issue 23, defect 12); read them where the API does.
-    const list = (await ctx().deps.db.selectFrom('cdn_edges').select('control_url').execute()).map((r) => ({ controlUrl: r.control_url }));
+    const list = (await ctx().deps.db.selectFrom('cdn_edges').select('control_url').execute()).map((r) => ({
+      controlUrl: r.control_url,
+    }));
     assert.equal(new Set(list.map((e) => e.controlUrl)).size, list.length, JSON.stringify(list));
     assert.ok(list.length >= 2);
-    const zone = json(await ctx().inject({ method: 'POST', url: '/v1/cdn/pullzones', headers: org.admin.headers, payload: { name: `wk-${Math.random().toString(36).slice(2, 9)}`, originUrl: origin.url } }));
+    const zone = json(
+      await ctx().inject({
+        method: 'POST',
+        url: '/v1/cdn/pullzones',
+        headers: org.admin.headers,
+        payload: { name: `wk-${Math.random().toString(36).slice(2, 9)}`, originUrl: origin.url },
+      }),
+    );
     let version = 0;
-    origin.routes.set('/w', (_req, res) => res.writeHead(200, { 'cache-control': 'max-age=3600, stale-while-revalidate=3600' }).end(`v${version}`));
+    origin.routes.set('/w', (_req, res) =>
+      res.writeHead(200, { 'cache-control': 'max-age=3600, stale-while-revalidate=3600' }).end(`v${version}`),
+    );
     // 16 parallel connections, spread over both workers by the kernel (SO_REUSEPORT).
-    const readAll = () => Promise.all(Array.from({ length: 16 }, async () => (await request(`${edge.url}/${zone.name}/w`, { dispatcher: agent })).body.text()));
+    const readAll = () =>
+      Promise.all(
+        Array.from({ length: 16 }, async () =>
+          (await request(`${edge.url}/${zone.name}/w`, { dispatcher: agent })).body.text(),
+        ),
+      );
     for (let i = 0; i < 5; i++) await readAll();
     assert.equal(origin.count('/w'), 2, 'each worker fetched once and then served from its own cache');
     for (let i = 1; i <= 10; i++) {
       version = i;
-      const res = await ctx().inject({ method: 'POST', url: `/v1/cdn/pullzones/${zone.id}/purge`, headers: org.admin.headers, payload: { url: `/${zone.name}/w` } });
+      const res = await ctx().inject({
+        method: 'POST',
+        url: `/v1/cdn/pullzones/${zone.id}/purge`,
+        headers: org.admin.headers,
+        payload: { url: `/${zone.name}/w` },
+      });
       assert.equal(res.statusCode, 200, res.body);
       assert.deepEqual(new Set(await readAll()), new Set([`v${i}`]));
     }

@@ -15,7 +15,9 @@ export async function runEdge(deps: Deps): Promise<void> {
     const fork = (index: number) => indexOf.set(cluster.fork({ EDGE_WORKER_INDEX: String(index) }).id, index);
     for (let i = 0; i < workers; i++) fork(i);
     // Whoever started us (tests, supervisors) hears when each worker listens.
-    cluster.on('message', (_worker, message: { type?: string }) => { if (message?.type === 'edge-ready' && process.send) process.send(message); });
+    cluster.on('message', (_worker, message: { type?: string }) => {
+      if (message?.type === 'edge-ready' && process.send) process.send(message);
+    });
     cluster.on('exit', (worker, code, signal) => {
       if (stopping) return;
       deps.log.warn({ pid: worker.process.pid, code, signal }, 'edge worker exited; starting another');
@@ -27,13 +29,22 @@ export async function runEdge(deps: Deps): Promise<void> {
       stopping = true;
       for (const w of Object.values(cluster.workers ?? {})) w?.kill('SIGTERM');
       setTimeout(() => process.exit(0), 5000).unref();
-      cluster.on('exit', () => { if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0); });
+      cluster.on('exit', () => {
+        if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(0);
+      });
     };
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     return;
   }
-  const edge = new Edge({ config: deps.config.edge, db: deps.db, keys: deps.keys, log: deps.log, allowPrivateTargets: deps.config.allowPrivateTargets, assetOrigin: assetOriginFor({ db: deps.db, blobs: deps.blobs }) });
+  const edge = new Edge({
+    config: deps.config.edge,
+    db: deps.db,
+    keys: deps.keys,
+    log: deps.log,
+    allowPrivateTargets: deps.config.allowPrivateTargets,
+    assetOrigin: assetOriginFor({ db: deps.db, blobs: deps.blobs }),
+  });
   const { port, controlUrl } = await edge.start();
   deps.log.info({ port, controlUrl, edgeId: edge.id, region: deps.config.edge.region }, 'edge listening');
   if (process.send) process.send({ type: 'edge-ready', port, controlUrl, id: edge.id });

@@ -4,10 +4,33 @@ import { sql } from 'kysely';
 const HOUR = 3_600_000;
 
 interface Counters {
-  requests: number; bytes_served: number; bytes_origin: number; hits: number; misses: number; hit_bytes: number;
-  origin_fetches: number; origin_ms: number; status_2xx: number; status_3xx: number; status_4xx: number; status_5xx: number;
+  requests: number;
+  bytes_served: number;
+  bytes_origin: number;
+  hits: number;
+  misses: number;
+  hit_bytes: number;
+  origin_fetches: number;
+  origin_ms: number;
+  status_2xx: number;
+  status_3xx: number;
+  status_4xx: number;
+  status_5xx: number;
 }
-const zero = (): Counters => ({ requests: 0, bytes_served: 0, bytes_origin: 0, hits: 0, misses: 0, hit_bytes: 0, origin_fetches: 0, origin_ms: 0, status_2xx: 0, status_3xx: 0, status_4xx: 0, status_5xx: 0 });
+const zero = (): Counters => ({
+  requests: 0,
+  bytes_served: 0,
+  bytes_origin: 0,
+  hits: 0,
+  misses: 0,
+  hit_bytes: 0,
+  origin_fetches: 0,
+  origin_ms: 0,
+  status_2xx: 0,
+  status_3xx: 0,
+  status_4xx: 0,
+  status_5xx: 0,
+});
 
 export type CacheStatus = 'HIT' | 'STALE' | 'REVALIDATED' | 'MISS' | 'EXPIRED' | 'BYPASS' | 'REFUSED';
 
@@ -23,7 +46,10 @@ export class EdgeStats {
   private flushing: Promise<void> = Promise.resolve();
 
   /** Per zone: the counters of the hour last written (saves building map keys on every request). */
-  private last = new Map<number, { hour: number; c: Counters; geo: Map<string, { requests: number; bytes: number }> }>();
+  private last = new Map<
+    number,
+    { hour: number; c: Counters; geo: Map<string, { requests: number; bytes: number }> }
+  >();
 
   request(zoneId: number, now: number, status: number, bytes: number, cache: CacheStatus, country: string): void {
     const hour = now - (now % HOUR);
@@ -71,7 +97,10 @@ export class EdgeStats {
   }
 
   flush(db: Db, liveZones: ReadonlySet<number>): Promise<void> {
-    this.flushing = this.flushing.then(() => this.flushNow(db, liveZones), () => this.flushNow(db, liveZones));
+    this.flushing = this.flushing.then(
+      () => this.flushNow(db, liveZones),
+      () => this.flushNow(db, liveZones),
+    );
     return this.flushing;
   }
 
@@ -88,17 +117,35 @@ export class EdgeStats {
         for (const [k, c] of hourly) {
           const [zone, hour] = k.split(':').map(Number) as [number, number];
           if (!liveZones.has(zone)) continue;
-          await trx.insertInto('cdn_stats_hourly').values({ zone_id: zone, hour, ...c })
-            .onConflict((oc) => oc.columns(['zone_id', 'hour']).doUpdateSet(Object.fromEntries(Object.keys(c).map((name) => [name, sql`cdn_stats_hourly.${sql.ref(name)} + excluded.${sql.ref(name)}`])) as never))
+          await trx
+            .insertInto('cdn_stats_hourly')
+            .values({ zone_id: zone, hour, ...c })
+            .onConflict((oc) =>
+              oc
+                .columns(['zone_id', 'hour'])
+                .doUpdateSet(
+                  Object.fromEntries(
+                    Object.keys(c).map((name) => [
+                      name,
+                      sql`cdn_stats_hourly.${sql.ref(name)} + excluded.${sql.ref(name)}`,
+                    ]),
+                  ) as never,
+                ),
+            )
             .execute();
         }
         for (const [k, c] of geo) {
           const [zone, hour, country] = k.split(':') as [string, string, string];
           if (!liveZones.has(Number(zone))) continue;
-          await trx.insertInto('cdn_stats_geo').values({ zone_id: Number(zone), hour: Number(hour), country, requests: c.requests, bytes: c.bytes })
-            .onConflict((oc) => oc.columns(['zone_id', 'hour', 'country']).doUpdateSet({
-              requests: sql`cdn_stats_geo.requests + excluded.requests`, bytes: sql`cdn_stats_geo.bytes + excluded.bytes`,
-            } as never))
+          await trx
+            .insertInto('cdn_stats_geo')
+            .values({ zone_id: Number(zone), hour: Number(hour), country, requests: c.requests, bytes: c.bytes })
+            .onConflict((oc) =>
+              oc.columns(['zone_id', 'hour', 'country']).doUpdateSet({
+                requests: sql`cdn_stats_geo.requests + excluded.requests`,
+                bytes: sql`cdn_stats_geo.bytes + excluded.bytes`,
+              } as never),
+            )
             .execute();
         }
       });

@@ -26,8 +26,18 @@ describe('CDN per-connection speed limit', () => {
     const after = 50_000;
     const rate = 100_000;
     const size = after + 10 * rate;
-    const zone = json(await ctx.inject({ method: 'POST', url: '/v1/cdn/pullzones', headers: org.admin.headers, payload: { name: `thr-${Date.now()}`, originUrl: origin.url, limitRateAfter: after, limitRatePerSecond: rate } }));
-    origin.set('/big.bin', Buffer.alloc(size, 7), { 'cache-control': 'max-age=600', 'content-type': 'application/octet-stream' });
+    const zone = json(
+      await ctx.inject({
+        method: 'POST',
+        url: '/v1/cdn/pullzones',
+        headers: org.admin.headers,
+        payload: { name: `thr-${Date.now()}`, originUrl: origin.url, limitRateAfter: after, limitRatePerSecond: rate },
+      }),
+    );
+    origin.set('/big.bin', Buffer.alloc(size, 7), {
+      'cache-control': 'max-age=600',
+      'content-type': 'application/octet-stream',
+    });
     // Warm the cache so only the edge → client leg is measured.
     const warm = await request(`${edge.url}/${zone.name}/big.bin`, { method: 'HEAD' });
     await warm.body.arrayBuffer();

@@ -37,7 +37,9 @@ export class TestOrigin {
   /** Serve `body` at `path` with these headers. */
   set(path: string, body: string | Buffer, headers: Record<string, string> = {}): void {
     this.routes.set(path, (_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body), ...headers }).end(body);
+      res
+        .writeHead(200, { 'content-type': 'text/plain', 'content-length': Buffer.byteLength(body), ...headers })
+        .end(body);
     });
   }
 
@@ -46,21 +48,47 @@ export class TestOrigin {
   }
 
   async close(): Promise<void> {
-    await new Promise<void>((r) => { this.server?.close(() => r()); this.server?.closeAllConnections(); });
+    await new Promise<void>((r) => {
+      this.server?.close(() => r());
+      this.server?.closeAllConnections();
+    });
   }
 }
 
 export function edgeConfig(ctx: TestContext, overrides: Partial<EdgeConfig> = {}): EdgeConfig {
   return {
-    port: 0, host: '127.0.0.1', region: 'de', cacheDir: join(ctx.dataDir, 'edge-cache'), cacheMaxBytes: 64 * 1024 * 1024, memoryMaxBytes: 32 * 1024 * 1024,
-    maxObjectBytes: 16 * 1024 * 1024, controlHost: '127.0.0.1', controlPort: 0, controlUrl: undefined, heartbeatMs: 60_000,
-    trustedProxies: ['loopback'], workers: 1, geoipDb: undefined, http: { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, idleTimeoutMs: 65_000 }, ...overrides,
+    port: 0,
+    host: '127.0.0.1',
+    region: 'de',
+    cacheDir: join(ctx.dataDir, 'edge-cache'),
+    cacheMaxBytes: 64 * 1024 * 1024,
+    memoryMaxBytes: 32 * 1024 * 1024,
+    maxObjectBytes: 16 * 1024 * 1024,
+    controlHost: '127.0.0.1',
+    controlPort: 0,
+    controlUrl: undefined,
+    heartbeatMs: 60_000,
+    trustedProxies: ['loopback'],
+    workers: 1,
+    geoipDb: undefined,
+    http: { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, idleTimeoutMs: 65_000 },
+    ...overrides,
   };
 }
 
 /** An edge server in this process (real HTTP on loopback), on the test context's database. */
-export async function startEdge(ctx: TestContext, overrides: Partial<EdgeConfig> = {}): Promise<{ edge: Edge; url: string; close(): Promise<void> }> {
-  const edge = new Edge({ config: edgeConfig(ctx, overrides), db: ctx.deps.db, keys: ctx.deps.keys, log: createLog('silent'), allowPrivateTargets: true, assetOrigin: assetOriginFor({ db: ctx.deps.db, blobs: ctx.deps.blobs }) });
+export async function startEdge(
+  ctx: TestContext,
+  overrides: Partial<EdgeConfig> = {},
+): Promise<{ edge: Edge; url: string; close(): Promise<void> }> {
+  const edge = new Edge({
+    config: edgeConfig(ctx, overrides),
+    db: ctx.deps.db,
+    keys: ctx.deps.keys,
+    log: createLog('silent'),
+    allowPrivateTargets: true,
+    assetOrigin: assetOriginFor({ db: ctx.deps.db, blobs: ctx.deps.blobs }),
+  });
   const { port } = await edge.start();
   return { edge, url: `http://127.0.0.1:${port}`, close: () => edge.stop() };
 }
@@ -69,8 +97,18 @@ export async function startEdge(ctx: TestContext, overrides: Partial<EdgeConfig>
 export const unique = () => Math.random().toString(36).slice(2, 10);
 
 /** Creates a pull zone of `org` in front of `origin` through the API (201), with any extra fields. */
-export async function makeZone(ctx: TestContext, org: TestOrg, origin: TestOrigin, fields: Record<string, unknown> = {}) {
-  const res = await ctx.inject({ method: 'POST', url: '/v1/cdn/pullzones', headers: org.admin.headers, payload: { name: `z-${unique()}`, originUrl: origin.url, ...fields } });
+export async function makeZone(
+  ctx: TestContext,
+  org: TestOrg,
+  origin: TestOrigin,
+  fields: Record<string, unknown> = {},
+) {
+  const res = await ctx.inject({
+    method: 'POST',
+    url: '/v1/cdn/pullzones',
+    headers: org.admin.headers,
+    payload: { name: `z-${unique()}`, originUrl: origin.url, ...fields },
+  });
   assert.equal(res.statusCode, 201, res.body);
   return json(res);
 }

@@ -70,8 +70,18 @@ export async function createTestContext(engine: EngineName, options: ContextOpti
   const make = async () => {
     const deps = createDeps(config, { clock: useClock, log: createLog(config.logLevel, options.logTo), poolSize: 5 });
     await migrateToLatest(deps.db);
-    const app = await buildApp(deps, { ...options.appOptions, extraResolvers: [testResolver(deps), ...(options.appOptions?.extraResolvers ?? [])] });
-    return { app, deps, close: async () => { await app.close(); await deps.close(); } };
+    const app = await buildApp(deps, {
+      ...options.appOptions,
+      extraResolvers: [testResolver(deps), ...(options.appOptions?.extraResolvers ?? [])],
+    });
+    return {
+      app,
+      deps,
+      close: async () => {
+        await app.close();
+        await deps.close();
+      },
+    };
   };
   const main = await make();
   // TESSERA_TEST_CHECK_RESPONSES=<file>: every answer checked against /openapi.json, problems appended to the file.
@@ -92,9 +102,17 @@ export async function createTestContext(engine: EngineName, options: ContextOpti
       return instance;
     },
     async inject(request) {
-      const res = await main.app.inject({ method: request.method, url: request.url, headers: request.headers, payload: (request.payload ?? request.body) as string | object | undefined });
+      const res = await main.app.inject({
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        payload: (request.payload ?? request.body) as string | object | undefined,
+      });
       if (checkFile && request.url !== '/openapi.json' && request.method !== 'HEAD' && request.method !== 'OPTIONS') {
-        checker ??= recordingChecker((await main.app.inject({ method: 'GET', url: '/openapi.json' })).json(), checkFile);
+        checker ??= recordingChecker(
+          (await main.app.inject({ method: 'GET', url: '/openapi.json' })).json(),
+          checkFile,
+        );
         checker(request.method, request.url, res);
       }
       return res;
@@ -112,7 +130,11 @@ export async function createTestContext(engine: EngineName, options: ContextOpti
  * Runs a suite once per database engine, each with its own fresh database and app. PostgreSQL
  * is reported as skipped, with the reason, where it is not reachable (never in CI).
  */
-export function forEachEngine(title: string, body: (ctx: () => TestContext) => void, options: ContextOptions = {}): void {
+export function forEachEngine(
+  title: string,
+  body: (ctx: () => TestContext) => void,
+  options: ContextOptions = {},
+): void {
   for (const engine of ENGINES) {
     describe(`${title} [${engine.name}]`, { skip: engine.skip }, () => {
       let ctx: TestContext | undefined;

@@ -30,9 +30,19 @@ export function headersFor(userId: string): Record<string, string> {
 
 /** A real key of `org` (made through the API by its administrator), already revoked. */
 async function revokedApiKey(ctx: TestContext, org: TestOrg): Promise<string> {
-  const created = await ctx.inject({ method: 'POST', url: '/api/v1/api-key/create-api-key', headers: org.admin.headers, payload: { name: 'revoked', roleId: org.roles.viewer } });
+  const created = await ctx.inject({
+    method: 'POST',
+    url: '/api/v1/api-key/create-api-key',
+    headers: org.admin.headers,
+    payload: { name: 'revoked', roleId: org.roles.viewer },
+  });
   const { id, key } = created.json() as { id: string; key: string };
-  await ctx.inject({ method: 'POST', url: '/api/v1/api-key/revoke-api-key', headers: org.admin.headers, payload: { id } });
+  await ctx.inject({
+    method: 'POST',
+    url: '/api/v1/api-key/revoke-api-key',
+    headers: org.admin.headers,
+    payload: { id },
+  });
   return key;
 }
 
@@ -40,7 +50,10 @@ async function revokedApiKey(ctx: TestContext, org: TestOrg): Promise<string> {
  * Credentials that must never authenticate, checked on every route by the security suite.
  * Each returns the headers of a request carrying that credential (`org` is the caller's organization).
  */
-export const BAD_CREDENTIALS: { name: string; headers: (ctx: TestContext, org: TestOrg) => Record<string, string> | Promise<Record<string, string>> }[] = [
+export const BAD_CREDENTIALS: {
+  name: string;
+  headers: (ctx: TestContext, org: TestOrg) => Record<string, string> | Promise<Record<string, string>>;
+}[] = [
   { name: 'an unknown test user', headers: () => ({ 'x-test-user': '00000000-0000-4000-8000-000000000000' }) },
   { name: 'a malformed test user', headers: () => ({ 'x-test-user': 'not-a-uuid' }) },
   // Right prefix and length, wrong checksum: refused before any database access.

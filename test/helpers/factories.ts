@@ -25,7 +25,10 @@ export async function createTestOrg(ctx: TestContext, options: { password?: stri
   const password = options.password ?? `Pw-${unique()}-${unique()}`;
   const passwordHash = await hashPassword(password);
   const org = await ctx.deps.db.transaction().execute((trx) =>
-    createOrganization(trx, ctx.deps.clock.now(), { name: `Org ${unique()}`, admin: { username, email: `${username}@example.test`, passwordHash } }),
+    createOrganization(trx, ctx.deps.clock.now(), {
+      name: `Org ${unique()}`,
+      admin: { username, email: `${username}@example.test`, passwordHash },
+    }),
   );
   return { ...org, admin: { userId: org.adminUserId, username, password, headers: headersFor(org.adminUserId) } };
 }
@@ -47,18 +50,51 @@ export async function createTestUser(ctx: TestContext, org: TestOrg, options: Us
   if (!roleId) {
     roleId = newId(now);
     const name = `role-${unique()}`;
-    await db.insertInto('roles').values({ id: roleId, org_id: org.orgId, name, name_key: name, description: '', privileges: toJson(options.privileges ?? []), created_at: now, updated_at: now }).execute();
+    await db
+      .insertInto('roles')
+      .values({
+        id: roleId,
+        org_id: org.orgId,
+        name,
+        name_key: name,
+        description: '',
+        privileges: toJson(options.privileges ?? []),
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
   }
   const userId = newId(now);
   const username = `user-${unique()}`;
   const password = options.password ?? `Pw-${unique()}-${unique()}`;
-  await db.insertInto('users').values({
-    id: userId, org_id: org.orgId, username, username_key: username, email: `${username}@example.test`,
-    first_name: 'Test', last_name: 'User', friendly_name: username, status: options.status ?? 'enabled', account_type: 'local',
-    role_id: roleId, password_hash: await hashPassword(password), phone: null, company: null, country: null, contact: null,
-    created_at: now, updated_at: now,
-  }).execute();
+  await db
+    .insertInto('users')
+    .values({
+      id: userId,
+      org_id: org.orgId,
+      username,
+      username_key: username,
+      email: `${username}@example.test`,
+      first_name: 'Test',
+      last_name: 'User',
+      friendly_name: username,
+      status: options.status ?? 'enabled',
+      account_type: 'local',
+      role_id: roleId,
+      password_hash: await hashPassword(password),
+      phone: null,
+      company: null,
+      country: null,
+      contact: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
   const groups = options.groupIds ?? [org.groups.everyone];
-  if (groups.length > 0) await db.insertInto('user_groups').values(groups.map((group_id) => ({ org_id: org.orgId, user_id: userId, group_id }))).execute();
+  if (groups.length > 0)
+    await db
+      .insertInto('user_groups')
+      .values(groups.map((group_id) => ({ org_id: org.orgId, user_id: userId, group_id })))
+      .execute();
   return { userId, username, password, headers: headersFor(userId) };
 }

@@ -13,6 +13,10 @@ await app.listen({ port: 0, host: '127.0.0.1' });
 const feed = revisionFeed(deps.db);
 process.on('message', (message) => {
   if (message === 'generation') process.send!({ generation: feed.generation });
-  if (message === 'close') void app.close().then(() => deps.close()).finally(() => process.exit(0));
+  if (message === 'close')
+    void app
+      .close()
+      .then(() => deps.close())
+      .finally(() => process.exit(0));
 });
 process.send!({ port: (app.server.address() as { port: number }).port, generation: feed.generation });

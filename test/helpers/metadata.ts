@@ -33,7 +33,10 @@ export function metadataApi(ctx: TestContext, org: TestOrg) {
       const colors = await api.vocabulary(`Colors ${rnd()}`, ['Red', 'Blue']);
       const red = api.valueId(colors, 'Red');
       const blue = api.valueId(colors, 'Blue');
-      const shades = await api.vocabulary(`Shades ${rnd()}`, [{ valueName: 'Crimson', parentValueId: red }, { valueName: 'Navy', parentValueId: blue }]);
+      const shades = await api.vocabulary(`Shades ${rnd()}`, [
+        { valueName: 'Crimson', parentValueId: red },
+        { valueName: 'Navy', parentValueId: blue },
+      ]);
       return { colors, shades, red, blue };
     },
   };

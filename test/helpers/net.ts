@@ -14,7 +14,12 @@ export async function freePort(): Promise<number> {
  * the connection. Resolves with what the server sent and whether it closed the connection; gives
  * up (closed: false) after `giveUpMs`, so a server without timeouts fails the test instead of hanging it.
  */
-export function slowClient(port: number, head: string, drip: string, options: { everyMs?: number; giveUpMs?: number } = {}): Promise<{ text: string; closed: boolean }> {
+export function slowClient(
+  port: number,
+  head: string,
+  drip: string,
+  options: { everyMs?: number; giveUpMs?: number } = {},
+): Promise<{ text: string; closed: boolean }> {
   return new Promise((resolve) => {
     const socket = connect(port, '127.0.0.1');
     let text = '';
@@ -32,7 +37,9 @@ export function slowClient(port: number, head: string, drip: string, options: { 
     }, options.everyMs ?? 50);
     const giveUp = setTimeout(() => finish(false), options.giveUpMs ?? 30_000);
     socket.on('connect', () => socket.write(head));
-    socket.on('data', (d) => { text += d.toString('latin1'); });
+    socket.on('data', (d) => {
+      text += d.toString('latin1');
+    });
     socket.on('close', () => finish(true));
     socket.on('error', () => finish(true));
   });

@@ -10,23 +10,39 @@ import addFormats from 'ajv-formats';
  * context when TESSERA_TEST_CHECK_RESPONSES names a file (each problem is appended there; no test
  * fails), to find what the document says wrongly across the whole suite.
  */
-export type Doc = { paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema: unknown }> }> }>> };
+export type Doc = {
+  paths: Record<
+    string,
+    Record<string, { responses?: Record<string, { content?: Record<string, { schema: unknown }> }> }>
+  >;
+};
 
 export function validatorFor(doc: Doc) {
   const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
   addFormats.default(ajv);
   ajv.addFormat('binary', true);
   ajv.addSchema(doc as object, 'doc');
-  const templates = Object.keys(doc.paths).map((template) => ({
-    template,
-    params: (template.match(/\{/g) ?? []).length,
-    pattern: new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+').replace(/\{[^}]+\}/g, '[^/]+')}$`),
-  })).sort((a, b) => a.params - b.params);
-  const pointer = (parts: string[]) => parts.map((p) => encodeURIComponent(p.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
+  const templates = Object.keys(doc.paths)
+    .map((template) => ({
+      template,
+      params: (template.match(/\{/g) ?? []).length,
+      pattern: new RegExp(
+        `^${template
+          .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+          .replace(/\\?\{[^}]+\\?\}/g, '[^/]+')
+          .replace(/\{[^}]+\}/g, '[^/]+')}$`,
+      ),
+    }))
+    .sort((a, b) => a.params - b.params);
+  const pointer = (parts: string[]) =>
+    parts.map((p) => encodeURIComponent(p.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
   const compiled = new Map<string, ReturnType<typeof ajv.compile>>();
   return (method: string, url: string, res: LightMyRequestResponse): string[] => {
     // The /v1/webhooks aliases are served but documented once, unversioned.
-    const path = url.split('?')[0]!.replace(/(.)\/$/, '$1').replace(/^\/v1\/webhooks\//, '/webhooks/');
+    const path = url
+      .split('?')[0]!
+      .replace(/(.)\/$/, '$1')
+      .replace(/^\/v1\/webhooks\//, '/webhooks/');
     const match = templates.find((t) => t.pattern.test(path));
     assert.ok(match, `${method} ${path} is documented`);
     const op = doc.paths[match.template]![method.toLowerCase()];
@@ -39,7 +55,11 @@ export function validatorFor(doc: Doc) {
     const media = response.content?.['application/json'];
     assert.ok(media, `${method} ${match.template} ${status} declares a JSON body`);
     const key = `${method} ${match.template} ${status}`;
-    const validate = compiled.get(key) ?? ajv.compile({ $ref: `doc#/${pointer(['paths', match.template, method.toLowerCase(), 'responses', status, 'content', 'application/json', 'schema'])}` });
+    const validate =
+      compiled.get(key) ??
+      ajv.compile({
+        $ref: `doc#/${pointer(['paths', match.template, method.toLowerCase(), 'responses', status, 'content', 'application/json', 'schema'])}`,
+      });
     compiled.set(key, validate);
     let body: unknown;
     try {
@@ -48,10 +68,12 @@ export function validatorFor(doc: Doc) {
       return [`${key}: the body is not JSON`];
     }
     if (validate(body)) return [];
-    return (validate.errors ?? []).map((e) => `${method} ${match.template} ${status}: ${e.instancePath || '(root)'} ${e.message} ${JSON.stringify(e.params)}`);
+    return (validate.errors ?? []).map(
+      (e) =>
+        `${method} ${match.template} ${status}: ${e.instancePath || '(root)'} ${e.message} ${JSON.stringify(e.params)}`,
+    );
   };
 }
-
 
 /** The TESSERA_TEST_CHECK_RESPONSES mode of the test context: records, never throws. */
 export function recordingChecker(doc: unknown, file: string) {

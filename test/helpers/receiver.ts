@@ -21,7 +21,11 @@ export interface Receiver {
 
 /** A real HTTP receiver on 127.0.0.1 recording every request. */
 export async function startReceiver(responder?: Responder): Promise<Receiver> {
-  let answer: Responder = responder ?? ((_req, res) => { res.end('ok'); });
+  let answer: Responder =
+    responder ??
+    ((_req, res) => {
+      res.end('ok');
+    });
   const received: Received[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -38,7 +42,9 @@ export async function startReceiver(responder?: Responder): Promise<Receiver> {
     url: `http://127.0.0.1:${port}/hook`,
     port,
     received,
-    respond(next) { answer = next; },
+    respond(next) {
+      answer = next;
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

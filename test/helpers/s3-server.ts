@@ -13,7 +13,13 @@ process.on('uncaughtException', (error) => console.error(`s3rver: ${error.messag
 
 const bucket = process.argv[2] ?? 'tessera-test';
 const directory = mkdtempSync(join(tmpdir(), 'tessera-s3-'));
-const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory, configureBuckets: [{ name: bucket }] });
+const server = new S3rver({
+  port: 0,
+  address: '127.0.0.1',
+  silent: true,
+  directory,
+  configureBuckets: [{ name: bucket }],
+});
 const address = (await server.run()) as { port: number };
 const stop = () => {
   rmSync(directory, { recursive: true, force: true });

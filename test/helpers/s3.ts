@@ -9,7 +9,9 @@ const serverScript = fileURLToPath(new URL('./s3-server.ts', import.meta.url));
  * the emulator cannot take the test process with it, and the store is reached over the network
  * only, as S3 is. The child goes when `close` is called or when this process ends (its stdin closes).
  */
-export async function startS3(bucket = 'tessera-test'): Promise<{ endpoint: string; bucket: string; close(): Promise<void> }> {
+export async function startS3(
+  bucket = 'tessera-test',
+): Promise<{ endpoint: string; bucket: string; close(): Promise<void> }> {
   const child = spawn(process.execPath, [serverScript, bucket], { stdio: ['pipe', 'pipe', 'inherit'] });
   child.stdout.setEncoding('utf8');
   let output = '';

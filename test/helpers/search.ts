@@ -6,38 +6,101 @@ import { newId } from '../../src/core/ids.ts';
 import type { TestContext } from './context.ts';
 import { upsertDocuments, type SearchDocumentInput } from '../../src/features/search/search-index.repo.ts';
 
-export async function createGroup(ctx: TestContext, orgId: string, name = `g-${Math.random().toString(36).slice(2, 9)}`): Promise<string> {
+export async function createGroup(
+  ctx: TestContext,
+  orgId: string,
+  name = `g-${Math.random().toString(36).slice(2, 9)}`,
+): Promise<string> {
   const now = ctx.deps.clock.now();
   const id = newId(now);
-  await ctx.deps.db.insertInto('groups').values({ id, org_id: orgId, name, name_key: name.toLowerCase(), description: '', created_at: now, updated_at: now }).execute();
+  await ctx.deps.db
+    .insertInto('groups')
+    .values({
+      id,
+      org_id: orgId,
+      name,
+      name_key: name.toLowerCase(),
+      description: '',
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
   return id;
 }
 
 /** A security template granting each listed group the listed permissions. */
-export async function createTemplate(ctx: TestContext, orgId: string, grants: Record<string, Permission[]>, name = `t-${Math.random().toString(36).slice(2, 9)}`): Promise<string> {
+export async function createTemplate(
+  ctx: TestContext,
+  orgId: string,
+  grants: Record<string, Permission[]>,
+  name = `t-${Math.random().toString(36).slice(2, 9)}`,
+): Promise<string> {
   const now = ctx.deps.clock.now();
   const id = newId(now);
-  await ctx.deps.db.insertInto('security_templates').values({ id, org_id: orgId, name, name_key: name.toLowerCase(), description: '', created_at: now, updated_at: now }).execute();
-  const rows = Object.entries(grants).map(([group_id, perms]) => ({ org_id: orgId, template_id: id, group_id, permissions: toJson(perms.map((p) => PERMISSIONS[p].id)) }));
+  await ctx.deps.db
+    .insertInto('security_templates')
+    .values({
+      id,
+      org_id: orgId,
+      name,
+      name_key: name.toLowerCase(),
+      description: '',
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  const rows = Object.entries(grants).map(([group_id, perms]) => ({
+    org_id: orgId,
+    template_id: id,
+    group_id,
+    permissions: toJson(perms.map((p) => PERMISSIONS[p].id)),
+  }));
   if (rows.length > 0) await ctx.deps.db.insertInto('security_template_grants').values(rows).execute();
-  await writeTemplatePermissions(ctx.deps.db, orgId, id, new Map(Object.entries(grants).map(([g, perms]) => [g, perms.map((p) => PERMISSIONS[p].id)])));
+  await writeTemplatePermissions(
+    ctx.deps.db,
+    orgId,
+    id,
+    new Map(Object.entries(grants).map(([g, perms]) => [g, perms.map((p) => PERMISSIONS[p].id)])),
+  );
   return id;
 }
 
-export function docInput(orgId: string, over: Partial<SearchDocumentInput> & { securityTemplateIds: string[] }): SearchDocumentInput {
+export function docInput(
+  orgId: string,
+  over: Partial<SearchDocumentInput> & { securityTemplateIds: string[] },
+): SearchDocumentInput {
   const now = 1_700_000_000_000;
   const assetId = over.assetId ?? newId();
   const fileId = over.fileId === undefined ? newId() : over.fileId;
   const filename = over.filename ?? 'file.jpg';
   const base: SearchDocumentInput = {
-    orgId, assetId, fileId, originalFileId: fileId, filename,
+    orgId,
+    assetId,
+    fileId,
+    originalFileId: fileId,
+    filename,
     fileType: filename.includes('.') ? filename.split('.').pop()!.toLowerCase() : 'none',
-    metadataTemplateId: null, deleted: false, currentVersion: true,
-    createdEpoch: now, updatedEpoch: now, metadataText: '', contentText: '',
-    facets: [], sorts: [], record: {},
+    metadataTemplateId: null,
+    deleted: false,
+    currentVersion: true,
+    createdEpoch: now,
+    updatedEpoch: now,
+    metadataText: '',
+    contentText: '',
+    facets: [],
+    sorts: [],
+    record: {},
     ...over,
   };
-  base.record = { objectId: assetId, fileId, originalFileId: base.originalFileId, filename, createdEpoch: base.createdEpoch, lastUpdatedEpoch: base.updatedEpoch, ...over.record };
+  base.record = {
+    objectId: assetId,
+    fileId,
+    originalFileId: base.originalFileId,
+    filename,
+    createdEpoch: base.createdEpoch,
+    lastUpdatedEpoch: base.updatedEpoch,
+    ...over.record,
+  };
   return base;
 }
 

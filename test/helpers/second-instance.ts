@@ -17,8 +17,13 @@ export async function startSecondInstance(ctx: TestContext): Promise<SecondInsta
   const child = spawn(process.execPath, ['test/helpers/instance-process.ts'], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     env: {
-      ...process.env, DATABASE_URL: database, TESSERA_DATA_DIR: ctx.dataDir, TESSERA_SECRET_KEY: TEST_SECRET, TESSERA_LOG_LEVEL: 'silent',
-      TESSERA_PUBLIC_URL: ctx.config.publicUrl, TESSERA_WORKERS: 'false',
+      ...process.env,
+      DATABASE_URL: database,
+      TESSERA_DATA_DIR: ctx.dataDir,
+      TESSERA_SECRET_KEY: TEST_SECRET,
+      TESSERA_LOG_LEVEL: 'silent',
+      TESSERA_PUBLIC_URL: ctx.config.publicUrl,
+      TESSERA_WORKERS: 'false',
     },
   });
   const { port } = await new Promise<{ port: number }>((resolve, reject) => {
@@ -28,10 +33,11 @@ export async function startSecondInstance(ctx: TestContext): Promise<SecondInsta
   return {
     url: `http://127.0.0.1:${port}`,
     child,
-    generation: () => new Promise((resolve) => {
-      child.once('message', (m) => resolve((m as { generation: number }).generation));
-      child.send('generation');
-    }),
+    generation: () =>
+      new Promise((resolve) => {
+        child.once('message', (m) => resolve((m as { generation: number }).generation));
+        child.send('generation');
+      }),
   };
 }
 

@@ -29,12 +29,22 @@ export interface SecuredRoute {
    * The privilege ceiling: a request that a caller holding `privileges` (and in Everyone only)
    * may not make, because what it touches or gives holds more than the caller: must get 403.
    */
-  ceiling?: { privileges: Privilege[]; prepare(ctx: TestContext, org: TestOrg, caller: TestUser): Promise<{ url: string; body?: unknown }> | { url: string; body?: unknown } };
+  ceiling?: {
+    privileges: Privilege[];
+    prepare(
+      ctx: TestContext,
+      org: TestOrg,
+      caller: TestUser,
+    ): Promise<{ url: string; body?: unknown }> | { url: string; body?: unknown };
+  };
 }
 
 /** An administrator's peer (Administrator role, Administrators group), whom the administrator may impersonate. */
 async function adminPeer(ctx: TestContext, org: TestOrg): Promise<TestUser> {
-  return createTestUser(ctx, org, { roleId: org.roles.administrator, groupIds: [org.groups.administrators, org.groups.everyone] });
+  return createTestUser(ctx, org, {
+    roleId: org.roles.administrator,
+    groupIds: [org.groups.administrators, org.groups.everyone],
+  });
 }
 
 /**
@@ -57,7 +67,12 @@ export function securitySuite(getCtx: () => TestContext, name: string, route: Se
         const ctx = getCtx();
         const org = await createTestOrg(ctx);
         const req = await route.prepare(ctx, org);
-        const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers: await bad.headers(ctx, org) });
+        const res = await ctx.inject({
+          method: route.method,
+          url: req.url,
+          payload: req.body,
+          headers: await bad.headers(ctx, org),
+        });
         assert.equal(res.statusCode, 401, res.body);
       });
     }
@@ -83,48 +98,83 @@ export function securitySuite(getCtx: () => TestContext, name: string, route: Se
         for (const missing of route.privileges!) {
           const privileges = ALL_PRIVILEGES.filter((p) => p !== missing);
           const user = await createTestUser(ctx, org, { privileges });
-          const role = await ctx.inject({ method: 'POST', url: '/v1/roles', headers: org.admin.headers, payload: { name: `without-${missing}-${Math.random().toString(36).slice(2)}`, privileges } });
+          const role = await ctx.inject({
+            method: 'POST',
+            url: '/v1/roles',
+            headers: org.admin.headers,
+            payload: { name: `without-${missing}-${Math.random().toString(36).slice(2)}`, privileges },
+          });
           assert.equal(role.statusCode, 201, role.body);
           const key = await createKey(ctx, org, { roleId: role.json().id });
           for (const headers of [await loginHeaders(ctx, user), { 'x-api-key': key.key }]) {
             const req = await route.prepare(ctx, org);
             const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers });
-            assert.ok(res.statusCode === 403 || res.statusCode === 404, `lacking ${missing}: expected 403, got ${res.statusCode} ${res.body}`);
+            assert.ok(
+              res.statusCode === 403 || res.statusCode === 404,
+              `lacking ${missing}: expected 403, got ${res.statusCode} ${res.body}`,
+            );
             if (!route.resource) assert.equal(res.statusCode, 403, res.body);
           }
         }
       });
     }
 
-    it(route.identityScope ? 'is reached by an OAuth token with identity scopes only' : 'answers 403 insufficient_scope to an OAuth token with identity scopes only', async () => {
-      const ctx = getCtx();
-      const org = await createTestOrg(ctx);
-      const token = await oauthTokenFor(ctx, org.admin.headers, org.admin, 'openid profile email');
-      const req = await route.prepare(ctx, org);
-      const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers: { authorization: `Bearer ${token.accessToken}` } });
-      if (route.identityScope) {
-        assert.ok(res.statusCode < 400, `identity scope: ${res.statusCode} ${res.body}`);
-      } else {
-        assert.equal(res.statusCode, 403, res.body);
-        assert.match(String(res.headers['www-authenticate']), /insufficient_scope/);
-      }
-    });
+    it(
+      route.identityScope
+        ? 'is reached by an OAuth token with identity scopes only'
+        : 'answers 403 insufficient_scope to an OAuth token with identity scopes only',
+      async () => {
+        const ctx = getCtx();
+        const org = await createTestOrg(ctx);
+        const token = await oauthTokenFor(ctx, org.admin.headers, org.admin, 'openid profile email');
+        const req = await route.prepare(ctx, org);
+        const res = await ctx.inject({
+          method: route.method,
+          url: req.url,
+          payload: req.body,
+          headers: { authorization: `Bearer ${token.accessToken}` },
+        });
+        if (route.identityScope) {
+          assert.ok(res.statusCode < 400, `identity scope: ${res.statusCode} ${res.body}`);
+        } else {
+          assert.equal(res.statusCode, 403, res.body);
+          assert.match(String(res.headers['www-authenticate']), /insufficient_scope/);
+        }
+      },
+    );
 
     const isRead = route.method === 'GET' || route.readScope === true || route.identityScope === true;
-    it(isRead ? 'is reached by an OAuth token with tessera.read' : 'answers 403 insufficient_scope to an OAuth token with tessera.read (changing needs tessera.api)', async () => {
-      const ctx = getCtx();
-      const org = await createTestOrg(ctx);
-      const token = await oauthTokenFor(ctx, org.admin.headers, org.admin, 'openid tessera.read');
-      const req = await route.prepare(ctx, org);
-      const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers: { authorization: `Bearer ${token.accessToken}` } });
-      if (isRead) {
-        assert.doesNotMatch(String(res.headers['www-authenticate'] ?? ''), /insufficient_scope/, `tessera.read: ${res.statusCode} ${res.body}`);
-        assert.notEqual(res.statusCode, 401, res.body);
-      } else {
-        assert.equal(res.statusCode, 403, res.body);
-        assert.match(String(res.headers['www-authenticate']), /insufficient_scope, scope="tessera.api"|insufficient_scope", scope="tessera\.api"/);
-      }
-    });
+    it(
+      isRead
+        ? 'is reached by an OAuth token with tessera.read'
+        : 'answers 403 insufficient_scope to an OAuth token with tessera.read (changing needs tessera.api)',
+      async () => {
+        const ctx = getCtx();
+        const org = await createTestOrg(ctx);
+        const token = await oauthTokenFor(ctx, org.admin.headers, org.admin, 'openid tessera.read');
+        const req = await route.prepare(ctx, org);
+        const res = await ctx.inject({
+          method: route.method,
+          url: req.url,
+          payload: req.body,
+          headers: { authorization: `Bearer ${token.accessToken}` },
+        });
+        if (isRead) {
+          assert.doesNotMatch(
+            String(res.headers['www-authenticate'] ?? ''),
+            /insufficient_scope/,
+            `tessera.read: ${res.statusCode} ${res.body}`,
+          );
+          assert.notEqual(res.statusCode, 401, res.body);
+        } else {
+          assert.equal(res.statusCode, 403, res.body);
+          assert.match(
+            String(res.headers['www-authenticate']),
+            /insufficient_scope, scope="tessera.api"|insufficient_scope", scope="tessera\.api"/,
+          );
+        }
+      },
+    );
 
     if (route.privileges && route.privileges.length > 0) {
       it('answers 403 to an impersonation token and a tessera.api OAuth token of a user without the privilege', async () => {
@@ -133,10 +183,16 @@ export function securitySuite(getCtx: () => TestContext, name: string, route: Se
         const missing = route.privileges![0]!;
         const user = await createTestUser(ctx, org, { privileges: ALL_PRIVILEGES.filter((p) => p !== missing) });
         const token = await oauthTokenFor(ctx, org.admin.headers, user, 'openid tessera.api');
-        for (const headers of [await impersonationHeaders(ctx, org.admin, user.username), { authorization: `Bearer ${token.accessToken}` }]) {
+        for (const headers of [
+          await impersonationHeaders(ctx, org.admin, user.username),
+          { authorization: `Bearer ${token.accessToken}` },
+        ]) {
           const req = await route.prepare(ctx, org);
           const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers });
-          assert.ok(res.statusCode === 403 || (route.resource && res.statusCode === 404), `lacking ${missing}: ${res.statusCode} ${res.body}`);
+          assert.ok(
+            res.statusCode === 403 || (route.resource && res.statusCode === 404),
+            `lacking ${missing}: ${res.statusCode} ${res.body}`,
+          );
         }
       });
     }
@@ -148,7 +204,11 @@ export function securitySuite(getCtx: () => TestContext, name: string, route: Se
         const peer = await adminPeer(ctx, org);
         const key = await createKey(ctx, org, { roleId: org.roles.administrator });
         const token = await oauthTokenFor(ctx, org.admin.headers, org.admin, 'openid tessera.api');
-        const borrowed = [{ 'x-api-key': key.key }, await impersonationHeaders(ctx, org.admin, peer.username), { authorization: `Bearer ${token.accessToken}` }];
+        const borrowed = [
+          { 'x-api-key': key.key },
+          await impersonationHeaders(ctx, org.admin, peer.username),
+          { authorization: `Bearer ${token.accessToken}` },
+        ];
         for (const headers of borrowed) {
           const req = await route.prepare(ctx, org);
           const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers });
@@ -157,7 +217,12 @@ export function securitySuite(getCtx: () => TestContext, name: string, route: Se
         }
         // The same request with the administrator's own sign-in works.
         const req = await route.prepare(ctx, org);
-        const own = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers: await loginHeaders(ctx, org.admin) });
+        const own = await ctx.inject({
+          method: route.method,
+          url: req.url,
+          payload: req.body,
+          headers: await loginHeaders(ctx, org.admin),
+        });
         assert.ok(own.statusCode < 300, `own sign-in: ${own.statusCode} ${own.body}`);
       });
     }
@@ -168,7 +233,12 @@ export function securitySuite(getCtx: () => TestContext, name: string, route: Se
         const org = await createTestOrg(ctx);
         const caller = await createTestUser(ctx, org, { privileges: route.ceiling!.privileges });
         const req = await route.ceiling!.prepare(ctx, org, caller);
-        const res = await ctx.inject({ method: route.method, url: req.url, payload: req.body, headers: await loginHeaders(ctx, caller) });
+        const res = await ctx.inject({
+          method: route.method,
+          url: req.url,
+          payload: req.body,
+          headers: await loginHeaders(ctx, caller),
+        });
         assert.equal(res.statusCode, 403, res.body);
       });
     }

@@ -1,7 +1,11 @@
 // A real SMTP server on loopback for tests that send mail (shares, the mail outbox).
 import { SMTPServer } from 'smtp-server';
 
-export interface ReceivedMail { to: string; body: string; messageId: string }
+export interface ReceivedMail {
+  to: string;
+  body: string;
+  messageId: string;
+}
 
 export interface TestSmtp {
   port: number;
@@ -20,7 +24,8 @@ export async function startSmtp(options: { port?: number; refuse?: number; times
   const mails: ReceivedMail[] = [];
   let refusals = 0;
   const server = new SMTPServer({
-    authOptional: true, disabledCommands: ['STARTTLS'],
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
     onMailFrom(_address, _session, callback) {
       if (options.refuse !== undefined && refusals < (options.times ?? 1)) {
         refusals++;
@@ -32,7 +37,11 @@ export async function startSmtp(options: { port?: number; refuse?: number; times
       let body = '';
       stream.on('data', (c) => (body += c));
       stream.on('end', () => {
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address).join(','), body, messageId: /^Message-ID: (.*)$/im.exec(body)?.[1]?.trim() ?? '' });
+        mails.push({
+          to: session.envelope.rcptTo.map((r) => r.address).join(','),
+          body,
+          messageId: /^Message-ID: (.*)$/im.exec(body)?.[1]?.trim() ?? '',
+        });
         callback();
       });
     },
@@ -44,7 +53,9 @@ export async function startSmtp(options: { port?: number; refuse?: number; times
   return {
     port: (server.server.address() as { port: number }).port,
     mails,
-    get refusals() { return refusals; },
+    get refusals() {
+      return refusals;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -105,7 +105,8 @@ export function firstPropertyNamed(
   for (const n of nodesOf(node)) {
     if (!ts.isObjectLiteralExpression(n)) continue;
     for (const p of n.properties) {
-      if ((ts.isPropertyAssignment(p) || ts.isShorthandPropertyAssignment(p)) && propertyName(p.name) === name) return p;
+      if ((ts.isPropertyAssignment(p) || ts.isShorthandPropertyAssignment(p)) && propertyName(p.name) === name)
+        return p;
     }
   }
   return undefined;

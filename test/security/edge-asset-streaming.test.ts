@@ -19,9 +19,12 @@ forEachEngine('security: the edge streams published assets, never reading a big 
     edge = await startEdge(ctx(), { memoryMaxBytes: 1024 * 1024, maxObjectBytes: 2 * 1024 * 1024 });
     org = await createTestOrg(ctx());
   });
-  after(async () => { await edge.close(); });
+  after(async () => {
+    await edge.close();
+  });
 
-  const health = async () => (await (await fetch(`${edge.edge.controlUrl}/health`)).json()) as { bytes: { memory: number; disk: number } };
+  const health = async () =>
+    (await (await fetch(`${edge.edge.controlUrl}/health`)).json()) as { bytes: { memory: number; disk: number } };
   /** The response body's SHA-256 and length, read chunk by chunk (the test holds no copy either). */
   const digest = async (res: Response) => {
     const hash = createHash('sha256');
@@ -34,9 +37,21 @@ forEachEngine('security: the edge streams published assets, never reading a big 
   };
   const publish = async (content: Buffer, filename: string) => {
     const name = `stream-${unique()}`;
-    const zone = json(await ctx().inject({ method: 'POST', url: '/v1/cdn/configure', headers: org.admin.headers, payload: { name, region: 'de', url: `https://${name}.cdn.example.com` } }));
+    const zone = json(
+      await ctx().inject({
+        method: 'POST',
+        url: '/v1/cdn/configure',
+        headers: org.admin.headers,
+        payload: { name, region: 'de', url: `https://${name}.cdn.example.com` },
+      }),
+    );
     const asset = await uploadAsset(ctx(), org, content, filename);
-    const pub = await ctx().inject({ method: 'POST', url: '/v1/cdn/publish', headers: org.admin.headers, payload: { assets: [asset.objectId], pullZoneId: zone.id } });
+    const pub = await ctx().inject({
+      method: 'POST',
+      url: '/v1/cdn/publish',
+      headers: org.admin.headers,
+      payload: { assets: [asset.objectId], pullZoneId: zone.id },
+    });
     assert.equal(pub.statusCode, 200, pub.body);
     return { zone, asset, url: `${edge.url}/${zone.name}/${asset.objectId}/${filename}` };
   };
@@ -85,16 +100,30 @@ forEachEngine('security: the edge streams published assets, never reading a big 
   it('the asset origin hands an object beyond the inline bound over as a stream, not a buffer', async () => {
     const data = randomBytes(300 * 1024);
     const { zone, asset } = await publish(data, 'o.bin');
-    const row = await ctx().deps.db.selectFrom('cdn_zones').selectAll().where('id', '=', zone.id).executeTakeFirstOrThrow();
+    const row = await ctx()
+      .deps.db.selectFrom('cdn_zones')
+      .selectAll()
+      .where('id', '=', zone.id)
+      .executeTakeFirstOrThrow();
     const origin = assetOriginFor({ db: ctx().deps.db, blobs: ctx().deps.blobs });
-    const streamed = await origin.fetch(zoneConfigFromRow(row), `/${asset.objectId}`, {}, { inlineMaxBytes: 64 * 1024 });
+    const streamed = await origin.fetch(
+      zoneConfigFromRow(row),
+      `/${asset.objectId}`,
+      {},
+      { inlineMaxBytes: 64 * 1024 },
+    );
     assert.equal(streamed.status, 200);
     assert.equal(streamed.body.length, 0, 'no body read into memory');
     assert.equal(streamed.size, data.length);
     const chunks: Buffer[] = [];
     for await (const chunk of streamed.stream!) chunks.push(chunk as Buffer);
     assert.ok(Buffer.concat(chunks).equals(data));
-    const inline = await origin.fetch(zoneConfigFromRow(row), `/${asset.objectId}`, {}, { inlineMaxBytes: 1024 * 1024 });
+    const inline = await origin.fetch(
+      zoneConfigFromRow(row),
+      `/${asset.objectId}`,
+      {},
+      { inlineMaxBytes: 1024 * 1024 },
+    );
     assert.equal(inline.stream, undefined);
     assert.ok(inline.body.equals(data));
   });

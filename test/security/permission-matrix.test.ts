@@ -3,7 +3,13 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { ALL_PERMISSIONS, ALL_PRIVILEGES, type Permission, type Privilege } from '../../src/core/authz/catalog.ts';
-import { ACTIONS, ALL_ACTIONS, permissionTableMarkdown, type Action, type ActionRule } from '../../src/core/authz/permissions.ts';
+import {
+  ACTIONS,
+  ALL_ACTIONS,
+  permissionTableMarkdown,
+  type Action,
+  type ActionRule,
+} from '../../src/core/authz/permissions.ts';
 import type { Worker } from '../../src/core/jobs/worker.ts';
 import { assetWorker, createAsset, defaultTemplate, jpeg, uploadAsset } from '../helpers/assets.ts';
 import { createKey } from '../helpers/api-keys.ts';
@@ -29,8 +35,12 @@ const ELSEWHERE: Partial<Record<Action, string>> = {
 
 describe('the permission table covers every documented route of assets, collections, story boards, search and CDN', () => {
   let ctx: TestContext;
-  before(async () => { ctx = await createTestContext('sqlite'); });
-  after(async () => { await ctx.close(); });
+  before(async () => {
+    ctx = await createTestContext('sqlite');
+  });
+  after(async () => {
+    await ctx.close();
+  });
 
   it('names every operation of those features (a new route fails here until it has a row)', async () => {
     const doc = json(await ctx.inject({ method: 'GET', url: '/openapi.json' }));
@@ -51,7 +61,10 @@ describe('the permission table covers every documented route of assets, collecti
 
   it('is what docs/security-audit.md shows', () => {
     const doc = readFileSync(new URL('../../docs/security-audit.md', import.meta.url), 'utf8');
-    assert.ok(doc.includes(permissionTableMarkdown()), 'docs/security-audit.md: paste permissionTableMarkdown() (src/core/authz/permissions.ts) into the permission-table section');
+    assert.ok(
+      doc.includes(permissionTableMarkdown()),
+      'docs/security-audit.md: paste permissionTableMarkdown() (src/core/authz/permissions.ts) into the permission-table section',
+    );
   });
 
   it('has a probe (or a named test) for every row that callers reach with credentials', () => {
@@ -68,8 +81,16 @@ interface Env {
   metadataTemplateId: string;
   zoneId: number;
 }
-interface Caller { headers: Record<string, string>; userId?: string }
-interface Req { method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'; url: string; payload?: unknown; id?: string }
+interface Caller {
+  headers: Record<string, string>;
+  userId?: string;
+}
+interface Req {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  url: string;
+  payload?: unknown;
+  id?: string;
+}
 interface Probe {
   /** A fresh request on a thing carrying security template `templateId` (as the administrator made it). */
   request(env: Env, templateId: string, caller: Caller): Promise<Req>;
@@ -85,12 +106,30 @@ const adminPost = async (env: Env, url: string, payload: unknown, method: 'POST'
   assert.ok(res.statusCode < 300, `${url}: ${res.body}`);
   return json(res);
 };
-const asset = async (env: Env, templateId: string) => (await createAsset(env.ctx, env.org, { securityTemplateIds: [templateId] })).objectId;
-const withContent = async (env: Env, templateId: string) => uploadAsset(env.ctx, env.org, await jpeg(8, 8), 'p.jpg', { securityTemplateIds: [templateId] });
+const asset = async (env: Env, templateId: string) =>
+  (await createAsset(env.ctx, env.org, { securityTemplateIds: [templateId] })).objectId;
+const withContent = async (env: Env, templateId: string) =>
+  uploadAsset(env.ctx, env.org, await jpeg(8, 8), 'p.jpg', { securityTemplateIds: [templateId] });
 const collection = async (env: Env, templateId: string, members: string[] = []) =>
-  (await adminPost(env, '/v1/collection', { collectionType: 'secured', name: `c ${rnd()}`, securityTemplateIds: [templateId], collectionDocument: members })).collectionId as string;
-const board = async (env: Env, templateId: string) => (await adminPost(env, '/v1/storyboards', { title: `b ${rnd()}`, status: 'published', securityTemplateIds: [templateId] })).id as string;
-const savedSearch = async (env: Env, templateId: string) => (await adminPost(env, '/v1/saved-searches', { name: `s ${rnd()}`, query: {}, securityTemplateIds: [templateId] })).id as string;
+  (
+    await adminPost(env, '/v1/collection', {
+      collectionType: 'secured',
+      name: `c ${rnd()}`,
+      securityTemplateIds: [templateId],
+      collectionDocument: members,
+    })
+  ).collectionId as string;
+const board = async (env: Env, templateId: string) =>
+  (
+    await adminPost(env, '/v1/storyboards', {
+      title: `b ${rnd()}`,
+      status: 'published',
+      securityTemplateIds: [templateId],
+    })
+  ).id as string;
+const savedSearch = async (env: Env, templateId: string) =>
+  (await adminPost(env, '/v1/saved-searches', { name: `s ${rnd()}`, query: {}, securityTemplateIds: [templateId] }))
+    .id as string;
 const viewOnly = new Map<string, string>();
 /** A template granting the principals' group View only (what apply-template probes add). */
 const viewTemplate = async (env: Env) => {
@@ -100,26 +139,96 @@ const viewTemplate = async (env: Env) => {
 };
 
 const PROBES: Partial<Record<Action, Probe>> = {
-  'asset.create': { resource: false, request: async (env, t) => ({ method: 'POST', url: '/v1/asset', payload: { metadataTemplateId: env.metadataTemplateId, metadata: [], securityTemplateIds: [t] } }) },
-  'asset.version': { resource: 'body', request: async (env, t) => ({ method: 'POST', url: '/v1/asset', payload: { originalFileId: await asset(env, t) } }) },
-  'asset.view': { resource: true, request: async (env, t) => ({ method: 'GET', url: `/v1/asset/${await asset(env, t)}` }) },
+  'asset.create': {
+    resource: false,
+    request: async (env, t) => ({
+      method: 'POST',
+      url: '/v1/asset',
+      payload: { metadataTemplateId: env.metadataTemplateId, metadata: [], securityTemplateIds: [t] },
+    }),
+  },
+  'asset.version': {
+    resource: 'body',
+    request: async (env, t) => ({ method: 'POST', url: '/v1/asset', payload: { originalFileId: await asset(env, t) } }),
+  },
+  'asset.view': {
+    resource: true,
+    request: async (env, t) => ({ method: 'GET', url: `/v1/asset/${await asset(env, t)}` }),
+  },
   'asset.search': {
     resource: false,
     request: async (env, t) => {
       const word = `w${rnd()}${rnd()}`;
       const { id: _m, attr } = await defaultTemplate(env.ctx, env.org);
-      const id = (await createAsset(env.ctx, env.org, { securityTemplateIds: [t], metadata: [{ metadataDefinitionId: attr('title'), metadataDefinitionValue: word }] })).objectId;
+      const id = (
+        await createAsset(env.ctx, env.org, {
+          securityTemplateIds: [t],
+          metadata: [{ metadataDefinitionId: attr('title'), metadataDefinitionValue: word }],
+        })
+      ).objectId;
       return { method: 'POST', url: '/v1/search/keyword', payload: { searchTerm: [word] }, id };
     },
     shows: (_env, res, req) => res.statusCode === 200 && JSON.stringify(json(res)).includes(req.id!),
   },
-  'asset.edit_metadata': { resource: true, request: async (env, t) => ({ method: 'PATCH', url: `/v1/asset/${await asset(env, t)}`, payload: { metadata: [] } }) },
-  'asset.apply_security_template': { resource: true, request: async (env, t) => ({ method: 'PATCH', url: `/v1/asset/${await asset(env, t)}`, payload: { securityTemplateIds: [t, await viewTemplate(env)] } }) },
-  'asset.download': { resource: true, request: async (env, t) => ({ method: 'GET', url: `/v1/asset/${(await withContent(env, t)).objectId}/content` }) },
-  'asset.deliver': { resource: true, request: async (env, t) => ({ method: 'GET', url: `/v1/asset/${(await withContent(env, t)).objectId}/delivery?width=4&format=png` }) },
-  'asset.transform': { resource: 'body', request: async (env, t) => ({ method: 'POST', url: '/v1/asset/transform', payload: { transformations: [{ objectId: (await withContent(env, t)).objectId, transformations: [{ type: 'resize', width: 16 }] }] } }) },
-  'asset.share': { resource: 'body', request: async (env, t) => ({ method: 'POST', url: '/v1/asset/share', payload: { sender: { name: 'S' }, shareUsers: [{ email: 'r@example.test' }], assets: [(await withContent(env, t)).objectId] } }) },
-  'asset.delete': { resource: true, request: async (env, t) => ({ method: 'POST', url: `/v1/asset/${await asset(env, t)}/delete`, payload: { action: 'delete' } }) },
+  'asset.edit_metadata': {
+    resource: true,
+    request: async (env, t) => ({
+      method: 'PATCH',
+      url: `/v1/asset/${await asset(env, t)}`,
+      payload: { metadata: [] },
+    }),
+  },
+  'asset.apply_security_template': {
+    resource: true,
+    request: async (env, t) => ({
+      method: 'PATCH',
+      url: `/v1/asset/${await asset(env, t)}`,
+      payload: { securityTemplateIds: [t, await viewTemplate(env)] },
+    }),
+  },
+  'asset.download': {
+    resource: true,
+    request: async (env, t) => ({ method: 'GET', url: `/v1/asset/${(await withContent(env, t)).objectId}/content` }),
+  },
+  'asset.deliver': {
+    resource: true,
+    request: async (env, t) => ({
+      method: 'GET',
+      url: `/v1/asset/${(await withContent(env, t)).objectId}/delivery?width=4&format=png`,
+    }),
+  },
+  'asset.transform': {
+    resource: 'body',
+    request: async (env, t) => ({
+      method: 'POST',
+      url: '/v1/asset/transform',
+      payload: {
+        transformations: [
+          { objectId: (await withContent(env, t)).objectId, transformations: [{ type: 'resize', width: 16 }] },
+        ],
+      },
+    }),
+  },
+  'asset.share': {
+    resource: 'body',
+    request: async (env, t) => ({
+      method: 'POST',
+      url: '/v1/asset/share',
+      payload: {
+        sender: { name: 'S' },
+        shareUsers: [{ email: 'r@example.test' }],
+        assets: [(await withContent(env, t)).objectId],
+      },
+    }),
+  },
+  'asset.delete': {
+    resource: true,
+    request: async (env, t) => ({
+      method: 'POST',
+      url: `/v1/asset/${await asset(env, t)}/delete`,
+      payload: { action: 'delete' },
+    }),
+  },
   'asset.purge': {
     resource: true,
     request: async (env, t) => {
@@ -130,14 +239,48 @@ const PROBES: Partial<Record<Action, Probe>> = {
     shows: async (env, res, req) => {
       if (res.statusCode >= 300) return false;
       await WORKERS.get(env.ctx)!.drain();
-      return (await env.ctx.deps.db.selectFrom('assets').select('id').where('id', '=', req.id!).executeTakeFirst()) === undefined;
+      return (
+        (await env.ctx.deps.db.selectFrom('assets').select('id').where('id', '=', req.id!).executeTakeFirst()) ===
+        undefined
+      );
     },
   },
-  'asset.relationship': { resource: true, request: async (env, t) => ({ method: 'POST', url: `/v1/asset/${await asset(env, t)}/link`, payload: { secondaryIds: [{ id: await asset(env, t), linkType: 'child' }] } }) },
-  'asset.replace_preview': { resource: 'body', request: async (env, t) => ({ method: 'POST', url: '/v1/asset/content/preview', payload: { fileIds: [(await withContent(env, t)).fileId], filename: 'p.jpg', filesize: 10 } }) },
-  'asset.regenerate': { resource: false, request: async (env, t) => ({ method: 'POST', url: '/v1/asset/renditions', payload: { objectIds: [await asset(env, t)] } }) },
-  'collection.create': { resource: false, request: async (_env, t) => ({ method: 'POST', url: '/v1/collection', payload: { collectionType: 'secured', name: `c ${rnd()}`, securityTemplateIds: [t] } }) },
-  'collection.view': { resource: true, request: async (env, t) => ({ method: 'GET', url: `/v1/collection/${await collection(env, t)}` }) },
+  'asset.relationship': {
+    resource: true,
+    request: async (env, t) => ({
+      method: 'POST',
+      url: `/v1/asset/${await asset(env, t)}/link`,
+      payload: { secondaryIds: [{ id: await asset(env, t), linkType: 'child' }] },
+    }),
+  },
+  'asset.replace_preview': {
+    resource: 'body',
+    request: async (env, t) => ({
+      method: 'POST',
+      url: '/v1/asset/content/preview',
+      payload: { fileIds: [(await withContent(env, t)).fileId], filename: 'p.jpg', filesize: 10 },
+    }),
+  },
+  'asset.regenerate': {
+    resource: false,
+    request: async (env, t) => ({
+      method: 'POST',
+      url: '/v1/asset/renditions',
+      payload: { objectIds: [await asset(env, t)] },
+    }),
+  },
+  'collection.create': {
+    resource: false,
+    request: async (_env, t) => ({
+      method: 'POST',
+      url: '/v1/collection',
+      payload: { collectionType: 'secured', name: `c ${rnd()}`, securityTemplateIds: [t] },
+    }),
+  },
+  'collection.view': {
+    resource: true,
+    request: async (env, t) => ({ method: 'GET', url: `/v1/collection/${await collection(env, t)}` }),
+  },
   'collection.search': {
     resource: false,
     request: async (env, t) => {
@@ -147,36 +290,109 @@ const PROBES: Partial<Record<Action, Probe>> = {
     },
     shows: (_env, res, req) => res.statusCode === 200 && JSON.stringify(json(res)).includes(req.id!),
   },
-  'collection.edit': { resource: true, request: async (env, t) => ({ method: 'PATCH', url: `/v1/collections/${await collection(env, t)}`, payload: { collectionName: `n ${rnd()}` } }) },
+  'collection.edit': {
+    resource: true,
+    request: async (env, t) => ({
+      method: 'PATCH',
+      url: `/v1/collections/${await collection(env, t)}`,
+      payload: { collectionName: `n ${rnd()}` },
+    }),
+  },
   'collection.delete': {
     resource: true,
     // A private collection is its owner's: the caller is made its owner.
     request: async (env, _t, caller) => {
-      const id = (await adminPost(env, '/v1/collection', { collectionType: 'private', name: `p ${rnd()}` })).collectionId as string;
-      if (caller.userId) await env.ctx.deps.db.updateTable('collections').set({ owner_id: caller.userId }).where('id', '=', id).execute();
+      const id = (await adminPost(env, '/v1/collection', { collectionType: 'private', name: `p ${rnd()}` }))
+        .collectionId as string;
+      if (caller.userId)
+        await env.ctx.deps.db
+          .updateTable('collections')
+          .set({ owner_id: caller.userId })
+          .where('id', '=', id)
+          .execute();
       return { method: 'DELETE', url: `/v1/collection/${id}` };
     },
   },
-  'collection.delete_secured': { resource: true, request: async (env, t) => ({ method: 'DELETE', url: `/v1/collection/${await collection(env, t)}` }) },
+  'collection.delete_secured': {
+    resource: true,
+    request: async (env, t) => ({ method: 'DELETE', url: `/v1/collection/${await collection(env, t)}` }),
+  },
   'collection.share': {
     resource: true,
     request: async (env, t) => {
-      const shareable = await createTemplate(env.ctx, env.org, [[env.groupId, ['view', 'download', 'share']], [env.org.groups.administrators, ALL_PERMISSIONS]]);
+      const shareable = await createTemplate(env.ctx, env.org, [
+        [env.groupId, ['view', 'download', 'share']],
+        [env.org.groups.administrators, ALL_PERMISSIONS],
+      ]);
       const member = await withContent(env, shareable);
-      return { method: 'POST', url: `/v1/collection/${await collection(env, t, [member.fileId])}/share`, payload: { sender: { name: 'S' }, shareUsers: [{ email: 'r@example.test' }] } };
+      return {
+        method: 'POST',
+        url: `/v1/collection/${await collection(env, t, [member.fileId])}/share`,
+        payload: { sender: { name: 'S' }, shareUsers: [{ email: 'r@example.test' }] },
+      };
     },
   },
-  'storyboard.view': { resource: true, request: async (env, t) => ({ method: 'GET', url: `/v1/storyboards/${await board(env, t)}` }) },
-  'storyboard.create': { resource: false, request: async () => ({ method: 'POST', url: '/v1/storyboards', payload: { title: `b ${rnd()}` } }) },
-  'storyboard.edit': { resource: true, request: async (env, t) => ({ method: 'PATCH', url: `/v1/storyboards/${await board(env, t)}`, payload: { title: `t ${rnd()}` } }) },
-  'storyboard.apply_security_template': { resource: true, request: async (env, t) => ({ method: 'PATCH', url: `/v1/storyboards/${await board(env, t)}`, payload: { securityTemplateIds: [t, await viewTemplate(env)] } }) },
-  'storyboard.delete': { resource: true, request: async (env, t) => ({ method: 'DELETE', url: `/v1/storyboards/${await board(env, t)}` }) },
-  'storyboard.share_internal': { resource: true, request: async (env, t) => ({ method: 'POST', url: `/v1/storyboards/${await board(env, t)}/shares`, payload: { groupIds: [env.org.groups.everyone] } }) },
-  'storyboard.share_external': { resource: true, request: async (env, t) => ({ method: 'POST', url: `/v1/storyboards/${await board(env, t)}/links`, payload: {} }) },
-  'saved_search.use': { resource: true, request: async (env, t) => ({ method: 'GET', url: `/v1/saved-searches/${await savedSearch(env, t)}` }) },
-  'saved_search.edit': { resource: true, request: async (env, t) => ({ method: 'PATCH', url: `/v1/saved-searches/${await savedSearch(env, t)}`, payload: { name: `s ${rnd()}` } }) },
+  'storyboard.view': {
+    resource: true,
+    request: async (env, t) => ({ method: 'GET', url: `/v1/storyboards/${await board(env, t)}` }),
+  },
+  'storyboard.create': {
+    resource: false,
+    request: async () => ({ method: 'POST', url: '/v1/storyboards', payload: { title: `b ${rnd()}` } }),
+  },
+  'storyboard.edit': {
+    resource: true,
+    request: async (env, t) => ({
+      method: 'PATCH',
+      url: `/v1/storyboards/${await board(env, t)}`,
+      payload: { title: `t ${rnd()}` },
+    }),
+  },
+  'storyboard.apply_security_template': {
+    resource: true,
+    request: async (env, t) => ({
+      method: 'PATCH',
+      url: `/v1/storyboards/${await board(env, t)}`,
+      payload: { securityTemplateIds: [t, await viewTemplate(env)] },
+    }),
+  },
+  'storyboard.delete': {
+    resource: true,
+    request: async (env, t) => ({ method: 'DELETE', url: `/v1/storyboards/${await board(env, t)}` }),
+  },
+  'storyboard.share_internal': {
+    resource: true,
+    request: async (env, t) => ({
+      method: 'POST',
+      url: `/v1/storyboards/${await board(env, t)}/shares`,
+      payload: { groupIds: [env.org.groups.everyone] },
+    }),
+  },
+  'storyboard.share_external': {
+    resource: true,
+    request: async (env, t) => ({ method: 'POST', url: `/v1/storyboards/${await board(env, t)}/links`, payload: {} }),
+  },
+  'saved_search.use': {
+    resource: true,
+    request: async (env, t) => ({ method: 'GET', url: `/v1/saved-searches/${await savedSearch(env, t)}` }),
+  },
+  'saved_search.edit': {
+    resource: true,
+    request: async (env, t) => ({
+      method: 'PATCH',
+      url: `/v1/saved-searches/${await savedSearch(env, t)}`,
+      payload: { name: `s ${rnd()}` },
+    }),
+  },
   'cdn.manage': { resource: false, request: async () => ({ method: 'GET', url: '/v1/cdn/pullzones' }) },
-  'cdn.publish': { resource: true, request: async (env, t) => ({ method: 'POST', url: '/v1/cdn/publish', payload: { assets: [(await withContent(env, t)).objectId], pullZoneId: env.zoneId } }) },
+  'cdn.publish': {
+    resource: true,
+    request: async (env, t) => ({
+      method: 'POST',
+      url: '/v1/cdn/publish',
+      payload: { assets: [(await withContent(env, t)).objectId], pullZoneId: env.zoneId },
+    }),
+  },
 };
 
 const WORKERS = new Map<TestContext, Worker>();
@@ -189,7 +405,8 @@ function onlyNeeded(rule: ActionRule): Privilege[] {
 /** Roles each lacking one needed privilege (for "one of", lacking all of them). */
 function lackingOne(rule: ActionRule): [string, Privilege[]][] {
   const out: [string, Privilege[]][] = rule.privileges.map((p) => [p, ALL_PRIVILEGES.filter((q) => q !== p)]);
-  if (rule.anyPrivilege) out.push([rule.anyPrivilege.join('|'), ALL_PRIVILEGES.filter((q) => !rule.anyPrivilege!.includes(q))]);
+  if (rule.anyPrivilege)
+    out.push([rule.anyPrivilege.join('|'), ALL_PRIVILEGES.filter((q) => !rule.anyPrivilege!.includes(q))]);
   return out;
 }
 
@@ -203,12 +420,19 @@ forEachEngine('security: the permission matrix (principal × action)', (getCtx) 
     org = await createTestOrg(ctx);
     stranger = await createTestOrg(ctx);
     metadataTemplateId = (await defaultTemplate(ctx, org)).id;
-    const zone = await ctx.inject({ method: 'POST', url: '/v1/cdn/configure', headers: org.admin.headers, payload: { name: `m-${rnd()}`, region: 'de', url: `https://m-${rnd()}.cdn.example.com` } });
+    const zone = await ctx.inject({
+      method: 'POST',
+      url: '/v1/cdn/configure',
+      headers: org.admin.headers,
+      payload: { name: `m-${rnd()}`, region: 'de', url: `https://m-${rnd()}.cdn.example.com` },
+    });
     assert.equal(zone.statusCode, 200, zone.body);
     zoneId = json(zone).id;
     WORKERS.set(ctx, assetWorker(ctx));
   });
-  after(async () => { await WORKERS.get(getCtx())?.stop(); });
+  after(async () => {
+    await WORKERS.get(getCtx())?.stop();
+  });
 
   for (const action of ALL_ACTIONS) {
     const rule: ActionRule = ACTIONS[action];
@@ -219,10 +443,16 @@ forEachEngine('security: the permission matrix (principal × action)', (getCtx) 
       const groupId = await createGroup(ctx, org);
       const env: Env = { ctx, org, groupId, metadataTemplateId, zoneId };
       const needed = new Set<Permission>(['view', ...rule.permissions]);
-      const grants = await createTemplate(ctx, org, [[groupId, [...needed]], [org.groups.administrators, ALL_PERMISSIONS]]);
+      const grants = await createTemplate(ctx, org, [
+        [groupId, [...needed]],
+        [org.groups.administrators, ALL_PERMISSIONS],
+      ]);
       const less = rule.permissions.filter((p) => p !== 'view');
       // View only when the row needs more than View; nothing at all when View is all it needs.
-      const denies = await createTemplate(ctx, org, [[groupId, less.length > 0 ? ['view'] : []], [org.groups.administrators, ALL_PERMISSIONS]]);
+      const denies = await createTemplate(ctx, org, [
+        [groupId, less.length > 0 ? ['view'] : []],
+        [org.groups.administrators, ALL_PERMISSIONS],
+      ]);
       const user = async (privileges: Privilege[]) => {
         const u = await createTestUser(ctx, org, { privileges, groupIds: [groupId] });
         return { headers: u.headers, userId: u.userId };
@@ -231,7 +461,12 @@ forEachEngine('security: the permission matrix (principal × action)', (getCtx) 
 
       const run = async (who: string, caller: Caller, templateId: string, expect: 'allowed' | 'refused' | 'hidden') => {
         const req = await probe.request(env, templateId, caller);
-        const res = await ctx.inject({ method: req.method, url: req.url, payload: req.payload, headers: caller.headers });
+        const res = await ctx.inject({
+          method: req.method,
+          url: req.url,
+          payload: req.payload,
+          headers: caller.headers,
+        });
         const label = `${action} as ${who}: ${req.method} ${req.url} → ${res.statusCode} ${res.body.slice(0, 300)}`;
         if (probe.shows) {
           const shown = await probe.shows(env, res, req);
@@ -241,28 +476,69 @@ forEachEngine('security: the permission matrix (principal × action)', (getCtx) 
         }
         if (expect === 'allowed') assert.ok(res.statusCode < 300, label);
         else if (expect === 'hidden') assert.equal(res.statusCode, 404, label);
-        else assert.ok(res.statusCode === 403 || (res.statusCode === 404 && probe.resource && rule.privileges.length === 0 && !rule.anyPrivilege), label);
+        else
+          assert.ok(
+            res.statusCode === 403 ||
+              (res.statusCode === 404 && probe.resource && rule.privileges.length === 0 && !rule.anyPrivilege),
+            label,
+          );
       };
 
       await run('the administrator', { headers: org.admin.headers, userId: org.admin.userId }, grants, 'allowed');
-      const keyUser = await ctx.deps.db.selectFrom('api_keys').select('service_user_id').where('id', '=', adminKey.id).executeTakeFirstOrThrow();
-      await run("the administrator's API key", { headers: { 'x-api-key': adminKey.key }, userId: keyUser.service_user_id }, grants, rule.ownSignIn ? 'refused' : 'allowed');
-      await run('a role with only the needed privileges, template granting the needed permissions', await user(onlyNeeded(rule)), grants, 'allowed');
-      await run('every privilege, template granting the needed permissions', await user(ALL_PRIVILEGES), grants, 'allowed');
+      const keyUser = await ctx.deps.db
+        .selectFrom('api_keys')
+        .select('service_user_id')
+        .where('id', '=', adminKey.id)
+        .executeTakeFirstOrThrow();
+      await run(
+        "the administrator's API key",
+        { headers: { 'x-api-key': adminKey.key }, userId: keyUser.service_user_id },
+        grants,
+        rule.ownSignIn ? 'refused' : 'allowed',
+      );
+      await run(
+        'a role with only the needed privileges, template granting the needed permissions',
+        await user(onlyNeeded(rule)),
+        grants,
+        'allowed',
+      );
+      await run(
+        'every privilege, template granting the needed permissions',
+        await user(ALL_PRIVILEGES),
+        grants,
+        'allowed',
+      );
       for (const [missing, privileges] of lackingOne(rule)) {
         await run(`a role without ${missing}`, await user(privileges), grants, 'refused');
       }
       if (rule.permissions.length > 0) {
-        await run('every privilege, template denying the needed permission', await user(ALL_PRIVILEGES), denies, less.length > 0 ? 'refused' : 'hidden');
+        await run(
+          'every privilege, template denying the needed permission',
+          await user(ALL_PRIVILEGES),
+          denies,
+          less.length > 0 ? 'refused' : 'hidden',
+        );
       }
       if (probe.resource) {
         const req = await probe.request(env, grants, { headers: stranger.admin.headers });
-        const res = await ctx.inject({ method: req.method, url: req.url, payload: req.payload, headers: stranger.admin.headers });
-        if (probe.shows) assert.ok(!(await probe.shows(env, res, req)), `${action} from another organization: ${res.statusCode} ${res.body}`);
-        else if (probe.resource === 'body') assert.ok(res.statusCode === 404 || res.statusCode === 400, `${action} from another organization: ${res.body}`);
+        const res = await ctx.inject({
+          method: req.method,
+          url: req.url,
+          payload: req.payload,
+          headers: stranger.admin.headers,
+        });
+        if (probe.shows)
+          assert.ok(
+            !(await probe.shows(env, res, req)),
+            `${action} from another organization: ${res.statusCode} ${res.body}`,
+          );
+        else if (probe.resource === 'body')
+          assert.ok(
+            res.statusCode === 404 || res.statusCode === 400,
+            `${action} from another organization: ${res.body}`,
+          );
         else assert.equal(res.statusCode, 404, `${action} from another organization: ${res.body}`);
       }
     });
   }
 });
-

@@ -245,14 +245,38 @@ forEachEngine('security: Sensitive Data (isRestricted attributes)', (ctx) => {
     const group = await api.group('Crew group', [crew.id]);
     const template = (await api.template('Crew template', [group.id])).templateId as string;
     const people = await createGroup(ctx(), org);
-    const security = await createTemplate(ctx(), org, [[people, ALL_PERMISSIONS], [org.groups.administrators, ALL_PERMISSIONS]]);
-    const reader = await createTestUser(ctx(), org, { privileges: ALL_PRIVILEGES.filter((p) => p !== 'sensitive_data'), groupIds: [people] });
+    const security = await createTemplate(ctx(), org, [
+      [people, ALL_PERMISSIONS],
+      [org.groups.administrators, ALL_PERMISSIONS],
+    ]);
+    const reader = await createTestUser(ctx(), org, {
+      privileges: ALL_PRIVILEGES.filter((p) => p !== 'sensitive_data'),
+      groupIds: [people],
+    });
     const holder = await createTestUser(ctx(), org, { privileges: ['sensitive_data', 'upload'], groupIds: [people] });
-    const rows = [[{ metadataDefinitionId: name.id, metadataDefinitionValue: 'Ann' }, { metadataDefinitionId: pay.id, metadataDefinitionValue: SECRET }]];
-    const asset = await createAsset(ctx(), org, { metadataTemplateId: template, securityTemplateIds: [security], metadata: [{ metadataDefinitionId: crew.id, metadataDefinitionTableValue: rows }] });
-    const reads = [`/v1/asset/${asset.objectId}`, `/v1/assets/asset/${asset.objectId}`, `/v1/asset/${asset.objectId}/latest`, `/v1/asset/${asset.objectId}/version`];
+    const rows = [
+      [
+        { metadataDefinitionId: name.id, metadataDefinitionValue: 'Ann' },
+        { metadataDefinitionId: pay.id, metadataDefinitionValue: SECRET },
+      ],
+    ];
+    const asset = await createAsset(ctx(), org, {
+      metadataTemplateId: template,
+      securityTemplateIds: [security],
+      metadata: [{ metadataDefinitionId: crew.id, metadataDefinitionTableValue: rows }],
+    });
+    const reads = [
+      `/v1/asset/${asset.objectId}`,
+      `/v1/assets/asset/${asset.objectId}`,
+      `/v1/asset/${asset.objectId}/latest`,
+      `/v1/asset/${asset.objectId}/version`,
+    ];
     for (const url of reads) {
-      assert.match((await ctx().inject({ method: 'GET', url, headers: holder.headers })).body, new RegExp(SECRET), `holder ${url}`);
+      assert.match(
+        (await ctx().inject({ method: 'GET', url, headers: holder.headers })).body,
+        new RegExp(SECRET),
+        `holder ${url}`,
+      );
       for (let i = 0; i < 2; i++) {
         const res = await ctx().inject({ method: 'GET', url, headers: reader.headers });
         assert.equal(res.statusCode, 200, res.body);
@@ -264,27 +288,95 @@ forEachEngine('security: Sensitive Data (isRestricted attributes)', (ctx) => {
     assert.equal(search.statusCode, 200, search.body);
     assert.doesNotMatch(search.body, new RegExp(SECRET));
 
-    const stored = async () => JSON.stringify(json(await ctx().inject({ method: 'GET', url: `/v1/asset/${asset.objectId}`, headers: org.admin.headers })).metadata);
+    const stored = async () =>
+      JSON.stringify(
+        json(await ctx().inject({ method: 'GET', url: `/v1/asset/${asset.objectId}`, headers: org.admin.headers }))
+          .metadata,
+      );
     // Writing the restricted column: a 403 naming it, nothing changes.
-    const change = await ctx().inject({ method: 'PATCH', url: `/v1/asset/${asset.objectId}`, headers: reader.headers, payload: { metadata: [{ metadataDefinitionId: crew.id, metadataDefinitionTableValue: [[{ metadataDefinitionId: name.id, metadataDefinitionValue: 'Ann' }, { metadataDefinitionId: pay.id, metadataDefinitionValue: 'changed' }]] }] } });
+    const change = await ctx().inject({
+      method: 'PATCH',
+      url: `/v1/asset/${asset.objectId}`,
+      headers: reader.headers,
+      payload: {
+        metadata: [
+          {
+            metadataDefinitionId: crew.id,
+            metadataDefinitionTableValue: [
+              [
+                { metadataDefinitionId: name.id, metadataDefinitionValue: 'Ann' },
+                { metadataDefinitionId: pay.id, metadataDefinitionValue: 'changed' },
+              ],
+            ],
+          },
+        ],
+      },
+    });
     assert.equal(change.statusCode, 403, change.body);
     assert.match(change.body, /Sensitive Data.*Pay/);
-    const newRow = await ctx().inject({ method: 'PATCH', url: `/v1/asset/${asset.objectId}`, headers: reader.headers, payload: { metadata: [{ metadataDefinitionId: crew.id, metadataDefinitionTableValue: [[{ metadataDefinitionId: name.id, metadataDefinitionValue: 'Ann' }], [{ metadataDefinitionId: name.id, metadataDefinitionValue: 'Bo' }, { metadataDefinitionId: pay.id, metadataDefinitionValue: '1' }]] }] } });
+    const newRow = await ctx().inject({
+      method: 'PATCH',
+      url: `/v1/asset/${asset.objectId}`,
+      headers: reader.headers,
+      payload: {
+        metadata: [
+          {
+            metadataDefinitionId: crew.id,
+            metadataDefinitionTableValue: [
+              [{ metadataDefinitionId: name.id, metadataDefinitionValue: 'Ann' }],
+              [
+                { metadataDefinitionId: name.id, metadataDefinitionValue: 'Bo' },
+                { metadataDefinitionId: pay.id, metadataDefinitionValue: '1' },
+              ],
+            ],
+          },
+        ],
+      },
+    });
     assert.equal(newRow.statusCode, 403, newRow.body);
-    const dropped = await ctx().inject({ method: 'PATCH', url: `/v1/asset/${asset.objectId}`, headers: reader.headers, payload: { metadata: [{ metadataDefinitionId: crew.id }] } });
+    const dropped = await ctx().inject({
+      method: 'PATCH',
+      url: `/v1/asset/${asset.objectId}`,
+      headers: reader.headers,
+      payload: { metadata: [{ metadataDefinitionId: crew.id }] },
+    });
     assert.equal(dropped.statusCode, 403, 'clearing the table would clear the hidden cell');
     assert.match(await stored(), new RegExp(SECRET));
     // Sending back what the reader saw, with a visible cell changed: allowed, the hidden cell stays.
-    const seen = json(await ctx().inject({ method: 'GET', url: `/v1/asset/${asset.objectId}`, headers: reader.headers })).metadata;
+    const seen = json(
+      await ctx().inject({ method: 'GET', url: `/v1/asset/${asset.objectId}`, headers: reader.headers }),
+    ).metadata;
     const table = seen.find((i: { metadataDefinitionId: string }) => i.metadataDefinitionId === crew.id);
     table.metadataDefinitionTableValue[0][0].metadataDefinitionValue = 'Anna';
-    const ok = await ctx().inject({ method: 'PATCH', url: `/v1/asset/${asset.objectId}`, headers: reader.headers, payload: { metadata: [table] } });
+    const ok = await ctx().inject({
+      method: 'PATCH',
+      url: `/v1/asset/${asset.objectId}`,
+      headers: reader.headers,
+      payload: { metadata: [table] },
+    });
     assert.equal(ok.statusCode, 200, ok.body);
     const after = await stored();
     assert.match(after, /Anna/);
     assert.match(after, new RegExp(SECRET));
     // The holder changes it.
-    const byHolder = await ctx().inject({ method: 'PATCH', url: `/v1/asset/${asset.objectId}`, headers: holder.headers, payload: { metadata: [{ metadataDefinitionId: crew.id, metadataDefinitionTableValue: [[{ metadataDefinitionId: name.id, metadataDefinitionValue: 'Anna' }, { metadataDefinitionId: pay.id, metadataDefinitionValue: 'raised' }]] }] } });
+    const byHolder = await ctx().inject({
+      method: 'PATCH',
+      url: `/v1/asset/${asset.objectId}`,
+      headers: holder.headers,
+      payload: {
+        metadata: [
+          {
+            metadataDefinitionId: crew.id,
+            metadataDefinitionTableValue: [
+              [
+                { metadataDefinitionId: name.id, metadataDefinitionValue: 'Anna' },
+                { metadataDefinitionId: pay.id, metadataDefinitionValue: 'raised' },
+              ],
+            ],
+          },
+        ],
+      },
+    });
     assert.equal(byHolder.statusCode, 200, byHolder.body);
     assert.match(await stored(), /raised/);
   });
@@ -298,13 +390,29 @@ forEachEngine('security: Sensitive Data (isRestricted attributes)', (ctx) => {
     const document = [
       { metadataDefinitionId: salary.id, metadataDefinitionValue: SECRET },
       { metadataDefinitionId: headline.id, metadataDefinitionValue: 'public words' },
-      { metadataDefinitionId: crew.id, metadataDefinitionTableValue: [[{ metadataDefinitionId: name.id, metadataDefinitionValue: 'Ann' }, { metadataDefinitionId: pay.id, metadataDefinitionValue: `${SECRET}pay` }]] },
+      {
+        metadataDefinitionId: crew.id,
+        metadataDefinitionTableValue: [
+          [
+            { metadataDefinitionId: name.id, metadataDefinitionValue: 'Ann' },
+            { metadataDefinitionId: pay.id, metadataDefinitionValue: `${SECRET}pay` },
+          ],
+        ],
+      },
     ];
-    const made = await post(ctx(), '/v1/collection', org.admin.headers, { collectionType: 'secured', name: `c ${Math.random()}`, securityTemplateIds: [security], metadataDocument: document });
+    const made = await post(ctx(), '/v1/collection', org.admin.headers, {
+      collectionType: 'secured',
+      name: `c ${Math.random()}`,
+      securityTemplateIds: [security],
+      metadataDocument: document,
+    });
     assert.equal(made.statusCode, 200, made.body);
     const id = json(made).collectionId as string;
     const url = `/v1/collection/${id}`;
-    assert.match((await ctx().inject({ method: 'GET', url, headers: org.admin.headers })).body, new RegExp(`${SECRET}pay`));
+    assert.match(
+      (await ctx().inject({ method: 'GET', url, headers: org.admin.headers })).body,
+      new RegExp(`${SECRET}pay`),
+    );
     const seen = await ctx().inject({ method: 'GET', url, headers: reader.headers });
     assert.equal(seen.statusCode, 200, seen.body);
     assert.doesNotMatch(seen.body, new RegExp(`${SECRET}|${salary.id}|${pay.id}`));
@@ -314,23 +422,44 @@ forEachEngine('security: Sensitive Data (isRestricted attributes)', (ctx) => {
     const refused = [
       [{ metadataDefinitionId: salary.id, metadataDefinitionValue: 'changed' }],
       [{ name: 'Salary', value: 'changed' }],
-      [{ metadataDefinitionId: crew.id, metadataDefinitionTableValue: [[{ metadataDefinitionId: pay.id, metadataDefinitionValue: 'changed' }]] }],
+      [
+        {
+          metadataDefinitionId: crew.id,
+          metadataDefinitionTableValue: [[{ metadataDefinitionId: pay.id, metadataDefinitionValue: 'changed' }]],
+        },
+      ],
       [{ metadataDefinitionId: crew.id, metadataDefinitionTableValue: [] }],
     ];
     for (const metadata of refused) {
-      const res = await ctx().inject({ method: 'PATCH', url: `/v1/collections/${id}`, headers: reader.headers, payload: { metadata } });
+      const res = await ctx().inject({
+        method: 'PATCH',
+        url: `/v1/collections/${id}`,
+        headers: reader.headers,
+        payload: { metadata },
+      });
       assert.equal(res.statusCode, 403, `${JSON.stringify(metadata)}: ${res.body}`);
       assert.match(res.body, /Sensitive Data/);
     }
-    const create = await post(ctx(), '/v1/collection', reader.headers, { collectionType: 'private', name: `r ${Math.random()}`, metadataDocument: [{ metadataDefinitionId: salary.id, metadataDefinitionValue: 'x' }] });
+    const create = await post(ctx(), '/v1/collection', reader.headers, {
+      collectionType: 'private',
+      name: `r ${Math.random()}`,
+      metadataDocument: [{ metadataDefinitionId: salary.id, metadataDefinitionValue: 'x' }],
+    });
     assert.equal(create.statusCode, 403, create.body);
     // What the reader saw, sent back with a visible change: the hidden values stay.
-    const table = json(seen).metadataDocument.find((m: { metadataDefinitionId: string }) => m.metadataDefinitionId === crew.id);
+    const table = json(seen).metadataDocument.find(
+      (m: { metadataDefinitionId: string }) => m.metadataDefinitionId === crew.id,
+    );
     table.metadataDefinitionTableValue[0][0].metadataDefinitionValue = 'Anna';
-    const ok = await ctx().inject({ method: 'PATCH', url: `/v1/collections/${id}`, headers: reader.headers, payload: { metadata: [table, { metadataDefinitionId: headline.id, metadataDefinitionValue: 'new words' }] } });
+    const ok = await ctx().inject({
+      method: 'PATCH',
+      url: `/v1/collections/${id}`,
+      headers: reader.headers,
+      payload: { metadata: [table, { metadataDefinitionId: headline.id, metadataDefinitionValue: 'new words' }] },
+    });
     assert.equal(ok.statusCode, 200, ok.body);
     const after = (await ctx().inject({ method: 'GET', url, headers: org.admin.headers })).body;
     for (const expected of [SECRET, `${SECRET}pay`, 'Anna', 'new words']) assert.match(after, new RegExp(expected));
-    assert.doesNotMatch(JSON.stringify(json(ok)), new RegExp(SECRET), 'the update answer is the reader\'s view');
+    assert.doesNotMatch(JSON.stringify(json(ok)), new RegExp(SECRET), "the update answer is the reader's view");
   });
 });

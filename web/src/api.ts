@@ -20,7 +20,13 @@ export class ApiError extends Error {
 
 type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-async function send(method: Method, path: string, body: unknown, bearer: string, signal?: AbortSignal): Promise<Response> {
+async function send(
+  method: Method,
+  path: string,
+  body: unknown,
+  bearer: string,
+  signal?: AbortSignal,
+): Promise<Response> {
   const headers: Record<string, string> = { authorization: `Bearer ${bearer}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
   return fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal });
@@ -34,7 +40,12 @@ export async function api<T = unknown>(method: Method, path: string, body?: unkn
   const data = text ? JSON.parse(text) : undefined;
   if (!response.ok) {
     if (response.status === 401) throw new AuthError(data?.message ?? 'Unauthorized', true);
-    throw new ApiError(response.status, data?.code ?? String(response.status), data?.message ?? data?.error_description ?? `HTTP ${response.status}`, data?.details ?? []);
+    throw new ApiError(
+      response.status,
+      data?.code ?? String(response.status),
+      data?.message ?? data?.error_description ?? `HTTP ${response.status}`,
+      data?.details ?? [],
+    );
   }
   return data as T;
 }

@@ -43,7 +43,10 @@ export function App() {
         }
       } catch (error) {
         if (route.page === 'callback') navigate('/app/', true);
-        setAuth({ state: 'signedOut', message: route.page === 'callback' ? t('signin.failed', { reason: reason(error) }) : t('signin.expired') });
+        setAuth({
+          state: 'signedOut',
+          message: route.page === 'callback' ? t('signin.failed', { reason: reason(error) }) : t('signin.expired'),
+        });
       }
     })();
     return onAuthChange((signedIn) => {
@@ -51,7 +54,12 @@ export function App() {
     });
   }, []);
 
-  if (auth.state === 'loading') return <p class="center muted" role="status">{t('app.loading')}</p>;
+  if (auth.state === 'loading')
+    return (
+      <p class="center muted" role="status">
+        {t('app.loading')}
+      </p>
+    );
   if (auth.state === 'signedOut') return <SignIn message={auth.message} />;
   return <Shell user={auth.user} />;
 }
@@ -63,8 +71,14 @@ function SignIn({ message }: { message?: string }) {
         <Logo />
         <h1>{t('signin.title')}</h1>
         <p>{t('signin.lead')}</p>
-        {message && <p class="notice" role="status">{message}</p>}
-        <button type="button" class="primary large" id="sign-in" onClick={() => void signIn()}>{t('signin.button')}</button>
+        {message && (
+          <p class="notice" role="status">
+            {message}
+          </p>
+        )}
+        <button type="button" class="primary large" id="sign-in" onClick={() => void signIn()}>
+          {t('signin.button')}
+        </button>
       </div>
     </main>
   );
@@ -73,7 +87,12 @@ function SignIn({ message }: { message?: string }) {
 function Logo() {
   return (
     <span class="logo" aria-hidden="true">
-      <svg aria-hidden="true" viewBox="0 0 30 30" width="28" height="28"><rect width="14" height="14" rx="2" fill="#2f6fde" /><rect x="16" width="14" height="14" rx="2" fill="#f2a93b" /><rect y="16" width="14" height="14" rx="2" fill="#3bb273" /><rect x="16" y="16" width="14" height="14" rx="2" fill="#e4572e" /></svg>
+      <svg aria-hidden="true" viewBox="0 0 30 30" width="28" height="28">
+        <rect width="14" height="14" rx="2" fill="#2f6fde" />
+        <rect x="16" width="14" height="14" rx="2" fill="#f2a93b" />
+        <rect y="16" width="14" height="14" rx="2" fill="#3bb273" />
+        <rect x="16" y="16" width="14" height="14" rx="2" fill="#e4572e" />
+      </svg>
     </span>
   );
 }
@@ -90,13 +109,22 @@ function Shell({ user }: { user: User }) {
   const [uploadsOpen, setUploadsOpen] = useState(false);
   const [menuOpen, setMenuOpen] = useState(false);
   const [notice, setNotice] = useState<string | null>(null);
-  const uploads = useUploads(() => setRevision((n) => n + 1), () => setUploadsOpen(true));
+  const uploads = useUploads(
+    () => setRevision((n) => n + 1),
+    () => setUploadsOpen(true),
+  );
   const fileInput = useRef<HTMLInputElement>(null);
   const folderInput = useRef<HTMLInputElement>(null);
 
   // Search as you type: the query follows the text a moment after the last key.
   useEffect(() => {
-    const timer = setTimeout(() => setQuery((q) => (q.text === text ? q : { ...q, text, sort: text && q.sort === 'lastUpdatedEpoch' ? q.sort : q.sort })), 150);
+    const timer = setTimeout(
+      () =>
+        setQuery((q) =>
+          q.text === text ? q : { ...q, text, sort: text && q.sort === 'lastUpdatedEpoch' ? q.sort : q.sort },
+        ),
+      150,
+    );
     return () => clearTimeout(timer);
   }, [text]);
 
@@ -141,7 +169,10 @@ function Shell({ user }: { user: User }) {
   }, []);
 
   const pick = (input: HTMLInputElement | null) => {
-    const files = [...(input?.files ?? [])].map((file) => ({ file, path: (file as File & { webkitRelativePath?: string }).webkitRelativePath || file.name }));
+    const files = [...(input?.files ?? [])].map((file) => ({
+      file,
+      path: (file as File & { webkitRelativePath?: string }).webkitRelativePath || file.name,
+    }));
     if (files.length > 0) {
       setUploadsOpen(true);
       uploads.queue.add(files);
@@ -159,71 +190,179 @@ function Shell({ user }: { user: User }) {
 
   return (
     <div class="shell">
-      <a class="skip" href="#main">{t('app.skip')}</a>
+      <a class="skip" href="#main">
+        {t('app.skip')}
+      </a>
       <header class="topbar">
-        <a class="brand" href="/app/" onClick={(e) => linkClick(e, '/app/')}><Logo /><span>{t('app.name')}</span></a>
+        <a class="brand" href="/app/" onClick={(e) => linkClick(e, '/app/')}>
+          <Logo />
+          <span>{t('app.name')}</span>
+        </a>
         <nav aria-label={t('nav.main')} class="mainnav">
-          <a href="/app/" aria-current={route.page === 'library' ? 'page' : undefined} onClick={(e) => linkClick(e, '/app/')}>{t('nav.library')}</a>
-          <a href="/app/collections" aria-current={route.page === 'collections' || route.page === 'collection' ? 'page' : undefined} onClick={(e) => linkClick(e, '/app/collections')}>{t('nav.collections')}</a>
-          <a href="/app/admin" aria-current={route.page === 'admin' ? 'page' : undefined} onClick={(e) => linkClick(e, '/app/admin')}>{t('nav.admin')}</a>
+          <a
+            href="/app/"
+            aria-current={route.page === 'library' ? 'page' : undefined}
+            onClick={(e) => linkClick(e, '/app/')}
+          >
+            {t('nav.library')}
+          </a>
+          <a
+            href="/app/collections"
+            aria-current={route.page === 'collections' || route.page === 'collection' ? 'page' : undefined}
+            onClick={(e) => linkClick(e, '/app/collections')}
+          >
+            {t('nav.collections')}
+          </a>
+          <a
+            href="/app/admin"
+            aria-current={route.page === 'admin' ? 'page' : undefined}
+            onClick={(e) => linkClick(e, '/app/admin')}
+          >
+            {t('nav.admin')}
+          </a>
         </nav>
         {/* biome-ignore lint/a11y/useSemanticElements: <search> is not in every supported browser yet; role="search" on the form is the same landmark */}
-        <form role="search" class="search" onSubmit={(e) => {
-          e.preventDefault();
-          setQuery({ ...query, text });
-          if (route.page !== 'library') navigate('/app/');
-        }}>
-          <label class="visually-hidden" for="search">{t('search.label')}</label>
-          <input id="search" type="search" value={text} placeholder={t('search.placeholder')} autocomplete="off" onInput={(e) => {
-            setText((e.target as HTMLInputElement).value);
+        <form
+          role="search"
+          class="search"
+          onSubmit={(e) => {
+            e.preventDefault();
+            setQuery({ ...query, text });
             if (route.page !== 'library') navigate('/app/');
-          }} />
+          }}
+        >
+          <label class="visually-hidden" for="search">
+            {t('search.label')}
+          </label>
+          <input
+            id="search"
+            type="search"
+            value={text}
+            placeholder={t('search.placeholder')}
+            autocomplete="off"
+            onInput={(e) => {
+              setText((e.target as HTMLInputElement).value);
+              if (route.page !== 'library') navigate('/app/');
+            }}
+          />
         </form>
         <div class="actions">
-          <button type="button" class="primary" id="upload-button" onClick={() => setUploadsOpen(true)}>{t('upload.button')}</button>
+          <button type="button" class="primary" id="upload-button" onClick={() => setUploadsOpen(true)}>
+            {t('upload.button')}
+          </button>
           <input ref={fileInput} id="file-input" type="file" multiple hidden onChange={() => pick(fileInput.current)} />
-          <input ref={folderInput} id="folder-input" type="file" multiple hidden {...{ webkitdirectory: true }} onChange={() => pick(folderInput.current)} />
-          <button type="button" class="ghost icon" aria-label={t('theme.toggle', { mode: t(theme === 'dark' ? 'theme.light' : 'theme.dark') })} onClick={toggleTheme}>{theme === 'dark' ? '☀' : '☾'}</button>
+          <input
+            ref={folderInput}
+            id="folder-input"
+            type="file"
+            multiple
+            hidden
+            {...{ webkitdirectory: true }}
+            onChange={() => pick(folderInput.current)}
+          />
+          <button
+            type="button"
+            class="ghost icon"
+            aria-label={t('theme.toggle', { mode: t(theme === 'dark' ? 'theme.light' : 'theme.dark') })}
+            onClick={toggleTheme}
+          >
+            {theme === 'dark' ? '☀' : '☾'}
+          </button>
           <div class="menu">
-            <button type="button" class="ghost" id="user-menu" aria-haspopup="true" aria-expanded={menuOpen} title={t('user.menu', { name })} onClick={() => setMenuOpen(!menuOpen)}>
-              <span class="avatar" aria-hidden="true">{name.slice(0, 1).toUpperCase()}</span><span class="username">{name}</span>
+            <button
+              type="button"
+              class="ghost"
+              id="user-menu"
+              aria-haspopup="true"
+              aria-expanded={menuOpen}
+              title={t('user.menu', { name })}
+              onClick={() => setMenuOpen(!menuOpen)}
+            >
+              <span class="avatar" aria-hidden="true">
+                {name.slice(0, 1).toUpperCase()}
+              </span>
+              <span class="username">{name}</span>
             </button>
             {menuOpen && (
               <ul class="menu-list" onKeyDown={(e) => e.key === 'Escape' && setMenuOpen(false)}>
-                <li><button type="button" id="sign-out" onClick={() => void uploads.queue.forget().then(signOut)}>{t('user.signout')}</button></li>
-                <li><button type="button" id="sign-out-everywhere" onClick={async () => {
-                  try {
-                    await uploads.queue.forget();
-                    await signOutEverywhere();
-                  } catch (e) {
-                    setNotice(t('common.error', { reason: reason(e) }));
-                  }
-                }}>{t('user.signoutEverywhere')}</button></li>
+                <li>
+                  <button type="button" id="sign-out" onClick={() => void uploads.queue.forget().then(signOut)}>
+                    {t('user.signout')}
+                  </button>
+                </li>
+                <li>
+                  <button
+                    type="button"
+                    id="sign-out-everywhere"
+                    onClick={async () => {
+                      try {
+                        await uploads.queue.forget();
+                        await signOutEverywhere();
+                      } catch (e) {
+                        setNotice(t('common.error', { reason: reason(e) }));
+                      }
+                    }}
+                  >
+                    {t('user.signoutEverywhere')}
+                  </button>
+                </li>
               </ul>
             )}
           </div>
         </div>
       </header>
-      {notice && <p class="notice" role="status">{notice}</p>}
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
       <main id="main" class="content">
         {route.page === 'library' && (
-          <Library query={query} setQuery={setQuery} selection={selection} setSelection={setSelection} revision={revision}
-            toolbarExtra={<>
-              <button type="button" id="bulk-edit" onClick={() => setBulkOpen(true)}>{t('bulk.button')}</button>
-              <AddToCollection ids={selected} onDone={setNotice} />
-            </>} />
+          <Library
+            query={query}
+            setQuery={setQuery}
+            selection={selection}
+            setSelection={setSelection}
+            revision={revision}
+            toolbarExtra={
+              <>
+                <button type="button" id="bulk-edit" onClick={() => setBulkOpen(true)}>
+                  {t('bulk.button')}
+                </button>
+                <AddToCollection ids={selected} onDone={setNotice} />
+              </>
+            }
+          />
         )}
-        {route.page === 'asset' && <AssetPage id={route.id} uploads={uploads.queue} onChanged={() => setRevision((n) => n + 1)} />}
+        {route.page === 'asset' && (
+          <AssetPage id={route.id} uploads={uploads.queue} onChanged={() => setRevision((n) => n + 1)} />
+        )}
         {route.page === 'collections' && <Collections />}
         {route.page === 'collection' && <CollectionPage id={route.id} />}
         {route.page === 'admin' && <AdminPage section={route.section} id={route.id} user={user} />}
       </main>
-      {bulkOpen && <BulkEdit ids={selected} onClose={(changed) => {
-        setBulkOpen(false);
-        if (changed) setRevision((n) => n + 1);
-      }} />}
-      {uploadsOpen && <UploadPanel queue={uploads.queue} onClose={() => setUploadsOpen(false)} onChooseFiles={() => fileInput.current?.click()} onChooseFolder={() => folderInput.current?.click()} />}
-      {dragging && <div class="dropzone" aria-hidden="true"><p>{t('upload.drop')}</p></div>}
+      {bulkOpen && (
+        <BulkEdit
+          ids={selected}
+          onClose={(changed) => {
+            setBulkOpen(false);
+            if (changed) setRevision((n) => n + 1);
+          }}
+        />
+      )}
+      {uploadsOpen && (
+        <UploadPanel
+          queue={uploads.queue}
+          onClose={() => setUploadsOpen(false)}
+          onChooseFiles={() => fileInput.current?.click()}
+          onChooseFolder={() => folderInput.current?.click()}
+        />
+      )}
+      {dragging && (
+        <div class="dropzone" aria-hidden="true">
+          <p>{t('upload.drop')}</p>
+        </div>
+      )}
     </div>
   );
 }

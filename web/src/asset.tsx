@@ -6,7 +6,14 @@ import { IMAGE_RENDITIONS, Preview, renditionNames } from './media-preview.tsx';
 import { Field, problemsByField, type Problems } from './metadata-fields.tsx';
 import { t } from './messages.ts';
 import { linkClick, navigate } from './router.ts';
-import { attributesOf, metadataTemplates, vocabularies, type Attribute, type Template, type Vocabulary } from './templates.ts';
+import {
+  attributesOf,
+  metadataTemplates,
+  vocabularies,
+  type Attribute,
+  type Template,
+  type Vocabulary,
+} from './templates.ts';
 import type { UploadQueue } from './upload.ts';
 
 interface SimpleAsset {
@@ -42,7 +49,10 @@ export function AssetPage({ id, uploads, onChanged }: { id: string; uploads: Upl
         setSimple(modern.data);
         // Every rendition the asset holds (the image sizes, and media renditions once they exist), as signed URLs.
         const names = [...new Set([...IMAGE_RENDITIONS, ...renditionNames(legacy.renditions)])].slice(0, 50);
-        const links = await api<{ urls: Record<string, Record<string, string>> }>('POST', '/v1/asset/rendition-urls', { ids: [legacy.objectId], renditions: names });
+        const links = await api<{ urls: Record<string, Record<string, string>> }>('POST', '/v1/asset/rendition-urls', {
+          ids: [legacy.objectId],
+          renditions: names,
+        });
         if (!cancelled) setUrls(links.urls[legacy.objectId] ?? {});
       } catch (e) {
         if (!cancelled) setError(e instanceof ApiError && e.status === 404 ? t('asset.notFound') : reason(e));
@@ -80,10 +90,26 @@ export function AssetPage({ id, uploads, onChanged }: { id: string; uploads: Upl
     setNotice(t('upload.dropVersion', { name: asset.filename ?? asset.objectId }));
   };
 
-  if (error) return <div class="page"><BackLink /><p class="error" role="alert">{error}</p></div>;
-  if (!asset || !simple) return <div class="page"><p class="muted" role="status">{t('app.loading')}</p></div>;
+  if (error)
+    return (
+      <div class="page">
+        <BackLink />
+        <p class="error" role="alert">
+          {error}
+        </p>
+      </div>
+    );
+  if (!asset || !simple)
+    return (
+      <div class="page">
+        <p class="muted" role="status">
+          {t('app.loading')}
+        </p>
+      </div>
+    );
   const name = asset.filename ?? asset.objectId;
-  const deleted = Boolean(asset.metadataDeletedEpoch) || asset.fileState === 'deleted' || asset.fileState === 'recycle bin';
+  const deleted =
+    Boolean(asset.metadataDeletedEpoch) || asset.fileState === 'deleted' || asset.fileState === 'recycle bin';
   const changed = () => {
     setReload((n) => n + 1);
     onChanged();
@@ -93,9 +119,17 @@ export function AssetPage({ id, uploads, onChanged }: { id: string; uploads: Upl
     <div class="page asset-page">
       <BackLink />
       <h1 class="asset-title">{name}</h1>
-      {deleted && <p class="error" role="status">{t('asset.inRecycleBin', { date: dateTime(asset.metadataDeletedEpoch) })}</p>}
+      {deleted && (
+        <p class="error" role="status">
+          {t('asset.inRecycleBin', { date: dateTime(asset.metadataDeletedEpoch) })}
+        </p>
+      )}
       {asset.currentVersion === 'N' && <OlderVersion asset={asset} />}
-      {notice && <p class="notice" role="status">{notice}</p>}
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
       <div class="asset-layout">
         <section
           class={`preview${dropping ? ' dropping' : ''}`}
@@ -116,12 +150,20 @@ export function AssetPage({ id, uploads, onChanged }: { id: string; uploads: Upl
           <Actions asset={asset} deleted={deleted} urls={urls} onNotice={setNotice} onChanged={changed} />
           <div role="tablist" aria-label={t('asset.tabs')} class="tabs">
             {TABS.map((key) => (
-              <button type="button" role="tab" id={`tab-${key}`} key={key} aria-selected={tab === key} aria-controls={`panel-${key}`} tabIndex={tab === key ? 0 : -1}
+              <button
+                type="button"
+                role="tab"
+                id={`tab-${key}`}
+                key={key}
+                aria-selected={tab === key}
+                aria-controls={`panel-${key}`}
+                tabIndex={tab === key ? 0 : -1}
                 onClick={() => setTab(key)}
                 onKeyDown={(e) => {
                   const i = TABS.indexOf(key);
                   let next: Tab | undefined;
-                  if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') next = TABS[(i + (e.key === 'ArrowRight' ? 1 : TABS.length - 1)) % TABS.length];
+                  if (e.key === 'ArrowRight' || e.key === 'ArrowLeft')
+                    next = TABS[(i + (e.key === 'ArrowRight' ? 1 : TABS.length - 1)) % TABS.length];
                   if (e.key === 'Home') next = TABS[0];
                   if (e.key === 'End') next = TABS[TABS.length - 1];
                   if (next) {
@@ -129,7 +171,8 @@ export function AssetPage({ id, uploads, onChanged }: { id: string; uploads: Upl
                     setTab(next);
                     document.getElementById(`tab-${next}`)?.focus();
                   }
-                }}>
+                }}
+              >
                 {t(`asset.tab.${key}` as 'asset.tab.metadata')}
               </button>
             ))}
@@ -148,7 +191,11 @@ export function AssetPage({ id, uploads, onChanged }: { id: string; uploads: Upl
 }
 
 function BackLink() {
-  return <a class="back" href="/app/" onClick={(e) => linkClick(e, '/app/')}>← {t('asset.back')}</a>;
+  return (
+    <a class="back" href="/app/" onClick={(e) => linkClick(e, '/app/')}>
+      ← {t('asset.back')}
+    </a>
+  );
 }
 
 /** An older version is shown: a link to the current one. */
@@ -160,17 +207,38 @@ function OlderVersion({ asset }: { asset: LegacyAsset }) {
   return (
     <p class="notice" role="status">
       {t('asset.olderVersion', { n: asset.versionNumber })}{' '}
-      {latest && <a href={`/app/asset/${latest.objectId}`} onClick={(e) => linkClick(e, `/app/asset/${latest.objectId}`)}>{t('asset.toCurrent', { n: latest.versionNumber })}</a>}
+      {latest && (
+        <a href={`/app/asset/${latest.objectId}`} onClick={(e) => linkClick(e, `/app/asset/${latest.objectId}`)}>
+          {t('asset.toCurrent', { n: latest.versionNumber })}
+        </a>
+      )}
     </p>
   );
 }
 
 const RENDITION_LABELS: Record<string, string> = {
-  imageThumb: 'rendition.imageThumb', imagePreview: 'rendition.imagePreview', imagePreviewLarge: 'rendition.imagePreviewLarge', mezzaninePreview: 'rendition.mezzaninePreview',
-  videoProxy: 'rendition.videoProxy', audioProxy: 'rendition.audioProxy', fpo: 'rendition.fpo',
+  imageThumb: 'rendition.imageThumb',
+  imagePreview: 'rendition.imagePreview',
+  imagePreviewLarge: 'rendition.imagePreviewLarge',
+  mezzaninePreview: 'rendition.mezzaninePreview',
+  videoProxy: 'rendition.videoProxy',
+  audioProxy: 'rendition.audioProxy',
+  fpo: 'rendition.fpo',
 };
 
-function Actions({ asset, deleted, urls, onNotice, onChanged }: { asset: LegacyAsset; deleted: boolean; urls: Record<string, string>; onNotice: (m: string) => void; onChanged: () => void }) {
+function Actions({
+  asset,
+  deleted,
+  urls,
+  onNotice,
+  onChanged,
+}: {
+  asset: LegacyAsset;
+  deleted: boolean;
+  urls: Record<string, string>;
+  onNotice: (m: string) => void;
+  onChanged: () => void;
+}) {
   const [sharing, setSharing] = useState(false);
   const [emails, setEmails] = useState('');
   const [message, setMessage] = useState('');
@@ -190,77 +258,191 @@ function Actions({ asset, deleted, urls, onNotice, onChanged }: { asset: LegacyA
   return (
     <div class="asset-actions">
       <div class="row">
-        <button type="button" class="primary" disabled={deleted} onClick={() => run(async () => {
-          const { presignedURL } = await api<{ presignedURL: string }>('GET', `/v1/asset/${asset.objectId}/content`);
-          location.assign(presignedURL);
-        })}>{t('asset.download')}</button>
-        <button type="button" disabled={deleted} onClick={() => setSharing(!sharing)} aria-expanded={sharing} aria-controls="share-form">{t('asset.share')}</button>
-        <button type="button" disabled={deleted} onClick={() => setExposing(!exposing)} aria-expanded={exposing} aria-controls="expose-form">{t('asset.expose')}</button>
-        {deleted
-          ? <button type="button" onClick={() => run(async () => {
-            await api('POST', `/v1/asset/${asset.objectId}/delete`, { action: 'undelete' });
-            onChanged();
-            return t('asset.restored');
-          })}>{t('asset.restore')}</button>
-          : <button type="button" class="danger" onClick={() => run(async () => {
-            await api('POST', `/v1/asset/${asset.objectId}/delete`, { action: 'delete' });
-            onChanged();
-            return t('asset.deleted');
-          })}>{t('asset.delete')}</button>}
+        <button
+          type="button"
+          class="primary"
+          disabled={deleted}
+          onClick={() =>
+            run(async () => {
+              const { presignedURL } = await api<{ presignedURL: string }>(
+                'GET',
+                `/v1/asset/${asset.objectId}/content`,
+              );
+              location.assign(presignedURL);
+            })
+          }
+        >
+          {t('asset.download')}
+        </button>
+        <button
+          type="button"
+          disabled={deleted}
+          onClick={() => setSharing(!sharing)}
+          aria-expanded={sharing}
+          aria-controls="share-form"
+        >
+          {t('asset.share')}
+        </button>
+        <button
+          type="button"
+          disabled={deleted}
+          onClick={() => setExposing(!exposing)}
+          aria-expanded={exposing}
+          aria-controls="expose-form"
+        >
+          {t('asset.expose')}
+        </button>
+        {deleted ? (
+          <button
+            type="button"
+            onClick={() =>
+              run(async () => {
+                await api('POST', `/v1/asset/${asset.objectId}/delete`, { action: 'undelete' });
+                onChanged();
+                return t('asset.restored');
+              })
+            }
+          >
+            {t('asset.restore')}
+          </button>
+        ) : (
+          <button
+            type="button"
+            class="danger"
+            onClick={() =>
+              run(async () => {
+                await api('POST', `/v1/asset/${asset.objectId}/delete`, { action: 'delete' });
+                onChanged();
+                return t('asset.deleted');
+              })
+            }
+          >
+            {t('asset.delete')}
+          </button>
+        )}
       </div>
       {renditions.length > 0 && (
         <details class="downloads">
           <summary>{t('asset.renditions', { count: renditions.length })}</summary>
           <ul>
             {renditions.map((r) => (
-              <li key={r}><a href={urls[r]} download={`${r}-${asset.filename ?? asset.objectId}`}>{RENDITION_LABELS[r] ? t(RENDITION_LABELS[r] as 'rendition.imageThumb') : t('asset.downloadRendition', { name: r })}</a></li>
+              <li key={r}>
+                <a href={urls[r]} download={`${r}-${asset.filename ?? asset.objectId}`}>
+                  {RENDITION_LABELS[r]
+                    ? t(RENDITION_LABELS[r] as 'rendition.imageThumb')
+                    : t('asset.downloadRendition', { name: r })}
+                </a>
+              </li>
             ))}
           </ul>
         </details>
       )}
       {exposing && (
-        <form id="expose-form" class="row share" onSubmit={(e) => {
-          e.preventDefault();
-          void run(async () => {
-            const answer = await api<{ components: { url: string; expires: number }[] }[]>('POST', '/v1/asset/expose', [{ id: asset.objectId, components: [{ componentType: 'object', componentRef: 'original', expiration: days * 86400 }] }]);
-            const link = answer[0]?.components[0];
-            if (link) setExposed(link);
-          });
-        }}>
+        <form
+          id="expose-form"
+          class="row share"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void run(async () => {
+              const answer = await api<{ components: { url: string; expires: number }[] }[]>(
+                'POST',
+                '/v1/asset/expose',
+                [
+                  {
+                    id: asset.objectId,
+                    components: [{ componentType: 'object', componentRef: 'original', expiration: days * 86400 }],
+                  },
+                ],
+              );
+              const link = answer[0]?.components[0];
+              if (link) setExposed(link);
+            });
+          }}
+        >
           <label for="expose-days">{t('asset.exposeDays')}</label>
-          <input id="expose-days" type="number" min={1} max={365} value={days} onInput={(e) => setDays(Math.max(1, Math.min(365, Number((e.target as HTMLInputElement).value) || 1)))} />
+          <input
+            id="expose-days"
+            type="number"
+            min={1}
+            max={365}
+            value={days}
+            onInput={(e) => setDays(Math.max(1, Math.min(365, Number((e.target as HTMLInputElement).value) || 1)))}
+          />
           <button type="submit">{t('asset.exposeCreate')}</button>
         </form>
       )}
-      {exposed && <p class="exposed"><label for="exposed-url">{t('asset.exposed', { date: dateTime(exposed.expires) })}</label> <input id="exposed-url" readOnly value={exposed.url} onFocus={(e) => (e.target as HTMLInputElement).select()} /></p>}
+      {exposed && (
+        <p class="exposed">
+          <label for="exposed-url">{t('asset.exposed', { date: dateTime(exposed.expires) })}</label>{' '}
+          <input
+            id="exposed-url"
+            readOnly
+            value={exposed.url}
+            onFocus={(e) => (e.target as HTMLInputElement).select()}
+          />
+        </p>
+      )}
       {sharing && (
-        <form id="share-form" class="share" onSubmit={(e) => {
-          e.preventDefault();
-          const shareUsers = emails.split(/[,;\s]+/).map((s) => s.trim()).filter(Boolean).map((email) => ({ email }));
-          if (shareUsers.length === 0) {
-            setShareProblem(t('asset.shareNone'));
-            return;
-          }
-          void (async () => {
-            try {
-              const answer = await api<{ message?: string }>('POST', '/v1/asset/share', { sender: { name: 'Tessera' }, shareUsers, assets: [asset.objectId], ...(message ? { shareMessage: message } : {}) });
-              setSharing(false);
-              setShareProblem(null);
-              onNotice(answer.message ?? t('asset.shared'));
-            } catch (err) {
-              setShareProblem(err instanceof ApiError && err.details.length > 0 ? err.details.map((d) => d.message).join('; ') : reason(err));
+        <form
+          id="share-form"
+          class="share"
+          onSubmit={(e) => {
+            e.preventDefault();
+            const shareUsers = emails
+              .split(/[,;\s]+/)
+              .map((s) => s.trim())
+              .filter(Boolean)
+              .map((email) => ({ email }));
+            if (shareUsers.length === 0) {
+              setShareProblem(t('asset.shareNone'));
+              return;
             }
-          })();
-        }}>
+            void (async () => {
+              try {
+                const answer = await api<{ message?: string }>('POST', '/v1/asset/share', {
+                  sender: { name: 'Tessera' },
+                  shareUsers,
+                  assets: [asset.objectId],
+                  ...(message ? { shareMessage: message } : {}),
+                });
+                setSharing(false);
+                setShareProblem(null);
+                onNotice(answer.message ?? t('asset.shared'));
+              } catch (err) {
+                setShareProblem(
+                  err instanceof ApiError && err.details.length > 0
+                    ? err.details.map((d) => d.message).join('; ')
+                    : reason(err),
+                );
+              }
+            })();
+          }}
+        >
           <div class="field">
             <label for="share-emails">{t('asset.shareTo')}</label>
-            <input id="share-emails" type="text" inputMode="email" autocomplete="email" value={emails} aria-invalid={shareProblem ? 'true' : undefined} aria-describedby={shareProblem ? 'share-error' : undefined}
-              onInput={(e) => setEmails((e.target as HTMLInputElement).value)} />
-            {shareProblem && <span class="field-error" id="share-error">{shareProblem}</span>}
+            <input
+              id="share-emails"
+              type="text"
+              inputMode="email"
+              autocomplete="email"
+              value={emails}
+              aria-invalid={shareProblem ? 'true' : undefined}
+              aria-describedby={shareProblem ? 'share-error' : undefined}
+              onInput={(e) => setEmails((e.target as HTMLInputElement).value)}
+            />
+            {shareProblem && (
+              <span class="field-error" id="share-error">
+                {shareProblem}
+              </span>
+            )}
           </div>
           <div class="field">
             <label for="share-message">{t('asset.shareMessage')}</label>
-            <textarea id="share-message" value={message} onInput={(e) => setMessage((e.target as HTMLTextAreaElement).value)} />
+            <textarea
+              id="share-message"
+              value={message}
+              onInput={(e) => setMessage((e.target as HTMLTextAreaElement).value)}
+            />
           </div>
           <button type="submit">{t('asset.shareSend')}</button>
         </form>
@@ -289,7 +471,9 @@ function MetadataForm({ asset, simple, onSaved }: { asset: LegacyAsset; simple: 
       setLoaded(true);
     });
   }, [asset.metadataTemplateId]);
-  const groups = (template?.metadataGroups ?? []).map((g) => ({ ...g, metadataAttributes: g.metadataAttributes.filter((a) => a.visible !== false) })).filter((g) => g.metadataAttributes.length > 0);
+  const groups = (template?.metadataGroups ?? [])
+    .map((g) => ({ ...g, metadataAttributes: g.metadataAttributes.filter((a) => a.visible !== false) }))
+    .filter((g) => g.metadataAttributes.length > 0);
 
   const save = async (event: Event) => {
     event.preventDefault();
@@ -317,23 +501,44 @@ function MetadataForm({ asset, simple, onSaved }: { asset: LegacyAsset; simple: 
   const invalid = Object.keys(problems).length > 0;
   return (
     <form class="metadata-form" onSubmit={save} noValidate>
-      <p class="muted">{t('asset.template')}: {template.templateName}</p>
-      {status && <p class={invalid ? 'error' : 'notice'} role={invalid ? 'alert' : 'status'}>{status}</p>}
+      <p class="muted">
+        {t('asset.template')}: {template.templateName}
+      </p>
+      {status && (
+        <p class={invalid ? 'error' : 'notice'} role={invalid ? 'alert' : 'status'}>
+          {status}
+        </p>
+      )}
       {groups.map((g) => (
         <fieldset key={g.metadataGroupId} class="group">
           <legend>{g.metadataGroupName}</legend>
           {g.metadataAttributes.map((a) => (
-            <Field key={a.id} attribute={a} value={values[a.name]} vocabs={vocabs} problems={problems} onChange={(v) => setValues((old) => ({ ...old, [a.name]: v }))} />
+            <Field
+              key={a.id}
+              attribute={a}
+              value={values[a.name]}
+              vocabs={vocabs}
+              problems={problems}
+              onChange={(v) => setValues((old) => ({ ...old, [a.name]: v }))}
+            />
           ))}
         </fieldset>
       ))}
       <div class="form-actions">
-        <button type="submit" class="primary" disabled={saving}>{t('asset.save')}</button>
-        <button type="button" disabled={saving} onClick={() => {
-          setValues(initial);
-          setProblems({});
-          setStatus(null);
-        }}>{t('asset.revert')}</button>
+        <button type="submit" class="primary" disabled={saving}>
+          {t('asset.save')}
+        </button>
+        <button
+          type="button"
+          disabled={saving}
+          onClick={() => {
+            setValues(initial);
+            setProblems({});
+            setStatus(null);
+          }}
+        >
+          {t('asset.revert')}
+        </button>
       </div>
     </form>
   );

@@ -49,21 +49,44 @@ export function redirectUri(): string {
 /** Sends the browser to the sign-in page; it comes back to /app/callback. */
 export async function signIn(returnTo = location.pathname + location.search): Promise<void> {
   const verifier = random(48);
-  const challenge = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
+  const challenge = base64url(
+    new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))),
+  );
   const state = random(16);
-  sessionStorage.setItem(PENDING_KEY, JSON.stringify({ verifier, state, returnTo: returnTo.startsWith('/app') && !returnTo.startsWith('/app/callback') ? returnTo : '/app/' }));
+  sessionStorage.setItem(
+    PENDING_KEY,
+    JSON.stringify({
+      verifier,
+      state,
+      returnTo: returnTo.startsWith('/app') && !returnTo.startsWith('/app/callback') ? returnTo : '/app/',
+    }),
+  );
   const url = new URL('/v1/oauth2/authorize', location.origin);
-  const params = { response_type: 'code', client_id: CLIENT_ID, redirect_uri: redirectUri(), scope: SCOPE, state, code_challenge: challenge, code_challenge_method: 'S256' };
+  const params = {
+    response_type: 'code',
+    client_id: CLIENT_ID,
+    redirect_uri: redirectUri(),
+    scope: SCOPE,
+    state,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  };
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   location.assign(url.toString());
 }
 
 async function tokenRequest(form: Record<string, string>): Promise<TokenResponse> {
   const response = await fetch('/v1/oauth2/token', {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: CLIENT_ID, ...form }),
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ client_id: CLIENT_ID, ...form }),
   });
   const body = await response.json().catch(() => ({}));
-  if (!response.ok) throw new AuthError(body.error_description ?? body.error ?? `HTTP ${response.status}`, body.error === 'invalid_grant');
+  if (!response.ok)
+    throw new AuthError(
+      body.error_description ?? body.error ?? `HTTP ${response.status}`,
+      body.error === 'invalid_grant',
+    );
   return body as TokenResponse;
 }
 
@@ -86,13 +109,25 @@ function accept(tokens: TokenResponse): void {
 
 /** Finishes the code flow on /app/callback; returns where the user was going. */
 export async function completeSignIn(url: URL): Promise<string> {
-  const pending = JSON.parse(sessionStorage.getItem(PENDING_KEY) ?? 'null') as { verifier: string; state: string; returnTo: string } | null;
+  const pending = JSON.parse(sessionStorage.getItem(PENDING_KEY) ?? 'null') as {
+    verifier: string;
+    state: string;
+    returnTo: string;
+  } | null;
   sessionStorage.removeItem(PENDING_KEY);
   const error = url.searchParams.get('error');
   if (error) throw new AuthError(url.searchParams.get('error_description') ?? error, false);
   const code = url.searchParams.get('code');
-  if (!pending || !code || url.searchParams.get('state') !== pending.state) throw new AuthError('the sign-in answer does not match a sign-in started here', false);
-  accept(await tokenRequest({ grant_type: 'authorization_code', code, redirect_uri: redirectUri(), code_verifier: pending.verifier }));
+  if (!pending || !code || url.searchParams.get('state') !== pending.state)
+    throw new AuthError('the sign-in answer does not match a sign-in started here', false);
+  accept(
+    await tokenRequest({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri(),
+      code_verifier: pending.verifier,
+    }),
+  );
   emit(true);
   return pending.returnTo;
 }
@@ -145,7 +180,9 @@ export async function signOut(): Promise<void> {
   forget();
   if (stored) {
     await fetch('/v1/oauth2/revoke', {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: CLIENT_ID, token: stored }),
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id: CLIENT_ID, token: stored }),
     }).catch(() => undefined);
   }
 }
@@ -153,7 +190,10 @@ export async function signOut(): Promise<void> {
 /** Ends every session of this user, on every device and app. */
 export async function signOutEverywhere(): Promise<void> {
   const bearer = await token();
-  const response = await fetch('/v1/auth/sessions', { method: 'DELETE', headers: { authorization: `Bearer ${bearer}` } });
+  const response = await fetch('/v1/auth/sessions', {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${bearer}` },
+  });
   if (!response.ok) throw new Error(`HTTP ${response.status}`);
   forget();
 }

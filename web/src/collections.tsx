@@ -32,19 +32,28 @@ export function AddToCollection({ ids, onDone }: { ids: string[]; onDone: (messa
   }, []);
   if (list.length === 0) return null;
   return (
-    <form class="row" onSubmit={async (e) => {
-      e.preventDefault();
-      const chosen = list.find((c) => c.collectionId === (target || list[0]!.collectionId))!;
-      try {
-        await addMembers(chosen.collectionId, ids);
-        onDone(t('collections.added', { count: ids.length, name: chosen.name }));
-      } catch (err) {
-        onDone(t('common.error', { reason: reason(err) }));
-      }
-    }}>
-      <label class="visually-hidden" for="add-to-collection">{t('collections.addSelection')}</label>
+    <form
+      class="row"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const chosen = list.find((c) => c.collectionId === (target || list[0]!.collectionId))!;
+        try {
+          await addMembers(chosen.collectionId, ids);
+          onDone(t('collections.added', { count: ids.length, name: chosen.name }));
+        } catch (err) {
+          onDone(t('common.error', { reason: reason(err) }));
+        }
+      }}
+    >
+      <label class="visually-hidden" for="add-to-collection">
+        {t('collections.addSelection')}
+      </label>
       <select id="add-to-collection" value={target} onChange={(e) => setTarget((e.target as HTMLSelectElement).value)}>
-        {list.map((c) => <option key={c.collectionId} value={c.collectionId}>{c.name}</option>)}
+        {list.map((c) => (
+          <option key={c.collectionId} value={c.collectionId}>
+            {c.name}
+          </option>
+        ))}
       </select>
       <button type="submit">{t('collections.addSelection')}</button>
     </form>
@@ -62,26 +71,41 @@ export function Collections() {
   return (
     <div class="page">
       <h1>{t('collections.title')}</h1>
-      <form class="row" onSubmit={async (e) => {
-        e.preventDefault();
-        if (!name.trim()) return;
-        try {
-          await api('POST', '/v1/collection', { name: name.trim(), collectionType: 'private', collectionDocument: [] });
-          setName('');
-          await load();
-        } catch (err) {
-          setMessage(reason(err));
-        }
-      }}>
+      <form
+        class="row"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          if (!name.trim()) return;
+          try {
+            await api('POST', '/v1/collection', {
+              name: name.trim(),
+              collectionType: 'private',
+              collectionDocument: [],
+            });
+            setName('');
+            await load();
+          } catch (err) {
+            setMessage(reason(err));
+          }
+        }}
+      >
         <label for="collection-name">{t('collections.name')}</label>
         <input id="collection-name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
-        <button type="submit" class="primary">{t('collections.create')}</button>
+        <button type="submit" class="primary">
+          {t('collections.create')}
+        </button>
       </form>
-      {message && <p class="error" role="alert">{message}</p>}
+      {message && (
+        <p class="error" role="alert">
+          {message}
+        </p>
+      )}
       {list && list.length === 0 && <p class="muted">{t('collections.empty')}</p>}
       <ul class="collection-list">
         {list?.map((c) => (
-          <li key={c.collectionId} class={over === c.collectionId ? 'over' : ''}
+          <li
+            key={c.collectionId}
+            class={over === c.collectionId ? 'over' : ''}
             onDragOver={(e) => {
               if ([...(e.dataTransfer?.types ?? [])].includes('application/x-tessera-assets')) {
                 e.preventDefault();
@@ -96,9 +120,18 @@ export function Collections() {
               if (ids.length === 0) return;
               await addMembers(c.collectionId, ids).catch((err) => setMessage(reason(err)));
               await load();
-            }}>
-            <a href={`/app/collections/${c.collectionId}`} onClick={(e) => linkClick(e, `/app/collections/${c.collectionId}`)}>{c.name}</a>
-            <span class="muted"> · {t('collections.members', { count: c.collectionDocument?.length ?? 0 })} · {c.collectionType}</span>
+            }}
+          >
+            <a
+              href={`/app/collections/${c.collectionId}`}
+              onClick={(e) => linkClick(e, `/app/collections/${c.collectionId}`)}
+            >
+              {c.name}
+            </a>
+            <span class="muted">
+              {' '}
+              · {t('collections.members', { count: c.collectionDocument?.length ?? 0 })} · {c.collectionType}
+            </span>
           </li>
         ))}
       </ul>
@@ -132,7 +165,9 @@ export function CollectionPage({ id }: { id: string }) {
   const setOrder = async (next: AssetRecord[]) => {
     setMembers(next);
     try {
-      await api('PATCH', `/v1/collections/${id}`, { collectionUpdates: { operation: 'replace', fileIds: next.map((m) => m.fileId) } });
+      await api('PATCH', `/v1/collections/${id}`, {
+        collectionUpdates: { operation: 'replace', fileIds: next.map((m) => m.fileId) },
+      });
     } catch (e) {
       setMessage(reason(e));
       await load();
@@ -144,12 +179,29 @@ export function CollectionPage({ id }: { id: string }) {
     next.splice(Math.max(0, Math.min(next.length, i + by)), 0, item!);
     void setOrder(next);
   };
-  if (!collection) return <div class="page">{message ? <p class="error" role="alert">{message}</p> : <p class="muted">{t('app.loading')}</p>}</div>;
+  if (!collection)
+    return (
+      <div class="page">
+        {message ? (
+          <p class="error" role="alert">
+            {message}
+          </p>
+        ) : (
+          <p class="muted">{t('app.loading')}</p>
+        )}
+      </div>
+    );
   return (
     <div class="page">
-      <a class="back" href="/app/collections" onClick={(e) => linkClick(e, '/app/collections')}>← {t('collections.title')}</a>
+      <a class="back" href="/app/collections" onClick={(e) => linkClick(e, '/app/collections')}>
+        ← {t('collections.title')}
+      </a>
       <h1>{collection.name}</h1>
-      {message && <p class="notice" role="status">{message}</p>}
+      {message && (
+        <p class="notice" role="status">
+          {message}
+        </p>
+      )}
       <ol class="members">
         {members.map((m, i) => {
           const thumb = thumbFor(m);
@@ -157,27 +209,62 @@ export function CollectionPage({ id }: { id: string }) {
           return (
             <li key={m.fileId} class="member" data-file-id={m.fileId}>
               <span class="thumb small">{thumb ? <img src={thumb} alt="" /> : null}</span>
-              <a href={`/app/asset/${m.objectId}`} onClick={(e) => linkClick(e, `/app/asset/${m.objectId}`)}>{name}</a>
+              <a href={`/app/asset/${m.objectId}`} onClick={(e) => linkClick(e, `/app/asset/${m.objectId}`)}>
+                {name}
+              </a>
               <span class="row">
-                <button type="button" class="ghost icon" disabled={i === 0} aria-label={t('collections.moveUp', { name })} onClick={() => move(i, -1)}>↑</button>
-                <button type="button" class="ghost icon" disabled={i === members.length - 1} aria-label={t('collections.moveDown', { name })} onClick={() => move(i, 1)}>↓</button>
-                <button type="button" class="ghost" onClick={() => void setOrder(members.filter((x) => x.fileId !== m.fileId))}>{t('collections.remove')}</button>
+                <button
+                  type="button"
+                  class="ghost icon"
+                  disabled={i === 0}
+                  aria-label={t('collections.moveUp', { name })}
+                  onClick={() => move(i, -1)}
+                >
+                  ↑
+                </button>
+                <button
+                  type="button"
+                  class="ghost icon"
+                  disabled={i === members.length - 1}
+                  aria-label={t('collections.moveDown', { name })}
+                  onClick={() => move(i, 1)}
+                >
+                  ↓
+                </button>
+                <button
+                  type="button"
+                  class="ghost"
+                  onClick={() => void setOrder(members.filter((x) => x.fileId !== m.fileId))}
+                >
+                  {t('collections.remove')}
+                </button>
               </span>
             </li>
           );
         })}
       </ol>
-      <form class="row share" onSubmit={async (e) => {
-        e.preventDefault();
-        try {
-          const shareUsers = emails.split(',').map((s) => s.trim()).filter(Boolean).map((email) => ({ email }));
-          const answer = await api<{ message: string; links?: { email: string; url: string }[] }>('POST', `/v1/collection/${id}/share`, { sender: { name: 'Tessera' }, shareUsers });
-          setLinks(answer.links ?? []);
-          setMessage(answer.message);
-        } catch (err) {
-          setMessage(reason(err));
-        }
-      }}>
+      <form
+        class="row share"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          try {
+            const shareUsers = emails
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+              .map((email) => ({ email }));
+            const answer = await api<{ message: string; links?: { email: string; url: string }[] }>(
+              'POST',
+              `/v1/collection/${id}/share`,
+              { sender: { name: 'Tessera' }, shareUsers },
+            );
+            setLinks(answer.links ?? []);
+            setMessage(answer.message);
+          } catch (err) {
+            setMessage(reason(err));
+          }
+        }}
+      >
         <label for="share-recipients">{t('collections.shareTo')}</label>
         <input id="share-recipients" value={emails} onInput={(e) => setEmails((e.target as HTMLInputElement).value)} />
         <button type="submit">{t('collections.share')}</button>
@@ -185,7 +272,13 @@ export function CollectionPage({ id }: { id: string }) {
       {links.length > 0 && (
         <div class="share-links">
           <p>{t('collections.shared')}</p>
-          <ul>{links.map((l) => <li key={l.url}>{l.email}: <a href={l.url}>{l.url.replace(/\?.*/, '')}</a></li>)}</ul>
+          <ul>
+            {links.map((l) => (
+              <li key={l.url}>
+                {l.email}: <a href={l.url}>{l.url.replace(/\?.*/, '')}</a>
+              </li>
+            ))}
+          </ul>
         </div>
       )}
     </div>

@@ -34,9 +34,12 @@ export function Library({ query, setQuery, selection, setSelection, revision, to
   const results = useMemo(() => new ResultSet(query, rerender), [JSON.stringify(query), revision]);
   useEffect(() => {
     setError(null);
-    results.start().then(() => rerender(), (e) => {
-      if ((e as Error).name !== 'AbortError') setError(reason(e));
-    });
+    results.start().then(
+      () => rerender(),
+      (e) => {
+        if ((e as Error).name !== 'AbortError') setError(reason(e));
+      },
+    );
     return () => results.close();
   }, [results]);
 
@@ -143,10 +146,22 @@ export function Library({ query, setQuery, selection, setSelection, revision, to
   };
   const onKeyDown = (event: KeyboardEvent) => {
     if (total === 0) return;
-    const moves: Record<string, number> = { ArrowRight: 1, ArrowLeft: -1, ArrowDown: cols, ArrowUp: -cols, PageDown: cols * Math.max(1, Math.floor(box.height / rowHeight)), PageUp: -cols * Math.max(1, Math.floor(box.height / rowHeight)) };
+    const moves: Record<string, number> = {
+      ArrowRight: 1,
+      ArrowLeft: -1,
+      ArrowDown: cols,
+      ArrowUp: -cols,
+      PageDown: cols * Math.max(1, Math.floor(box.height / rowHeight)),
+      PageUp: -cols * Math.max(1, Math.floor(box.height / rowHeight)),
+    };
     if (event.key in moves || event.key === 'Home' || event.key === 'End') {
       event.preventDefault();
-      const next = event.key === 'Home' ? 0 : event.key === 'End' ? total - 1 : Math.min(total - 1, Math.max(0, focus + moves[event.key]!));
+      const next =
+        event.key === 'Home'
+          ? 0
+          : event.key === 'End'
+            ? total - 1
+            : Math.min(total - 1, Math.max(0, focus + moves[event.key]!));
       setFocus(next);
       scrollToIndex(next);
       if (event.shiftKey) setSelection(selectRange(anchor.current, next, new Set()));
@@ -174,28 +189,64 @@ export function Library({ query, setQuery, selection, setSelection, revision, to
     const record = results.item(i);
     const row = Math.floor(i / cols);
     const col = i % cols;
-    const style = view === 'grid'
-      ? `transform:translate(${col * tileWidth}px, ${row * rowHeight}px);width:${tileWidth}px`
-      : `transform:translateY(${row * rowHeight}px)`;
-    items.push(record
-      ? <Tile key={record.objectId} record={record} index={i} total={total} view={view} style={style} selected={selection.has(record.objectId)} focused={i === focus} onActivate={activate} selection={selection} />
-      : <div key={`p${i}`} class={`tile placeholder ${view}`} style={style} aria-hidden="true" />);
+    const style =
+      view === 'grid'
+        ? `transform:translate(${col * tileWidth}px, ${row * rowHeight}px);width:${tileWidth}px`
+        : `transform:translateY(${row * rowHeight}px)`;
+    items.push(
+      record ? (
+        <Tile
+          key={record.objectId}
+          record={record}
+          index={i}
+          total={total}
+          view={view}
+          style={style}
+          selected={selection.has(record.objectId)}
+          focused={i === focus}
+          onActivate={activate}
+          selection={selection}
+        />
+      ) : (
+        <div key={`p${i}`} class={`tile placeholder ${view}`} style={style} aria-hidden="true" />
+      ),
+    );
   }
   const activeId = results.item(focus)?.objectId;
 
   return (
     <div class="library">
-      <Filters query={query} setQuery={setQuery} facets={results.facets} open={filtersOpen} onClose={() => setFiltersOpen(false)} />
+      <Filters
+        query={query}
+        setQuery={setQuery}
+        facets={results.facets}
+        open={filtersOpen}
+        onClose={() => setFiltersOpen(false)}
+      />
       <section class="results" aria-labelledby="library-title">
         <div class="toolbar">
           <h1 id="library-title" class="count">
             <span class="visually-hidden">{t('library.title')}: </span>
-            {results.total < 0 ? t('app.loading') : results.total === 1 ? t('library.count.one') : t('library.count', { count: results.total.toLocaleString() })}
+            {results.total < 0
+              ? t('app.loading')
+              : results.total === 1
+                ? t('library.count.one')
+                : t('library.count', { count: results.total.toLocaleString() })}
           </h1>
-          <button type="button" class="ghost filters-toggle" aria-expanded={filtersOpen} onClick={() => setFiltersOpen(!filtersOpen)}>{t('filters.show')}</button>
+          <button
+            type="button"
+            class="ghost filters-toggle"
+            aria-expanded={filtersOpen}
+            onClick={() => setFiltersOpen(!filtersOpen)}
+          >
+            {t('filters.show')}
+          </button>
           <label class="inline">
             <span>{t('library.sort')}</span>
-            <select value={query.sort} onChange={(e) => setQuery({ ...query, sort: (e.target as HTMLSelectElement).value as Query['sort'] })}>
+            <select
+              value={query.sort}
+              onChange={(e) => setQuery({ ...query, sort: (e.target as HTMLSelectElement).value as Query['sort'] })}
+            >
               <option value="lastUpdatedEpoch">{t('library.sort.updated')}</option>
               <option value="createdEpoch">{t('library.sort.created')}</option>
               <option value="filename">{t('library.sort.filename')}</option>
@@ -204,7 +255,10 @@ export function Library({ query, setQuery, selection, setSelection, revision, to
           </label>
           <label class="inline">
             <span class="visually-hidden">{t('library.order')}</span>
-            <select value={query.order} onChange={(e) => setQuery({ ...query, order: (e.target as HTMLSelectElement).value as Query['order'] })}>
+            <select
+              value={query.order}
+              onChange={(e) => setQuery({ ...query, order: (e.target as HTMLSelectElement).value as Query['order'] })}
+            >
               <option value="desc">{query.sort === 'filename' ? 'Z–A' : t('library.order.desc')}</option>
               <option value="asc">{query.sort === 'filename' ? 'A–Z' : t('library.order.asc')}</option>
             </select>
@@ -212,10 +266,17 @@ export function Library({ query, setQuery, selection, setSelection, revision, to
           {/* biome-ignore lint/a11y/useSemanticElements: a toolbar button group; a fieldset would need a visible legend */}
           <div class="segmented" role="group" aria-label={t('library.view')}>
             {(['grid', 'list'] as const).map((mode) => (
-              <button type="button" key={mode} aria-pressed={view === mode} onClick={() => {
-                setView(mode);
-                localStorage.setItem('tessera.view', mode);
-              }}>{t(mode === 'grid' ? 'library.view.grid' : 'library.view.list')}</button>
+              <button
+                type="button"
+                key={mode}
+                aria-pressed={view === mode}
+                onClick={() => {
+                  setView(mode);
+                  localStorage.setItem('tessera.view', mode);
+                }}
+              >
+                {t(mode === 'grid' ? 'library.view.grid' : 'library.view.list')}
+              </button>
             ))}
           </div>
         </div>
@@ -223,13 +284,31 @@ export function Library({ query, setQuery, selection, setSelection, revision, to
           <section class="selectionbar" aria-label={t('library.selected', { count: selection.size })}>
             <span>{t('library.selected', { count: selection.size })}</span>
             {toolbarExtra}
-            <button type="button" class="ghost" onClick={() => setSelection(new Set())}>{t('library.clearSelection')}</button>
+            <button type="button" class="ghost" onClick={() => setSelection(new Set())}>
+              {t('library.clearSelection')}
+            </button>
           </section>
         )}
-        {error && <p class="error" role="alert">{t('library.loadError', { reason: error })}</p>}
-        {results.total === 0 && <p class="empty">{query.text || Object.keys(query.facets).length || query.from || query.to ? t('library.noMatch') : t('library.empty')}</p>}
+        {error && (
+          <p class="error" role="alert">
+            {t('library.loadError', { reason: error })}
+          </p>
+        )}
+        {results.total === 0 && (
+          <p class="empty">
+            {query.text || Object.keys(query.facets).length || query.from || query.to
+              ? t('library.noMatch')
+              : t('library.empty')}
+          </p>
+        )}
         {view === 'list' && total > 0 && (
-          <div class="list-head" aria-hidden="true"><span /><span>{t('library.col.name')}</span><span>{t('library.col.type')}</span><span>{t('library.col.size')}</span><span>{t('library.col.updated')}</span></div>
+          <div class="list-head" aria-hidden="true">
+            <span />
+            <span>{t('library.col.name')}</span>
+            <span>{t('library.col.type')}</span>
+            <span>{t('library.col.size')}</span>
+            <span>{t('library.col.updated')}</span>
+          </div>
         )}
         <div
           ref={scroller}
@@ -241,7 +320,9 @@ export function Library({ query, setQuery, selection, setSelection, revision, to
           aria-activedescendant={activeId ? `asset-${activeId}` : undefined}
           onKeyDown={onKeyDown}
         >
-          <div class="spacer" style={`height:${rows * rowHeight}px`}>{items}</div>
+          <div class="spacer" style={`height:${rows * rowHeight}px`}>
+            {items}
+          </div>
         </div>
       </section>
     </div>
@@ -269,9 +350,13 @@ function Tile({ record, index, total, view, style, selected, focused, onActivate
     event.dataTransfer?.setData('application/x-tessera-assets', JSON.stringify(ids));
     event.dataTransfer?.setData('text/plain', ids.join('\n'));
   };
-  const image = thumb
-    ? <img src={thumb} alt="" loading="lazy" decoding="async" draggable={false} />
-    : <span class="filetype" aria-hidden="true">{record.renditionsState === 'pending' || !record.renditionsState ? '…' : extension(name) || '?'}</span>;
+  const image = thumb ? (
+    <img src={thumb} alt="" loading="lazy" decoding="async" draggable={false} />
+  ) : (
+    <span class="filetype" aria-hidden="true">
+      {record.renditionsState === 'pending' || !record.renditionsState ? '…' : extension(name) || '?'}
+    </span>
+  );
   return (
     // The listbox owns the keyboard (arrows, Space, Enter, aria-activedescendant): options are not tab stops.
     // biome-ignore lint/a11y/useKeyWithClickEvents: see above
@@ -293,13 +378,19 @@ function Tile({ record, index, total, view, style, selected, focused, onActivate
     >
       {view === 'grid' ? (
         <>
-          <div class="thumb" style={placeholderStyle(record.placeholder)}>{image}</div>
-          <span class="name" title={name}>{name}</span>
+          <div class="thumb" style={placeholderStyle(record.placeholder)}>
+            {image}
+          </div>
+          <span class="name" title={name}>
+            {name}
+          </span>
         </>
       ) : (
         <>
           <div class="thumb small">{image}</div>
-          <span class="name" title={name}>{name}</span>
+          <span class="name" title={name}>
+            {name}
+          </span>
           <span>{extension(name)}</span>
           <span>{fileSize(record.fileSizeInBytes)}</span>
           <span>{dateTime(record.lastUpdatedEpoch)}</span>

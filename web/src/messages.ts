@@ -179,7 +179,7 @@ export const en = {
   'bulk.mode.remove': 'Remove',
   'bulk.value': 'Value',
   'bulk.template': 'Metadata template',
-  'bulk.keepTemplate': 'Keep each asset\'s template',
+  'bulk.keepTemplate': "Keep each asset's template",
   'bulk.apply': 'Apply',
   'bulk.running': 'Working… {done} of {count}',
   'bulk.done': 'Done: {ok} changed, {failed} failed.',

@@ -16,7 +16,12 @@ export function parseRoute(path: string): Route {
   if (first === 'asset' && second) return { page: 'asset', id: decodeURIComponent(second) };
   if (first === 'collections' && second) return { page: 'collection', id: decodeURIComponent(second) };
   if (first === 'collections') return { page: 'collections' };
-  if (first === 'admin') return { page: 'admin', section: second || '', id: rest.split('/')[2] ? decodeURIComponent(rest.split('/')[2]!) : undefined };
+  if (first === 'admin')
+    return {
+      page: 'admin',
+      section: second || '',
+      id: rest.split('/')[2] ? decodeURIComponent(rest.split('/')[2]!) : undefined,
+    };
   return { page: 'library' };
 }
 

@@ -34,14 +34,20 @@ export const EMPTY_QUERY: Query = { text: '', facets: {}, sort: 'lastUpdatedEpoc
 /** Words, "phrases" and prefixes; the word being typed becomes a prefix so results follow the typing. */
 export function searchTerms(text: string): string[] {
   const tokens = text.match(/"[^"]*"?|[^\s"]+/g) ?? [];
-  const terms = tokens.map((t) => (t.startsWith('"') && !t.endsWith('"') ? `${t}"` : t)).filter((t) => t.replace(/["*]/g, '').trim() !== '');
+  const terms = tokens
+    .map((t) => (t.startsWith('"') && !t.endsWith('"') ? `${t}"` : t))
+    .filter((t) => t.replace(/["*]/g, '').trim() !== '');
   const last = terms.at(-1);
-  if (last && !/\s$/.test(text) && /[\p{L}\p{N}]$/u.test(last) && !last.startsWith('"')) terms[terms.length - 1] = `${last}*`;
+  if (last && !/\s$/.test(text) && /[\p{L}\p{N}]$/u.test(last) && !last.startsWith('"'))
+    terms[terms.length - 1] = `${last}*`;
   return terms;
 }
 
 export function searchBody(query: Query): Record<string, unknown> {
-  const terms = [...searchTerms(query.text), ...Object.entries(query.facets).map(([name, value]) => `${name}: ${value}`)];
+  const terms = [
+    ...searchTerms(query.text),
+    ...Object.entries(query.facets).map(([name, value]) => `${name}: ${value}`),
+  ];
   const body: Record<string, unknown> = { searchTerm: terms.length > 0 ? terms : ['*'], operation: 'AND' };
   body.sortBy = [{ metadataDefinitionSearchField: query.sort, order: query.order }];
   const range: Record<string, unknown> = { field: 'createdEpoch' };
@@ -53,7 +59,14 @@ export function searchBody(query: Query): Record<string, unknown> {
 
 export const PAGE = 100;
 const FROM_LIMIT = 10_000;
-const EXCLUDES = ['technicalMetadata', 'securityDenormalized', 'metadata', 'metadataDenormalized', 'renditions', 'securityTemplateIds'];
+const EXCLUDES = [
+  'technicalMetadata',
+  'securityDenormalized',
+  'metadata',
+  'metadataDenormalized',
+  'renditions',
+  'securityTemplateIds',
+];
 
 interface KeywordAnswer {
   totalCount: number;
@@ -104,7 +117,9 @@ export class ResultSet {
     if (this.pages.has(page)) return Promise.resolve();
     const existing = this.loading.get(page);
     if (existing) return existing;
-    const job = (page * PAGE < FROM_LIMIT ? this.fetchWindow(page, withFacets) : this.fetchScan(page)).finally(() => this.loading.delete(page));
+    const job = (page * PAGE < FROM_LIMIT ? this.fetchWindow(page, withFacets) : this.fetchScan(page)).finally(() =>
+      this.loading.delete(page),
+    );
     this.loading.set(page, job);
     return job;
   }
@@ -117,9 +132,18 @@ export class ResultSet {
   }
 
   private async fetchWindow(page: number, withFacets: boolean): Promise<void> {
-    const answer = await api<KeywordAnswer>('POST', '/v1/search/keyword', {
-      ...searchBody(this.query), from: page * PAGE, limit: PAGE, excludes: EXCLUDES, aggregations: withFacets,
-    }, this.abort.signal);
+    const answer = await api<KeywordAnswer>(
+      'POST',
+      '/v1/search/keyword',
+      {
+        ...searchBody(this.query),
+        from: page * PAGE,
+        limit: PAGE,
+        excludes: EXCLUDES,
+        aggregations: withFacets,
+      },
+      this.abort.signal,
+    );
     this.total = answer.totalCount;
     if (withFacets) this.facets = answer.facets;
     this.pages.set(page, answer.result);
@@ -140,7 +164,12 @@ export class ResultSet {
     const body: Record<string, unknown> = { ...searchBody(this.query), limit: 1000 };
     if (this.query.sort === 'relevance') delete body.sortBy;
     if (this.scanCursor) body.cursor = this.scanCursor;
-    const answer = await api<{ cursor: string | null; result: AssetRecord[] }>('POST', '/v1/asset/scan', body, this.abort.signal);
+    const answer = await api<{ cursor: string | null; result: AssetRecord[] }>(
+      'POST',
+      '/v1/asset/scan',
+      body,
+      this.abort.signal,
+    );
     const start = this.scanNext;
     answer.result.forEach((record, i) => {
       const index = start + i;
@@ -163,7 +192,8 @@ const thumbs = new Map<string, { url: string | null; until: number; key: string 
 
 export function thumbFor(record: AssetRecord): string | null | undefined {
   const entry = thumbs.get(record.objectId);
-  if (!entry || entry.until < Date.now() || entry.key !== `${record.lastUpdatedEpoch}:${record.renditionsState}`) return undefined;
+  if (!entry || entry.until < Date.now() || entry.key !== `${record.lastUpdatedEpoch}:${record.renditionsState}`)
+    return undefined;
   return entry.url;
 }
 
@@ -171,9 +201,17 @@ export async function loadThumbs(records: AssetRecord[], rendition = 'imageThumb
   const missing = records.filter((r) => r && thumbFor(r) === undefined && r.renditionsState !== 'pending');
   for (let i = 0; i < missing.length; i += 200) {
     const chunk = missing.slice(i, i + 200);
-    const answer = await api<{ expires: number; urls: Record<string, Record<string, string>> }>('POST', '/v1/asset/rendition-urls', { ids: chunk.map((r) => r.objectId), renditions: [rendition] });
+    const answer = await api<{ expires: number; urls: Record<string, Record<string, string>> }>(
+      'POST',
+      '/v1/asset/rendition-urls',
+      { ids: chunk.map((r) => r.objectId), renditions: [rendition] },
+    );
     for (const record of chunk) {
-      thumbs.set(record.objectId, { url: answer.urls[record.objectId]?.[rendition] ?? null, until: answer.expires - 5 * 60_000, key: `${record.lastUpdatedEpoch}:${record.renditionsState}` });
+      thumbs.set(record.objectId, {
+        url: answer.urls[record.objectId]?.[rendition] ?? null,
+        until: answer.expires - 5 * 60_000,
+        key: `${record.lastUpdatedEpoch}:${record.renditionsState}`,
+      });
     }
   }
 }

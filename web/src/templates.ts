@@ -26,7 +26,12 @@ export interface Template {
   templateId: string;
   templateName: string;
   isDefault?: boolean;
-  metadataGroups: { metadataGroupId: string; metadataGroupName: string; system?: boolean; metadataAttributes: Attribute[] }[];
+  metadataGroups: {
+    metadataGroupId: string;
+    metadataGroupName: string;
+    system?: boolean;
+    metadataAttributes: Attribute[];
+  }[];
 }
 
 export interface SecurityTemplate {
@@ -38,10 +43,12 @@ let templates: Promise<Template[]> | null = null;
 let security: Promise<SecurityTemplate[]> | null = null;
 
 export function metadataTemplates(): Promise<Template[]> {
-  templates ??= api<{ template: Template }[]>('GET', '/v1/metadata/template').then((list) => list.map((x) => x.template)).catch(() => {
-    templates = null;
-    return [];
-  });
+  templates ??= api<{ template: Template }[]>('GET', '/v1/metadata/template')
+    .then((list) => list.map((x) => x.template))
+    .catch(() => {
+      templates = null;
+      return [];
+    });
   return templates;
 }
 
@@ -65,8 +72,18 @@ let vocabs: Promise<Map<string, Vocabulary>> | null = null;
 
 /** Controlled vocabularies by id (their values, for the metadata forms). */
 export function vocabularies(): Promise<Map<string, Vocabulary>> {
-  vocabs ??= api<{ metadataDefinitionId: string; metadataDefinitionName: string; metadata?: { values?: Vocabulary['values'] } }[]>('GET', '/v1/metadata/vocabulary')
-    .then((list) => new Map(list.map((v) => [v.metadataDefinitionId, { id: v.metadataDefinitionId, name: v.metadataDefinitionName, values: v.metadata?.values ?? [] }])))
+  vocabs ??= api<
+    { metadataDefinitionId: string; metadataDefinitionName: string; metadata?: { values?: Vocabulary['values'] } }[]
+  >('GET', '/v1/metadata/vocabulary')
+    .then(
+      (list) =>
+        new Map(
+          list.map((v) => [
+            v.metadataDefinitionId,
+            { id: v.metadataDefinitionId, name: v.metadataDefinitionName, values: v.metadata?.values ?? [] },
+          ]),
+        ),
+    )
     .catch(() => {
       vocabs = null;
       return new Map();

@@ -14,7 +14,14 @@ export interface StoredUpload {
   settings?: unknown;
   objectId?: string;
   url?: string;
-  multipart?: { uploadId: string; fileId: string; objectId: string; partSize: number; urls: { partNumber: number; url: string }[]; etags: [number, string][] };
+  multipart?: {
+    uploadId: string;
+    fileId: string;
+    objectId: string;
+    partSize: number;
+    urls: { partNumber: number; url: string }[];
+    etags: [number, string][];
+  };
 }
 
 const DB = 'tessera-uploads';
@@ -33,7 +40,10 @@ function open(): Promise<IDBDatabase | null> {
   return opened;
 }
 
-async function run<T>(mode: IDBTransactionMode, work: (store: IDBObjectStore) => IDBRequest<T>): Promise<T | undefined> {
+async function run<T>(
+  mode: IDBTransactionMode,
+  work: (store: IDBObjectStore) => IDBRequest<T>,
+): Promise<T | undefined> {
   const db = await open();
   if (!db) return undefined;
   return new Promise((resolve) => {
@@ -48,6 +58,7 @@ async function run<T>(mode: IDBTransactionMode, work: (store: IDBObjectStore) =>
 export const uploadStore = {
   put: (record: StoredUpload) => run('readwrite', (s) => s.put(record)),
   remove: (key: string) => run('readwrite', (s) => s.delete(key)),
-  all: async (): Promise<StoredUpload[]> => (await run('readonly', (s) => s.getAll() as IDBRequest<StoredUpload[]>)) ?? [],
+  all: async (): Promise<StoredUpload[]> =>
+    (await run('readonly', (s) => s.getAll() as IDBRequest<StoredUpload[]>)) ?? [],
   clear: () => run('readwrite', (s) => s.clear()),
 };

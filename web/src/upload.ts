@@ -21,7 +21,14 @@ export interface UploadItem {
   /** A single presigned upload's URL. */
   url?: string;
   /** Multipart progress kept across retries: parts already stored are not sent again. */
-  multipart?: { uploadId: string; fileId: string; objectId: string; partSize: number; urls: { partNumber: number; url: string }[]; etags: Map<number, string> };
+  multipart?: {
+    uploadId: string;
+    fileId: string;
+    objectId: string;
+    partSize: number;
+    urls: { partNumber: number; url: string }[];
+    etags: Map<number, string>;
+  };
 }
 
 export interface BatchSettings {
@@ -76,8 +83,16 @@ export class UploadQueue {
       if (known.has(r.key)) continue;
       const file = r.file instanceof File ? r.file : new File([r.file], r.name, { type: r.type });
       const item: UploadItem = {
-        id: this.nextId++, key: r.key, file, path: r.path, state: 'pending', sent: 0, versionOf: r.versionOf,
-        settings: r.settings as BatchSettings | undefined, objectId: r.objectId, url: r.url,
+        id: this.nextId++,
+        key: r.key,
+        file,
+        path: r.path,
+        state: 'pending',
+        sent: 0,
+        versionOf: r.versionOf,
+        settings: r.settings as BatchSettings | undefined,
+        objectId: r.objectId,
+        url: r.url,
         multipart: r.multipart ? { ...r.multipart, etags: new Map(r.multipart.etags) } : undefined,
       };
       if (item.multipart) item.sent = storedBytes(item, item.multipart);
@@ -100,8 +115,15 @@ export class UploadQueue {
 
   private persist(item: UploadItem): Promise<unknown> {
     const record: StoredUpload = {
-      key: item.key, file: item.file, name: item.file.name, type: item.file.type, path: item.path, versionOf: item.versionOf,
-      settings: item.settings ?? (item.versionOf ? undefined : structuredClone(this.settings)), objectId: item.objectId, url: item.url,
+      key: item.key,
+      file: item.file,
+      name: item.file.name,
+      type: item.file.type,
+      path: item.path,
+      versionOf: item.versionOf,
+      settings: item.settings ?? (item.versionOf ? undefined : structuredClone(this.settings)),
+      objectId: item.objectId,
+      url: item.url,
       multipart: item.multipart ? { ...item.multipart, etags: [...item.multipart.etags.entries()] } : undefined,
     };
     item.settings = record.settings as BatchSettings | undefined;
@@ -158,7 +180,10 @@ export class UploadQueue {
         this.onAssetStored?.();
         return;
       } catch (error) {
-        const retriable = error instanceof NetworkError || (error as { status?: number }).status === 503 || (error as { status?: number }).status === 429;
+        const retriable =
+          error instanceof NetworkError ||
+          (error as { status?: number }).status === 503 ||
+          (error as { status?: number }).status === 429;
         if (!retriable || attempt >= MAX_ATTEMPTS) {
           item.state = 'failed';
           item.error = reason(error);
@@ -189,7 +214,11 @@ export class UploadQueue {
     const settings = item.settings ?? this.settings;
     if (!item.versionOf) await this.defaults(settings);
     if (!item.objectId) {
-      const body: Record<string, unknown> = { filename: item.file.name, filesize: item.file.size, contentType: item.file.type || undefined };
+      const body: Record<string, unknown> = {
+        filename: item.file.name,
+        filesize: item.file.size,
+        contentType: item.file.type || undefined,
+      };
       if (item.versionOf) body.originalFileId = item.versionOf;
       else {
         if (settings.metadataTemplateId) body.metadataTemplateId = settings.metadataTemplateId;
@@ -197,11 +226,27 @@ export class UploadQueue {
         const values = settings.metadata.filter((m) => m.value !== '' && m.value !== undefined && m.value !== null);
         if (values.length > 0) body.metadata = values;
       }
-      const created = await api<{ data: { objectId: string; fileId: string; url?: string; uploadId?: string; urls?: { partNumber: number; url: string }[]; partSize?: number } }>('POST', '/v1/assets/asset', body);
+      const created = await api<{
+        data: {
+          objectId: string;
+          fileId: string;
+          url?: string;
+          uploadId?: string;
+          urls?: { partNumber: number; url: string }[];
+          partSize?: number;
+        };
+      }>('POST', '/v1/assets/asset', body);
       const d = created.data;
       item.objectId = d.objectId;
       if (d.uploadId && d.urls) {
-        item.multipart = { uploadId: d.uploadId, fileId: d.fileId, objectId: d.objectId, partSize: d.partSize ?? Math.ceil(item.file.size / d.urls.length), urls: d.urls, etags: new Map() };
+        item.multipart = {
+          uploadId: d.uploadId,
+          fileId: d.fileId,
+          objectId: d.objectId,
+          partSize: d.partSize ?? Math.ceil(item.file.size / d.urls.length),
+          urls: d.urls,
+          etags: new Map(),
+        };
       } else {
         item.url = d.url;
       }
@@ -230,7 +275,9 @@ export class UploadQueue {
       await this.persist(item);
     }
     await api('POST', '/v1/asset/complete', {
-      action: 'complete', uploadId: mp.uploadId, fileId: mp.fileId,
+      action: 'complete',
+      uploadId: mp.uploadId,
+      fileId: mp.fileId,
       parts: [...mp.etags.entries()].sort((a, b) => a[0] - b[0]).map(([partNumber, etag]) => ({ partNumber, etag })),
     });
   }
@@ -244,7 +291,10 @@ function newKey(): string {
 
 /** Bytes of the parts already stored. */
 function storedBytes(item: UploadItem, mp: NonNullable<UploadItem['multipart']>): number {
-  return [...mp.etags.keys()].reduce((sum, n) => sum + Math.min(mp.partSize, item.file.size - (n - 1) * mp.partSize), 0);
+  return [...mp.etags.keys()].reduce(
+    (sum, n) => sum + Math.min(mp.partSize, item.file.size - (n - 1) * mp.partSize),
+    0,
+  );
 }
 
 /** PUT with upload progress (fetch has none); resolves with the part's ETag (header, or the body's `etag`). */

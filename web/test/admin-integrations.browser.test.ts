@@ -2,12 +2,29 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { ADMIN, apiAs, axe, openBrowser, screenshot, signIn, skip, startServer, type Browser, type Call, type RunningServer } from './harness.ts';
+import {
+  ADMIN,
+  apiAs,
+  axe,
+  openBrowser,
+  screenshot,
+  signIn,
+  skip,
+  startServer,
+  type Browser,
+  type Call,
+  type RunningServer,
+} from './harness.ts';
 
 const VIEWER = { username: 'viewer-web', password: 'Viewer-web-pass-1' };
 
 /** A real webhook receiver: answers 500 until told otherwise, and keeps what it got. */
-async function receiver(): Promise<{ server: Server; url: string; answer: { status: number; body: string }; received: string[] }> {
+async function receiver(): Promise<{
+  server: Server;
+  url: string;
+  answer: { status: number; body: string };
+  received: string[];
+}> {
   const state = { answer: { status: 500, body: 'receiver down for maintenance' }, received: [] as string[] };
   const server = createServer((req, res) => {
     let body = '';
@@ -18,7 +35,17 @@ async function receiver(): Promise<{ server: Server; url: string; answer: { stat
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, get answer() { return state.answer; }, set answer(v) { state.answer = v; }, received: state.received };
+  return {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    get answer() {
+      return state.answer;
+    },
+    set answer(v) {
+      state.answer = v;
+    },
+    received: state.received,
+  };
 }
 
 describe('administration: integrations (API keys, webhook endpoints) in a real browser', { skip }, () => {
@@ -32,8 +59,15 @@ describe('administration: integrations (API keys, webhook endpoints) in a real b
     const roles = await admin<{ id: string; name: string }[]>('GET', '/v1/roles');
     const groups = await admin<{ groupId: string; groupName: string }[]>('GET', '/v1/security/groups');
     await admin('POST', '/v1/user', {
-      firstName: 'Vera', lastName: 'Viewer', friendlyName: 'Vera', email: 'vera@example.test', username: VIEWER.username, password: VIEWER.password,
-      accountType: 'local', userRoleId: roles.find((r) => r.name === 'Viewer')!.id, groups: [groups.find((g) => g.groupName === 'Everyone')!.groupId],
+      firstName: 'Vera',
+      lastName: 'Viewer',
+      friendlyName: 'Vera',
+      email: 'vera@example.test',
+      username: VIEWER.username,
+      password: VIEWER.password,
+      accountType: 'local',
+      userRoleId: roles.find((r) => r.name === 'Viewer')!.id,
+      groups: [groups.find((g) => g.groupName === 'Everyone')!.groupId],
     });
     browser = await openBrowser();
     await signIn(browser.page, server.url);
@@ -51,7 +85,10 @@ describe('administration: integrations (API keys, webhook endpoints) in a real b
     await page.click('nav[aria-label="Main"] >> text=Administration');
     await page.waitForSelector('#key-form');
     await page.waitForSelector('#endpoint-form .events input[type=checkbox]');
-    assert.ok(scripts.some((s) => /\/assets\/integrations-[\w-]+\.js$/.test(s)), `the section is a lazy chunk: ${scripts.join(', ')}`);
+    assert.ok(
+      scripts.some((s) => /\/assets\/integrations-[\w-]+\.js$/.test(s)),
+      `the section is a lazy chunk: ${scripts.join(', ')}`,
+    );
     assert.equal(new URL(page.url()).pathname, '/app/admin');
     assert.deepEqual(await axe(page), []);
   });
@@ -66,7 +103,7 @@ describe('administration: integrations (API keys, webhook endpoints) in a real b
     await page.fill('#key-password', 'not my password');
     await page.click('#key-create');
     await page.waitForSelector('#key-password[aria-invalid="true"]');
-    assert.match(await page.textContent('#key-password-error') ?? '', /not right/);
+    assert.match((await page.textContent('#key-password-error')) ?? '', /not right/);
     assert.equal(await page.inputValue('#key-password'), '', 'the password is not kept');
     await page.fill('#key-password', ADMIN.password);
     await page.click('#key-create');
@@ -78,7 +115,13 @@ describe('administration: integrations (API keys, webhook endpoints) in a real b
     // The key works, with the chosen role and expiry.
     const asKey = await fetch(`${server.url}/v1/user`, { headers: { 'x-api-key': key } });
     assert.equal(asKey.status, 200);
-    const listed = (await admin<{ apiKeys: { name: string; roleId: string; expiresAt: string }[] }>('POST', '/api/v1/api-key/list-api-keys', {})).apiKeys;
+    const listed = (
+      await admin<{ apiKeys: { name: string; roleId: string; expiresAt: string }[] }>(
+        'POST',
+        '/api/v1/api-key/list-api-keys',
+        {},
+      )
+    ).apiKeys;
     const editor = (await admin<{ id: string; name: string }[]>('GET', '/v1/roles')).find((r) => r.name === 'Editor')!;
     assert.equal(listed.length, 1);
     assert.equal(listed[0]!.roleId, editor.id);
@@ -86,7 +129,7 @@ describe('administration: integrations (API keys, webhook endpoints) in a real b
     // Shown once: dismissed, it is gone and the table shows only its hint.
     await page.click('text=I have stored it');
     assert.equal(await page.$('#new-key'), null);
-    assert.match(await page.textContent('#api-keys') ?? '', new RegExp(`…${key.slice(-4)}`));
+    assert.match((await page.textContent('#api-keys')) ?? '', new RegExp(`…${key.slice(-4)}`));
     await page.click('button[aria-label="Revoke Nightly import"]');
     await page.click('#revoke-yes');
     await page.waitForSelector('text=Key "Nightly import" revoked.');
@@ -95,7 +138,7 @@ describe('administration: integrations (API keys, webhook endpoints) in a real b
     await page.waitForSelector('#api-keys >> text=revoked');
   });
 
-  it('subscribes an endpoint to picked event types, shows each attempt with the receiver\'s answer, resends, replays, edits, rotates and deletes', async () => {
+  it("subscribes an endpoint to picked event types, shows each attempt with the receiver's answer, resends, replays, edits, rotates and deletes", async () => {
     const { page } = browser;
     await page.fill('#hook-description', 'People sync');
     await page.fill('#hook-url', hook.url);
@@ -105,25 +148,36 @@ describe('administration: integrations (API keys, webhook endpoints) in a real b
     assert.match(await page.inputValue('#new-hook-secret'), /^whsec_/);
     await page.waitForSelector('#endpoints >> text=People sync');
     // An event it subscribes to: the receiver answers 500 and the log shows that answer.
-    await admin('PATCH', `/v1/user/${(await admin<{ userId: string }>('GET', '/v1/user')).userId}`, { friendlyName: 'The Admin' });
+    await admin('PATCH', `/v1/user/${(await admin<{ userId: string }>('GET', '/v1/user')).userId}`, {
+      friendlyName: 'The Admin',
+    });
     await page.click('a[aria-label="Open People sync"]');
     await page.waitForSelector('#log-title');
-    await page.waitForFunction(() => {
-      document.querySelector<HTMLButtonElement>('#log-refresh')?.click();
-      return document.querySelectorAll('#messages li').length > 0;
-    }, undefined, { timeout: 30_000, polling: 500 });
+    await page.waitForFunction(
+      () => {
+        document.querySelector<HTMLButtonElement>('#log-refresh')?.click();
+        return document.querySelectorAll('#messages li').length > 0;
+      },
+      undefined,
+      { timeout: 30_000, polling: 500 },
+    );
     await page.click('#messages li summary');
     await page.waitForSelector('#messages .attempt >> text=receiver down for maintenance');
-    assert.match(await page.textContent('#messages .attempt') ?? '', /HTTP 500/);
-    assert.match(await page.textContent('#messages .attempt') ?? '', /POST http:\/\/127\.0\.0\.1:\d+\/hook/);
+    assert.match((await page.textContent('#messages .attempt')) ?? '', /HTTP 500/);
+    assert.match((await page.textContent('#messages .attempt')) ?? '', /POST http:\/\/127\.0\.0\.1:\d+\/hook/);
     // The receiver is back: resend, and the successful attempt with its answer is shown.
     hook.answer = { status: 200, body: 'ok, thanks' };
     await page.click('#messages li .resend');
-    await page.waitForFunction(() => {
-      const summary = document.querySelector<HTMLElement>('#messages li summary');
-      if (summary && !summary.textContent?.includes('succeeded')) document.querySelector<HTMLButtonElement>('#log-refresh')?.click();
-      return summary?.textContent?.includes('succeeded');
-    }, undefined, { timeout: 30_000, polling: 500 });
+    await page.waitForFunction(
+      () => {
+        const summary = document.querySelector<HTMLElement>('#messages li summary');
+        if (summary && !summary.textContent?.includes('succeeded'))
+          document.querySelector<HTMLButtonElement>('#log-refresh')?.click();
+        return summary?.textContent?.includes('succeeded');
+      },
+      undefined,
+      { timeout: 30_000, polling: 500 },
+    );
     await page.waitForSelector('#messages .attempt >> text=ok, thanks');
     assert.ok(hook.received.some((b) => b.includes('user.updated')));
     await screenshot(page, 'admin-02-delivery-log', true);
@@ -134,7 +188,12 @@ describe('administration: integrations (API keys, webhook endpoints) in a real b
     await page.click('#replay');
     await page.waitForSelector('#log-notice >> text=0 messages queued again.');
     // Rotate the secret (shown), pause, edit, delete.
-    const before = (await admin<{ key: string }>('GET', `/v1/webhooks/endpoint/${new URL(page.url()).pathname.split('/').pop()}/secret`)).key;
+    const before = (
+      await admin<{ key: string }>(
+        'GET',
+        `/v1/webhooks/endpoint/${new URL(page.url()).pathname.split('/').pop()}/secret`,
+      )
+    ).key;
     await page.click('#rotate');
     await page.waitForSelector('#endpoint-secret');
     const rotated = await page.inputValue('#endpoint-secret');
@@ -174,7 +233,9 @@ describe('administration: integrations (API keys, webhook endpoints) in a real b
       await signIn(viewer.page, server.url, VIEWER);
       await viewer.page.goto(`${server.url}/app/admin/integrations`);
       await viewer.page.waitForSelector('text=You may not manage API keys: it takes the API Key Management privilege');
-      await viewer.page.waitForSelector('text=You may not manage webhook endpoints: it takes the Webhooks Administration privilege');
+      await viewer.page.waitForSelector(
+        'text=You may not manage webhook endpoints: it takes the Webhooks Administration privilege',
+      );
       assert.equal(await viewer.page.$('#key-form'), null);
       assert.equal(await viewer.page.$('#endpoint-form'), null);
       await screenshot(viewer.page, 'admin-04-integrations-refused');

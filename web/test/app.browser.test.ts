@@ -4,19 +4,33 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import sharp from 'sharp';
-import { axe, openBrowser, screenshot, signIn, skip, startServer, type Browser, type RunningServer } from './harness.ts';
+import {
+  axe,
+  openBrowser,
+  screenshot,
+  signIn,
+  skip,
+  startServer,
+  type Browser,
+  type RunningServer,
+} from './harness.ts';
 
 /** A folder of real JPEGs (and a nested folder), made with sharp. */
 async function imageFolder(): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-web-images-'));
   mkdirSync(join(dir, 'campaign', 'extra'), { recursive: true });
   const images = [
-    ['campaign/beach-sunset.jpg', '#f2a93b', 640, 427], ['campaign/beach-morning.jpg', '#5bc0eb', 600, 400],
-    ['campaign/product-red.jpg', '#e4572e', 500, 500], ['campaign/product-green.jpg', '#3bb273', 500, 500],
-    ['campaign/team-offsite.jpg', '#2f6fde', 720, 480], ['campaign/extra/logo-draft.jpg', '#9b5de5', 400, 400],
+    ['campaign/beach-sunset.jpg', '#f2a93b', 640, 427],
+    ['campaign/beach-morning.jpg', '#5bc0eb', 600, 400],
+    ['campaign/product-red.jpg', '#e4572e', 500, 500],
+    ['campaign/product-green.jpg', '#3bb273', 500, 500],
+    ['campaign/team-offsite.jpg', '#2f6fde', 720, 480],
+    ['campaign/extra/logo-draft.jpg', '#9b5de5', 400, 400],
   ] as const;
   for (const [name, colour, width, height] of images) {
-    const stripe = Buffer.from(`<svg width="${width}" height="${height}"><rect width="${width}" height="${height}" fill="${colour}"/><circle cx="${width / 2}" cy="${height / 2}" r="${Math.min(width, height) / 3}" fill="#ffffff" fill-opacity="0.5"/></svg>`);
+    const stripe = Buffer.from(
+      `<svg width="${width}" height="${height}"><rect width="${width}" height="${height}" fill="${colour}"/><circle cx="${width / 2}" cy="${height / 2}" r="${Math.min(width, height) / 3}" fill="#ffffff" fill-opacity="0.5"/></svg>`,
+    );
     await sharp(stripe).jpeg({ quality: 80 }).toFile(join(dir, name));
   }
   return join(dir, 'campaign');
@@ -65,7 +79,10 @@ describe('web app in a real browser', { skip }, () => {
     // The access token is only in memory: nothing but the rotated refresh token is stored.
     const stored = await page.evaluate(() => Object.keys(localStorage));
     assert.ok(stored.includes('tessera.refreshToken'));
-    assert.ok(!(await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }))).includes('eyJ'), 'no JWT in storage');
+    assert.ok(
+      !(await page.evaluate(() => JSON.stringify({ ...localStorage, ...sessionStorage }))).includes('eyJ'),
+      'no JWT in storage',
+    );
   });
 
   it('uploads a folder of real images and shows their thumbnails', async () => {
@@ -73,13 +90,21 @@ describe('web app in a real browser', { skip }, () => {
     await page.click('#upload-button');
     await page.waitForSelector('#uploads-title');
     await page.setInputFiles('#folder-input', folder);
-    await page.waitForFunction(() => document.querySelectorAll('.queue-item.done').length === 6, undefined, { timeout: 60_000 });
+    await page.waitForFunction(() => document.querySelectorAll('.queue-item.done').length === 6, undefined, {
+      timeout: 60_000,
+    });
     await screenshot(page, '03-upload-queue');
     await page.click('[aria-label="Close the upload panel"]');
-    await page.waitForFunction(() => document.querySelectorAll('.tile img').length === 6, undefined, { timeout: 60_000 });
+    await page.waitForFunction(() => document.querySelectorAll('.tile img').length === 6, undefined, {
+      timeout: 60_000,
+    });
     // Every thumbnail loaded (signed URLs an <img> can fetch without an auth header).
-    await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>('.tile img')].every((img) => img.complete && img.naturalWidth > 0));
-    assert.match(await page.textContent('.toolbar .count') ?? '', /6 assets/);
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll<HTMLImageElement>('.tile img')].every(
+        (img) => img.complete && img.naturalWidth > 0,
+      ),
+    );
+    assert.match((await page.textContent('.toolbar .count')) ?? '', /6 assets/);
     await screenshot(page, '04-library-grid');
     assert.deepEqual(await axe(page), []);
   });
@@ -113,7 +138,7 @@ describe('web app in a real browser', { skip }, () => {
     await page.setViewportSize({ width: 1280, height: 800 });
   });
 
-  it('opens an asset, shows the API\'s validation error on its field, then saves', async () => {
+  it("opens an asset, shows the API's validation error on its field, then saves", async () => {
     const { page } = browser;
     await page.dblclick('.tile[data-asset-id] >> nth=0');
     await page.waitForSelector('.metadata-form');
@@ -122,7 +147,7 @@ describe('web app in a real browser', { skip }, () => {
     await page.fill('[data-field="Title"] input', 'Beach at sunset');
     await page.click('.metadata-form button[type=submit]');
     await page.waitForSelector('[data-field="Expiration Date"] .field-error');
-    assert.match(await page.textContent('[data-field="Expiration Date"] .field-error') ?? '', /is not a date/);
+    assert.match((await page.textContent('[data-field="Expiration Date"] .field-error')) ?? '', /is not a date/);
     assert.equal(await page.getAttribute('[data-field="Expiration Date"] input', 'aria-invalid'), 'true');
     assert.equal(await page.$('[data-field="Title"] .field-error'), null, 'only the bad field is marked');
     await screenshot(page, '09-asset-validation-error');
@@ -183,7 +208,10 @@ describe('web app in a real browser', { skip }, () => {
     await page.waitForFunction(() => document.querySelectorAll('.member').length === 3);
     const before = await page.$$eval('.member', (els) => els.map((e) => e.getAttribute('data-file-id')));
     await page.click('.member >> nth=0 >> button[aria-label^="Move"][aria-label$="later"]');
-    await page.waitForFunction((first) => document.querySelector('.member')?.getAttribute('data-file-id') !== first, before[0]);
+    await page.waitForFunction(
+      (first) => document.querySelector('.member')?.getAttribute('data-file-id') !== first,
+      before[0],
+    );
     await page.reload();
     await page.waitForFunction(() => document.querySelectorAll('.member').length === 3);
     const after = await page.$$eval('.member', (els) => els.map((e) => e.getAttribute('data-file-id')));
@@ -213,7 +241,14 @@ describe('web app in a real browser', { skip }, () => {
     await page.click('#sign-out');
     await page.waitForSelector('#sign-in');
     assert.equal(await page.evaluate(() => localStorage.getItem('tessera.refreshToken')), null);
-    const answer = await fetch(`${server.url}/v1/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'refresh_token', client_id: 'tessera-web', refresh_token: refreshToken! }) });
+    const answer = await fetch(`${server.url}/v1/oauth2/token`, {
+      method: 'POST',
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        client_id: 'tessera-web',
+        refresh_token: refreshToken!,
+      }),
+    });
     assert.equal(answer.status, 400);
     assert.deepEqual(browser.problems, []);
   });

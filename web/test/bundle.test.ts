@@ -11,7 +11,9 @@ it('the first load is at most 200 KB of JavaScript, gzip', () => {
   ensureBuilt();
   const dist = join(ROOT, 'web', 'dist');
   const html = readFileSync(join(dist, 'index.html'), 'utf8');
-  const scripts = [...html.matchAll(/<(?:script[^>]*\bsrc|link[^>]*rel="modulepreload"[^>]*\bhref)="\/app\/([^"]+\.js)"/g)].map((m) => m[1]!);
+  const scripts = [
+    ...html.matchAll(/<(?:script[^>]*\bsrc|link[^>]*rel="modulepreload"[^>]*\bhref)="\/app\/([^"]+\.js)"/g),
+  ].map((m) => m[1]!);
   assert.ok(scripts.length > 0, 'the page loads a script');
   let raw = 0;
   let gzip = 0;
@@ -20,6 +22,8 @@ it('the first load is at most 200 KB of JavaScript, gzip', () => {
     raw += bytes.length;
     gzip += gzipSync(bytes, { level: 9 }).length;
   }
-  console.log(`web app first load: ${scripts.length} script(s), ${(raw / 1024).toFixed(1)} KB, ${(gzip / 1024).toFixed(1)} KB gzip (budget ${BUDGET / 1024} KB gzip)`);
+  console.log(
+    `web app first load: ${scripts.length} script(s), ${(raw / 1024).toFixed(1)} KB, ${(gzip / 1024).toFixed(1)} KB gzip (budget ${BUDGET / 1024} KB gzip)`,
+  );
   assert.ok(gzip <= BUDGET, `${gzip} bytes gzip`);
 });

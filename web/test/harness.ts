@@ -10,7 +10,10 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CHROMIUM = '/usr/bin/chromium';
 export const SHOTS = join(ROOT, 'web', 'test-results');
 /** Browser tests need Chromium; CI installs it (.ci/run) and always runs them. */
-export const skip = existsSync(CHROMIUM) || process.env.CI === 'true' ? false : `Chromium not installed at ${CHROMIUM} (apt-get install chromium); CI always runs these tests`;
+export const skip =
+  existsSync(CHROMIUM) || process.env.CI === 'true'
+    ? false
+    : `Chromium not installed at ${CHROMIUM} (apt-get install chromium); CI always runs these tests`;
 
 export const ADMIN = { username: 'admin', password: 'Web-app-test-pass-1' };
 
@@ -25,7 +28,11 @@ async function freePort(): Promise<number> {
 /** The built app (npm ci builds it; a checkout without it is built once here). */
 export function ensureBuilt(): void {
   if (existsSync(join(ROOT, 'web', 'dist', 'index.html'))) return;
-  const result = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(ROOT, 'web', 'vite.config.ts')], { cwd: ROOT, stdio: 'inherit' });
+  const result = spawnSync(
+    process.execPath,
+    [join(ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--config', join(ROOT, 'web', 'vite.config.ts')],
+    { cwd: ROOT, stdio: 'inherit' },
+  );
   if (result.status !== 0) throw new Error('vite build failed');
 }
 
@@ -44,8 +51,16 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, 'src', 'main.ts'), 'serve'], {
     cwd: ROOT,
     env: {
-      ...process.env, PORT: String(port), HOST: '127.0.0.1', TESSERA_PUBLIC_URL: url, TESSERA_DATA_DIR: dataDir, DATABASE_URL: '',
-      TESSERA_ADMIN_USERNAME: ADMIN.username, TESSERA_ADMIN_PASSWORD: ADMIN.password, TESSERA_LOG_LEVEL: process.env.TESSERA_TEST_LOG_LEVEL ?? 'warn', ...extraEnv,
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      TESSERA_PUBLIC_URL: url,
+      TESSERA_DATA_DIR: dataDir,
+      DATABASE_URL: '',
+      TESSERA_ADMIN_USERNAME: ADMIN.username,
+      TESSERA_ADMIN_PASSWORD: ADMIN.password,
+      TESSERA_LOG_LEVEL: process.env.TESSERA_TEST_LOG_LEVEL ?? 'warn',
+      ...extraEnv,
     },
     stdio: ['ignore', 'inherit', 'pipe'],
   });
@@ -65,7 +80,8 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return {
-    url, dataDir,
+    url,
+    dataDir,
     async stop() {
       if (child.exitCode === null) {
         child.kill('SIGTERM');
@@ -87,17 +103,30 @@ export interface Browser {
 export async function openBrowser(viewport = { width: 1280, height: 800 }): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'tessera-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, viewport,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
-  const page = context.pages()[0] ?? await context.newPage();
+  const page = context.pages()[0] ?? (await context.newPage());
   const problems: string[] = [];
   page.on('console', (message) => {
     if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
   });
   page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
   return {
-    context, page, problems,
+    context,
+    page,
+    problems,
     async close() {
       await context.close();
       rmSync(profile, { recursive: true, force: true });
@@ -111,7 +140,13 @@ export async function screenshot(page: Page, name: string, whole = false): Promi
   const path = join(SHOTS, `${name}.png`);
   const viewport = page.viewportSize();
   if (whole && viewport) {
-    const height = await page.evaluate(() => Math.max(...[...document.querySelectorAll('.page, .scroller, body')].map((e) => e.scrollHeight + e.getBoundingClientRect().top)));
+    const height = await page.evaluate(() =>
+      Math.max(
+        ...[...document.querySelectorAll('.page, .scroller, body')].map(
+          (e) => e.scrollHeight + e.getBoundingClientRect().top,
+        ),
+      ),
+    );
     await page.setViewportSize({ width: viewport.width, height: Math.min(6000, Math.ceil(height)) });
   }
   await page.screenshot({ path });
@@ -126,9 +161,23 @@ export async function axe(page: Page): Promise<string[]> {
   // Evaluated through the DevTools protocol, which the page's CSP does not govern (an inline <script> would be refused).
   await page.evaluate(AXE);
   const violations = await page.evaluate(async () => {
-    const result = await (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe
-      .run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } });
-    return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}`);
+    const result = await (
+      globalThis as unknown as {
+        axe: {
+          run(
+            ctx: unknown,
+            opts: unknown,
+          ): Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } });
+    return result.violations.map(
+      (v) =>
+        `${v.id} (${v.impact}): ${v.nodes
+          .slice(0, 3)
+          .map((n) => n.target.join(' '))
+          .join(', ')}`,
+    );
   });
   return violations;
 }
@@ -150,19 +199,39 @@ export type Call = <T = any>(method: string, path: string, body?: unknown, expec
 
 /** The public API as a signed-in user (a password sign-in), for preparing what a browser test needs. */
 export async function apiAs(url: string, user = ADMIN): Promise<Call> {
-  const login = await (await fetch(`${url}/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(user) })).json();
+  const login = await (
+    await fetch(`${url}/v1/auth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(user),
+    })
+  ).json();
   const headers = { accesstoken: login.session.accessToken as string, 'content-type': 'application/json' };
   return async (method, path, body, expect) => {
-    const response = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(url + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await response.text();
-    if (expect !== undefined ? response.status !== expect : !response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+    if (expect !== undefined ? response.status !== expect : !response.ok)
+      throw new Error(`${method} ${path}: ${response.status} ${text}`);
     return text ? JSON.parse(text) : undefined;
   };
 }
 
 /** Creates an asset (or a version of one) and uploads its bytes, as a client of the API would. */
-export async function uploadAsset(call: Call, name: string, bytes: Uint8Array, extra: Record<string, unknown> = {}): Promise<{ objectId: string; fileId: string; originalFileId: string }> {
-  const created = await call<{ data: { objectId: string; fileId: string; originalFileId: string; url: string } }>('POST', '/v1/assets/asset', { filename: name, ...extra });
+export async function uploadAsset(
+  call: Call,
+  name: string,
+  bytes: Uint8Array,
+  extra: Record<string, unknown> = {},
+): Promise<{ objectId: string; fileId: string; originalFileId: string }> {
+  const created = await call<{ data: { objectId: string; fileId: string; originalFileId: string; url: string } }>(
+    'POST',
+    '/v1/assets/asset',
+    { filename: name, ...extra },
+  );
   const put = await fetch(created.data.url, { method: 'PUT', body: new Blob([bytes as Uint8Array<ArrayBuffer>]) });
   if (!put.ok) throw new Error(`PUT ${name}: ${put.status} ${await put.text()}`);
   return created.data;

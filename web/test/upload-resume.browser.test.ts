@@ -4,7 +4,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { apiAs, openBrowser, screenshot, signIn, skip, startServer, type Browser, type RunningServer } from './harness.ts';
+import {
+  apiAs,
+  openBrowser,
+  screenshot,
+  signIn,
+  skip,
+  startServer,
+  type Browser,
+  type RunningServer,
+} from './harness.ts';
 
 const PART = 5 * 1024 * 1024;
 
@@ -42,13 +51,17 @@ describe('web app: a multipart upload survives a reload and a lost connection', 
     await page.click('#upload-button');
     await page.setInputFiles('#file-input', file);
     await page.waitForSelector('.queue-item[data-state="waiting"]', { timeout: 60_000 });
-    const stored = await page.evaluate(() => new Promise<{ parts: number; objectId: string }>((resolve) => {
-      const open = indexedDB.open('tessera-uploads');
-      open.onsuccess = () => {
-        const all = open.result.transaction('queue').objectStore('queue').getAll();
-        all.onsuccess = () => resolve({ parts: (all.result[0]?.multipart?.etags ?? []).length, objectId: all.result[0]?.objectId });
-      };
-    }));
+    const stored = await page.evaluate(
+      () =>
+        new Promise<{ parts: number; objectId: string }>((resolve) => {
+          const open = indexedDB.open('tessera-uploads');
+          open.onsuccess = () => {
+            const all = open.result.transaction('queue').objectStore('queue').getAll();
+            all.onsuccess = () =>
+              resolve({ parts: (all.result[0]?.multipart?.etags ?? []).length, objectId: all.result[0]?.objectId });
+          };
+        }),
+    );
     assert.equal(stored.parts, 2, 'the ETags of parts 1 and 2 are kept in IndexedDB');
     await screenshot(page, 'resume-01-waiting');
 
@@ -62,13 +75,16 @@ describe('web app: a multipart upload survives a reload and a lost connection', 
     await page.waitForSelector('.queue-item[data-state="done"]', { timeout: 120_000 });
     await screenshot(page, 'resume-02-done');
     assert.deepEqual([...new Set(sent)].sort(), ['3', '4', '5'], 'parts 1 and 2 were not sent again');
-    const left = await page.evaluate(() => new Promise<number>((resolve) => {
-      const open = indexedDB.open('tessera-uploads');
-      open.onsuccess = () => {
-        const all = open.result.transaction('queue').objectStore('queue').count();
-        all.onsuccess = () => resolve(all.result);
-      };
-    }));
+    const left = await page.evaluate(
+      () =>
+        new Promise<number>((resolve) => {
+          const open = indexedDB.open('tessera-uploads');
+          open.onsuccess = () => {
+            const all = open.result.transaction('queue').objectStore('queue').count();
+            all.onsuccess = () => resolve(all.result);
+          };
+        }),
+    );
     assert.equal(left, 0, 'a finished upload leaves IndexedDB');
 
     // The stored original is the file, byte for byte.

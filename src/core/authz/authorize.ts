@@ -29,7 +29,11 @@ export function requireAnyPrivilege(principal: Principal, ...privileges: Privile
   }
 }
 
-export async function permissionsOn(db: DbOrTrx, principal: Principal, templateIds: readonly string[]): Promise<Set<Permission>> {
+export async function permissionsOn(
+  db: DbOrTrx,
+  principal: Principal,
+  templateIds: readonly string[],
+): Promise<Set<Permission>> {
   const granted = new Set<Permission>();
   if (templateIds.length === 0 || principal.groupIds.length === 0) return granted;
   const rows = await db
@@ -44,7 +48,12 @@ export async function permissionsOn(db: DbOrTrx, principal: Principal, templateI
   return granted;
 }
 
-export async function hasPermission(db: DbOrTrx, principal: Principal, templateIds: readonly string[], permission: Permission): Promise<boolean> {
+export async function hasPermission(
+  db: DbOrTrx,
+  principal: Principal,
+  templateIds: readonly string[],
+  permission: Permission,
+): Promise<boolean> {
   return (await permissionsOn(db, principal, templateIds)).has(permission);
 }
 
@@ -68,7 +77,8 @@ const NOT_OWN_SIGN_IN: Record<Exclude<Principal['via'], 'password'>, string> = {
  * OAuth clients): API keys, impersonation tokens and third-party OAuth tokens get 403.
  */
 export function requireOwnSignIn(principal: Principal, action: string): void {
-  if (principal.via === 'password' && principal.kind === 'user' && !principal.impersonatorId && !principal.scopes) return;
+  if (principal.via === 'password' && principal.kind === 'user' && !principal.impersonatorId && !principal.scopes)
+    return;
   const via = principal.via === 'password' ? 'api_key' : principal.via;
   throw forbidden(`${action} needs your own sign-in: ${NOT_OWN_SIGN_IN[via]} do it`);
 }
@@ -84,10 +94,16 @@ export function templatesGranting(db: DbOrTrx, principal: Principal, permission:
 }
 
 /** What the caller's groups are granted by each of `templateIds` (template id → permissions; one query). */
-export async function permissionsByTemplate(db: DbOrTrx, principal: Principal, templateIds: readonly string[]): Promise<Map<string, Set<Permission>>> {
+export async function permissionsByTemplate(
+  db: DbOrTrx,
+  principal: Principal,
+  templateIds: readonly string[],
+): Promise<Map<string, Set<Permission>>> {
   const out = new Map<string, Set<Permission>>();
   if (templateIds.length === 0 || principal.groupIds.length === 0) return out;
-  const rows = await db.selectFrom('security_template_permissions').select(['template_id', 'permission'])
+  const rows = await db
+    .selectFrom('security_template_permissions')
+    .select(['template_id', 'permission'])
     .where('org_id', '=', principal.orgId)
     .where('template_id', 'in', [...new Set(templateIds)])
     .where('group_id', 'in', [...principal.groupIds])
@@ -102,11 +118,21 @@ export async function permissionsByTemplate(db: DbOrTrx, principal: Principal, t
 }
 
 /** The groups granted `permission` on each of the named templates (template id → group ids). */
-export async function groupsGranting(db: DbOrTrx, orgId: string, templateIds: readonly string[], permission: Permission): Promise<Map<string, Set<string>>> {
+export async function groupsGranting(
+  db: DbOrTrx,
+  orgId: string,
+  templateIds: readonly string[],
+  permission: Permission,
+): Promise<Map<string, Set<string>>> {
   const byTemplate = new Map<string, Set<string>>();
   if (templateIds.length === 0) return byTemplate;
-  const rows = await db.selectFrom('security_template_permissions').select(['template_id', 'group_id'])
-    .where('org_id', '=', orgId).where('template_id', 'in', [...templateIds]).where('permission', '=', permission).execute();
+  const rows = await db
+    .selectFrom('security_template_permissions')
+    .select(['template_id', 'group_id'])
+    .where('org_id', '=', orgId)
+    .where('template_id', 'in', [...templateIds])
+    .where('permission', '=', permission)
+    .execute();
   for (const row of rows) {
     const groups = byTemplate.get(row.template_id) ?? new Set<string>();
     groups.add(row.group_id);
@@ -119,8 +145,17 @@ export async function groupsGranting(db: DbOrTrx, orgId: string, templateIds: re
  * Keeps the normalised grants (one row per template, group and permission) in step with a
  * template's grants. Call in the transaction that writes security_template_grants.
  */
-export async function writeTemplatePermissions(db: DbOrTrx, orgId: string, templateId: string, grants: ReadonlyMap<string, readonly string[]>): Promise<void> {
-  await db.deleteFrom('security_template_permissions').where('org_id', '=', orgId).where('template_id', '=', templateId).execute();
+export async function writeTemplatePermissions(
+  db: DbOrTrx,
+  orgId: string,
+  templateId: string,
+  grants: ReadonlyMap<string, readonly string[]>,
+): Promise<void> {
+  await db
+    .deleteFrom('security_template_permissions')
+    .where('org_id', '=', orgId)
+    .where('template_id', '=', templateId)
+    .execute();
   const rows: { org_id: string; template_id: string; group_id: string; permission: string }[] = [];
   for (const [groupId, ids] of grants) {
     const keys = new Set(ids.map((id) => permissionFromId(id)).filter((p): p is Permission => p !== undefined));
@@ -130,11 +165,20 @@ export async function writeTemplatePermissions(db: DbOrTrx, orgId: string, templ
 }
 
 /** Every permission the named templates grant, to any group (what applying them hands out). */
-export async function permissionsGrantedBy(db: DbOrTrx, orgId: string, templateIds: readonly string[]): Promise<Set<Permission>> {
+export async function permissionsGrantedBy(
+  db: DbOrTrx,
+  orgId: string,
+  templateIds: readonly string[],
+): Promise<Set<Permission>> {
   const granted = new Set<Permission>();
   if (templateIds.length === 0) return granted;
-  const rows = await db.selectFrom('security_template_permissions').select('permission').distinct()
-    .where('org_id', '=', orgId).where('template_id', 'in', [...templateIds]).execute();
+  const rows = await db
+    .selectFrom('security_template_permissions')
+    .select('permission')
+    .distinct()
+    .where('org_id', '=', orgId)
+    .where('template_id', 'in', [...templateIds])
+    .execute();
   for (const row of rows) if (isPermission(row.permission)) granted.add(row.permission);
   return granted;
 }
@@ -146,19 +190,32 @@ export async function permissionsGrantedBy(db: DbOrTrx, orgId: string, templateI
  * Metadata and Apply Security Template cannot add a template that hands out Download or Delete,
  * to themselves or to another group. Removing templates only takes away. No change, no check.
  */
-export async function assertMayApplyTemplates(db: DbOrTrx, principal: Principal, held: ReadonlySet<Permission>, current: readonly string[], next: readonly string[]): Promise<void> {
+export async function assertMayApplyTemplates(
+  db: DbOrTrx,
+  principal: Principal,
+  held: ReadonlySet<Permission>,
+  current: readonly string[],
+  next: readonly string[],
+): Promise<void> {
   const before = new Set(current.map((id) => id.toLowerCase()));
   const after = new Set(next.map((id) => id.toLowerCase()));
   if (before.size === after.size && [...after].every((id) => before.has(id))) return;
-  if (!permitted(held, 'asset.apply_security_template')) throw forbidden('Missing permission on this asset: Apply Security Template');
+  if (!permitted(held, 'asset.apply_security_template'))
+    throw forbidden('Missing permission on this asset: Apply Security Template');
   const added = [...after].filter((id) => !before.has(id));
-  const beyondHeld = [...await permissionsGrantedBy(db, principal.orgId, added)].filter((p) => !held.has(p));
+  const beyondHeld = [...(await permissionsGrantedBy(db, principal.orgId, added))].filter((p) => !held.has(p));
   if (beyondHeld.length > 0) {
-    throw forbidden(`The security templates added grant permissions you do not hold on this asset (${beyondHeld.map((p) => PERMISSIONS[p].name).join(', ')})`);
+    throw forbidden(
+      `The security templates added grant permissions you do not hold on this asset (${beyondHeld.map((p) => PERMISSIONS[p].name).join(', ')})`,
+    );
   }
 }
 
 /** Whether any template grants `permission` to any of the caller's groups (a cheap up-front refusal). */
-export async function holdsPermissionAnywhere(db: DbOrTrx, principal: Principal, permission: Permission): Promise<boolean> {
+export async function holdsPermissionAnywhere(
+  db: DbOrTrx,
+  principal: Principal,
+  permission: Permission,
+): Promise<boolean> {
   return (await templatesGranting(db, principal, permission).limit(1).executeTakeFirst()) !== undefined;
 }

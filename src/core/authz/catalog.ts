@@ -10,9 +10,15 @@ export const PRIVILEGES = {
   replace_mezzanine: { name: 'Replace Mezzanine', description: 'Replace preview renditions' },
   download: { name: 'Download', description: 'Download originals and renditions' },
   user_management: { name: 'User Management', description: 'Create and manage users and groups' },
-  security_template_management: { name: 'Security Template Management', description: 'Create and manage security templates' },
+  security_template_management: {
+    name: 'Security Template Management',
+    description: 'Create and manage security templates',
+  },
   metadata_template_management: { name: 'Metadata Template Management', description: 'Manage metadata templates' },
-  metadata_management: { name: 'Metadata Management', description: 'Administer metadata attributes, groups and templates' },
+  metadata_management: {
+    name: 'Metadata Management',
+    description: 'Administer metadata attributes, groups and templates',
+  },
   role_management: { name: 'Role Management', description: 'Create and manage roles' },
   content_management: { name: 'Content Management', description: 'Manage content across the organization' },
   view_storyboards: { name: 'viewStoryboards', description: 'View story boards' },

@@ -25,11 +25,19 @@ export interface Holdings {
 export const NO_HOLDINGS: Holdings = { privileges: new Set(), grants: new Map() };
 
 /** Template permissions brought by a set of groups. */
-export async function grantsOfGroups(db: DbOrTrx, orgId: string, groupIds: readonly string[]): Promise<Map<string, Set<Permission>>> {
+export async function grantsOfGroups(
+  db: DbOrTrx,
+  orgId: string,
+  groupIds: readonly string[],
+): Promise<Map<string, Set<Permission>>> {
   const grants = new Map<string, Set<Permission>>();
   if (groupIds.length === 0) return grants;
-  const rows = await db.selectFrom('security_template_grants').select(['template_id', 'permissions'])
-    .where('org_id', '=', orgId).where('group_id', 'in', [...new Set(groupIds)]).execute();
+  const rows = await db
+    .selectFrom('security_template_grants')
+    .select(['template_id', 'permissions'])
+    .where('org_id', '=', orgId)
+    .where('group_id', 'in', [...new Set(groupIds)])
+    .execute();
   for (const row of rows) {
     let set = grants.get(row.template_id);
     if (!set) grants.set(row.template_id, (set = new Set()));
@@ -41,7 +49,12 @@ export async function grantsOfGroups(db: DbOrTrx, orgId: string, groupIds: reado
   return grants;
 }
 
-export async function holdingsOf(db: DbOrTrx, orgId: string, privileges: ReadonlySet<Privilege>, groupIds: readonly string[]): Promise<Holdings> {
+export async function holdingsOf(
+  db: DbOrTrx,
+  orgId: string,
+  privileges: ReadonlySet<Privilege>,
+  groupIds: readonly string[],
+): Promise<Holdings> {
   return { privileges, grants: await grantsOfGroups(db, orgId, groupIds) };
 }
 
@@ -65,7 +78,11 @@ export function beyond(candidate: Holdings, holder: Holdings): string[] {
   for (const p of candidate.privileges) if (!holder.privileges.has(p)) out.push(PRIVILEGES[p].name);
   for (const [template, permissions] of candidate.grants) {
     const mine = holder.grants.get(template);
-    for (const p of permissions) if (!mine?.has(p)) out.push(template === ANY_TEMPLATE ? PERMISSIONS[p].name : `${PERMISSIONS[p].name} on security template ${template}`);
+    for (const p of permissions)
+      if (!mine?.has(p))
+        out.push(
+          template === ANY_TEMPLATE ? PERMISSIONS[p].name : `${PERMISSIONS[p].name} on security template ${template}`,
+        );
   }
   return out;
 }
@@ -77,7 +94,10 @@ export function holdingsWithin(candidate: Holdings, holder: Holdings): boolean {
 /** 403 unless `candidate` lies within the caller's holdings. `what` completes "… holds privileges or permissions you do not have". */
 export function assertWithin(candidate: Holdings, caller: Holdings, what: string): void {
   const extra = beyond(candidate, caller);
-  if (extra.length > 0) throw forbidden(`${what} privileges or permissions you do not have (${extra.slice(0, 3).join(', ')}${extra.length > 3 ? ', …' : ''})`);
+  if (extra.length > 0)
+    throw forbidden(
+      `${what} privileges or permissions you do not have (${extra.slice(0, 3).join(', ')}${extra.length > 3 ? ', …' : ''})`,
+    );
 }
 
 /**
@@ -92,17 +112,35 @@ export async function lockOrganization(trx: DbOrTrx, orgId: string): Promise<voi
 
 /** Privileges held by at least one enabled person (service accounts of API keys do not count). */
 export async function privilegesHeldByPeople(db: DbOrTrx, orgId: string): Promise<Set<Privilege>> {
-  const rows = await db.selectFrom('roles').select('privileges').where('org_id', '=', orgId)
-    .where((eb) => eb.exists(eb.selectFrom('users').select('users.id').whereRef('users.role_id', '=', 'roles.id')
-      .where('users.org_id', '=', orgId).where('users.status', '=', 'enabled').where('users.account_type', '!=', 'service')))
+  const rows = await db
+    .selectFrom('roles')
+    .select('privileges')
+    .where('org_id', '=', orgId)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('users')
+          .select('users.id')
+          .whereRef('users.role_id', '=', 'roles.id')
+          .where('users.org_id', '=', orgId)
+          .where('users.status', '=', 'enabled')
+          .where('users.account_type', '!=', 'service'),
+      ),
+    )
     .execute();
   const held = new Set<Privilege>();
-  for (const row of rows) for (const id of fromJson<string[]>(row.privileges, [])) if (Object.hasOwn(PRIVILEGES, id)) held.add(id as Privilege);
+  for (const row of rows)
+    for (const id of fromJson<string[]>(row.privileges, []))
+      if (Object.hasOwn(PRIVILEGES, id)) held.add(id as Privilege);
   return held;
 }
 
 /** 409 when a change (already written in `trx`) left some privilege held before with no enabled holder. */
-export async function assertPrivilegesStillHeld(trx: DbOrTrx, orgId: string, before: ReadonlySet<Privilege>): Promise<void> {
+export async function assertPrivilegesStillHeld(
+  trx: DbOrTrx,
+  orgId: string,
+  before: ReadonlySet<Privilege>,
+): Promise<void> {
   const after = await privilegesHeldByPeople(trx, orgId);
   const lost = [...before].filter((p) => !after.has(p));
   if (lost.length > 0) {

@@ -12,7 +12,8 @@ export const OAUTH_SCOPES = {
   email: 'See your email address',
   offline_access: 'Stay signed in (a refresh token) until you sign out or revoke access',
   'tessera.read': 'Read everything you can see in Tessera, changing nothing',
-  'tessera.api': 'Read and change in Tessera whatever you can, except creating API keys, users, passwords or OAuth clients',
+  'tessera.api':
+    'Read and change in Tessera whatever you can, except creating API keys, users, passwords or OAuth clients',
 } as const;
 
 export type OAuthScope = keyof typeof OAUTH_SCOPES;
@@ -35,7 +36,8 @@ export function routeScopeOf(method: string, declared?: RouteScope): RouteScope 
 export function scopesAllow(scopes: ReadonlySet<string>, need: RouteScope): boolean {
   if (scopes.has('tessera.api')) return true;
   if (need === 'read') return scopes.has('tessera.read');
-  if (need === 'identity') return scopes.has('openid') || scopes.has('profile') || scopes.has('email') || scopes.has('tessera.read');
+  if (need === 'identity')
+    return scopes.has('openid') || scopes.has('profile') || scopes.has('email') || scopes.has('tessera.read');
   return false;
 }
 
@@ -43,5 +45,7 @@ export function scopesAllow(scopes: ReadonlySet<string>, need: RouteScope): bool
 export function insufficientScope(need: RouteScope): AppError {
   const wanted = need === 'write' ? 'tessera.api' : need === 'read' ? 'tessera.read' : 'openid';
   const error = forbidden(`This token's OAuth scopes do not allow this request; it needs the ${wanted} scope`);
-  return new AppError('forbidden', error.message, { headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${wanted}"` } });
+  return new AppError('forbidden', error.message, {
+    headers: { 'www-authenticate': `Bearer error="insufficient_scope", scope="${wanted}"` },
+  });
 }

@@ -14,14 +14,18 @@ import type { Database } from './schema.ts';
  * statement parsed and planned on every batch (no prepared statements through Kysely).
  * The columns are named once; a row with any other field is refused rather than cut short.
  */
-export function batchInsert<T extends keyof Database & string>(table: T, columns: readonly (keyof Insertable<Database[T]> & string)[]) {
+export function batchInsert<T extends keyof Database & string>(
+  table: T,
+  columns: readonly (keyof Insertable<Database[T]> & string)[],
+) {
   const texts = new WeakMap<object, Map<number, string>>();
   const jsonTexts = new WeakMap<object, string>();
   const blank = Object.fromEntries(columns.map((c) => [c, null]));
   return async (db: Db | Trx, rows: readonly Insertable<Database[T]>[]): Promise<void> => {
     if (rows.length === 0) return;
     const first = Object.keys(rows[0]!);
-    if (first.length !== columns.length || first.some((key) => !columns.includes(key as never))) throw new Error(`${table} batch rows must have exactly the columns ${columns.join(', ')}`);
+    if (first.length !== columns.length || first.some((key) => !columns.includes(key as never)))
+      throw new Error(`${table} batch rows must have exactly the columns ${columns.join(', ')}`);
     const adapter = db.getExecutor().adapter;
     if (adapter instanceof PostgresAdapter) {
       let text = jsonTexts.get(adapter);
@@ -34,7 +38,10 @@ export function batchInsert<T extends keyof Database & string>(table: T, columns
     let text = byCount.get(rows.length);
     if (text === undefined) {
       // Kysely writes the shape (the engine's quoting and placeholders); only the values change.
-      text = db.insertInto(table).values(rows.map(() => blank) as never).compile().sql;
+      text = db
+        .insertInto(table)
+        .values(rows.map(() => blank) as never)
+        .compile().sql;
       byCount.set(rows.length, text);
     }
     const parameters: unknown[] = new Array(rows.length * columns.length);

@@ -47,17 +47,23 @@ it('SQLite: a transaction that reads, then writes, is not failed by another conn
     await sql`create table t (id integer primary key, v text)`.execute(handle.db);
     // The other connection lives on another thread (standing in for a second Tessera process): it waits
     // for the lock there without blocking this thread.
-    const other = new Worker(`
+    const other = new Worker(
+      `
       const { parentPort, workerData } = require('node:worker_threads');
       const Database = require(workerData.driver);
       const db = new Database(workerData.file);
       db.pragma('busy_timeout = 10000');
       db.prepare("insert into t (v) values ('other')").run();
       db.close();
-      parentPort.postMessage('committed');`, { eval: true, workerData: { file, driver: createRequire(import.meta.url).resolve('better-sqlite3') } });
+      parentPort.postMessage('committed');`,
+      { eval: true, workerData: { file, driver: createRequire(import.meta.url).resolve('better-sqlite3') } },
+    );
     let otherCommitted = false;
     const otherDone = new Promise<void>((resolve, reject) => {
-      other.once('message', () => { otherCommitted = true; resolve(); });
+      other.once('message', () => {
+        otherCommitted = true;
+        resolve();
+      });
       other.once('error', reject);
     });
     await handle.db.transaction().execute(async (trx) => {
@@ -70,7 +76,10 @@ it('SQLite: a transaction that reads, then writes, is not failed by another conn
     });
     await otherDone;
     const { rows } = await sql<{ v: string }>`select v from t order by id`.execute(handle.db);
-    assert.deepEqual(rows.map((r) => r.v), ['mine', 'other']);
+    assert.deepEqual(
+      rows.map((r) => r.v),
+      ['mine', 'other'],
+    );
   } finally {
     await handle.close();
     rmSync(dir, { recursive: true, force: true });

@@ -32,9 +32,17 @@ function loadPg(): typeof Pg {
   return pgDriver;
 }
 
-export const DEFAULT_DB_TIMEOUTS: DatabaseTimeouts = { statementMs: 30_000, connectMs: 5000, idleInTransactionMs: 60_000, sqliteBusyMs: 10_000 };
+export const DEFAULT_DB_TIMEOUTS: DatabaseTimeouts = {
+  statementMs: 30_000,
+  connectMs: 5000,
+  idleInTransactionMs: 60_000,
+  sqliteBusyMs: 10_000,
+};
 
-export function connectDb(config: Config['database'], options: { poolSize?: number; timeouts?: DatabaseTimeouts } = {}): DbHandle {
+export function connectDb(
+  config: Config['database'],
+  options: { poolSize?: number; timeouts?: DatabaseTimeouts } = {},
+): DbHandle {
   const timeouts = options.timeouts ?? DEFAULT_DB_TIMEOUTS;
   if (config.kind === 'postgres') {
     const pg = loadPg();
@@ -42,7 +50,8 @@ export function connectDb(config: Config['database'], options: { poolSize?: numb
     // transaction (releasing its locks); the client gives up on a connection that does not answer
     // at all (a hung network: no reset, no reply) and on waiting for a pooled connection.
     const pool = new pg.Pool({
-      connectionString: config.url, max: options.poolSize ?? 10,
+      connectionString: config.url,
+      max: options.poolSize ?? 10,
       connectionTimeoutMillis: timeouts.connectMs,
       statement_timeout: timeouts.statementMs,
       idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
@@ -67,7 +76,9 @@ export function connectDb(config: Config['database'], options: { poolSize?: numb
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${timeouts.sqliteBusyMs}`);
-  const tracked = trackRevisions(new SqliteDialect({ database: withStatementCache(sqlite) }), { database: config.file === ':memory:' ? ':memory:' : resolve(config.file) });
+  const tracked = trackRevisions(new SqliteDialect({ database: withStatementCache(sqlite) }), {
+    database: config.file === ':memory:' ? ':memory:' : resolve(config.file),
+  });
   const db = new Kysely<Database>({ dialect: tracked.dialect });
   tracked.register(db);
   return { db, engine: 'sqlite', close: () => db.destroy() };

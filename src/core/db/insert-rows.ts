@@ -17,11 +17,18 @@ export function rowsPerInsert(columns: number): number {
  * Inserts `rows` with as few multi-row INSERT statements as the parameter budget allows (call it
  * in a transaction when the rows belong together). Every row must have the same columns.
  */
-export async function insertRows<T extends keyof Database & string>(db: DbOrTrx, table: T, rows: readonly Insertable<Database[T]>[]): Promise<void> {
+export async function insertRows<T extends keyof Database & string>(
+  db: DbOrTrx,
+  table: T,
+  rows: readonly Insertable<Database[T]>[],
+): Promise<void> {
   if (rows.length === 0) return;
   const chunk = rowsPerInsert(Object.keys(rows[0] as object).length);
   for (let i = 0; i < rows.length; i += chunk) {
     // Kysely's table-generic insert types do not resolve through `T`; the rows are typed by the signature.
-    await (db as DbOrTrx).insertInto(table as 'events').values(rows.slice(i, i + chunk) as unknown as Insertable<Database['events']>[]).execute();
+    await (db as DbOrTrx)
+      .insertInto(table as 'events')
+      .values(rows.slice(i, i + chunk) as unknown as Insertable<Database['events']>[])
+      .execute();
   }
 }

@@ -18,7 +18,10 @@ import type { Database } from './schema.ts';
  */
 type Slots<P> = { readonly [K in keyof P]: P[K] };
 
-interface Executor { getExecutor(): { adapter: object }; executeQuery<R>(query: CompiledQuery<R>): Promise<{ rows: R[] }> }
+interface Executor {
+  getExecutor(): { adapter: object };
+  executeQuery<R>(query: CompiledQuery<R>): Promise<{ rows: R[] }>;
+}
 
 export interface PreparedQuery<P, R> {
   execute(db: Executor, params: P): Promise<R[]>;
@@ -47,10 +50,16 @@ export function prepared<P extends Record<string, unknown>>() {
         const query = build(db as unknown as Kysely<Database>, slots).compile();
         const byMarker = new Map([...markers].map(([k, m]) => [m, k]));
         // For each parameter position: the name of the value to put there, or the constant itself.
-        const positions = query.parameters.map((value) => (typeof value === 'string' && byMarker.has(value) ? { name: byMarker.get(value)!, value: undefined } : { name: undefined, value }));
+        const positions = query.parameters.map((value) =>
+          typeof value === 'string' && byMarker.has(value)
+            ? { name: byMarker.get(value)!, value: undefined }
+            : { name: undefined, value },
+        );
         for (const [key, marker] of markers) {
-          if (!query.parameters.includes(marker)) throw new Error(`prepared query: parameter "${key}" was not used as a value`);
-          if (query.sql.includes(marker)) throw new Error(`prepared query: parameter "${key}" was spliced into the SQL text`);
+          if (!query.parameters.includes(marker))
+            throw new Error(`prepared query: parameter "${key}" was not used as a value`);
+          if (query.sql.includes(marker))
+            throw new Error(`prepared query: parameter "${key}" was spliced into the SQL text`);
         }
         entry = {
           query,

@@ -89,13 +89,17 @@ export class RevisionCache<V> {
       pending = { generation, promise: load(key) };
       const mine = pending;
       this.loading.set(key, mine);
-      void mine.promise.then((loaded) => {
-        if (this.loading.get(key) === mine) this.loading.delete(key);
-        // Kept only if nothing it is derived from changed while it loaded.
-        if (loaded && this.generation === generation) this.remember(key, { ...loaded, generation, weight: this.weigh?.(loaded.value) ?? 0 });
-      }, () => {
-        if (this.loading.get(key) === mine) this.loading.delete(key);
-      });
+      void mine.promise.then(
+        (loaded) => {
+          if (this.loading.get(key) === mine) this.loading.delete(key);
+          // Kept only if nothing it is derived from changed while it loaded.
+          if (loaded && this.generation === generation)
+            this.remember(key, { ...loaded, generation, weight: this.weigh?.(loaded.value) ?? 0 });
+        },
+        () => {
+          if (this.loading.get(key) === mine) this.loading.delete(key);
+        },
+      );
     }
     const loaded = await pending.promise;
     return loaded ? loaded.value : null;
@@ -138,6 +142,10 @@ export class RevisionCache<V> {
  * A revision cache of one Deps-like owner: its database handle (made by connectDb) supplies the
  * revision feed, its clock the deadlines. Built once per process by the runtime (src/runtime.ts).
  */
-export function createRevisionCache<V>(owner: { readonly db: object; readonly clock: Clock }, max?: number, options?: RevisionCacheOptions<V>): RevisionCache<V> {
+export function createRevisionCache<V>(
+  owner: { readonly db: object; readonly clock: Clock },
+  max?: number,
+  options?: RevisionCacheOptions<V>,
+): RevisionCache<V> {
   return new RevisionCache<V>(revisionFeed(owner.db), owner.clock, max, options);
 }

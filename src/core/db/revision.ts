@@ -1,4 +1,11 @@
-import { CompiledQuery, type DatabaseConnection, type Dialect, type Driver, type QueryCompiler, type TransactionSettings } from 'kysely';
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type QueryCompiler,
+  type TransactionSettings,
+} from 'kysely';
 import type pg from 'pg';
 
 /**
@@ -28,8 +35,18 @@ export const POLL_MS = 250;
 
 /** Tables whose writes can change a principal or a permission decision (the triggers of 0012 cover these). */
 export const IDENTITY_TABLES: ReadonlySet<string> = new Set([
-  'organizations', 'users', 'roles', 'groups', 'user_groups', 'security_templates', 'security_template_grants',
-  'auth_sessions', 'api_keys', 'auth_signing_keys', 'oauth_clients', 'tessera_revision',
+  'organizations',
+  'users',
+  'roles',
+  'groups',
+  'user_groups',
+  'security_templates',
+  'security_template_grants',
+  'auth_sessions',
+  'api_keys',
+  'auth_signing_keys',
+  'oauth_clients',
+  'tessera_revision',
 ]);
 
 /**
@@ -38,7 +55,12 @@ export const IDENTITY_TABLES: ReadonlySet<string> = new Set([
  * metadata definitions version the compiled metadata templates are checked against). The triggers
  * of 0017 cover these.
  */
-export const CONTENT_TABLES: ReadonlySet<string> = new Set(['assets', 'asset_security', 'security_template_permissions', 'server_state']);
+export const CONTENT_TABLES: ReadonlySet<string> = new Set([
+  'assets',
+  'asset_security',
+  'security_template_permissions',
+  'server_state',
+]);
 
 /** Writes after which this instance re-reads both counters before the writing call returns. */
 const TRACKED_TABLES: ReadonlySet<string> = new Set([...IDENTITY_TABLES, ...CONTENT_TABLES]);
@@ -169,7 +191,9 @@ class Feed implements RevisionFeed {
   check(): Promise<void> {
     if (this.polling) return this.polling;
     if (!this.run) return Promise.resolve();
-    this.polling = this.readOn(this.run).finally(() => { this.polling = undefined; });
+    this.polling = this.readOn(this.run).finally(() => {
+      this.polling = undefined;
+    });
     return this.polling;
   }
 
@@ -231,7 +255,9 @@ class Feed implements RevisionFeed {
 // (transactions, withPlugin, withSchema).
 const feeds = new WeakMap<object, Feed>();
 
-interface HasExecutor { getExecutor(): { adapter: object } }
+interface HasExecutor {
+  getExecutor(): { adapter: object };
+}
 
 /** The revision feed of a database handle made by connectDb (or any Kysely derived from one). */
 export function revisionFeed(db: object): RevisionFeed {
@@ -251,7 +277,10 @@ const siblings = new Map<string, Set<Feed>>();
  * outside a transaction), the counters are re-read on the same connection before the caller sees
  * the result.
  */
-export function trackRevisions(inner: Dialect, options: { database: string; pgUrl?: string; pollMs?: number }): { dialect: Dialect; register(db: object): void } {
+export function trackRevisions(
+  inner: Dialect,
+  options: { database: string; pgUrl?: string; pollMs?: number },
+): { dialect: Dialect; register(db: object): void } {
   const feed = new Feed(options.pgUrl, options.pollMs ?? POLL_MS, options.database);
   const dialect: Dialect = {
     createAdapter: () => inner.createAdapter(),
@@ -289,7 +318,7 @@ class TrackedConnection implements DatabaseConnection {
     return result;
   }
 
-  streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<import("kysely").QueryResult<R>> {
+  streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<import('kysely').QueryResult<R>> {
     return this.inner.streamQuery<R>(query, chunkSize);
   }
 }
@@ -339,11 +368,19 @@ class TrackingDriver implements Driver {
     await this.inner.savepoint!((connection as TrackedConnection).inner, name, compile);
   }
 
-  async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+  async rollbackToSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
     await this.inner.rollbackToSavepoint!((connection as TrackedConnection).inner, name, compile);
   }
 
-  async releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+  async releaseSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
     await this.inner.releaseSavepoint!((connection as TrackedConnection).inner, name, compile);
   }
 

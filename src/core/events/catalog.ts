@@ -41,7 +41,9 @@ const CollectionUpdate = Type.Object({
   id: Id,
   name: Type.String(),
   type: CollectionType,
-  metadata: Type.Optional(Type.Array(Type.Object({ attributeId: Id, value: Type.Unknown() }), { description: 'Only the changed attributes' })),
+  metadata: Type.Optional(
+    Type.Array(Type.Object({ attributeId: Id, value: Type.Unknown() }), { description: 'Only the changed attributes' }),
+  ),
   security: Type.Optional(Type.Object({ current: Type.Array(Ref), previous: Type.Array(Ref) })),
 });
 const Share = Type.Object({
@@ -49,29 +51,51 @@ const Share = Type.Object({
   recipients: Type.Array(Type.String()),
 });
 const Version = Type.Object({
-  latest: Type.Boolean(), versionNumber: Type.Integer({ minimum: 1 }), previousVersionNumber: Nullable(Type.Integer()),
+  latest: Type.Boolean(),
+  versionNumber: Type.Integer({ minimum: 1 }),
+  previousVersionNumber: Nullable(Type.Integer()),
   // The reference's version object (webhooks/schemas/version.yaml), beside Tessera's fields.
-  number: Type.Optional(Type.Integer({ minimum: 1, description: 'The version number (the reference\'s name)' })),
-  previous: Type.Optional(Nullable(Type.Object({
-    assetId: Id, versionNumber: Type.Integer({ minimum: 1 }),
-    createdBy: Type.Object({ userId: Type.String(), firstName: Type.String(), lastName: Type.String(), time: Type.String({ description: 'ISO-8601: when the previous version was created' }) }),
-  }))),
+  number: Type.Optional(Type.Integer({ minimum: 1, description: "The version number (the reference's name)" })),
+  previous: Type.Optional(
+    Nullable(
+      Type.Object({
+        assetId: Id,
+        versionNumber: Type.Integer({ minimum: 1 }),
+        createdBy: Type.Object({
+          userId: Type.String(),
+          firstName: Type.String(),
+          lastName: Type.String(),
+          time: Type.String({ description: 'ISO-8601: when the previous version was created' }),
+        }),
+      }),
+    ),
+  ),
 });
 const RenditionUrls = Type.Record(Type.String(), Type.String({ description: 'URL' }), {
-  description: 'URL per rendition: thumbnail (200 px), preview (700), large (1000), fpo (for placement only, 1000), mezzanine (3000); only those made (a placeholder has a thumbnail only)',
+  description:
+    'URL per rendition: thumbnail (200 px), preview (700), large (1000), fpo (for placement only, 1000), mezzanine (3000); only those made (a placeholder has a thumbnail only)',
 });
-const Relationship = Type.Object({ type: Type.String({ description: 'e.g. child' }), parent: Id, previousType: Type.Optional(Type.String()) });
+const Relationship = Type.Object({
+  type: Type.String({ description: 'e.g. child' }),
+  parent: Id,
+  previousType: Type.Optional(Type.String()),
+});
 const Permissions = Type.Object({ added: Type.Array(Type.String()), removed: Type.Array(Type.String()) });
 const SecurityTemplate = Type.Object({
   id: Id,
   name: Change(Type.String()),
-  groups: Type.Array(Type.Object({ id: Id, name: Type.String(), permissions: Permissions }), { description: 'Groups whose permissions changed; permission names' }),
+  groups: Type.Array(Type.Object({ id: Id, name: Type.String(), permissions: Permissions }), {
+    description: 'Groups whose permissions changed; permission names',
+  }),
 });
 const MetadataTemplate = Type.Object({
   id: Id,
   name: Change(Type.String()),
   type: Change(Type.String({ description: 'Asset | Action | Action Form | Supporting | Proof Submission' })),
-  groups: Type.Object({ added: Type.Array(Type.Object({ groupId: Id })), removed: Type.Array(Type.Object({ groupId: Id })) }),
+  groups: Type.Object({
+    added: Type.Array(Type.Object({ groupId: Id })),
+    removed: Type.Array(Type.Object({ groupId: Id })),
+  }),
 });
 const MetadataAttribute = Type.Object({ id: Id, name: Type.String(), searchField: Type.String(), type: Type.String() });
 const MetadataVocabularyChange = Type.Object({
@@ -79,14 +103,36 @@ const MetadataVocabularyChange = Type.Object({
   name: Type.String(),
   values: Type.Object({ added: Type.Array(Ref), updated: Type.Array(Ref), deleted: Type.Array(Id) }),
 });
-const Storyboard = Type.Object({ id: Id, title: Type.Optional(Type.String()), published: Type.Optional(Type.Boolean()) });
-const ApiKey = Type.Object({ id: Id, name: Type.String(), keyHint: Type.String(), roleId: Id, expiresAt: Nullable(Type.String({ format: 'date-time' })) });
+const Storyboard = Type.Object({
+  id: Id,
+  title: Type.Optional(Type.String()),
+  published: Type.Optional(Type.Boolean()),
+});
+const ApiKey = Type.Object({
+  id: Id,
+  name: Type.String(),
+  keyHint: Type.String(),
+  roleId: Id,
+  expiresAt: Nullable(Type.String({ format: 'date-time' })),
+});
 const RmProject = Type.Object({ id: Id });
 const RmAgreement = Type.Object({ id: Id, name: Type.String() });
 const RmEntity = Type.Object({ id: Id });
 const PullZone = Type.Object({ id: Id, name: Type.String(), region: Type.String() });
 
-type Topic = 'assets' | 'versions' | 'collections' | 'relationships' | 'users' | 'metadata' | 'security' | 'storyboards' | 'api_keys' | 'cdn' | 'rights' | 'operational';
+type Topic =
+  | 'assets'
+  | 'versions'
+  | 'collections'
+  | 'relationships'
+  | 'users'
+  | 'metadata'
+  | 'security'
+  | 'storyboards'
+  | 'api_keys'
+  | 'cdn'
+  | 'rights'
+  | 'operational';
 
 interface EventDefinition<P extends TProperties> {
   readonly topic: Topic;
@@ -95,21 +141,38 @@ interface EventDefinition<P extends TProperties> {
   readonly data: TObject<P>;
 }
 
-const def = <P extends TProperties>(topic: Topic, description: string, data: P): EventDefinition<P> => ({ topic, description, data: Type.Object(data) });
+const def = <P extends TProperties>(topic: Topic, description: string, data: P): EventDefinition<P> => ({
+  topic,
+  description,
+  data: Type.Object(data),
+});
 
 export const EVENT_CATALOG = {
   'asset.created': def('assets', 'An asset was created: its metadata and content are available', {
     asset: Asset,
-    duplicates: Type.Optional(Type.Array(Id, { description: "Tessera's own: objectIds of other assets of the organization with the same bytes (SHA-256)" })),
+    duplicates: Type.Optional(
+      Type.Array(Id, {
+        description: "Tessera's own: objectIds of other assets of the organization with the same bytes (SHA-256)",
+      }),
+    ),
   }),
   'asset.deleted': def('assets', 'An asset was sent to the recycle bin', { asset: Asset }),
-  'asset.purged': def('assets', 'An asset was permanently removed from the recycle bin', { asset: Type.Object({ id: Id, filename: Type.String() }) }),
+  'asset.purged': def('assets', 'An asset was permanently removed from the recycle bin', {
+    asset: Type.Object({ id: Id, filename: Type.String() }),
+  }),
   'asset.restored': def('assets', 'An asset was restored from the recycle bin', { asset: Asset }),
   'asset.downloaded': def('assets', 'A download of one or more assets started', {
     assets: Type.Array(AssetBrief, { minItems: 1 }),
-    asset: Type.Optional(Type.Object({ id: Id, filename: Type.String() }, { description: 'The first (usually only) asset: the reference\'s top-level asset{id}' })),
+    asset: Type.Optional(
+      Type.Object(
+        { id: Id, filename: Type.String() },
+        { description: "The first (usually only) asset: the reference's top-level asset{id}" },
+      ),
+    ),
   }),
-  'asset.shared': def('assets', 'Assets were shared internally or externally', { share: Type.Object({ ...Share.properties, assets: Type.Array(AssetBrief) }) }),
+  'asset.shared': def('assets', 'Assets were shared internally or externally', {
+    share: Type.Object({ ...Share.properties, assets: Type.Array(AssetBrief) }),
+  }),
   'asset.metadata.updated': def('assets', 'Only the metadata of an asset changed', { asset: Asset }),
   'asset.security.updated': def('assets', 'Only the security templates of an asset changed', {
     asset: Asset,
@@ -119,21 +182,43 @@ export const EVENT_CATALOG = {
     asset: Type.Object({ ...Asset.properties, renditions: RenditionUrls }),
     renditions: Type.Optional(RenditionUrls),
   }),
-  'version.created': def('versions', 'A new version of an asset was uploaded (not the initial ingest)', { asset: Asset, version: Version }),
-  'version.promoted': def('versions', 'An older version of an asset was made the latest', { asset: Asset, version: Version }),
+  'version.created': def('versions', 'A new version of an asset was uploaded (not the initial ingest)', {
+    asset: Asset,
+    version: Version,
+  }),
+  'version.promoted': def('versions', 'An older version of an asset was made the latest', {
+    asset: Asset,
+    version: Version,
+  }),
   'collection.created': def('collections', 'A collection was created', { collection: Collection }),
   'collection.updated': def('collections', 'A collection changed', { collection: CollectionUpdate }),
   'collection.deleted': def('collections', 'A collection was permanently deleted', { collection: Collection }),
   'collection.shared': def('collections', 'A collection was shared', { collection: Collection, share: Share }),
   'collection.downloaded': def('collections', 'A download of a collection started', { collection: Collection }),
   'collection.assets.updated': def('collections', 'Assets were added to or removed from a collection', {
-    collection: Type.Object({ ...Collection.properties, assets: Type.Object({ added: Type.Array(Id), removed: Type.Array(Id) }) }),
+    collection: Type.Object({
+      ...Collection.properties,
+      assets: Type.Object({ added: Type.Array(Id), removed: Type.Array(Id) }),
+    }),
   }),
-  'collection.metadata.updated': def('collections', 'Only the metadata of a shared collection changed', { collection: CollectionUpdate }),
-  'collection.security.updated': def('collections', 'Only the security of a shared collection changed', { collection: CollectionUpdate }),
-  'relationship.created': def('relationships', 'Two assets were related', { asset: Type.Object({ id: Id }), relationship: Relationship }),
-  'relationship.updated': def('relationships', 'The type of a relationship changed', { asset: Type.Object({ id: Id }), relationship: Relationship }),
-  'relationship.deleted': def('relationships', 'A relationship between two assets was removed', { asset: Type.Object({ id: Id }), relationship: Relationship }),
+  'collection.metadata.updated': def('collections', 'Only the metadata of a shared collection changed', {
+    collection: CollectionUpdate,
+  }),
+  'collection.security.updated': def('collections', 'Only the security of a shared collection changed', {
+    collection: CollectionUpdate,
+  }),
+  'relationship.created': def('relationships', 'Two assets were related', {
+    asset: Type.Object({ id: Id }),
+    relationship: Relationship,
+  }),
+  'relationship.updated': def('relationships', 'The type of a relationship changed', {
+    asset: Type.Object({ id: Id }),
+    relationship: Relationship,
+  }),
+  'relationship.deleted': def('relationships', 'A relationship between two assets was removed', {
+    asset: Type.Object({ id: Id }),
+    relationship: Relationship,
+  }),
   'user.created': def('users', 'A user account was created', { user: User }),
   'user.updated': def('users', 'A user account changed (profile, role, status or group membership)', { user: User }),
   'metadata.template.created': def('metadata', 'A metadata template was created', { template: MetadataTemplate }),
@@ -147,22 +232,42 @@ export const EVENT_CATALOG = {
   'metadata.attribute.updated': def('metadata', 'A metadata attribute changed', { attribute: MetadataAttribute }),
   'metadata.attribute.deleted': def('metadata', 'A metadata attribute was deleted', { attribute: MetadataAttribute }),
   'metadata.vocabulary.created': def('metadata', 'A controlled vocabulary was created', { vocabulary: Ref }),
-  'metadata.vocabulary.updated': def('metadata', 'A controlled vocabulary or its values changed', { vocabulary: MetadataVocabularyChange }),
+  'metadata.vocabulary.updated': def('metadata', 'A controlled vocabulary or its values changed', {
+    vocabulary: MetadataVocabularyChange,
+  }),
   'metadata.vocabulary.deleted': def('metadata', 'A controlled vocabulary was deleted', { vocabulary: Ref }),
-  'metadata.changes.applied': def('metadata', 'Metadata definition changes were applied to assets and the search index', { action: Type.Object({ id: Id, changesApplied: Type.Integer(), itemsUpdated: Type.Integer() }) }),
-  'security.template.created': def('security', 'A security template was created', { securityTemplate: SecurityTemplate }),
-  'security.template.updated': def('security', 'A security template changed (name or group permissions)', { securityTemplate: SecurityTemplate }),
+  'metadata.changes.applied': def(
+    'metadata',
+    'Metadata definition changes were applied to assets and the search index',
+    { action: Type.Object({ id: Id, changesApplied: Type.Integer(), itemsUpdated: Type.Integer() }) },
+  ),
+  'security.template.created': def('security', 'A security template was created', {
+    securityTemplate: SecurityTemplate,
+  }),
+  'security.template.updated': def('security', 'A security template changed (name or group permissions)', {
+    securityTemplate: SecurityTemplate,
+  }),
   'security.template.deleted': def('security', 'A security template was deleted', { securityTemplate: Ref }),
-  'storyboard.created': def('storyboards', 'A story board was created (enabled or disabled)', { storyboard: Storyboard }),
-  'storyboard.updated': def('storyboards', 'A story board changed (metadata, or content blocks added)', { storyboard: Storyboard }),
+  'storyboard.created': def('storyboards', 'A story board was created (enabled or disabled)', {
+    storyboard: Storyboard,
+  }),
+  'storyboard.updated': def('storyboards', 'A story board changed (metadata, or content blocks added)', {
+    storyboard: Storyboard,
+  }),
   'storyboard.deleted': def('storyboards', 'A story board was deleted', { storyboard: Storyboard }),
-  'storyboard.shared': def('storyboards', 'A story board was shared internally or externally', { storyboard: Storyboard, share: Share }),
+  'storyboard.shared': def('storyboards', 'A story board was shared internally or externally', {
+    storyboard: Storyboard,
+    share: Share,
+  }),
   'api_key.created': def('api_keys', 'An API key was created', { apiKey: ApiKey }),
   'api_key.revoked': def('api_keys', 'An API key was revoked', { apiKey: ApiKey }),
   'cdn.pullzone.created': def('cdn', 'A CDN pull zone was created', { pullZone: PullZone }),
   'cdn.pullzone.updated': def('cdn', 'A CDN pull zone changed', { pullZone: PullZone }),
   'cdn.pullzone.deleted': def('cdn', 'A CDN pull zone was deleted', { pullZone: PullZone }),
-  'cdn.purge.completed': def('cdn', 'A CDN cache purge finished', { pullZone: PullZone, purge: Type.Object({ id: Id, paths: Type.Array(Type.String()) }) }),
+  'cdn.purge.completed': def('cdn', 'A CDN cache purge finished', {
+    pullZone: PullZone,
+    purge: Type.Object({ id: Id, paths: Type.Array(Type.String()) }),
+  }),
   // --- reference event types whose producing feature does not exist yet: listed and subscribable (compat) ---
   'asset.updated': def('assets', 'An asset changed: name, content, metadata or security', { asset: Asset }),
   'rm.project.created': def('rights', 'A rights-management project was created', { project: RmProject }),
@@ -175,11 +280,27 @@ export const EVENT_CATALOG = {
   'rm.entity.created': def('rights', 'A rights-managed entity was created', { entity: RmEntity }),
   'rm.entity.updated': def('rights', 'A rights-managed entity changed', { entity: RmEntity }),
   'rm.entity.deleted': def('rights', 'A rights-managed entity was deleted', { entity: RmEntity }),
-  'message.attempt.exhausted': def('operational', 'Every delivery attempt of a webhook message failed; the message is marked failed', {
-    message: Type.Object({ id: Id, endpointId: Id, eventId: Type.String(), eventType: Type.String(), attempts: Type.Integer(), lastStatus: Nullable(Type.Integer()) }),
-  }),
+  'message.attempt.exhausted': def(
+    'operational',
+    'Every delivery attempt of a webhook message failed; the message is marked failed',
+    {
+      message: Type.Object({
+        id: Id,
+        endpointId: Id,
+        eventId: Type.String(),
+        eventType: Type.String(),
+        attempts: Type.Integer(),
+        lastStatus: Nullable(Type.Integer()),
+      }),
+    },
+  ),
   'endpoint.disabled': def('operational', 'A webhook endpoint was disabled: 5 days of failures, or 410 Gone', {
-    endpoint: Type.Object({ id: Id, url: Type.String(), failingSince: Type.String({ format: 'date-time' }), reason: Type.String() }),
+    endpoint: Type.Object({
+      id: Id,
+      url: Type.String(),
+      failingSince: Type.String({ format: 'date-time' }),
+      reason: Type.String(),
+    }),
   }),
 } as const;
 
@@ -188,7 +309,9 @@ export type EventData<T extends EventType> = Static<(typeof EVENT_CATALOG)[T]['d
 export const EVENT_TYPES = Object.keys(EVENT_CATALOG) as EventType[];
 
 /** Events about webhook delivery itself: never fanned out into another exhaustion event. */
-export const OPERATIONAL_EVENT_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES.filter((t) => EVENT_CATALOG[t].topic === 'operational'));
+export const OPERATIONAL_EVENT_TYPES: ReadonlySet<string> = new Set(
+  EVENT_TYPES.filter((t) => EVENT_CATALOG[t].topic === 'operational'),
+);
 
 export function isEventType(value: string): value is EventType {
   return Object.hasOwn(EVENT_CATALOG, value);
@@ -207,5 +330,8 @@ export const EventMetaSchema = Type.Object({
 /** The full JSON Schema of the delivered body of one event type (envelope of reference §14.3). */
 export function envelopeSchema(type: EventType): TSchema {
   const entry = EVENT_CATALOG[type];
-  return Type.Object({ eventType: Type.Literal(type), event: EventMetaSchema, ...entry.data.properties }, { additionalProperties: false });
+  return Type.Object(
+    { eventType: Type.Literal(type), event: EventMetaSchema, ...entry.data.properties },
+    { additionalProperties: false },
+  );
 }

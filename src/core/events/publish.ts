@@ -45,7 +45,11 @@ export async function publishEvent<T extends EventType>(trx: Trx, now: number, i
  * Publishes many events in the caller's transaction, each exactly as `publishEvent` would write it,
  * with multi-row inserts (bulk operations); an actor is looked up once. Returns the ids in order.
  */
-export async function publishEvents<T extends EventType>(trx: Trx, now: number, inputs: readonly EventInput<T>[]): Promise<string[]> {
+export async function publishEvents<T extends EventType>(
+  trx: Trx,
+  now: number,
+  inputs: readonly EventInput<T>[],
+): Promise<string[]> {
   if (inputs.length === 0) return [];
   const actors = new Map<string, EventActor | null>();
   const rows: EventRow[] = [];
@@ -63,24 +67,56 @@ export async function publishEvents<T extends EventType>(trx: Trx, now: number, 
     users.push(user);
   }
   await insertRows(trx, 'events', rows);
-  await auditMany(trx, inputs.flatMap((input, i) => (isAuditedEvent(input.type) ? [auditEntryOf(now, input, users[i]!, rows[i]!.id)] : [])));
+  await auditMany(
+    trx,
+    inputs.flatMap((input, i) =>
+      isAuditedEvent(input.type) ? [auditEntryOf(now, input, users[i]!, rows[i]!.id)] : [],
+    ),
+  );
   setTimeout(() => eventsPublished.wake(), 1).unref?.();
   return rows.map((r) => r.id);
 }
 
-async function resolveActor(trx: Trx, orgId: string, actor: EventInput<EventType>['actor']): Promise<EventActor | null> {
+async function resolveActor(
+  trx: Trx,
+  orgId: string,
+  actor: EventInput<EventType>['actor'],
+): Promise<EventActor | null> {
   if (typeof actor === 'string') {
-    const row = await trx.selectFrom('users').select(['id', 'first_name', 'last_name']).where('id', '=', actor).where('org_id', '=', orgId).executeTakeFirst();
+    const row = await trx
+      .selectFrom('users')
+      .select(['id', 'first_name', 'last_name'])
+      .where('id', '=', actor)
+      .where('org_id', '=', orgId)
+      .executeTakeFirst();
     return row ? { id: row.id, firstName: row.first_name, lastName: row.last_name } : null;
   }
   return actor ? { id: actor.id, firstName: actor.firstName, lastName: actor.lastName } : null;
 }
 
-function auditEntryOf<T extends EventType>(now: number, input: EventInput<T>, user: EventActor | null, eventId: string) {
-  return eventAuditEntry(input.type, input.orgId, now, user?.id ?? null, eventId, input.data as Record<string, unknown>);
+function auditEntryOf<T extends EventType>(
+  now: number,
+  input: EventInput<T>,
+  user: EventActor | null,
+  eventId: string,
+) {
+  return eventAuditEntry(
+    input.type,
+    input.orgId,
+    now,
+    user?.id ?? null,
+    eventId,
+    input.data as Record<string, unknown>,
+  );
 }
 
-interface EventRow { id: string; org_id: string; type: string; body: string; created_at: number }
+interface EventRow {
+  id: string;
+  org_id: string;
+  type: string;
+  body: string;
+  created_at: number;
+}
 
 /** The outbox row of one event (`<type-slug>-<uuid>` id, envelope body). */
 function eventRow<T extends EventType>(now: number, input: EventInput<T>, user: EventActor | null): EventRow {

@@ -38,7 +38,13 @@ function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
  * Runs the resolvers from `from` on, then `done` (with 401 when none authenticates). A callback
  * chain rather than an async function, so that synchronous answers stay synchronous.
  */
-function resolvePrincipal(resolvers: readonly CredentialResolver[], request: FastifyRequest, scope: RouteScope | undefined, from: number, done: Done): void {
+function resolvePrincipal(
+  resolvers: readonly CredentialResolver[],
+  request: FastifyRequest,
+  scope: RouteScope | undefined,
+  from: number,
+  done: Done,
+): void {
   for (let i = from; i < resolvers.length; i++) {
     let result: Principal | null | Promise<Principal | null>;
     try {
@@ -84,7 +90,8 @@ export function registerAuthentication(app: FastifyInstance, resolvers: readonly
   app.addHook('onRoute', (route) => {
     if (route.config?.public) return;
     const scope = route.config?.scope;
-    const authenticate = (request: FastifyRequest, _reply: FastifyReply, done: Done): void => resolvePrincipal(resolvers, request, scope, 0, done);
+    const authenticate = (request: FastifyRequest, _reply: FastifyReply, done: Done): void =>
+      resolvePrincipal(resolvers, request, scope, 0, done);
     addRouteHook(route, 'onRequest', authenticate);
     // The handler runs as its principal, so audit rows and events record who acted (and for whom).
     // Wrapping the handler costs less than a preHandler hook (Fastify skips that whole stage when a
@@ -92,7 +99,9 @@ export function registerAuthentication(app: FastifyInstance, resolvers: readonly
     const handler = route.handler as Handler;
     route.handler = function authenticated(this: unknown, request: FastifyRequest, reply: FastifyReply) {
       const principal = request.principal;
-      return principal ? runAs(principal, callHandler, handler, this, request, reply) : handler.call(this, request, reply);
+      return principal
+        ? runAs(principal, callHandler, handler, this, request, reply)
+        : handler.call(this, request, reply);
     } as typeof route.handler;
   });
 }
@@ -101,9 +110,15 @@ export function registerAuthentication(app: FastifyInstance, resolvers: readonly
  * Adds a hook to one route (after the route's own hooks of that kind, if it declares any). Used from
  * onRoute hooks by what must run only on authenticated routes, after authentication.
  */
-export function addRouteHook(route: RouteOptions, name: 'onRequest', hook: (request: FastifyRequest, reply: FastifyReply, done: Done) => void): void {
+export function addRouteHook(
+  route: RouteOptions,
+  name: 'onRequest',
+  hook: (request: FastifyRequest, reply: FastifyReply, done: Done) => void,
+): void {
   const existing = route[name];
-  route[name] = (existing === undefined ? [hook] : Array.isArray(existing) ? [...existing, hook] : [existing, hook]) as RouteOptions['onRequest'];
+  route[name] = (
+    existing === undefined ? [hook] : Array.isArray(existing) ? [...existing, hook] : [existing, hook]
+  ) as RouteOptions['onRequest'];
 }
 
 /** The authenticated caller of a non-public route. */

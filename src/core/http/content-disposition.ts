@@ -19,7 +19,9 @@ export function asciiFallback(name: string): string {
   let out = '';
   for (const ch of plain) out += /^[\x20-\x7e]$/.test(ch) && !'"\\/%;'.includes(ch) ? ch : '_';
   out = out.trim().slice(-200);
-  return out === '' || /^[_.\s]*$/.test(out.replace(/\.[A-Za-z0-9]{1,8}$/, '')) ? `download${/\.[A-Za-z0-9]{1,8}$/.exec(out)?.[0] ?? ''}` : out;
+  return out === '' || /^[_.\s]*$/.test(out.replace(/\.[A-Za-z0-9]{1,8}$/, ''))
+    ? `download${/\.[A-Za-z0-9]{1,8}$/.exec(out)?.[0] ?? ''}`
+    : out;
 }
 
 /** RFC 8187 `value-chars`: UTF-8 bytes percent-encoded except the attr-chars. */

@@ -50,9 +50,16 @@ function apply(schema: unknown, depth = 0): unknown {
       (out as Record<symbol, unknown>)[key] = value;
       continue;
     }
-    const next = key === 'properties' || key === 'items' || key === 'anyOf' || key === 'oneOf' || key === 'allOf' || key === 'patternProperties' || key === 'additionalProperties'
-      ? applyChildren(key, value, depth)
-      : value;
+    const next =
+      key === 'properties' ||
+      key === 'items' ||
+      key === 'anyOf' ||
+      key === 'oneOf' ||
+      key === 'allOf' ||
+      key === 'patternProperties' ||
+      key === 'additionalProperties'
+        ? applyChildren(key, value, depth)
+        : value;
     if (next !== value) changed = true;
     out[key] = next;
   }

@@ -22,8 +22,14 @@ const ACCEPTED_CREDENTIAL_HEADERS = ['AccessToken', 'Authorization: Bearer', 'X-
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: AppError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   // RFC 9110 §15.5.2: every 401 names the scheme to use; a more specific challenge set by the error wins.
-  if (error.status === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', 'Bearer realm="tessera"');
-  const body: Record<string, unknown> = { status: 'error', code: error.code, message: error.message, requestId: request.id };
+  if (error.status === 401 && !reply.hasHeader('www-authenticate'))
+    reply.header('www-authenticate', 'Bearer realm="tessera"');
+  const body: Record<string, unknown> = {
+    status: 'error',
+    code: error.code,
+    message: error.message,
+    requestId: request.id,
+  };
   if (error.details && error.details.length > 0) body.details = error.details;
   if (error.status === 401) body.acceptedCredentials = ACCEPTED_CREDENTIAL_HEADERS;
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);
@@ -36,16 +42,30 @@ export function toAppError(error: unknown): AppError {
   if (Array.isArray(e.validation)) {
     const details = e.validation.map((issue) => validationDetail(e.validationContext ?? 'body', issue));
     const first = details[0];
-    return new AppError('validation_failed', first ? `${first.field}: ${first.message}` : 'Request is invalid', { details });
+    return new AppError('validation_failed', first ? `${first.field}: ${first.message}` : 'Request is invalid', {
+      details,
+    });
   }
   // A write that lost a race to an equal one (two requests adding the same thing at once): the
   // transaction rolled back, so nothing was recorded; the caller learns it already exists.
-  if (isUniqueViolation(error)) return new AppError('conflict', 'A concurrent request made the same change; nothing was changed by this one');
+  if (isUniqueViolation(error))
+    return new AppError('conflict', 'A concurrent request made the same change; nothing was changed by this one');
   // A write that lost another kind of race: nothing was kept either, and the caller may look again or retry.
   const lost = isLostRace(error);
-  if (lost === 'reference_gone') return new AppError('conflict', 'Something this request refers to was deleted by a concurrent request; nothing was changed');
-  if (lost === 'retry') return new AppError('conflict', 'A concurrent request changed the same records; nothing was changed by this one, and it may be sent again');
-  if (isDatabaseBusy(error)) return new AppError('service_unavailable', 'The database is busy with another writer; send the request again', { headers: { 'retry-after': '1' } });
+  if (lost === 'reference_gone')
+    return new AppError(
+      'conflict',
+      'Something this request refers to was deleted by a concurrent request; nothing was changed',
+    );
+  if (lost === 'retry')
+    return new AppError(
+      'conflict',
+      'A concurrent request changed the same records; nothing was changed by this one, and it may be sent again',
+    );
+  if (isDatabaseBusy(error))
+    return new AppError('service_unavailable', 'The database is busy with another writer; send the request again', {
+      headers: { 'retry-after': '1' },
+    });
   const known = e.code ? FASTIFY_CODES[e.code] : undefined;
   if (known) return new AppError(known[0], known[1]);
   if (e instanceof SyntaxError && e.statusCode === 400) return new AppError('invalid_json', 'Body is not valid JSON');
@@ -98,7 +118,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
     const allowed = methods(path);
     if (allowed.length > 0) {
       reply.header('allow', allowed.join(', '));
-      return sendError(request, reply, new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`));
+      return sendError(
+        request,
+        reply,
+        new AppError('method_not_allowed', `${request.method} is not allowed on ${path}; use ${allowed.join(', ')}`),
+      );
     }
     return sendError(request, reply, new AppError('not_found', `Route ${request.method} ${path} not found`));
   });
@@ -129,10 +153,13 @@ function methodsByPath(app: FastifyInstance): (path: string) => string[] {
 
 function patternOf(url: string): RegExp {
   const trimmed = url.length > 1 ? url.replace(/\/+$/, '') : url;
-  const source = trimmed.split('/').map((segment) => {
-    if (segment === '*') return '.*';
-    if (segment.startsWith(':')) return '[^/]+';
-    return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  }).join('/');
+  const source = trimmed
+    .split('/')
+    .map((segment) => {
+      if (segment === '*') return '.*';
+      if (segment.startsWith(':')) return '[^/]+';
+      return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('/');
   return new RegExp(`^${source}$`);
 }

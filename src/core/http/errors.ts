@@ -60,7 +60,8 @@ export function notFound(what: string): AppError {
 }
 
 /** The credentials Tessera accepts, named in every 401 of the authentication check. */
-export const ACCEPTED_CREDENTIALS = 'send a token in the AccessToken header or in Authorization: Bearer <token>, or an API key in X-API-Key';
+export const ACCEPTED_CREDENTIALS =
+  'send a token in the AccessToken header or in Authorization: Bearer <token>, or an API key in X-API-Key';
 
 export function unauthorized(message = `Unauthorized: ${ACCEPTED_CREDENTIALS}`): AppError {
   return new AppError('unauthorized', message);
@@ -69,7 +70,9 @@ export function unauthorized(message = `Unauthorized: ${ACCEPTED_CREDENTIALS}`):
 /** 401 for a genuine token past its `exp`: the message and the RFC 6750 challenge say so, so clients know to refresh. */
 export function tokenExpired(): AppError {
   return new AppError('unauthorized', 'The access token has expired; refresh it or sign in again', {
-    headers: { 'www-authenticate': 'Bearer realm="tessera", error="invalid_token", error_description="The access token expired"' },
+    headers: {
+      'www-authenticate': 'Bearer realm="tessera", error="invalid_token", error_description="The access token expired"',
+    },
   });
 }
 
@@ -82,5 +85,7 @@ export function conflict(message: string, field?: string): AppError {
 }
 
 export function tooManyRequests(retryAfterSeconds: number, message = 'Too many requests'): AppError {
-  return new AppError('rate_limited', message, { headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
+  return new AppError('rate_limited', message, {
+    headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+  });
 }

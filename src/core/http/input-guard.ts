@@ -12,10 +12,17 @@ import { invalidField } from './errors.ts';
  * the database (a LIMIT SQLite refuses, an integer PostgreSQL refuses) or was stored and broke
  * every later read of the record.
  */
-const PARTS = [['body', 'body'], ['query', 'query'], ['params', 'path']] as const;
+const PARTS = [
+  ['body', 'body'],
+  ['query', 'query'],
+  ['params', 'path'],
+] as const;
 const MAX_DEPTH = 64;
 
-interface Found { segments: string[]; message: string }
+interface Found {
+  segments: string[];
+  message: string;
+}
 
 /**
  * The first problem in `value`, with the path to it as segments collected innermost first on the
@@ -23,8 +30,12 @@ interface Found { segments: string[]; message: string }
  * path strings at all.
  */
 function problemIn(value: unknown, depth: number): Found | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? { segments: [], message: 'must not contain the NUL character' } : null;
-  if (typeof value === 'number') return Number.isFinite(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER ? null : { segments: [], message: 'is out of range' };
+  if (typeof value === 'string')
+    return value.includes('\u0000') ? { segments: [], message: 'must not contain the NUL character' } : null;
+  if (typeof value === 'number')
+    return Number.isFinite(value) && Math.abs(value) <= Number.MAX_SAFE_INTEGER
+      ? null
+      : { segments: [], message: 'is out of range' };
   if (value === null || typeof value !== 'object' || depth > MAX_DEPTH || Buffer.isBuffer(value)) return null;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {

@@ -9,14 +9,20 @@ import type { FastifyServerOptions } from 'fastify';
 
 type ValidatorFn = ((data: unknown) => unknown) & { errors?: unknown };
 type SerializerFn = (data: unknown) => string;
-interface RouteSchema { schema: Record<string, unknown>; httpPart?: string; [key: string]: unknown }
+interface RouteSchema {
+  schema: Record<string, unknown>;
+  httpPart?: string;
+  [key: string]: unknown;
+}
 type ValidatorBuilder = (externalSchemas: unknown, options: unknown) => (route: RouteSchema) => ValidatorFn;
 type SerializerBuilder = (externalSchemas: unknown, options: unknown) => (route: RouteSchema) => SerializerFn;
 
 // Fastify's own default compilers, resolved from Fastify's location (they are its dependencies).
 const fastifyRequire = createRequire(createRequire(import.meta.url).resolve('fastify'));
-const defaultValidatorBuilder = (): ValidatorBuilder => (fastifyRequire('@fastify/ajv-compiler') as () => ValidatorBuilder)();
-const defaultSerializerBuilder = (): SerializerBuilder => (fastifyRequire('@fastify/fast-json-stringify-compiler') as () => SerializerBuilder)();
+const defaultValidatorBuilder = (): ValidatorBuilder =>
+  (fastifyRequire('@fastify/ajv-compiler') as () => ValidatorBuilder)();
+const defaultSerializerBuilder = (): SerializerBuilder =>
+  (fastifyRequire('@fastify/fast-json-stringify-compiler') as () => SerializerBuilder)();
 
 /**
  * Header names arrive lower-cased; Fastify lower-cases a header schema's property names itself only
@@ -27,7 +33,9 @@ function lowerCaseHeaders(schema: Record<string, unknown>): Record<string, unkno
   const required = schema.required as string[] | undefined;
   return {
     ...schema,
-    ...(properties ? { properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [k.toLowerCase(), v])) } : {}),
+    ...(properties
+      ? { properties: Object.fromEntries(Object.entries(properties).map(([k, v]) => [k.toLowerCase(), v])) }
+      : {}),
     ...(required ? { required: required.map((k) => k.toLowerCase()) } : {}),
   };
 }
@@ -41,7 +49,10 @@ export interface LazySchemas {
 
 export function lazySchemas(): LazySchemas {
   const pending = new Set<() => void>();
-  const lazy = <F extends (data: unknown) => unknown>(compile: () => F, call: (fn: F, data: unknown, self: ValidatorFn) => unknown) => {
+  const lazy = <F extends (data: unknown) => unknown>(
+    compile: () => F,
+    call: (fn: F, data: unknown, self: ValidatorFn) => unknown,
+  ) => {
     let fn: F | undefined;
     const force = () => {
       pending.delete(force);
@@ -59,21 +70,30 @@ export function lazySchemas(): LazySchemas {
     // The Ajv instance (with every shared schema added) is made by the first compilation, too.
     buildValidator(externalSchemas, options) {
       let compiler: ReturnType<ValidatorBuilder> | undefined;
-      const build = (route: RouteSchema) => (compiler ??= (validators ??= defaultValidatorBuilder())(externalSchemas, options))(route);
+      const build = (route: RouteSchema) =>
+        (compiler ??= (validators ??= defaultValidatorBuilder())(externalSchemas, options))(route);
       return (route) => {
         const input = route.httpPart === 'headers' ? { ...route, schema: lowerCaseHeaders(route.schema) } : route;
         // Fastify reads `.errors` off the function it called, as Ajv leaves them on the validator.
-        return lazy(() => build(input), (fn, data, self) => {
-          const ok = fn(data);
-          self.errors = fn.errors;
-          return ok;
-        });
+        return lazy(
+          () => build(input),
+          (fn, data, self) => {
+            const ok = fn(data);
+            self.errors = fn.errors;
+            return ok;
+          },
+        );
       };
     },
     buildSerializer(externalSchemas, options) {
       let compiler: ReturnType<SerializerBuilder> | undefined;
-      const build = (route: RouteSchema) => (compiler ??= (serializers ??= defaultSerializerBuilder())(externalSchemas, options))(route);
-      return (route) => lazy(() => build(route), (fn, data) => fn(data)) as SerializerFn;
+      const build = (route: RouteSchema) =>
+        (compiler ??= (serializers ??= defaultSerializerBuilder())(externalSchemas, options))(route);
+      return (route) =>
+        lazy(
+          () => build(route),
+          (fn, data) => fn(data),
+        ) as SerializerFn;
     },
   };
   return {

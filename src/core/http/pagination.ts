@@ -12,7 +12,9 @@ export function decodeCursor(cursor: string, field: string, arity: number): (str
   try {
     const values = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
     // Only what this server issues: short strings without NUL, and whole numbers a bigint column holds.
-    const issued = (v: unknown) => (typeof v === 'string' && v.length <= 200 && !v.includes('\u0000')) || (typeof v === 'number' && Number.isSafeInteger(v));
+    const issued = (v: unknown) =>
+      (typeof v === 'string' && v.length <= 200 && !v.includes('\u0000')) ||
+      (typeof v === 'number' && Number.isSafeInteger(v));
     if (Array.isArray(values) && values.length === arity && values.every(issued)) {
       return values as (string | number)[];
     }

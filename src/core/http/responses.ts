@@ -8,7 +8,9 @@ export const ErrorBodySchema = Type.Object(
     message: Type.String({ description: 'Human-readable explanation' }),
     requestId: Type.String(),
     details: Type.Optional(
-      Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), { description: 'Which field, what was wrong' }),
+      Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
+        description: 'Which field, what was wrong',
+      }),
     ),
     acceptedCredentials: Type.Optional(
       Type.Array(Type.String(), { description: 'On a 401: the headers that carry credentials Tessera accepts' }),

@@ -16,8 +16,15 @@ const Id = Type.String({ minLength: 1 });
 const ActionRef = Type.Object({ actionId: Id });
 
 export const JOB_CATALOG = {
-  'audit.prune': { description: 'Deletes audit rows older than TESSERA_AUDIT_RETENTION_DAYS and re-anchors each organization\'s chain (daily)', payload: Type.Null() },
-  'auth.cleanup': { description: 'Deletes ended sessions, old authorization codes and stale failure counters (at most hourly)', payload: Type.Null() },
+  'audit.prune': {
+    description:
+      "Deletes audit rows older than TESSERA_AUDIT_RETENTION_DAYS and re-anchors each organization's chain (daily)",
+    payload: Type.Null(),
+  },
+  'auth.cleanup': {
+    description: 'Deletes ended sessions, old authorization codes and stale failure counters (at most hourly)',
+    payload: Type.Null(),
+  },
   'assets.renditions': {
     description: 'Renders the renditions (thumbnail, previews) of an asset whose content arrived or changed',
     payload: Type.Object({
@@ -28,16 +35,26 @@ export const JOB_CATALOG = {
     }),
   },
   'assets.embedded_metadata': {
-    description: 'Reads the IPTC, XMP and EXIF fields embedded in new content onto the metadata attributes that declare them',
+    description:
+      'Reads the IPTC, XMP and EXIF fields embedded in new content onto the metadata attributes that declare them',
     payload: Type.Object({
       assetId: Id,
       /** Replace values already set (a version upload that asked for it); otherwise only empty attributes are filled. */
       overwrite: Type.Optional(Type.Boolean()),
     }),
   },
-  'assets.upload.watch': { description: 'Watches a presigned upload until its bytes arrive in the store, then completes it', payload: Type.Object({ uploadId: Id }) },
-  'assets.upload.expire': { description: 'Discards an upload that was never completed once it expires', payload: Type.Object({ uploadId: Id }) },
-  'mail.send': { description: 'One delivery attempt of one outbox mail (collection shares)', payload: Type.Object({ mailId: Id }) },
+  'assets.upload.watch': {
+    description: 'Watches a presigned upload until its bytes arrive in the store, then completes it',
+    payload: Type.Object({ uploadId: Id }),
+  },
+  'assets.upload.expire': {
+    description: 'Discards an upload that was never completed once it expires',
+    payload: Type.Object({ uploadId: Id }),
+  },
+  'mail.send': {
+    description: 'One delivery attempt of one outbox mail (collection shares)',
+    payload: Type.Object({ mailId: Id }),
+  },
   'metadata.template.action_object': {
     description: 'Creates, updates or retires the Action object (an asset) of an action-type metadata template',
     payload: Type.Object({
@@ -46,15 +63,30 @@ export const JOB_CATALOG = {
       actionObjectId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     }),
   },
-  'assets.transform_cleanup': { description: "Deletes a transformation's files once their links expire", payload: Type.Object({ actionId: Type.String() }) },
-  'collections.share_cleanup': { description: "Deletes a collection share's packaged files once its links expire", payload: Type.Object({ shareId: Type.String() }) },
+  'assets.transform_cleanup': {
+    description: "Deletes a transformation's files once their links expire",
+    payload: Type.Object({ actionId: Type.String() }),
+  },
+  'collections.share_cleanup': {
+    description: "Deletes a collection share's packaged files once its links expire",
+    payload: Type.Object({ shareId: Type.String() }),
+  },
   // Actions (GET /v1/action/{id}): each is a job whose payload names its actions row.
-  'metadata.apply': { description: 'Action: hands pending metadata definition changes to every feature that stores metadata', payload: ActionRef },
+  'metadata.apply': {
+    description: 'Action: hands pending metadata definition changes to every feature that stores metadata',
+    payload: ActionRef,
+  },
   'assets.bulk_edit': { description: 'Action: applies one metadata/security edit to many assets', payload: ActionRef },
   'assets.purge': { description: 'Action: permanently deletes assets from the recycle bin', payload: ActionRef },
-  'assets.regenerate_renditions': { description: 'Action: renders the renditions of many assets again', payload: ActionRef },
+  'assets.regenerate_renditions': {
+    description: 'Action: renders the renditions of many assets again',
+    payload: ActionRef,
+  },
   'collections.share': { description: 'Action: packages a collection and mails its share links', payload: ActionRef },
-  'assets.transform': { description: 'Action: makes transformed copies of assets (POST /v1/asset/transform), links and mails them', payload: ActionRef },
+  'assets.transform': {
+    description: 'Action: makes transformed copies of assets (POST /v1/asset/transform), links and mails them',
+    payload: ActionRef,
+  },
 } as const satisfies Record<string, { description: string; payload: TSchema }>;
 
 export type JobType = keyof typeof JOB_CATALOG;

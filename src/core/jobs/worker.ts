@@ -123,7 +123,12 @@ export function startWorker(options: WorkerOptions): Worker {
   /** Only the run that holds the job's lease (this worker, this attempt) may record its outcome. */
   const finish = async (row: JobsTable, error: unknown): Promise<void> => {
     const now = clock.now();
-    const mine = db.updateTable('jobs').where('id', '=', row.id).where('locked_by', '=', workerId).where('attempts', '=', row.attempts).where('status', '=', 'running');
+    const mine = db
+      .updateTable('jobs')
+      .where('id', '=', row.id)
+      .where('locked_by', '=', workerId)
+      .where('attempts', '=', row.attempts)
+      .where('status', '=', 'running');
     if (error === undefined) {
       await mine.set({ status: 'done', locked_until: null, last_error: null, updated_at: now }).execute();
       return;
@@ -131,7 +136,16 @@ export function startWorker(options: WorkerOptions): Worker {
     if (error instanceof LeaseLost) {
       // Another run got ahead: this one spent no attempt; the job is claimable again at once, and
       // its next run resumes from what was committed.
-      await mine.set((eb) => ({ status: 'pending', run_at: now, attempts: eb('attempts', '-', 1), locked_until: null, locked_by: null, updated_at: now })).execute();
+      await mine
+        .set((eb) => ({
+          status: 'pending',
+          run_at: now,
+          attempts: eb('attempts', '-', 1),
+          locked_until: null,
+          locked_by: null,
+          updated_at: now,
+        }))
+        .execute();
       log.info({ jobId: row.id, type: row.type }, 'job run stopped: another run of it is ahead');
       return;
     }
@@ -162,14 +176,20 @@ export function startWorker(options: WorkerOptions): Worker {
       if (busy || controller.signal.aborted) return;
       busy = true;
       const now = clock.now();
-      db.updateTable('jobs').set({ locked_until: now + leaseMs })
-        .where('id', '=', row.id).where('locked_by', '=', workerId).where('attempts', '=', row.attempts).where('status', '=', 'running')
+      db.updateTable('jobs')
+        .set({ locked_until: now + leaseMs })
+        .where('id', '=', row.id)
+        .where('locked_by', '=', workerId)
+        .where('attempts', '=', row.attempts)
+        .where('status', '=', 'running')
         .executeTakeFirst()
         .then((result) => {
           if (Number(result.numUpdatedRows) === 0) controller.abort(new LeaseLost());
         })
         .catch((error: unknown) => log.warn({ err: error, jobId: row.id }, 'could not renew job lease'))
-        .finally(() => { busy = false; });
+        .finally(() => {
+          busy = false;
+        });
     }, heartbeatMs);
     timer.unref();
     return () => clearInterval(timer);
@@ -188,9 +208,26 @@ export function startWorker(options: WorkerOptions): Worker {
       const payload: unknown = JSON.parse(row.payload);
       // The handlers are typed by the job catalog; a payload that does not fit can never succeed.
       const problem = await payloadProblem(row.type, payload);
-      if (problem !== null) throw new FatalJobError(`Payload of job type ${row.type} does not match the job catalog: ${problem}`);
-      await handler({ id: row.id, orgId: row.org_id, type: row.type, payload, attempts: row.attempts, maxAttempts: row.max_attempts, signal: controller.signal,
-        stillHeld: async () => (await db.selectFrom('jobs').select('id').where('id', '=', row.id).where('locked_by', '=', workerId).where('attempts', '=', row.attempts).where('status', '=', 'running').executeTakeFirst()) !== undefined });
+      if (problem !== null)
+        throw new FatalJobError(`Payload of job type ${row.type} does not match the job catalog: ${problem}`);
+      await handler({
+        id: row.id,
+        orgId: row.org_id,
+        type: row.type,
+        payload,
+        attempts: row.attempts,
+        maxAttempts: row.max_attempts,
+        signal: controller.signal,
+        stillHeld: async () =>
+          (await db
+            .selectFrom('jobs')
+            .select('id')
+            .where('id', '=', row.id)
+            .where('locked_by', '=', workerId)
+            .where('attempts', '=', row.attempts)
+            .where('status', '=', 'running')
+            .executeTakeFirst()) !== undefined,
+      });
     } catch (error) {
       failure = error ?? new Error('job failed');
     } finally {
@@ -215,7 +252,13 @@ export function startWorker(options: WorkerOptions): Worker {
       if (rows.length === 0) return started;
       started += rows.length;
       active += rows.length;
-      await Promise.all(rows.map((row) => runOne(row).finally(() => { active -= 1; })));
+      await Promise.all(
+        rows.map((row) =>
+          runOne(row).finally(() => {
+            active -= 1;
+          }),
+        ),
+      );
     }
   };
 
@@ -253,7 +296,12 @@ export function startWorker(options: WorkerOptions): Worker {
       // Jobs running now may finish within the grace period; then they are told to stop, and
       // their leases are released (the job is claimable again at once, no attempt spent).
       let grace: NodeJS.Timeout | undefined;
-      await Promise.race([loop, new Promise<void>((resolve) => { grace = setTimeout(resolve, graceMs); })]);
+      await Promise.race([
+        loop,
+        new Promise<void>((resolve) => {
+          grace = setTimeout(resolve, graceMs);
+        }),
+      ]);
       clearTimeout(grace);
       for (const a of aborts) a.abort(new LeaseLost('the worker is stopping'));
       await loop;

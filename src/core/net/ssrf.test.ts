@@ -3,14 +3,23 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
-import { assertAllowedTarget, classifyAddress, createGuardedDispatcher, isTargetNotAllowed, type Resolver, type TargetNotAllowedError } from './ssrf.ts';
+import {
+  assertAllowedTarget,
+  classifyAddress,
+  createGuardedDispatcher,
+  isTargetNotAllowed,
+  type Resolver,
+  type TargetNotAllowedError,
+} from './ssrf.ts';
 
 const PUBLIC_V4 = '93.184.215.14';
-const fixed = (map: Record<string, string[]>): Resolver => async (hostname) => {
-  const list = map[hostname];
-  if (!list) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
-  return list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-};
+const fixed =
+  (map: Record<string, string[]>): Resolver =>
+  async (hostname) => {
+    const list = map[hostname];
+    if (!list) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    return list.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
 
 async function rejectsWith(promise: Promise<unknown>, reason?: string): Promise<void> {
   await assert.rejects(promise, (err: unknown) => {
@@ -93,7 +102,10 @@ describe('assertAllowedTarget', () => {
   const strict = { allowPrivate: false, resolver: fixed({ 'hooks.example.com': [PUBLIC_V4, '2606:4700:4700::1111'] }) };
 
   it('accepts http and https URLs whose every address is public', async () => {
-    assert.equal((await assertAllowedTarget('https://hooks.example.com/tessera', strict)).hostname, 'hooks.example.com');
+    assert.equal(
+      (await assertAllowedTarget('https://hooks.example.com/tessera', strict)).hostname,
+      'hooks.example.com',
+    );
     assert.equal((await assertAllowedTarget('http://8.8.8.8:8080/x', strict)).port, '8080');
     assert.ok(await assertAllowedTarget('https://[2606:4700:4700::1111]/', strict));
   });
@@ -134,20 +146,33 @@ describe('assertAllowedTarget', () => {
 
   it('refuses a hostname resolving to loopback (localhost) and accepts it when private targets are allowed', async () => {
     await rejectsWith(assertAllowedTarget('http://localhost:8080/hook', { allowPrivate: false }), 'loopback');
-    assert.equal((await assertAllowedTarget('http://localhost:8080/hook', { allowPrivate: true })).hostname, 'localhost');
+    assert.equal(
+      (await assertAllowedTarget('http://localhost:8080/hook', { allowPrivate: true })).hostname,
+      'localhost',
+    );
     assert.ok(await assertAllowedTarget('http://127.0.0.1/', { allowPrivate: true }));
   });
 
   it('refuses a name if ANY of its addresses is internal (wildcard DNS, split answers)', async () => {
-    const resolver = fixed({ '127.0.0.1.nip.io': ['127.0.0.1'], 'mixed.example.com': [PUBLIC_V4, '10.0.0.5'], 'v6.example.com': [PUBLIC_V4, 'fd00::2'] });
+    const resolver = fixed({
+      '127.0.0.1.nip.io': ['127.0.0.1'],
+      'mixed.example.com': [PUBLIC_V4, '10.0.0.5'],
+      'v6.example.com': [PUBLIC_V4, 'fd00::2'],
+    });
     await rejectsWith(assertAllowedTarget('https://127.0.0.1.nip.io/', { allowPrivate: false, resolver }), 'loopback');
     await rejectsWith(assertAllowedTarget('https://mixed.example.com/', { allowPrivate: false, resolver }), 'private');
-    await rejectsWith(assertAllowedTarget('https://v6.example.com/', { allowPrivate: false, resolver }), 'unique_local');
+    await rejectsWith(
+      assertAllowedTarget('https://v6.example.com/', { allowPrivate: false, resolver }),
+      'unique_local',
+    );
   });
 
   it('reports an unresolvable host as a dns problem', async () => {
     await rejectsWith(assertAllowedTarget('https://nowhere.example.com/', strict), 'dns');
-    await rejectsWith(assertAllowedTarget('https://empty.example.com/', { allowPrivate: false, resolver: async () => [] }), 'dns');
+    await rejectsWith(
+      assertAllowedTarget('https://empty.example.com/', { allowPrivate: false, resolver: async () => [] }),
+      'dns',
+    );
   });
 });
 
@@ -169,7 +194,14 @@ describe('createGuardedDispatcher', () => {
   it('refuses to connect to 127.0.0.1 when private targets are not allowed, even without a URL check', async () => {
     const dispatcher = createGuardedDispatcher({ allowPrivate: false });
     const before = hits;
-    for (const url of [`http://127.0.0.1:${port}/`, `http://2130706433:${port}/`, `http://0x7f.1:${port}/`, `http://[::ffff:127.0.0.1]:${port}/`, `http://[::1]:${port}/`, `http://localhost:${port}/`]) {
+    for (const url of [
+      `http://127.0.0.1:${port}/`,
+      `http://2130706433:${port}/`,
+      `http://0x7f.1:${port}/`,
+      `http://[::ffff:127.0.0.1]:${port}/`,
+      `http://[::1]:${port}/`,
+      `http://localhost:${port}/`,
+    ]) {
       await rejectsWith(request(url, { dispatcher }));
     }
     assert.equal(hits, before, 'the receiver was never reached');
@@ -190,7 +222,10 @@ describe('createGuardedDispatcher', () => {
   });
 
   it('connects to loopback when private targets are allowed, keeping the Host header', async () => {
-    const dispatcher = createGuardedDispatcher({ allowPrivate: true, resolver: fixed({ 'receiver.test': ['127.0.0.1'] }) });
+    const dispatcher = createGuardedDispatcher({
+      allowPrivate: true,
+      resolver: fixed({ 'receiver.test': ['127.0.0.1'] }),
+    });
     const direct = await request(`http://127.0.0.1:${port}/`, { dispatcher });
     assert.equal(direct.statusCode, 200);
     await direct.body.text();
@@ -201,11 +236,14 @@ describe('createGuardedDispatcher', () => {
 
   it('surfaces an unresolvable name as a DNS error, not as an SSRF refusal', async () => {
     const dispatcher = createGuardedDispatcher({ allowPrivate: false, resolver: fixed({}) });
-    await assert.rejects(request(`http://nowhere.example.com:${port}/`, { dispatcher }), (err: NodeJS.ErrnoException) => {
-      assert.equal(isTargetNotAllowed(err), false);
-      assert.equal(err.code, 'ENOTFOUND');
-      return true;
-    });
+    await assert.rejects(
+      request(`http://nowhere.example.com:${port}/`, { dispatcher }),
+      (err: NodeJS.ErrnoException) => {
+        assert.equal(isTargetNotAllowed(err), false);
+        assert.equal(err.code, 'ENOTFOUND');
+        return true;
+      },
+    );
     await dispatcher.close();
   });
 });

@@ -76,7 +76,7 @@ function parseIpv4(ip: string): number | null {
 function classifyIpv4(value: number): AddressClass {
   for (const [base, prefix, cls] of IPV4_RANGES) {
     const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
-    if (((value & mask) >>> 0) === base) return cls;
+    if ((value & mask) >>> 0 === base) return cls;
   }
   return 'public';
 }
@@ -95,7 +95,7 @@ function parseIpv6(input: string): number[] | null {
     if (value === null) return null;
     ip = `${ip.slice(0, lastColon + 1)}${(value >>> 16).toString(16)}:${(value & 0xffff).toString(16)}`;
   }
-  const [head, rest] = ip.includes('::') ? ip.split('::') as [string, string] : [ip, null];
+  const [head, rest] = ip.includes('::') ? (ip.split('::') as [string, string]) : [ip, null];
   const toGroups = (s: string) => (s === '' ? [] : s.split(':').map((g) => parseInt(g, 16)));
   const left = toGroups(head);
   const right = rest === null ? [] : toGroups(rest);
@@ -159,7 +159,9 @@ export const isTargetNotAllowed = (err: unknown): err is TargetNotAllowedError =
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
 
 export const systemResolver: Resolver = (hostname) =>
-  new Promise((resolve, reject) => dnsLookup(hostname, { all: true, order: 'verbatim' }, (err, addresses) => (err ? reject(err) : resolve(addresses))));
+  new Promise((resolve, reject) =>
+    dnsLookup(hostname, { all: true, order: 'verbatim' }, (err, addresses) => (err ? reject(err) : resolve(addresses))),
+  );
 
 function refuseAddress(address: string, host: string): TargetNotAllowedError | null {
   const cls = classifyAddress(address);
@@ -186,8 +188,10 @@ export async function assertAllowedTarget(url: string | URL, options: TargetChec
   } catch {
     throw new TargetNotAllowedError('invalid_url', 'not a valid absolute URL');
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new TargetNotAllowedError('scheme', 'only http and https URLs are allowed');
-  if (parsed.username !== '' || parsed.password !== '') throw new TargetNotAllowedError('credentials', 'URLs must not contain credentials');
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw new TargetNotAllowedError('scheme', 'only http and https URLs are allowed');
+  if (parsed.username !== '' || parsed.password !== '')
+    throw new TargetNotAllowedError('credentials', 'URLs must not contain credentials');
   const host = stripBrackets(parsed.hostname);
   if (host === '') throw new TargetNotAllowedError('invalid_url', 'URL has no host');
   if (options.allowPrivate) return parsed;
@@ -200,7 +204,10 @@ export async function assertAllowedTarget(url: string | URL, options: TargetChec
   try {
     addresses = await (options.resolver ?? systemResolver)(host);
   } catch (err) {
-    throw new TargetNotAllowedError('dns', `cannot resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+    throw new TargetNotAllowedError(
+      'dns',
+      `cannot resolve ${host}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
   }
   if (addresses.length === 0) throw new TargetNotAllowedError('dns', `cannot resolve ${host}`);
   for (const { address } of addresses) {
@@ -259,7 +266,9 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agen
     timeout: options.connectTimeoutMs ?? 5000,
     lookup: guardedLookup(resolver, options.allowPrivate),
     // Node replaces its CA list when `ca` is given; keep the public roots and add the extra ones.
-    ...(options.ca === undefined ? {} : { ca: [...rootCertificates, ...(Array.isArray(options.ca) ? options.ca : [options.ca])] }),
+    ...(options.ca === undefined
+      ? {}
+      : { ca: [...rootCertificates, ...(Array.isArray(options.ca) ? options.ca : [options.ca])] }),
   } as buildConnector.BuildOptions);
   const connect: buildConnector.connector = (opts, callback) => {
     if (!options.allowPrivate && isIP(opts.hostname) !== 0) {
@@ -272,7 +281,11 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions): Agen
     base(opts, (err, socket) => {
       if (err || !socket) return callback(err ?? new Error('connect failed'), null);
       const peer = (socket as Socket).remoteAddress;
-      const refused = options.allowPrivate ? null : peer === undefined ? new TargetNotAllowedError('invalid', 'peer address unknown') : refuseAddress(peer, opts.hostname);
+      const refused = options.allowPrivate
+        ? null
+        : peer === undefined
+          ? new TargetNotAllowedError('invalid', 'peer address unknown')
+          : refuseAddress(peer, opts.hostname);
       if (refused) {
         socket.destroy();
         return callback(refused, null);

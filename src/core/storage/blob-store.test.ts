@@ -25,7 +25,11 @@ async function bytes(stream: Readable | null): Promise<Buffer> {
  * that folder at the same moment fails inside the emulator (see test/helpers/s3-server.ts). S3
  * itself has no folders to race: the concurrent case runs on local disk only.
  */
-function contract(name: string, make: () => Promise<{ store: BlobStore; close(): Promise<void> }>, realFolders: boolean) {
+function contract(
+  name: string,
+  make: () => Promise<{ store: BlobStore; close(): Promise<void> }>,
+  realFolders: boolean,
+) {
   describe(`blob store: ${name}`, () => {
     let store: BlobStore;
     let close: () => Promise<void>;
@@ -38,7 +42,10 @@ function contract(name: string, make: () => Promise<{ store: BlobStore; close():
       assert.equal(put.size, data.length);
       assert.equal(put.sha256, createHash('sha256').update(data).digest('hex'));
       assert.ok((await bytes(await store.get('a/b/buffer.bin'))).equals(data));
-      const streamed = await store.put('a/b/stream.bin', Readable.from([data.subarray(0, 100_000), data.subarray(100_000)]));
+      const streamed = await store.put(
+        'a/b/stream.bin',
+        Readable.from([data.subarray(0, 100_000), data.subarray(100_000)]),
+      );
       assert.equal(streamed.size, data.length);
       assert.ok((await bytes(await store.get('a/b/stream.bin'))).equals(data));
       assert.deepEqual(await store.head('a/b/stream.bin'), { size: data.length });
@@ -70,11 +77,15 @@ function contract(name: string, make: () => Promise<{ store: BlobStore; close():
       await store.deletePrefix('never/there');
     });
 
-    it('deletes a prefix while a writer keeps adding files under it (no ENOTEMPTY)', { skip: !realFolders && 'S3 has no folders to race (see contract())' }, async () => {
+    it('deletes a prefix while a writer keeps adding files under it (no ENOTEMPTY)', {
+      skip: !realFolders && 'S3 has no folders to race (see contract())',
+    }, async () => {
       let writing = true;
       const writer = (async () => {
         for (let i = 0; i < 120; i++) await store.put(`busy/${i % 7}/${i}.txt`, Buffer.from('x'));
-      })().finally(() => { writing = false; });
+      })().finally(() => {
+        writing = false;
+      });
       while (writing) await store.deletePrefix('busy');
       await writer;
       await store.deletePrefix('busy');
@@ -93,16 +104,33 @@ function contract(name: string, make: () => Promise<{ store: BlobStore; close():
   });
 }
 
-contract('local disk', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'tessera-blobs-'));
-  return { store: createLocalBlobStore(dir), close: async () => rmSync(dir, { recursive: true, force: true }) };
-}, true);
+contract(
+  'local disk',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-blobs-'));
+    return { store: createLocalBlobStore(dir), close: async () => rmSync(dir, { recursive: true, force: true }) };
+  },
+  true,
+);
 
-contract('S3 (s3rver)', async () => {
-  const s3 = await startS3();
-  const store = createS3BlobStore({ kind: 's3', bucket: s3.bucket, prefix: 'tenant-data', endpoint: s3.endpoint, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true });
-  return { store, close: s3.close };
-}, false);
+contract(
+  'S3 (s3rver)',
+  async () => {
+    const s3 = await startS3();
+    const store = createS3BlobStore({
+      kind: 's3',
+      bucket: s3.bucket,
+      prefix: 'tenant-data',
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      forcePathStyle: true,
+    });
+    return { store, close: s3.close };
+  },
+  false,
+);
 
 describe('local blob store atomicity', () => {
   it('clears files a crashed process left half-written in the staging folder (older than a day), on the first write', async () => {
@@ -153,7 +181,14 @@ describe('local blob store: one pass, limits and writeback', () => {
       const count = 40;
       const expected = createHash('sha256');
       for (let i = 0; i < count; i++) expected.update(chunk);
-      const put = await store.put('big/file.bin', Readable.from((function* () { for (let i = 0; i < count; i++) yield chunk; })()));
+      const put = await store.put(
+        'big/file.bin',
+        Readable.from(
+          (function* () {
+            for (let i = 0; i < count; i++) yield chunk;
+          })(),
+        ),
+      );
       assert.deepEqual(put, { size: count << 20, sha256: expected.digest('hex') });
       const stored = await bytes(await store.get('big/file.bin'));
       assert.equal(stored.length, count << 20);
@@ -169,8 +204,18 @@ describe('local blob store: one pass, limits and writeback', () => {
     try {
       const store = createLocalBlobStore(dir);
       let read = 0;
-      const source = Readable.from((function* () { for (let i = 0; i < 10; i++) { read++; yield Buffer.alloc(1000, i); } })());
-      await assert.rejects(store.put('x/long.bin', source, { maxBytes: 2500 }), (error: unknown) => error instanceof BlobTooLarge && error.received === 10_000 && error.limit === 2500);
+      const source = Readable.from(
+        (function* () {
+          for (let i = 0; i < 10; i++) {
+            read++;
+            yield Buffer.alloc(1000, i);
+          }
+        })(),
+      );
+      await assert.rejects(
+        store.put('x/long.bin', source, { maxBytes: 2500 }),
+        (error: unknown) => error instanceof BlobTooLarge && error.received === 10_000 && error.limit === 2500,
+      );
       assert.equal(read, 10);
       assert.equal(await store.head('x/long.bin'), null);
       assert.deepEqual(readdirSync(join(dir, STAGING_DIR)), []);
@@ -186,7 +231,16 @@ describe('S3 readiness', () => {
   it('ping fails when the bucket does not exist', async () => {
     const s3 = await startS3();
     try {
-      const store = createS3BlobStore({ kind: 's3', bucket: 'no-such-bucket', prefix: '', endpoint: s3.endpoint, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true });
+      const store = createS3BlobStore({
+        kind: 's3',
+        bucket: 'no-such-bucket',
+        prefix: '',
+        endpoint: s3.endpoint,
+        region: 'us-east-1',
+        accessKeyId: 'S3RVER',
+        secretAccessKey: 'S3RVER',
+        forcePathStyle: true,
+      });
       await assert.rejects(store.ping());
     } finally {
       await s3.close();

@@ -15,10 +15,13 @@ export function createBlobStore(config: Config['storage']): BlobStore {
  */
 function lazyS3BlobStore(config: Extract<Config['storage'], { kind: 's3' }>): BlobStore {
   let store: Promise<BlobStore> | undefined;
-  const load = () => (store ??= import('./s3-blob-store.ts').then((m) => m.createS3BlobStore(config)).catch((error) => {
-    store = undefined;
-    throw error;
-  }));
+  const load = () =>
+    (store ??= import('./s3-blob-store.ts')
+      .then((m) => m.createS3BlobStore(config))
+      .catch((error) => {
+        store = undefined;
+        throw error;
+      }));
   const presigner = async (): Promise<PresignedUploads> => {
     const loaded = await load();
     if (!loaded.presign) throw new Error('the S3 store cannot presign');

@@ -115,7 +115,9 @@ async function renameInto(source: string, target: string): Promise<void> {
       break;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 10) throw error;
-      await access(source).catch(() => { throw error; });
+      await access(source).catch(() => {
+        throw error;
+      });
     }
   }
   await syncDir(dirname(target));

@@ -6,8 +6,17 @@ import { join } from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
-  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand, DeleteObjectCommand, GetObjectCommand,
-  HeadBucketCommand, HeadObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client,
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CopyObjectCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
 } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { S3StorageConfig } from '../../config.ts';
@@ -24,7 +33,10 @@ export function createS3BlobStore(config: S3StorageConfig): BlobStore {
     forcePathStyle: config.forcePathStyle,
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    credentials: config.accessKeyId && config.secretAccessKey ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey } : undefined,
+    credentials:
+      config.accessKeyId && config.secretAccessKey
+        ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
+        : undefined,
   });
   const Bucket = config.bucket;
   const keyOf = (key: string) => {
@@ -40,7 +52,15 @@ export function createS3BlobStore(config: S3StorageConfig): BlobStore {
     async put(key, body, options): Promise<PutResult> {
       const Key = keyOf(key);
       if (Buffer.isBuffer(body)) {
-        await client.send(new PutObjectCommand({ Bucket, Key, Body: body, ContentLength: body.length, ContentType: options?.contentType }));
+        await client.send(
+          new PutObjectCommand({
+            Bucket,
+            Key,
+            Body: body,
+            ContentLength: body.length,
+            ContentType: options?.contentType,
+          }),
+        );
         return { size: body.length, sha256: createHash('sha256').update(body).digest('hex') };
       }
       // A stream of unknown length is spooled to disk first so the upload has a known length.
@@ -59,7 +79,15 @@ export function createS3BlobStore(config: S3StorageConfig): BlobStore {
           }),
           createWriteStream(spool),
         );
-        await client.send(new PutObjectCommand({ Bucket, Key, Body: createReadStream(spool), ContentLength: size, ContentType: options?.contentType }));
+        await client.send(
+          new PutObjectCommand({
+            Bucket,
+            Key,
+            Body: createReadStream(spool),
+            ContentLength: size,
+            ContentType: options?.contentType,
+          }),
+        );
         return { size, sha256: hash.digest('hex') };
       } finally {
         await rm(spool, { force: true });
@@ -68,7 +96,11 @@ export function createS3BlobStore(config: S3StorageConfig): BlobStore {
     async get(key, range) {
       try {
         const out = await client.send(
-          new GetObjectCommand({ Bucket, Key: keyOf(key), Range: range ? `bytes=${range.start}-${range.end ?? ''}` : undefined }),
+          new GetObjectCommand({
+            Bucket,
+            Key: keyOf(key),
+            Range: range ? `bytes=${range.start}-${range.end ?? ''}` : undefined,
+          }),
         );
         return out.Body as Readable;
       } catch (error) {
@@ -96,7 +128,8 @@ export function createS3BlobStore(config: S3StorageConfig): BlobStore {
       let ContinuationToken: string | undefined;
       do {
         const page = await client.send(new ListObjectsV2Command({ Bucket, Prefix, ContinuationToken }));
-        for (const item of page.Contents ?? []) if (item.Key) await client.send(new DeleteObjectCommand({ Bucket, Key: item.Key }));
+        for (const item of page.Contents ?? [])
+          if (item.Key) await client.send(new DeleteObjectCommand({ Bucket, Key: item.Key }));
         ContinuationToken = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (ContinuationToken);
     },
@@ -135,13 +168,26 @@ function presignedUploads(config: S3StorageConfig, client: S3Client, keyOf: (key
       return credentials;
     },
   });
-  const presign = async (method: string, key: string, query: Record<string, string>, expiresIn: number): Promise<string> => {
+  const presign = async (
+    method: string,
+    key: string,
+    query: Record<string, string>,
+    expiresIn: number,
+  ): Promise<string> => {
     const base = new URL(config.endpoint ?? `https://s3.${config.region}.amazonaws.com`);
     const path = config.forcePathStyle || config.endpoint ? `/${Bucket}/${keyOf(key)}` : `/${keyOf(key)}`;
     const hostname = config.forcePathStyle || config.endpoint ? base.hostname : `${Bucket}.${base.hostname}`;
     const host = base.port ? `${hostname}:${base.port}` : hostname;
     const signed = await signer.presign(
-      { method, protocol: base.protocol, hostname, port: base.port ? Number(base.port) : undefined, path, query, headers: { host } },
+      {
+        method,
+        protocol: base.protocol,
+        hostname,
+        port: base.port ? Number(base.port) : undefined,
+        path,
+        query,
+        headers: { host },
+      },
       { expiresIn },
     );
     const url = new URL(`${base.protocol}//${host}${path}`);
@@ -153,16 +199,23 @@ function presignedUploads(config: S3StorageConfig, client: S3Client, keyOf: (key
   return {
     put: (key, expiresIn) => presign('PUT', key, {}, expiresIn),
     async createMultipart(key, contentType) {
-      const out = await client.send(new CreateMultipartUploadCommand({ Bucket, Key: keyOf(key), ContentType: contentType }));
+      const out = await client.send(
+        new CreateMultipartUploadCommand({ Bucket, Key: keyOf(key), ContentType: contentType }),
+      );
       if (!out.UploadId) throw new Error('S3 returned no UploadId');
       return out.UploadId;
     },
-    part: (key, uploadId, partNumber, expiresIn) => presign('PUT', key, { partNumber: String(partNumber), uploadId }, expiresIn),
+    part: (key, uploadId, partNumber, expiresIn) =>
+      presign('PUT', key, { partNumber: String(partNumber), uploadId }, expiresIn),
     async complete(key, uploadId, parts) {
-      await client.send(new CompleteMultipartUploadCommand({
-        Bucket, Key: keyOf(key), UploadId: uploadId,
-        MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
-      }));
+      await client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket,
+          Key: keyOf(key),
+          UploadId: uploadId,
+          MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+        }),
+      );
     },
     async abort(key, uploadId) {
       await client.send(new AbortMultipartUploadCommand({ Bucket, Key: keyOf(key), UploadId: uploadId }));

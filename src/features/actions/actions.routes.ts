@@ -7,27 +7,29 @@ import { cancelAction, listActions, readAction, type ActionObjectReader } from '
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
-export const ActionSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  objectId: Type.String({ format: 'uuid', description: 'Same as id (the reference addresses actions by objectId)' }),
-  objectType: Type.Literal('Action'),
-  type: Type.String({ description: 'What the action does, e.g. metadata.apply' }),
-  status: Type.String({ description: 'queued | running | succeeded | failed | cancelled' }),
-  progress: Type.Integer({ minimum: 0, maximum: 100, description: 'Percent done' }),
-  processed: Type.Integer(),
-  total: Type.Union([Type.Integer(), Type.Null()]),
-  createdBy: Nullable(Type.String()),
-  createdEpoch: Type.Integer(),
-  createdDate: Type.String({ format: 'date-time' }),
-  lastUpdatedEpoch: Type.Integer(),
-  lastUpdatedDate: Type.String({ format: 'date-time' }),
-  startedDate: Nullable(Type.String({ format: 'date-time' })),
-  finishedDate: Nullable(Type.String({ format: 'date-time' })),
-  input: Type.Unknown(),
-  result: Type.Unknown(),
-  errors: Type.Array(Type.Object({ item: Type.String(), message: Type.String() })),
-}, { $id: 'Action' });
-
+export const ActionSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    objectId: Type.String({ format: 'uuid', description: 'Same as id (the reference addresses actions by objectId)' }),
+    objectType: Type.Literal('Action'),
+    type: Type.String({ description: 'What the action does, e.g. metadata.apply' }),
+    status: Type.String({ description: 'queued | running | succeeded | failed | cancelled' }),
+    progress: Type.Integer({ minimum: 0, maximum: 100, description: 'Percent done' }),
+    processed: Type.Integer(),
+    total: Type.Union([Type.Integer(), Type.Null()]),
+    createdBy: Nullable(Type.String()),
+    createdEpoch: Type.Integer(),
+    createdDate: Type.String({ format: 'date-time' }),
+    lastUpdatedEpoch: Type.Integer(),
+    lastUpdatedDate: Type.String({ format: 'date-time' }),
+    startedDate: Nullable(Type.String({ format: 'date-time' })),
+    finishedDate: Nullable(Type.String({ format: 'date-time' })),
+    input: Type.Unknown(),
+    result: Type.Unknown(),
+    errors: Type.Array(Type.Object({ item: Type.String(), message: Type.String() })),
+  },
+  { $id: 'Action' },
+);
 
 /**
  * What GET /v1/action/{id} needs from the feature that stores Action objects (assets), wired by
@@ -41,35 +43,62 @@ export interface ActionRouteHooks {
 export function actionRoutes(app: App, deps: Deps, hooks: ActionRouteHooks): void {
   app.addSchema(ActionSchema);
   app.addSchema(hooks.objectSchema);
-  app.get('/action/:id', {
-    schema: {
-      operationId: 'GetAction',
-      tags: ['actions'],
-      summary: 'An invoked Action (status, progress, result and per-item errors; its creator, or a holder of the privilege it needs), or an Action object by objectId or fileId (the template-as-asset of an action-type metadata template; View through its security templates)',
-      params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
-      response: { 200: Type.Union([Type.Ref('Action'), Type.Ref('ActionObject')]), ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found') },
+  app.get(
+    '/action/:id',
+    {
+      schema: {
+        operationId: 'GetAction',
+        tags: ['actions'],
+        summary:
+          'An invoked Action (status, progress, result and per-item errors; its creator, or a holder of the privilege it needs), or an Action object by objectId or fileId (the template-as-asset of an action-type metadata template; View through its security templates)',
+        params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+        response: {
+          200: Type.Union([Type.Ref('Action'), Type.Ref('ActionObject')]),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found'),
+        },
+      },
     },
-  }, async (request) => readAction(deps, principalOf(request), request.params.id, hooks.readObject));
+    async (request) => readAction(deps, principalOf(request), request.params.id, hooks.readObject),
+  );
 
-  app.get('/actions', {
-    schema: {
-      operationId: 'ListActions', tags: ['actions'], summary: "The caller's Actions, newest first",
-      querystring: Type.Object({
-        status: Type.Optional(Type.Union(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((s) => Type.Literal(s)))),
-        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-        before: Type.Optional(Type.String({ format: 'uuid', description: 'The `next` of the previous page' })),
-      }),
-      response: { 200: Type.Object({ actions: Type.Array(Type.Ref('Action')), next: Type.Union([Type.String(), Type.Null()]) }), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed') },
+  app.get(
+    '/actions',
+    {
+      schema: {
+        operationId: 'ListActions',
+        tags: ['actions'],
+        summary: "The caller's Actions, newest first",
+        querystring: Type.Object({
+          status: Type.Optional(
+            Type.Union(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((s) => Type.Literal(s))),
+          ),
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+          before: Type.Optional(Type.String({ format: 'uuid', description: 'The `next` of the previous page' })),
+        }),
+        response: {
+          200: Type.Object({ actions: Type.Array(Type.Ref('Action')), next: Type.Union([Type.String(), Type.Null()]) }),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed'),
+        },
+      },
     },
-  }, async (request) => listActions(deps, principalOf(request), request.query as { status?: 'queued'; limit?: number; before?: string }));
-  app.post('/action/:id/cancel', {
-    preValidation: async (request) => {
-      request.body ??= {};
+    async (request) =>
+      listActions(deps, principalOf(request), request.query as { status?: 'queued'; limit?: number; before?: string }),
+  );
+  app.post(
+    '/action/:id/cancel',
+    {
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: {
+        operationId: 'CancelAction',
+        tags: ['actions'],
+        summary: 'Cancel an Action: at once when queued, at its next checkpoint when running',
+        params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+        body: Type.Object({}),
+        response: { 200: Type.Ref('Action'), ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found', 'conflict') },
+      },
     },
-    schema: {
-      operationId: 'CancelAction', tags: ['actions'], summary: 'Cancel an Action: at once when queued, at its next checkpoint when running',
-      params: Type.Object({ id: Type.String({ format: 'uuid' }) }), body: Type.Object({}),
-      response: { 200: Type.Ref('Action'), ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found', 'conflict') },
-    },
-  }, async (request) => cancelAction(deps, principalOf(request), request.params.id));
+    async (request) => cancelAction(deps, principalOf(request), request.params.id),
+  );
 }

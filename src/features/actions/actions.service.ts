@@ -33,12 +33,36 @@ export interface NewAction {
 export async function createAction(db: DbOrTrx, now: number, spec: NewAction): Promise<string> {
   const id = newId(now);
   const jobId = newId(now);
-  await db.insertInto('actions').values({
-    id, org_id: spec.orgId, type: spec.type, status: 'queued', progress: 0, total: null, processed: 0, created_by: spec.createdBy,
-    view_privilege: spec.viewPrivilege ?? null, job_id: jobId, input: toJson(spec.input ?? {}), result: null, errors: toJson([]), cancel_requested: 0,
-    created_at: now, updated_at: now, started_at: null, finished_at: null,
-  }).execute();
-  await enqueueJob(db, now, { id: jobId, type: spec.type, orgId: spec.orgId, payload: { actionId: id }, maxAttempts: spec.maxAttempts ?? 3 });
+  await db
+    .insertInto('actions')
+    .values({
+      id,
+      org_id: spec.orgId,
+      type: spec.type,
+      status: 'queued',
+      progress: 0,
+      total: null,
+      processed: 0,
+      created_by: spec.createdBy,
+      view_privilege: spec.viewPrivilege ?? null,
+      job_id: jobId,
+      input: toJson(spec.input ?? {}),
+      result: null,
+      errors: toJson([]),
+      cancel_requested: 0,
+      created_at: now,
+      updated_at: now,
+      started_at: null,
+      finished_at: null,
+    })
+    .execute();
+  await enqueueJob(db, now, {
+    id: jobId,
+    type: spec.type,
+    orgId: spec.orgId,
+    payload: { actionId: id },
+    maxAttempts: spec.maxAttempts ?? 3,
+  });
   return id;
 }
 
@@ -69,13 +93,26 @@ export function actionOut(row: ActionRow) {
 /** An action the caller may see (its creator, or a holder of its view privilege); 404 otherwise. */
 /** Who started an action of the organization (undefined when there is none). */
 export async function actionCreator(db: DbOrTrx, orgId: string, id: string): Promise<string | undefined> {
-  const row = await db.selectFrom('actions').select('created_by').where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+  const row = await db
+    .selectFrom('actions')
+    .select('created_by')
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   return row?.created_by ?? undefined;
 }
 
 export async function getAction(deps: Deps, principal: Principal, id: string) {
-  const row = await deps.db.selectFrom('actions').selectAll().where('org_id', '=', principal.orgId).where('id', '=', id).executeTakeFirst();
-  const visible = row && (row.created_by === principal.userId || (row.view_privilege !== null && isPrivilege(row.view_privilege) && hasPrivilege(principal, row.view_privilege)));
+  const row = await deps.db
+    .selectFrom('actions')
+    .selectAll()
+    .where('org_id', '=', principal.orgId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  const visible =
+    row &&
+    (row.created_by === principal.userId ||
+      (row.view_privilege !== null && isPrivilege(row.view_privilege) && hasPrivilege(principal, row.view_privilege)));
   if (!row || !visible) throw new AppError('not_found', 'Action not found');
   return actionOut(row);
 }
@@ -85,10 +122,19 @@ export async function getAction(deps: Deps, principal: Principal, id: string) {
  * action-type metadata template made into an object). The assets feature, which stores them,
  * provides the reader (wired by src/app.ts); it answers undefined when no such object is visible to the caller.
  */
-export type ActionObjectReader = (deps: Deps, principal: Principal, id: string) => Promise<Record<string, unknown> | undefined>;
+export type ActionObjectReader = (
+  deps: Deps,
+  principal: Principal,
+  id: string,
+) => Promise<Record<string, unknown> | undefined>;
 
 /** GET /v1/action/{id}: an invoked Action (a job), else an Action object by objectId or fileId; 404 when neither is visible. */
-export async function readAction(deps: Deps, principal: Principal, id: string, objectReader?: ActionObjectReader): Promise<Record<string, unknown>> {
+export async function readAction(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  objectReader?: ActionObjectReader,
+): Promise<Record<string, unknown>> {
   try {
     return await getAction(deps, principal, id);
   } catch (error) {
@@ -120,7 +166,13 @@ export interface ActionContext {
    * another worker took it over) got there first, it throws LeaseLost and the transaction rolls
    * back, so no item is ever applied twice.
    */
-  commit(db: DbOrTrx, from: number, to: number, partial: unknown, more?: { errors?: { item: string; message: string }[]; total?: number }): Promise<void>;
+  commit(
+    db: DbOrTrx,
+    from: number,
+    to: number,
+    partial: unknown,
+    more?: { errors?: { item: string; message: string }[]; total?: number },
+  ): Promise<void>;
   /** True once someone asked to cancel; the work should stop and throw ActionCancelled. */
   cancelRequested(): Promise<boolean>;
 }
@@ -144,73 +196,148 @@ export interface ActionOutcome {
  * (succeeded, or failed with the error after the job's last attempt; between attempts it is
  * queued again).
  */
-export function actionJobHandler(deps: Deps, work: (ctx: ActionContext) => Promise<ActionOutcome>): TypedJobHandler<ActionJobType> {
+export function actionJobHandler(
+  deps: Deps,
+  work: (ctx: ActionContext) => Promise<ActionOutcome>,
+): TypedJobHandler<ActionJobType> {
   return async (job) => {
     const actionId = job.payload.actionId;
     const row = await deps.db.selectFrom('actions').selectAll().where('id', '=', actionId).executeTakeFirst();
     if (!row || row.status === 'succeeded' || row.status === 'cancelled') return;
     if (row.cancel_requested === 1) {
-      await deps.db.updateTable('actions').set({ status: 'cancelled', finished_at: deps.clock.now(), updated_at: deps.clock.now() }).where('id', '=', actionId).execute();
+      await deps.db
+        .updateTable('actions')
+        .set({ status: 'cancelled', finished_at: deps.clock.now(), updated_at: deps.clock.now() })
+        .where('id', '=', actionId)
+        .execute();
       return;
     }
     const started = deps.clock.now();
-    await deps.db.updateTable('actions').set({ status: 'running', started_at: row.started_at ?? started, updated_at: started }).where('id', '=', actionId).execute();
+    await deps.db
+      .updateTable('actions')
+      .set({ status: 'running', started_at: row.started_at ?? started, updated_at: started })
+      .where('id', '=', actionId)
+      .execute();
     // A resumed run continues from the counts its predecessor committed (kept in `result` while running).
-    const partial = row.status === 'running' || row.status === 'queued' ? fromJson<unknown>(row.result ?? 'null', null) ?? undefined : undefined;
+    const partial =
+      row.status === 'running' || row.status === 'queued'
+        ? (fromJson<unknown>(row.result ?? 'null', null) ?? undefined)
+        : undefined;
     const ctx: ActionContext = {
-      actionId, orgId: row.org_id, input: fromJson<unknown>(row.input, {}), createdBy: row.created_by, processed: row.processed,
-      partial, signal: job.signal,
+      actionId,
+      orgId: row.org_id,
+      input: fromJson<unknown>(row.input, {}),
+      createdBy: row.created_by,
+      processed: row.processed,
+      partial,
+      signal: job.signal,
       async commit(db, from, to, saved, more = {}) {
-        const total = more.total ?? (await db.selectFrom('actions').select('total').where('id', '=', actionId).executeTakeFirst())?.total ?? null;
+        const total =
+          more.total ??
+          (await db.selectFrom('actions').select('total').where('id', '=', actionId).executeTakeFirst())?.total ??
+          null;
         const pct = total && total > 0 ? Math.min(99, Math.floor((to / total) * 100)) : 0;
-        const moved = await db.updateTable('actions')
-          .set({ processed: to, total, progress: pct, result: toJson(saved ?? null), ...(more.errors ? { errors: toJson(more.errors) } : {}), updated_at: deps.clock.now() })
-          .where('id', '=', actionId).where('processed', '=', from).where('status', '=', 'running').executeTakeFirst();
-        if (Number(moved.numUpdatedRows) === 0) throw new LeaseLost(`another run of action ${actionId} is ahead of item ${from}`);
+        const moved = await db
+          .updateTable('actions')
+          .set({
+            processed: to,
+            total,
+            progress: pct,
+            result: toJson(saved ?? null),
+            ...(more.errors ? { errors: toJson(more.errors) } : {}),
+            updated_at: deps.clock.now(),
+          })
+          .where('id', '=', actionId)
+          .where('processed', '=', from)
+          .where('status', '=', 'running')
+          .executeTakeFirst();
+        if (Number(moved.numUpdatedRows) === 0)
+          throw new LeaseLost(`another run of action ${actionId} is ahead of item ${from}`);
       },
       async cancelRequested() {
-        const r = await deps.db.selectFrom('actions').select('cancel_requested').where('id', '=', actionId).executeTakeFirst();
+        const r = await deps.db
+          .selectFrom('actions')
+          .select('cancel_requested')
+          .where('id', '=', actionId)
+          .executeTakeFirst();
         return r?.cancel_requested === 1;
       },
       async progress(done, total) {
         const processed = Math.max(0, Math.round(done));
-        const t = total ?? (await deps.db.selectFrom('actions').select('total').where('id', '=', actionId).executeTakeFirst())?.total ?? null;
+        const t =
+          total ??
+          (await deps.db.selectFrom('actions').select('total').where('id', '=', actionId).executeTakeFirst())?.total ??
+          null;
         const pct = t && t > 0 ? Math.min(99, Math.floor((processed / t) * 100)) : 0;
-        await deps.db.updateTable('actions').set({ processed, total: t, progress: pct, updated_at: deps.clock.now() }).where('id', '=', actionId).execute();
+        await deps.db
+          .updateTable('actions')
+          .set({ processed, total: t, progress: pct, updated_at: deps.clock.now() })
+          .where('id', '=', actionId)
+          .execute();
       },
     };
     try {
       const outcome = await work(ctx);
       const now = deps.clock.now();
-      await deps.db.updateTable('actions').set({
-        status: 'succeeded', progress: 100, result: toJson(outcome.result ?? null), errors: toJson(outcome.errors ?? []), finished_at: now, updated_at: now,
-      }).where('id', '=', actionId).execute();
+      await deps.db
+        .updateTable('actions')
+        .set({
+          status: 'succeeded',
+          progress: 100,
+          result: toJson(outcome.result ?? null),
+          errors: toJson(outcome.errors ?? []),
+          finished_at: now,
+          updated_at: now,
+        })
+        .where('id', '=', actionId)
+        .execute();
     } catch (error) {
       // Another run of this action is ahead (or took the job over): it owns the action's state now.
       if (error instanceof LeaseLost) throw error;
       if (!(await job.stillHeld().catch(() => true))) throw new LeaseLost();
       const now = deps.clock.now();
       if (error instanceof ActionCancelled) {
-        await deps.db.updateTable('actions').set({ status: 'cancelled', result: toJson(error.partial ?? null), finished_at: now, updated_at: now }).where('id', '=', actionId).execute();
+        await deps.db
+          .updateTable('actions')
+          .set({ status: 'cancelled', result: toJson(error.partial ?? null), finished_at: now, updated_at: now })
+          .where('id', '=', actionId)
+          .execute();
         return;
       }
       const last = job.attempts >= job.maxAttempts;
-      await deps.db.updateTable('actions').set({
-        status: last ? 'failed' : 'queued', errors: toJson([{ item: row.type, message: recordedError(error) }]),
-        finished_at: last ? now : null, updated_at: now,
-      }).where('id', '=', actionId).execute();
+      await deps.db
+        .updateTable('actions')
+        .set({
+          status: last ? 'failed' : 'queued',
+          errors: toJson([{ item: row.type, message: recordedError(error) }]),
+          finished_at: last ? now : null,
+          updated_at: now,
+        })
+        .where('id', '=', actionId)
+        .execute();
       throw error;
     }
   };
 }
 
 /** The caller's own actions, newest first. */
-export async function listActions(deps: Deps, principal: Principal, query: { status?: ActionStatus; limit?: number; before?: string }) {
-  let q = deps.db.selectFrom('actions').selectAll().where('org_id', '=', principal.orgId).where('created_by', '=', principal.userId);
+export async function listActions(
+  deps: Deps,
+  principal: Principal,
+  query: { status?: ActionStatus; limit?: number; before?: string },
+) {
+  let q = deps.db
+    .selectFrom('actions')
+    .selectAll()
+    .where('org_id', '=', principal.orgId)
+    .where('created_by', '=', principal.userId);
   if (query.status) q = q.where('status', '=', query.status);
   if (query.before) q = q.where('id', '<', query.before);
   const limit = Math.min(100, Math.max(1, query.limit ?? 50));
-  const rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
+  const rows = await q
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
   return { actions: rows.slice(0, limit).map(actionOut), next: rows.length > limit ? rows[limit - 1]!.id : null };
 }
 
@@ -221,10 +348,23 @@ export async function listActions(deps: Deps, principal: Principal, query: { sta
 export async function cancelAction(deps: Deps, principal: Principal, id: string) {
   const action = await getAction(deps, principal, id);
   if (action.status === 'succeeded' || action.status === 'failed' || action.status === 'cancelled') {
-    throw new AppError('conflict', `The action has already ${action.status === 'cancelled' ? 'been cancelled' : action.status}`);
+    throw new AppError(
+      'conflict',
+      `The action has already ${action.status === 'cancelled' ? 'been cancelled' : action.status}`,
+    );
   }
   const now = deps.clock.now();
-  await deps.db.updateTable('actions').set({ cancel_requested: 1, updated_at: now }).where('id', '=', id).where('org_id', '=', principal.orgId).execute();
-  await deps.db.updateTable('actions').set({ status: 'cancelled', finished_at: now }).where('id', '=', id).where('status', '=', 'queued').execute();
+  await deps.db
+    .updateTable('actions')
+    .set({ cancel_requested: 1, updated_at: now })
+    .where('id', '=', id)
+    .where('org_id', '=', principal.orgId)
+    .execute();
+  await deps.db
+    .updateTable('actions')
+    .set({ status: 'cancelled', finished_at: now })
+    .where('id', '=', id)
+    .where('status', '=', 'queued')
+    .execute();
   return getAction(deps, principal, id);
 }

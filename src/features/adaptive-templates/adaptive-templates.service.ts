@@ -12,7 +12,16 @@ import { customerIdOf as orgCustomerId, loadUserPrincipal } from '../identity/in
 import { content, type AssetCard } from '../storyboards/index.ts';
 import type { AdaptiveTemplate, RegisterInput, TemplateSearch } from './adaptive-templates.schemas.ts';
 import { LAUNCH_TTL_MS, signLaunch, verifyLaunch } from './launch-token.ts';
-import { MAX_SOURCE_BYTES, checkSource, checkValues, extractFields, fill, kindOf, renderSvg, type FieldDefinition } from './render.ts';
+import {
+  MAX_SOURCE_BYTES,
+  checkSource,
+  checkValues,
+  extractFields,
+  fill,
+  kindOf,
+  renderSvg,
+  type FieldDefinition,
+} from './render.ts';
 import { lookupTable } from '../../core/lookup.ts';
 
 export type TemplateRow = Selectable<AdaptiveTemplatesTable>;
@@ -52,23 +61,49 @@ function customerIdOf(deps: Deps, orgId: string): Promise<string> {
 }
 
 /** An asset the caller cannot view hides the template registered on it: visibility follows the asset. */
-async function visibleTemplates(deps: Deps, principal: Principal, rows: TemplateRow[]): Promise<{ row: TemplateRow; card: AssetCard }[]> {
+async function visibleTemplates(
+  deps: Deps,
+  principal: Principal,
+  rows: TemplateRow[],
+): Promise<{ row: TemplateRow; card: AssetCard }[]> {
   if (rows.length === 0) return [];
-  const cards = new Map((await content.visibleAssets(deps, principal, rows.map((r) => r.asset_id))).map((c) => [c.id, c]));
+  const cards = new Map(
+    (
+      await content.visibleAssets(
+        deps,
+        principal,
+        rows.map((r) => r.asset_id),
+      )
+    ).map((c) => [c.id, c]),
+  );
   return rows.flatMap((row) => {
     const card = cards.get(row.asset_id);
     return card ? [{ row, card }] : [];
   });
 }
 
-async function loadTemplate(deps: Deps, principal: Principal, id: string): Promise<{ row: TemplateRow; card: AssetCard }> {
-  const row = await deps.db.selectFrom('adaptive_templates').selectAll().where('org_id', '=', principal.orgId).where('id', '=', id).executeTakeFirst();
+async function loadTemplate(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+): Promise<{ row: TemplateRow; card: AssetCard }> {
+  const row = await deps.db
+    .selectFrom('adaptive_templates')
+    .selectAll()
+    .where('org_id', '=', principal.orgId)
+    .where('id', '=', id)
+    .executeTakeFirst();
   const [visible] = row ? await visibleTemplates(deps, principal, [row]) : [];
   if (!visible) throw notFound('Template');
   return visible;
 }
 
-export async function registerTemplate(deps: Deps, principal: Principal, input: RegisterInput, ip: string): Promise<AdaptiveTemplate> {
+export async function registerTemplate(
+  deps: Deps,
+  principal: Principal,
+  input: RegisterInput,
+  ip: string,
+): Promise<AdaptiveTemplate> {
   requirePrivileges(principal, 'upload');
   const original = await content.original(deps, principal, input.assetId, MAX_SOURCE_BYTES + 1);
   if (!original) throw invalidField('body.assetId', 'asset not found');
@@ -88,13 +123,32 @@ export async function registerTemplate(deps: Deps, principal: Principal, input: 
   const now = deps.clock.now();
   const name = input.name?.trim() || original.filename.replace(/\.[^.]+$/, '');
   const row: TemplateRow = {
-    id: newId(now), org_id: principal.orgId, asset_id: input.assetId, name, name_key: name.toLowerCase(), description: input.description?.trim() ?? '',
-    kind, source, fields: toJson(fields), created_by: principal.userId, created_at: now, updated_at: now,
+    id: newId(now),
+    org_id: principal.orgId,
+    asset_id: input.assetId,
+    name,
+    name_key: name.toLowerCase(),
+    description: input.description?.trim() ?? '',
+    kind,
+    source,
+    fields: toJson(fields),
+    created_by: principal.userId,
+    created_at: now,
+    updated_at: now,
   };
   try {
     await deps.db.transaction().execute(async (trx) => {
       await trx.insertInto('adaptive_templates').values(row).execute();
-      await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'adaptive_template.registered', targetType: 'adaptive_template', targetId: row.id, ip, data: { assetId: input.assetId } });
+      await audit(trx, {
+        orgId: principal.orgId,
+        at: now,
+        actorId: principal.userId,
+        action: 'adaptive_template.registered',
+        targetType: 'adaptive_template',
+        targetId: row.id,
+        ip,
+        data: { assetId: input.assetId },
+      });
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw conflict('This asset is already registered as a template', 'body.assetId');
@@ -114,14 +168,28 @@ export async function deleteTemplate(deps: Deps, principal: Principal, id: strin
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     await trx.deleteFrom('adaptive_templates').where('id', '=', row.id).where('org_id', '=', principal.orgId).execute();
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'adaptive_template.deleted', targetType: 'adaptive_template', targetId: row.id, ip });
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'adaptive_template.deleted',
+      targetType: 'adaptive_template',
+      targetId: row.id,
+      ip,
+    });
   });
 }
 
 const SORTS = lookupTable<(r: TemplateRow) => string | number>({
-  template_title: (r) => r.name_key, title: (r) => r.name_key, name: (r) => r.name_key, filename: (r) => r.name_key,
-  createdepoch: (r) => r.created_at, system_created_epoch: (r) => r.created_at, system_created_date: (r) => r.created_at,
-  lastupdatedepoch: (r) => r.updated_at, system_last_updated_date: (r) => r.updated_at,
+  template_title: (r) => r.name_key,
+  title: (r) => r.name_key,
+  name: (r) => r.name_key,
+  filename: (r) => r.name_key,
+  createdepoch: (r) => r.created_at,
+  system_created_epoch: (r) => r.created_at,
+  system_created_date: (r) => r.created_at,
+  lastupdatedepoch: (r) => r.updated_at,
+  system_last_updated_date: (r) => r.updated_at,
 });
 
 /**
@@ -133,17 +201,30 @@ export async function searchTemplates(deps: Deps, principal: Principal, body: Te
   const limit = body.limit ?? 50;
   const op = (body.operation ?? 'AND').trim().toUpperCase();
   if (op !== 'AND' && op !== 'OR') throw invalidField('body.operation', 'must be AND or OR');
-  const raw = body.searchTerm === null || body.searchTerm === undefined ? [] : typeof body.searchTerm === 'string' ? [body.searchTerm] : body.searchTerm;
+  const raw =
+    body.searchTerm === null || body.searchTerm === undefined
+      ? []
+      : typeof body.searchTerm === 'string'
+        ? [body.searchTerm]
+        : body.searchTerm;
   const terms = raw.map((t) => t.trim().replace(/^"|"$/g, '').replace(/\*$/, '').toLowerCase()).filter((t) => t !== '');
   const sorts = (body.sortBy ?? []).map((s, i) => {
     const key = SORTS[s.metadataDefinitionSearchField.trim().toLowerCase()];
-    if (!key) throw invalidField(`body.sortBy.${i}.metadataDefinitionSearchField`, `cannot sort by this field (one of ${Object.keys(SORTS).join(', ')})`);
+    if (!key)
+      throw invalidField(
+        `body.sortBy.${i}.metadataDefinitionSearchField`,
+        `cannot sort by this field (one of ${Object.keys(SORTS).join(', ')})`,
+      );
     const order = (s.order ?? 'asc').trim().toLowerCase();
     if (order !== 'asc' && order !== 'desc') throw invalidField(`body.sortBy.${i}.order`, 'must be asc or desc');
     return { key, dir: order === 'asc' ? 1 : -1 };
   });
   if (sorts.length === 0) sorts.push({ key: SORTS.name!, dir: 1 });
-  const rows = await deps.db.selectFrom('adaptive_templates').selectAll().where('org_id', '=', principal.orgId).execute();
+  const rows = await deps.db
+    .selectFrom('adaptive_templates')
+    .selectAll()
+    .where('org_id', '=', principal.orgId)
+    .execute();
   const visible = (await visibleTemplates(deps, principal, rows)).filter(({ row }) => {
     if (terms.length === 0) return true;
     const hay = `${row.name_key} ${row.description.toLowerCase()}`;
@@ -162,12 +243,19 @@ export async function searchTemplates(deps: Deps, principal: Principal, body: Te
   return { hitCount: page.length, totalCount: visible.length, from, limit, result: page };
 }
 
-export async function launchTemplate(deps: Deps, principal: Principal, templateId: string): Promise<{ url: string; expiresAt: string }> {
+export async function launchTemplate(
+  deps: Deps,
+  principal: Principal,
+  templateId: string,
+): Promise<{ url: string; expiresAt: string }> {
   if (principal.kind !== 'user' && !principal.userId) throw forbidden();
   const { row } = await loadTemplate(deps, principal, templateId);
   const expires = deps.clock.now() + LAUNCH_TTL_MS;
   const token = signLaunch(deps.keys, { t: row.id, u: principal.userId, o: principal.orgId, e: expires });
-  return { url: `${deps.config.publicUrl.replace(/\/$/, '')}/adaptive-templates/launch/${token}`, expiresAt: new Date(expires).toISOString() };
+  return {
+    url: `${deps.config.publicUrl.replace(/\/$/, '')}/adaptive-templates/launch/${token}`,
+    expiresAt: new Date(expires).toISOString(),
+  };
 }
 
 export interface OpenedLaunch {
@@ -197,20 +285,47 @@ export interface Rendered {
   extension: string;
 }
 
-export async function renderTemplate(opened: OpenedLaunch, values: Record<string, unknown>, field: string): Promise<Rendered> {
+export async function renderTemplate(
+  opened: OpenedLaunch,
+  values: Record<string, unknown>,
+  field: string,
+): Promise<Rendered> {
   const filled = fill(opened.row.source, checkValues(opened.fields, values, field));
   if (opened.row.kind === 'svg') return { contentType: 'image/png', body: await renderSvg(filled), extension: 'png' };
   return { contentType: 'text/html; charset=utf-8', body: Buffer.from(filled), extension: 'html' };
 }
 
 /** Renders with the values and saves the result as a new asset of the launcher, related as `derivative`. */
-export async function saveDerivative(deps: Deps, opened: OpenedLaunch, values: Record<string, unknown>, filename: string | undefined, field: string): Promise<{ assetId: string; templateId: string; relationship: 'derivative' }> {
+export async function saveDerivative(
+  deps: Deps,
+  opened: OpenedLaunch,
+  values: Record<string, unknown>,
+  filename: string | undefined,
+  field: string,
+): Promise<{ assetId: string; templateId: string; relationship: 'derivative' }> {
   if (!hasPrivilege(opened.principal, 'upload')) throw forbidden('Missing privilege: Upload');
   const rendered = await renderTemplate(opened, values, field);
-  const base = (filename?.trim() || `${opened.row.name}-${new Date(deps.clock.now()).toISOString().slice(0, 19).replace(/[:T]/g, '-')}`).replace(/[\\/]/g, '-').replace(/\.(png|html?)$/i, '');
+  const base = (
+    filename?.trim() ||
+    `${opened.row.name}-${new Date(deps.clock.now()).toISOString().slice(0, 19).replace(/[:T]/g, '-')}`
+  )
+    .replace(/[\\/]/g, '-')
+    .replace(/\.(png|html?)$/i, '');
   const assetId = await content.createDerivative(deps, opened.principal, {
-    parentAssetId: opened.row.asset_id, filename: `${base}.${rendered.extension}`, contentType: rendered.contentType.split(';')[0]!, bytes: rendered.body, title: base,
+    parentAssetId: opened.row.asset_id,
+    filename: `${base}.${rendered.extension}`,
+    contentType: rendered.contentType.split(';')[0]!,
+    bytes: rendered.body,
+    title: base,
   });
-  await audit(deps.db, { orgId: opened.principal.orgId, at: deps.clock.now(), actorId: opened.principal.userId, action: 'adaptive_template.rendered', targetType: 'adaptive_template', targetId: opened.row.id, data: { assetId } });
+  await audit(deps.db, {
+    orgId: opened.principal.orgId,
+    at: deps.clock.now(),
+    actorId: opened.principal.userId,
+    action: 'adaptive_template.rendered',
+    targetType: 'adaptive_template',
+    targetId: opened.row.id,
+    data: { assetId },
+  });
   return { assetId, templateId: opened.row.id, relationship: 'derivative' };
 }

@@ -34,7 +34,13 @@ export function verifyLaunch(keys: Keyring, token: string, now: number): LaunchC
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   try {
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as LaunchClaims;
-    if (typeof claims.t !== 'string' || typeof claims.u !== 'string' || typeof claims.o !== 'string' || typeof claims.e !== 'number') return null;
+    if (
+      typeof claims.t !== 'string' ||
+      typeof claims.u !== 'string' ||
+      typeof claims.o !== 'string' ||
+      typeof claims.e !== 'number'
+    )
+      return null;
     return claims.e > now ? claims : null;
   } catch {
     return null;

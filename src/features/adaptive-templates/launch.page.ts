@@ -8,11 +8,23 @@ const escape = (value: string) =>
 
 export function launchSecurity(): { nonce: string; csp: string } {
   const nonce = randomBytes(16).toString('base64');
-  return { nonce, csp: ["default-src 'none'", `style-src 'nonce-${nonce}'`, "img-src 'self'", "frame-src 'self'", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"].join('; ') };
+  return {
+    nonce,
+    csp: [
+      "default-src 'none'",
+      `style-src 'nonce-${nonce}'`,
+      "img-src 'self'",
+      "frame-src 'self'",
+      "form-action 'self'",
+      "frame-ancestors 'none'",
+      "base-uri 'none'",
+    ].join('; '),
+  };
 }
 
 /** Served with rendered HTML templates: a sandbox, so a template's markup runs nothing and reaches nothing. */
-export const RENDERED_HTML_CSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:";
+export const RENDERED_HTML_CSP =
+  "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:";
 
 const STYLE = `*{box-sizing:border-box}body{margin:0;font-family:system-ui,sans-serif;background:#f5f6f8;color:#1d2430}
 main{max-width:70rem;margin:0 auto;padding:1rem;display:grid;gap:1rem;grid-template-columns:minmax(0,22rem) minmax(0,1fr)}
@@ -37,18 +49,21 @@ export interface LaunchPageInput {
 }
 
 export function launchPage(input: LaunchPageInput, security: { nonce: string }): string {
-  const inputs = input.fields.map((f) => {
-    const id = `f_${f.name}`;
-    const value = escape(own<string>(input.values, f.name) ?? f.default);
-    const control = f.multiline
-      ? `<textarea id="${id}" name="${id}" maxlength="${f.maxLength}">${value}</textarea>`
-      : `<input type="text" id="${id}" name="${id}" maxlength="${f.maxLength}" value="${value}">`;
-    return `<label for="${id}">${escape(f.label)}</label>${control}`;
-  }).join('\n');
+  const inputs = input.fields
+    .map((f) => {
+      const id = `f_${f.name}`;
+      const value = escape(own<string>(input.values, f.name) ?? f.default);
+      const control = f.multiline
+        ? `<textarea id="${id}" name="${id}" maxlength="${f.maxLength}">${value}</textarea>`
+        : `<input type="text" id="${id}" name="${id}" maxlength="${f.maxLength}" value="${value}">`;
+      return `<label for="${id}">${escape(f.label)}</label>${control}`;
+    })
+    .join('\n');
   const renderUrl = `${input.base}/render${input.query ? `?${input.query}` : ''}`;
-  const result = input.kind === 'svg'
-    ? `<img class="result" id="result" src="${escape(renderUrl)}" alt="Rendered ${escape(input.name)}">`
-    : `<iframe class="result" id="result" sandbox src="${escape(renderUrl)}" title="Rendered ${escape(input.name)}"></iframe>`;
+  const result =
+    input.kind === 'svg'
+      ? `<img class="result" id="result" src="${escape(renderUrl)}" alt="Rendered ${escape(input.name)}">`
+      : `<iframe class="result" id="result" sandbox src="${escape(renderUrl)}" title="Rendered ${escape(input.name)}"></iframe>`;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>${escape(input.name)} — Tessera</title><style nonce="${security.nonce}">${STYLE}</style></head>
 <body><main><section><h1>${escape(input.name)}</h1>

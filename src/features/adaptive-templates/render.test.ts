@@ -17,7 +17,10 @@ describe('adaptive template sources', () => {
       { name: 'headline', label: 'Headline', default: 'Big sale', maxLength: 200, multiline: false },
       { name: 'subline', label: 'Subline', default: '', maxLength: 200, multiline: false },
     ]);
-    assert.deepEqual(extractFields('<p>{{ first_name }} {{lastName}}</p>').map((f) => f.label), ['First name', 'Last Name']);
+    assert.deepEqual(
+      extractFields('<p>{{ first_name }} {{lastName}}</p>').map((f) => f.label),
+      ['First name', 'Last Name'],
+    );
   });
 
   it('escapes values so they cannot add markup', () => {
@@ -30,9 +33,15 @@ describe('adaptive template sources', () => {
 
   it('checks values: unknown fields, non-strings and lengths are 400s naming the field; missing take the default', () => {
     const fields = extractFields(SVG);
-    assert.deepEqual({ ...checkValues(fields, { subline: 'x' }, 'body.values') }, { background: '#ffcc00', headline: 'Big sale', subline: 'x' });
+    assert.deepEqual(
+      { ...checkValues(fields, { subline: 'x' }, 'body.values') },
+      { background: '#ffcc00', headline: 'Big sale', subline: 'x' },
+    );
     assert.throws(() => checkValues(fields, { nope: 'x' }, 'body.values'), /body\.values\.nope: is not a field/);
-    assert.throws(() => checkValues(fields, { headline: 5 }, 'body.values'), /body\.values\.headline: must be a string/);
+    assert.throws(
+      () => checkValues(fields, { headline: 5 }, 'body.values'),
+      /body\.values\.headline: must be a string/,
+    );
     assert.throws(() => checkValues(fields, { headline: 'x'.repeat(201) }, 'body.values'), /longer than 200/);
     assert.equal(checkValues(fields, { headline: 'a\nb' }, 'v').headline, 'a b', 'single-line fields fold newlines');
   });
@@ -48,7 +57,8 @@ describe('adaptive template sources', () => {
       ['<svg><text>no fields</text></svg>', /names no fields/],
       ['<html>{{x}}</html>', /not an SVG/],
     ];
-    for (const [source, message] of bad) assert.throws(() => checkSource('svg', source, 'body.assetId'), message, source);
+    for (const [source, message] of bad)
+      assert.throws(() => checkSource('svg', source, 'body.assetId'), message, source);
     checkSource('svg', '<svg><use href="#a"/><image href="data:image/png;base64,AAAA"/>{{x}}</svg>', 'f');
     checkSource('html', '<html><body><h1>{{title}}</h1></body></html>', 'f');
     assert.equal(kindOf('image/svg+xml', 'a'), 'svg');
@@ -63,7 +73,10 @@ describe('adaptive template sources', () => {
     assert.equal(meta.format, 'png');
     assert.equal(meta.width, 400);
     assert.equal(meta.height, 200);
-    const { data } = await sharp(png).extract({ left: 390, top: 5, width: 1, height: 1 }).raw().toBuffer({ resolveWithObject: true });
+    const { data } = await sharp(png)
+      .extract({ left: 390, top: 5, width: 1, height: 1 })
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     assert.deepEqual([...data.subarray(0, 3)], [0, 255, 0], 'the background field coloured the image');
   });
 });

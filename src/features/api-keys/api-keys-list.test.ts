@@ -4,7 +4,13 @@ import { LIST, REVOKE, createKey } from '../../../test/helpers/api-keys.ts';
 import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
 
-interface Listed { id: string; name: string; createdAt: string; revokedAt: string | null; expiresAt: string | null }
+interface Listed {
+  id: string;
+  name: string;
+  createdAt: string;
+  revokedAt: string | null;
+  expiresAt: string | null;
+}
 
 /** Deterministic PRNG (mulberry32), so a failing walk can be replayed from its seed. */
 function prng(seed: number): () => number {
@@ -32,7 +38,8 @@ forEachEngine('api keys: listing', (ctx) => {
     const revoked = await createKey(ctx(), org, { name: 'revoked' });
     await createKey(ctx(), org, { name: 'expired', expiresAt: soon });
     const both = await createKey(ctx(), org, { name: 'revoked+expired', expiresAt: soon });
-    for (const { id } of [revoked, both]) await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id } });
+    for (const { id } of [revoked, both])
+      await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id } });
     ctx().clock.set(soon);
     assert.ok(active);
     const table: [boolean | undefined, boolean | undefined, string[]][] = [
@@ -43,8 +50,19 @@ forEachEngine('api keys: listing', (ctx) => {
       [true, true, ['active', 'expired', 'revoked', 'revoked+expired']],
     ];
     for (const [includeRevoked, includeExpired, expected] of table) {
-      const body = json(await ctx().inject({ method: 'POST', url: LIST, headers: org.admin.headers, payload: { includeRevoked, includeExpired } }));
-      assert.deepEqual(body.apiKeys.map((k: Listed) => k.name).sort(), expected, `includeRevoked=${includeRevoked} includeExpired=${includeExpired}`);
+      const body = json(
+        await ctx().inject({
+          method: 'POST',
+          url: LIST,
+          headers: org.admin.headers,
+          payload: { includeRevoked, includeExpired },
+        }),
+      );
+      assert.deepEqual(
+        body.apiKeys.map((k: Listed) => k.name).sort(),
+        expected,
+        `includeRevoked=${includeRevoked} includeExpired=${includeExpired}`,
+      );
     }
   });
 
@@ -71,12 +89,19 @@ forEachEngine('api keys: listing', (ctx) => {
         let cursor: string | undefined;
         let pages = 0;
         do {
-          const result = await page(ctx(), org, { ...flags, maxSize: 1 + Math.floor(random() * 7), pageCursor: cursor });
+          const result = await page(ctx(), org, {
+            ...flags,
+            maxSize: 1 + Math.floor(random() * 7),
+            pageCursor: cursor,
+          });
           const now = ctx().clock.now();
           for (const key of result.apiKeys) {
             if (!all) {
               assert.equal(key.revokedAt, null, 'a revoked key listed without includeRevoked');
-              assert.ok(key.expiresAt === null || Date.parse(key.expiresAt) > now, 'an expired key listed without includeExpired');
+              assert.ok(
+                key.expiresAt === null || Date.parse(key.expiresAt) > now,
+                'an expired key listed without includeExpired',
+              );
             }
           }
           seen.push(...result.apiKeys);
@@ -102,9 +127,15 @@ forEachEngine('api keys: listing', (ctx) => {
           assert.ok(a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]), `seed ${seed}: out of order at ${i}`);
         }
         const end = ctx().clock.now();
-        const mustAppear = [...initial].filter((id) => all || (!revoked.has(id) && (expiry.get(id) === null || expiry.get(id)! > end)));
+        const mustAppear = [...initial].filter(
+          (id) => all || (!revoked.has(id) && (expiry.get(id) === null || expiry.get(id)! > end)),
+        );
         const listed = new Set(ids);
-        assert.deepEqual(mustAppear.filter((id) => !listed.has(id)), [], `seed ${seed}: skipped keys`);
+        assert.deepEqual(
+          mustAppear.filter((id) => !listed.has(id)),
+          [],
+          `seed ${seed}: skipped keys`,
+        );
       }
     });
   }

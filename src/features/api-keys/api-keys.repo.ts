@@ -24,7 +24,12 @@ export async function markRevoked(db: DbOrTrx, orgId: string, id: string, at: nu
 }
 
 export async function disableServiceAccount(db: DbOrTrx, orgId: string, apiKeyId: string, at: number): Promise<void> {
-  const key = await db.selectFrom('api_keys').select('service_user_id').where('org_id', '=', orgId).where('id', '=', apiKeyId).executeTakeFirst();
+  const key = await db
+    .selectFrom('api_keys')
+    .select('service_user_id')
+    .where('org_id', '=', orgId)
+    .where('id', '=', apiKeyId)
+    .executeTakeFirst();
   if (key) await disableUser(db, orgId, key.service_user_id, at);
 }
 
@@ -41,10 +46,16 @@ export interface PageQuery {
 export function pageOfApiKeys(db: DbOrTrx, q: PageQuery): Promise<ApiKeysTable[]> {
   let query = db.selectFrom('api_keys').selectAll().where('org_id', '=', q.orgId);
   if (!q.includeRevoked) query = query.where('revoked_at', 'is', null);
-  if (!q.includeExpired) query = query.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', q.now)]));
+  if (!q.includeExpired)
+    query = query.where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', q.now)]));
   const after = q.after;
   if (after) {
-    query = query.where((eb) => eb.or([eb('created_at', '>', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)])]));
+    query = query.where((eb) =>
+      eb.or([
+        eb('created_at', '>', after.createdAt),
+        eb.and([eb('created_at', '=', after.createdAt), eb('id', '>', after.id)]),
+      ]),
+    );
   }
   return query.orderBy('created_at').orderBy('id').limit(q.limit).execute();
 }
@@ -61,7 +72,13 @@ export async function recordLastUsed(db: DbOrTrx, orgId: string, id: string, at:
 }
 
 /** Records an address the key was used from; true only the first time (any instance) it is seen. */
-export async function rememberIp(db: DbOrTrx, orgId: string, apiKeyId: string, ip: string, at: number): Promise<boolean> {
+export async function rememberIp(
+  db: DbOrTrx,
+  orgId: string,
+  apiKeyId: string,
+  ip: string,
+  at: number,
+): Promise<boolean> {
   const result = await db
     .insertInto('api_key_ips')
     .values({ api_key_id: apiKeyId, ip, org_id: orgId, first_seen_at: at })

@@ -9,7 +9,14 @@ import { decodeCursor, encodeCursor } from '../../core/http/pagination.ts';
 import { isUuid, newId } from '../../core/ids.ts';
 import { createServiceAccount, findRole, parsePrivileges } from '../identity/index.ts';
 import { disableServiceAccount, findApiKey, insertApiKey, markRevoked, pageOfApiKeys } from './api-keys.repo.ts';
-import { PAGE_DEFAULT, type ApiKey, type ApiKeyCreate, type ApiKeyCreated, type ApiKeyListInput, type ApiKeyPage } from './api-keys.schemas.ts';
+import {
+  PAGE_DEFAULT,
+  type ApiKey,
+  type ApiKeyCreate,
+  type ApiKeyCreated,
+  type ApiKeyListInput,
+  type ApiKeyPage,
+} from './api-keys.schemas.ts';
 import { generateKey, keyHint } from './key-format.ts';
 
 /** Latest instant an ISO-8601 date-time can name with a four-digit year. */
@@ -44,7 +51,12 @@ function parseExpiry(value: string | number | undefined, now: number): number | 
  * A new key acting as a new service account with role `roleId`. The role may not hold anything
  * the creator lacks (403), and at every use the key's rights are cut to the creator's current ones.
  */
-export async function createApiKey(deps: Deps, principal: Principal, input: ApiKeyCreate, ip: string): Promise<ApiKeyCreated> {
+export async function createApiKey(
+  deps: Deps,
+  principal: Principal,
+  input: ApiKeyCreate,
+  ip: string,
+): Promise<ApiKeyCreated> {
   requirePrivileges(principal, 'api_key_management');
   // A key minting keys (or a borrowed token doing so) would let access outlive what granted it.
   requireOwnSignIn(principal, 'Creating an API key');
@@ -64,18 +76,50 @@ export async function createApiKey(deps: Deps, principal: Principal, input: ApiK
   const serviceUserId = newId(now);
   const hint = keyHint(key);
   await deps.db.transaction().execute(async (trx) => {
-    await createServiceAccount(trx, { id: serviceUserId, orgId: principal.orgId, username: `apikey-${id}`, lastName: name, roleId: role.id, now });
+    await createServiceAccount(trx, {
+      id: serviceUserId,
+      orgId: principal.orgId,
+      username: `apikey-${id}`,
+      lastName: name,
+      roleId: role.id,
+      now,
+    });
     await insertApiKey(trx, {
-      id, org_id: principal.orgId, name, key_hash: deps.keys.hash('api-key', key), key_hint: hint, role_id: role.id,
-      service_user_id: serviceUserId, created_by: principal.userId, created_at: now, expires_at: expiresAt,
-      revoked_at: null, revoked_by: null, last_used_at: null,
+      id,
+      org_id: principal.orgId,
+      name,
+      key_hash: deps.keys.hash('api-key', key),
+      key_hint: hint,
+      role_id: role.id,
+      service_user_id: serviceUserId,
+      created_by: principal.userId,
+      created_at: now,
+      expires_at: expiresAt,
+      revoked_at: null,
+      revoked_by: null,
+      last_used_at: null,
     });
     await audit(trx, {
-      orgId: principal.orgId, at: now, actorId: principal.userId, action: 'api_key.created', targetType: 'api_key', targetId: id, ip,
-      data: { name, roleId: role.id, keyHint: hint, expiresAt: iso(expiresAt), serviceUserId, impersonatorId: principal.impersonatorId },
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'api_key.created',
+      targetType: 'api_key',
+      targetId: id,
+      ip,
+      data: {
+        name,
+        roleId: role.id,
+        keyHint: hint,
+        expiresAt: iso(expiresAt),
+        serviceUserId,
+        impersonatorId: principal.impersonatorId,
+      },
     });
     await publishEvent(trx, now, {
-      orgId: principal.orgId, type: 'api_key.created', actor: principal.userId,
+      orgId: principal.orgId,
+      type: 'api_key.created',
+      actor: principal.userId,
       data: { apiKey: { id, name, keyHint: hint, roleId: role.id, expiresAt: iso(expiresAt) } },
     });
   });
@@ -85,7 +129,8 @@ export async function createApiKey(deps: Deps, principal: Principal, input: ApiK
 function parsePageCursor(cursor: string | undefined): { createdAt: number; id: string } | null {
   if (cursor === undefined || cursor === '') return null;
   const [createdAt, id] = decodeCursor(cursor, 'body.pageCursor', 2);
-  if (typeof createdAt !== 'number' || typeof id !== 'string') throw invalidField('body.pageCursor', 'is not a cursor this server issued');
+  if (typeof createdAt !== 'number' || typeof id !== 'string')
+    throw invalidField('body.pageCursor', 'is not a cursor this server issued');
   return { createdAt, id };
 }
 
@@ -106,7 +151,10 @@ export async function listApiKeys(deps: Deps, principal: Principal, input: ApiKe
   const tracker = deps.runtime.apiKeys.usage;
   return {
     apiKeys: page.map((row) => toApiKey(row, tracker.pendingLastUsed(row.id))),
-    pagination: { nextPageCursor: rows.length > maxSize && last ? encodeCursor([last.created_at, last.id]) : null, maxSize },
+    pagination: {
+      nextPageCursor: rows.length > maxSize && last ? encodeCursor([last.created_at, last.id]) : null,
+      maxSize,
+    },
   };
 }
 
@@ -121,13 +169,29 @@ export async function revokeApiKey(deps: Deps, principal: Principal, id: string,
       // Keeps user listings truthful; authentication itself goes by revoked_at.
       await disableServiceAccount(trx, principal.orgId, id, now);
       await audit(trx, {
-        orgId: principal.orgId, at: now, actorId: principal.userId, action: 'api_key.revoked', targetType: 'api_key', targetId: id, ip,
+        orgId: principal.orgId,
+        at: now,
+        actorId: principal.userId,
+        action: 'api_key.revoked',
+        targetType: 'api_key',
+        targetId: id,
+        ip,
         data: { impersonatorId: principal.impersonatorId },
       });
       const revoked = (await findApiKey(trx, principal.orgId, id))!;
       await publishEvent(trx, now, {
-        orgId: principal.orgId, type: 'api_key.revoked', actor: principal.userId,
-        data: { apiKey: { id, name: revoked.name, keyHint: revoked.key_hint, roleId: revoked.role_id, expiresAt: iso(revoked.expires_at) } },
+        orgId: principal.orgId,
+        type: 'api_key.revoked',
+        actor: principal.userId,
+        data: {
+          apiKey: {
+            id,
+            name: revoked.name,
+            keyHint: revoked.key_hint,
+            roleId: revoked.role_id,
+            expiresAt: iso(revoked.expires_at),
+          },
+        },
       });
     }
     return (await findApiKey(trx, principal.orgId, id))!;

@@ -12,7 +12,12 @@ import { KEY_PATTERN } from './key-format.ts';
 forEachEngine('api keys: create, list, revoke', (ctx) => {
   it('create returns id, name, keyHint and the plaintext key, and no expiresAt when none was set', async () => {
     const org = await createTestOrg(ctx());
-    const res = await ctx().inject({ method: 'POST', url: CREATE, headers: org.admin.headers, payload: { name: '  Nightly import  ', roleId: org.roles.editor } });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: CREATE,
+      headers: org.admin.headers,
+      payload: { name: '  Nightly import  ', roleId: org.roles.editor },
+    });
     assert.equal(res.statusCode, 200, res.body);
     const body = json(res);
     assert.deepEqual(Object.keys(body).sort(), ['id', 'key', 'keyHint', 'name']);
@@ -36,12 +41,20 @@ forEachEngine('api keys: create, list, revoke', (ctx) => {
   it('create stores a service account with the role, and the key only as a keyed hash', async () => {
     const org = await createTestOrg(ctx());
     const created = await createKey(ctx(), org, { roleId: org.roles.editor });
-    const row = await ctx().deps.db.selectFrom('api_keys').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow();
+    const row = await ctx()
+      .deps.db.selectFrom('api_keys')
+      .selectAll()
+      .where('id', '=', created.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.key_hash, ctx().deps.keys.hash('api-key', created.key));
     assert.equal(row.key_hint, created.keyHint);
     assert.equal(row.org_id, org.orgId);
     assert.equal(row.created_by, org.admin.userId);
-    const account = await ctx().deps.db.selectFrom('users').selectAll().where('id', '=', row.service_user_id).executeTakeFirstOrThrow();
+    const account = await ctx()
+      .deps.db.selectFrom('users')
+      .selectAll()
+      .where('id', '=', row.service_user_id)
+      .executeTakeFirstOrThrow();
     assert.equal(account.account_type, 'service');
     assert.equal(account.role_id, org.roles.editor);
     assert.equal(account.password_hash, null);
@@ -73,22 +86,49 @@ forEachEngine('api keys: create, list, revoke', (ctx) => {
     for (const [payload, field] of cases) {
       assertFieldError(await ctx().inject({ method: 'POST', url: CREATE, headers: org.admin.headers, payload }), field);
     }
-    assert.equal((await ctx().inject({ method: 'POST', url: CREATE, headers: org.admin.headers, payload: { ...base, name: 'x'.repeat(100) } })).statusCode, 200);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'POST',
+          url: CREATE,
+          headers: org.admin.headers,
+          payload: { ...base, name: 'x'.repeat(100) },
+        })
+      ).statusCode,
+      200,
+    );
   });
 
   it('create refuses a role holding privileges the creator lacks (403), allows one within them', async () => {
     const org = await createTestOrg(ctx());
-    const creator = await createTestUser(ctx(), org, { privileges: ['api_key_management', 'download', 'view_storyboards'] });
-    const refused = await ctx().inject({ method: 'POST', url: CREATE, headers: creator.headers, payload: { name: 'k', roleId: org.roles.editor } });
+    const creator = await createTestUser(ctx(), org, {
+      privileges: ['api_key_management', 'download', 'view_storyboards'],
+    });
+    const refused = await ctx().inject({
+      method: 'POST',
+      url: CREATE,
+      headers: creator.headers,
+      payload: { name: 'k', roleId: org.roles.editor },
+    });
     assert.equal(refused.statusCode, 403, refused.body);
-    const allowed = await ctx().inject({ method: 'POST', url: CREATE, headers: creator.headers, payload: { name: 'k', roleId: org.roles.viewer } });
+    const allowed = await ctx().inject({
+      method: 'POST',
+      url: CREATE,
+      headers: creator.headers,
+      payload: { name: 'k', roleId: org.roles.viewer },
+    });
     assert.equal(allowed.statusCode, 200, allowed.body);
   });
 
   it('an API key cannot create API keys, even with API Key Management', async () => {
     const org = await createTestOrg(ctx());
     const { key } = await createKey(ctx(), org, { roleId: org.roles.administrator });
-    const res = await ctx().inject({ method: 'POST', url: CREATE, headers: { 'x-api-key': key }, payload: { name: 'k2', roleId: org.roles.viewer } });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: CREATE,
+      headers: { 'x-api-key': key },
+      payload: { name: 'k2', roleId: org.roles.viewer },
+    });
     assert.equal(res.statusCode, 403, res.body);
     const list = await ctx().inject({ method: 'POST', url: LIST, headers: { 'x-api-key': key }, payload: {} });
     assert.equal(list.statusCode, 200, list.body);
@@ -96,14 +136,28 @@ forEachEngine('api keys: create, list, revoke', (ctx) => {
 
   it('list returns the record fields with ISO-8601 timestamps, never the key or its hash', async () => {
     const org = await createTestOrg(ctx());
-    const created = await createKey(ctx(), org, { name: 'listed', roleId: org.roles.editor, expiresAt: ctx().clock.now() + 60_000 });
+    const created = await createKey(ctx(), org, {
+      name: 'listed',
+      roleId: org.roles.editor,
+      expiresAt: ctx().clock.now() + 60_000,
+    });
     const res = await ctx().inject({ method: 'POST', url: LIST, headers: org.admin.headers, payload: {} });
     assert.equal(res.statusCode, 200, res.body);
     const body = json(res);
     assert.deepEqual(Object.keys(body).sort(), ['apiKeys', 'pagination']);
     assert.equal(body.apiKeys.length, 1);
     const record = body.apiKeys[0];
-    assert.deepEqual(Object.keys(record).sort(), ['createdAt', 'createdBy', 'expiresAt', 'id', 'keyHint', 'lastUsedAt', 'name', 'revokedAt', 'roleId']);
+    assert.deepEqual(Object.keys(record).sort(), [
+      'createdAt',
+      'createdBy',
+      'expiresAt',
+      'id',
+      'keyHint',
+      'lastUsedAt',
+      'name',
+      'revokedAt',
+      'roleId',
+    ]);
     assert.equal(record.id, created.id);
     assert.equal(record.name, 'listed');
     assert.equal(record.keyHint, created.keyHint);
@@ -130,32 +184,74 @@ forEachEngine('api keys: create, list, revoke', (ctx) => {
     const empty = await ctx().inject({ method: 'POST', url: LIST, headers: org.admin.headers });
     assert.equal(empty.statusCode, 200, empty.body);
     assert.equal(json(empty).apiKeys.length, 3);
-    const first = json(await ctx().inject({ method: 'POST', url: LIST, headers: org.admin.headers, payload: { maxSize: 2 } }));
-    assert.deepEqual(first.apiKeys.map((k: { name: string }) => k.name), ['k0', 'k1']);
+    const first = json(
+      await ctx().inject({ method: 'POST', url: LIST, headers: org.admin.headers, payload: { maxSize: 2 } }),
+    );
+    assert.deepEqual(
+      first.apiKeys.map((k: { name: string }) => k.name),
+      ['k0', 'k1'],
+    );
     assert.equal(first.pagination.maxSize, 2);
     assert.equal(typeof first.pagination.nextPageCursor, 'string');
-    const second = json(await ctx().inject({ method: 'POST', url: LIST, headers: org.admin.headers, payload: { maxSize: 2, pageCursor: first.pagination.nextPageCursor } }));
-    assert.deepEqual(second.apiKeys.map((k: { name: string }) => k.name), ['k2']);
+    const second = json(
+      await ctx().inject({
+        method: 'POST',
+        url: LIST,
+        headers: org.admin.headers,
+        payload: { maxSize: 2, pageCursor: first.pagination.nextPageCursor },
+      }),
+    );
+    assert.deepEqual(
+      second.apiKeys.map((k: { name: string }) => k.name),
+      ['k2'],
+    );
     assert.equal(second.pagination.nextPageCursor, null);
   });
 
   it('list rejects maxSize outside 1..100 and a cursor it did not issue, naming the field', async () => {
     const org = await createTestOrg(ctx());
     for (const maxSize of [101, 0, -1, 1.5, 'ten']) {
-      assertFieldError(await ctx().inject({ method: 'POST', url: LIST, headers: org.admin.headers, payload: { maxSize } }), 'body.maxSize');
+      assertFieldError(
+        await ctx().inject({ method: 'POST', url: LIST, headers: org.admin.headers, payload: { maxSize } }),
+        'body.maxSize',
+      );
     }
-    assert.equal((await ctx().inject({ method: 'POST', url: LIST, headers: org.admin.headers, payload: { maxSize: 100 } })).statusCode, 200);
-    for (const pageCursor of ['garbage!', Buffer.from('["a","b"]').toString('base64url'), Buffer.from('[1]').toString('base64url')]) {
-      assertFieldError(await ctx().inject({ method: 'POST', url: LIST, headers: org.admin.headers, payload: { pageCursor } }), 'body.pageCursor');
+    assert.equal(
+      (await ctx().inject({ method: 'POST', url: LIST, headers: org.admin.headers, payload: { maxSize: 100 } }))
+        .statusCode,
+      200,
+    );
+    for (const pageCursor of [
+      'garbage!',
+      Buffer.from('["a","b"]').toString('base64url'),
+      Buffer.from('[1]').toString('base64url'),
+    ]) {
+      assertFieldError(
+        await ctx().inject({ method: 'POST', url: LIST, headers: org.admin.headers, payload: { pageCursor } }),
+        'body.pageCursor',
+      );
     }
-    assertFieldError(await ctx().inject({ method: 'POST', url: LIST, headers: org.admin.headers, payload: { includeRevoked: 'maybe' } }), 'body.includeRevoked');
+    assertFieldError(
+      await ctx().inject({
+        method: 'POST',
+        url: LIST,
+        headers: org.admin.headers,
+        payload: { includeRevoked: 'maybe' },
+      }),
+      'body.includeRevoked',
+    );
   });
 
   it('revoke sets revokedAt, is idempotent (same record, same revokedAt) and audited once', async () => {
     const org = await createTestOrg(ctx());
     const created = await createKey(ctx(), org);
     const revokedAt = new Date(ctx().clock.now()).toISOString();
-    const first = await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: created.id } });
+    const first = await ctx().inject({
+      method: 'POST',
+      url: REVOKE,
+      headers: org.admin.headers,
+      payload: { id: created.id },
+    });
     assert.equal(first.statusCode, 200, first.body);
     const record = json(first).apiKey;
     assert.equal(record.id, created.id);
@@ -163,12 +259,27 @@ forEachEngine('api keys: create, list, revoke', (ctx) => {
     assert.equal(record.keyHint, created.keyHint);
     assert.equal(record.key, undefined);
     ctx().clock.advance(5000);
-    const again = await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: created.id } });
+    const again = await ctx().inject({
+      method: 'POST',
+      url: REVOKE,
+      headers: org.admin.headers,
+      payload: { id: created.id },
+    });
     assert.equal(again.statusCode, 200, again.body);
     assert.deepEqual(json(again).apiKey, record);
-    const account = await ctx().deps.db.selectFrom('users').innerJoin('api_keys', 'api_keys.service_user_id', 'users.id').select('users.status').where('api_keys.id', '=', created.id).executeTakeFirstOrThrow();
+    const account = await ctx()
+      .deps.db.selectFrom('users')
+      .innerJoin('api_keys', 'api_keys.service_user_id', 'users.id')
+      .select('users.status')
+      .where('api_keys.id', '=', created.id)
+      .executeTakeFirstOrThrow();
     assert.equal(account.status, 'disabled');
-    const audits = await ctx().deps.db.selectFrom('audit_log').selectAll().where('target_id', '=', created.id).where('action', '=', 'api_key.revoked').execute();
+    const audits = await ctx()
+      .deps.db.selectFrom('audit_log')
+      .selectAll()
+      .where('target_id', '=', created.id)
+      .where('action', '=', 'api_key.revoked')
+      .execute();
     assert.equal(audits.length, 1);
     assert.equal(audits[0]!.actor_id, org.admin.userId);
   });
@@ -176,10 +287,19 @@ forEachEngine('api keys: create, list, revoke', (ctx) => {
   it('concurrent revokes of one key agree on revokedAt and audit once', async () => {
     const org = await createTestOrg(ctx());
     const created = await createKey(ctx(), org);
-    const results = await Promise.all(Array.from({ length: 10 }, () => ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: created.id } })));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: created.id } }),
+      ),
+    );
     assert.ok(results.every((r) => r.statusCode === 200));
     assert.equal(new Set(results.map((r) => json(r).apiKey.revokedAt)).size, 1);
-    const audits = await ctx().deps.db.selectFrom('audit_log').select('id').where('target_id', '=', created.id).where('action', '=', 'api_key.revoked').execute();
+    const audits = await ctx()
+      .deps.db.selectFrom('audit_log')
+      .select('id')
+      .where('target_id', '=', created.id)
+      .where('action', '=', 'api_key.revoked')
+      .execute();
     assert.equal(audits.length, 1);
   });
 
@@ -187,18 +307,37 @@ forEachEngine('api keys: create, list, revoke', (ctx) => {
     const org = await createTestOrg(ctx());
     const other = await createTestOrg(ctx());
     const foreign = await createKey(ctx(), other);
-    assert.equal((await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: newId() } })).statusCode, 404);
-    assert.equal((await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: foreign.id } })).statusCode, 404);
+    assert.equal(
+      (await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: newId() } }))
+        .statusCode,
+      404,
+    );
+    assert.equal(
+      (await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: foreign.id } }))
+        .statusCode,
+      404,
+    );
     const stillActive = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { 'x-api-key': foreign.key } });
     assert.equal(stillActive.statusCode, 200);
-    assertFieldError(await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: 'nope' } }), 'body.id');
-    assertFieldError(await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: {} }), 'body.id');
+    assertFieldError(
+      await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: 'nope' } }),
+      'body.id',
+    );
+    assertFieldError(
+      await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: {} }),
+      'body.id',
+    );
   });
 
   it('creation is audited with the creator as actor; the audit never holds the key', async () => {
     const org = await createTestOrg(ctx());
     const created = await createKey(ctx(), org, { name: 'audited' });
-    const row = await ctx().deps.db.selectFrom('audit_log').selectAll().where('target_id', '=', created.id).where('action', '=', 'api_key.created').executeTakeFirstOrThrow();
+    const row = await ctx()
+      .deps.db.selectFrom('audit_log')
+      .selectAll()
+      .where('target_id', '=', created.id)
+      .where('action', '=', 'api_key.created')
+      .executeTakeFirstOrThrow();
     assert.equal(row.actor_id, org.admin.userId);
     assert.equal(row.target_type, 'api_key');
     assert.equal(JSON.parse(row.data).name, 'audited');
@@ -211,36 +350,61 @@ forEachEngine('api keys: create, list, revoke', (ctx) => {
   });
 
   securitySuite(ctx, 'create-api-key', {
-    method: 'POST', privileges: ['api_key_management'],
+    method: 'POST',
+    privileges: ['api_key_management'],
     prepare: (_ctx, org) => ({ url: CREATE, body: { name: 'k', roleId: org.roles.viewer } }),
     credentials: true,
-    ceiling: { privileges: ['api_key_management'], prepare: (_ctx, org) => ({ url: CREATE, body: { name: 'k', roleId: org.roles.administrator } }) },
+    ceiling: {
+      privileges: ['api_key_management'],
+      prepare: (_ctx, org) => ({ url: CREATE, body: { name: 'k', roleId: org.roles.administrator } }),
+    },
   });
   securitySuite(ctx, 'list-api-keys', {
-    method: 'POST', privileges: ['api_key_management'], readScope: true,
+    method: 'POST',
+    privileges: ['api_key_management'],
+    readScope: true,
     prepare: () => ({ url: LIST, body: {} }),
   });
   securitySuite(ctx, 'revoke-api-key', {
-    method: 'POST', privileges: ['api_key_management'], resource: true,
+    method: 'POST',
+    privileges: ['api_key_management'],
+    resource: true,
     prepare: async (c, org) => ({ url: REVOKE, body: { id: (await createKey(c, org)).id } }),
   });
 });
-
 
 forEachEngine('api keys: webhook events', (ctx) => {
   it('creating and revoking a key publish api_key.created and api_key.revoked once, in the catalog shape', async () => {
     const org = await createTestOrg(ctx());
     const created = await createKey(ctx(), org, { name: 'events' });
     for (let i = 0; i < 2; i++) {
-      const res = await ctx().inject({ method: 'POST', url: REVOKE, headers: org.admin.headers, payload: { id: created.id } });
+      const res = await ctx().inject({
+        method: 'POST',
+        url: REVOKE,
+        headers: org.admin.headers,
+        payload: { id: created.id },
+      });
       assert.equal(res.statusCode, 200, res.body);
     }
-    const rows = await ctx().deps.db.selectFrom('events').select(['type', 'body']).where('org_id', '=', org.orgId).where('type', 'like', 'api_key.%').orderBy('created_at').orderBy('id').execute();
+    const rows = await ctx()
+      .deps.db.selectFrom('events')
+      .select(['type', 'body'])
+      .where('org_id', '=', org.orgId)
+      .where('type', 'like', 'api_key.%')
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
     assert.deepEqual(rows.map((r) => r.type).sort(), ['api_key.created', 'api_key.revoked']);
     for (const row of rows) {
       const body = JSON.parse(row.body);
       assert.equal(body.eventType, row.type);
-      assert.deepEqual(body.apiKey, { id: created.id, name: 'events', keyHint: created.keyHint, roleId: org.roles.viewer, expiresAt: null });
+      assert.deepEqual(body.apiKey, {
+        id: created.id,
+        name: 'events',
+        keyHint: created.keyHint,
+        roleId: org.roles.viewer,
+        expiresAt: null,
+      });
       assert.equal(body.event.user.id, org.admin.userId);
       assert.ok(!row.body.includes(created.key), 'the key never appears in an event');
       const errors = [...Value.Errors(envelopeSchema(row.type as 'api_key.created'), body)];

@@ -1,5 +1,11 @@
 export { apiKeyRoutes } from './api-keys.routes.ts';
-export { apiKeyResolver, registerApiKeyAlongsideUser, verifyApiKey, API_KEY_HEADER, INVALID_KEY_MESSAGE } from './verify.ts';
+export {
+  apiKeyResolver,
+  registerApiKeyAlongsideUser,
+  verifyApiKey,
+  API_KEY_HEADER,
+  INVALID_KEY_MESSAGE,
+} from './verify.ts';
 export { flushApiKeyUsage } from './usage.ts';
 export { generateKey, isWellFormedKey, secretPart, KEY_PATTERN, KEY_PREFIX } from './key-format.ts';
 export { createApiKeyRuntime, type ApiKeyRuntime } from './runtime.ts';

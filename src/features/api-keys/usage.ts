@@ -60,7 +60,15 @@ export class UsageTracker {
     try {
       await this.deps.db.transaction().execute(async (trx) => {
         if (await rememberIp(trx, orgId, apiKeyId, ip, at)) {
-          await audit(trx, { orgId, at, actorId, action: 'api_key.used_from_new_ip', targetType: 'api_key', targetId: apiKeyId, ip });
+          await audit(trx, {
+            orgId,
+            at,
+            actorId,
+            action: 'api_key.used_from_new_ip',
+            targetType: 'api_key',
+            targetId: apiKeyId,
+            ip,
+          });
         }
       });
     } catch (error) {

@@ -26,13 +26,23 @@ function privilegeSet(json: string): Set<Privilege> {
  * every miss of the principal cache, which drops it the moment an identity table changes. Scalar subqueries rather than joins: PostgreSQL plans them in a fraction of the time.
  */
 function buildLookup(deps: Deps, hash: string) {
-  const groupList = deps.engine === 'postgres'
-    ? sql<string | null>`(select string_agg(ug.group_id, ',') from user_groups ug where ug.org_id = k.org_id and ug.user_id = k.created_by)`
-    : sql<string | null>`(select group_concat(ug.group_id, ',') from user_groups ug where ug.org_id = k.org_id and ug.user_id = k.created_by)`;
+  const groupList =
+    deps.engine === 'postgres'
+      ? sql<
+          string | null
+        >`(select string_agg(ug.group_id, ',') from user_groups ug where ug.org_id = k.org_id and ug.user_id = k.created_by)`
+      : sql<
+          string | null
+        >`(select group_concat(ug.group_id, ',') from user_groups ug where ug.org_id = k.org_id and ug.user_id = k.created_by)`;
   return deps.db
     .selectFrom('api_keys as k')
     .select((eb) => [
-      'k.id', 'k.org_id', 'k.role_id', 'k.service_user_id', 'k.expires_at', 'k.revoked_at',
+      'k.id',
+      'k.org_id',
+      'k.role_id',
+      'k.service_user_id',
+      'k.expires_at',
+      'k.revoked_at',
       rolePrivilegesOf(deps.db, eb.ref('k.role_id'), eb.ref('k.org_id')).as('key_privileges'),
       enabledUsernameOf(deps.db, eb.ref('k.service_user_id')).as('service_username'),
       enabledUserPrivilegesOf(deps.db, eb.ref('k.created_by'), eb.ref('k.org_id')).as('creator_privileges'),
@@ -54,7 +64,8 @@ async function lookup(deps: Deps, hash: string): Promise<LookupRow | undefined> 
   let compiled = runtime.lookup;
   if (!compiled) {
     compiled = buildLookup(deps, HASH_SLOT).compile();
-    if (compiled.parameters.filter((p) => p === HASH_SLOT).length !== 1) throw new Error('API key lookup must name the hash exactly once');
+    if (compiled.parameters.filter((p) => p === HASH_SLOT).length !== 1)
+      throw new Error('API key lookup must name the hash exactly once');
     runtime.lookup = compiled;
   }
   const parameters = compiled.parameters.map((p) => (p === HASH_SLOT ? hash : p));
@@ -76,7 +87,10 @@ export function verifyApiKey(deps: Deps, key: string, ip: string): Principal | n
   // A key seen before answers synchronously (no promise), as does its usage bookkeeping from a known address.
   const cached = cache.peek(cacheKey);
   if (cached !== undefined) return recordUse(deps, cached, ip);
-  return cache.get(cacheKey, () => (isWellFormedKey(key) ? resolveKey(deps, deps.keys.hash('api-key', key)) : Promise.resolve(null)))
+  return cache
+    .get(cacheKey, () =>
+      isWellFormedKey(key) ? resolveKey(deps, deps.keys.hash('api-key', key)) : Promise.resolve(null),
+    )
     .then((principal) => (principal ? recordUse(deps, principal, ip) : null));
 }
 

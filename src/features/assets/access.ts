@@ -39,13 +39,19 @@ export function assetVisibleTo(principal: Principal, security: AssetSecurity, ac
 }
 
 /** As assetVisibleTo, for several assets: their metadata templates' access read once per template. */
-export async function visibleAmong<T extends { id: string; metadata_template_id: string | null }>(db: DbOrTrx, principal: Principal, assets: readonly T[], security: ReadonlyMap<string, AssetSecurity>): Promise<T[]> {
+export async function visibleAmong<T extends { id: string; metadata_template_id: string | null }>(
+  db: DbOrTrx,
+  principal: Principal,
+  assets: readonly T[],
+  security: ReadonlyMap<string, AssetSecurity>,
+): Promise<T[]> {
   const access = new Map<string | null, TemplateAccess>();
   const out: T[] = [];
   for (const a of assets) {
     const s = security.get(a.id);
     if (!s || !isGranted(principal, s, 'view')) continue;
-    if (!access.has(a.metadata_template_id)) access.set(a.metadata_template_id, await templateAccess(db, principal.orgId, a.metadata_template_id));
+    if (!access.has(a.metadata_template_id))
+      access.set(a.metadata_template_id, await templateAccess(db, principal.orgId, a.metadata_template_id));
     if (templateOpenTo(principal, access.get(a.metadata_template_id)!)) out.push(a);
   }
   return out;
@@ -60,12 +66,21 @@ export interface AccessibleAsset {
 export const assetNotFound = () => notFound('Asset');
 
 /** Loads an asset the caller may view and checks `need`; 404 when invisible, 403 when visible but not allowed. */
-export async function loadAsset(db: DbOrTrx, principal: Principal, id: string, ...need: Permission[]): Promise<AccessibleAsset> {
+export async function loadAsset(
+  db: DbOrTrx,
+  principal: Principal,
+  id: string,
+  ...need: Permission[]
+): Promise<AccessibleAsset> {
   const asset = await findAsset(db, principal.orgId, id);
   if (!asset) throw assetNotFound();
   const security = (await securityOf(db, principal.orgId, [asset.id])).get(asset.id)!;
   const permissions = callerPermissions(principal, security);
-  if (!permissions.has('view') || !templateOpenTo(principal, await templateAccess(db, principal.orgId, asset.metadata_template_id))) throw assetNotFound();
+  if (
+    !permissions.has('view') ||
+    !templateOpenTo(principal, await templateAccess(db, principal.orgId, asset.metadata_template_id))
+  )
+    throw assetNotFound();
   requirePermissions(permissions, need);
   return { asset, security, permissions };
 }
@@ -75,14 +90,23 @@ export async function loadAsset(db: DbOrTrx, principal: Principal, id: string, .
  * role must hold the action's privileges (403), the asset must be viewable (404) and its templates
  * must grant the action's permissions (403).
  */
-export async function loadAssetFor(db: DbOrTrx, principal: Principal, id: string, action: Action): Promise<AccessibleAsset> {
+export async function loadAssetFor(
+  db: DbOrTrx,
+  principal: Principal,
+  id: string,
+  action: Action,
+): Promise<AccessibleAsset> {
   requireAction(principal, action);
   return loadAsset(db, principal, id, ...permissionsFor(action));
 }
 
 export function requirePermissions(permissions: ReadonlySet<Permission>, need: readonly Permission[]): void {
   const missing = need.filter((p) => !permissions.has(p));
-  if (missing.length > 0) throw new AppError('forbidden', `Missing permission on this asset: ${missing.map((p) => PERMISSIONS[p].name).join(', ')}`);
+  if (missing.length > 0)
+    throw new AppError(
+      'forbidden',
+      `Missing permission on this asset: ${missing.map((p) => PERMISSIONS[p].name).join(', ')}`,
+    );
 }
 
 /** Whether the caller may act on assets at all (API keys act as their service account). */
@@ -94,5 +118,11 @@ export function canUpload(principal: Principal): boolean {
 export function securityDenormalized(security: AssetSecurity): { groupId: string; permissions: string[] }[] {
   return [...security.byGroup]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([groupId, keys]) => ({ groupId, permissions: [...keys].map((k) => PERMISSIONS[k as Permission]?.id).filter(Boolean).sort() as string[] }));
+    .map(([groupId, keys]) => ({
+      groupId,
+      permissions: [...keys]
+        .map((k) => PERMISSIONS[k as Permission]?.id)
+        .filter(Boolean)
+        .sort() as string[],
+    }));
 }

@@ -2,18 +2,41 @@ import type { Deps } from '../../deps.ts';
 import type { HandlersFor } from '../../core/jobs/catalog.ts';
 import { ACTION_OBJECT_JOB } from '../metadata/index.ts';
 import { actionObjectJobHandler } from './bulk/action-objects.ts';
-import { type BULK_EDIT_ACTION, bulkJobHandlers, type PURGE_ACTION, type REGENERATE_ACTION } from './bulk/bulk.service.ts';
+import {
+  type BULK_EDIT_ACTION,
+  bulkJobHandlers,
+  type PURGE_ACTION,
+  type REGENERATE_ACTION,
+} from './bulk/bulk.service.ts';
 import { MAIL_JOB, sendQueuedMail } from './share/mail-outbox.ts';
 import { runRenditions } from './renditions/renditions.ts';
 import { EMBEDDED_JOB, runEmbeddedMetadata } from './embedded/apply-embedded.ts';
 import { actionJobHandler } from '../actions/index.ts';
-import { TRANSFORM_ACTION, TRANSFORM_CLEANUP_JOB, transformCleanup, transformWork } from './transform/transform.service.ts';
-import { RENDITIONS_JOB, type UPLOAD_EXPIRE_JOB, type UPLOAD_WATCH_JOB, uploadJobHandlers } from './upload/uploads.service.ts';
+import {
+  TRANSFORM_ACTION,
+  TRANSFORM_CLEANUP_JOB,
+  transformCleanup,
+  transformWork,
+} from './transform/transform.service.ts';
+import {
+  RENDITIONS_JOB,
+  type UPLOAD_EXPIRE_JOB,
+  type UPLOAD_WATCH_JOB,
+  uploadJobHandlers,
+} from './upload/uploads.service.ts';
 
 type AssetJob =
-  | typeof RENDITIONS_JOB | typeof UPLOAD_WATCH_JOB | typeof UPLOAD_EXPIRE_JOB | typeof MAIL_JOB | typeof ACTION_OBJECT_JOB
-  | typeof EMBEDDED_JOB | typeof BULK_EDIT_ACTION | typeof PURGE_ACTION | typeof REGENERATE_ACTION
-  | typeof TRANSFORM_ACTION | typeof TRANSFORM_CLEANUP_JOB;
+  | typeof RENDITIONS_JOB
+  | typeof UPLOAD_WATCH_JOB
+  | typeof UPLOAD_EXPIRE_JOB
+  | typeof MAIL_JOB
+  | typeof ACTION_OBJECT_JOB
+  | typeof EMBEDDED_JOB
+  | typeof BULK_EDIT_ACTION
+  | typeof PURGE_ACTION
+  | typeof REGENERATE_ACTION
+  | typeof TRANSFORM_ACTION
+  | typeof TRANSFORM_CLEANUP_JOB;
 
 /** The assets feature's jobs (payloads in core/jobs/catalog.ts), for src/workers.ts. */
 export function assetJobHandlers(deps: Deps): HandlersFor<AssetJob> {

@@ -3,35 +3,100 @@ import { MEDIA_TYPE_PATTERN } from './upload/content-types.ts';
 import { docBinary, docRequiredOneOf } from '../../core/http/doc-schema.ts';
 
 const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
-const Nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
+const Nullable = <
+  T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Integer> | ReturnType<typeof Type.Number>,
+>(
+  t: T,
+) => Type.Union([t, Type.Null()]);
 
-export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'objectId or fileId' }) });
+export const IdParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 100, description: 'objectId or fileId' }),
+});
 
-const MetadataDocument = Type.Union([Type.Array(Type.Unknown()), Type.Null()], { description: 'Legacy metadata document (reference §7.17): [{metadataDefinitionId, metadataDefinitionValue | metadataDefinitionTableValue}]' });
-const SimpleMetadata = Type.Union([Type.Array(Type.Unknown()), Type.Null()], { description: 'Name-based metadata (reference §7.17): [{name, value}]' });
+const MetadataDocument = Type.Union([Type.Array(Type.Unknown()), Type.Null()], {
+  description:
+    'Legacy metadata document (reference §7.17): [{metadataDefinitionId, metadataDefinitionValue | metadataDefinitionTableValue}]',
+});
+const SimpleMetadata = Type.Union([Type.Array(Type.Unknown()), Type.Null()], {
+  description: 'Name-based metadata (reference §7.17): [{name, value}]',
+});
 
 const createFields = {
-  metadataTemplateId: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()], { description: 'Metadata template (required for a new asset)' })),
-  securityTemplateIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50, description: 'Security templates (required for a new asset)' })),
-  filename: Type.Optional(Type.String({ maxLength: 1000, description: 'File name; present ⇒ the response says where to upload the content' })),
+  metadataTemplateId: Type.Optional(
+    Type.Union([Type.String({ maxLength: 100 }), Type.Null()], {
+      description: 'Metadata template (required for a new asset)',
+    }),
+  ),
+  securityTemplateIds: Type.Optional(
+    Type.Array(Type.String({ maxLength: 100 }), {
+      maxItems: 50,
+      description: 'Security templates (required for a new asset)',
+    }),
+  ),
+  filename: Type.Optional(
+    Type.String({ maxLength: 1000, description: 'File name; present ⇒ the response says where to upload the content' }),
+  ),
   originalFileId: Type.Optional(Type.String({ maxLength: 100, description: 'Present ⇒ a new version of that asset' })),
-  filesize: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 * 1024 ** 4, description: 'Bytes; above the part size (100 MB) the upload is multipart' })),
-  fileSize: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 * 1024 ** 4, description: 'Alias of filesize (the reference example spells it so)' })),
-  checksum: Type.Optional(Type.String({ maxLength: 64, description: 'SHA-256 of the content (hex); verified when it arrives' })),
-  contentType: Type.Optional(Type.String({ maxLength: 200, pattern: MEDIA_TYPE_PATTERN, description: 'Media type of the content (RFC 6838 type/subtype, optional parameters); checked against its bytes' })),
+  filesize: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 5 * 1024 ** 4,
+      description: 'Bytes; above the part size (100 MB) the upload is multipart',
+    }),
+  ),
+  fileSize: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 5 * 1024 ** 4,
+      description: 'Alias of filesize (the reference example spells it so)',
+    }),
+  ),
+  checksum: Type.Optional(
+    Type.String({ maxLength: 64, description: 'SHA-256 of the content (hex); verified when it arrives' }),
+  ),
+  contentType: Type.Optional(
+    Type.String({
+      maxLength: 200,
+      pattern: MEDIA_TYPE_PATTERN,
+      description: 'Media type of the content (RFC 6838 type/subtype, optional parameters); checked against its bytes',
+    }),
+  ),
   contentPath: Type.Optional(Type.String({ maxLength: 2000, description: 'Federated assets: s3://bucket/path/file' })),
   skipTranscode: Type.Optional(Type.Boolean({ description: 'Federated assets: make no renditions' })),
-  overwriteEmbeddedMetadata: Type.Optional(Type.Boolean({ description: "Tessera's own: the IPTC, XMP and EXIF fields embedded in the content replace attribute values already set (a new version inherits its values; by default embedded fields only fill empty attributes)" })),
-  onDuplicate: Type.Optional(Type.Union([Type.Literal('report'), Type.Literal('refuse'), Type.Literal('version')], { description: "Tessera's own, with checksum: content already in the organization is reported in duplicates (report, the default), refused with 409 (refuse), or added as a new version of the asset holding it (version)" })),
+  overwriteEmbeddedMetadata: Type.Optional(
+    Type.Boolean({
+      description:
+        "Tessera's own: the IPTC, XMP and EXIF fields embedded in the content replace attribute values already set (a new version inherits its values; by default embedded fields only fill empty attributes)",
+    }),
+  ),
+  onDuplicate: Type.Optional(
+    Type.Union([Type.Literal('report'), Type.Literal('refuse'), Type.Literal('version')], {
+      description:
+        "Tessera's own, with checksum: content already in the organization is reported in duplicates (report, the default), refused with 409 (refuse), or added as a new version of the asset holding it (version)",
+    }),
+  ),
 };
 
-export const LegacyCreateSchema = Type.Object({ ...createFields, metadata: Type.Optional(MetadataDocument) }, {
-  // As the reference's training (large-upload.md) sends it.
-  examples: [{
-    metadataTemplateId: '3c2e1f0a-7b6d-4e5f-8a9b-0c1d2e3f4a5b', securityTemplateIds: ['5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a'], filename: 'filename.mp4', filesize: 1048576,
-    metadata: [{ metadataDefinitionId: '7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d', metadataDefinitionValue: 'Testing 1 MiB File via Rest API' }],
-  }],
-});
+export const LegacyCreateSchema = Type.Object(
+  { ...createFields, metadata: Type.Optional(MetadataDocument) },
+  {
+    // As the reference's training (large-upload.md) sends it.
+    examples: [
+      {
+        metadataTemplateId: '3c2e1f0a-7b6d-4e5f-8a9b-0c1d2e3f4a5b',
+        securityTemplateIds: ['5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a'],
+        filename: 'filename.mp4',
+        filesize: 1048576,
+        metadata: [
+          {
+            metadataDefinitionId: '7a6b5c4d-3e2f-4a1b-9c8d-7e6f5a4b3c2d',
+            metadataDefinitionValue: 'Testing 1 MiB File via Rest API',
+          },
+        ],
+      },
+    ],
+  },
+);
 // A new asset needs its templates, a new version the asset it continues (checked by the service, which names what is missing).
 docRequiredOneOf(LegacyCreateSchema, [['metadataTemplateId', 'securityTemplateIds'], ['originalFileId']]);
 export type LegacyCreate = Static<typeof LegacyCreateSchema>;
@@ -46,12 +111,23 @@ export const CreateResponseSchema = Type.Object({
   fileId: Uuid,
   originalFileId: Uuid,
   versionNumber: Type.Integer(),
-  url: Type.Optional(Type.String({ description: 'Presigned PUT URL of the content (single upload); for federated assets the content path' })),
+  url: Type.Optional(
+    Type.String({
+      description: 'Presigned PUT URL of the content (single upload); for federated assets the content path',
+    }),
+  ),
   uploadId: Type.Optional(Type.String({ description: 'Multipart upload id, for POST /v1/asset/complete' })),
   urls: Type.Optional(Type.Array(PartUrl, { description: 'One presigned PUT URL per part' })),
-  partSize: Type.Optional(Type.Integer({ description: 'Bytes in every part but the last (multipart uploads; Tessera)' })),
+  partSize: Type.Optional(
+    Type.Integer({ description: 'Bytes in every part but the last (multipart uploads; Tessera)' }),
+  ),
   expiresEpoch: Type.Optional(Type.Integer({ description: 'When the upload URLs stop working (epoch ms)' })),
-  duplicates: Type.Optional(Type.Array(Uuid, { description: "Tessera's own: objectIds of assets you may view that hold the same bytes (SHA-256), when they are known: the create request's checksum, or the form upload's file" })),
+  duplicates: Type.Optional(
+    Type.Array(Uuid, {
+      description:
+        "Tessera's own: objectIds of assets you may view that hold the same bytes (SHA-256), when they are known: the create request's checksum, or the form upload's file",
+    }),
+  ),
 });
 
 export const SimpleCreateResponseSchema = Type.Object({
@@ -62,8 +138,10 @@ export const SimpleCreateResponseSchema = Type.Object({
 
 export const BulkCreateSchema = Type.Object({
   assets: Type.Array(SimpleCreateSchema, {
-    minItems: 1, maxItems: 1000,
-    description: 'New metadata-only assets, each the body POST /v1/assets/asset takes for one (metadataTemplateId, securityTemplateIds, metadata; no filename, contentPath or originalFileId)',
+    minItems: 1,
+    maxItems: 1000,
+    description:
+      'New metadata-only assets, each the body POST /v1/assets/asset takes for one (metadataTemplateId, securityTemplateIds, metadata; no filename, contentPath or originalFileId)',
   }),
 });
 export type BulkCreate = Static<typeof BulkCreateSchema>;
@@ -79,103 +157,208 @@ const renditionSize = {
   height: Type.Optional(Type.Integer({ description: 'Pixel height of the source (after EXIF orientation)' })),
 };
 /** The renditions of the legacy Asset (reference §7.1): URLs by name, served by Tessera, and the source's size. */
-const Renditions = Type.Object({
-  imageThumb: Url('200 px (the reference: 200x200)'),
-  imagePreview: Url('700 px'),
-  imagePreviewLarge: Url('1000 px'),
-  mezzaninePreview: Url('3000 px'),
-  fpo: Url('For placement only: the 1000-pixel rendition under the reference\'s name'),
-  ...renditionSize,
-}, { additionalProperties: Type.String({ description: 'Other renditions (videoProxy, audioPreview, page images, …): their URLs' }), description: 'Rendition name → URL (served by Tessera, GET /v1/asset/{id}/rendition/{name}), plus width and height of the source' });
+const Renditions = Type.Object(
+  {
+    imageThumb: Url('200 px (the reference: 200x200)'),
+    imagePreview: Url('700 px'),
+    imagePreviewLarge: Url('1000 px'),
+    mezzaninePreview: Url('3000 px'),
+    fpo: Url("For placement only: the 1000-pixel rendition under the reference's name"),
+    ...renditionSize,
+  },
+  {
+    additionalProperties: Type.String({
+      description: 'Other renditions (videoProxy, audioPreview, page images, …): their URLs',
+    }),
+    description:
+      'Rendition name → URL (served by Tessera, GET /v1/asset/{id}/rendition/{name}), plus width and height of the source',
+  },
+);
 /** The same under the 1.5 and webhook names (thumbnail, preview, large, mezzanine, fpo). */
-const ShortRenditions = Type.Object({
-  thumbnail: Url('200 px'), preview: Url('700 px'), large: Url('1000 px'), mezzanine: Url('3000 px'), fpo: Url('For placement only (1000 px)'),
-  ...renditionSize,
-}, { additionalProperties: Type.String({ description: 'Other renditions: their URLs' }), description: 'Rendition name → URL, plus width and height of the source' });
+const ShortRenditions = Type.Object(
+  {
+    thumbnail: Url('200 px'),
+    preview: Url('700 px'),
+    large: Url('1000 px'),
+    mezzanine: Url('3000 px'),
+    fpo: Url('For placement only (1000 px)'),
+    ...renditionSize,
+  },
+  {
+    additionalProperties: Type.String({ description: 'Other renditions: their URLs' }),
+    description: 'Rendition name → URL, plus width and height of the source',
+  },
+);
 
 const Num = (description: string) => Type.Optional(Type.Number({ description }));
 const Str = (description: string) => Type.Optional(Type.String({ description }));
 const Int = (description: string) => Type.Optional(Type.Integer({ description }));
 /** Technical metadata (reference §7.1): `tenovos_metadata` and the ExifTool-style `image_metadata`, plus Tessera's media sections. */
-export const TechnicalMetadataSchema = Type.Object({
-  tenovos_metadata: Type.Optional(Type.Object({
-    fileName: Str('The file name'), fileSize: Str('Human-readable size, e.g. "4.4 MB"'), fileSizeInBytes: Int('Bytes'),
-    MD5Checksum: Str('MD5 (hex)'), SHA256Checksum: Str("SHA-256 (hex; Tessera's own)"),
-  }, { additionalProperties: true })),
-  image_metadata: Type.Optional(Type.Object({
-    fileType: Str('JPEG, PNG, TIFF, …'), fileTypeExtension: Str('jpg, png, …'), mimeType: Str('Media type'),
-    imageWidth: Int('Pixels'), imageHeight: Int('Pixels'), imageSize: Str('"<width>x<height>" as stored'), megapixels: Num('Million pixels'),
-    bitsPerSample: Int('Bits per sample'), colorComponents: Int('Colour components'), encodingProcess: Str('JPEG: Baseline DCT, Huffman coding, …'),
-    yCbCrSubSampling: Str('JPEG chroma subsampling, e.g. "YCbCr4:2:0 (2 2)"'), colorType: Str('PNG colour type'),
-    xResolution: Num('Horizontal resolution'), yResolution: Num('Vertical resolution'), resolutionUnit: Str('inches or cm'),
-    colorSpaceData: Str('ICC data colour space (RGB, GRAY, CMYK, …)'), profileDescription: Str('ICC profile description'), profileClass: Str('ICC profile class'),
-    profileVersion: Str('ICC profile version'), profileConnectionSpace: Str('ICC profile connection space'), profileCopyright: Str('ICC profile copyright'),
-    orientation: Int('EXIF orientation (1 to 8)'), hasAlpha: Type.Optional(Type.Boolean()), interpretation: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "libvips' colour space (Tessera's own)" })),
-    exif: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'EXIF fields read (make, model, dateTimeOriginal, …)' })),
-    iptc: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'IPTC fields read (keywords, byLine, …)' })),
-    xmp: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'XMP fields read (title, creator, subject, …)' })),
-  }, { additionalProperties: true, description: 'ExifTool-style keys (reference §7.1) and Tessera\'s own' })),
-  video_metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Video streams (duration, codec, size, …)' })),
-  audio_metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Audio streams (duration, codec, …)' })),
-  document_metadata: Type.Optional(Type.Object({}, { additionalProperties: true, description: 'Documents (pageCount, …)' })),
-  renditionError: Str('Why renditions could not be made'),
-}, { additionalProperties: true });
+export const TechnicalMetadataSchema = Type.Object(
+  {
+    tenovos_metadata: Type.Optional(
+      Type.Object(
+        {
+          fileName: Str('The file name'),
+          fileSize: Str('Human-readable size, e.g. "4.4 MB"'),
+          fileSizeInBytes: Int('Bytes'),
+          MD5Checksum: Str('MD5 (hex)'),
+          SHA256Checksum: Str("SHA-256 (hex; Tessera's own)"),
+        },
+        { additionalProperties: true },
+      ),
+    ),
+    image_metadata: Type.Optional(
+      Type.Object(
+        {
+          fileType: Str('JPEG, PNG, TIFF, …'),
+          fileTypeExtension: Str('jpg, png, …'),
+          mimeType: Str('Media type'),
+          imageWidth: Int('Pixels'),
+          imageHeight: Int('Pixels'),
+          imageSize: Str('"<width>x<height>" as stored'),
+          megapixels: Num('Million pixels'),
+          bitsPerSample: Int('Bits per sample'),
+          colorComponents: Int('Colour components'),
+          encodingProcess: Str('JPEG: Baseline DCT, Huffman coding, …'),
+          yCbCrSubSampling: Str('JPEG chroma subsampling, e.g. "YCbCr4:2:0 (2 2)"'),
+          colorType: Str('PNG colour type'),
+          xResolution: Num('Horizontal resolution'),
+          yResolution: Num('Vertical resolution'),
+          resolutionUnit: Str('inches or cm'),
+          colorSpaceData: Str('ICC data colour space (RGB, GRAY, CMYK, …)'),
+          profileDescription: Str('ICC profile description'),
+          profileClass: Str('ICC profile class'),
+          profileVersion: Str('ICC profile version'),
+          profileConnectionSpace: Str('ICC profile connection space'),
+          profileCopyright: Str('ICC profile copyright'),
+          orientation: Int('EXIF orientation (1 to 8)'),
+          hasAlpha: Type.Optional(Type.Boolean()),
+          interpretation: Type.Optional(
+            Type.Union([Type.String(), Type.Null()], { description: "libvips' colour space (Tessera's own)" }),
+          ),
+          exif: Type.Optional(
+            Type.Object(
+              {},
+              { additionalProperties: true, description: 'EXIF fields read (make, model, dateTimeOriginal, …)' },
+            ),
+          ),
+          iptc: Type.Optional(
+            Type.Object({}, { additionalProperties: true, description: 'IPTC fields read (keywords, byLine, …)' }),
+          ),
+          xmp: Type.Optional(
+            Type.Object(
+              {},
+              { additionalProperties: true, description: 'XMP fields read (title, creator, subject, …)' },
+            ),
+          ),
+        },
+        { additionalProperties: true, description: "ExifTool-style keys (reference §7.1) and Tessera's own" },
+      ),
+    ),
+    video_metadata: Type.Optional(
+      Type.Object({}, { additionalProperties: true, description: 'Video streams (duration, codec, size, …)' }),
+    ),
+    audio_metadata: Type.Optional(
+      Type.Object({}, { additionalProperties: true, description: 'Audio streams (duration, codec, …)' }),
+    ),
+    document_metadata: Type.Optional(
+      Type.Object({}, { additionalProperties: true, description: 'Documents (pageCount, …)' }),
+    ),
+    renditionError: Str('Why renditions could not be made'),
+  },
+  { additionalProperties: true },
+);
 
 /** One item of the legacy metadata document (reference §7.17). */
-const LegacyMetadataItem = Type.Object({
-  metadataDefinitionId: Type.String({ description: 'The attribute' }),
-  metadataDefinitionValue: Type.Optional(Type.Unknown({ description: 'Text, a vocabulary value id, a list of them, a number or a date, by the attribute type' })),
-  metadataDefinitionTableValue: Type.Optional(Type.Array(Type.Array(Type.Unknown()), { description: 'Table attributes: rows of items' })),
-}, { additionalProperties: true });
+const LegacyMetadataItem = Type.Object(
+  {
+    metadataDefinitionId: Type.String({ description: 'The attribute' }),
+    metadataDefinitionValue: Type.Optional(
+      Type.Unknown({
+        description: 'Text, a vocabulary value id, a list of them, a number or a date, by the attribute type',
+      }),
+    ),
+    metadataDefinitionTableValue: Type.Optional(
+      Type.Array(Type.Array(Type.Unknown()), { description: 'Table attributes: rows of items' }),
+    ),
+  },
+  { additionalProperties: true },
+);
 
 /** What a client paints before the thumbnail loads (a Tessera field, issue 25 item 7). */
 export const PlaceholderSchema = Type.Object(
   {
-    thumbhash: Type.String({ description: 'ThumbHash of the picture, base64 (decode with the thumbhash library: thumbHashToDataURL)' }),
+    thumbhash: Type.String({
+      description: 'ThumbHash of the picture, base64 (decode with the thumbhash library: thumbHashToDataURL)',
+    }),
     dominantColor: Type.String({ description: 'The dominant colour, #rrggbb' }),
   },
-  { description: 'Set by the renditions job for every asset with a picture (image, video poster frame, PDF page 1, office page 1); absent until then and for assets without one' },
+  {
+    description:
+      'Set by the renditions job for every asset with a picture (image, video poster frame, PDF page 1, office page 1); absent until then and for assets without one',
+  },
 );
 
 /** The legacy Asset object (reference §7.1). */
 const assetProperties = {
-    objectId: Uuid,
-    objectType: Type.String({ description: 'Asset' }),
-    fileId: Uuid,
-    originalFileId: Uuid,
-    filename: Type.String(),
-    fileState: Type.Union([Type.Literal('available'), Type.Literal('recycle bin')]),
-    metadataState: Type.Union([Type.Literal('available'), Type.Literal('recycle bin')]),
-    currentVersion: Type.Union([Type.Literal('Y'), Type.Literal('N')]),
-    versionNumber: Type.Integer(),
-    customerId: Type.String(),
-    createdBy: Type.String(),
-    lastUpdatedBy: Type.String(),
-    createdEpoch: Type.Integer(),
-    lastUpdatedEpoch: Type.Integer(),
-    metadataDeletedEpoch: Nullable(Type.Integer()),
-    metadataTemplateId: Nullable(Type.String()),
-    metadata: Type.Array(LegacyMetadataItem),
-    metadataDenormalized: Type.Object({}, { additionalProperties: true, description: 'searchField → value (text, or the referenced id)' }),
-    securityTemplateIds: Type.Array(Type.String()),
-    securityDenormalized: Type.Array(Type.Object({ groupId: Type.String(), permissions: Type.Array(Type.String()) })),
-    renditions: Renditions,
-    renditionsState: Type.String({ description: 'none, pending, ready, failed or placeholder' }),
-    placeholder: Type.Optional(PlaceholderSchema),
-    technicalMetadata: TechnicalMetadataSchema,
-    contentState: Type.Union([Type.Literal('pending'), Type.Literal('available'), Type.Literal('none')], { description: 'Whether the content has arrived (a Tessera field): pending (an upload is open: content routes answer 409), available, none (a metadata-only asset, or an upload that was cancelled or expired)' }),
-    contentType: Nullable(Type.String()),
-    fileSizeInBytes: Nullable(Type.Integer()),
-    isFederated: Type.Boolean(),
-    presignedURL: Type.Optional(Type.String({ description: "The reference's Asset field for download contexts (reference §7.1); Tessera gives a download link at GET /v1/asset/{id}/content ({presignedURL}) and POST /v1/asset/expose, and leaves it out of Asset records" })),
-    linkType: Type.Optional(Type.String({ description: "The reference's Asset field for relationship contexts (reference §7.1): child, derivative or placed-graphic; Tessera's relationship reads (GET /v1/asset/{id}/link) carry it with relationshipId and secondaryId" })),
-    relationshipId: Type.Optional(Type.String({ description: 'Relationship contexts (reference §7.1): `<primaryId>-<secondaryId>`' })),
-    secondaryId: Type.Optional(Type.String({ description: 'Relationship contexts (reference §7.1): the linked asset' })),
-  };
+  objectId: Uuid,
+  objectType: Type.String({ description: 'Asset' }),
+  fileId: Uuid,
+  originalFileId: Uuid,
+  filename: Type.String(),
+  fileState: Type.Union([Type.Literal('available'), Type.Literal('recycle bin')]),
+  metadataState: Type.Union([Type.Literal('available'), Type.Literal('recycle bin')]),
+  currentVersion: Type.Union([Type.Literal('Y'), Type.Literal('N')]),
+  versionNumber: Type.Integer(),
+  customerId: Type.String(),
+  createdBy: Type.String(),
+  lastUpdatedBy: Type.String(),
+  createdEpoch: Type.Integer(),
+  lastUpdatedEpoch: Type.Integer(),
+  metadataDeletedEpoch: Nullable(Type.Integer()),
+  metadataTemplateId: Nullable(Type.String()),
+  metadata: Type.Array(LegacyMetadataItem),
+  metadataDenormalized: Type.Object(
+    {},
+    { additionalProperties: true, description: 'searchField → value (text, or the referenced id)' },
+  ),
+  securityTemplateIds: Type.Array(Type.String()),
+  securityDenormalized: Type.Array(Type.Object({ groupId: Type.String(), permissions: Type.Array(Type.String()) })),
+  renditions: Renditions,
+  renditionsState: Type.String({ description: 'none, pending, ready, failed or placeholder' }),
+  placeholder: Type.Optional(PlaceholderSchema),
+  technicalMetadata: TechnicalMetadataSchema,
+  contentState: Type.Union([Type.Literal('pending'), Type.Literal('available'), Type.Literal('none')], {
+    description:
+      'Whether the content has arrived (a Tessera field): pending (an upload is open: content routes answer 409), available, none (a metadata-only asset, or an upload that was cancelled or expired)',
+  }),
+  contentType: Nullable(Type.String()),
+  fileSizeInBytes: Nullable(Type.Integer()),
+  isFederated: Type.Boolean(),
+  presignedURL: Type.Optional(
+    Type.String({
+      description:
+        "The reference's Asset field for download contexts (reference §7.1); Tessera gives a download link at GET /v1/asset/{id}/content ({presignedURL}) and POST /v1/asset/expose, and leaves it out of Asset records",
+    }),
+  ),
+  linkType: Type.Optional(
+    Type.String({
+      description:
+        "The reference's Asset field for relationship contexts (reference §7.1): child, derivative or placed-graphic; Tessera's relationship reads (GET /v1/asset/{id}/link) carry it with relationshipId and secondaryId",
+    }),
+  ),
+  relationshipId: Type.Optional(
+    Type.String({ description: 'Relationship contexts (reference §7.1): `<primaryId>-<secondaryId>`' }),
+  ),
+  secondaryId: Type.Optional(Type.String({ description: 'Relationship contexts (reference §7.1): the linked asset' })),
+};
 
 export const AssetSchema = Type.Object(assetProperties, { $id: 'Asset', title: 'Asset' });
 /** An Asset as search answers it: `includes`/`excludes` may leave any field out, and other index fields in. */
-export const AssetRecordSchema = Type.Partial(Type.Object(assetProperties, { additionalProperties: true }), { description: 'Asset record (reference §7.1); includes/excludes may leave fields out' });
+export const AssetRecordSchema = Type.Partial(Type.Object(assetProperties, { additionalProperties: true }), {
+  description: 'Asset record (reference §7.1); includes/excludes may leave fields out',
+});
 
 /**
  * An Action object (reference §5): the legacy Asset object with objectType Action — a DAM object
@@ -183,7 +366,11 @@ export const AssetRecordSchema = Type.Partial(Type.Object(assetProperties, { add
  */
 const { presignedURL: _noUpload, ...actionObjectProperties } = assetProperties;
 export const ActionObjectSchema = Type.Object(
-  { ...actionObjectProperties, objectType: Type.Literal('Action'), filename: Type.String({ description: "The template's name" }) },
+  {
+    ...actionObjectProperties,
+    objectType: Type.Literal('Action'),
+    filename: Type.String({ description: "The template's name" }),
+  },
   { $id: 'ActionObject' },
 );
 
@@ -219,7 +406,11 @@ export const SimpleGetQuery = Type.Object({
   system: Type.Boolean({ default: true, description: 'false drops system metadata fields' }),
 });
 
-export const SimpleGetResponse = Type.Object({ status: Type.Literal('success'), message: Type.String(), data: Type.Ref('SimpleAsset') });
+export const SimpleGetResponse = Type.Object({
+  status: Type.Literal('success'),
+  message: Type.String(),
+  data: Type.Ref('SimpleAsset'),
+});
 
 export const LegacyUpdateSchema = Type.Object({
   metadata: Type.Optional(MetadataDocument),
@@ -237,7 +428,11 @@ export const DeleteSchema = Type.Object({
   action: Type.Union([Type.Literal('delete'), Type.Literal('undelete')]),
   deleteType: Type.Optional(Type.Literal('full', { description: 'Only full deletes exist' })),
 });
-export const DeleteResponse = Type.Object({ status: Type.Literal('success'), message: Type.String(), data: Type.String({ description: 'The stored asset as JSON text (reference quirk)' }) });
+export const DeleteResponse = Type.Object({
+  status: Type.Literal('success'),
+  message: Type.String(),
+  data: Type.String({ description: 'The stored asset as JSON text (reference quirk)' }),
+});
 
 export const CompleteSchema = Type.Object({
   action: Type.Union([Type.Literal('complete'), Type.Literal('cancel')]),
@@ -246,7 +441,15 @@ export const CompleteSchema = Type.Object({
   filename: Type.Optional(Type.String({ maxLength: 1000 })),
   filesize: Type.Optional(Type.Integer({ minimum: 0, maximum: 5 * 1024 ** 4 })),
   originalFileId: Type.Optional(Type.String({ maxLength: 100 })),
-  parts: Type.Optional(Type.Array(Type.Object({ partNumber: Type.Integer({ minimum: 1, maximum: 10_000 }), etag: Type.String({ minLength: 1, maxLength: 200 }) }), { maxItems: 10_000 })),
+  parts: Type.Optional(
+    Type.Array(
+      Type.Object({
+        partNumber: Type.Integer({ minimum: 1, maximum: 10_000 }),
+        etag: Type.String({ minLength: 1, maxLength: 200 }),
+      }),
+      { maxItems: 10_000 },
+    ),
+  ),
 });
 export const CompleteResponse = Type.Object({
   fileId: Uuid,
@@ -259,7 +462,17 @@ export const CompleteResponse = Type.Object({
 });
 
 export const UploadParams = Type.Object({ uploadId: Type.String({ format: 'uuid' }) });
-export const PartParams = Type.Object({ uploadId: Type.String({ format: 'uuid' }), partNumber: Type.Integer({ minimum: 1, maximum: 10_000 }) });
-export const SignedQuery = Type.Object({ expires: Type.String({ maxLength: 20 }), signature: Type.String({ maxLength: 200 }) });
-export const RawBody = docBinary(Type.Any({ description: 'The raw bytes of the file (any media type; the Content-Type, when sent, is checked against them)' }));
+export const PartParams = Type.Object({
+  uploadId: Type.String({ format: 'uuid' }),
+  partNumber: Type.Integer({ minimum: 1, maximum: 10_000 }),
+});
+export const SignedQuery = Type.Object({
+  expires: Type.String({ maxLength: 20 }),
+  signature: Type.String({ maxLength: 200 }),
+});
+export const RawBody = docBinary(
+  Type.Any({
+    description: 'The raw bytes of the file (any media type; the Content-Type, when sent, is checked against them)',
+  }),
+);
 export const UploadReceived = Type.Object({ status: Type.Literal('success'), etag: Type.String() });

@@ -14,12 +14,30 @@ import { similarRoutes } from './similar/similar.routes.ts';
 import { deliveryRoutes } from './delivery/delivery.routes.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
-export { findAsset, securityOf, assetsForIndexing, existingAssetIds, liveAssetIds, objectIdsByAnyId, servedContentOf, type AssetRow, type AssetWithOrg, type AssetSecurity } from './assets.repo.ts';
+export {
+  findAsset,
+  securityOf,
+  assetsForIndexing,
+  existingAssetIds,
+  liveAssetIds,
+  objectIdsByAnyId,
+  servedContentOf,
+  type AssetRow,
+  type AssetWithOrg,
+  type AssetSecurity,
+} from './assets.repo.ts';
 export { createAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
 export { checkShareMailLimits, queueMail, mailStatus, MAIL_JOB, type OutgoingMail } from './share/mail-outbox.ts';
 export { receiveSingle } from './upload/uploads.service.ts';
 export { insertLink } from './relations/links.service.ts';
-export { hiddenOf, presentLegacy, presentSimplified, renditionUrls, storedRenditions, type StoredRendition } from './views/present.ts';
+export {
+  hiddenOf,
+  presentLegacy,
+  presentSimplified,
+  renditionUrls,
+  storedRenditions,
+  type StoredRendition,
+} from './views/present.ts';
 // For features that hand out stored bytes by mail and signed link (collection share).
 export { mailConfigured, type MailMessage } from './share/mail.ts';
 export { shareSourcesByFileId, type ShareSource } from './share/share-sources.ts';
@@ -47,4 +65,3 @@ export function assetsRoutes(app: App, deps: Deps): void {
   similarRoutes(app, deps);
   deliveryRoutes(app, deps);
 }
-

@@ -45,8 +45,12 @@ export function auditRoutes(app: App, deps: Deps): void {
         querystring: AuditExportQuerySchema,
         response: {
           200: {
-            description: 'Every matching row: a JSON array (format=json) or CSV with a header line (format=csv), as a download',
-            content: { 'application/json': { schema: Type.Array(AuditEntrySchema) }, 'text/csv': { schema: Type.String({ description: 'CSV, header line first' }) } },
+            description:
+              'Every matching row: a JSON array (format=json) or CSV with a header line (format=csv), as a download',
+            content: {
+              'application/json': { schema: Type.Array(AuditEntrySchema) },
+              'text/csv': { schema: Type.String({ description: 'CSV, header line first' }) },
+            },
           },
           ...read,
         },

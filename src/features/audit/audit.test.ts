@@ -55,7 +55,11 @@ forEachEngine('audit trail', (ctx) => {
     // a download and an expose (sensitive reads)
     const content = await ctx().inject({ method: 'GET', url: `/v1/asset/${asset.objectId}/content`, headers });
     assert.equal(content.statusCode, 200, content.body);
-    const bytes = await ctx().inject({ method: 'GET', url: pathOf(json(content).presignedURL), headers: { 'user-agent': 'fetcher/2.0' } });
+    const bytes = await ctx().inject({
+      method: 'GET',
+      url: pathOf(json(content).presignedURL),
+      headers: { 'user-agent': 'fetcher/2.0' },
+    });
     assert.equal(bytes.statusCode, 200);
     const exposed = await ctx().inject({
       method: 'POST',
@@ -122,7 +126,10 @@ forEachEngine('audit trail', (ctx) => {
       const changed = rows.find((r) => r.operation === 'UpdateAsset' && r.target.id === asset.objectId);
       assert.ok(changed, 'the metadata change is recorded under its operationId');
     }
-    const link = find('asset.download_link', (e) => e.operation === 'GetAssetContent' && e.actor.impersonatorId === null);
+    const link = find(
+      'asset.download_link',
+      (e) => e.operation === 'GetAssetContent' && e.actor.impersonatorId === null,
+    );
     assert.equal(link.target.id, asset.objectId);
     // the bytes served through the link: the download itself, from the fetcher's side
     const served = find('asset.downloaded', (e) => e.operation === 'GetSignedContent');
@@ -263,7 +270,11 @@ forEachEngine('audit trail', (ctx) => {
       'addresses only for Audit Log holders',
     );
     const auditor = await createTestUser(ctx(), org, { groupIds: [group], privileges: ['audit_log'] });
-    const full = await ctx().inject({ method: 'GET', url: `/v1/asset/${visible.objectId}/history`, headers: auditor.headers });
+    const full = await ctx().inject({
+      method: 'GET',
+      url: `/v1/asset/${visible.objectId}/history`,
+      headers: auditor.headers,
+    });
     assert.equal(full.statusCode, 200, full.body);
     assert.ok(json<{ items: Entry[] }>(full).items[0]!.origin);
     const missing = await ctx().inject({

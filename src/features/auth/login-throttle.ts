@@ -52,7 +52,8 @@ const num = (v: number) => sql<number>`cast(${v} as bigint)`;
 /** The lock delay as SQL (no pow() in every SQLite build): a CASE over the few steps below the cap. */
 function lockMsSql(overExpr: ReturnType<typeof sql<number>>) {
   const steps: ReturnType<typeof sql>[] = [];
-  for (let over = 1; lockSeconds(over) < MAX_LOCK_SECONDS; over++) steps.push(sql`when ${overExpr} = ${num(over)} then ${num(lockSeconds(over) * 1000)}`);
+  for (let over = 1; lockSeconds(over) < MAX_LOCK_SECONDS; over++)
+    steps.push(sql`when ${overExpr} = ${num(over)} then ${num(lockSeconds(over) * 1000)}`);
   return sql<number>`(case ${sql.join(steps, sql` `)} else ${num(MAX_LOCK_SECONDS * 1000)} end)`;
 }
 
@@ -85,7 +86,11 @@ export interface LinkPasswordReservation {
  * 429 with Retry-After while either is locked. Call before verifying the password; settle a right
  * one with linkPasswordSucceeded.
  */
-export async function reserveLinkPasswordAttempt(deps: Deps, linkId: string, ip: string): Promise<LinkPasswordReservation> {
+export async function reserveLinkPasswordAttempt(
+  deps: Deps,
+  linkId: string,
+  ip: string,
+): Promise<LinkPasswordReservation> {
   await reserveAttempt(deps, linkKeysFor(linkId, ip), 'Too many wrong passwords for this link; try again later');
   return { linkId, ip };
 }
@@ -105,14 +110,17 @@ async function reserveAttempt(deps: Deps, keys: ThrottleKey[], message: string):
     const locked = sql<boolean>`${sql.ref(`${t}.locked_until`)} > ${num(now)}`;
     const counted = sql<number>`(case when ${sql.ref(`${t}.window_start`)} < ${num(windowStart)} then 1 else ${sql.ref(`${t}.failures`)} + 1 end)`;
     const over = sql<number>`(${counted} - ${num(FREE_FAILURES[kind])})`;
-    const row = await deps.db.insertInto('auth_login_failures')
+    const row = await deps.db
+      .insertInto('auth_login_failures')
       .values({ key, failures: 1, window_start: now, locked_until: 0, reservation: token })
-      .onConflict((oc) => oc.column('key').doUpdateSet({
-        failures: sql<number>`case when ${locked} then ${sql.ref(`${t}.failures`)} else ${counted} end`,
-        window_start: sql<number>`case when ${locked} then ${sql.ref(`${t}.window_start`)} when ${sql.ref(`${t}.window_start`)} < ${num(windowStart)} then ${num(now)} else ${sql.ref(`${t}.window_start`)} end`,
-        locked_until: sql<number>`case when ${locked} then ${sql.ref(`${t}.locked_until`)} when ${over} > 0 then ${num(now)} + ${lockMsSql(over)} else ${sql.ref(`${t}.locked_until`)} end`,
-        reservation: sql<string>`case when ${locked} then ${sql.ref(`${t}.reservation`)} else cast(${token} as text) end`,
-      }))
+      .onConflict((oc) =>
+        oc.column('key').doUpdateSet({
+          failures: sql<number>`case when ${locked} then ${sql.ref(`${t}.failures`)} else ${counted} end`,
+          window_start: sql<number>`case when ${locked} then ${sql.ref(`${t}.window_start`)} when ${sql.ref(`${t}.window_start`)} < ${num(windowStart)} then ${num(now)} else ${sql.ref(`${t}.window_start`)} end`,
+          locked_until: sql<number>`case when ${locked} then ${sql.ref(`${t}.locked_until`)} when ${over} > 0 then ${num(now)} + ${lockMsSql(over)} else ${sql.ref(`${t}.locked_until`)} end`,
+          reservation: sql<string>`case when ${locked} then ${sql.ref(`${t}.reservation`)} else cast(${token} as text) end`,
+        }),
+      )
       .returning(['reservation', 'locked_until'])
       .executeTakeFirstOrThrow();
     if (row.reservation !== token) lockedUntil = Math.max(lockedUntil, Number(row.locked_until));
@@ -123,7 +131,9 @@ async function reserveAttempt(deps: Deps, keys: ThrottleKey[], message: string):
 /** Clears the first key's counter (the account, the link) and gives the address its reserved failure back. */
 async function attemptSucceeded(deps: Deps, [account, ip]: ThrottleKey[]): Promise<void> {
   await deps.db.deleteFrom('auth_login_failures').where('key', '=', account!.key).execute();
-  await deps.db.updateTable('auth_login_failures')
+  await deps.db
+    .updateTable('auth_login_failures')
     .set({ failures: sql<number>`case when failures > 0 then failures - 1 else 0 end` })
-    .where('key', '=', ip!.key).execute();
+    .where('key', '=', ip!.key)
+    .execute();
 }

@@ -74,7 +74,9 @@ export async function principalForToken(deps: Deps, token: string): Promise<Prin
     via,
     ...(session.impersonator_id ? { impersonatorId: session.impersonator_id } : {}),
     // A third-party token reaches only what its scopes name (checked by the authentication hook).
-    ...(via === 'oauth' ? { scopes: new Set((session.scope ?? '').split(' ').filter(Boolean)), clientId: session.client_id ?? undefined } : {}),
+    ...(via === 'oauth'
+      ? { scopes: new Set((session.scope ?? '').split(' ').filter(Boolean)), clientId: session.client_id ?? undefined }
+      : {}),
   });
   if (!principal || principal.orgId !== session.session_org_id) throw unauthorized();
   if (session.impersonator_id) await assertImpersonationHolds(deps, session.impersonator_id, principal);
@@ -88,7 +90,14 @@ export async function principalForToken(deps: Deps, token: string): Promise<Prin
  */
 async function assertImpersonationHolds(deps: Deps, impersonatorId: string, target: Principal): Promise<void> {
   const impersonator = await loadUserPrincipal(deps.db, impersonatorId);
-  if (!impersonator || impersonator.orgId !== target.orgId || !impersonator.privileges.has('impersonate')) throw unauthorized('The impersonation has ended');
-  const [mine, theirs] = await Promise.all([holdingsOfPrincipal(deps.db, impersonator), holdingsOfPrincipal(deps.db, target)]);
-  if (!holdingsWithin(byKind(theirs), byKind(mine))) throw unauthorized('The impersonation has ended: the user now holds privileges or permissions the impersonator does not');
+  if (!impersonator || impersonator.orgId !== target.orgId || !impersonator.privileges.has('impersonate'))
+    throw unauthorized('The impersonation has ended');
+  const [mine, theirs] = await Promise.all([
+    holdingsOfPrincipal(deps.db, impersonator),
+    holdingsOfPrincipal(deps.db, target),
+  ]);
+  if (!holdingsWithin(byKind(theirs), byKind(mine)))
+    throw unauthorized(
+      'The impersonation has ended: the user now holds privileges or permissions the impersonator does not',
+    );
 }

@@ -1,4 +1,12 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  sign,
+  verify,
+  type JsonWebKey,
+  type KeyObject,
+} from 'node:crypto';
 import type { Deps } from '../../deps.ts';
 
 type JWK = JsonWebKey & { kid?: string; alg?: string; use?: string };
@@ -48,7 +56,11 @@ export function createKeyState(): KeyState {
 
 async function reload(deps: Deps, state: KeyState): Promise<void> {
   state.lastReload = Date.now();
-  const rows = await deps.db.selectFrom('auth_signing_keys').select(['kid', 'public_jwk', 'retired_at']).orderBy('created_at').execute();
+  const rows = await deps.db
+    .selectFrom('auth_signing_keys')
+    .select(['kid', 'public_jwk', 'retired_at'])
+    .orderBy('created_at')
+    .execute();
   const jwks: JWK[] = [];
   for (const row of rows) {
     const jwk = JSON.parse(row.public_jwk) as JWK;
@@ -59,22 +71,42 @@ async function reload(deps: Deps, state: KeyState): Promise<void> {
 }
 
 async function loadSigningKey(deps: Deps, state: KeyState): Promise<{ kid: string; key: KeyObject }> {
-  const existing = await deps.db.selectFrom('server_state').select('value').where('key', '=', ACTIVE_KEY).executeTakeFirst();
+  const existing = await deps.db
+    .selectFrom('server_state')
+    .select('value')
+    .where('key', '=', ACTIVE_KEY)
+    .executeTakeFirst();
   let kid = existing?.value;
   if (!kid) {
     const now = deps.clock.now();
     const pair = generateKeyPairSync('ed25519');
     const candidate = `k${now.toString(36)}${Math.random().toString(36).slice(2, 8)}`;
-    await deps.db.insertInto('auth_signing_keys').values({
-      kid: candidate, alg: ALG, public_jwk: JSON.stringify(pair.publicKey.export({ format: 'jwk' })),
-      private_jwk_sealed: deps.keys.encrypt(JSON.stringify(pair.privateKey.export({ format: 'jwk' }))), created_at: now, retired_at: null,
-    }).execute();
-    await deps.db.insertInto('server_state').values({ key: ACTIVE_KEY, value: candidate, updated_at: now })
-      .onConflict((oc) => oc.column('key').doNothing()).execute();
-    kid = (await deps.db.selectFrom('server_state').select('value').where('key', '=', ACTIVE_KEY).executeTakeFirstOrThrow()).value;
+    await deps.db
+      .insertInto('auth_signing_keys')
+      .values({
+        kid: candidate,
+        alg: ALG,
+        public_jwk: JSON.stringify(pair.publicKey.export({ format: 'jwk' })),
+        private_jwk_sealed: deps.keys.encrypt(JSON.stringify(pair.privateKey.export({ format: 'jwk' }))),
+        created_at: now,
+        retired_at: null,
+      })
+      .execute();
+    await deps.db
+      .insertInto('server_state')
+      .values({ key: ACTIVE_KEY, value: candidate, updated_at: now })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    kid = (
+      await deps.db.selectFrom('server_state').select('value').where('key', '=', ACTIVE_KEY).executeTakeFirstOrThrow()
+    ).value;
     if (kid !== candidate) await deps.db.deleteFrom('auth_signing_keys').where('kid', '=', candidate).execute();
   }
-  const row = await deps.db.selectFrom('auth_signing_keys').select('private_jwk_sealed').where('kid', '=', kid).executeTakeFirstOrThrow();
+  const row = await deps.db
+    .selectFrom('auth_signing_keys')
+    .select('private_jwk_sealed')
+    .where('kid', '=', kid)
+    .executeTakeFirstOrThrow();
   const key = createPrivateKey({ key: JSON.parse(deps.keys.decrypt(row.private_jwk_sealed)) as JWK, format: 'jwk' });
   await reload(deps, state);
   return { kid, key };
@@ -88,7 +120,9 @@ export async function signToken(deps: Deps, claims: Omit<TokenClaims, 'iss'> & {
   });
   const { kid, key } = await state.signing;
   const header = Buffer.from(JSON.stringify({ alg: ALG, kid, typ: 'JWT' })).toString('base64url');
-  const payload = Buffer.from(JSON.stringify({ ...claims, iss: claims.iss ?? deps.config.publicUrl })).toString('base64url');
+  const payload = Buffer.from(JSON.stringify({ ...claims, iss: claims.iss ?? deps.config.publicUrl })).toString(
+    'base64url',
+  );
   const input = `${header}.${payload}`;
   return `${input}.${sign(null, Buffer.from(input), key).toString('base64url')}`;
 }
@@ -98,7 +132,12 @@ export async function signToken(deps: Deps, claims: Omit<TokenClaims, 'iss'> & {
  * bad signature, other issuer). Expiry is NOT checked here: callers compare `exp` with the clock.
  */
 function isCanonicalBase64url(part: string): boolean {
-  return part.length > 0 && /^[A-Za-z0-9_-]+$/.test(part) && part.length % 4 !== 1 && Buffer.from(part, 'base64url').toString('base64url') === part;
+  return (
+    part.length > 0 &&
+    /^[A-Za-z0-9_-]+$/.test(part) &&
+    part.length % 4 !== 1 &&
+    Buffer.from(part, 'base64url').toString('base64url') === part
+  );
 }
 
 export async function verifySignature(deps: Deps, token: string): Promise<TokenClaims | null> {
@@ -118,7 +157,14 @@ export async function verifySignature(deps: Deps, token: string): Promise<TokenC
   } catch {
     return null;
   }
-  if (header.alg !== ALG || typeof header.kid !== 'string' || header.crit !== undefined || typeof claims !== 'object' || claims === null) return null;
+  if (
+    header.alg !== ALG ||
+    typeof header.kid !== 'string' ||
+    header.crit !== undefined ||
+    typeof claims !== 'object' ||
+    claims === null
+  )
+    return null;
   let key = state.verifying.get(header.kid);
   if (!key && Date.now() - state.lastReload >= RELOAD_INTERVAL_MS) {
     await reload(deps, state);
@@ -127,7 +173,13 @@ export async function verifySignature(deps: Deps, token: string): Promise<TokenC
   if (!key) return null;
   const signature = Buffer.from(parts[2]!, 'base64url');
   if (signature.length !== 64 || !verify(null, Buffer.from(`${parts[0]}.${parts[1]}`), key, signature)) return null;
-  if (claims.iss !== deps.config.publicUrl || typeof claims.sub !== 'string' || typeof claims.sid !== 'string' || typeof claims.exp !== 'number') return null;
+  if (
+    claims.iss !== deps.config.publicUrl ||
+    typeof claims.sub !== 'string' ||
+    typeof claims.sid !== 'string' ||
+    typeof claims.exp !== 'number'
+  )
+    return null;
   if (claims.token_use !== 'id' && claims.token_use !== 'access') return null;
   if (state.verified.size >= VERIFIED_CACHE_MAX) state.verified.clear();
   state.verified.set(token, claims);

@@ -15,11 +15,18 @@ forEachEngine('CDN with the asset store as origin', (ctx) => {
     edge = await startEdge(ctx());
     org = await createTestOrg(ctx());
   });
-  after(async () => { await edge.close(); });
+  after(async () => {
+    await edge.close();
+  });
 
   const configure = async (o: TestOrg, fields: Record<string, unknown> = {}) => {
     const name = `assets-${unique()}`;
-    const res = await ctx().inject({ method: 'POST', url: '/v1/cdn/configure', headers: o.admin.headers, payload: { name, region: 'de', url: `https://${name}.cdn.example.com`, ...fields } });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/v1/cdn/configure',
+      headers: o.admin.headers,
+      payload: { name, region: 'de', url: `https://${name}.cdn.example.com`, ...fields },
+    });
     assert.equal(res.statusCode, 200, res.body);
     return json(res);
   };
@@ -29,7 +36,12 @@ forEachEngine('CDN with the asset store as origin', (ctx) => {
     const image = await jpeg(120, 80);
     const published = await uploadAsset(ctx(), org, image, 'photo.jpg');
     const other = await uploadAsset(ctx(), org, await jpeg(30, 20), 'other.jpg');
-    const pub = await ctx().inject({ method: 'POST', url: '/v1/cdn/publish', headers: org.admin.headers, payload: { assets: [published.objectId] } });
+    const pub = await ctx().inject({
+      method: 'POST',
+      url: '/v1/cdn/publish',
+      headers: org.admin.headers,
+      payload: { assets: [published.objectId] },
+    });
     assert.equal(pub.statusCode, 200, pub.body);
     assert.deepEqual(json(pub), { success: true });
     const res = await fetch(`${edge.url}/${zone.name}/${published.objectId}/photo.jpg`);
@@ -40,7 +52,12 @@ forEachEngine('CDN with the asset store as origin', (ctx) => {
     assert.equal((await fetch(`${edge.url}/${zone.name}/${published.objectId}`)).headers.get('cdn-cache'), 'HIT');
     assert.equal((await fetch(`${edge.url}/${zone.name}/${other.objectId}/other.jpg`)).status, 404);
     assert.equal((await fetch(`${edge.url}/${zone.name}/not-an-id`)).status, 404);
-    const un = await ctx().inject({ method: 'POST', url: '/v1/cdn/unpublish', headers: org.admin.headers, payload: { assets: [published.objectId] } });
+    const un = await ctx().inject({
+      method: 'POST',
+      url: '/v1/cdn/unpublish',
+      headers: org.admin.headers,
+      payload: { assets: [published.objectId] },
+    });
     assert.equal(un.statusCode, 200, un.body);
     assert.equal((await fetch(`${edge.url}/${zone.name}/${published.objectId}/photo.jpg`)).status, 404);
     assert.equal((await fetch(`${edge.url}/${zone.name}/${published.objectId}`)).status, 404);
@@ -51,32 +68,96 @@ forEachEngine('CDN with the asset store as origin', (ctx) => {
     const mine = await uploadAsset(ctx(), org, await jpeg(), 'a.jpg');
     const stranger = await createTestOrg(ctx());
     const theirs = await uploadAsset(ctx(), stranger, await jpeg(), 'b.jpg');
-    const missing = await ctx().inject({ method: 'POST', url: '/v1/cdn/publish', headers: org.admin.headers, payload: { assets: [mine.objectId, theirs.objectId], pullZoneId: zone.id } });
+    const missing = await ctx().inject({
+      method: 'POST',
+      url: '/v1/cdn/publish',
+      headers: org.admin.headers,
+      payload: { assets: [mine.objectId, theirs.objectId], pullZoneId: zone.id },
+    });
     assert.equal(missing.statusCode, 404, missing.body);
     assert.match(missing.body, /assets\[1\]/);
     // A CDN manager outside the asset's groups cannot see it.
     const manager = await createTestUser(ctx(), org, { privileges: ['cdn_management'], groupIds: [] });
-    const hidden = await ctx().inject({ method: 'POST', url: '/v1/cdn/publish', headers: manager.headers, payload: { assets: [mine.objectId], pullZoneId: zone.id } });
+    const hidden = await ctx().inject({
+      method: 'POST',
+      url: '/v1/cdn/publish',
+      headers: manager.headers,
+      payload: { assets: [mine.objectId], pullZoneId: zone.id },
+    });
     assert.equal(hidden.statusCode, 404, hidden.body);
-    assert.equal(json(await ctx().inject({ method: 'GET', url: `/v1/cdn/pullzones/${zone.id}`, headers: org.admin.headers })).filesStored, 0);
-    await ctx().inject({ method: 'PATCH', url: `/v1/cdn/pullzones/${zone.id}`, headers: org.admin.headers, payload: { enabled: false } });
-    const disabled = await ctx().inject({ method: 'POST', url: '/v1/cdn/publish', headers: org.admin.headers, payload: { assets: [mine.objectId], pullZoneId: zone.id } });
+    assert.equal(
+      json(await ctx().inject({ method: 'GET', url: `/v1/cdn/pullzones/${zone.id}`, headers: org.admin.headers }))
+        .filesStored,
+      0,
+    );
+    await ctx().inject({
+      method: 'PATCH',
+      url: `/v1/cdn/pullzones/${zone.id}`,
+      headers: org.admin.headers,
+      payload: { enabled: false },
+    });
+    const disabled = await ctx().inject({
+      method: 'POST',
+      url: '/v1/cdn/publish',
+      headers: org.admin.headers,
+      payload: { assets: [mine.objectId], pullZoneId: zone.id },
+    });
     assert.equal(disabled.statusCode, 409, disabled.body);
-    assert.equal((await ctx().inject({ method: 'POST', url: '/v1/cdn/unpublish', headers: org.admin.headers, payload: { assets: [mine.objectId], pullZoneId: zone.id } })).statusCode, 200);
-    assert.equal((await ctx().inject({ method: 'POST', url: '/v1/cdn/publish', headers: org.admin.headers, payload: { assets: ['nope'], pullZoneId: zone.id } })).statusCode, 400);
-    assert.equal((await ctx().inject({ method: 'POST', url: '/v1/cdn/publish', headers: org.admin.headers, payload: { assets: [], pullZoneId: zone.id } })).statusCode, 400);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'POST',
+          url: '/v1/cdn/unpublish',
+          headers: org.admin.headers,
+          payload: { assets: [mine.objectId], pullZoneId: zone.id },
+        })
+      ).statusCode,
+      200,
+    );
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'POST',
+          url: '/v1/cdn/publish',
+          headers: org.admin.headers,
+          payload: { assets: ['nope'], pullZoneId: zone.id },
+        })
+      ).statusCode,
+      400,
+    );
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'POST',
+          url: '/v1/cdn/publish',
+          headers: org.admin.headers,
+          payload: { assets: [], pullZoneId: zone.id },
+        })
+      ).statusCode,
+      400,
+    );
   });
 
   it('an asset sent to the recycle bin stops being served once its edge copy expires (revalidation)', async () => {
     const zone = await configure(org, { cacheControlMaxAgeOverride: 1 });
     const asset = await uploadAsset(ctx(), org, await jpeg(), 'gone.jpg');
-    await ctx().inject({ method: 'POST', url: '/v1/cdn/publish', headers: org.admin.headers, payload: { assets: [asset.objectId], pullZoneId: zone.id } });
+    await ctx().inject({
+      method: 'POST',
+      url: '/v1/cdn/publish',
+      headers: org.admin.headers,
+      payload: { assets: [asset.objectId], pullZoneId: zone.id },
+    });
     assert.equal((await fetch(`${edge.url}/${zone.name}/${asset.objectId}`)).status, 200);
     await new Promise((r) => setTimeout(r, 1100));
     const again = await fetch(`${edge.url}/${zone.name}/${asset.objectId}`);
     assert.equal(again.status, 200);
     assert.equal(again.headers.get('cdn-cache'), 'REVALIDATED');
-    const del = await ctx().inject({ method: 'POST', url: `/v1/asset/${asset.objectId}/delete`, headers: org.admin.headers, payload: { action: 'delete' } });
+    const del = await ctx().inject({
+      method: 'POST',
+      url: `/v1/asset/${asset.objectId}/delete`,
+      headers: org.admin.headers,
+      payload: { action: 'delete' },
+    });
     assert.equal(del.statusCode, 200, del.body);
     await new Promise((r) => setTimeout(r, 1100));
     assert.equal((await fetch(`${edge.url}/${zone.name}/${asset.objectId}`)).status, 404);
@@ -85,8 +166,15 @@ forEachEngine('CDN with the asset store as origin', (ctx) => {
   it('published images go through the optimizer (WebP by Accept)', async () => {
     const zone = await configure(org, { optimizerEnabled: true, optimizerEnableAvif: false });
     const asset = await uploadAsset(ctx(), org, await jpeg(200, 100), 'pic.jpg');
-    await ctx().inject({ method: 'POST', url: '/v1/cdn/publish', headers: org.admin.headers, payload: { assets: [asset.objectId], pullZoneId: zone.id } });
-    const res = await fetch(`${edge.url}/${zone.name}/${asset.objectId}/pic.jpg`, { headers: { accept: 'image/webp,*/*' } });
+    await ctx().inject({
+      method: 'POST',
+      url: '/v1/cdn/publish',
+      headers: org.admin.headers,
+      payload: { assets: [asset.objectId], pullZoneId: zone.id },
+    });
+    const res = await fetch(`${edge.url}/${zone.name}/${asset.objectId}/pic.jpg`, {
+      headers: { accept: 'image/webp,*/*' },
+    });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'image/webp');
     assert.equal((await sharp(Buffer.from(await res.arrayBuffer())).metadata()).width, 200);

@@ -19,9 +19,20 @@ export async function checkPublishable(deps: Deps, principal: Principal, assetId
   for (const [i, given] of assetIds.entries()) {
     const id = byAnyId.get(given);
     // The one visibility rule (View and an open metadata template), as every asset read.
-    const loaded = id ? await loadAsset(deps.db, principal, id).catch((error: unknown) => { if (error instanceof AppError && error.code === 'not_found') return undefined; throw error; }) : undefined;
-    if (!id || !loaded) throw new AppError('not_found', `Asset ${given} not found`, { details: [{ field: `body.assets[${i}]`, message: 'not found' }] });
-    if (!permitted(loaded.permissions as Set<Permission>, 'cdn.publish')) throw new AppError('forbidden', `Missing permission Download on asset ${given}`, { details: [{ field: `body.assets[${i}]`, message: 'Download permission needed to publish' }] });
+    const loaded = id
+      ? await loadAsset(deps.db, principal, id).catch((error: unknown) => {
+          if (error instanceof AppError && error.code === 'not_found') return undefined;
+          throw error;
+        })
+      : undefined;
+    if (!id || !loaded)
+      throw new AppError('not_found', `Asset ${given} not found`, {
+        details: [{ field: `body.assets[${i}]`, message: 'not found' }],
+      });
+    if (!permitted(loaded.permissions as Set<Permission>, 'cdn.publish'))
+      throw new AppError('forbidden', `Missing permission Download on asset ${given}`, {
+        details: [{ field: `body.assets[${i}]`, message: 'Download permission needed to publish' }],
+      });
     out.push(id);
   }
   return [...new Set(out)];
@@ -33,18 +44,28 @@ export async function checkPublishable(deps: Deps, principal: Principal, assetId
  * anything else is a 404 exactly like a missing asset.
  */
 export function assetOriginFor(deps: { db: Db; blobs: BlobStore }): AssetOrigin {
-  const notFound = (started: number): OriginResponse => ({ status: 404, headers: { 'content-type': 'application/json', 'cache-control': 'max-age=10' }, body: Buffer.from('{"message":"Asset not found"}'), ms: performance.now() - started });
+  const notFound = (started: number): OriginResponse => ({
+    status: 404,
+    headers: { 'content-type': 'application/json', 'cache-control': 'max-age=10' },
+    body: Buffer.from('{"message":"Asset not found"}'),
+    ms: performance.now() - started,
+  });
   return {
     async fetch(zone, path, headers, options) {
       const started = performance.now();
       const m = /^\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(\/[^/]*)?$/i.exec(path);
       if (!m) return notFound(started);
       const assetId = m[1]!.toLowerCase();
-      const published = await deps.db.selectFrom('cdn_published_assets').select('asset_id')
-        .where('zone_id', '=', zone.id).where('asset_id', '=', assetId).where('org_id', '=', zone.orgId)
+      const published = await deps.db
+        .selectFrom('cdn_published_assets')
+        .select('asset_id')
+        .where('zone_id', '=', zone.id)
+        .where('asset_id', '=', assetId)
+        .where('org_id', '=', zone.orgId)
         .executeTakeFirst();
       const row = published ? await servedContentOf(deps.db, zone.orgId, assetId) : undefined;
-      if (!row || row.content_state !== 'available' || row.deleted_at !== null || !row.blob_key) return notFound(started);
+      if (!row || row.content_state !== 'available' || row.deleted_at !== null || !row.blob_key)
+        return notFound(started);
       const etag = `"${row.sha256 ?? row.updated_at}"`;
       const base: Record<string, string> = {
         'content-type': row.content_type ?? 'application/octet-stream',
@@ -55,13 +76,21 @@ export function assetOriginFor(deps: { db: Db; blobs: BlobStore }): AssetOrigin 
         'cache-control': 'public, max-age=60, must-revalidate',
         'cdn-tag': `asset-${assetId}`,
       };
-      if (headers['if-none-match'] === etag) return { status: 304, headers: base, body: Buffer.alloc(0), ms: performance.now() - started };
+      if (headers['if-none-match'] === etag)
+        return { status: 304, headers: base, body: Buffer.alloc(0), ms: performance.now() - started };
       // Never read a big object whole (issue 23, defect 8): the edge streams it to disk or the client.
       const size = (await deps.blobs.head(row.blob_key))?.size;
       const stream = size === undefined ? null : await deps.blobs.get(row.blob_key);
       if (!stream || size === undefined) return notFound(started);
       if (size > (options?.inlineMaxBytes ?? 1024 * 1024)) {
-        return { status: 200, headers: { ...base, 'content-length': String(size) }, body: Buffer.alloc(0), stream, size, ms: performance.now() - started };
+        return {
+          status: 200,
+          headers: { ...base, 'content-length': String(size) },
+          body: Buffer.alloc(0),
+          stream,
+          size,
+          ms: performance.now() - started,
+        };
       }
       const chunks: Buffer[] = [];
       let read = 0;
@@ -70,7 +99,12 @@ export function assetOriginFor(deps: { db: Db; blobs: BlobStore }): AssetOrigin 
         chunks.push(chunk as Buffer);
       }
       const body = Buffer.concat(chunks, read);
-      return { status: 200, headers: { ...base, 'content-length': String(body.length) }, body, ms: performance.now() - started };
+      return {
+        status: 200,
+        headers: { ...base, 'content-length': String(body.length) },
+        body,
+        ms: performance.now() - started,
+      };
     },
   };
 }

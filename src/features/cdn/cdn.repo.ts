@@ -19,13 +19,22 @@ export async function hostnamesTaken(db: DbOrTrx, hostnames: string[], exceptZon
 
 export async function replaceHostnames(db: DbOrTrx, orgId: string, zoneId: number, hostnames: string[]): Promise<void> {
   await db.deleteFrom('cdn_zone_hostnames').where('zone_id', '=', zoneId).execute();
-  if (hostnames.length > 0) await db.insertInto('cdn_zone_hostnames').values(hostnames.map((hostname) => ({ hostname, zone_id: zoneId, org_id: orgId }))).execute();
+  if (hostnames.length > 0)
+    await db
+      .insertInto('cdn_zone_hostnames')
+      .values(hostnames.map((hostname) => ({ hostname, zone_id: zoneId, org_id: orgId })))
+      .execute();
 }
 
 export async function publishedCounts(db: DbOrTrx, zoneIds: number[]): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (zoneIds.length === 0) return out;
-  const rows = await db.selectFrom('cdn_published_assets').select(['zone_id', sql<number>`count(*)`.as('n')]).where('zone_id', 'in', zoneIds).groupBy('zone_id').execute();
+  const rows = await db
+    .selectFrom('cdn_published_assets')
+    .select(['zone_id', sql<number>`count(*)`.as('n')])
+    .where('zone_id', 'in', zoneIds)
+    .groupBy('zone_id')
+    .execute();
   for (const row of rows) out.set(Number(row.zone_id), Number(row.n));
   return out;
 }
@@ -33,8 +42,13 @@ export async function publishedCounts(db: DbOrTrx, zoneIds: number[]): Promise<M
 export async function monthlyBytes(db: DbOrTrx, zoneIds: number[], monthStart: number): Promise<Map<number, number>> {
   const out = new Map<number, number>();
   if (zoneIds.length === 0) return out;
-  const rows = await db.selectFrom('cdn_stats_hourly').select(['zone_id', sql<number>`sum(bytes_served)`.as('bytes')])
-    .where('zone_id', 'in', zoneIds).where('hour', '>=', monthStart).groupBy('zone_id').execute();
+  const rows = await db
+    .selectFrom('cdn_stats_hourly')
+    .select(['zone_id', sql<number>`sum(bytes_served)`.as('bytes')])
+    .where('zone_id', 'in', zoneIds)
+    .where('hour', '>=', monthStart)
+    .groupBy('zone_id')
+    .execute();
   for (const row of rows) out.set(Number(row.zone_id), Number(row.bytes));
   return out;
 }

@@ -9,10 +9,26 @@ import { AppError, conflict, invalidField, notFound } from '../../core/http/erro
 import { newId } from '../../core/ids.ts';
 import { assertAllowedTarget, isTargetNotAllowed } from '../../core/net/ssrf.ts';
 import { checkPublishable } from './asset-origin.ts';
-import { findZone, hostnamesTaken, listZoneRows, monthlyBytes, monthStartUtc, publishedCounts, replaceHostnames } from './cdn.repo.ts';
+import {
+  findZone,
+  hostnamesTaken,
+  listZoneRows,
+  monthlyBytes,
+  monthStartUtc,
+  publishedCounts,
+  replaceHostnames,
+} from './cdn.repo.ts';
 import type { PurgeInput, Zone, ZoneCreate, ZoneUpdate } from './cdn.schemas.ts';
 import { pushToEdges, type PurgeMessage } from './control.ts';
-import { defaultSettings, isHostname, isReferrerPattern, parseIpRule, SETTING_KEYS, signToken, type ZoneSettings } from './zone-model.ts';
+import {
+  defaultSettings,
+  isHostname,
+  isReferrerPattern,
+  parseIpRule,
+  SETTING_KEYS,
+  signToken,
+  type ZoneSettings,
+} from './zone-model.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -37,7 +53,10 @@ function toZone(row: CdnZonesTable, published: number, used: number): Zone {
 
 async function zonesOut(deps: Deps, rows: CdnZonesTable[]): Promise<Zone[]> {
   const ids = rows.map((r) => Number(r.id));
-  const [published, used] = await Promise.all([publishedCounts(deps.db, ids), monthlyBytes(deps.db, ids, monthStartUtc(deps.clock.now()))]);
+  const [published, used] = await Promise.all([
+    publishedCounts(deps.db, ids),
+    monthlyBytes(deps.db, ids, monthStartUtc(deps.clock.now())),
+  ]);
   return rows.map((r) => toZone(r, published.get(Number(r.id)) ?? 0, used.get(Number(r.id)) ?? 0));
 }
 
@@ -86,40 +105,61 @@ async function applyFields(deps: Deps, base: ZoneSettings, input: ZoneUpdate): P
   }
   if (input.originUrl !== undefined && input.originUrl !== null) {
     try {
-      next.originUrl = (await assertAllowedTarget(input.originUrl, { allowPrivate: deps.config.allowPrivateTargets })).toString().replace(/\/+$/, '');
+      next.originUrl = (await assertAllowedTarget(input.originUrl, { allowPrivate: deps.config.allowPrivateTargets }))
+        .toString()
+        .replace(/\/+$/, '');
     } catch (error) {
       if (isTargetNotAllowed(error)) throw invalidField('body.originUrl', error.message);
       throw error;
     }
     if (input.originType === undefined) next.originType = 'url';
   }
-  if (next.originType === 'url' && !next.originUrl) throw invalidField('body.originUrl', "is required when originType is 'url'");
-  if (input.originHostHeader !== undefined && input.originHostHeader !== null && !isHostname(input.originHostHeader.toLowerCase().replace(/:\d+$/, ''))) {
+  if (next.originType === 'url' && !next.originUrl)
+    throw invalidField('body.originUrl', "is required when originType is 'url'");
+  if (
+    input.originHostHeader !== undefined &&
+    input.originHostHeader !== null &&
+    !isHostname(input.originHostHeader.toLowerCase().replace(/:\d+$/, ''))
+  ) {
     throw invalidField('body.originHostHeader', 'must be a host name');
   }
   for (const field of ['allowedReferrers', 'blockedReferrers'] as const) {
     if (input[field] === undefined) continue;
     next[field] = uniqueLower(input[field]);
-    next[field].forEach((v, i) => { if (!isReferrerPattern(v)) throw invalidField(`body.${field}[${i}]`, `"${v}" is not a host name or *.domain pattern`); });
+    next[field].forEach((v, i) => {
+      if (!isReferrerPattern(v))
+        throw invalidField(`body.${field}[${i}]`, `"${v}" is not a host name or *.domain pattern`);
+    });
   }
   if (input.blockedIPs !== undefined) {
     next.blockedIPs = [...new Set(input.blockedIPs.map((v) => v.trim()))];
-    next.blockedIPs.forEach((v, i) => { if (!parseIpRule(v)) throw invalidField(`body.blockedIPs[${i}]`, `"${v}" is not an IP address or CIDR range`); });
+    next.blockedIPs.forEach((v, i) => {
+      if (!parseIpRule(v)) throw invalidField(`body.blockedIPs[${i}]`, `"${v}" is not an IP address or CIDR range`);
+    });
   }
   if (input.blockedCountries !== undefined) {
     next.blockedCountries = [...new Set(input.blockedCountries.map((v) => v.trim().toUpperCase()))];
-    next.blockedCountries.forEach((v, i) => { if (!/^[A-Z]{2}$/.test(v)) throw invalidField(`body.blockedCountries[${i}]`, `"${v}" is not a two-letter country code`); });
+    next.blockedCountries.forEach((v, i) => {
+      if (!/^[A-Z]{2}$/.test(v))
+        throw invalidField(`body.blockedCountries[${i}]`, `"${v}" is not a two-letter country code`);
+    });
   }
   if (input.accessControlOriginHeaderExtensions !== undefined) {
-    next.accessControlOriginHeaderExtensions = uniqueLower(input.accessControlOriginHeaderExtensions).map((v) => v.replace(/^\./, ''));
-    next.accessControlOriginHeaderExtensions.forEach((v, i) => { if (!/^[a-z0-9]{1,16}$/.test(v)) throw invalidField(`body.accessControlOriginHeaderExtensions[${i}]`, `"${v}" is not a file extension`); });
+    next.accessControlOriginHeaderExtensions = uniqueLower(input.accessControlOriginHeaderExtensions).map((v) =>
+      v.replace(/^\./, ''),
+    );
+    next.accessControlOriginHeaderExtensions.forEach((v, i) => {
+      if (!/^[a-z0-9]{1,16}$/.test(v))
+        throw invalidField(`body.accessControlOriginHeaderExtensions[${i}]`, `"${v}" is not a file extension`);
+    });
   }
   return next;
 }
 
 async function checkHostnames(deps: Deps, hostnames: string[], zoneId?: number): Promise<void> {
   const taken = await hostnamesTaken(deps.db, hostnames, zoneId);
-  if (taken.length > 0) throw conflict(`Hostname already used by another pull zone: ${taken.join(', ')}`, 'body.hostnames');
+  if (taken.length > 0)
+    throw conflict(`Hostname already used by another pull zone: ${taken.join(', ')}`, 'body.hostnames');
 }
 
 export async function createZone(deps: Deps, principal: Principal, input: ZoneCreate): Promise<Zone> {
@@ -133,17 +173,32 @@ export async function createZone(deps: Deps, principal: Principal, input: ZoneCr
     const id = randomInt(10_000_000_000, 99_999_999_999);
     try {
       await deps.db.transaction().execute(async (trx) => {
-        await trx.insertInto('cdn_zones').values({
-          id, org_id: principal.orgId, name: input.name, name_key: input.name.toLowerCase(), region: input.region ?? 'de',
-          enabled: input.enabled === false ? 0 : 1, settings: toJson(settings), version: 1, created_at: now, updated_at: now,
-        }).execute();
+        await trx
+          .insertInto('cdn_zones')
+          .values({
+            id,
+            org_id: principal.orgId,
+            name: input.name,
+            name_key: input.name.toLowerCase(),
+            region: input.region ?? 'de',
+            enabled: input.enabled === false ? 0 : 1,
+            settings: toJson(settings),
+            version: 1,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
         await replaceHostnames(trx, principal.orgId, id, settings.hostnames);
       });
       await pushToEdges(deps.db, deps.keys, now, { reload: [id] });
       return (await zonesOut(deps, [(await findZone(deps.db, principal.orgId, id))!]))[0]!;
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
-      const byName = await deps.db.selectFrom('cdn_zones').select('id').where('name_key', '=', input.name.toLowerCase()).executeTakeFirst();
+      const byName = await deps.db
+        .selectFrom('cdn_zones')
+        .select('id')
+        .where('name_key', '=', input.name.toLowerCase())
+        .executeTakeFirst();
       if (byName) throw conflict(`A pull zone named "${input.name}" already exists`, 'body.name');
       await checkHostnames(deps, settings.hostnames);
       if (attempt > 3) throw error;
@@ -170,12 +225,19 @@ export async function updateZone(deps: Deps, principal: Principal, id: number, i
   const now = deps.clock.now();
   try {
     await deps.db.transaction().execute(async (trx) => {
-      await trx.updateTable('cdn_zones').set({
-        ...(input.name !== undefined ? { name: input.name, name_key: input.name.toLowerCase() } : {}),
-        ...(input.region !== undefined ? { region: input.region } : {}),
-        ...(input.enabled !== undefined ? { enabled: input.enabled ? 1 : 0 } : {}),
-        settings: toJson(settings), version: row.version + 1, updated_at: Math.max(now, row.updated_at + 1),
-      }).where('id', '=', id).where('org_id', '=', principal.orgId).execute();
+      await trx
+        .updateTable('cdn_zones')
+        .set({
+          ...(input.name !== undefined ? { name: input.name, name_key: input.name.toLowerCase() } : {}),
+          ...(input.region !== undefined ? { region: input.region } : {}),
+          ...(input.enabled !== undefined ? { enabled: input.enabled ? 1 : 0 } : {}),
+          settings: toJson(settings),
+          version: row.version + 1,
+          updated_at: Math.max(now, row.updated_at + 1),
+        })
+        .where('id', '=', id)
+        .where('org_id', '=', principal.orgId)
+        .execute();
       if (hostsChanged) await replaceHostnames(trx, principal.orgId, id, settings.hostnames);
     });
   } catch (error) {
@@ -185,9 +247,16 @@ export async function updateZone(deps: Deps, principal: Principal, id: number, i
   }
   // Configuration that changes what may be served (origin, access rules) also empties edge caches
   // where cached bytes would now be wrong.
-  const originChanged = settings.originUrl !== current.originUrl || settings.originType !== current.originType || settings.originHostHeader !== current.originHostHeader
-    || settings.optimizerEnabled !== current.optimizerEnabled || settings.optimizerImageQuality !== current.optimizerImageQuality || settings.optimizerMaxWidth !== current.optimizerMaxWidth
-    || settings.optimizerMinifyCSS !== current.optimizerMinifyCSS || settings.optimizerMinifyJavaScript !== current.optimizerMinifyJavaScript || settings.ignoreQueryStrings !== current.ignoreQueryStrings;
+  const originChanged =
+    settings.originUrl !== current.originUrl ||
+    settings.originType !== current.originType ||
+    settings.originHostHeader !== current.originHostHeader ||
+    settings.optimizerEnabled !== current.optimizerEnabled ||
+    settings.optimizerImageQuality !== current.optimizerImageQuality ||
+    settings.optimizerMaxWidth !== current.optimizerMaxWidth ||
+    settings.optimizerMinifyCSS !== current.optimizerMinifyCSS ||
+    settings.optimizerMinifyJavaScript !== current.optimizerMinifyJavaScript ||
+    settings.ignoreQueryStrings !== current.ignoreQueryStrings;
   const purges = originChanged ? [await recordPurge(deps, principal.orgId, id, 'all', '*')] : [];
   await pushToEdges(deps.db, deps.keys, now, { reload: [id], purges });
   return getZone(deps, principal, id);
@@ -201,7 +270,11 @@ export async function deleteZone(deps: Deps, principal: Principal, id: number): 
 }
 
 /** Reference PATCH /cdn/configure: the zone named by `id`, or the organization's only zone. */
-export async function configurePatch(deps: Deps, principal: Principal, input: ZoneUpdate & { id?: number }): Promise<void> {
+export async function configurePatch(
+  deps: Deps,
+  principal: Principal,
+  input: ZoneUpdate & { id?: number },
+): Promise<void> {
   requireAction(principal, 'cdn.manage');
   const { id, ...fields } = input;
   const zoneId = id ?? (await soleZone(deps, principal, () => true));
@@ -209,7 +282,9 @@ export async function configurePatch(deps: Deps, principal: Principal, input: Zo
 }
 
 async function soleZone(deps: Deps, principal: Principal, filter: (s: ZoneSettings) => boolean): Promise<number> {
-  const rows = (await listZoneRows(deps.db, principal.orgId)).filter((r) => filter({ ...defaultSettings(), ...fromJson<Partial<ZoneSettings>>(r.settings, {}) }));
+  const rows = (await listZoneRows(deps.db, principal.orgId)).filter((r) =>
+    filter({ ...defaultSettings(), ...fromJson<Partial<ZoneSettings>>(r.settings, {}) }),
+  );
   if (rows.length === 0) throw notFound('Pull zone');
   if (rows.length > 1) throw invalidField('body.id', 'the organization has several pull zones: name one by its id');
   return Number(rows[0]!.id);
@@ -217,23 +292,40 @@ async function soleZone(deps: Deps, principal: Principal, filter: (s: ZoneSettin
 
 // --- publishing assets (reference POST /cdn/publish, /cdn/unpublish) ---
 
-export async function publishAssets(deps: Deps, principal: Principal, input: { assets: string[]; pullZoneId?: number }, publish: boolean): Promise<{ success: boolean }> {
+export async function publishAssets(
+  deps: Deps,
+  principal: Principal,
+  input: { assets: string[]; pullZoneId?: number },
+  publish: boolean,
+): Promise<{ success: boolean }> {
   requireAction(principal, publish ? 'cdn.publish' : 'cdn.manage');
   const zoneId = input.pullZoneId ?? (await soleZone(deps, principal, (s) => s.originType === 'assets'));
   const row = await visibleZone(deps, principal, zoneId);
   let ids = [...new Set(input.assets.map((a) => a.toLowerCase()))];
   const now = deps.clock.now();
   if (publish) {
-    if (row.enabled !== 1) throw new AppError('conflict', 'The pull zone is disabled: publishing is blocked (unpublishing still works)');
+    if (row.enabled !== 1)
+      throw new AppError('conflict', 'The pull zone is disabled: publishing is blocked (unpublishing still works)');
     ids = await checkPublishable(deps, principal, ids);
     for (let i = 0; i < ids.length; i += 500) {
-      await deps.db.insertInto('cdn_published_assets').values(ids.slice(i, i + 500).map((asset_id) => ({ zone_id: zoneId, asset_id, org_id: principal.orgId, published_at: now })))
-        .onConflict((oc) => oc.columns(['zone_id', 'asset_id']).doNothing()).execute();
+      await deps.db
+        .insertInto('cdn_published_assets')
+        .values(
+          ids
+            .slice(i, i + 500)
+            .map((asset_id) => ({ zone_id: zoneId, asset_id, org_id: principal.orgId, published_at: now })),
+        )
+        .onConflict((oc) => oc.columns(['zone_id', 'asset_id']).doNothing())
+        .execute();
     }
     return { success: true };
   }
   for (let i = 0; i < ids.length; i += 500) {
-    await deps.db.deleteFrom('cdn_published_assets').where('zone_id', '=', zoneId).where('asset_id', 'in', ids.slice(i, i + 500)).execute();
+    await deps.db
+      .deleteFrom('cdn_published_assets')
+      .where('zone_id', '=', zoneId)
+      .where('asset_id', 'in', ids.slice(i, i + 500))
+      .execute();
   }
   const purges = await Promise.all(ids.map((asset) => recordPurge(deps, principal.orgId, zoneId, 'asset', asset)));
   await pushToEdges(deps.db, deps.keys, now, { purges });
@@ -242,10 +334,19 @@ export async function publishAssets(deps: Deps, principal: Principal, input: { a
 
 // --- purge ---
 
-async function recordPurge(deps: Deps, orgId: string, zoneId: number, kind: PurgeMessage['kind'], value: string): Promise<PurgeMessage> {
+async function recordPurge(
+  deps: Deps,
+  orgId: string,
+  zoneId: number,
+  kind: PurgeMessage['kind'],
+  value: string,
+): Promise<PurgeMessage> {
   const now = deps.clock.now();
   const id = newId(now);
-  await deps.db.insertInto('cdn_purges').values({ id, zone_id: zoneId, org_id: orgId, kind, value, created_at: Date.now() }).execute();
+  await deps.db
+    .insertInto('cdn_purges')
+    .values({ id, zone_id: zoneId, org_id: orgId, kind, value, created_at: Date.now() })
+    .execute();
   return { id, zoneId, kind, value };
 }
 
@@ -263,9 +364,16 @@ export function zonePath(value: string, zone: { name: string; hostnames: string[
   return path;
 }
 
-export async function purgeZone(deps: Deps, principal: Principal, id: number, input: PurgeInput): Promise<{ id: string; kind: string; value: string; edges: number; unreachableEdges: number }> {
+export async function purgeZone(
+  deps: Deps,
+  principal: Principal,
+  id: number,
+  input: PurgeInput,
+): Promise<{ id: string; kind: string; value: string; edges: number; unreachableEdges: number }> {
   const row = await visibleZone(deps, principal, id);
-  const given = (['url', 'prefix', 'tag', 'everything'] as const).filter((k) => input[k] !== undefined && input[k] !== false);
+  const given = (['url', 'prefix', 'tag', 'everything'] as const).filter(
+    (k) => input[k] !== undefined && input[k] !== false,
+  );
   if (given.length !== 1) throw invalidField('body', 'give exactly one of url, prefix, tag or everything: true');
   const settings = { ...defaultSettings(), ...fromJson<Partial<ZoneSettings>>(row.settings, {}) };
   const zone = { name: row.name, hostnames: settings.hostnames };
@@ -293,12 +401,23 @@ export async function purgeZone(deps: Deps, principal: Principal, id: number, in
 
 // --- signed URLs ---
 
-export async function signUrl(deps: Deps, principal: Principal, id: number, input: { path: string; expiresInSeconds?: number; ip?: string }) {
+export async function signUrl(
+  deps: Deps,
+  principal: Principal,
+  id: number,
+  input: { path: string; expiresInSeconds?: number; ip?: string },
+) {
   const row = await visibleZone(deps, principal, id);
   const s = { ...defaultSettings(), ...fromJson<Partial<ZoneSettings>>(row.settings, {}) };
   const expires = Math.floor(deps.clock.now() / 1000) + (input.expiresInSeconds ?? 3600);
-  if (s.zoneSecurityIncludeHashRemoteIP && !input.ip) throw invalidField('body.ip', 'is required: the zone binds signed URLs to the client IP');
-  const token = signToken(s.zoneSecurityKey, input.path, expires, s.zoneSecurityIncludeHashRemoteIP ? input.ip : undefined);
+  if (s.zoneSecurityIncludeHashRemoteIP && !input.ip)
+    throw invalidField('body.ip', 'is required: the zone binds signed URLs to the client IP');
+  const token = signToken(
+    s.zoneSecurityKey,
+    input.path,
+    expires,
+    s.zoneSecurityIncludeHashRemoteIP ? input.ip : undefined,
+  );
   const base = s.hostnames[0] ? `https://${s.hostnames[0]}` : `/${row.name}`;
   return { path: input.path, token, expires, url: `${base}${input.path}?token=${token}&expires=${expires}` };
 }
@@ -308,6 +427,10 @@ export async function listEdges(deps: Deps, principal: Principal) {
   const rows = await deps.db.selectFrom('cdn_edges').selectAll().orderBy('started_at').execute();
   // Every edge serves every zone, this organization's included, so each organization sees them all,
   // but only what a zone owner needs (region, liveness): never the internal control addresses.
-  return rows.map((r) => ({ id: r.id, region: r.region, startedAt: iso(r.started_at), lastSeenAt: iso(r.last_seen_at) }));
+  return rows.map((r) => ({
+    id: r.id,
+    region: r.region,
+    startedAt: iso(r.started_at),
+    lastSeenAt: iso(r.last_seen_at),
+  }));
 }
-

@@ -7,7 +7,13 @@
 import type { Readable } from 'node:stream';
 import type { ZoneConfig } from './zone-model.ts';
 
-export { checkControlAuth, CONTROL_AUTH_HEADER, EDGE_LIVENESS_MS, type ControlMessage, type PurgeMessage } from './control.ts';
+export {
+  checkControlAuth,
+  CONTROL_AUTH_HEADER,
+  EDGE_LIVENESS_MS,
+  type ControlMessage,
+  type PurgeMessage,
+} from './control.ts';
 export {
   ipMatcher,
   REGION_GEO_ZONE,
@@ -38,5 +44,10 @@ export interface OriginResponse {
 /** The origin of asset-store zones (published assets only), implemented by the API side (`assetOriginFor`). */
 export interface AssetOrigin {
   /** Objects of more than `inlineMaxBytes` come back as a stream (never read whole); smaller ones as a body. */
-  fetch(zone: ZoneConfig, path: string, headers: Record<string, string>, options?: { inlineMaxBytes: number }): Promise<OriginResponse>;
+  fetch(
+    zone: ZoneConfig,
+    path: string,
+    headers: Record<string, string>,
+    options?: { inlineMaxBytes: number },
+  ): Promise<OriginResponse>;
 }

@@ -50,23 +50,37 @@ export interface PushResult {
 
 /** Sends `message` to every live edge, in parallel; edges that fail to answer are deregistered. */
 export async function pushToEdges(db: Db, keys: Keyring, nowMs: number, message: ControlMessage): Promise<PushResult> {
-  const edges = await db.selectFrom('cdn_edges').select(['id', 'control_url']).where('last_seen_at', '>=', nowMs - EDGE_LIVENESS_MS).execute();
-  const results = await Promise.all(edges.map(async (edge) => {
-    try {
-      const res = await fetch(`${edge.control_url}/sync`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', [CONTROL_AUTH_HEADER]: controlAuth(keys, Date.now()) },
-        body: JSON.stringify(message),
-        signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS),
-      });
-      await res.arrayBuffer();
-      return res.ok;
-    } catch {
-      return false;
-    }
-  }));
+  const edges = await db
+    .selectFrom('cdn_edges')
+    .select(['id', 'control_url'])
+    .where('last_seen_at', '>=', nowMs - EDGE_LIVENESS_MS)
+    .execute();
+  const results = await Promise.all(
+    edges.map(async (edge) => {
+      try {
+        const res = await fetch(`${edge.control_url}/sync`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', [CONTROL_AUTH_HEADER]: controlAuth(keys, Date.now()) },
+          body: JSON.stringify(message),
+          signal: AbortSignal.timeout(CONTROL_TIMEOUT_MS),
+        });
+        await res.arrayBuffer();
+        return res.ok;
+      } catch {
+        return false;
+      }
+    }),
+  );
   const failed = edges.filter((_, i) => !results[i]);
   // A deregistered edge notices at its next heartbeat, drops everything it cached and registers anew.
-  if (failed.length > 0) await db.deleteFrom('cdn_edges').where('id', 'in', failed.map((e) => e.id)).execute();
+  if (failed.length > 0)
+    await db
+      .deleteFrom('cdn_edges')
+      .where(
+        'id',
+        'in',
+        failed.map((e) => e.id),
+      )
+      .execute();
   return { acked: results.filter(Boolean).length, failed: failed.length };
 }

@@ -43,7 +43,16 @@ it('signed URL tokens: expiry must be a plain decimal within the longest lifetim
   const e = NOW + MAX_TOKEN_LIFETIME_SECONDS;
   assert.ok(verifyToken('k', '/a', signToken('k', '/a', e), String(e), NOW));
   const t = signToken('k', '/a', NOW + 60);
-  for (const written of [`0${NOW + 60}`, `${NOW + 60}.0`, ` ${NOW + 60}`, `+${NOW + 60}`, `0x${(NOW + 60).toString(16)}`, `${(NOW + 60) / 10}e1`, '', 'NaN']) {
+  for (const written of [
+    `0${NOW + 60}`,
+    `${NOW + 60}.0`,
+    ` ${NOW + 60}`,
+    `+${NOW + 60}`,
+    `0x${(NOW + 60).toString(16)}`,
+    `${(NOW + 60) / 10}e1`,
+    '',
+    'NaN',
+  ]) {
     assert.ok(!verifyToken('k', '/a', t, written, NOW), written);
   }
 });

@@ -120,7 +120,12 @@ export function zoneConfigFromRow(row: CdnZonesTable): ZoneConfig {
   };
 }
 
-export const REGION_GEO_ZONE: Record<string, 'US' | 'EU' | 'Asia' | 'SA' | 'AF'> = { de: 'EU', ny: 'US', la: 'US', sg: 'Asia' };
+export const REGION_GEO_ZONE: Record<string, 'US' | 'EU' | 'Asia' | 'SA' | 'AF'> = {
+  de: 'EU',
+  ny: 'US',
+  la: 'US',
+  sg: 'Asia',
+};
 
 // --- token authentication (signed URLs) ---
 
@@ -138,10 +143,12 @@ const EXPIRES = /^[1-9][0-9]{0,10}$/;
  */
 function tokenMessage(path: string, expires: number, ip: string | undefined): Buffer {
   const parts = ['tessera-cdn-token-v2', path, String(expires), ip ?? ''];
-  return Buffer.concat(parts.map((p) => {
-    const b = Buffer.from(p, 'utf8');
-    return Buffer.concat([Buffer.from(`${b.length}:`), b]);
-  }));
+  return Buffer.concat(
+    parts.map((p) => {
+      const b = Buffer.from(p, 'utf8');
+      return Buffer.concat([Buffer.from(`${b.length}:`), b]);
+    }),
+  );
 }
 
 /**
@@ -149,7 +156,9 @@ function tokenMessage(path: string, expires: number, ip: string | undefined): Bu
  * `path` is the path inside the zone (what follows the hostname, or /<zone name>), without query.
  */
 export function signToken(key: string, path: string, expires: number, ip?: string): string {
-  return createHmac('sha256', key).update(tokenMessage(path, expires, ip)).digest('base64url');
+  return createHmac('sha256', key)
+    .update(tokenMessage(path, expires, ip))
+    .digest('base64url');
 }
 
 /**
@@ -157,7 +166,14 @@ export function signToken(key: string, path: string, expires: number, ip?: strin
  * as a plain decimal number of seconds, not past and not further ahead than the longest lifetime
  * the sign route gives (plus clock skew). Compared in constant time.
  */
-export function verifyToken(key: string, path: string, token: string, expires: string, nowSeconds: number, ip?: string): boolean {
+export function verifyToken(
+  key: string,
+  path: string,
+  token: string,
+  expires: string,
+  nowSeconds: number,
+  ip?: string,
+): boolean {
   if (!EXPIRES.test(expires)) return false;
   const at = Number(expires);
   if (at < nowSeconds || at > nowSeconds + MAX_TOKEN_LIFETIME_SECONDS + TOKEN_CLOCK_SKEW_SECONDS) return false;
@@ -216,11 +232,14 @@ export interface IpMatcher {
 }
 
 export function ipMatcher(rules: readonly string[]): IpMatcher {
-  const parsed = rules.map(parseIpRule).filter((r): r is NonNullable<typeof r> => r !== null).map((r) => {
-    const max = r.family === 4 ? 32n : 128n;
-    const shift = max - BigInt(r.bits);
-    return { family: r.family, shift, prefix: ipToBigInt(r.address, r.family) >> shift };
-  });
+  const parsed = rules
+    .map(parseIpRule)
+    .filter((r): r is NonNullable<typeof r> => r !== null)
+    .map((r) => {
+      const max = r.family === 4 ? 32n : 128n;
+      const shift = max - BigInt(r.bits);
+      return { family: r.family, shift, prefix: ipToBigInt(r.address, r.family) >> shift };
+    });
   return {
     matches(ip: string) {
       if (parsed.length === 0) return false;

@@ -12,9 +12,16 @@ import { canUseTemplate, loadTemplate, metadataInvalid, validateMetadata } from 
  * collections, and the document is kept as the client wrote it. Without a template there is
  * nothing to check against: the document is free-form, as in the reference.
  */
-export async function checkCollectionMetadata(db: DbOrTrx, principal: Principal, templateId: string | null | undefined, document: unknown[], path: string): Promise<void> {
+export async function checkCollectionMetadata(
+  db: DbOrTrx,
+  principal: Principal,
+  templateId: string | null | undefined,
+  document: unknown[],
+  path: string,
+): Promise<void> {
   if (templateId === null || templateId === undefined || templateId === '') return;
-  const unknown = () => invalidField('body.metadataTemplateId', 'no metadata template of this organization you may use has this id');
+  const unknown = () =>
+    invalidField('body.metadataTemplateId', 'no metadata template of this organization you may use has this id');
   if (!isUuid(templateId)) throw unknown();
   const t = await loadTemplate(db, principal.orgId, templateId);
   if (!t || !(await canUseTemplate(db, principal, templateId))) throw unknown();

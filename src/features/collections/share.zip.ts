@@ -24,7 +24,12 @@ function compressible(contentType: string | null): boolean {
 
 /** `name`, made safe for a zip entry (no directories, no control characters) and unique within `taken`. */
 export function entryName(filename: string, fallback: string, taken: Set<string>): string {
-  let base = filename.normalize('NFC').replace(/[\u0000-\u001f\u007f/\\:*?"<>|]/g, '_').replace(/^\.+/, '').trim().slice(0, 200);
+  let base = filename
+    .normalize('NFC')
+    .replace(/[\u0000-\u001f\u007f/\\:*?"<>|]/g, '_')
+    .replace(/^\.+/, '')
+    .trim()
+    .slice(0, 200);
   if (base === '') base = fallback;
   const dot = base.lastIndexOf('.');
   const [stem, ext] = dot > 0 ? [base.slice(0, dot), base.slice(dot)] : [base, ''];
@@ -40,7 +45,12 @@ export function entryName(filename: string, fallback: string, taken: Set<string>
  * is behind, so memory holds a few chunks, never a whole file. Entries whose object is missing are
  * skipped and returned. The store writes atomically: a failed build leaves no partial zip.
  */
-export async function writeZip(blobs: BlobStore, key: string, entries: readonly ZipEntrySource[], stop?: () => Promise<boolean>): Promise<PutResult & { missing: ZipEntrySource[] }> {
+export async function writeZip(
+  blobs: BlobStore,
+  key: string,
+  entries: readonly ZipEntrySource[],
+  stop?: () => Promise<boolean>,
+): Promise<PutResult & { missing: ZipEntrySource[] }> {
   const out = new PassThrough({ highWaterMark: 1 << 20 });
   const zip = new Zip((error, chunk, final) => {
     if (error) {
@@ -63,7 +73,9 @@ export async function writeZip(blobs: BlobStore, key: string, entries: readonly 
         missing.push(entry);
         continue;
       }
-      const file = compressible(entry.contentType) ? new ZipDeflate(entry.name, { level: 6 }) : new ZipPassThrough(entry.name);
+      const file = compressible(entry.contentType)
+        ? new ZipDeflate(entry.name, { level: 6 })
+        : new ZipPassThrough(entry.name);
       file.mtime = new Date(entry.mtime);
       zip.add(file);
       for await (const chunk of source) {

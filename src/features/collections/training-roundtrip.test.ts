@@ -20,33 +20,70 @@ forEachEngine("collections: the reference's training round trip", (ctx) => {
     const image = await jpeg(12, 12);
     const uploaded = [];
     for (let i = 0; i < 5; i++) {
-    c.clock.advance(10);
-    uploaded.push(await uploadAsset(c, org, image, `training-sample-${i}.jpg`));
-  }
+      c.clock.advance(10);
+      uploaded.push(await uploadAsset(c, org, image, `training-sample-${i}.jpg`));
+    }
     await uploadAsset(c, org, image, 'unrelated.jpg');
     const session = (await login(c, user)).session;
-    const headers = { 'x-api-key': 'reference-gateway-key', accesstoken: session.accessToken, authorization: session.authorization, 'content-type': 'application/json' };
+    const headers = {
+      'x-api-key': 'reference-gateway-key',
+      accesstoken: session.accessToken,
+      authorization: session.authorization,
+      'content-type': 'application/json',
+    };
     const objectIds: string[] = [];
     const limit = 2;
     for (let from = 0; ; from += limit) {
       const res = await c.inject({
-        method: 'POST', url: '/v1/search/keyword/', headers,
+        method: 'POST',
+        url: '/v1/search/keyword/',
+        headers,
         payload: {
-          from, limit, searchTerm: ['training'], operation: 'AND', keywordSearchField: 'filename', includeDeleted: false, includeVersions: false,
-          sortBy: [{ metadataDefinitionSearchField: 'createdepoch', order: 'asc' }], filters: [], excludes: ['technicalMetadataDocument'], aggregations: false,
+          from,
+          limit,
+          searchTerm: ['training'],
+          operation: 'AND',
+          keywordSearchField: 'filename',
+          includeDeleted: false,
+          includeVersions: false,
+          sortBy: [{ metadataDefinitionSearchField: 'createdepoch', order: 'asc' }],
+          filters: [],
+          excludes: ['technicalMetadataDocument'],
+          aggregations: false,
         },
       });
       assert.equal(res.statusCode, 200, res.body);
       const body = json(res);
       objectIds.push(...body.result.map((r: { objectId: string }) => r.objectId));
-      assert.ok(body.result.every((r: Record<string, unknown>) => !('technicalMetadataDocument' in r)), 'excludes apply');
+      assert.ok(
+        body.result.every((r: Record<string, unknown>) => !('technicalMetadataDocument' in r)),
+        'excludes apply',
+      );
       if (body.hitCount !== limit) break;
     }
-    assert.deepEqual(objectIds, uploaded.map((u) => u.objectId), 'every page, in creation order, nothing twice');
-    const created = await c.inject({ method: 'POST', url: '/v1/collection/', headers, payload: { collectionType: 'private', name: 'Training set', collectionDocument: objectIds, metadataDocument: '[]' } });
+    assert.deepEqual(
+      objectIds,
+      uploaded.map((u) => u.objectId),
+      'every page, in creation order, nothing twice',
+    );
+    const created = await c.inject({
+      method: 'POST',
+      url: '/v1/collection/',
+      headers,
+      payload: {
+        collectionType: 'private',
+        name: 'Training set',
+        collectionDocument: objectIds,
+        metadataDocument: '[]',
+      },
+    });
     assert.equal(created.statusCode, 200, created.body);
     assert.equal(json(created).statusCode, 'success');
     const got = json(await c.inject({ method: 'GET', url: `/v1/collection/${json(created).collectionId}`, headers }));
-    assert.deepEqual(got.collectionDocument, uploaded.map((u) => u.fileId), 'stored by fileId, in the order given');
+    assert.deepEqual(
+      got.collectionDocument,
+      uploaded.map((u) => u.fileId),
+      'stored by fileId, in the order given',
+    );
   });
 });

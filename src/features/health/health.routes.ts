@@ -14,7 +14,16 @@ const ReadySchema = Type.Object({
 export function healthRoutes(app: App, deps: Deps): void {
   app.get(
     '/healthz',
-    { config: { public: true }, schema: { operationId: 'GetLiveness', tags: ['system'], summary: 'Liveness: the process answers', security: [], response: { 200: LiveSchema } } },
+    {
+      config: { public: true },
+      schema: {
+        operationId: 'GetLiveness',
+        tags: ['system'],
+        summary: 'Liveness: the process answers',
+        security: [],
+        response: { 200: LiveSchema },
+      },
+    },
     async () => ({ status: 'ok' as const }),
   );
 
@@ -44,8 +53,14 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('timeout')), ms);
     promise.then(
-      (value) => { clearTimeout(timer); resolve(value); },
-      (error) => { clearTimeout(timer); reject(error); },
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
     );
   });
 }

@@ -8,11 +8,19 @@ import { createLog } from '../../core/log.ts';
 
 forEachEngine('first-start bootstrap', (ctx) => {
   it('creates the first organization and an administrator with every privilege, once', async () => {
-    const deps = { ...ctx().deps, config: { ...ctx().config, adminUsername: 'root', adminPassword: 'a sturdy passphrase' } };
+    const deps = {
+      ...ctx().deps,
+      config: { ...ctx().config, adminUsername: 'root', adminPassword: 'a sturdy passphrase' },
+    };
     const first = await bootstrapFirstOrganization(deps);
     assert.equal(first.created, true);
     assert.ok(first.created && first.generatedPassword === undefined);
-    const user = await deps.db.selectFrom('users').innerJoin('roles', 'roles.id', 'users.role_id').select(['users.password_hash', 'users.org_id', 'roles.privileges']).where('username_key', '=', 'root').executeTakeFirstOrThrow();
+    const user = await deps.db
+      .selectFrom('users')
+      .innerJoin('roles', 'roles.id', 'users.role_id')
+      .select(['users.password_hash', 'users.org_id', 'roles.privileges'])
+      .where('username_key', '=', 'root')
+      .executeTakeFirstOrThrow();
     assert.ok(await verifyPassword(user.password_hash!, 'a sturdy passphrase'));
     assert.ok(JSON.parse(user.privileges).includes('impersonate'));
     const again = await bootstrapFirstOrganization(deps);
@@ -29,7 +37,11 @@ forEachEngine('first-start bootstrap without configured credentials', (ctx) => {
     if (!result.created) return;
     assert.equal(result.username, 'admin');
     assert.ok(result.generatedPassword && result.generatedPassword.length >= 20);
-    const row = await ctx().deps.db.selectFrom('users').select('password_hash').where('username_key', '=', 'admin').executeTakeFirstOrThrow();
+    const row = await ctx()
+      .deps.db.selectFrom('users')
+      .select('password_hash')
+      .where('username_key', '=', 'admin')
+      .executeTakeFirstOrThrow();
     assert.ok(await verifyPassword(row.password_hash!, result.generatedPassword));
     // A restart (a new process on the same database) does nothing.
     const restarted = createDeps(ctx().config, { log: createLog('silent') });
@@ -44,7 +56,9 @@ forEachEngine('first-start bootstrap without configured credentials', (ctx) => {
 forEachEngine('concurrent first starts', (ctx) => {
   it('several instances starting at once create exactly one organization', async () => {
     const instances = await Promise.all(Array.from({ length: 4 }, () => ctx().secondInstance()));
-    const results = await Promise.all([ctx().deps, ...instances.map((i) => i.deps)].map((deps) => bootstrapFirstOrganization(deps)));
+    const results = await Promise.all(
+      [ctx().deps, ...instances.map((i) => i.deps)].map((deps) => bootstrapFirstOrganization(deps)),
+    );
     assert.equal(results.filter((r) => r.created).length, 1);
     assert.equal((await ctx().deps.db.selectFrom('organizations').select('id').execute()).length, 1);
   });

@@ -14,7 +14,11 @@ export type BootstrapResult =
  * primary key decides who does it).
  */
 export async function bootstrapFirstOrganization(deps: Deps): Promise<BootstrapResult> {
-  const done = await deps.db.selectFrom('server_state').select('key').where('key', '=', 'bootstrapped').executeTakeFirst();
+  const done = await deps.db
+    .selectFrom('server_state')
+    .select('key')
+    .where('key', '=', 'bootstrapped')
+    .executeTakeFirst();
   if (done) return { created: false };
   const username = deps.config.adminUsername ?? 'admin';
   const generatedPassword = deps.config.adminPassword ? undefined : randomBytes(18).toString('base64url');
@@ -22,7 +26,10 @@ export async function bootstrapFirstOrganization(deps: Deps): Promise<BootstrapR
   const now = deps.clock.now();
   try {
     return await deps.db.transaction().execute(async (trx) => {
-      await trx.insertInto('server_state').values({ key: 'bootstrapped', value: String(now), updated_at: now }).execute();
+      await trx
+        .insertInto('server_state')
+        .values({ key: 'bootstrapped', value: String(now), updated_at: now })
+        .execute();
       const existing = await trx.selectFrom('organizations').select('id').limit(1).executeTakeFirst();
       if (existing) return { created: false } as const;
       const org = await createOrganization(trx, now, {

@@ -225,13 +225,21 @@ export function findTokenSubject(db: DbOrTrx, userId: string) {
 
 /** Whether an organization of that name exists (names compare case-insensitively). */
 export async function organizationNameTaken(db: DbOrTrx, name: string): Promise<boolean> {
-  const taken = await db.selectFrom('organizations').select('id').where(sql<string>`lower(name)`, '=', name.toLowerCase()).executeTakeFirst();
+  const taken = await db
+    .selectFrom('organizations')
+    .select('id')
+    .where(sql<string>`lower(name)`, '=', name.toLowerCase())
+    .executeTakeFirst();
   return taken !== undefined;
 }
 
 /** The ids of the organizations whose id is `ref`, or whose name is `ref` case-insensitively (the command-line tools' `--org`). */
 export async function organizationsByIdOrName(db: DbOrTrx, ref: string): Promise<string[]> {
-  const rows = await db.selectFrom('organizations').select('id').where((eb) => eb.or([eb('id', '=', ref), eb(sql<string>`lower(name)`, '=', ref.toLowerCase())])).execute();
+  const rows = await db
+    .selectFrom('organizations')
+    .select('id')
+    .where((eb) => eb.or([eb('id', '=', ref), eb(sql<string>`lower(name)`, '=', ref.toLowerCase())]))
+    .execute();
   return rows.map((r) => r.id);
 }
 
@@ -249,17 +257,47 @@ export interface NewLocalUser {
 
 /** Inserts a local (password) user and puts them in the organization's Everyone group; call in a transaction. */
 export async function createLocalUser(db: DbOrTrx, user: NewLocalUser): Promise<void> {
-  const everyone = await db.selectFrom('groups').select('id').where('org_id', '=', user.orgId).where('name_key', '=', 'everyone').executeTakeFirst();
-  await db.insertInto('users').values({
-    id: user.id, org_id: user.orgId, username: user.username, username_key: user.username.toLowerCase(), email: user.email,
-    first_name: user.firstName, last_name: user.lastName, friendly_name: user.username,
-    status: 'enabled', account_type: 'local', role_id: user.roleId, password_hash: user.passwordHash,
-    phone: null, company: null, country: null, contact: null, created_at: user.now, updated_at: user.now,
-  }).execute();
-  if (everyone) await db.insertInto('user_groups').values({ org_id: user.orgId, user_id: user.id, group_id: everyone.id }).execute();
+  const everyone = await db
+    .selectFrom('groups')
+    .select('id')
+    .where('org_id', '=', user.orgId)
+    .where('name_key', '=', 'everyone')
+    .executeTakeFirst();
+  await db
+    .insertInto('users')
+    .values({
+      id: user.id,
+      org_id: user.orgId,
+      username: user.username,
+      username_key: user.username.toLowerCase(),
+      email: user.email,
+      first_name: user.firstName,
+      last_name: user.lastName,
+      friendly_name: user.username,
+      status: 'enabled',
+      account_type: 'local',
+      role_id: user.roleId,
+      password_hash: user.passwordHash,
+      phone: null,
+      company: null,
+      country: null,
+      contact: null,
+      created_at: user.now,
+      updated_at: user.now,
+    })
+    .execute();
+  if (everyone)
+    await db
+      .insertInto('user_groups')
+      .values({ org_id: user.orgId, user_id: user.id, group_id: everyone.id })
+      .execute();
 }
 
 /** Sets a user's password hash (the caller ends their sessions in the same transaction). */
 export async function setPasswordHash(db: DbOrTrx, userId: string, passwordHash: string, now: number): Promise<void> {
-  await db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', userId).execute();
+  await db
+    .updateTable('users')
+    .set({ password_hash: passwordHash, updated_at: now })
+    .where('id', '=', userId)
+    .execute();
 }

@@ -12,20 +12,35 @@ import type { Group } from './identity.schemas.ts';
 import { findGroup } from './identity.repo.ts';
 
 function toGroup(row: GroupsTable): Group {
-  return { groupId: row.id, groupName: row.name, description: row.description, createdEpoch: row.created_at, lastUpdatedEpoch: row.updated_at };
+  return {
+    groupId: row.id,
+    groupName: row.name,
+    description: row.description,
+    createdEpoch: row.created_at,
+    lastUpdatedEpoch: row.updated_at,
+  };
 }
 
 /** Renaming or deleting a group changes what its members hold: the caller must hold everything it brings. */
 async function assertGroupWithin(db: DbOrTrx, principal: Principal, groupId: string): Promise<void> {
   const brings = await grantsOfGroups(db, principal.orgId, [groupId]);
-  assertWithin(byKind({ privileges: new Set(), grants: brings }), byKind(await holdingsOfPrincipal(db, principal)), 'The group brings');
+  assertWithin(
+    byKind({ privileges: new Set(), grants: brings }),
+    byKind(await holdingsOfPrincipal(db, principal)),
+    'The group brings',
+  );
 }
 
 const duplicate = () => conflict('A group with this name already exists', 'body.groupName');
 
 export async function listGroups(deps: Deps, principal: Principal): Promise<Group[]> {
   requirePrivileges(principal, 'user_management');
-  const rows = await deps.db.selectFrom('groups').selectAll().where('org_id', '=', principal.orgId).orderBy('name_key').execute();
+  const rows = await deps.db
+    .selectFrom('groups')
+    .selectAll()
+    .where('org_id', '=', principal.orgId)
+    .orderBy('name_key')
+    .execute();
   return rows.map(toGroup);
 }
 
@@ -36,14 +51,35 @@ export async function getGroup(deps: Deps, principal: Principal, id: string): Pr
   return toGroup(row);
 }
 
-export async function createGroup(deps: Deps, principal: Principal, input: { groupName: string; description?: string }, ip: string): Promise<Group> {
+export async function createGroup(
+  deps: Deps,
+  principal: Principal,
+  input: { groupName: string; description?: string },
+  ip: string,
+): Promise<Group> {
   requirePrivileges(principal, 'user_management');
   const now = deps.clock.now();
-  const row: GroupsTable = { id: newId(now), org_id: principal.orgId, name: input.groupName, name_key: input.groupName.toLowerCase(), description: input.description ?? '', created_at: now, updated_at: now };
+  const row: GroupsTable = {
+    id: newId(now),
+    org_id: principal.orgId,
+    name: input.groupName,
+    name_key: input.groupName.toLowerCase(),
+    description: input.description ?? '',
+    created_at: now,
+    updated_at: now,
+  };
   try {
     await deps.db.transaction().execute(async (trx) => {
       await trx.insertInto('groups').values(row).execute();
-      await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'group.created', targetType: 'group', targetId: row.id, ip });
+      await audit(trx, {
+        orgId: principal.orgId,
+        at: now,
+        actorId: principal.userId,
+        action: 'group.created',
+        targetType: 'group',
+        targetId: row.id,
+        ip,
+      });
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw duplicate();
@@ -52,7 +88,13 @@ export async function createGroup(deps: Deps, principal: Principal, input: { gro
   return toGroup(row);
 }
 
-export async function updateGroup(deps: Deps, principal: Principal, id: string, input: { groupName?: string; description?: string }, ip: string): Promise<Group> {
+export async function updateGroup(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  input: { groupName?: string; description?: string },
+  ip: string,
+): Promise<Group> {
   requirePrivileges(principal, 'user_management');
   const now = deps.clock.now();
   try {
@@ -61,10 +103,19 @@ export async function updateGroup(deps: Deps, principal: Principal, id: string, 
       if (!row) throw notFound('Group');
       await assertGroupWithin(trx, principal, id);
       const patch: Partial<GroupsTable> = { updated_at: now };
-      if (input.groupName !== undefined) Object.assign(patch, { name: input.groupName, name_key: input.groupName.toLowerCase() });
+      if (input.groupName !== undefined)
+        Object.assign(patch, { name: input.groupName, name_key: input.groupName.toLowerCase() });
       if (input.description !== undefined) patch.description = input.description;
       await trx.updateTable('groups').set(patch).where('org_id', '=', principal.orgId).where('id', '=', id).execute();
-      await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'group.updated', targetType: 'group', targetId: id, ip });
+      await audit(trx, {
+        orgId: principal.orgId,
+        at: now,
+        actorId: principal.userId,
+        action: 'group.updated',
+        targetType: 'group',
+        targetId: id,
+        ip,
+      });
       return toGroup({ ...row, ...patch });
     });
   } catch (error) {
@@ -82,9 +133,26 @@ export async function deleteGroup(deps: Deps, principal: Principal, id: string, 
     if (!row) throw notFound('Group');
     await assertGroupWithin(trx, principal, id);
     await trx.deleteFrom('user_groups').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
-    await trx.deleteFrom('security_template_grants').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
-    await trx.deleteFrom('security_template_permissions').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
+    await trx
+      .deleteFrom('security_template_grants')
+      .where('org_id', '=', principal.orgId)
+      .where('group_id', '=', id)
+      .execute();
+    await trx
+      .deleteFrom('security_template_permissions')
+      .where('org_id', '=', principal.orgId)
+      .where('group_id', '=', id)
+      .execute();
     await trx.deleteFrom('groups').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'group.deleted', targetType: 'group', targetId: id, ip, data: { name: row.name } });
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'group.deleted',
+      targetType: 'group',
+      targetId: id,
+      ip,
+      data: { name: row.name },
+    });
   });
 }

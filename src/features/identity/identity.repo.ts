@@ -9,14 +9,16 @@ export function findUser(db: DbOrTrx, orgId: string, id: string): Promise<UsersT
 }
 
 // Compiled once (core/db/prepared.ts): GET /v1/user runs it whenever the profile cache misses.
-export const userProfileQuery = prepared<{ orgId: string; id: string }>()((db, p) => db
-  .selectFrom('users')
-  .innerJoin('organizations', 'organizations.id', 'users.org_id')
-  .selectAll('users')
-  .select('organizations.customer_id')
-  .select(groupIdsJson(db).as('group_ids'))
-  .where('users.org_id', '=', p.orgId)
-  .where('users.id', '=', p.id));
+export const userProfileQuery = prepared<{ orgId: string; id: string }>()((db, p) =>
+  db
+    .selectFrom('users')
+    .innerJoin('organizations', 'organizations.id', 'users.org_id')
+    .selectAll('users')
+    .select('organizations.customer_id')
+    .select(groupIdsJson(db).as('group_ids'))
+    .where('users.org_id', '=', p.orgId)
+    .where('users.id', '=', p.id),
+);
 
 /** A user with its organization's customer id and its group ids (a JSON array), in one query. */
 export async function findUserProfile(db: DbOrTrx, orgId: string, id: string) {
@@ -34,7 +36,12 @@ export function findRole(db: DbOrTrx, orgId: string, id: string): Promise<RolesT
 }
 
 export function findRoleByName(db: DbOrTrx, orgId: string, name: string): Promise<RolesTable | undefined> {
-  return db.selectFrom('roles').selectAll().where('org_id', '=', orgId).where('name_key', '=', name.toLowerCase()).executeTakeFirst();
+  return db
+    .selectFrom('roles')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('name_key', '=', name.toLowerCase())
+    .executeTakeFirst();
 }
 
 export function findGroup(db: DbOrTrx, orgId: string, id: string): Promise<GroupsTable | undefined> {
@@ -42,25 +49,48 @@ export function findGroup(db: DbOrTrx, orgId: string, id: string): Promise<Group
 }
 
 export function findGroupByName(db: DbOrTrx, orgId: string, name: string): Promise<GroupsTable | undefined> {
-  return db.selectFrom('groups').selectAll().where('org_id', '=', orgId).where('name_key', '=', name.toLowerCase()).executeTakeFirst();
+  return db
+    .selectFrom('groups')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('name_key', '=', name.toLowerCase())
+    .executeTakeFirst();
 }
 
 export async function existingGroupIds(db: DbOrTrx, orgId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('groups').select('id').where('org_id', '=', orgId).where('id', 'in', [...ids]).execute();
+  const rows = await db
+    .selectFrom('groups')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('id', 'in', [...ids])
+    .execute();
   return new Set(rows.map((r) => r.id));
 }
 
 export function findTemplate(db: DbOrTrx, orgId: string, id: string): Promise<SecurityTemplatesTable | undefined> {
-  return db.selectFrom('security_templates').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('security_templates')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
-export async function replaceUserGroups(db: DbOrTrx, orgId: string, userId: string, groupIds: readonly string[]): Promise<void> {
+export async function replaceUserGroups(
+  db: DbOrTrx,
+  orgId: string,
+  userId: string,
+  groupIds: readonly string[],
+): Promise<void> {
   await db.deleteFrom('user_groups').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
   if (groupIds.length > 0) {
     // A concurrent replacement may have inserted the same rows already: that is the same outcome.
-    await db.insertInto('user_groups').values(groupIds.map((group_id) => ({ org_id: orgId, user_id: userId, group_id })))
-      .onConflict((oc) => oc.columns(['user_id', 'group_id']).doNothing()).execute();
+    await db
+      .insertInto('user_groups')
+      .values(groupIds.map((group_id) => ({ org_id: orgId, user_id: userId, group_id })))
+      .onConflict((oc) => oc.columns(['user_id', 'group_id']).doNothing())
+      .execute();
   }
 }
 
@@ -76,12 +106,24 @@ export function groupIdsJson(db: DbOrTrx) {
 }
 
 /** A user's role privileges and group ids as they are now (whatever the user's status). */
-export async function userGrantBasis(db: DbOrTrx, orgId: string, userId: string): Promise<{ privileges: string; groupIds: string[] } | undefined> {
-  const row = await db.selectFrom('users').innerJoin('roles', 'roles.id', 'users.role_id')
-    .select('roles.privileges').select(groupIdsJson(db).as('group_ids'))
-    .where('users.org_id', '=', orgId).where('users.id', '=', userId).executeTakeFirst();
+export async function userGrantBasis(
+  db: DbOrTrx,
+  orgId: string,
+  userId: string,
+): Promise<{ privileges: string; groupIds: string[] } | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .innerJoin('roles', 'roles.id', 'users.role_id')
+    .select('roles.privileges')
+    .select(groupIdsJson(db).as('group_ids'))
+    .where('users.org_id', '=', orgId)
+    .where('users.id', '=', userId)
+    .executeTakeFirst();
   if (!row) return undefined;
-  return { privileges: row.privileges, groupIds: (JSON.parse(row.group_ids) as (string | null)[]).filter((g): g is string => g !== null) };
+  return {
+    privileges: row.privileges,
+    groupIds: (JSON.parse(row.group_ids) as (string | null)[]).filter((g): g is string => g !== null),
+  };
 }
 
 /**
@@ -89,16 +131,37 @@ export async function userGrantBasis(db: DbOrTrx, orgId: string, userId: string)
  * session when they change their own password). Written here, not through the auth feature,
  * because identity changes (disable, password) must end sessions in their own transaction.
  */
-export async function endUserSessions(db: DbOrTrx, orgId: string, userId: string, now: number, reason: string, keep?: string): Promise<number> {
-  const result = await db.updateTable('auth_sessions').set({ revoked_at: now, revoked_reason: reason })
-    .where('org_id', '=', orgId).where('user_id', '=', userId).where('revoked_at', 'is', null)
+export async function endUserSessions(
+  db: DbOrTrx,
+  orgId: string,
+  userId: string,
+  now: number,
+  reason: string,
+  keep?: string,
+): Promise<number> {
+  const result = await db
+    .updateTable('auth_sessions')
+    .set({ revoked_at: now, revoked_reason: reason })
+    .where('org_id', '=', orgId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
     .$if(keep !== undefined, (q) => q.where('id', '!=', keep!))
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 
 /** Ends every impersonation session `impersonatorId` holds (they were disabled); same reason as endUserSessions for writing here. */
-export async function endImpersonationsBy(db: DbOrTrx, orgId: string, impersonatorId: string, now: number): Promise<void> {
-  await db.updateTable('auth_sessions').set({ revoked_at: now, revoked_reason: 'impersonator_disabled' })
-    .where('org_id', '=', orgId).where('impersonator_id', '=', impersonatorId).where('revoked_at', 'is', null).execute();
+export async function endImpersonationsBy(
+  db: DbOrTrx,
+  orgId: string,
+  impersonatorId: string,
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('auth_sessions')
+    .set({ revoked_at: now, revoked_reason: 'impersonator_disabled' })
+    .where('org_id', '=', orgId)
+    .where('impersonator_id', '=', impersonatorId)
+    .where('revoked_at', 'is', null)
+    .execute();
 }

@@ -104,7 +104,10 @@ export const GroupCreateSchema = Type.Object({
   description: Type.Optional(Type.String({ maxLength: 1000 })),
 });
 export const GroupUpdateSchema = Type.Object(
-  { groupName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })), description: Type.Optional(Type.String({ maxLength: 1000 })) },
+  {
+    groupName: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    description: Type.Optional(Type.String({ maxLength: 1000 })),
+  },
   { minProperties: 1 },
 );
 
@@ -124,19 +127,32 @@ export type Role = Static<typeof RoleSchema>;
 export const RoleCreateSchema = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 100 }),
   description: Type.Optional(Type.String({ maxLength: 1000 })),
-  privileges: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100, uniqueItems: true, description: 'Privilege keys or names' }),
+  privileges: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+    maxItems: 100,
+    uniqueItems: true,
+    description: 'Privilege keys or names',
+  }),
 });
 export const RoleUpdateSchema = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
     description: Type.Optional(Type.String({ maxLength: 1000 })),
-    privileges: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100, uniqueItems: true })),
+    privileges: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100, uniqueItems: true }),
+    ),
   },
   { minProperties: 1 },
 );
-export const PrivilegeSchema = Type.Object({ id: Type.String(), name: Type.String(), description: Type.String(), enabled: Type.Boolean() });
+export const PrivilegeSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  description: Type.String(),
+  enabled: Type.Boolean(),
+});
 export const PrivilegesResponseSchema = Type.Object({ privileges: Type.Array(PrivilegeSchema) });
-export const PrivilegesQuerySchema = Type.Object({ filter: Type.Optional(Type.Union([Type.Literal('enabled'), Type.Literal('disabled')])) });
+export const PrivilegesQuerySchema = Type.Object({
+  filter: Type.Optional(Type.Union([Type.Literal('enabled'), Type.Literal('disabled')])),
+});
 
 // Security templates and permissions
 export const PermissionSchema = Type.Object({ permissionId: Uuid, id: Type.String(), name: Type.String() });
@@ -180,13 +196,27 @@ export const SecurityTemplateUpdateSchema = Type.Object(
 export type SecurityTemplateUpdate = Static<typeof SecurityTemplateUpdateSchema>;
 
 // Passwords (issue 8: own change with the current password; administrator reset)
-export const OwnPasswordChangeSchema = Type.Object({
-  currentPassword: Type.String({ minLength: 1, maxLength: 1024 }),
-  newPassword: Type.String({ minLength: 1, maxLength: 1024, description: '8–1024 characters, not a common password, not the username' }),
-}, { additionalProperties: false });
-export const PasswordResetSchema = Type.Object({
-  newPassword: Type.String({ minLength: 1, maxLength: 1024, description: '8–1024 characters, not a common password, not the username' }),
-}, { additionalProperties: false });
+export const OwnPasswordChangeSchema = Type.Object(
+  {
+    currentPassword: Type.String({ minLength: 1, maxLength: 1024 }),
+    newPassword: Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: '8–1024 characters, not a common password, not the username',
+    }),
+  },
+  { additionalProperties: false },
+);
+export const PasswordResetSchema = Type.Object(
+  {
+    newPassword: Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: '8–1024 characters, not a common password, not the username',
+    }),
+  },
+  { additionalProperties: false },
+);
 export const PasswordChangedSchema = Type.Object({
   status: Type.Literal('success'),
   message: Type.String(),

@@ -11,8 +11,26 @@ export { hashPassword, verifyPassword, dummyPasswordHash, passwordQueueDepth } f
 export { COMMON_PASSWORD_COUNT, isCommonPassword, passwordProblem } from './password-policy.ts';
 export { findUser, findUserByUsername, findRole, findRoleByName } from './identity.repo.ts';
 export {
-  createLocalUser, createServiceAccount, customerIdColumn, customerIdOf, customerIdsOf, disableUser, enabledUserIdByEmail, enabledUsernameOf, enabledUserPrivilegesOf,
-  defaultSecurityTemplateId, findTokenSubject, groupNames, organizationIds, organizationNameTaken, organizationsByIdOrName, rolePrivilegesOf, setPasswordHash, securityTemplateNames, userNames, type UserNames,
+  createLocalUser,
+  createServiceAccount,
+  customerIdColumn,
+  customerIdOf,
+  customerIdsOf,
+  disableUser,
+  enabledUserIdByEmail,
+  enabledUsernameOf,
+  enabledUserPrivilegesOf,
+  defaultSecurityTemplateId,
+  findTokenSubject,
+  groupNames,
+  organizationIds,
+  organizationNameTaken,
+  organizationsByIdOrName,
+  rolePrivilegesOf,
+  setPasswordHash,
+  securityTemplateNames,
+  userNames,
+  type UserNames,
 } from './directory.ts';
 export { UserCreateSchema } from './identity.schemas.ts';
 export type { BootstrapResult } from './bootstrap.ts';

@@ -20,7 +20,15 @@ export interface CreatedOrganization {
   defaultTemplateId: string;
 }
 
-const EDITOR: Privilege[] = ['upload', 'collection', 'download', 'delete', 'view_storyboards', 'storyboard_management', 'metadata_template_management'];
+const EDITOR: Privilege[] = [
+  'upload',
+  'collection',
+  'download',
+  'delete',
+  'view_storyboards',
+  'storyboard_management',
+  'metadata_template_management',
+];
 const VIEWER: Privilege[] = ['download', 'view_storyboards'];
 
 /**
@@ -28,14 +36,28 @@ const VIEWER: Privilege[] = ['download', 'view_storyboards'];
  * Everyone groups, a Default security template, and its first administrator (all privileges).
  * Call inside a transaction.
  */
-export async function createOrganization(db: DbOrTrx, now: number, input: NewOrganization): Promise<CreatedOrganization> {
+export async function createOrganization(
+  db: DbOrTrx,
+  now: number,
+  input: NewOrganization,
+): Promise<CreatedOrganization> {
   const orgId = newId(now);
   // 13 digits, like the reference's epoch-millisecond-looking customer ids.
   const customerId = `1${randomInt(1e5, 1e6)}${randomInt(1e5, 1e6)}`;
-  await db.insertInto('organizations').values({ id: orgId, name: input.name, customer_id: customerId, created_at: now }).execute();
+  await db
+    .insertInto('organizations')
+    .values({ id: orgId, name: input.name, customer_id: customerId, created_at: now })
+    .execute();
 
   const role = (name: string, description: string, privileges: Privilege[]) => ({
-    id: newId(now), org_id: orgId, name, name_key: name.toLowerCase(), description, privileges: toJson(privileges), created_at: now, updated_at: now,
+    id: newId(now),
+    org_id: orgId,
+    name,
+    name_key: name.toLowerCase(),
+    description,
+    privileges: toJson(privileges),
+    created_at: now,
+    updated_at: now,
   });
   const roles = [
     role('Administrator', 'Every privilege', ALL_PRIVILEGES),
@@ -45,28 +67,63 @@ export async function createOrganization(db: DbOrTrx, now: number, input: NewOrg
   await db.insertInto('roles').values(roles).execute();
 
   const group = (name: string, description: string) => ({
-    id: newId(now), org_id: orgId, name, name_key: name.toLowerCase(), description, created_at: now, updated_at: now,
+    id: newId(now),
+    org_id: orgId,
+    name,
+    name_key: name.toLowerCase(),
+    description,
+    created_at: now,
+    updated_at: now,
   });
-  const groups = [group('Administrators', 'Organization administrators'), group('Everyone', 'Every user of the organization')];
+  const groups = [
+    group('Administrators', 'Organization administrators'),
+    group('Everyone', 'Every user of the organization'),
+  ];
   await db.insertInto('groups').values(groups).execute();
 
   const templateId = newId(now);
-  await db.insertInto('security_templates')
-    .values({ id: templateId, org_id: orgId, name: 'Default', name_key: 'default', description: 'Administrators may do anything; everyone may view and download', created_at: now, updated_at: now })
+  await db
+    .insertInto('security_templates')
+    .values({
+      id: templateId,
+      org_id: orgId,
+      name: 'Default',
+      name_key: 'default',
+      description: 'Administrators may do anything; everyone may view and download',
+      created_at: now,
+      updated_at: now,
+    })
     .execute();
-  await db.insertInto('security_template_grants')
+  await db
+    .insertInto('security_template_grants')
     .values([
-      { org_id: orgId, template_id: templateId, group_id: groups[0]!.id, permissions: toJson(ALL_PERMISSIONS.map((p) => PERMISSIONS[p].id)) },
-      { org_id: orgId, template_id: templateId, group_id: groups[1]!.id, permissions: toJson([PERMISSIONS.view.id, PERMISSIONS.download.id]) },
+      {
+        org_id: orgId,
+        template_id: templateId,
+        group_id: groups[0]!.id,
+        permissions: toJson(ALL_PERMISSIONS.map((p) => PERMISSIONS[p].id)),
+      },
+      {
+        org_id: orgId,
+        template_id: templateId,
+        group_id: groups[1]!.id,
+        permissions: toJson([PERMISSIONS.view.id, PERMISSIONS.download.id]),
+      },
     ])
     .execute();
-  await writeTemplatePermissions(db, orgId, templateId, new Map([
-    [groups[0]!.id, ALL_PERMISSIONS.map((p) => PERMISSIONS[p].id)],
-    [groups[1]!.id, [PERMISSIONS.view.id, PERMISSIONS.download.id]],
-  ]));
+  await writeTemplatePermissions(
+    db,
+    orgId,
+    templateId,
+    new Map([
+      [groups[0]!.id, ALL_PERMISSIONS.map((p) => PERMISSIONS[p].id)],
+      [groups[1]!.id, [PERMISSIONS.view.id, PERMISSIONS.download.id]],
+    ]),
+  );
 
   const adminUserId = newId(now);
-  await db.insertInto('users')
+  await db
+    .insertInto('users')
     .values({
       id: adminUserId,
       org_id: orgId,
@@ -80,12 +137,16 @@ export async function createOrganization(db: DbOrTrx, now: number, input: NewOrg
       account_type: 'local',
       role_id: roles[0]!.id,
       password_hash: input.admin.passwordHash,
-      phone: null, company: null, country: null, contact: null,
+      phone: null,
+      company: null,
+      country: null,
+      contact: null,
       created_at: now,
       updated_at: now,
     })
     .execute();
-  await db.insertInto('user_groups')
+  await db
+    .insertInto('user_groups')
     .values(groups.map((g) => ({ org_id: orgId, user_id: adminUserId, group_id: g.id })))
     .execute();
 

@@ -10,8 +10,29 @@ const COMMON = new Set(
     .map((line) => line.trim().toLowerCase())
     .filter((line) => line !== '' && !line.startsWith('#')),
 );
-for (const extra of ['password', 'password1', 'password123', '12345678', '123456789', '1234567890', 'qwertyuiop', 'qwerty123', 'iloveyou',
-  'admin123', 'letmein1', 'welcome1', 'abc12345', 'football', 'baseball', 'sunshine', 'princess', 'passw0rd', '11111111', '00000000']) COMMON.add(extra);
+for (const extra of [
+  'password',
+  'password1',
+  'password123',
+  '12345678',
+  '123456789',
+  '1234567890',
+  'qwertyuiop',
+  'qwerty123',
+  'iloveyou',
+  'admin123',
+  'letmein1',
+  'welcome1',
+  'abc12345',
+  'football',
+  'baseball',
+  'sunshine',
+  'princess',
+  'passw0rd',
+  '11111111',
+  '00000000',
+])
+  COMMON.add(extra);
 
 /** How many common passwords the policy refuses (for docs and tests). */
 export const COMMON_PASSWORD_COUNT = COMMON.size;

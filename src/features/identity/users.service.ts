@@ -1,7 +1,16 @@
 import type { Deps } from '../../deps.ts';
 import { audit } from '../../core/audit.ts';
 import { hasPrivilege, privilegesWithin, requireOwnSignIn, requirePrivileges } from '../../core/authz/authorize.ts';
-import { assertPrivilegesStillHeld, assertWithin, byKind, grantsOfGroups, holdingsOfPrincipal, lockOrganization, privilegesHeldByPeople, type Holdings } from '../../core/authz/ceiling.ts';
+import {
+  assertPrivilegesStillHeld,
+  assertWithin,
+  byKind,
+  grantsOfGroups,
+  holdingsOfPrincipal,
+  lockOrganization,
+  privilegesHeldByPeople,
+  type Holdings,
+} from '../../core/authz/ceiling.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation, type DbOrTrx } from '../../core/db/connect.ts';
 import { fromJson } from '../../core/db/json.ts';
@@ -9,7 +18,19 @@ import type { UsersTable } from '../../core/db/schema.ts';
 import { AppError, conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { GroupMembership, User, UserCreate, UserUpdate } from './identity.schemas.ts';
-import { endImpersonationsBy, endUserSessions, existingGroupIds, findGroup, findGroupByName, findRole, findRoleByName, findUserProfile, replaceUserGroups, userGrantBasis, type UserProfileRow } from './identity.repo.ts';
+import {
+  endImpersonationsBy,
+  endUserSessions,
+  existingGroupIds,
+  findGroup,
+  findGroupByName,
+  findRole,
+  findRoleByName,
+  findUserProfile,
+  replaceUserGroups,
+  userGrantBasis,
+  type UserProfileRow,
+} from './identity.repo.ts';
 import { hashPassword } from './password.ts';
 import { parsePrivileges } from './principal.ts';
 import { passwordProblem } from './password-policy.ts';
@@ -27,7 +48,9 @@ export function toUser(row: UserProfileRow): User {
     roleId: row.role_id,
     status: row.status,
     accountType: row.account_type,
-    groups: fromJson<(string | null)[]>(row.group_ids, []).filter((g): g is string => g !== null).sort(),
+    groups: fromJson<(string | null)[]>(row.group_ids, [])
+      .filter((g): g is string => g !== null)
+      .sort(),
     phone: row.phone,
     contact: row.contact,
     country: row.country,
@@ -74,7 +97,9 @@ export async function getUser(deps: Deps, principal: Principal, id: string): Pro
 }
 
 async function assignableRole(db: DbOrTrx, principal: Principal, field: string, by: { id?: string; name?: string }) {
-  const role = by.id ? await findRole(db, principal.orgId, by.id) : await findRoleByName(db, principal.orgId, by.name ?? '');
+  const role = by.id
+    ? await findRole(db, principal.orgId, by.id)
+    : await findRoleByName(db, principal.orgId, by.name ?? '');
   if (!role) throw invalidField(field, 'names no role of this organization');
   if (!privilegesWithin(parsePrivileges(role.privileges), principal.privileges)) {
     throw forbidden('A role with privileges you do not hold cannot be assigned');
@@ -110,7 +135,12 @@ function assertGives(_principal: Principal, _userId: string, gives: Holdings, ca
   assertWithin(byKind(gives), byKind(caller), what);
 }
 
-export async function createUser(deps: Deps, principal: Principal, input: UserCreate, ip: string): Promise<{ userId: string; roleId: string }> {
+export async function createUser(
+  deps: Deps,
+  principal: Principal,
+  input: UserCreate,
+  ip: string,
+): Promise<{ userId: string; roleId: string }> {
   requirePrivileges(principal, 'user_management', 'security_template_management');
   // A new person (with a password, or signing in elsewhere) is a lasting credential.
   requireOwnSignIn(principal, 'Creating a user');
@@ -127,9 +157,19 @@ export async function createUser(deps: Deps, principal: Principal, input: UserCr
       const role = await assignableRole(trx, principal, 'body.userRoleId', { id: input.userRoleId });
       await assertGroupsExist(trx, principal.orgId, input.groups);
       const caller = await holdingsOfPrincipal(trx, principal);
-      assertGives(principal, userId, { privileges: parsePrivileges(role.privileges), grants: await grantsOfGroups(trx, principal.orgId, input.groups) }, caller, 'These groups give');
+      assertGives(
+        principal,
+        userId,
+        {
+          privileges: parsePrivileges(role.privileges),
+          grants: await grantsOfGroups(trx, principal.orgId, input.groups),
+        },
+        caller,
+        'These groups give',
+      );
       const attrs = input.customAttributes ?? {};
-      await trx.insertInto('users')
+      await trx
+        .insertInto('users')
         .values({
           id: userId,
           org_id: principal.orgId,
@@ -152,7 +192,15 @@ export async function createUser(deps: Deps, principal: Principal, input: UserCr
         })
         .execute();
       await replaceUserGroups(trx, principal.orgId, userId, input.groups);
-      await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'user.created', targetType: 'user', targetId: userId, ip });
+      await audit(trx, {
+        orgId: principal.orgId,
+        at: now,
+        actorId: principal.userId,
+        action: 'user.created',
+        targetType: 'user',
+        targetId: userId,
+        ip,
+      });
       await publishUserEvent(trx, now, principal.orgId, principal.userId, 'user.created', userId);
     });
   } catch (error) {
@@ -162,29 +210,63 @@ export async function createUser(deps: Deps, principal: Principal, input: UserCr
   return { userId, roleId: input.userRoleId };
 }
 
-const SELF_SERVICE_FIELDS = ['firstName', 'lastName', 'friendlyName', 'email', 'company', 'country', 'contact', 'phone'] as const;
+const SELF_SERVICE_FIELDS = [
+  'firstName',
+  'lastName',
+  'friendlyName',
+  'email',
+  'company',
+  'country',
+  'contact',
+  'phone',
+] as const;
 
-export async function updateUser(deps: Deps, principal: Principal, id: string, input: UserUpdate, ip: string): Promise<User> {
+export async function updateUser(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  input: UserUpdate,
+  ip: string,
+): Promise<User> {
   const now = deps.clock.now();
   const row = await deps.db.transaction().execute(async (trx) => {
-    const privileged = input.userRoleId !== undefined || input.userRoleName !== undefined || input.groups !== undefined || input.status !== undefined;
+    const privileged =
+      input.userRoleId !== undefined ||
+      input.userRoleName !== undefined ||
+      input.groups !== undefined ||
+      input.status !== undefined;
     if (privileged) await lockOrganization(trx, principal.orgId);
     const user = await visibleUser(trx, principal, id);
     if (privileged) requirePrivileges(principal, 'user_management');
     const caller = await holdingsOfPrincipal(trx, principal);
     await assertMayChange(trx, principal, caller, user.id);
-    if (input.status === 'disabled' && user.id === principal.userId) throw conflict('You cannot disable your own account', 'body.status');
+    if (input.status === 'disabled' && user.id === principal.userId)
+      throw conflict('You cannot disable your own account', 'body.status');
     const heldBefore = privileged ? await privilegesHeldByPeople(trx, principal.orgId) : undefined;
     const patch: Partial<UsersTable> = { updated_at: now };
     for (const field of SELF_SERVICE_FIELDS) {
       const value = input[field];
       if (value === undefined) continue;
-      const column = ({ firstName: 'first_name', lastName: 'last_name', friendlyName: 'friendly_name', email: 'email', company: 'company', country: 'country', contact: 'contact', phone: 'phone' } as const)[field];
+      const column = (
+        {
+          firstName: 'first_name',
+          lastName: 'last_name',
+          friendlyName: 'friendly_name',
+          email: 'email',
+          company: 'company',
+          country: 'country',
+          contact: 'contact',
+          phone: 'phone',
+        } as const
+      )[field];
       (patch as Record<string, unknown>)[column] = String(value);
     }
     let rolePrivileges: string | undefined;
     if (input.userRoleId !== undefined || input.userRoleName !== undefined) {
-      const role = await assignableRole(trx, principal, input.userRoleId ? 'body.userRoleId' : 'body.userRoleName', { id: input.userRoleId, name: input.userRoleName });
+      const role = await assignableRole(trx, principal, input.userRoleId ? 'body.userRoleId' : 'body.userRoleName', {
+        id: input.userRoleId,
+        name: input.userRoleName,
+      });
       // The reference's own example sends both: fine when they name the same role.
       if (input.userRoleId && input.userRoleName !== undefined && role.name_key !== input.userRoleName.toLowerCase()) {
         throw invalidField('body.userRoleName', `names a different role than body.userRoleId ("${role.name}")`);
@@ -197,7 +279,13 @@ export async function updateUser(deps: Deps, principal: Principal, id: string, i
       await assertGroupsExist(trx, principal.orgId, input.groups);
       // Whatever the user would hold afterwards (privileges and group permissions) must be the caller's too.
       const privileges = rolePrivileges !== undefined ? parsePrivileges(rolePrivileges) : new Set<never>();
-      assertGives(principal, user.id, { privileges, grants: await grantsOfGroups(trx, principal.orgId, input.groups) }, caller, 'These groups give');
+      assertGives(
+        principal,
+        user.id,
+        { privileges, grants: await grantsOfGroups(trx, principal.orgId, input.groups) },
+        caller,
+        'These groups give',
+      );
       await replaceUserGroups(trx, principal.orgId, user.id, input.groups);
     }
     await trx.updateTable('users').set(patch).where('org_id', '=', principal.orgId).where('id', '=', user.id).execute();
@@ -210,10 +298,24 @@ export async function updateUser(deps: Deps, principal: Principal, id: string, i
     const after = (await findUserProfile(trx, principal.orgId, user.id))!;
     // A change that changes nothing records nothing (no audit row, no event, same lastUpdated).
     if (sameProfile(user, after)) {
-      await trx.updateTable('users').set({ updated_at: user.updated_at }).where('org_id', '=', principal.orgId).where('id', '=', user.id).execute();
+      await trx
+        .updateTable('users')
+        .set({ updated_at: user.updated_at })
+        .where('org_id', '=', principal.orgId)
+        .where('id', '=', user.id)
+        .execute();
       return user;
     }
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'user.updated', targetType: 'user', targetId: user.id, ip, data: { fields: Object.keys(input) } });
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'user.updated',
+      targetType: 'user',
+      targetId: user.id,
+      ip,
+      data: { fields: Object.keys(input) },
+    });
     await publishUserEvent(trx, now, principal.orgId, principal.userId, 'user.updated', user.id);
     return after;
   });
@@ -221,35 +323,77 @@ export async function updateUser(deps: Deps, principal: Principal, id: string, i
 }
 
 function sameProfile(a: UserProfileRow, b: UserProfileRow): boolean {
-  const groups = (row: UserProfileRow) => fromJson<(string | null)[]>(row.group_ids, []).filter((g) => g !== null).sort().join(',');
+  const groups = (row: UserProfileRow) =>
+    fromJson<(string | null)[]>(row.group_ids, [])
+      .filter((g) => g !== null)
+      .sort()
+      .join(',');
   const { updated_at: _a, group_ids: _ga, ...restA } = a;
   const { updated_at: _b, group_ids: _gb, ...restB } = b;
   return groups(a) === groups(b) && JSON.stringify(restA) === JSON.stringify(restB);
 }
 
-export async function changeGroupMembership(deps: Deps, principal: Principal, id: string, input: GroupMembership, change: 'add' | 'remove', ip: string): Promise<void> {
+export async function changeGroupMembership(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  input: GroupMembership,
+  change: 'add' | 'remove',
+  ip: string,
+): Promise<void> {
   requirePrivileges(principal, 'user_management');
-  if (!input.userGroupId && !input.userGroupName) throw invalidField('body.userGroupId', 'send userGroupId or userGroupName');
+  if (!input.userGroupId && !input.userGroupName)
+    throw invalidField('body.userGroupId', 'send userGroupId or userGroupName');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     const user = await visibleUser(trx, principal, id);
-    const group = input.userGroupId ? await findGroup(trx, principal.orgId, input.userGroupId) : await findGroupByName(trx, principal.orgId, input.userGroupName!);
-    if (!group) throw invalidField(input.userGroupId ? 'body.userGroupId' : 'body.userGroupName', 'names no group of this organization');
+    const group = input.userGroupId
+      ? await findGroup(trx, principal.orgId, input.userGroupId)
+      : await findGroupByName(trx, principal.orgId, input.userGroupName!);
+    if (!group)
+      throw invalidField(
+        input.userGroupId ? 'body.userGroupId' : 'body.userGroupName',
+        'names no group of this organization',
+      );
     const caller = await holdingsOfPrincipal(trx, principal);
     await assertMayChange(trx, principal, caller, user.id);
     if (change === 'add') {
       // Joining a group gives its template permissions: the caller must hold them (themselves included).
-      assertGives(principal, user.id, { privileges: new Set(), grants: await grantsOfGroups(trx, principal.orgId, [group.id]) }, caller, 'This group gives');
+      assertGives(
+        principal,
+        user.id,
+        { privileges: new Set(), grants: await grantsOfGroups(trx, principal.orgId, [group.id]) },
+        caller,
+        'This group gives',
+      );
       // Concurrent adds: exactly one inserts; the others change nothing and record nothing.
-      const inserted = await trx.insertInto('user_groups').values({ org_id: principal.orgId, user_id: user.id, group_id: group.id })
-        .onConflict((oc) => oc.columns(['user_id', 'group_id']).doNothing()).executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0) throw new AppError('conflict', 'User is already part of this group.');
+      const inserted = await trx
+        .insertInto('user_groups')
+        .values({ org_id: principal.orgId, user_id: user.id, group_id: group.id })
+        .onConflict((oc) => oc.columns(['user_id', 'group_id']).doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) === 0)
+        throw new AppError('conflict', 'User is already part of this group.');
     } else {
-      const deleted = await trx.deleteFrom('user_groups').where('org_id', '=', principal.orgId).where('user_id', '=', user.id).where('group_id', '=', group.id).executeTakeFirst();
+      const deleted = await trx
+        .deleteFrom('user_groups')
+        .where('org_id', '=', principal.orgId)
+        .where('user_id', '=', user.id)
+        .where('group_id', '=', group.id)
+        .executeTakeFirst();
       if (Number(deleted.numDeletedRows) === 0) throw new AppError('conflict', 'User is not part of this group.');
     }
     await trx.updateTable('users').set({ updated_at: now }).where('id', '=', user.id).execute();
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: `user.group_${change === 'add' ? 'added' : 'removed'}`, targetType: 'user', targetId: user.id, ip, data: { groupId: group.id } });
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: `user.group_${change === 'add' ? 'added' : 'removed'}`,
+      targetType: 'user',
+      targetId: user.id,
+      ip,
+      data: { groupId: group.id },
+    });
     await publishUserEvent(trx, now, principal.orgId, principal.userId, 'user.updated', user.id);
   });
 }

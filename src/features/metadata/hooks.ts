@@ -10,7 +10,12 @@ import type { DbOrTrx, Trx } from '../../core/db/connect.ts';
 export type UsageKind = 'template' | 'attribute' | 'vocabulary';
 
 /** Returns, per id that is in use, a short description of what uses it (e.g. "3 assets"). */
-export type UsageProbe = (db: DbOrTrx, orgId: string, kind: UsageKind, ids: readonly string[]) => Promise<Map<string, string>>;
+export type UsageProbe = (
+  db: DbOrTrx,
+  orgId: string,
+  kind: UsageKind,
+  ids: readonly string[],
+) => Promise<Map<string, string>>;
 
 export interface DefinitionChange {
   id: string;
@@ -32,7 +37,10 @@ export interface ApplyContext {
 }
 
 /** Brings a feature's stored metadata in line with definition changes. Must be idempotent. */
-export type ApplyHandler = (trxOrDb: DbOrTrx, context: ApplyContext) => Promise<{ updated: number; errors?: { item: string; message: string }[] }>;
+export type ApplyHandler = (
+  trxOrDb: DbOrTrx,
+  context: ApplyContext,
+) => Promise<{ updated: number; errors?: { item: string; message: string }[] }>;
 
 /** What the metadata routes need from the features that store metadata (src/app.ts wires it). */
 export interface MetadataRouteHooks {
@@ -45,7 +53,12 @@ export interface MetadataJobHooks {
 }
 
 /** What uses each id, from every probe. */
-export type ExternalUsage = (db: DbOrTrx | Trx, orgId: string, kind: UsageKind, ids: readonly string[]) => Promise<Map<string, string[]>>;
+export type ExternalUsage = (
+  db: DbOrTrx | Trx,
+  orgId: string,
+  kind: UsageKind,
+  ids: readonly string[],
+) => Promise<Map<string, string[]>>;
 
 export function externalUsageOf(probes: readonly UsageProbe[]): ExternalUsage {
   return async (db, orgId, kind, ids) => {

@@ -25,25 +25,84 @@
  */
 
 export type {
-  AttributeDef, AttributeType, CompiledTemplate, DateFormat, LegacyItem, LegacyValue, Problem, SimplifiedItem, SimplifiedValue, VocabRef, VocabularyDef, VocabularyValue,
+  AttributeDef,
+  AttributeType,
+  CompiledTemplate,
+  DateFormat,
+  LegacyItem,
+  LegacyValue,
+  Problem,
+  SimplifiedItem,
+  SimplifiedValue,
+  VocabRef,
+  VocabularyDef,
+  VocabularyValue,
 } from './validation/model.ts';
 export { ATTRIBUTE_TYPES, DATE_FORMATS, compileTemplate, buildVocabulary, slugify } from './validation/model.ts';
-export { validateMetadata, hasValue, LIMITS as METADATA_LIMITS, type ValidateOptions, type ValidationResult } from './validation/validate.ts';
+export {
+  validateMetadata,
+  hasValue,
+  LIMITS as METADATA_LIMITS,
+  type ValidateOptions,
+  type ValidationResult,
+} from './validation/validate.ts';
 export { toSimplified, toLegacy, denormalize, mergeMetadata, presentLegacy } from './validation/encodings.ts';
 export { parseDate, formatDate } from './validation/dates.ts';
 export { loadCompiledTemplate as loadTemplate, lockTemplateAgainstDelete } from './definitions/definitions.repo.ts';
 export { loadTemplateCached } from './definitions/template-cache.ts';
-export { EMBEDDED_FIELDS, EMBEDDED_FIELD_NAMES, writableEmbeddedField, type EmbeddedField } from './definitions/embedded-fields.ts';
-export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
-export type { MetadataRouteHooks, MetadataJobHooks, UsageProbe, UsageKind, ApplyHandler, ApplyContext, DefinitionChange } from './hooks.ts';
-export { canUseTemplate, templateUse, templatesHiddenFrom, templateAccess, templateOpenTo, OPEN_TEMPLATE, type TemplateAccess, defaultTemplateId, metadataInvalid, recordDefinitionChange } from './access.ts';
 export {
-  ACTION_OBJECT_JOB, WRITABLE_TEMPLATE_TYPES, LEGACY_TEMPLATE_TYPES, actionTemplateInfo, setActionObjectId, servesAssets, isActionTemplate, type ActionObjectJob, type ActionTemplateInfo,
+  EMBEDDED_FIELDS,
+  EMBEDDED_FIELD_NAMES,
+  writableEmbeddedField,
+  type EmbeddedField,
+} from './definitions/embedded-fields.ts';
+export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
+export type {
+  MetadataRouteHooks,
+  MetadataJobHooks,
+  UsageProbe,
+  UsageKind,
+  ApplyHandler,
+  ApplyContext,
+  DefinitionChange,
+} from './hooks.ts';
+export {
+  canUseTemplate,
+  templateUse,
+  templatesHiddenFrom,
+  templateAccess,
+  templateOpenTo,
+  OPEN_TEMPLATE,
+  type TemplateAccess,
+  defaultTemplateId,
+  metadataInvalid,
+  recordDefinitionChange,
+} from './access.ts';
+export {
+  ACTION_OBJECT_JOB,
+  WRITABLE_TEMPLATE_TYPES,
+  LEGACY_TEMPLATE_TYPES,
+  actionTemplateInfo,
+  setActionObjectId,
+  servesAssets,
+  isActionTemplate,
+  type ActionObjectJob,
+  type ActionTemplateInfo,
 } from './template-types.ts';
 
 export {
-  seesSensitiveData, restrictedAttributes, hiddenAttributesFor, restrictedOfTemplate, withoutRestricted, restrictedAttributeRefused, assertRestrictedUnchanged, itemsWithoutRestricted, assertNoRestrictedItems, keepRestrictedCells,
-  NO_RESTRICTED, type RestrictedAttributes,
+  seesSensitiveData,
+  restrictedAttributes,
+  hiddenAttributesFor,
+  restrictedOfTemplate,
+  withoutRestricted,
+  restrictedAttributeRefused,
+  assertRestrictedUnchanged,
+  itemsWithoutRestricted,
+  assertNoRestrictedItems,
+  keepRestrictedCells,
+  NO_RESTRICTED,
+  type RestrictedAttributes,
 } from './definitions/restricted.ts';
 
 export { metadataRoutes } from './metadata.routes.ts';

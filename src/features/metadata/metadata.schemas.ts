@@ -13,11 +13,14 @@ export const IdParamsSchema = Type.Object({ id: Uuid });
 
 const VocabValueInput = Type.Union([
   Type.String({ description: 'The value name' }),
-  Type.Object({
-    valueName: Type.Optional(Type.String()),
-    name: Type.Optional(Type.String({ description: 'Alias of valueName' })),
-    parentValueId: Type.Optional(Nullable(Uuid)),
-  }, { description: 'A value with a parent link (cascading vocabularies)' }),
+  Type.Object(
+    {
+      valueName: Type.Optional(Type.String()),
+      name: Type.Optional(Type.String({ description: 'Alias of valueName' })),
+      parentValueId: Type.Optional(Nullable(Uuid)),
+    },
+    { description: 'A value with a parent link (cascading vocabularies)' },
+  ),
 ]);
 export type VocabValueInput = Static<typeof VocabValueInput>;
 
@@ -32,11 +35,16 @@ export const VocabularyUpdateSchema = Type.Object({
   name: Type.Optional(Type.String({ maxLength: 200 })),
   searchable: Type.Optional(Type.Boolean()),
   add: Type.Optional(Type.Array(VocabValueInput, { maxItems: 10_000 })),
-  update: Type.Optional(Type.Array(Type.Object({
-    valueId: Uuid,
-    valueName: Type.Optional(Type.String()),
-    parentValueId: Type.Optional(Nullable(Uuid)),
-  }), { maxItems: 10_000 })),
+  update: Type.Optional(
+    Type.Array(
+      Type.Object({
+        valueId: Uuid,
+        valueName: Type.Optional(Type.String()),
+        parentValueId: Type.Optional(Nullable(Uuid)),
+      }),
+      { maxItems: 10_000 },
+    ),
+  ),
   delete: Type.Optional(Type.Array(Uuid, { maxItems: 10_000 })),
 });
 export type VocabularyUpdate = Static<typeof VocabularyUpdateSchema>;
@@ -51,15 +59,26 @@ const vocabularyFields = {
   customerId: Type.String(),
   createdEpoch: Epoch,
   lastUpdatedEpoch: Epoch,
-  usedBy: Type.Array(Type.Object({ id: Uuid, name: Type.String() }), { description: 'Attributes using this vocabulary' }),
+  usedBy: Type.Array(Type.Object({ id: Uuid, name: Type.String() }), {
+    description: 'Attributes using this vocabulary',
+  }),
 };
-export const VocabularyListItemSchema = Type.Object({ ...vocabularyFields, metadata: VocabDocument }, { $id: 'ControlledVocabularyListItem' });
-export const VocabularySchema = Type.Object({ ...vocabularyFields, metadataDocument: VocabDocument }, { $id: 'ControlledVocabularyResponse' });
+export const VocabularyListItemSchema = Type.Object(
+  { ...vocabularyFields, metadata: VocabDocument },
+  { $id: 'ControlledVocabularyListItem' },
+);
+export const VocabularySchema = Type.Object(
+  { ...vocabularyFields, metadataDocument: VocabDocument },
+  { $id: 'ControlledVocabularyResponse' },
+);
 export const DeletedSchema = Type.Object({ status: Type.Literal('success'), message: Type.String() });
 
 // --- attributes ---
 
-const TypeName = Type.String({ description: 'text | date | controlledVocabulary | table | cascade (also Text, Date, Controlled Vocabulary, Tabular, Cascading)' });
+const TypeName = Type.String({
+  description:
+    'text | date | controlledVocabulary | table | cascade (also Text, Date, Controlled Vocabulary, Tabular, Cascading)',
+});
 const Flags = {
   required: Type.Optional(Type.Boolean()),
   readonly: Type.Optional(Type.Boolean()),
@@ -86,14 +105,30 @@ const attributeWriteFields = {
   controlledVocabularyId: Type.Optional(Uuid),
   isMultipleSelect: Type.Optional(Type.Boolean()),
   isSingleRow: Type.Optional(Type.Boolean({ description: 'Table: at most one row' })),
-  tableFieldIds: Type.Optional(Type.Array(Uuid, { maxItems: 100, description: 'Table: column attributes (text, date, vocabulary or cascade), in order' })),
-  levels: Type.Optional(Type.Array(LevelInput, { minItems: 1, maxItems: 20, description: 'Cascade: its levels, in order' })),
-  embeddedFields: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20, description: 'Text and date (Tessera\'s own): embedded IPTC, XMP or EXIF fields read at upload and written back on ?embed=true downloads, as ExifTool names (XMP-dc:Title, IPTC:Keywords, EXIF:Artist …), first found wins' })),
+  tableFieldIds: Type.Optional(
+    Type.Array(Uuid, {
+      maxItems: 100,
+      description: 'Table: column attributes (text, date, vocabulary or cascade), in order',
+    }),
+  ),
+  levels: Type.Optional(
+    Type.Array(LevelInput, { minItems: 1, maxItems: 20, description: 'Cascade: its levels, in order' }),
+  ),
+  embeddedFields: Type.Optional(
+    Type.Array(Type.String({ maxLength: 100 }), {
+      maxItems: 20,
+      description:
+        "Text and date (Tessera's own): embedded IPTC, XMP or EXIF fields read at upload and written back on ?embed=true downloads, as ExifTool names (XMP-dc:Title, IPTC:Keywords, EXIF:Artist …), first found wins",
+    }),
+  ),
   ...Flags,
 };
 export const AttributeCreateSchema = Type.Object({ ...attributeWriteFields, name: Name, type: TypeName });
 export type AttributeCreate = Static<typeof AttributeCreateSchema>;
-export const AttributeUpdateSchema = Type.Object({ ...attributeWriteFields, type: Type.Optional(TypeName) }, { additionalProperties: true });
+export const AttributeUpdateSchema = Type.Object(
+  { ...attributeWriteFields, type: Type.Optional(TypeName) },
+  { additionalProperties: true },
+);
 export type AttributeUpdate = Static<typeof AttributeUpdateSchema>;
 
 const attributeReadFields = {
@@ -107,7 +142,9 @@ const attributeReadFields = {
   dateFormat: Type.String({ description: "The date format, or 'N/A'" }),
   length: Nullable(Type.Integer()),
   isMultiLine: Type.Boolean(),
-  embeddedFields: Type.Optional(Type.Array(Type.String(), { description: 'Embedded fields this attribute reads at upload (Tessera\'s own)' })),
+  embeddedFields: Type.Optional(
+    Type.Array(Type.String(), { description: "Embedded fields this attribute reads at upload (Tessera's own)" }),
+  ),
   required: Type.Boolean(),
   readonly: Type.Boolean(),
   visible: Type.Boolean(),
@@ -122,16 +159,30 @@ const attributeReadFields = {
   lastUpdatedDate: Iso,
 };
 export const LevelSchema = Type.Object({
-  id: Uuid, name: Type.String(), type: Type.Literal('controlledVocabulary'), controlledVocabularyId: Uuid, cascadeOrder: Type.Integer(),
-  isMultipleSelect: Type.Boolean(), searchField: Type.String(), required: Type.Boolean(), readonly: Type.Boolean(), visible: Type.Boolean(),
+  id: Uuid,
+  name: Type.String(),
+  type: Type.Literal('controlledVocabulary'),
+  controlledVocabularyId: Uuid,
+  cascadeOrder: Type.Integer(),
+  isMultipleSelect: Type.Boolean(),
+  searchField: Type.String(),
+  required: Type.Boolean(),
+  readonly: Type.Boolean(),
+  visible: Type.Boolean(),
 });
-const ColumnSchema = Type.Object({ ...attributeReadFields, cascadeFieldsDenormalized: Type.Optional(Type.Array(LevelSchema)) });
-export const AttributeSchema = Type.Object({
+const ColumnSchema = Type.Object({
   ...attributeReadFields,
-  isSingleRow: Type.Optional(Type.Boolean()),
-  tableFieldsDenormalized: Type.Optional(Type.Array(ColumnSchema)),
   cascadeFieldsDenormalized: Type.Optional(Type.Array(LevelSchema)),
-}, { $id: 'MetadataAttribute' });
+});
+export const AttributeSchema = Type.Object(
+  {
+    ...attributeReadFields,
+    isSingleRow: Type.Optional(Type.Boolean()),
+    tableFieldsDenormalized: Type.Optional(Type.Array(ColumnSchema)),
+    cascadeFieldsDenormalized: Type.Optional(Type.Array(LevelSchema)),
+  },
+  { $id: 'MetadataAttribute' },
+);
 export type AttributeOut = Static<typeof AttributeSchema>;
 
 // --- paging (reference §10.7) ---
@@ -141,7 +192,11 @@ export const GroupListQuerySchema = Type.Object({
   searchTerm: Type.Optional(Type.String({ maxLength: 200 })),
   from: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 100 })),
-  sortField: Type.Optional(Type.Union([Type.Literal('groupName'), Type.Literal('createdEpoch'), Type.Literal('lastUpdatedEpoch')], { default: 'groupName' })),
+  sortField: Type.Optional(
+    Type.Union([Type.Literal('groupName'), Type.Literal('createdEpoch'), Type.Literal('lastUpdatedEpoch')], {
+      default: 'groupName',
+    }),
+  ),
   order: Type.Optional(Order),
 });
 export type GroupListQuery = Static<typeof GroupListQuerySchema>;
@@ -149,7 +204,11 @@ export const TemplateListQuerySchema = Type.Object({
   searchTerm: Type.Optional(Type.String({ maxLength: 200 })),
   from: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
-  sortField: Type.Optional(Type.Union([Type.Literal('templateName'), Type.Literal('createdEpoch'), Type.Literal('lastUpdatedEpoch')], { default: 'templateName' })),
+  sortField: Type.Optional(
+    Type.Union([Type.Literal('templateName'), Type.Literal('createdEpoch'), Type.Literal('lastUpdatedEpoch')], {
+      default: 'templateName',
+    }),
+  ),
   order: Type.Optional(Order),
 });
 export type TemplateListQuery = Static<typeof TemplateListQuerySchema>;
@@ -174,48 +233,74 @@ export const GroupUpdateSchema = Type.Object({
   attributeIds: Type.Optional(Type.Array(Uuid, { maxItems: 500 })),
 });
 export type GroupUpdate = Static<typeof GroupUpdateSchema>;
-export const GroupSchema = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  searchField: Type.String(),
-  description: Type.String(),
-  isGroupNameVisible: Type.Boolean(),
-  system: Type.Boolean(),
-  attributeIds: Type.Array(Uuid),
-  attributes: Type.Array(Type.Object({ id: Uuid, name: Type.String(), searchField: Type.String(), type: Type.String() })),
-  templates: Type.Array(Type.Object({ id: Uuid, name: Type.String() }), { description: 'Templates using this group' }),
-  createdBy: Nullable(Uuid),
-  lastUpdatedBy: Nullable(Uuid),
-  createdEpoch: Epoch,
-  createdDate: Iso,
-  lastUpdatedEpoch: Epoch,
-  lastUpdatedDate: Iso,
-}, { $id: 'MetadataGroupSummary' });
-export const GroupPageSchema = Type.Object({ hitCount: Type.Integer(), results: Type.Array(Type.Ref('MetadataGroupSummary')) });
+export const GroupSchema = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    searchField: Type.String(),
+    description: Type.String(),
+    isGroupNameVisible: Type.Boolean(),
+    system: Type.Boolean(),
+    attributeIds: Type.Array(Uuid),
+    attributes: Type.Array(
+      Type.Object({ id: Uuid, name: Type.String(), searchField: Type.String(), type: Type.String() }),
+    ),
+    templates: Type.Array(Type.Object({ id: Uuid, name: Type.String() }), {
+      description: 'Templates using this group',
+    }),
+    createdBy: Nullable(Uuid),
+    lastUpdatedBy: Nullable(Uuid),
+    createdEpoch: Epoch,
+    createdDate: Iso,
+    lastUpdatedEpoch: Epoch,
+    lastUpdatedDate: Iso,
+  },
+  { $id: 'MetadataGroupSummary' },
+);
+export const GroupPageSchema = Type.Object({
+  hitCount: Type.Integer(),
+  results: Type.Array(Type.Ref('MetadataGroupSummary')),
+});
 
 // --- templates ---
 
 const DefaultValue = Type.Object({ searchField: Type.String(), value: Type.Unknown() }, { additionalProperties: true });
-const AccessTemplateRef = Type.Union([Uuid, Type.Object({ id: Type.Optional(Uuid), templateId: Type.Optional(Uuid) })], { description: 'A security template id (or {id})' });
+const AccessTemplateRef = Type.Union(
+  [Uuid, Type.Object({ id: Type.Optional(Uuid), templateId: Type.Optional(Uuid) })],
+  { description: 'A security template id (or {id})' },
+);
 export const TemplateCreateSchema = Type.Object({
   name: Name,
-  groupIds: Type.Array(Uuid, { maxItems: 200, description: 'Ordered; duplicates removed keeping the first; the system group is appended' }),
-  templateType: Type.Optional(Type.Array(Type.String(), {
-    maxItems: 5,
-    description: 'default | asset | action (default ["default"]; case-insensitive, repeats dropped). default/asset: the template serves assets; action: the template is also made into a DAM object of type Action (GET /v1/action/{actionObjectId}) by a background job. Legacy search/proof/tile are read-only labels (400). Immutable afterwards.',
-  })),
+  groupIds: Type.Array(Uuid, {
+    maxItems: 200,
+    description: 'Ordered; duplicates removed keeping the first; the system group is appended',
+  }),
+  templateType: Type.Optional(
+    Type.Array(Type.String(), {
+      maxItems: 5,
+      description:
+        'default | asset | action (default ["default"]; case-insensitive, repeats dropped). default/asset: the template serves assets; action: the template is also made into a DAM object of type Action (GET /v1/action/{actionObjectId}) by a background job. Legacy search/proof/tile are read-only labels (400). Immutable afterwards.',
+    }),
+  ),
   attributesDefaultValue: Type.Optional(Type.Array(DefaultValue, { maxItems: 500 })),
   accessTemplates: Type.Optional(Type.Array(AccessTemplateRef, { maxItems: 100 })),
   templateOverride: Type.Optional(Type.Unknown()),
 });
 export type TemplateCreate = Static<typeof TemplateCreateSchema>;
-export const TemplateUpdateSchema = Type.Object({
-  name: Type.Optional(Name),
-  groupIds: Type.Optional(Type.Array(Uuid, { maxItems: 200 })),
-  attributesDefaultValue: Type.Optional(Type.Array(DefaultValue, { maxItems: 500 })),
-  accessTemplates: Type.Optional(Type.Array(AccessTemplateRef, { maxItems: 100 })),
-  templateOverride: Type.Optional(Type.Unknown()),
-}, { additionalProperties: true, description: 'Only these fields may be sent; templateId, customerId, createdBy, createdEpoch, createdDate, templateType, templateDenormalized and dependencies are immutable (400)' });
+export const TemplateUpdateSchema = Type.Object(
+  {
+    name: Type.Optional(Name),
+    groupIds: Type.Optional(Type.Array(Uuid, { maxItems: 200 })),
+    attributesDefaultValue: Type.Optional(Type.Array(DefaultValue, { maxItems: 500 })),
+    accessTemplates: Type.Optional(Type.Array(AccessTemplateRef, { maxItems: 100 })),
+    templateOverride: Type.Optional(Type.Unknown()),
+  },
+  {
+    additionalProperties: true,
+    description:
+      'Only these fields may be sent; templateId, customerId, createdBy, createdEpoch, createdDate, templateType, templateDenormalized and dependencies are immutable (400)',
+  },
+);
 export type TemplateUpdate = Static<typeof TemplateUpdateSchema>;
 
 const LegacyGroup = Type.Object({
@@ -228,40 +313,52 @@ const LegacyGroup = Type.Object({
   securityPermissions: Type.Array(Type.Unknown()),
   metadataAttributes: Type.Array(Type.Ref('MetadataAttribute')),
 });
-const ActionObjectId = Type.Union([Uuid, Type.Null()], { description: 'Action-type templates: the objectId of the template-as-asset (GET /v1/action/{id}) once the background job has made it; null before, and for other templates' });
-export const LegacyTemplateSchema = Type.Object({
-  template: Type.Object({
+const ActionObjectId = Type.Union([Uuid, Type.Null()], {
+  description:
+    'Action-type templates: the objectId of the template-as-asset (GET /v1/action/{id}) once the background job has made it; null before, and for other templates',
+});
+export const LegacyTemplateSchema = Type.Object(
+  {
+    template: Type.Object({
+      templateId: Uuid,
+      templateName: Type.String(),
+      templateType: Type.Array(Type.String()),
+      isDefault: Type.Boolean(),
+      actionObjectId: ActionObjectId,
+      createdEpoch: Epoch,
+      lastUpdatedEpoch: Epoch,
+      metadataGroups: Type.Array(LegacyGroup),
+    }),
+  },
+  { $id: 'MetadataTemplate' },
+);
+export const TemplateSchema = Type.Object(
+  {
     templateId: Uuid,
-    templateName: Type.String(),
+    name: Type.String(),
+    customerId: Type.String(),
+    createdBy: Nullable(Uuid),
+    createdEpoch: Epoch,
+    createdDate: Iso,
+    lastUpdatedBy: Nullable(Uuid),
+    lastUpdatedEpoch: Epoch,
+    lastUpdatedDate: Iso,
+    groupIds: Type.Array(Uuid),
     templateType: Type.Array(Type.String()),
     isDefault: Type.Boolean(),
     actionObjectId: ActionObjectId,
-    createdEpoch: Epoch,
-    lastUpdatedEpoch: Epoch,
-    metadataGroups: Type.Array(LegacyGroup),
-  }),
-}, { $id: 'MetadataTemplate' });
-export const TemplateSchema = Type.Object({
-  templateId: Uuid,
-  name: Type.String(),
-  customerId: Type.String(),
-  createdBy: Nullable(Uuid),
-  createdEpoch: Epoch,
-  createdDate: Iso,
-  lastUpdatedBy: Nullable(Uuid),
-  lastUpdatedEpoch: Epoch,
-  lastUpdatedDate: Iso,
-  groupIds: Type.Array(Uuid),
-  templateType: Type.Array(Type.String()),
-  isDefault: Type.Boolean(),
-  actionObjectId: ActionObjectId,
-  attributesDefaultValue: Type.Array(DefaultValue),
-  templateDenormalized: Type.Array(LegacyGroup),
-  accessTemplates: Type.Array(Type.Object({ id: Uuid, name: Type.String() })),
-  templateOverride: Type.Optional(Type.Unknown()),
-  inUse: Type.Boolean(),
-}, { $id: 'MetadataTemplateAdmin' });
-export const TemplatePageSchema = Type.Object({ hitCount: Type.Integer(), results: Type.Array(Type.Ref('MetadataTemplateAdmin')) });
+    attributesDefaultValue: Type.Array(DefaultValue),
+    templateDenormalized: Type.Array(LegacyGroup),
+    accessTemplates: Type.Array(Type.Object({ id: Uuid, name: Type.String() })),
+    templateOverride: Type.Optional(Type.Unknown()),
+    inUse: Type.Boolean(),
+  },
+  { $id: 'MetadataTemplateAdmin' },
+);
+export const TemplatePageSchema = Type.Object({
+  hitCount: Type.Integer(),
+  results: Type.Array(Type.Ref('MetadataTemplateAdmin')),
+});
 
 // --- apply ---
 
@@ -273,5 +370,15 @@ export const ApplySchema = Type.Object({
 });
 export const PendingChangesSchema = Type.Object({
   hitCount: Type.Integer(),
-  results: Type.Array(Type.Object({ id: Uuid, kind: Type.String(), subjectType: Type.String(), subjectId: Type.String(), data: Type.Unknown(), createdBy: Nullable(Uuid), createdEpoch: Epoch })),
+  results: Type.Array(
+    Type.Object({
+      id: Uuid,
+      kind: Type.String(),
+      subjectType: Type.String(),
+      subjectId: Type.String(),
+      data: Type.Unknown(),
+      createdBy: Nullable(Uuid),
+      createdEpoch: Epoch,
+    }),
+  ),
 });

@@ -15,17 +15,53 @@ forEachEngine('metadata: a usable start', (ctx) => {
     const templateId = await defaultTemplateId(db, boot.orgId);
     assert.ok(templateId);
     const t = (await loadTemplate(db, boot.orgId, templateId))!;
-    assert.deepEqual(t.attributes.map((a) => a.searchField).slice(0, 4), ['title', 'description', 'keywords', 'copyright']);
+    assert.deepEqual(t.attributes.map((a) => a.searchField).slice(0, 4), [
+      'title',
+      'description',
+      'keywords',
+      'copyright',
+    ]);
     // An asset can be described at once, in either encoding, with nothing configured.
-    const r = validateMetadata(t, [{ name: 'Title', value: 'First asset' }, { name: 'Usage Rights', value: 'Royalty Free' }, { name: 'Expiration Date', value: '12/31/2030' }], { mode: 'create', applyDefaults: true });
+    const r = validateMetadata(
+      t,
+      [
+        { name: 'Title', value: 'First asset' },
+        { name: 'Usage Rights', value: 'Royalty Free' },
+        { name: 'Expiration Date', value: '12/31/2030' },
+      ],
+      { mode: 'create', applyDefaults: true },
+    );
     assert.deepEqual(r.problems, []);
-    const security = await db.selectFrom('security_templates').select(['id', 'name']).where('org_id', '=', boot.orgId).execute();
-    assert.deepEqual(security.map((s) => s.name), ['Default']);
+    const security = await db
+      .selectFrom('security_templates')
+      .select(['id', 'name'])
+      .where('org_id', '=', boot.orgId)
+      .execute();
+    assert.deepEqual(
+      security.map((s) => s.name),
+      ['Default'],
+    );
     // And through the API: the first administrator creates an asset on the fresh install, nothing configured.
-    const admin = (await db.selectFrom('users').select('id').where('org_id', '=', boot.orgId).where('username', '=', boot.username).executeTakeFirstOrThrow()).id;
+    const admin = (
+      await db
+        .selectFrom('users')
+        .select('id')
+        .where('org_id', '=', boot.orgId)
+        .where('username', '=', boot.username)
+        .executeTakeFirstOrThrow()
+    ).id;
     const res = await ctx().inject({
-      method: 'POST', url: '/v1/assets/asset', headers: headersFor(admin),
-      payload: { metadataTemplateId: templateId, securityTemplateIds: [security[0]!.id], metadata: [{ name: 'Title', value: 'First asset' }, { name: 'Usage Rights', value: 'Royalty Free' }] },
+      method: 'POST',
+      url: '/v1/assets/asset',
+      headers: headersFor(admin),
+      payload: {
+        metadataTemplateId: templateId,
+        securityTemplateIds: [security[0]!.id],
+        metadata: [
+          { name: 'Title', value: 'First asset' },
+          { name: 'Usage Rights', value: 'Royalty Free' },
+        ],
+      },
     });
     assert.equal(res.statusCode, 200, res.body);
     const objectId = res.json().data?.objectId ?? res.json().objectId;
@@ -39,10 +75,20 @@ forEachEngine('metadata: a usable start', (ctx) => {
     const db = ctx().deps.db;
     const now = ctx().clock.now();
     const orgId = '00000000-0000-4000-8000-0000000000aa';
-    await db.insertInto('organizations').values({ id: orgId, name: 'Legacy', customer_id: '1999999999999', created_at: now }).execute();
+    await db
+      .insertInto('organizations')
+      .values({ id: orgId, name: 'Legacy', customer_id: '1999999999999', created_at: now })
+      .execute();
     assert.equal(await defaultTemplateId(db, orgId), undefined);
-    assert.equal(await db.transaction().execute(async (trx) => seedMissingOrganizations(trx, now, await organizationIds(trx))), 1);
+    assert.equal(
+      await db.transaction().execute(async (trx) => seedMissingOrganizations(trx, now, await organizationIds(trx))),
+      1,
+    );
     assert.ok(await defaultTemplateId(db, orgId));
-    assert.equal(await db.transaction().execute(async (trx) => seedMissingOrganizations(trx, now, await organizationIds(trx))), 0, 'never twice');
+    assert.equal(
+      await db.transaction().execute(async (trx) => seedMissingOrganizations(trx, now, await organizationIds(trx))),
+      0,
+      'never twice',
+    );
   });
 });

@@ -27,9 +27,13 @@ export function normalizeTemplateTypes(input: readonly unknown[] | undefined): s
     if (typeof raw !== 'string') throw invalidField(field, `must be one of ${WRITABLE_TEMPLATE_TYPES.join(', ')}`);
     const type = raw.trim().toLowerCase();
     if ((LEGACY_TEMPLATE_TYPES as readonly string[]).includes(type)) {
-      throw invalidField(field, `"${raw}" is a legacy template type that is only read, never created; use one of ${WRITABLE_TEMPLATE_TYPES.join(', ')}`);
+      throw invalidField(
+        field,
+        `"${raw}" is a legacy template type that is only read, never created; use one of ${WRITABLE_TEMPLATE_TYPES.join(', ')}`,
+      );
     }
-    if (!(WRITABLE_TEMPLATE_TYPES as readonly string[]).includes(type)) throw invalidField(field, `"${raw}" is not a template type; use one of ${WRITABLE_TEMPLATE_TYPES.join(', ')}`);
+    if (!(WRITABLE_TEMPLATE_TYPES as readonly string[]).includes(type))
+      throw invalidField(field, `"${raw}" is not a template type; use one of ${WRITABLE_TEMPLATE_TYPES.join(', ')}`);
     if (!out.includes(type)) out.push(type);
   });
   return out.length === 0 ? ['default'] : out;
@@ -54,19 +58,47 @@ export interface ActionTemplateInfo {
   actionObjectId: string | null;
 }
 
-export async function actionTemplateInfo(db: DbOrTrx, orgId: string, templateId: string): Promise<ActionTemplateInfo | undefined> {
-  const row = await db.selectFrom('metadata_templates').select(['id', 'name', 'template_types', 'created_by', 'updated_by', 'action_object_id'])
-    .where('org_id', '=', orgId).where('id', '=', templateId).executeTakeFirst();
+export async function actionTemplateInfo(
+  db: DbOrTrx,
+  orgId: string,
+  templateId: string,
+): Promise<ActionTemplateInfo | undefined> {
+  const row = await db
+    .selectFrom('metadata_templates')
+    .select(['id', 'name', 'template_types', 'created_by', 'updated_by', 'action_object_id'])
+    .where('org_id', '=', orgId)
+    .where('id', '=', templateId)
+    .executeTakeFirst();
   if (!row) return undefined;
-  const access = await db.selectFrom('metadata_template_access').select('security_template_id').where('org_id', '=', orgId).where('template_id', '=', templateId).execute();
+  const access = await db
+    .selectFrom('metadata_template_access')
+    .select('security_template_id')
+    .where('org_id', '=', orgId)
+    .where('template_id', '=', templateId)
+    .execute();
   return {
-    id: row.id, name: row.name, types: fromJson<string[]>(row.template_types, []), createdBy: row.created_by, updatedBy: row.updated_by,
-    accessTemplateIds: access.map((a) => a.security_template_id).sort(), actionObjectId: row.action_object_id,
+    id: row.id,
+    name: row.name,
+    types: fromJson<string[]>(row.template_types, []),
+    createdBy: row.created_by,
+    updatedBy: row.updated_by,
+    accessTemplateIds: access.map((a) => a.security_template_id).sort(),
+    actionObjectId: row.action_object_id,
   };
 }
 
 /** Records the Action object made for a template; false when the template is gone (deleted meanwhile). */
-export async function setActionObjectId(db: DbOrTrx, orgId: string, templateId: string, objectId: string): Promise<boolean> {
-  const r = await db.updateTable('metadata_templates').set({ action_object_id: objectId }).where('org_id', '=', orgId).where('id', '=', templateId).executeTakeFirst();
+export async function setActionObjectId(
+  db: DbOrTrx,
+  orgId: string,
+  templateId: string,
+  objectId: string,
+): Promise<boolean> {
+  const r = await db
+    .updateTable('metadata_templates')
+    .set({ action_object_id: objectId })
+    .where('org_id', '=', orgId)
+    .where('id', '=', templateId)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }

@@ -1,24 +1,35 @@
 import { Type, type Static } from 'typebox';
 import { RangeSchema, SortKeySchema } from './search.schemas.ts';
 
-export const SavedQuerySchema = Type.Object({
-  searchTerm: Type.Optional(Type.Union([Type.Array(Type.String({ maxLength: 500 }), { maxItems: 50 }), Type.String({ maxLength: 500 })])),
-  operation: Type.Optional(Type.String()),
-  keywordSearchField: Type.Optional(Type.String()),
-  includeDeleted: Type.Optional(Type.Boolean()),
-  includeVersions: Type.Optional(Type.Boolean()),
-  sortBy: Type.Optional(Type.Array(SortKeySchema, { maxItems: 4 })),
-  filters: Type.Optional(Type.Array(Type.String({ maxLength: 600 }), { maxItems: 50 })),
-  dateRanges: Type.Optional(Type.Array(RangeSchema, { maxItems: 10 })),
-  relevancy: Type.Optional(Type.Boolean()),
-}, { additionalProperties: false, description: 'The query: the body of POST /v1/search without paging' });
+export const SavedQuerySchema = Type.Object(
+  {
+    searchTerm: Type.Optional(
+      Type.Union([Type.Array(Type.String({ maxLength: 500 }), { maxItems: 50 }), Type.String({ maxLength: 500 })]),
+    ),
+    operation: Type.Optional(Type.String()),
+    keywordSearchField: Type.Optional(Type.String()),
+    includeDeleted: Type.Optional(Type.Boolean()),
+    includeVersions: Type.Optional(Type.Boolean()),
+    sortBy: Type.Optional(Type.Array(SortKeySchema, { maxItems: 4 })),
+    filters: Type.Optional(Type.Array(Type.String({ maxLength: 600 }), { maxItems: 50 })),
+    dateRanges: Type.Optional(Type.Array(RangeSchema, { maxItems: 10 })),
+    relevancy: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, description: 'The query: the body of POST /v1/search without paging' },
+);
 export type SavedQuery = Static<typeof SavedQuerySchema>;
 
 export const SavedSearchCreateSchema = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
   description: Type.Optional(Type.String({ maxLength: 2000 })),
   query: SavedQuerySchema,
-  securityTemplateIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50, description: 'Empty or omitted: private to its creator; otherwise shared with groups holding View through these templates' })),
+  securityTemplateIds: Type.Optional(
+    Type.Array(Type.String({ maxLength: 100 }), {
+      maxItems: 50,
+      description:
+        'Empty or omitted: private to its creator; otherwise shared with groups holding View through these templates',
+    }),
+  ),
 });
 export type SavedSearchCreate = Static<typeof SavedSearchCreateSchema>;
 
@@ -30,17 +41,20 @@ export const SavedSearchUpdateSchema = Type.Object({
 });
 export type SavedSearchUpdate = Static<typeof SavedSearchUpdateSchema>;
 
-export const SavedSearchSchema = Type.Object({
-  id: Type.String(),
-  name: Type.String(),
-  description: Type.String(),
-  visibility: Type.Union([Type.Literal('private'), Type.Literal('shared')]),
-  securityTemplateIds: Type.Array(Type.String()),
-  query: Type.Object({}, { additionalProperties: true }),
-  ownerId: Type.String(),
-  createdEpoch: Type.Integer(),
-  lastUpdatedEpoch: Type.Integer(),
-}, { $id: 'SavedSearch', title: 'SavedSearch' });
+export const SavedSearchSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    description: Type.String(),
+    visibility: Type.Union([Type.Literal('private'), Type.Literal('shared')]),
+    securityTemplateIds: Type.Array(Type.String()),
+    query: Type.Object({}, { additionalProperties: true }),
+    ownerId: Type.String(),
+    createdEpoch: Type.Integer(),
+    lastUpdatedEpoch: Type.Integer(),
+  },
+  { $id: 'SavedSearch', title: 'SavedSearch' },
+);
 export type SavedSearch = Static<typeof SavedSearchSchema>;
 
 export const SavedSearchListQuerySchema = Type.Object({

@@ -40,10 +40,23 @@ const chunk = <T>(items: readonly T[], size: number): T[][] => {
  * Writes documents into the index (insert or replace; an asset keeps its doc_no for life).
  * Call inside a transaction so a document is never half-indexed.
  */
-export async function upsertDocuments(db: DbOrTrx, engine: Engine, docs: readonly SearchDocumentInput[], now: number): Promise<void> {
+export async function upsertDocuments(
+  db: DbOrTrx,
+  engine: Engine,
+  docs: readonly SearchDocumentInput[],
+  now: number,
+): Promise<void> {
   if (docs.length === 0) return;
   for (const batch of chunk(docs, 200)) {
-    const existing = await db.selectFrom('search_docs').select(['doc_no', 'asset_id']).where('asset_id', 'in', batch.map((d) => d.assetId)).execute();
+    const existing = await db
+      .selectFrom('search_docs')
+      .select(['doc_no', 'asset_id'])
+      .where(
+        'asset_id',
+        'in',
+        batch.map((d) => d.assetId),
+      )
+      .execute();
     const docNo = new Map(existing.map((r) => [r.asset_id, Number(r.doc_no)]));
     if (existing.length > 0) await clearSideRows(db, engine, [...docNo.values()]);
     for (const doc of batch) {
@@ -72,33 +85,61 @@ export async function upsertDocuments(db: DbOrTrx, engine: Engine, docs: readonl
       const tsv = engine === 'postgres' ? { tsv: sql`${tsvectorLiteral(tokens)}::tsvector` } : {};
       let no = docNo.get(doc.assetId);
       if (no === undefined) {
-        const inserted = await db.insertInto('search_docs').values({ ...row, ...tsv } as never).returning('doc_no').executeTakeFirstOrThrow();
+        const inserted = await db
+          .insertInto('search_docs')
+          .values({ ...row, ...tsv } as never)
+          .returning('doc_no')
+          .executeTakeFirstOrThrow();
         no = Number(inserted.doc_no);
       } else {
-        await db.updateTable('search_docs').set({ ...row, ...tsv } as never).where('doc_no', '=', no).execute();
+        await db
+          .updateTable('search_docs')
+          .set({ ...row, ...tsv } as never)
+          .where('doc_no', '=', no)
+          .execute();
       }
       if (engine === 'sqlite') {
         const acl = aclText([...new Set(doc.securityTemplateIds)], doc.deleted, doc.currentVersion);
-        await sql`insert into search_fts (rowid, filename, asset, metadata, content, acl) values (${no}, ${tokens.filename.join(' ')}, ${tokens.asset.join(' ')}, ${tokens.metadata.join(' ')}, ${tokens.content.join(' ')}, ${acl})`.execute(db);
+        await sql`insert into search_fts (rowid, filename, asset, metadata, content, acl) values (${no}, ${tokens.filename.join(' ')}, ${tokens.asset.join(' ')}, ${tokens.metadata.join(' ')}, ${tokens.content.join(' ')}, ${acl})`.execute(
+          db,
+        );
       }
       const templates = [...new Set(doc.securityTemplateIds)];
       if (templates.length > 0) {
-        await db.insertInto('search_doc_templates').values(templates.map((template_id) => ({ org_id: doc.orgId, doc_no: no, template_id }))).execute();
+        await db
+          .insertInto('search_doc_templates')
+          .values(templates.map((template_id) => ({ org_id: doc.orgId, doc_no: no, template_id })))
+          .execute();
       }
       const facets = new Map<string, { facet: string; value: string; facet_key: string; value_key: string }>();
       for (const f of doc.facets) {
         const facet_key = foldKey(f.facet);
         const value_key = foldKey(f.value);
         if (facet_key === '' || value_key === '') continue;
-        facets.set(`${facet_key}\u0000${value_key}`, { facet: f.facet.trim(), value: f.value.trim(), facet_key, value_key });
+        facets.set(`${facet_key}\u0000${value_key}`, {
+          facet: f.facet.trim(),
+          value: f.value.trim(),
+          facet_key,
+          value_key,
+        });
       }
       if (facets.size > 0) {
-        await db.insertInto('search_doc_facets').values([...facets.values()].map((f) => ({ org_id: doc.orgId, doc_no: no, ...f }))).execute();
+        await db
+          .insertInto('search_doc_facets')
+          .values([...facets.values()].map((f) => ({ org_id: doc.orgId, doc_no: no, ...f })))
+          .execute();
       }
       const sorts = new Map<string, { num: number | null; txt: string | null }>();
-      for (const s of doc.sorts) sorts.set(s.field.toLowerCase(), { num: s.num ?? null, txt: s.txt === undefined || s.txt === null ? null : s.txt.toLowerCase() });
+      for (const s of doc.sorts)
+        sorts.set(s.field.toLowerCase(), {
+          num: s.num ?? null,
+          txt: s.txt === undefined || s.txt === null ? null : s.txt.toLowerCase(),
+        });
       if (sorts.size > 0) {
-        await db.insertInto('search_doc_sorts').values([...sorts].map(([field, v]) => ({ org_id: doc.orgId, doc_no: no, field, ...v }))).execute();
+        await db
+          .insertInto('search_doc_sorts')
+          .values([...sorts].map(([field, v]) => ({ org_id: doc.orgId, doc_no: no, field, ...v })))
+          .execute();
       }
     }
   }

@@ -1,7 +1,16 @@
 import type { Db } from '../../core/db/connect.ts';
 import { andInto, count, hasBit, newBitset, orInto, toDocs, type Bitset } from './search.bitset.ts';
 import type { FacetRequest, FacetResult } from './search.engine.ts';
-import { STATE_DELETED_CURRENT, STATE_DELETED_OLDER, STATE_LIVE_CURRENT, STATE_LIVE_OLDER, collectionMembers, orgIndex, termBits, type OrgIndex } from './search.memindex.ts';
+import {
+  STATE_DELETED_CURRENT,
+  STATE_DELETED_OLDER,
+  STATE_LIVE_CURRENT,
+  STATE_LIVE_OLDER,
+  collectionMembers,
+  orgIndex,
+  termBits,
+  type OrgIndex,
+} from './search.memindex.ts';
 import { fts5Expression, type Operation, type TextTerm } from './search.query.ts';
 import type { TextField } from './search.tokenize.ts';
 
@@ -24,13 +33,24 @@ export interface MemoryQuery {
 }
 
 export function allowedStates(includeDeleted: boolean, includeVersions: boolean): number[] {
-  return [STATE_LIVE_CURRENT, ...(includeDeleted ? [STATE_DELETED_CURRENT] : []), ...(includeVersions ? [STATE_LIVE_OLDER] : []), ...(includeDeleted && includeVersions ? [STATE_DELETED_OLDER] : [])];
+  return [
+    STATE_LIVE_CURRENT,
+    ...(includeDeleted ? [STATE_DELETED_CURRENT] : []),
+    ...(includeVersions ? [STATE_LIVE_OLDER] : []),
+    ...(includeDeleted && includeVersions ? [STATE_DELETED_OLDER] : []),
+  ];
 }
 
 /** The FTS5 expressions whose conjunction is one text term (a token each, or the whole phrase). */
 function termParts(term: TextTerm, fields: readonly TextField[]): string[] {
   if (term.phrase) return [fts5Expression([term], fields, 'AND')];
-  return term.tokens.map((t, i) => fts5Expression([{ kind: 'text', tokens: [t], phrase: false, prefix: term.prefix && i === term.tokens.length - 1 }], fields, 'AND'));
+  return term.tokens.map((t, i) =>
+    fts5Expression(
+      [{ kind: 'text', tokens: [t], phrase: false, prefix: term.prefix && i === term.tokens.length - 1 }],
+      fields,
+      'AND',
+    ),
+  );
 }
 
 async function textBits(db: Db, idx: OrgIndex, q: MemoryQuery): Promise<Bitset> {
@@ -60,7 +80,14 @@ export async function memoryMatches(db: Db, q: MemoryQuery, now: number): Promis
 }
 
 export function countFacets(idx: OrgIndex, docNos: ArrayLike<number>, request: FacetRequest): FacetResult[] {
-  const names = request.names?.map((n) => n.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/\s+/g, ' ').trim());
+  const names = request.names?.map((n) =>
+    n
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase()
+      .replace(/\s+/g, ' ')
+      .trim(),
+  );
   if (names && names.length === 0) return [];
   const wanted = names ? new Set(names) : null;
   const counts = new Int32Array(idx.dict.length);
@@ -91,14 +118,26 @@ export function countFacets(idx: OrgIndex, docNos: ArrayLike<number>, request: F
   for (const key of order) {
     const entry = byFacet.get(key);
     if (!entry) continue;
-    entry.values.sort((a, b) => b.doc_count - a.doc_count || (a.valueKey < b.valueKey ? -1 : a.valueKey > b.valueKey ? 1 : 0));
-    out.push({ facet_name: entry.name, values: entry.values.slice(0, request.size).map(({ key: k, doc_count }) => ({ key: k, doc_count })) });
+    entry.values.sort(
+      (a, b) => b.doc_count - a.doc_count || (a.valueKey < b.valueKey ? -1 : a.valueKey > b.valueKey ? 1 : 0),
+    );
+    out.push({
+      facet_name: entry.name,
+      values: entry.values.slice(0, request.size).map(({ key: k, doc_count }) => ({ key: k, doc_count })),
+    });
   }
   return out;
 }
 
 /** doc_nos of the page: by created/updated time (then doc_no ascending), skipping `from`. */
-export function topDocs(idx: OrgIndex, docNos: Int32Array, column: 'created_epoch' | 'updated_epoch', order: 'asc' | 'desc', from: number, limit: number): number[] {
+export function topDocs(
+  idx: OrgIndex,
+  docNos: Int32Array,
+  column: 'created_epoch' | 'updated_epoch',
+  order: 'asc' | 'desc',
+  from: number,
+  limit: number,
+): number[] {
   const values = column === 'created_epoch' ? idx.created : idx.updated;
   const want = Math.min(from + limit, docNos.length);
   if (want <= from) return [];
@@ -127,7 +166,14 @@ export function topDocs(idx: OrgIndex, docNos: Int32Array, column: 'created_epoc
  * A collection's members (file ids, in collection order) whose document the viewer may see: one of
  * the viewer's templates, not in the recycle bin (any version), as the SQL of collections.repo.ts.
  */
-export async function visibleCollectionMemberIds(db: Db, orgId: string, collectionId: string, updatedAt: number, viewable: readonly string[], now: number): Promise<string[]> {
+export async function visibleCollectionMemberIds(
+  db: Db,
+  orgId: string,
+  collectionId: string,
+  updatedAt: number,
+  viewable: readonly string[],
+  now: number,
+): Promise<string[]> {
   if (viewable.length === 0) return [];
   const idx = await orgIndex(db, orgId, now);
   const members = await collectionMembers(db, idx, collectionId, updatedAt);

@@ -46,10 +46,18 @@ function fileTypeOf(filename: string, contentType: string | null): string {
   return contentType ? contentType.split('/').pop()!.toLowerCase() : 'none';
 }
 
-export async function buildDocuments(deps: Deps, db: DbOrTrx, assets: readonly AssetWithOrg[]): Promise<SearchDocumentInput[]> {
+export async function buildDocuments(
+  deps: Deps,
+  db: DbOrTrx,
+  assets: readonly AssetWithOrg[],
+): Promise<SearchDocumentInput[]> {
   if (assets.length === 0) return [];
   const orgId = assets[0]!.org_id;
-  const security = await securityOf(db, orgId, assets.map((a) => a.id));
+  const security = await securityOf(
+    db,
+    orgId,
+    assets.map((a) => a.id),
+  );
   const templateIds = [...new Set(assets.map((a) => a.metadata_template_id).filter((t): t is string => Boolean(t)))];
   const templates = new Map<string, CompiledTemplate>();
   for (const id of templateIds) {

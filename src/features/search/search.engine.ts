@@ -3,7 +3,14 @@ import type { DbOrTrx, Engine } from '../../core/db/connect.ts';
 import { fromJson } from '../../core/db/json.ts';
 import { invalidField } from '../../core/http/errors.ts';
 import { aclMatch } from './search.tokenize.ts';
-import { SYSTEM_SORTS, fts5Expression, tsqueryExpression, type FacetTerm, type ParsedQuery, type TextTerm } from './search.query.ts';
+import {
+  SYSTEM_SORTS,
+  fts5Expression,
+  tsqueryExpression,
+  type FacetTerm,
+  type ParsedQuery,
+  type TextTerm,
+} from './search.query.ts';
 
 /**
  * One query layer over both engines. Every filter — visibility included — is part of the WHERE
@@ -86,15 +93,21 @@ export function wherePredicate(engine: Engine, q: ParsedQuery, scope: SearchScop
     parts.push(sql<boolean>`d.org_id = ${orgId}`);
     if (!q.includeDeleted) parts.push(sql<boolean>`d.deleted = 0`);
     if (!q.includeVersions) parts.push(sql<boolean>`d.current_version = 1`);
-    parts.push(sql<boolean>`d.doc_no in (select t.doc_no from search_doc_templates t where t.org_id = ${orgId} and t.template_id in (${sql.join([...scope.viewableTemplateIds])}))`);
+    parts.push(
+      sql<boolean>`d.doc_no in (select t.doc_no from search_doc_templates t where t.org_id = ${orgId} and t.template_id in (${sql.join([...scope.viewableTemplateIds])}))`,
+    );
     if (textRequired) parts.push(textPredicate(engine, q, text, q.operation));
   }
   const extra = parts.length;
   if (scope.hiddenMetadataTemplateIds && scope.hiddenMetadataTemplateIds.length > 0) {
-    parts.push(sql<boolean>`(d.metadata_template_id is null or d.metadata_template_id not in (${sql.join([...scope.hiddenMetadataTemplateIds])}))`);
+    parts.push(
+      sql<boolean>`(d.metadata_template_id is null or d.metadata_template_id not in (${sql.join([...scope.hiddenMetadataTemplateIds])}))`,
+    );
   }
   if (scope.collectionId) {
-    parts.push(sql<boolean>`d.file_id in (select m.file_id from collection_members m where m.collection_id = ${scope.collectionId})`);
+    parts.push(
+      sql<boolean>`d.file_id in (select m.file_id from collection_members m where m.collection_id = ${scope.collectionId})`,
+    );
   }
   if (q.operation === 'AND') {
     for (const f of facets) parts.push(facetPredicate(orgId, f));
@@ -111,13 +124,22 @@ export function wherePredicate(engine: Engine, q: ParsedQuery, scope: SearchScop
       if (r.from !== null) parts.push(sql<boolean>`d.${sql.raw(column)} >= ${r.from}`);
       if (r.to !== null) parts.push(sql<boolean>`d.${sql.raw(column)} <= ${r.to}`);
     } else {
-      const bounds: RawBuilder<boolean>[] = [sql<boolean>`s.org_id = ${orgId}`, sql<boolean>`s.field = ${r.field.toLowerCase()}`, sql<boolean>`s.num is not null`];
+      const bounds: RawBuilder<boolean>[] = [
+        sql<boolean>`s.org_id = ${orgId}`,
+        sql<boolean>`s.field = ${r.field.toLowerCase()}`,
+        sql<boolean>`s.num is not null`,
+      ];
       if (r.from !== null) bounds.push(sql<boolean>`s.num >= ${r.from}`);
       if (r.to !== null) bounds.push(sql<boolean>`s.num <= ${r.to}`);
-      parts.push(sql<boolean>`d.doc_no in (select s.doc_no from search_doc_sorts s where ${sql.join(bounds, sql` and `)})`);
+      parts.push(
+        sql<boolean>`d.doc_no in (select s.doc_no from search_doc_sorts s where ${sql.join(bounds, sql` and `)})`,
+      );
     }
   }
-  return { where: sql.join(parts, sql` and `) as RawBuilder<boolean>, ftsOnly: parts.length === extra && engine === 'sqlite' ? ftsOnly : null };
+  return {
+    where: sql.join(parts, sql` and `) as RawBuilder<boolean>,
+    ftsOnly: parts.length === extra && engine === 'sqlite' ? ftsOnly : null,
+  };
 }
 
 interface OrderPlan {
@@ -126,7 +148,8 @@ interface OrderPlan {
 }
 
 /** Text sorts compare bytes on both engines (PostgreSQL's default collation depends on the locale). */
-const textOrder = (engine: Engine, expr: RawBuilder<unknown>) => (engine === 'postgres' ? sql`${expr} collate "C"` : expr);
+const textOrder = (engine: Engine, expr: RawBuilder<unknown>) =>
+  engine === 'postgres' ? sql`${expr} collate "C"` : expr;
 
 function orderPlan(engine: Engine, q: ParsedQuery): OrderPlan {
   const joins: RawBuilder<unknown>[] = [];
@@ -134,13 +157,18 @@ function orderPlan(engine: Engine, q: ParsedQuery): OrderPlan {
   const text = q.terms.filter((t): t is TextTerm => t.kind === 'text');
   if (q.relevance && text.length > 0) {
     if (engine === 'sqlite') {
-      joins.push(sql`left join (select rowid as r, rank from search_fts where search_fts match ${fts5Expression(text, q.fields, q.operation)}) m on m.r = d.doc_no`);
+      joins.push(
+        sql`left join (select rowid as r, rank from search_fts where search_fts match ${fts5Expression(text, q.fields, q.operation)}) m on m.r = d.doc_no`,
+      );
       order.push(sql`coalesce(m.rank, 0) asc`);
     } else {
       order.push(sql`ts_rank(d.tsv, ${tsqueryExpression(text, q.fields, q.operation)}::tsquery) desc`);
     }
   }
-  const keys = q.sort.length > 0 || (q.relevance && text.length > 0) ? q.sort : [{ field: 'lastUpdatedEpoch', order: 'desc' as const }];
+  const keys =
+    q.sort.length > 0 || (q.relevance && text.length > 0)
+      ? q.sort
+      : [{ field: 'lastUpdatedEpoch', order: 'desc' as const }];
   keys.forEach((key, i) => {
     const column = SYSTEM_SORTS[key.field.toLowerCase()];
     if (column) {
@@ -149,7 +177,9 @@ function orderPlan(engine: Engine, q: ParsedQuery): OrderPlan {
       return;
     }
     const alias = sql.raw(`s${i}`);
-    joins.push(sql`left join search_doc_sorts ${alias} on ${alias}.doc_no = d.doc_no and ${alias}.field = ${key.field.toLowerCase()}`);
+    joins.push(
+      sql`left join search_doc_sorts ${alias} on ${alias}.doc_no = d.doc_no and ${alias}.field = ${key.field.toLowerCase()}`,
+    );
     // Assets without the value come last in both directions, on both engines.
     order.push(sql`case when ${alias}.num is null and ${alias}.txt is null then 1 else 0 end asc`);
     order.push(sql`${alias}.num ${ORDER_SQL[key.order]}`);
@@ -160,17 +190,38 @@ function orderPlan(engine: Engine, q: ParsedQuery): OrderPlan {
 }
 
 export async function countMatches(db: DbOrTrx, p: Predicate): Promise<number> {
-  const { rows } = p.ftsOnly !== null
-    ? await sql<{ n: number | string }>`select count(*) as n from search_fts where search_fts match ${p.ftsOnly}`.execute(db)
-    : await sql<{ n: number | string }>`select count(*) as n from search_docs d where ${p.where}`.execute(db);
+  const { rows } =
+    p.ftsOnly !== null
+      ? await sql<{
+          n: number | string;
+        }>`select count(*) as n from search_fts where search_fts match ${p.ftsOnly}`.execute(db)
+      : await sql<{ n: number | string }>`select count(*) as n from search_docs d where ${p.where}`.execute(db);
   return Number(rows[0]?.n ?? 0);
 }
 
-export async function facetCounts(db: DbOrTrx, orgId: string, p: Predicate, request: FacetRequest): Promise<FacetResult[]> {
-  const names = request.names?.map((n) => n.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase().replace(/\s+/g, ' ').trim());
+export async function facetCounts(
+  db: DbOrTrx,
+  orgId: string,
+  p: Predicate,
+  request: FacetRequest,
+): Promise<FacetResult[]> {
+  const names = request.names?.map((n) =>
+    n
+      .normalize('NFKD')
+      .replace(/\p{M}+/gu, '')
+      .toLowerCase()
+      .replace(/\s+/g, ' ')
+      .trim(),
+  );
   if (names && names.length === 0) return [];
   const nameFilter = names ? sql`and f.facet_key in (${sql.join(names)})` : sql``;
-  const { rows } = await sql<{ facet_key: string; value_key: string; facet: string; value: string; n: number | string }>`
+  const { rows } = await sql<{
+    facet_key: string;
+    value_key: string;
+    facet: string;
+    value: string;
+    n: number | string;
+  }>`
     select f.facet_key, f.value_key, min(f.facet) as facet, min(f.value) as value, count(*) as n
     from search_doc_facets f
     where f.org_id = ${orgId} ${nameFilter} and f.doc_no in (${p.ftsOnly !== null ? sql`select rowid from search_fts where search_fts match ${p.ftsOnly}` : sql`select d.doc_no from search_docs d where ${p.where}`})
@@ -186,13 +237,25 @@ export async function facetCounts(db: DbOrTrx, orgId: string, p: Predicate, requ
   for (const key of order) {
     const entry = byFacet.get(key);
     if (!entry) continue;
-    entry.values.sort((a, b) => b.doc_count - a.doc_count || (a.valueKey < b.valueKey ? -1 : a.valueKey > b.valueKey ? 1 : 0));
-    out.push({ facet_name: entry.name, values: entry.values.slice(0, request.size).map(({ key: k, doc_count }) => ({ key: k, doc_count })) });
+    entry.values.sort(
+      (a, b) => b.doc_count - a.doc_count || (a.valueKey < b.valueKey ? -1 : a.valueKey > b.valueKey ? 1 : 0),
+    );
+    out.push({
+      facet_name: entry.name,
+      values: entry.values.slice(0, request.size).map(({ key: k, doc_count }) => ({ key: k, doc_count })),
+    });
   }
   return out;
 }
 
-export async function pageOfHits(db: DbOrTrx, engine: Engine, q: ParsedQuery, p: Predicate, from: number, limit: number): Promise<SearchPage['hits']> {
+export async function pageOfHits(
+  db: DbOrTrx,
+  engine: Engine,
+  q: ParsedQuery,
+  p: Predicate,
+  from: number,
+  limit: number,
+): Promise<SearchPage['hits']> {
   if (limit === 0) return [];
   const plan = orderPlan(engine, q);
   const { rows } = await sql<{ doc_no: number | string; record: string }>`
@@ -217,7 +280,10 @@ export function scanOrder(q: ParsedQuery): ScanOrder {
   if (!key) return { column: 'doc_no', order: 'asc' };
   const column = SYSTEM_SORTS[key.field.toLowerCase()];
   if (!column || q.sort.length > 1) {
-    throw invalidField('body.sortBy', 'a scan sorts by one of createdEpoch, lastUpdatedEpoch or filename (or, when omitted, by index order)');
+    throw invalidField(
+      'body.sortBy',
+      'a scan sorts by one of createdEpoch, lastUpdatedEpoch or filename (or, when omitted, by index order)',
+    );
   }
   return { column, order: key.order };
 }
@@ -235,7 +301,11 @@ export function decodeScanCursor(cursor: string, order: ScanOrder): (string | nu
       const last = rest[rest.length - 1];
       // Every number a cursor carries meets a bigint column: whole and within ±2^53, or the cursor is not ours.
       const key = rest[0];
-      const keyOk = arity === 1 || (order.column === 'filename_key' ? typeof key === 'string' : typeof key === 'number' && Number.isSafeInteger(key));
+      const keyOk =
+        arity === 1 ||
+        (order.column === 'filename_key'
+          ? typeof key === 'string'
+          : typeof key === 'number' && Number.isSafeInteger(key));
       if (typeof last === 'number' && Number.isSafeInteger(last) && last >= 0 && keyOk) {
         return rest as (string | number)[];
       }
@@ -243,10 +313,20 @@ export function decodeScanCursor(cursor: string, order: ScanOrder): (string | nu
   } catch {
     // below
   }
-  throw invalidField('body.cursor', 'is not a cursor of this scan (its sort order changed, or it was not issued by this server)');
+  throw invalidField(
+    'body.cursor',
+    'is not a cursor of this scan (its sort order changed, or it was not issued by this server)',
+  );
 }
 
-export async function scanPage(db: DbOrTrx, engine: Engine, p: Predicate, order: ScanOrder, after: (string | number)[] | null, limit: number): Promise<{ hits: SearchPage['hits']; nextCursor: string | null }> {
+export async function scanPage(
+  db: DbOrTrx,
+  engine: Engine,
+  p: Predicate,
+  order: ScanOrder,
+  after: (string | number)[] | null,
+  limit: number,
+): Promise<{ hits: SearchPage['hits']; nextCursor: string | null }> {
   const parts: RawBuilder<boolean>[] = [p.where];
   const col = order.column === 'filename_key' ? textOrder(engine, sql`d.filename_key`) : sql.raw(`d.${order.column}`);
   if (after) {
@@ -266,8 +346,16 @@ export async function scanPage(db: DbOrTrx, engine: Engine, p: Predicate, order:
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  const nextCursor = more && last
-    ? encodeScanCursor(order.column === 'doc_no' ? [Number(last.doc_no)] : [order.column === 'filename_key' ? String(last.k) : Number(last.k), Number(last.doc_no)])
-    : null;
-  return { hits: page.map((r) => ({ docNo: Number(r.doc_no), record: fromJson<Record<string, unknown>>(r.record, {}) })), nextCursor };
+  const nextCursor =
+    more && last
+      ? encodeScanCursor(
+          order.column === 'doc_no'
+            ? [Number(last.doc_no)]
+            : [order.column === 'filename_key' ? String(last.k) : Number(last.k), Number(last.doc_no)],
+        )
+      : null;
+  return {
+    hits: page.map((r) => ({ docNo: Number(r.doc_no), record: fromJson<Record<string, unknown>>(r.record, {}) })),
+    nextCursor,
+  };
 }

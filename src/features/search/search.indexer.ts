@@ -19,22 +19,36 @@ const BATCH = 500;
 const WATERMARK = 'assets-watermark';
 
 /** The pass under way and the one queued after it; one per Deps (deps.runtime.search.indexer). */
-export interface IndexerState { running: Promise<number> | null; next: Promise<number> | null }
+export interface IndexerState {
+  running: Promise<number> | null;
+  next: Promise<number> | null;
+}
 
 export function createIndexerState(): IndexerState {
   return { running: null, next: null };
 }
 
 async function readWatermark(deps: Deps): Promise<number> {
-  const row = await deps.db.selectFrom('search_index_state').select('value').where('key', '=', WATERMARK).executeTakeFirst();
+  const row = await deps.db
+    .selectFrom('search_index_state')
+    .select('value')
+    .where('key', '=', WATERMARK)
+    .executeTakeFirst();
   return row ? Number(row.value) : 0;
 }
 
 async function writeWatermark(deps: Deps, value: number): Promise<void> {
-  const updated = await deps.db.updateTable('search_index_state').set({ value: String(value) }).where('key', '=', WATERMARK).executeTakeFirst();
+  const updated = await deps.db
+    .updateTable('search_index_state')
+    .set({ value: String(value) })
+    .where('key', '=', WATERMARK)
+    .executeTakeFirst();
   if (Number(updated.numUpdatedRows) === 0) {
     try {
-      await deps.db.insertInto('search_index_state').values({ key: WATERMARK, value: String(value) }).execute();
+      await deps.db
+        .insertInto('search_index_state')
+        .values({ key: WATERMARK, value: String(value) })
+        .execute();
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
     }
@@ -71,7 +85,9 @@ async function reindex(deps: Deps, ids: readonly string[]): Promise<void> {
 /** Purged assets are announced by `asset.purged` events (published in the purge's transaction). */
 async function removePurged(deps: Deps, since: number): Promise<void> {
   const events = await eventDataSince(deps.db, 'asset.purged', since);
-  const ids = events.map((e) => (e as { asset?: { id?: string } }).asset?.id).filter((id): id is string => typeof id === 'string');
+  const ids = events
+    .map((e) => (e as { asset?: { id?: string } }).asset?.id)
+    .filter((id): id is string => typeof id === 'string');
   const gone: string[] = [];
   for (let i = 0; i < ids.length; i += BATCH) {
     const batch = ids.slice(i, i + BATCH);
@@ -84,8 +100,17 @@ async function removePurged(deps: Deps, since: number): Promise<void> {
 /** Drops every document whose asset no longer exists (a full check; `tessera` maintenance, not the loop). */
 export async function removeOrphanDocuments(deps: Deps): Promise<number> {
   const { rows } = await sql<{ asset_id: string }>`
-    select d.asset_id from search_docs d where not exists (select 1 from assets a where a.id = d.asset_id)`.execute(deps.db);
-  if (rows.length > 0) await deps.db.transaction().execute((trx) => removeDocuments(trx, deps.engine, rows.map((r) => r.asset_id)));
+    select d.asset_id from search_docs d where not exists (select 1 from assets a where a.id = d.asset_id)`.execute(
+    deps.db,
+  );
+  if (rows.length > 0)
+    await deps.db.transaction().execute((trx) =>
+      removeDocuments(
+        trx,
+        deps.engine,
+        rows.map((r) => r.asset_id),
+      ),
+    );
   return rows.length;
 }
 
@@ -117,10 +142,12 @@ export function syncSearchIndex(deps: Deps): Promise<number> {
     return p;
   };
   if (!state.running) return run();
-  state.next = state.running.catch(() => 0).then(() => {
-    state.next = null;
-    return run();
-  });
+  state.next = state.running
+    .catch(() => 0)
+    .then(() => {
+      state.next = null;
+      return run();
+    });
   return state.next;
 }
 

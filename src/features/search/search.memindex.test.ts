@@ -30,13 +30,16 @@ async function world(ctx: TestContext): Promise<World> {
   const bob = await createTestUser(ctx, org, { groupIds: [b], privileges: ['collection'] });
   const t0 = 1_700_000_000_000;
   // Forty documents share the word `common` (many times the index's caching threshold in a small database).
-  const docs = Array.from({ length: 40 }, (_, i) => docInput(org.orgId, {
-    filename: `doc-${String(i).padStart(2, '0')}.jpg`,
-    securityTemplateIds: [i % 4 === 3 ? secret : open],
-    metadataText: `common ${i % 2 === 0 ? 'red car' : 'car red'} sun${i % 5 === 0 ? 'set' : 'ny'}`,
-    createdEpoch: t0 + i, updatedEpoch: t0 + i,
-    facets: [{ facet: 'Colour', value: i % 2 === 0 ? 'Red' : 'Blue' }],
-  }));
+  const docs = Array.from({ length: 40 }, (_, i) =>
+    docInput(org.orgId, {
+      filename: `doc-${String(i).padStart(2, '0')}.jpg`,
+      securityTemplateIds: [i % 4 === 3 ? secret : open],
+      metadataText: `common ${i % 2 === 0 ? 'red car' : 'car red'} sun${i % 5 === 0 ? 'set' : 'ny'}`,
+      createdEpoch: t0 + i,
+      updatedEpoch: t0 + i,
+      facets: [{ facet: 'Colour', value: i % 2 === 0 ? 'Red' : 'Blue' }],
+    }),
+  );
   await indexDocs(ctx, docs);
   return { org, open, secret, alice, bob, docs };
 }
@@ -44,12 +47,22 @@ async function world(ctx: TestContext): Promise<World> {
 forEachEngine('search: the in-memory index follows every change', (ctx) => {
   let w: World;
   const search = async (user: TestUser, payload: Record<string, unknown>) => {
-    const res = await ctx().inject({ method: 'POST', url: '/v1/search/keyword', headers: user.headers, payload: { limit: 100, facets: ['Colour'], ...payload } });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/v1/search/keyword',
+      headers: user.headers,
+      payload: { limit: 100, facets: ['Colour'], ...payload },
+    });
     assert.equal(res.statusCode, 200, res.body);
     const body = json(res);
-    return { total: body.totalCount as number, names: (body.result as { filename: string }[]).map((r) => r.filename).sort(), facets: body.facets as { facet_name: string; values: { key: string; doc_count: number }[] }[] };
+    return {
+      total: body.totalCount as number,
+      names: (body.result as { filename: string }[]).map((r) => r.filename).sort(),
+      facets: body.facets as { facet_name: string; values: { key: string; doc_count: number }[] }[],
+    };
   };
-  const colours = (f: { values: { key: string; doc_count: number }[] }[]) => Object.fromEntries(f[0]?.values.map((v) => [v.key, v.doc_count]) ?? []);
+  const colours = (f: { values: { key: string; doc_count: number }[] }[]) =>
+    Object.fromEntries(f[0]?.values.map((v) => [v.key, v.doc_count]) ?? []);
 
   it('loads nothing before the first search of an organization, then loads it on that search', async () => {
     w = await world(ctx());
@@ -69,7 +82,11 @@ forEachEngine('search: the in-memory index follows every change', (ctx) => {
     assert.equal((await search(w.bob, { searchTerm: ['common'] })).total, 30);
     const lost = { ...w.docs[0]!, metadataText: 'nothing here', updatedEpoch: w.docs[0]!.updatedEpoch + 1 };
     const recoloured = { ...w.docs[2]!, facets: [{ facet: 'Colour', value: 'Green' }] };
-    const fresh = docInput(w.org.orgId, { filename: 'fresh.jpg', securityTemplateIds: [w.open], metadataText: 'common and new' });
+    const fresh = docInput(w.org.orgId, {
+      filename: 'fresh.jpg',
+      securityTemplateIds: [w.open],
+      metadataText: 'common and new',
+    });
     await indexDocs(ctx(), [lost, recoloured, fresh]);
     const r = await search(w.bob, { searchTerm: ['common'] });
     assert.equal(r.total, 30);
@@ -115,7 +132,9 @@ forEachEngine('search: the in-memory index follows every change', (ctx) => {
     const before = await search(w.bob, { searchTerm: ['sun*'] });
     assert.equal(before.total, 30);
     assert.equal((await search(w.bob, { searchTerm: ['sunset'] })).total, 6);
-    await indexDocs(ctx(), [docInput(w.org.orgId, { filename: 'flower.jpg', securityTemplateIds: [w.open], metadataText: 'sunflower' })]);
+    await indexDocs(ctx(), [
+      docInput(w.org.orgId, { filename: 'flower.jpg', securityTemplateIds: [w.open], metadataText: 'sunflower' }),
+    ]);
     const after = await search(w.bob, { searchTerm: ['sun*'] });
     assert.equal(after.total, 31);
     assert.ok(after.names.includes('flower.jpg'));
@@ -146,7 +165,17 @@ forEachEngine('search: the in-memory index follows every change', (ctx) => {
     const c = ctx();
     const file = (i: number) => w.docs[i]!.fileId!;
     const shelf = w.open;
-    const res = await c.inject({ method: 'POST', url: '/v1/collection', headers: w.alice.headers, payload: { collectionType: 'secured', name: `mem ${Math.random()}`, securityTemplateIds: [shelf], collectionDocument: [file(0), file(1), file(2), file(3)] } });
+    const res = await c.inject({
+      method: 'POST',
+      url: '/v1/collection',
+      headers: w.alice.headers,
+      payload: {
+        collectionType: 'secured',
+        name: `mem ${Math.random()}`,
+        securityTemplateIds: [shelf],
+        collectionDocument: [file(0), file(1), file(2), file(3)],
+      },
+    });
     assert.equal(res.statusCode, 200, res.body);
     const id = json(res).collectionId as string;
     const members = async (u: TestUser) => {
@@ -157,7 +186,17 @@ forEachEngine('search: the in-memory index follows every change', (ctx) => {
     assert.deepEqual(await members(w.bob), [file(0), file(1), file(2)]);
     assert.deepEqual(await members(w.alice), [file(0), file(1), file(2), file(3)]);
     // Membership changes (in the same millisecond as the read before: the manual clock stands still).
-    const patch = await c.inject({ method: 'PATCH', url: `/v1/collections/${id}`, headers: w.alice.headers, payload: { collectionUpdates: [{ operation: 'remove', fileIds: [file(2)] }, { operation: 'add', fileIds: [file(6)] }] } });
+    const patch = await c.inject({
+      method: 'PATCH',
+      url: `/v1/collections/${id}`,
+      headers: w.alice.headers,
+      payload: {
+        collectionUpdates: [
+          { operation: 'remove', fileIds: [file(2)] },
+          { operation: 'add', fileIds: [file(6)] },
+        ],
+      },
+    });
     assert.ok(patch.statusCode < 300, patch.body);
     assert.deepEqual(await members(w.bob), [file(0), file(1), file(6)]);
     // A member moves to a template Bob may not view, another is removed from the index.

@@ -1,6 +1,16 @@
 import { sql } from 'kysely';
 import type { Db } from '../../core/db/connect.ts';
-import { andInto, clearBit, fromDocs, newBitset, orInto, resized, setBit, wordsFor, type Bitset } from './search.bitset.ts';
+import {
+  andInto,
+  clearBit,
+  fromDocs,
+  newBitset,
+  orInto,
+  resized,
+  setBit,
+  wordsFor,
+  type Bitset,
+} from './search.bitset.ts';
 
 /**
  * The embedded engine's in-memory index, one per organization, next to FTS5 (which stays the store
@@ -36,9 +46,15 @@ export const STATE_LIVE_CURRENT = 1;
 export const STATE_DELETED_CURRENT = 2;
 export const STATE_LIVE_OLDER = 3;
 export const STATE_DELETED_OLDER = 4;
-const stateOf = (deleted: boolean, current: boolean) => (current ? (deleted ? STATE_DELETED_CURRENT : STATE_LIVE_CURRENT) : deleted ? STATE_DELETED_OLDER : STATE_LIVE_OLDER);
+const stateOf = (deleted: boolean, current: boolean) =>
+  current ? (deleted ? STATE_DELETED_CURRENT : STATE_LIVE_CURRENT) : deleted ? STATE_DELETED_OLDER : STATE_LIVE_OLDER;
 
-export interface FacetEntry { facetKey: string; valueKey: string; facet: string; value: string }
+export interface FacetEntry {
+  facetKey: string;
+  valueKey: string;
+  facet: string;
+  value: string;
+}
 
 interface CollectionMembers {
   updatedAt: number;
@@ -201,8 +217,15 @@ export class OrgIndex {
   }
 
   bytes(): number {
-    let n = this.state.byteLength + this.created.byteLength + this.updated.byteLength + this.tpl1.byteLength + this.facetChanged.byteLength
-      + this.facetStart.byteLength + this.facetIds.byteLength + this.termBytes;
+    let n =
+      this.state.byteLength +
+      this.created.byteLength +
+      this.updated.byteLength +
+      this.tpl1.byteLength +
+      this.facetChanged.byteLength +
+      this.facetStart.byteLength +
+      this.facetIds.byteLength +
+      this.termBytes;
     for (const b of this.stateBits) n += b.byteLength;
     for (const v of this.tplMore.values()) n += v.byteLength + 64;
     for (const v of this.facetOverride.values()) n += v.byteLength + 64;
@@ -269,7 +292,15 @@ export class OrgIndex {
 
 // --- loading and refreshing ---
 
-interface DocRow { doc_no: number; deleted: number; current_version: number; created_epoch: number; updated_epoch: number; indexed_at?: number; file_id?: string | null }
+interface DocRow {
+  doc_no: number;
+  deleted: number;
+  current_version: number;
+  created_epoch: number;
+  updated_epoch: number;
+  indexed_at?: number;
+  file_id?: string | null;
+}
 
 /** Calls `fn` with each integer of a list separated by `,` or `:` (no intermediate strings). */
 function forEachInt(list: string, fn: (n: number) => void): void {
@@ -296,22 +327,40 @@ function forEachInt(list: string, fn: (n: number) => void): void {
 async function load(db: Db, orgId: string, now: number): Promise<OrgIndex> {
   const started = performance.now();
   const seenRemovals = removalSeq();
-  const hi = Number((await sql<{ m: number | null }>`select max(doc_no) as m from search_docs`.execute(db)).rows[0]?.m ?? 0);
+  const hi = Number(
+    (await sql<{ m: number | null }>`select max(doc_no) as m from search_docs`.execute(db)).rows[0]?.m ?? 0,
+  );
   const idx = new OrgIndex(orgId, hi + 1024);
   idx.seenRemovals = seenRemovals;
   // The newest indexing time before reading: anything indexed later is read again by the first look.
-  const maxIndexed = Number((await sql<{ m: number | null }>`select max(indexed_at) as m from search_docs where org_id = ${orgId}`.execute(db)).rows[0]?.m ?? -1);
+  const maxIndexed = Number(
+    (await sql<{ m: number | null }>`select max(indexed_at) as m from search_docs where org_id = ${orgId}`.execute(db))
+      .rows[0]?.m ?? -1,
+  );
   const facetDocs: number[] = [];
   const facetVals: number[] = [];
   // From the covering indexes (never the rows, whose `record` makes them large), each as one list
   // built by SQLite: few JavaScript objects, whatever the size.
-  for (const [deleted, current] of [[0, 1], [1, 1], [0, 0], [1, 0]] as const) {
-    const { rows } = await sql<{ docs: string | null }>`select group_concat(doc_no) as docs from search_docs where org_id = ${orgId} and deleted = ${deleted} and current_version = ${current}`.execute(db);
+  for (const [deleted, current] of [
+    [0, 1],
+    [1, 1],
+    [0, 0],
+    [1, 0],
+  ] as const) {
+    const { rows } = await sql<{
+      docs: string | null;
+    }>`select group_concat(doc_no) as docs from search_docs where org_id = ${orgId} and deleted = ${deleted} and current_version = ${current}`.execute(
+      db,
+    );
     forEachInt(rows[0]?.docs ?? '', (d) => idx.setDoc(d, deleted === 1, current === 1, 0, 0));
   }
   for (const column of ['created_epoch', 'updated_epoch'] as const) {
     const target = column === 'created_epoch' ? idx.created : idx.updated;
-    const { rows } = await sql<{ pairs: string | null }>`select group_concat(doc_no || ':' || ${sql.ref(column)}) as pairs from search_docs where org_id = ${orgId}`.execute(db);
+    const { rows } = await sql<{
+      pairs: string | null;
+    }>`select group_concat(doc_no || ':' || ${sql.ref(column)}) as pairs from search_docs where org_id = ${orgId}`.execute(
+      db,
+    );
     let doc = -1;
     forEachInt(rows[0]?.pairs ?? '', (n) => {
       if (doc < 0) doc = n;
@@ -321,13 +370,20 @@ async function load(db: Db, orgId: string, now: number): Promise<OrgIndex> {
       }
     });
   }
-  const tpls = await sql<{ template_id: string; docs: string }>`select template_id, group_concat(doc_no) as docs from search_doc_templates where org_id = ${orgId} group by template_id`.execute(db);
+  const tpls = await sql<{
+    template_id: string;
+    docs: string;
+  }>`select template_id, group_concat(doc_no) as docs from search_doc_templates where org_id = ${orgId} group by template_id`.execute(
+    db,
+  );
   for (const t of tpls.rows) {
     const id = idx.templateId(t.template_id);
     forEachInt(t.docs, (d) => idx.addTemplate(d, id));
   }
   // Facet rows in rowid chunks, grouped by SQLite (one row per value and chunk, doc_nos as one string).
-  const facetMax = Number((await sql<{ m: number | null }>`select max(rowid) as m from search_doc_facets`.execute(db)).rows[0]?.m ?? 0);
+  const facetMax = Number(
+    (await sql<{ m: number | null }>`select max(rowid) as m from search_doc_facets`.execute(db)).rows[0]?.m ?? 0,
+  );
   for (let a = 0; a <= facetMax; a += CHUNK) {
     const facets = await sql<{ facet_key: string; value_key: string; facet: string; value: string; docs: string }>`
       select facet_key, value_key, min(facet) as facet, min(value) as value, group_concat(doc_no) as docs from search_doc_facets
@@ -365,7 +421,12 @@ async function applyRemovals(db: Db, idx: OrgIndex): Promise<void> {
   const unique = [...new Set(candidates)];
   const alive = new Set<number>();
   for (let i = 0; i < unique.length; i += 500) {
-    const rows = await db.selectFrom('search_docs').select('doc_no').where('doc_no', 'in', unique.slice(i, i + 500)).where('org_id', '=', idx.orgId).execute();
+    const rows = await db
+      .selectFrom('search_docs')
+      .select('doc_no')
+      .where('doc_no', 'in', unique.slice(i, i + 500))
+      .where('org_id', '=', idx.orgId)
+      .execute();
     for (const r of rows) alive.add(Number(r.doc_no));
   }
   const gone = unique.filter((d) => !alive.has(d));
@@ -382,29 +443,51 @@ async function applyChanges(db: Db, idx: OrgIndex, now: number): Promise<void> {
   // time are final and the next look starts after it; until then they are read again.
   const since = idx.seenIndexedAt;
   const after = idx.settled ? sql`indexed_at > ${since}` : sql`indexed_at >= ${since}`;
-  const head = (await sql<{ m: number | null }>`select max(indexed_at) as m from search_docs where org_id = ${idx.orgId} and ${after}`.execute(db)).rows[0];
+  const head = (
+    await sql<{
+      m: number | null;
+    }>`select max(indexed_at) as m from search_docs where org_id = ${idx.orgId} and ${after}`.execute(db)
+  ).rows[0];
   if (!head || head.m === null) {
     idx.settled = now > since;
     return;
   }
   const max = Number(head.m);
-  const docs = (await sql<DocRow>`select doc_no, deleted, current_version, created_epoch, updated_epoch, indexed_at, file_id from search_docs where org_id = ${idx.orgId} and ${after}`.execute(db)).rows;
+  const docs = (
+    await sql<DocRow>`select doc_no, deleted, current_version, created_epoch, updated_epoch, indexed_at, file_id from search_docs where org_id = ${idx.orgId} and ${after}`.execute(
+      db,
+    )
+  ).rows;
   const changed = docs.map((d) => Number(d.doc_no));
   const templates = new Map<number, number[]>(changed.map((d) => [d, []]));
   const facets = new Map<number, number[]>(changed.map((d) => [d, []]));
   for (let i = 0; i < changed.length; i += 500) {
     const batch = changed.slice(i, i + 500);
-    for (const t of await db.selectFrom('search_doc_templates').select(['doc_no', 'template_id']).where('doc_no', 'in', batch).execute()) {
+    for (const t of await db
+      .selectFrom('search_doc_templates')
+      .select(['doc_no', 'template_id'])
+      .where('doc_no', 'in', batch)
+      .execute()) {
       templates.get(Number(t.doc_no))?.push(idx.templateId(t.template_id));
     }
-    for (const f of await db.selectFrom('search_doc_facets').select(['doc_no', 'facet_key', 'value_key', 'facet', 'value']).where('doc_no', 'in', batch).execute()) {
+    for (const f of await db
+      .selectFrom('search_doc_facets')
+      .select(['doc_no', 'facet_key', 'value_key', 'facet', 'value'])
+      .where('doc_no', 'in', batch)
+      .execute()) {
       facets.get(Number(f.doc_no))?.push(idx.valueId(f.facet_key, f.value_key, f.facet, f.value));
     }
   }
   const fileIds = new Set<string>();
   for (const d of docs) {
     const no = Number(d.doc_no);
-    idx.setDoc(no, Number(d.deleted) === 1, Number(d.current_version) === 1, Number(d.created_epoch), Number(d.updated_epoch));
+    idx.setDoc(
+      no,
+      Number(d.deleted) === 1,
+      Number(d.current_version) === 1,
+      Number(d.created_epoch),
+      Number(d.updated_epoch),
+    );
     idx.setTemplates(no, templates.get(no)!);
     idx.facetChanged[no] = 1;
     idx.facetOverride.set(no, Int32Array.from(facets.get(no)!));
@@ -438,7 +521,9 @@ async function reaskTerms(db: Db, idx: OrgIndex, changed: readonly number[]): Pr
   for (const [expr, bits] of idx.terms) {
     for (const d of sorted) clearBit(bits, d);
     for (const [a, b] of runs) {
-      const { rows } = await sql<{ rowid: number }>`select rowid from search_fts where search_fts match ${expr} and rowid >= ${a} and rowid <= ${b}`.execute(db);
+      const { rows } = await sql<{
+        rowid: number;
+      }>`select rowid from search_fts where search_fts match ${expr} and rowid >= ${a} and rowid <= ${b}`.execute(db);
       for (const r of rows) if (isChanged.has(Number(r.rowid))) setBit(bits, Number(r.rowid));
     }
   }
@@ -446,7 +531,10 @@ async function reaskTerms(db: Db, idx: OrgIndex, changed: readonly number[]): Pr
 
 // --- the cache of organizations ---
 
-interface Entry { idx: OrgIndex | null; busy: Promise<void> | null }
+interface Entry {
+  idx: OrgIndex | null;
+  busy: Promise<void> | null;
+}
 const cache = new Map<object, Map<string, Entry>>();
 let sweeper: NodeJS.Timeout | null = null;
 
@@ -498,12 +586,14 @@ export async function orgIndex(db: Db, orgId: string, now: number): Promise<OrgI
     }
     await applyRemovals(db, entry.idx);
     await applyChanges(db, entry.idx, now);
-  })().catch((error: unknown) => {
-    entry.idx = null;
-    throw error;
-  }).finally(() => {
-    entry.busy = null;
-  });
+  })()
+    .catch((error: unknown) => {
+      entry.idx = null;
+      throw error;
+    })
+    .finally(() => {
+      entry.busy = null;
+    });
   await entry.busy;
   const idx = entry.idx!;
   idx.lastUsed = Date.now();
@@ -514,7 +604,14 @@ export async function orgIndex(db: Db, orgId: string, now: number): Promise<OrgI
 
 /** Loaded organizations and their bytes (benchmarks, diagnostics). */
 export function memoryIndexStats(db: object): { orgId: string; bytes: number; loadMs: number; cachedTerms: number }[] {
-  return [...(cache.get(db)?.values() ?? [])].filter((e) => e.idx).map((e) => ({ orgId: e.idx!.orgId, bytes: e.idx!.bytes(), loadMs: e.idx!.loadMs, cachedTerms: e.idx!.terms.size }));
+  return [...(cache.get(db)?.values() ?? [])]
+    .filter((e) => e.idx)
+    .map((e) => ({
+      orgId: e.idx!.orgId,
+      bytes: e.idx!.bytes(),
+      loadMs: e.idx!.loadMs,
+      cachedTerms: e.idx!.terms.size,
+    }));
 }
 
 /** Unloads every organization of `db` (tests; memory). */
@@ -528,7 +625,9 @@ export function unloadMemoryIndex(db: object): void {
 export async function termBits(db: Db, idx: OrgIndex, expr: string): Promise<Bitset> {
   const hit = idx.cachedTerm(expr);
   if (hit) return hit;
-  const { rows } = await sql<{ rowid: number }>`select rowid from search_fts where search_fts match ${expr}`.execute(db);
+  const { rows } = await sql<{ rowid: number }>`select rowid from search_fts where search_fts match ${expr}`.execute(
+    db,
+  );
   const docs = rows.map((r) => Number(r.rowid));
   for (const d of docs) idx.ensure(d);
   const bits = fromDocs(idx.capacity, docs);
@@ -553,7 +652,12 @@ export function forgetCollectionMembers(collectionId: string): void {
 }
 
 /** The collection's members with their documents, read once per collection version. */
-export async function collectionMembers(db: Db, idx: OrgIndex, collectionId: string, updatedAt: number): Promise<CollectionMembers> {
+export async function collectionMembers(
+  db: Db,
+  idx: OrgIndex,
+  collectionId: string,
+  updatedAt: number,
+): Promise<CollectionMembers> {
   const hit = idx.collections.get(collectionId);
   const epoch = collectionEpochs.get(collectionId) ?? 0;
   if (hit && hit.updatedAt === updatedAt && hit.epoch === epoch && hit.generation === epochGeneration) return hit;
@@ -571,7 +675,15 @@ export async function collectionMembers(db: Db, idx: OrgIndex, collectionId: str
     if (r.doc_no !== null) docs.push(Number(r.doc_no));
   }
   start.push(docs.length);
-  const c: CollectionMembers = { updatedAt, epoch, generation: epochGeneration, fileIds, fileIdSet: new Set(fileIds), start: Int32Array.from(start), docs: Int32Array.from(docs) };
+  const c: CollectionMembers = {
+    updatedAt,
+    epoch,
+    generation: epochGeneration,
+    fileIds,
+    fileIdSet: new Set(fileIds),
+    start: Int32Array.from(start),
+    docs: Int32Array.from(docs),
+  };
   idx.collections.set(collectionId, c);
   return c;
 }

@@ -20,7 +20,14 @@ interface WorldSpec {
   groups: number;
   templates: { grants: { group: number; view: boolean }[] }[];
   users: number[][];
-  docs: { templates: number[]; words: string[]; filenameWord: string; agency: number | null; deleted: boolean; meta: number | null }[];
+  docs: {
+    templates: number[];
+    words: string[];
+    filenameWord: string;
+    agency: number | null;
+    deleted: boolean;
+    meta: number | null;
+  }[];
   members: number[];
   /** Per metadata template, its access templates (indexes; 4 names a deleted security template). Empty: open to all. */
   metaAccess: number[][];
@@ -29,18 +36,34 @@ interface WorldSpec {
 const worldArb: fc.Arbitrary<WorldSpec> = fc.integer({ min: 1, max: 3 }).chain((groups) =>
   fc.record({
     groups: fc.constant(groups),
-    templates: fc.array(fc.record({ grants: fc.array(fc.record({ group: fc.integer({ min: 0, max: groups - 1 }), view: fc.boolean() }), { maxLength: 3 }) }), { minLength: 1, maxLength: 4 }),
-    users: fc.array(fc.uniqueArray(fc.integer({ min: 0, max: groups - 1 }), { maxLength: groups }), { minLength: 1, maxLength: 3 }),
-    docs: fc.array(fc.record({
-      templates: fc.uniqueArray(fc.integer({ min: 0, max: 3 }), { maxLength: 2 }),
-      words: fc.array(fc.constantFrom(...WORDS), { maxLength: 4 }),
-      filenameWord: fc.constantFrom(...WORDS),
-      agency: fc.option(fc.integer({ min: 0, max: AGENCIES.length - 1 })),
-      deleted: fc.boolean(),
-      meta: fc.option(fc.integer({ min: 0, max: META.length - 1 })),
-    }), { minLength: 1, maxLength: 25 }),
+    templates: fc.array(
+      fc.record({
+        grants: fc.array(fc.record({ group: fc.integer({ min: 0, max: groups - 1 }), view: fc.boolean() }), {
+          maxLength: 3,
+        }),
+      }),
+      { minLength: 1, maxLength: 4 },
+    ),
+    users: fc.array(fc.uniqueArray(fc.integer({ min: 0, max: groups - 1 }), { maxLength: groups }), {
+      minLength: 1,
+      maxLength: 3,
+    }),
+    docs: fc.array(
+      fc.record({
+        templates: fc.uniqueArray(fc.integer({ min: 0, max: 3 }), { maxLength: 2 }),
+        words: fc.array(fc.constantFrom(...WORDS), { maxLength: 4 }),
+        filenameWord: fc.constantFrom(...WORDS),
+        agency: fc.option(fc.integer({ min: 0, max: AGENCIES.length - 1 })),
+        deleted: fc.boolean(),
+        meta: fc.option(fc.integer({ min: 0, max: META.length - 1 })),
+      }),
+      { minLength: 1, maxLength: 25 },
+    ),
     members: fc.uniqueArray(fc.integer({ min: 0, max: 24 }), { maxLength: 10 }),
-    metaAccess: fc.array(fc.uniqueArray(fc.integer({ min: 0, max: 4 }), { maxLength: 2 }), { minLength: META.length, maxLength: META.length }),
+    metaAccess: fc.array(fc.uniqueArray(fc.integer({ min: 0, max: 4 }), { maxLength: 2 }), {
+      minLength: META.length,
+      maxLength: META.length,
+    }),
   }),
 );
 
@@ -66,7 +89,17 @@ const queryArb: fc.Arbitrary<QuerySpec> = fc.record({
   inCollection: fc.boolean(),
 });
 
-interface BruteDoc { assetId: string; fileId: string; createdEpoch: number; templates: string[]; filename: string[]; metadata: string[]; agency: string | null; deleted: boolean; meta: string | null }
+interface BruteDoc {
+  assetId: string;
+  fileId: string;
+  createdEpoch: number;
+  templates: string[];
+  filename: string[];
+  metadata: string[];
+  agency: string | null;
+  deleted: boolean;
+  meta: string | null;
+}
 
 function matchesTerm(doc: BruteDoc, term: string, field: QuerySpec['field']): boolean {
   if (term === '*') return true;
@@ -74,7 +107,12 @@ function matchesTerm(doc: BruteDoc, term: string, field: QuerySpec['field']): bo
   if (facet) return doc.agency === facet[1];
   const meta = /^Metadata Template: (.+)$/.exec(term);
   if (meta) return doc.meta === meta[1];
-  const tokens = field === 'filename' ? doc.filename : field === 'metadata' ? doc.metadata : [...doc.filename, ...doc.metadata, doc.agency ? [] : []].flat();
+  const tokens =
+    field === 'filename'
+      ? doc.filename
+      : field === 'metadata'
+        ? doc.metadata
+        : [...doc.filename, ...doc.metadata, doc.agency ? [] : []].flat();
   if (term.endsWith('*')) return tokens.some((t) => t.startsWith(term.slice(0, -1)));
   return tokens.includes(term);
 }
@@ -87,48 +125,133 @@ async function check(ctx: TestContext, world: WorldSpec, queries: QuerySpec[]): 
   const viewers = new Map<string, Set<string>>();
   for (const t of world.templates) {
     const grants: Record<string, ('view' | 'download')[]> = {};
-    for (const g of t.grants) grants[groups[g.group]!] = [...new Set([...(grants[groups[g.group]!] ?? []), g.view ? 'view' as const : 'download' as const])];
+    for (const g of t.grants)
+      grants[groups[g.group]!] = [
+        ...new Set([...(grants[groups[g.group]!] ?? []), g.view ? ('view' as const) : ('download' as const)]),
+      ];
     const id = await createTemplate(ctx, org.orgId, grants);
     templates.push(id);
-    viewers.set(id, new Set(Object.entries(grants).filter(([, p]) => p.includes('view')).map(([g]) => g)));
+    viewers.set(
+      id,
+      new Set(
+        Object.entries(grants)
+          .filter(([, p]) => p.includes('view'))
+          .map(([g]) => g),
+      ),
+    );
   }
   const users = [];
-  for (const u of world.users) users.push({ groups: u.map((g) => groups[g]!), user: await createTestUser(ctx, org, { groupIds: u.map((g) => groups[g]!), privileges: ['collection'] }) });
+  for (const u of world.users)
+    users.push({
+      groups: u.map((g) => groups[g]!),
+      user: await createTestUser(ctx, org, { groupIds: u.map((g) => groups[g]!), privileges: ['collection'] }),
+    });
   // Metadata templates, each with its access templates (index 4: a security template since deleted).
   const metaIds: string[] = [];
   const gone = `00000000-0000-7000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}`;
   for (const [m, name] of META.entries()) {
     const id = `00000000-0000-7000-9000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}`;
     const at = ctx.deps.clock.now();
-    await ctx.deps.db.insertInto('metadata_templates').values({ id, org_id: org.orgId, name: `${name} ${id}`, name_key: `${name} ${id}`.toLowerCase(), template_types: '["default"]', default_values: '[]', template_override: null, is_default: 0, created_by: null, updated_by: null, created_at: at, updated_at: at }).execute();
+    await ctx.deps.db
+      .insertInto('metadata_templates')
+      .values({
+        id,
+        org_id: org.orgId,
+        name: `${name} ${id}`,
+        name_key: `${name} ${id}`.toLowerCase(),
+        template_types: '["default"]',
+        default_values: '[]',
+        template_override: null,
+        is_default: 0,
+        created_by: null,
+        updated_by: null,
+        created_at: at,
+        updated_at: at,
+      })
+      .execute();
     const access = world.metaAccess[m]!.map((t) => (t < templates.length ? templates[t]! : gone));
-    if (access.length > 0) await ctx.deps.db.insertInto('metadata_template_access').values([...new Set(access)].map((security_template_id) => ({ org_id: org.orgId, template_id: id, security_template_id }))).execute();
+    if (access.length > 0)
+      await ctx.deps.db
+        .insertInto('metadata_template_access')
+        .values(
+          [...new Set(access)].map((security_template_id) => ({
+            org_id: org.orgId,
+            template_id: id,
+            security_template_id,
+          })),
+        )
+        .execute();
     metaIds.push(id);
   }
-  const inputs = world.docs.map((d, i) => docInput(org.orgId, {
-    filename: `${d.filenameWord}-${i}.jpg`,
-    securityTemplateIds: d.templates.filter((t) => t < templates.length).map((t) => templates[t]!),
-    metadataText: d.words.join(' '),
-    deleted: d.deleted,
-    createdEpoch: 1_700_000_000_000 + i,
-    metadataTemplateId: d.meta === null ? null : metaIds[d.meta]!,
-    facets: [...(d.agency === null ? [] : [{ facet: 'Agency', value: AGENCIES[d.agency]! }]), ...(d.meta === null ? [] : [{ facet: 'Metadata Template', value: META[d.meta]! }])],
-  }));
+  const inputs = world.docs.map((d, i) =>
+    docInput(org.orgId, {
+      filename: `${d.filenameWord}-${i}.jpg`,
+      securityTemplateIds: d.templates.filter((t) => t < templates.length).map((t) => templates[t]!),
+      metadataText: d.words.join(' '),
+      deleted: d.deleted,
+      createdEpoch: 1_700_000_000_000 + i,
+      metadataTemplateId: d.meta === null ? null : metaIds[d.meta]!,
+      facets: [
+        ...(d.agency === null ? [] : [{ facet: 'Agency', value: AGENCIES[d.agency]! }]),
+        ...(d.meta === null ? [] : [{ facet: 'Metadata Template', value: META[d.meta]! }]),
+      ],
+    }),
+  );
   await indexDocs(ctx, inputs);
   const brute: BruteDoc[] = inputs.map((d, i) => ({
-    assetId: d.assetId, fileId: d.fileId!, createdEpoch: d.createdEpoch, templates: [...d.securityTemplateIds],
-    filename: [world.docs[i]!.filenameWord, String(i), 'jpg'], metadata: world.docs[i]!.words,
-    agency: world.docs[i]!.agency === null ? null : AGENCIES[world.docs[i]!.agency!]!, deleted: world.docs[i]!.deleted,
+    assetId: d.assetId,
+    fileId: d.fileId!,
+    createdEpoch: d.createdEpoch,
+    templates: [...d.securityTemplateIds],
+    filename: [world.docs[i]!.filenameWord, String(i), 'jpg'],
+    metadata: world.docs[i]!.words,
+    agency: world.docs[i]!.agency === null ? null : AGENCIES[world.docs[i]!.agency!]!,
+    deleted: world.docs[i]!.deleted,
     meta: world.docs[i]!.meta === null ? null : META[world.docs[i]!.meta!]!,
   }));
   // A secured collection, through a template every group may view, owned by the admin.
-  const shelf = await createTemplate(ctx, org.orgId, Object.fromEntries(groups.map((g) => [g, ['view', 'edit_metadata'] as const]).map(([g, p]) => [g, [...p]])));
+  const shelf = await createTemplate(
+    ctx,
+    org.orgId,
+    Object.fromEntries(groups.map((g) => [g, ['view', 'edit_metadata'] as const]).map(([g, p]) => [g, [...p]])),
+  );
   const members = world.members.filter((m) => m < inputs.length).map((m) => inputs[m]!.fileId!);
   const now = ctx.deps.clock.now();
   const collectionId = `00000000-0000-7000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}`;
-  await ctx.deps.db.insertInto('collections').values({ id: collectionId, org_id: org.orgId, name: `c ${collectionId}`, name_key: `c ${collectionId}`, collection_type: 'secured', owner_id: org.adminUserId, metadata_template_id: null, metadata: '[]', shared: 'Y', share_document: '[]', created_at: now, updated_at: now }).execute();
-  await ctx.deps.db.insertInto('collection_templates').values({ org_id: org.orgId, collection_id: collectionId, template_id: shelf }).execute();
-  if (members.length > 0) await ctx.deps.db.insertInto('collection_members').values(members.map((file_id, position) => ({ org_id: org.orgId, collection_id: collectionId, file_id, position, added_at: now }))).execute();
+  await ctx.deps.db
+    .insertInto('collections')
+    .values({
+      id: collectionId,
+      org_id: org.orgId,
+      name: `c ${collectionId}`,
+      name_key: `c ${collectionId}`,
+      collection_type: 'secured',
+      owner_id: org.adminUserId,
+      metadata_template_id: null,
+      metadata: '[]',
+      shared: 'Y',
+      share_document: '[]',
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  await ctx.deps.db
+    .insertInto('collection_templates')
+    .values({ org_id: org.orgId, collection_id: collectionId, template_id: shelf })
+    .execute();
+  if (members.length > 0)
+    await ctx.deps.db
+      .insertInto('collection_members')
+      .values(
+        members.map((file_id, position) => ({
+          org_id: org.orgId,
+          collection_id: collectionId,
+          file_id,
+          position,
+          added_at: now,
+        })),
+      )
+      .execute();
 
   for (const { groups: mine, user } of users) {
     const views = (t: string) => [...(viewers.get(t) ?? [])].some((g) => mine.includes(g));
@@ -148,7 +271,15 @@ async function check(ctx: TestContext, world: WorldSpec, queries: QuerySpec[]): 
           return q.operation === 'AND' ? hits.every(Boolean) : hits.some(Boolean);
         })
         .sort((a, b) => a.createdEpoch - b.createdEpoch);
-      const body = { searchTerm: q.terms, operation: q.operation, includeDeleted: q.includeDeleted, keywordSearchField: q.field, limit: 100, facetSize: 100, sortBy: [{ metadataDefinitionSearchField: 'createdEpoch', order: 'asc' }] };
+      const body = {
+        searchTerm: q.terms,
+        operation: q.operation,
+        includeDeleted: q.includeDeleted,
+        keywordSearchField: q.field,
+        limit: 100,
+        facetSize: 100,
+        sortBy: [{ metadataDefinitionSearchField: 'createdEpoch', order: 'asc' }],
+      };
       const url = q.inCollection ? `/v1/collection/${collectionId}/search` : '/v1/search/keyword';
       const res = await ctx.inject({ method: 'POST', url, headers: user.headers, payload: body });
       if (q.inCollection && mine.length === 0) {
@@ -158,16 +289,25 @@ async function check(ctx: TestContext, world: WorldSpec, queries: QuerySpec[]): 
       assert.equal(res.statusCode, 200, res.body);
       const got = res.json();
       const why = `query ${JSON.stringify(q)}`;
-      assert.deepEqual(got.result.map((r: { objectId: string }) => r.objectId), expected.map((d) => d.assetId), why);
+      assert.deepEqual(
+        got.result.map((r: { objectId: string }) => r.objectId),
+        expected.map((d) => d.assetId),
+        why,
+      );
       assert.equal(got.totalCount, expected.length, why);
-      for (const [name, of] of [['Agency', (d: BruteDoc) => d.agency], ['Metadata Template', (d: BruteDoc) => d.meta]] as const) {
+      for (const [name, of] of [
+        ['Agency', (d: BruteDoc) => d.agency],
+        ['Metadata Template', (d: BruteDoc) => d.meta],
+      ] as const) {
         const counts = new Map<string, number>();
         for (const d of expected) {
           const v = of(d);
           if (v) counts.set(v, (counts.get(v) ?? 0) + 1);
         }
         const facet = got.facets.find((f: { facet_name: string }) => f.facet_name === name);
-        const gotCounts = Object.fromEntries((facet?.values ?? []).map((v: { key: string; doc_count: number }) => [v.key, v.doc_count]));
+        const gotCounts = Object.fromEntries(
+          (facet?.values ?? []).map((v: { key: string; doc_count: number }) => [v.key, v.doc_count]),
+        );
         assert.deepEqual(gotCounts, Object.fromEntries(counts), `${name} facets of ${why}`);
       }
       // The scan walks the same set (outside collections).
@@ -175,7 +315,19 @@ async function check(ctx: TestContext, world: WorldSpec, queries: QuerySpec[]): 
         const scanned: string[] = [];
         let cursor: string | null | undefined;
         do {
-          const page = await ctx.inject({ method: 'POST', url: '/v1/asset/scan', headers: user.headers, payload: { searchTerm: q.terms, operation: q.operation, includeDeleted: q.includeDeleted, keywordSearchField: q.field, limit: 7, ...(cursor ? { cursor } : {}) } });
+          const page = await ctx.inject({
+            method: 'POST',
+            url: '/v1/asset/scan',
+            headers: user.headers,
+            payload: {
+              searchTerm: q.terms,
+              operation: q.operation,
+              includeDeleted: q.includeDeleted,
+              keywordSearchField: q.field,
+              limit: 7,
+              ...(cursor ? { cursor } : {}),
+            },
+          });
           assert.equal(page.statusCode, 200, page.body);
           scanned.push(...page.json().result.map((r: { objectId: string }) => r.objectId));
           cursor = page.json().cursor;
@@ -188,6 +340,11 @@ async function check(ctx: TestContext, world: WorldSpec, queries: QuerySpec[]): 
 
 forEachEngine('search equals brute force over visible assets (property)', (ctx) => {
   it('holds for random groups, templates, users, assets, collections, metadata-template access and queries', async () => {
-    await fc.assert(fc.asyncProperty(worldArb, fc.array(queryArb, { minLength: 6, maxLength: 6 }), (world, queries) => check(ctx(), world, queries)), { numRuns: 12 });
+    await fc.assert(
+      fc.asyncProperty(worldArb, fc.array(queryArb, { minLength: 6, maxLength: 6 }), (world, queries) =>
+        check(ctx(), world, queries),
+      ),
+      { numRuns: 12 },
+    );
   });
 });

@@ -88,7 +88,13 @@ const FACET_TERM = /^([^:"]+?):\s+(.+)$/s;
 const FILTER = /^\(?\s*"([^"]+)"\s*:\s*"([^"]*)"\s*\)?$/;
 
 export function facetTerm(facet: string, value: string): FacetTerm {
-  return { kind: 'facet', facet: facet.trim(), value: value.trim(), facetKey: foldKey(facet), valueKey: foldKey(value) };
+  return {
+    kind: 'facet',
+    facet: facet.trim(),
+    value: value.trim(),
+    facetKey: foldKey(facet),
+    valueKey: foldKey(value),
+  };
 }
 
 export function parseTerm(raw: string, field = 'searchTerm'): Term {
@@ -150,7 +156,9 @@ function fts5Term(term: TextTerm, fields: readonly TextField[]): string {
   // Always name the columns: the `acl` column must never match a text term.
   const filter = `{${fields.join(' ')}} : `;
   if (term.phrase) return `${filter}${term.tokens.map(ftsToken).join(' + ')}`;
-  const parts = term.tokens.map((t, i) => (term.prefix && i === term.tokens.length - 1 ? `${ftsToken(t)}*` : ftsToken(t)));
+  const parts = term.tokens.map((t, i) =>
+    term.prefix && i === term.tokens.length - 1 ? `${ftsToken(t)}*` : ftsToken(t),
+  );
   return `${filter}(${parts.join(' AND ')})`;
 }
 
@@ -168,7 +176,9 @@ function pgTerm(term: TextTerm, fields: readonly TextField[]): string {
   const weights = all ? '' : fields.map((f) => FIELD_WEIGHT[f]).join('');
   if (term.phrase) {
     // Per field, so a phrase never runs across the end of one field into the next (as in FTS5).
-    return fields.map((f) => `(${term.tokens.map((t) => pgLexeme(t, false, FIELD_WEIGHT[f])).join(' <-> ')})`).join(' | ');
+    return fields
+      .map((f) => `(${term.tokens.map((t) => pgLexeme(t, false, FIELD_WEIGHT[f])).join(' <-> ')})`)
+      .join(' | ');
   }
   return term.tokens.map((t, i) => pgLexeme(t, term.prefix && i === term.tokens.length - 1, weights)).join(' & ');
 }

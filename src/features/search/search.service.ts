@@ -1,19 +1,54 @@
 import type { Principal } from '../../core/authz/principal.ts';
 import { invalidField } from '../../core/http/errors.ts';
 import type { Deps } from '../../deps.ts';
-import { countMatches, decodeScanCursor, facetCounts, pageOfHits, scanOrder, scanPage, wherePredicate, type FacetResult, type SearchScope } from './search.engine.ts';
+import {
+  countMatches,
+  decodeScanCursor,
+  facetCounts,
+  pageOfHits,
+  scanOrder,
+  scanPage,
+  wherePredicate,
+  type FacetResult,
+  type SearchScope,
+} from './search.engine.ts';
 import { fromJson } from '../../core/db/json.ts';
 import { bag, hasOwn, lookupTable, ownPath } from '../../core/lookup.ts';
 import { countFacets, memoryMatches, topDocs } from './search.columns.ts';
-import { SYSTEM_SORTS, facetTerm, parseQuery, type KeywordField, type Operation, type RangeFilter, type SearchSpec, type SortKey, type TextTerm } from './search.query.ts';
+import {
+  SYSTEM_SORTS,
+  facetTerm,
+  parseQuery,
+  type KeywordField,
+  type Operation,
+  type RangeFilter,
+  type SearchSpec,
+  type SortKey,
+  type TextTerm,
+} from './search.query.ts';
 import type { KeywordSearchBody, ScanBody, SearchBody } from './search.schemas.ts';
 import { searchVisibility } from './visibility.ts';
 import { syncSearchIndex } from './search.indexer.ts';
 import { sensitiveView } from './sensitive.ts';
 
-type CommonBody = Pick<SearchBody, 'searchTerm' | 'operation' | 'keywordSearchField' | 'includeDeleted' | 'includeVersions' | 'sortBy' | 'filters' | 'dateRanges'>;
+type CommonBody = Pick<
+  SearchBody,
+  | 'searchTerm'
+  | 'operation'
+  | 'keywordSearchField'
+  | 'includeDeleted'
+  | 'includeVersions'
+  | 'sortBy'
+  | 'filters'
+  | 'dateRanges'
+>;
 
-const KEYWORD_FIELDS = lookupTable<KeywordField>({ filename: 'filename', assetid: 'assetId', metadata: 'metadata', content: 'content' });
+const KEYWORD_FIELDS = lookupTable<KeywordField>({
+  filename: 'filename',
+  assetid: 'assetId',
+  metadata: 'metadata',
+  content: 'content',
+});
 
 function parseOperation(value: string | undefined): Operation {
   if (value === undefined || value === '') return 'AND';
@@ -27,7 +62,11 @@ export function parseBound(value: number | string | undefined, field: string, up
   if (value === undefined || value === null || value === '') return null;
   // Bounds meet bigint columns (epoch ms): a fraction or a number past 2^53 is a 400, never SQL's error.
   const whole = (ms: number) => {
-    if (!Number.isSafeInteger(ms)) throw invalidField(field, 'must be a whole number of epoch milliseconds (at most 2^53), an ISO 8601 date or mm/dd/yyyy');
+    if (!Number.isSafeInteger(ms))
+      throw invalidField(
+        field,
+        'must be a whole number of epoch milliseconds (at most 2^53), an ISO 8601 date or mm/dd/yyyy',
+      );
     return ms;
   };
   if (typeof value === 'number') return whole(value);
@@ -44,11 +83,13 @@ export function parseBound(value: number | string | undefined, field: string, up
 
 /** A request body of any of the asset search endpoints, as the engine-neutral spec. */
 export function specFromBody(body: CommonBody & { relevancy?: boolean }): SearchSpec {
-  const terms = body.searchTerm === undefined ? [] : typeof body.searchTerm === 'string' ? [body.searchTerm] : body.searchTerm;
+  const terms =
+    body.searchTerm === undefined ? [] : typeof body.searchTerm === 'string' ? [body.searchTerm] : body.searchTerm;
   let keywordSearchField: KeywordField | undefined;
   if (body.keywordSearchField !== undefined && body.keywordSearchField.trim() !== '') {
     keywordSearchField = KEYWORD_FIELDS[body.keywordSearchField.trim().toLowerCase()];
-    if (!keywordSearchField) throw invalidField('body.keywordSearchField', 'must be filename, assetId, metadata or content');
+    if (!keywordSearchField)
+      throw invalidField('body.keywordSearchField', 'must be filename, assetId, metadata or content');
   }
   const sortBy: SortKey[] = (body.sortBy ?? []).map((s, i) => {
     const order = (s.order ?? 'desc').trim().toLowerCase();
@@ -92,15 +133,29 @@ export interface RunResult {
  * Runs a search as `principal` sees the index: the caller's viewable templates are resolved
  * once and become part of the index query. Saved searches and collections use this too.
  */
-export async function runSearch(deps: Deps, principal: Principal, spec: SearchSpec, options: RunOptions): Promise<RunResult> {
+export async function runSearch(
+  deps: Deps,
+  principal: Principal,
+  spec: SearchSpec,
+  options: RunOptions,
+): Promise<RunResult> {
   const q = parseQuery(spec);
-  if (options.from + options.limit > 10_000) throw invalidField('body.from', 'from + limit may reach at most 10000 results; use POST /v1/asset/scan to walk further');
+  if (options.from + options.limit > 10_000)
+    throw invalidField(
+      'body.from',
+      'from + limit may reach at most 10000 results; use POST /v1/asset/scan to walk further',
+    );
   const sensitive = await sensitiveView(deps.db, principal, q);
   await syncSearchIndex(deps);
-  const scope: SearchScope = { orgId: principal.orgId, ...(await searchVisibility(deps.db, principal)), collectionId: options.collectionId };
+  const scope: SearchScope = {
+    orgId: principal.orgId,
+    ...(await searchVisibility(deps.db, principal)),
+    collectionId: options.collectionId,
+  };
   const where = wherePredicate(deps.engine, q, scope);
   const fast = await columnarSearch(deps, q, where, scope, options);
-  if (fast) return { total: fast.total, records: sensitive.records(fast.records), facets: sensitive.facets(fast.facets) };
+  if (fast)
+    return { total: fast.total, records: sensitive.records(fast.records), facets: sensitive.facets(fast.facets) };
   const [total, hits, facets] = await Promise.all([
     countMatches(deps.db, where),
     pageOfHits(deps.db, deps.engine, q, where, options.from, options.limit),
@@ -115,7 +170,13 @@ export async function runSearch(deps: Deps, principal: Principal, spec: SearchSp
  * total, the facets and the page come from its columns, and only the page's records are read.
  * Same answer as the SQL path (FTS5 still decides which documents match each text term).
  */
-async function columnarSearch(deps: Deps, q: ReturnType<typeof parseQuery>, where: ReturnType<typeof wherePredicate>, scope: SearchScope, options: RunOptions): Promise<RunResult | null> {
+async function columnarSearch(
+  deps: Deps,
+  q: ReturnType<typeof parseQuery>,
+  where: ReturnType<typeof wherePredicate>,
+  scope: SearchScope,
+  options: RunOptions,
+): Promise<RunResult | null> {
   if (deps.engine !== 'sqlite' || where.ftsOnly === null || q.relevance || q.sort.length > 1) return null;
   const key = q.sort[0] ?? { field: 'lastUpdatedEpoch', order: 'desc' as const };
   const column = SYSTEM_SORTS[key.field.toLowerCase()];
@@ -124,12 +185,24 @@ async function columnarSearch(deps: Deps, q: ReturnType<typeof parseQuery>, wher
   const facetTerms = q.terms.some((t) => t.kind === 'facet');
   const anyAll = q.terms.some((t) => t.kind === 'all');
   const textRequired = text.length > 0 && (q.operation === 'AND' || (!facetTerms && !anyAll));
-  const { idx, docs } = await memoryMatches(deps.db, {
-    orgId: scope.orgId, viewableTemplateIds: scope.viewableTemplateIds, includeDeleted: q.includeDeleted, includeVersions: q.includeVersions,
-    text: textRequired ? text : [], operation: q.operation, fields: q.fields,
-  }, deps.clock.now());
+  const { idx, docs } = await memoryMatches(
+    deps.db,
+    {
+      orgId: scope.orgId,
+      viewableTemplateIds: scope.viewableTemplateIds,
+      includeDeleted: q.includeDeleted,
+      includeVersions: q.includeVersions,
+      text: textRequired ? text : [],
+      operation: q.operation,
+      fields: q.fields,
+    },
+    deps.clock.now(),
+  );
   const page = topDocs(idx, docs, column, key.order, options.from, options.limit);
-  const records = page.length === 0 ? [] : (await deps.db.selectFrom('search_docs').select(['doc_no', 'record']).where('doc_no', 'in', page).execute());
+  const records =
+    page.length === 0
+      ? []
+      : await deps.db.selectFrom('search_docs').select(['doc_no', 'record']).where('doc_no', 'in', page).execute();
   const byNo = new Map(records.map((r) => [Number(r.doc_no), r.record]));
   return {
     total: docs.length,
@@ -153,7 +226,20 @@ export function applyExcludes(record: Record<string, unknown>, excludes: readonl
   return out;
 }
 
-const SLIM_FIELDS = ['objectId', 'fileId', 'originalFileId', 'filename', 'objectType', 'fileState', 'metadataState', 'currentVersion', 'versionNumber', 'createdEpoch', 'lastUpdatedEpoch', 'renditions'];
+const SLIM_FIELDS = [
+  'objectId',
+  'fileId',
+  'originalFileId',
+  'filename',
+  'objectType',
+  'fileState',
+  'metadataState',
+  'currentVersion',
+  'versionNumber',
+  'createdEpoch',
+  'lastUpdatedEpoch',
+  'renditions',
+];
 
 /** The 1.5 search returns a few fields, plus those named in `includes` (reference §8.3). */
 export function slimRecord(record: Record<string, unknown>, includes: readonly string[]): Record<string, unknown> {
@@ -179,13 +265,15 @@ export async function keywordSearch(deps: Deps, principal: Principal, body: Keyw
   const from = body.from ?? 0;
   const limit = body.limit ?? 50;
   const result = await runSearch(deps, principal, spec, {
-    from, limit,
+    from,
+    limit,
     facets: body.aggregations === false ? undefined : { names: body.facets, size: body.facetSize ?? 20 },
   });
   return {
     hitCount: result.records.length,
     totalCount: result.total,
-    from, limit,
+    from,
+    limit,
     result: result.records.map((r) => applyExcludes(r, body.excludes ?? [])),
     facets: result.facets,
   };
@@ -195,12 +283,16 @@ export async function streamlinedSearch(deps: Deps, principal: Principal, body: 
   const spec = specFromBody(body);
   const from = body.from ?? 0;
   const limit = body.limit ?? 50;
-  const facets = body.facets === false ? undefined : { names: Array.isArray(body.facets) ? body.facets : undefined, size: body.facetSize ?? 20 };
+  const facets =
+    body.facets === false
+      ? undefined
+      : { names: Array.isArray(body.facets) ? body.facets : undefined, size: body.facetSize ?? 20 };
   const result = await runSearch(deps, principal, spec, { from, limit, facets });
   return {
     hitCount: result.records.length,
     totalCount: result.total,
-    from, limit,
+    from,
+    limit,
     result: result.records.map((r) => slimRecord(r, body.includes ?? [])),
     facets: result.facets,
   };
@@ -220,6 +312,12 @@ export async function scanAssets(deps: Deps, principal: Principal, body: ScanBod
   const scope: SearchScope = { orgId: principal.orgId, ...(await searchVisibility(deps.db, principal)) };
   const where = wherePredicate(deps.engine, q, scope);
   const page = await scanPage(deps.db, deps.engine, where, order, after, body.limit ?? 100);
-  const facets = body.aggregations && !body.cursor ? await facetCounts(deps.db, principal.orgId, where, { size: 20 }) : [];
-  return { hitCount: page.hits.length, cursor: page.nextCursor, result: sensitive.records(page.hits.map((h) => h.record)), facets: sensitive.facets(facets) };
+  const facets =
+    body.aggregations && !body.cursor ? await facetCounts(deps.db, principal.orgId, where, { size: 20 }) : [];
+  return {
+    hitCount: page.hits.length,
+    cursor: page.nextCursor,
+    result: sensitive.records(page.hits.map((h) => h.record)),
+    facets: sensitive.facets(facets),
+  };
 }

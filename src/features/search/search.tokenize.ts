@@ -30,7 +30,12 @@ export function foldKey(text: string): string {
 /** The four text fields of a document, in index order (FTS5 columns; PostgreSQL weights A–D). */
 export const TEXT_FIELDS = ['filename', 'asset', 'metadata', 'content'] as const;
 export type TextField = (typeof TEXT_FIELDS)[number];
-export const FIELD_WEIGHT: Record<TextField, 'A' | 'B' | 'C' | 'D'> = { filename: 'A', asset: 'B', metadata: 'C', content: 'D' };
+export const FIELD_WEIGHT: Record<TextField, 'A' | 'B' | 'C' | 'D'> = {
+  filename: 'A',
+  asset: 'B',
+  metadata: 'C',
+  content: 'D',
+};
 
 export type DocumentTokens = Record<TextField, string[]>;
 
@@ -87,7 +92,12 @@ export function aclText(templateIds: readonly string[], deleted: boolean, curren
 
 /** The FTS5 expression: any viewable template, in any allowed state. */
 export function aclMatch(templateIds: readonly string[], includeDeleted: boolean, includeVersions: boolean): string {
-  const states = ['a', ...(includeDeleted ? ['b'] : []), ...(includeVersions ? ['c'] : []), ...(includeDeleted && includeVersions ? ['d'] : [])];
+  const states = [
+    'a',
+    ...(includeDeleted ? ['b'] : []),
+    ...(includeVersions ? ['c'] : []),
+    ...(includeDeleted && includeVersions ? ['d'] : []),
+  ];
   const tokens = templateIds.flatMap((t) => states.map((s) => `"${s}${hex(t)}"`));
   return `{acl} : (${tokens.join(' OR ')})`;
 }

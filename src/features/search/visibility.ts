@@ -21,6 +21,9 @@ export interface Visibility {
 }
 
 export async function searchVisibility(db: DbOrTrx, principal: Principal): Promise<Visibility> {
-  const [viewable, hidden] = await Promise.all([viewableTemplateIds(db, principal), templatesHiddenFrom(db, principal)]);
+  const [viewable, hidden] = await Promise.all([
+    viewableTemplateIds(db, principal),
+    templatesHiddenFrom(db, principal),
+  ]);
   return { viewableTemplateIds: viewable, hiddenMetadataTemplateIds: hidden };
 }

@@ -33,11 +33,25 @@ export function visibleBoards(db: DbOrTrx, principal: Principal) {
   const subjects = [principal.userId, ...principal.groupIds];
   return (eb: ExpressionBuilder<Database, 'storyboards'>) => {
     const open = eb.or([
-      eb('storyboards.id', 'in', db.selectFrom('storyboard_shares').select('storyboard_id').where('org_id', '=', principal.orgId).where('subject_id', 'in', subjects)),
+      eb(
+        'storyboards.id',
+        'in',
+        db
+          .selectFrom('storyboard_shares')
+          .select('storyboard_id')
+          .where('org_id', '=', principal.orgId)
+          .where('subject_id', 'in', subjects),
+      ),
       eb('storyboards.secured', '=', 0),
-      eb('storyboards.id', 'in', db.selectFrom('storyboard_security_templates').select('storyboard_id')
-        .where('org_id', '=', principal.orgId)
-        .where('template_id', 'in', templatesGranting(db, principal, 'view'))),
+      eb(
+        'storyboards.id',
+        'in',
+        db
+          .selectFrom('storyboard_security_templates')
+          .select('storyboard_id')
+          .where('org_id', '=', principal.orgId)
+          .where('template_id', 'in', templatesGranting(db, principal, 'view')),
+      ),
     ]);
     return eb.and([
       eb('storyboards.org_id', '=', principal.orgId),
@@ -62,7 +76,12 @@ export interface Access {
 }
 
 /** Access of a board the caller can already see (the visibility filter ran first). */
-export function accessTo(principal: Principal, row: BoardRow, templateIds: readonly string[], grants: Map<string, Set<Permission>>): Access {
+export function accessTo(
+  principal: Principal,
+  row: BoardRow,
+  templateIds: readonly string[],
+  grants: Map<string, Set<Permission>>,
+): Access {
   let permissions: Set<Permission>;
   if (row.created_by === principal.userId) {
     permissions = new Set(ALL_PERMISSIONS);

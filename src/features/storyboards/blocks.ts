@@ -9,7 +9,8 @@ export const DEFAULT_SOURCE_LIMIT = 24;
 // sanitize-html (with htmlparser2 and postcss) is loaded by the first rich-text block, not at start
 // (lean start). It is CommonJS, so requiring it on first use is synchronous.
 let sanitizer: typeof SanitizeHtml | undefined;
-const sanitizeHtml = (): typeof SanitizeHtml => (sanitizer ??= createRequire(import.meta.url)('sanitize-html') as typeof SanitizeHtml);
+const sanitizeHtml = (): typeof SanitizeHtml =>
+  (sanitizer ??= createRequire(import.meta.url)('sanitize-html') as typeof SanitizeHtml);
 
 /**
  * Rich text keeps structure and emphasis only: no scripts, styles, event handlers, frames,
@@ -17,7 +18,30 @@ const sanitizeHtml = (): typeof SanitizeHtml => (sanitizer ??= createRequire(imp
  * and open in a new tab without a referrer.
  */
 const richTextOptions = (): SanitizeHtml.IOptions => ({
-  allowedTags: ['p', 'br', 'strong', 'b', 'em', 'i', 'u', 's', 'a', 'ul', 'ol', 'li', 'blockquote', 'h2', 'h3', 'h4', 'code', 'pre', 'hr', 'span', 'sub', 'sup'],
+  allowedTags: [
+    'p',
+    'br',
+    'strong',
+    'b',
+    'em',
+    'i',
+    'u',
+    's',
+    'a',
+    'ul',
+    'ol',
+    'li',
+    'blockquote',
+    'h2',
+    'h3',
+    'h4',
+    'code',
+    'pre',
+    'hr',
+    'span',
+    'sub',
+    'sup',
+  ],
   allowedAttributes: { a: ['href', 'title', 'rel', 'target'] },
   allowedSchemes: ['http', 'https', 'mailto'],
   allowedSchemesAppliedToAttributes: ['href'],
@@ -59,13 +83,19 @@ const FIELDS: Record<BlockInput['type'], readonly (keyof BlockInput)[]> = {
  * Checks and normalises the blocks of a request. Ids of existing blocks are kept (so clients can
  * address them); new blocks get fresh ids. `field` is the JSON path of the array in the request.
  */
-export function normalizeBlocks(inputs: readonly BlockInput[], field: string, now: number, existing: readonly Block[] = []): Block[] {
+export function normalizeBlocks(
+  inputs: readonly BlockInput[],
+  field: string,
+  now: number,
+  existing: readonly Block[] = [],
+): Block[] {
   const known = new Set(existing.map((b) => b.id));
   const seen = new Set<string>();
   return inputs.map((input, i) => {
     const block = normalizeBlock(input, `${field}.${i}`, now);
     if (input.id !== undefined) {
-      if (!known.has(input.id)) throw invalidField(`${field}.${i}.id`, 'is not a block of this story board (omit it for a new block)');
+      if (!known.has(input.id))
+        throw invalidField(`${field}.${i}.id`, 'is not a block of this story board (omit it for a new block)');
       if (seen.has(input.id)) throw invalidField(`${field}.${i}.id`, 'appears twice');
       seen.add(input.id);
     }
@@ -83,10 +113,12 @@ export function normalizeBlock(input: BlockInput, field: string, now: number): B
   const id = input.id ?? newId(now);
   const need = <K extends keyof BlockInput>(key: K): NonNullable<BlockInput[K]> => {
     const value = input[key];
-    if (value === undefined || value === null) throw invalidField(`${field}.${key}`, `is required for a ${input.type} block`);
+    if (value === undefined || value === null)
+      throw invalidField(`${field}.${key}`, `is required for a ${input.type} block`);
     return value as NonNullable<BlockInput[K]>;
   };
-  const opt = <K extends 'caption' | 'title' | 'label'>(key: K) => (input[key] !== undefined && input[key]!.trim() !== '' ? { [key]: input[key]!.trim() } : {});
+  const opt = <K extends 'caption' | 'title' | 'label'>(key: K) =>
+    input[key] !== undefined && input[key]!.trim() !== '' ? { [key]: input[key]!.trim() } : {};
   switch (input.type) {
     case 'heading': {
       const text = need('text').trim();
@@ -107,9 +139,23 @@ export function normalizeBlock(input: BlockInput, field: string, now: number): B
       return { id, type: 'gallery', assetIds: [...assetIds], ...opt('caption') };
     }
     case 'collection':
-      return { id, type: 'collection', collectionId: need('collectionId'), limit: input.limit ?? DEFAULT_SOURCE_LIMIT, ...opt('title'), ...opt('caption') };
+      return {
+        id,
+        type: 'collection',
+        collectionId: need('collectionId'),
+        limit: input.limit ?? DEFAULT_SOURCE_LIMIT,
+        ...opt('title'),
+        ...opt('caption'),
+      };
     case 'savedSearch':
-      return { id, type: 'savedSearch', savedSearchId: need('savedSearchId'), limit: input.limit ?? DEFAULT_SOURCE_LIMIT, ...opt('title'), ...opt('caption') };
+      return {
+        id,
+        type: 'savedSearch',
+        savedSearchId: need('savedSearchId'),
+        limit: input.limit ?? DEFAULT_SOURCE_LIMIT,
+        ...opt('title'),
+        ...opt('caption'),
+      };
     case 'link': {
       const url = need('url').trim();
       if (!isSafeLinkUrl(url)) throw invalidField(`${field}.url`, 'must be an http, https or mailto URL');

@@ -57,14 +57,20 @@ export interface ContentSource {
   /** A rendition of an asset the viewer may view (null when missing or not visible). */
   rendition(deps: Deps, viewer: Principal, assetId: string, name: string): Promise<RenditionContent | null>;
   /** The original content of an asset the viewer may view, with its mime type. */
-  original(deps: Deps, viewer: Principal, assetId: string, maxBytes: number): Promise<{ filename: string; mimeType: string; bytes: Buffer } | null>;
+  original(
+    deps: Deps,
+    viewer: Principal,
+    assetId: string,
+    maxBytes: number,
+  ): Promise<{ filename: string; mimeType: string; bytes: Buffer } | null>;
   /** Creates a new asset as `creator` and relates it to its parent as `derivative`; returns its id. */
   createDerivative(deps: Deps, creator: Principal, input: NewDerivative): Promise<string>;
 }
 
 const RENDITIONS = ['imageThumb', 'imagePreview', 'imagePreviewLarge', 'mezzaninePreview'] as const;
 
-const obj = (v: unknown): Record<string, unknown> => (v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : {});
+const obj = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 const int = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) ? v : null);
 
@@ -102,7 +108,8 @@ async function orNull<T>(work: Promise<T>): Promise<T | null> {
   }
 }
 
-const cards = (records: Record<string, unknown>[]) => records.map(cardFromRecord).filter((c): c is AssetCard => c !== null);
+const cards = (records: Record<string, unknown>[]) =>
+  records.map(cardFromRecord).filter((c): c is AssetCard => c !== null);
 
 /** Assets by id that the viewer may view (the assets feature's own permission check), in order. */
 async function visibleAssets(deps: Deps, viewer: Principal, ids: readonly string[]): Promise<AssetCard[]> {
@@ -113,7 +120,9 @@ async function visibleAssets(deps: Deps, viewer: Principal, ids: readonly string
   const hidden = await hiddenAttributesFor(deps.db, viewer);
   for (const [i, a] of loaded.entries()) {
     if (!a || a.asset.deleted_at !== null) continue;
-    const card = cardFromRecord(presentLegacy(deps, a.asset, a.security, undefined, hidden) as unknown as Record<string, unknown>);
+    const card = cardFromRecord(
+      presentLegacy(deps, a.asset, a.security, undefined, hidden) as unknown as Record<string, unknown>,
+    );
     if (card) found.set(unique[i]!, card);
   }
   return ids.map((id) => found.get(id)).filter((c): c is AssetCard => c !== undefined);
@@ -141,7 +150,12 @@ async function original(deps: Deps, viewer: Principal, assetId: string, maxBytes
   return { filename: a.asset.filename, mimeType: a.asset.content_type ?? 'application/octet-stream', bytes };
 }
 
-async function rendition(deps: Deps, viewer: Principal, assetId: string, name: string): Promise<RenditionContent | null> {
+async function rendition(
+  deps: Deps,
+  viewer: Principal,
+  assetId: string,
+  name: string,
+): Promise<RenditionContent | null> {
   const a = await orNull(loadAsset(deps.db, viewer, assetId));
   if (!a || a.asset.deleted_at !== null) return null;
   const stored = storedRenditions(a.asset)[name];
@@ -151,7 +165,12 @@ async function rendition(deps: Deps, viewer: Principal, assetId: string, name: s
   return { contentType: stored.contentType, body, size: stored.size, etag: stored.etag };
 }
 
-async function collectionAssets(deps: Deps, viewer: Principal, collectionId: string, limit: number): Promise<AssetList | null> {
+async function collectionAssets(
+  deps: Deps,
+  viewer: Principal,
+  collectionId: string,
+  limit: number,
+): Promise<AssetList | null> {
   const collection = await orNull(loadVisibleCollection(deps.db, viewer, collectionId));
   if (!collection) return null;
   const result = await orNull(collectionAssetsForViewer(deps, viewer, collectionId, { limit }));
@@ -159,7 +178,12 @@ async function collectionAssets(deps: Deps, viewer: Principal, collectionId: str
   return { name: collection.row.name, total: result.total, assets: cards(result.records) };
 }
 
-async function savedSearchAssets(deps: Deps, viewer: Principal, savedSearchId: string, limit: number): Promise<AssetList | null> {
+async function savedSearchAssets(
+  deps: Deps,
+  viewer: Principal,
+  savedSearchId: string,
+  limit: number,
+): Promise<AssetList | null> {
   const saved = await orNull(getSavedSearch(deps, viewer, savedSearchId));
   if (!saved) return null;
   const result = await orNull(runSavedSearchForViewer(deps, viewer, savedSearchId, { limit, facets: false }));
@@ -174,14 +198,30 @@ async function savedSearchAssets(deps: Deps, viewer: Principal, savedSearchId: s
  */
 async function createDerivative(deps: Deps, creator: Principal, input: NewDerivative): Promise<string> {
   const parent = await loadAsset(deps.db, creator, input.parentAssetId);
-  const created = await createAsset(deps, creator, {
-    filename: input.filename, contentType: input.contentType, filesize: input.bytes.length,
-    metadataTemplateId: parent.asset.metadata_template_id, metadata: [], securityTemplateIds: parent.security.templateIds,
-  }, 'legacy');
+  const created = await createAsset(
+    deps,
+    creator,
+    {
+      filename: input.filename,
+      contentType: input.contentType,
+      filesize: input.bytes.length,
+      metadataTemplateId: parent.asset.metadata_template_id,
+      metadata: [],
+      securityTemplateIds: parent.security.templateIds,
+    },
+    'legacy',
+  );
   if (!created.uploadRowId) throw new Error('the new asset has no upload');
   await receiveSingle(deps, created.uploadRowId, Readable.from([input.bytes]), input.contentType, input.bytes.length);
   const now = deps.clock.now();
-  await insertLink(deps.db, { orgId: creator.orgId, primaryId: parent.asset.id, secondaryId: created.asset.id, linkType: 'derivative', createdBy: creator.userId, now });
+  await insertLink(deps.db, {
+    orgId: creator.orgId,
+    primaryId: parent.asset.id,
+    secondaryId: created.asset.id,
+    linkType: 'derivative',
+    createdBy: creator.userId,
+    now,
+  });
   return created.asset.id;
 }
 

@@ -16,7 +16,14 @@ export interface PageSecurity {
 
 export function pageSecurity(): PageSecurity {
   const nonce = randomBytes(16).toString('base64');
-  const csp = ["default-src 'none'", `style-src 'nonce-${nonce}'`, "img-src 'self'", "form-action 'self'", "frame-ancestors 'none'", "base-uri 'none'"].join('; ');
+  const csp = [
+    "default-src 'none'",
+    `style-src 'nonce-${nonce}'`,
+    "img-src 'self'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
   return { nonce, csp };
 }
 
@@ -36,14 +43,22 @@ form{display:flex;flex-wrap:wrap;gap:.5rem}input[type=password]{flex:1 1 12rem;p
 .error{color:#a00;background:#fee;padding:.5rem;border-radius:4px}
 @media (max-width:40rem){main{padding:.5rem}section{padding:.75rem}.grid{grid-template-columns:repeat(2,1fr)}}`;
 
-const WIDTHS: Record<string, number> = { imageThumb: 200, imagePreview: 700, imagePreviewLarge: 1000, mezzaninePreview: 3000 };
+const WIDTHS: Record<string, number> = {
+  imageThumb: 200,
+  imagePreview: 700,
+  imagePreviewLarge: 1000,
+  mezzaninePreview: 3000,
+};
 
 function picture(asset: ViewAsset, sizes: string, caption?: string): string {
-  const sources = Object.entries(asset.renditions).filter(([name]) => WIDTHS[name] !== undefined).sort((a, b) => WIDTHS[a[0]]! - WIDTHS[b[0]]!);
+  const sources = Object.entries(asset.renditions)
+    .filter(([name]) => WIDTHS[name] !== undefined)
+    .sort((a, b) => WIDTHS[a[0]]! - WIDTHS[b[0]]!);
   const alt = escape(asset.title || asset.filename);
-  const img = sources.length > 0
-    ? `<img src="${escape(sources[Math.min(1, sources.length - 1)]![1])}" srcset="${sources.map(([n, u]) => `${escape(u)} ${WIDTHS[n]}w`).join(', ')}" sizes="${sizes}" alt="${alt}" loading="lazy"${asset.width && asset.height ? ` width="${asset.width}" height="${asset.height}"` : ''}>`
-    : `<div class="noimg">${escape(asset.filename)}</div>`;
+  const img =
+    sources.length > 0
+      ? `<img src="${escape(sources[Math.min(1, sources.length - 1)]![1])}" srcset="${sources.map(([n, u]) => `${escape(u)} ${WIDTHS[n]}w`).join(', ')}" sizes="${sizes}" alt="${alt}" loading="lazy"${asset.width && asset.height ? ` width="${asset.width}" height="${asset.height}"` : ''}>`
+      : `<div class="noimg">${escape(asset.filename)}</div>`;
   return `<figure>${img}${caption ? `<figcaption>${escape(caption)}</figcaption>` : ''}</figure>`;
 }
 
@@ -83,14 +98,26 @@ function layout(title: string, lang: string, body: string, security: PageSecurit
 }
 
 export function storyboardPage(view: StoryboardView, jsonUrl: string, security: PageSecurity): string {
-  const cover = view.cover ? picture(view.cover, '(max-width: 64rem) 100vw, 64rem').replace('<img ', '<img class="cover" ') : '';
-  return layout(view.title, view.locale, `<header><div class="inner"><h1>${escape(view.title)}</h1>${view.description ? `<p>${escape(view.description)}</p>` : ''}${cover}</div></header>
+  const cover = view.cover
+    ? picture(view.cover, '(max-width: 64rem) 100vw, 64rem').replace('<img ', '<img class="cover" ')
+    : '';
+  return layout(
+    view.title,
+    view.locale,
+    `<header><div class="inner"><h1>${escape(view.title)}</h1>${view.description ? `<p>${escape(view.description)}</p>` : ''}${cover}</div></header>
 <main>${view.blocks.map(block).join('\n')}</main>
-<footer>Shared with Tessera · updated ${escape(view.lastUpdatedDate.slice(0, 10))} · <a href="${escape(jsonUrl)}">JSON</a></footer>`, security);
+<footer>Shared with Tessera · updated ${escape(view.lastUpdatedDate.slice(0, 10))} · <a href="${escape(jsonUrl)}">JSON</a></footer>`,
+    security,
+  );
 }
 
 export function passwordPage(action: string, security: PageSecurity, error?: string): string {
-  return layout('Password required', 'en', `<header><div class="inner"><h1>This story board is protected</h1><p>Enter the password you were given.</p></div></header>
+  return layout(
+    'Password required',
+    'en',
+    `<header><div class="inner"><h1>This story board is protected</h1><p>Enter the password you were given.</p></div></header>
 <main><section>${error ? `<p class="error" role="alert">${escape(error)}</p>` : ''}<form method="post" action="${escape(action)}">
-<input id="password" name="password" type="password" autocomplete="current-password" required aria-label="Password"><button type="submit" id="unlock">Open</button></form></section></main>`, security);
+<input id="password" name="password" type="password" autocomplete="current-password" required aria-label="Password"><button type="submit" id="unlock">Open</button></form></section></main>`,
+    security,
+  );
 }

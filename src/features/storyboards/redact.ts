@@ -16,17 +16,30 @@ export interface HiddenSources {
   sources: ReadonlySet<string>;
 }
 
-export async function hiddenSources(deps: Deps, viewer: Principal, blocks: readonly Block[], coverAssetId: string | null = null): Promise<HiddenSources> {
+export async function hiddenSources(
+  deps: Deps,
+  viewer: Principal,
+  blocks: readonly Block[],
+  coverAssetId: string | null = null,
+): Promise<HiddenSources> {
   const assetIds = new Set<string>(coverAssetId ? [coverAssetId] : []);
   for (const b of blocks) {
     if (b.type === 'asset' && b.assetId) assetIds.add(b.assetId);
     if (b.type === 'gallery') for (const id of b.assetIds ?? []) assetIds.add(id);
   }
-  const visible = new Set((assetIds.size > 0 ? await content.visibleAssets(deps, viewer, [...assetIds]) : []).map((a) => a.id));
+  const visible = new Set(
+    (assetIds.size > 0 ? await content.visibleAssets(deps, viewer, [...assetIds]) : []).map((a) => a.id),
+  );
   const sources = new Set<string>();
   for (const b of blocks) {
-    if (b.type === 'collection' && b.collectionId && !(await content.collectionAssets(deps, viewer, b.collectionId, 1))) sources.add(b.collectionId);
-    if (b.type === 'savedSearch' && b.savedSearchId && !(await content.savedSearchAssets(deps, viewer, b.savedSearchId, 1))) sources.add(b.savedSearchId);
+    if (b.type === 'collection' && b.collectionId && !(await content.collectionAssets(deps, viewer, b.collectionId, 1)))
+      sources.add(b.collectionId);
+    if (
+      b.type === 'savedSearch' &&
+      b.savedSearchId &&
+      !(await content.savedSearchAssets(deps, viewer, b.savedSearchId, 1))
+    )
+      sources.add(b.savedSearchId);
   }
   return { assets: new Set([...assetIds].filter((id) => !visible.has(id))), sources };
 }
@@ -46,7 +59,9 @@ export function redactBlocks(blocks: readonly Block[], hidden: HiddenSources): B
       case 'collection':
       case 'savedSearch': {
         const source = b.type === 'collection' ? b.collectionId : b.savedSearchId;
-        return source && hidden.sources.has(source) ? { id: b.id, type: b.type, ...(b.limit !== undefined ? { limit: b.limit } : {}), redacted: true } : b;
+        return source && hidden.sources.has(source)
+          ? { id: b.id, type: b.type, ...(b.limit !== undefined ? { limit: b.limit } : {}), redacted: true }
+          : b;
       }
       default:
         return b;
@@ -55,7 +70,11 @@ export function redactBlocks(blocks: readonly Block[], hidden: HiddenSources): B
 }
 
 /** Inputs with the hidden parts of existing blocks (same id) put back, before they are checked and stored. */
-export function keepHidden(inputs: readonly BlockInput[], before: readonly Block[], hidden: HiddenSources): BlockInput[] {
+export function keepHidden(
+  inputs: readonly BlockInput[],
+  before: readonly Block[],
+  hidden: HiddenSources,
+): BlockInput[] {
   const byId = new Map(before.map((b) => [b.id, b]));
   return inputs.map((input) => {
     const old = input.id !== undefined ? byId.get(input.id) : undefined;
@@ -63,17 +82,27 @@ export function keepHidden(inputs: readonly BlockInput[], before: readonly Block
     const { redacted: _r, ...stored } = old as Block & { redacted?: boolean };
     switch (old.type) {
       case 'asset':
-        return old.assetId && hidden.assets.has(old.assetId) && input.assetId === undefined ? (stored as BlockInput) : input;
+        return old.assetId && hidden.assets.has(old.assetId) && input.assetId === undefined
+          ? (stored as BlockInput)
+          : input;
       case 'gallery': {
         const kept = (old.assetIds ?? []).filter((id) => hidden.assets.has(id));
         if (kept.length === 0) return input;
         const ids = [...(input.assetIds ?? []), ...kept.filter((id) => !(input.assetIds ?? []).includes(id))];
-        return { ...input, assetIds: ids, ...(input.caption === undefined && old.caption !== undefined ? { caption: old.caption } : {}) };
+        return {
+          ...input,
+          assetIds: ids,
+          ...(input.caption === undefined && old.caption !== undefined ? { caption: old.caption } : {}),
+        };
       }
       case 'collection':
-        return old.collectionId && hidden.sources.has(old.collectionId) && input.collectionId === undefined ? (stored as BlockInput) : input;
+        return old.collectionId && hidden.sources.has(old.collectionId) && input.collectionId === undefined
+          ? (stored as BlockInput)
+          : input;
       case 'savedSearch':
-        return old.savedSearchId && hidden.sources.has(old.savedSearchId) && input.savedSearchId === undefined ? (stored as BlockInput) : input;
+        return old.savedSearchId && hidden.sources.has(old.savedSearchId) && input.savedSearchId === undefined
+          ? (stored as BlockInput)
+          : input;
       default:
         return input;
     }

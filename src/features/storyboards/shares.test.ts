@@ -11,9 +11,14 @@ const DAY = 86_400_000;
 
 async function publishedBoard(ctx: TestContext, org: TestOrg, extra: Record<string, unknown> = {}) {
   const res = await ctx.inject({
-    method: 'POST', url: '/v1/storyboards', headers: org.admin.headers,
+    method: 'POST',
+    url: '/v1/storyboards',
+    headers: org.admin.headers,
     payload: {
-      title: 'Autumn <b>lookbook</b>', description: 'For partners & press', status: 'published', locale: 'en-GB',
+      title: 'Autumn <b>lookbook</b>',
+      description: 'For partners & press',
+      status: 'published',
+      locale: 'en-GB',
       blocks: [
         { type: 'heading', text: 'Our story' },
         { type: 'richText', html: '<p>Made <em>slowly</em>.</p><script>document.title="pwned"</script>' },
@@ -28,7 +33,12 @@ async function publishedBoard(ctx: TestContext, org: TestOrg, extra: Record<stri
 }
 
 async function link(ctx: TestContext, org: TestOrg, boardId: string, body: Record<string, unknown> = {}) {
-  const res = await ctx.inject({ method: 'POST', url: `/v1/storyboards/${boardId}/links`, headers: { ...org.admin.headers, 'content-type': 'application/json' }, payload: body });
+  const res = await ctx.inject({
+    method: 'POST',
+    url: `/v1/storyboards/${boardId}/links`,
+    headers: { ...org.admin.headers, 'content-type': 'application/json' },
+    payload: body,
+  });
   assert.equal(res.statusCode, 201, res.body);
   return json(res);
 }
@@ -68,44 +78,84 @@ forEachEngine('story boards: external share links', (ctx) => {
     const body = json(view);
     assert.equal(body.id, board.id);
     assert.equal(body.title, 'Autumn <b>lookbook</b>');
-    assert.deepEqual(body.blocks.map((b: any) => b.type), ['heading', 'richText', 'link', 'divider']);
+    assert.deepEqual(
+      body.blocks.map((b: any) => b.type),
+      ['heading', 'richText', 'link', 'divider'],
+    );
     assert.equal(body.blocks[0].text, 'Our story');
 
     // The token is no credential for the API.
-    for (const headers of [{ authorization: `Bearer ${created.token}` }, { accesstoken: created.token }, { 'x-api-key': created.token }] as Record<string, string>[]) {
+    for (const headers of [
+      { authorization: `Bearer ${created.token}` },
+      { accesstoken: created.token },
+      { 'x-api-key': created.token },
+    ] as Record<string, string>[]) {
       const res = await ctx().inject({ method: 'GET', url: `/v1/storyboards/${board.id}`, headers });
       assert.equal(res.statusCode, 401);
     }
     // Another board of the organization is not reachable through this token's paths.
     const other = await publishedBoard(ctx(), org, { title: 'Secret plans' });
-    const otherBlocks = json(await ctx().inject({ method: 'GET', url: `/v1/storyboards/${other.id}`, headers: org.admin.headers })).blocks;
+    const otherBlocks = json(
+      await ctx().inject({ method: 'GET', url: `/v1/storyboards/${other.id}`, headers: org.admin.headers }),
+    ).blocks;
     assert.ok(otherBlocks.length > 0);
     const res = await ctx().inject({ method: 'GET', url: `${path(created.url)}/assets/${other.id}/imageThumb` });
     assert.equal(res.statusCode, 404);
 
-    const shares = json(await ctx().inject({ method: 'GET', url: `/v1/storyboards/${board.id}/shares`, headers: org.admin.headers }));
+    const shares = json(
+      await ctx().inject({ method: 'GET', url: `/v1/storyboards/${board.id}/shares`, headers: org.admin.headers }),
+    );
     assert.equal(shares.links.length, 1);
     assert.equal(shares.links[0].openCount, 1);
     assert.equal(shares.links[0].token, undefined, 'the token is shown only once');
-    const events = await ctx().deps.db.selectFrom('events').select('body').where('org_id', '=', org.orgId).where('type', '=', 'storyboard.shared').execute();
+    const events = await ctx()
+      .deps.db.selectFrom('events')
+      .select('body')
+      .where('org_id', '=', org.orgId)
+      .where('type', '=', 'storyboard.shared')
+      .execute();
     assert.equal(JSON.parse(events[0]!.body).share.type, 'External');
   });
 
   it('answers 404 to an expired, a revoked and an unknown link, and when the board is deleted or unpublished', async () => {
     const org = await createTestOrg(ctx());
     const board = await publishedBoard(ctx(), org);
-    const expiring = await link(ctx(), org, board.id, { expiresAt: new Date(ctx().clock.now() + 60_000).toISOString() });
+    const expiring = await link(ctx(), org, board.id, {
+      expiresAt: new Date(ctx().clock.now() + 60_000).toISOString(),
+    });
     const revoked = await link(ctx(), org, board.id);
     const forever = await link(ctx(), org, board.id, { expiresAt: null });
     assert.equal(forever.expiresAt, null);
-    for (const l of [expiring, revoked, forever]) assert.equal((await ctx().inject({ method: 'GET', url: path(l.url) })).statusCode, 200);
+    for (const l of [expiring, revoked, forever])
+      assert.equal((await ctx().inject({ method: 'GET', url: path(l.url) })).statusCode, 200);
 
     ctx().clock.advance(60_000);
-    for (const suffix of ['', '/view']) assert.equal((await ctx().inject({ method: 'GET', url: `${path(expiring.url)}${suffix}` })).statusCode, 404);
+    for (const suffix of ['', '/view'])
+      assert.equal((await ctx().inject({ method: 'GET', url: `${path(expiring.url)}${suffix}` })).statusCode, 404);
 
-    assert.equal((await ctx().inject({ method: 'DELETE', url: `/v1/storyboards/${board.id}/links/${revoked.id}`, headers: org.admin.headers })).statusCode, 204);
-    for (const suffix of ['', '/view']) assert.equal((await ctx().inject({ method: 'GET', url: `${path(revoked.url)}${suffix}` })).statusCode, 404);
-    assert.equal((await ctx().inject({ method: 'DELETE', url: `/v1/storyboards/${board.id}/links/${revoked.id}`, headers: org.admin.headers })).statusCode, 404, 'revoking twice');
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'DELETE',
+          url: `/v1/storyboards/${board.id}/links/${revoked.id}`,
+          headers: org.admin.headers,
+        })
+      ).statusCode,
+      204,
+    );
+    for (const suffix of ['', '/view'])
+      assert.equal((await ctx().inject({ method: 'GET', url: `${path(revoked.url)}${suffix}` })).statusCode, 404);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'DELETE',
+          url: `/v1/storyboards/${board.id}/links/${revoked.id}`,
+          headers: org.admin.headers,
+        })
+      ).statusCode,
+      404,
+      'revoking twice',
+    );
 
     const unknown = `/shared/storyboards/${'A'.repeat(32)}`;
     const miss = await ctx().inject({ method: 'GET', url: unknown });
@@ -113,21 +163,46 @@ forEachEngine('story boards: external share links', (ctx) => {
     assert.equal(json(miss).message, 'Share link not found');
     assert.equal((await ctx().inject({ method: 'GET', url: '/shared/storyboards/short-token' })).statusCode, 404);
 
-    const shares = json(await ctx().inject({ method: 'GET', url: `/v1/storyboards/${board.id}/shares`, headers: org.admin.headers }));
-    assert.deepEqual(shares.links.map((l: any) => [l.id, l.active]).sort(), [[expiring.id, false], [revoked.id, false], [forever.id, true]].sort());
+    const shares = json(
+      await ctx().inject({ method: 'GET', url: `/v1/storyboards/${board.id}/shares`, headers: org.admin.headers }),
+    );
+    assert.deepEqual(
+      shares.links.map((l: any) => [l.id, l.active]).sort(),
+      [
+        [expiring.id, false],
+        [revoked.id, false],
+        [forever.id, true],
+      ].sort(),
+    );
 
     // Unpublishing hides the board from everyone but managers: the creator here is a manager, so
     // make a link by a viewer-level creator's rights test in the next case; deletion always ends it.
-    assert.equal((await ctx().inject({ method: 'DELETE', url: `/v1/storyboards/${board.id}`, headers: org.admin.headers })).statusCode, 204);
+    assert.equal(
+      (await ctx().inject({ method: 'DELETE', url: `/v1/storyboards/${board.id}`, headers: org.admin.headers }))
+        .statusCode,
+      204,
+    );
     assert.equal((await ctx().inject({ method: 'GET', url: path(forever.url) })).statusCode, 404);
   });
 
   it('stops working when its creator loses access (disabled, or no longer a Story Board user)', async () => {
     const org = await createTestOrg(ctx());
     const manager = await createTestUser(ctx(), org, { privileges: ['view_storyboards', 'storyboard_management'] });
-    const res = await ctx().inject({ method: 'POST', url: '/v1/storyboards', headers: manager.headers, payload: { title: 'By a manager', status: 'published' } });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/v1/storyboards',
+      headers: manager.headers,
+      payload: { title: 'By a manager', status: 'published' },
+    });
     const board = json(res);
-    const l = json(await ctx().inject({ method: 'POST', url: `/v1/storyboards/${board.id}/links`, headers: manager.headers, payload: {} }));
+    const l = json(
+      await ctx().inject({
+        method: 'POST',
+        url: `/v1/storyboards/${board.id}/links`,
+        headers: manager.headers,
+        payload: {},
+      }),
+    );
     assert.equal((await ctx().inject({ method: 'GET', url: path(l.url) })).statusCode, 200);
     await ctx().deps.db.updateTable('users').set({ status: 'disabled' }).where('id', '=', manager.userId).execute();
     assert.equal((await ctx().inject({ method: 'GET', url: path(l.url) })).statusCode, 404);
@@ -144,12 +219,22 @@ forEachEngine('story boards: external share links', (ctx) => {
     assert.doesNotMatch(page.body, /Our story/);
     assert.equal((await ctx().inject({ method: 'GET', url: `${path(l.url)}/view` })).statusCode, 401);
 
-    const wrong = await ctx().inject({ method: 'POST', url: `${path(l.url)}/unlock`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'password=nope' });
+    const wrong = await ctx().inject({
+      method: 'POST',
+      url: `${path(l.url)}/unlock`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'password=nope',
+    });
     assert.equal(wrong.statusCode, 401);
     assert.match(wrong.body, /Wrong password/);
     assert.equal(wrong.headers['set-cookie'], undefined);
 
-    const right = await ctx().inject({ method: 'POST', url: `${path(l.url)}/unlock`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'password=open+sesame' });
+    const right = await ctx().inject({
+      method: 'POST',
+      url: `${path(l.url)}/unlock`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'password=open+sesame',
+    });
     assert.equal(right.statusCode, 303);
     assert.equal(right.headers.location, path(l.url));
     const cookie = String(right.headers['set-cookie']);
@@ -158,13 +243,32 @@ forEachEngine('story boards: external share links', (ctx) => {
     const opened = await ctx().inject({ method: 'GET', url: path(l.url), headers: { cookie: cookieHeader } });
     assert.equal(opened.statusCode, 200);
     assert.match(opened.body, /Our story/);
-    assert.equal((await ctx().inject({ method: 'GET', url: `${path(l.url)}/view`, headers: { cookie: cookieHeader } })).statusCode, 200);
-    assert.equal((await ctx().inject({ method: 'GET', url: `${path(l.url)}/view`, headers: { 'x-share-password': 'open sesame' } })).statusCode, 200);
+    assert.equal(
+      (await ctx().inject({ method: 'GET', url: `${path(l.url)}/view`, headers: { cookie: cookieHeader } })).statusCode,
+      200,
+    );
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'GET',
+          url: `${path(l.url)}/view`,
+          headers: { 'x-share-password': 'open sesame' },
+        })
+      ).statusCode,
+      200,
+    );
     // The cookie of one link opens no other protected link.
     const other = await link(ctx(), org, board.id, { password: 'open sesame' });
-    assert.equal((await ctx().inject({ method: 'GET', url: path(other.url), headers: { cookie: cookieHeader } })).statusCode, 401);
+    assert.equal(
+      (await ctx().inject({ method: 'GET', url: path(other.url), headers: { cookie: cookieHeader } })).statusCode,
+      401,
+    );
     // JSON bodies work too.
-    const jsonUnlock = await ctx().inject({ method: 'POST', url: `${path(other.url)}/unlock`, payload: { password: 'open sesame' } });
+    const jsonUnlock = await ctx().inject({
+      method: 'POST',
+      url: `${path(other.url)}/unlock`,
+      payload: { password: 'open sesame' },
+    });
     assert.equal(jsonUnlock.statusCode, 303);
   });
 
@@ -173,16 +277,32 @@ forEachEngine('story boards: external share links', (ctx) => {
     const board = await publishedBoard(ctx(), org);
     const l = await link(ctx(), org, board.id, { password: 'open sesame' });
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
-    const unlock = (password: string, ip: string, url = l.url) => ctx().app.inject({ method: 'POST', url: `${path(url)}/unlock`, headers: form, payload: `password=${encodeURIComponent(password)}`, remoteAddress: ip });
+    const unlock = (password: string, ip: string, url = l.url) =>
+      ctx().app.inject({
+        method: 'POST',
+        url: `${path(url)}/unlock`,
+        headers: form,
+        payload: `password=${encodeURIComponent(password)}`,
+        remoteAddress: ip,
+      });
     for (let i = 0; i < 5; i++) assert.equal((await unlock(`guess-${i}`, '10.23.6.1')).statusCode, 401);
-    assert.equal((await unlock('guess-5', '10.23.6.1')).statusCode, 401, 'the 6th guess is still checked, then locks the link');
+    assert.equal(
+      (await unlock('guess-5', '10.23.6.1')).statusCode,
+      401,
+      'the 6th guess is still checked, then locks the link',
+    );
     for (const ip of ['10.23.6.1', '10.23.6.2']) {
       const locked = await unlock('open sesame', ip);
       assert.equal(locked.statusCode, 429, `even the right password waits, from ${ip}`);
       assert.equal(locked.headers['retry-after'], '1');
       assert.equal(json(locked).code, 'rate_limited');
     }
-    const header = await ctx().app.inject({ method: 'GET', url: `${path(l.url)}/view`, headers: { 'x-share-password': 'open sesame' }, remoteAddress: '10.23.6.3' });
+    const header = await ctx().app.inject({
+      method: 'GET',
+      url: `${path(l.url)}/view`,
+      headers: { 'x-share-password': 'open sesame' },
+      remoteAddress: '10.23.6.3',
+    });
     assert.equal(header.statusCode, 429, 'the X-Share-Password header is throttled too');
     assert.ok(Number(header.headers['retry-after']) >= 1);
     ctx().clock.advance(1000);
@@ -190,7 +310,9 @@ forEachEngine('story boards: external share links', (ctx) => {
 
     // Parallel guesses are reserved before hashing: 30 at once on a fresh link get 6 checked.
     const fresh = await link(ctx(), org, board.id, { password: 'open sesame' });
-    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => unlock(`p-${i}`, `10.23.7.${i}`, fresh.url)));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => unlock(`p-${i}`, `10.23.7.${i}`, fresh.url)),
+    );
     assert.equal(results.filter((r) => r.statusCode === 401).length, 6);
     assert.equal(results.filter((r) => r.statusCode === 429).length, 24);
 
@@ -225,7 +347,8 @@ forEachEngine('story boards: external share links', (ctx) => {
       `${path(l.url)}/assets/${elsewhere}/imageThumb`,
       `${path(l.url)}/assets/${gallery.assets[0].id}/original`,
       `/shared/storyboards/${'B'.repeat(32)}/assets/${gallery.assets[0].id}/imageThumb`,
-    ]) assert.equal((await ctx().inject({ method: 'GET', url })).statusCode, 404, url);
+    ])
+      assert.equal((await ctx().inject({ method: 'GET', url })).statusCode, 404, url);
     // Once the creator can no longer see an asset, neither can the link.
     assert.ok(assetIds.includes(gallery.assets[0].id));
     await ctx().deps.db.deleteFrom('asset_security').where('asset_id', '=', gallery.assets[0].id).execute();
@@ -234,22 +357,45 @@ forEachEngine('story boards: external share links', (ctx) => {
     assert.equal(after.blocks.find((b: any) => b.type === 'gallery').assets.length, 2);
   });
 
-  it('makes links only on a person\'s own sign-in: an API key of an administrator may not', async () => {
+  it("makes links only on a person's own sign-in: an API key of an administrator may not", async () => {
     const org = await createTestOrg(ctx());
     const board = await publishedBoard(ctx(), org);
     const key = await createKey(ctx(), org, { roleId: org.roles.administrator });
-    const res = await ctx().inject({ method: 'POST', url: `/v1/storyboards/${board.id}/links`, headers: { 'x-api-key': key.key }, payload: {} });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: `/v1/storyboards/${board.id}/links`,
+      headers: { 'x-api-key': key.key },
+      payload: {},
+    });
     assert.equal(res.statusCode, 403, res.body);
     assert.match(json(res).message, /own sign-in/);
     // The same key may still read and share internally.
-    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/storyboards/${board.id}/view`, headers: { 'x-api-key': key.key } })).statusCode, 200);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'GET',
+          url: `/v1/storyboards/${board.id}/view`,
+          headers: { 'x-api-key': key.key },
+        })
+      ).statusCode,
+      200,
+    );
   });
 
   it('refuses bad link input with 400', async () => {
     const org = await createTestOrg(ctx());
     const board = await publishedBoard(ctx(), org);
-    for (const [body, field] of [[{ expiresAt: new Date(ctx().clock.now() - 1000).toISOString() }, 'body.expiresAt'], [{ expiresAt: 'tomorrow' }, 'expiresAt'], [{ password: 'abc' }, 'password']] as const) {
-      const res = await ctx().inject({ method: 'POST', url: `/v1/storyboards/${board.id}/links`, headers: org.admin.headers, payload: body });
+    for (const [body, field] of [
+      [{ expiresAt: new Date(ctx().clock.now() - 1000).toISOString() }, 'body.expiresAt'],
+      [{ expiresAt: 'tomorrow' }, 'expiresAt'],
+      [{ password: 'abc' }, 'password'],
+    ] as const) {
+      const res = await ctx().inject({
+        method: 'POST',
+        url: `/v1/storyboards/${board.id}/links`,
+        headers: org.admin.headers,
+        payload: body,
+      });
       assert.equal(res.statusCode, 400, res.body);
       assert.ok(res.body.includes(field), res.body);
     }

@@ -48,8 +48,15 @@ export type RenditionUrl = (assetId: string, rendition: string, apiUrl: string) 
 export const apiRenditionUrl: RenditionUrl = (_assetId, _rendition, apiUrl) => apiUrl;
 
 const card = (asset: AssetCard, url: RenditionUrl): ViewAsset => ({
-  id: asset.id, filename: asset.filename, title: asset.title, mimeType: asset.mimeType, width: asset.width, height: asset.height,
-  renditions: Object.fromEntries(Object.entries(asset.renditions).map(([name, apiUrl]) => [name, url(asset.id, name, apiUrl)])),
+  id: asset.id,
+  filename: asset.filename,
+  title: asset.title,
+  mimeType: asset.mimeType,
+  width: asset.width,
+  height: asset.height,
+  renditions: Object.fromEntries(
+    Object.entries(asset.renditions).map(([name, apiUrl]) => [name, url(asset.id, name, apiUrl)]),
+  ),
 });
 
 export function blocksOf(row: BoardRow): Block[] {
@@ -61,7 +68,12 @@ export function blocksOf(row: BoardRow): Block[] {
  * viewer's own permissions; a block whose source the viewer cannot see is left out entirely (it
  * is indistinguishable from one whose source was deleted), and galleries keep their visible part.
  */
-export async function resolveView(deps: Deps, viewer: Principal, row: BoardRow, url: RenditionUrl): Promise<StoryboardView> {
+export async function resolveView(
+  deps: Deps,
+  viewer: Principal,
+  row: BoardRow,
+  url: RenditionUrl,
+): Promise<StoryboardView> {
   const blocks = blocksOf(row);
   const assetIds = new Set<string>();
   if (row.cover_asset_id) assetIds.add(row.cover_asset_id);
@@ -70,38 +82,48 @@ export async function resolveView(deps: Deps, viewer: Principal, row: BoardRow, 
     if (b.type === 'gallery') for (const id of b.assetIds ?? []) assetIds.add(id);
   }
   const source = content;
-  const visible = new Map((assetIds.size > 0 ? await source.visibleAssets(deps, viewer, [...assetIds]) : []).map((a) => [a.id, a]));
-  const resolved = await Promise.all(blocks.map(async (b): Promise<ViewBlock | null> => {
-    const base = { id: b.id, type: b.type, ...(b.caption !== undefined ? { caption: b.caption } : {}) };
-    switch (b.type) {
-      case 'heading':
-        return { ...base, text: b.text!, level: b.level ?? 2 };
-      case 'richText':
-        return { ...base, html: b.html! };
-      case 'link':
-        return { ...base, url: b.url!, ...(b.label !== undefined ? { label: b.label } : {}) };
-      case 'divider':
-        return base;
-      case 'asset': {
-        const asset = visible.get(b.assetId!);
-        return asset ? { ...base, asset: card(asset, url) } : null;
+  const visible = new Map(
+    (assetIds.size > 0 ? await source.visibleAssets(deps, viewer, [...assetIds]) : []).map((a) => [a.id, a]),
+  );
+  const resolved = await Promise.all(
+    blocks.map(async (b): Promise<ViewBlock | null> => {
+      const base = { id: b.id, type: b.type, ...(b.caption !== undefined ? { caption: b.caption } : {}) };
+      switch (b.type) {
+        case 'heading':
+          return { ...base, text: b.text!, level: b.level ?? 2 };
+        case 'richText':
+          return { ...base, html: b.html! };
+        case 'link':
+          return { ...base, url: b.url!, ...(b.label !== undefined ? { label: b.label } : {}) };
+        case 'divider':
+          return base;
+        case 'asset': {
+          const asset = visible.get(b.assetId!);
+          return asset ? { ...base, asset: card(asset, url) } : null;
+        }
+        case 'gallery': {
+          const assets = (b.assetIds ?? []).map((id) => visible.get(id)).filter((a): a is AssetCard => a !== undefined);
+          return assets.length > 0 ? { ...base, assets: assets.map((a) => card(a, url)) } : null;
+        }
+        case 'collection':
+        case 'savedSearch': {
+          const list =
+            b.type === 'collection'
+              ? await source.collectionAssets(deps, viewer, b.collectionId!, b.limit ?? 24)
+              : await source.savedSearchAssets(deps, viewer, b.savedSearchId!, b.limit ?? 24);
+          if (!list) return null;
+          return {
+            ...base,
+            title: b.title ?? list.name,
+            total: list.total,
+            assets: list.assets.map((a) => card(a, url)),
+          };
+        }
+        default:
+          return null;
       }
-      case 'gallery': {
-        const assets = (b.assetIds ?? []).map((id) => visible.get(id)).filter((a): a is AssetCard => a !== undefined);
-        return assets.length > 0 ? { ...base, assets: assets.map((a) => card(a, url)) } : null;
-      }
-      case 'collection':
-      case 'savedSearch': {
-        const list = b.type === 'collection'
-          ? await source.collectionAssets(deps, viewer, b.collectionId!, b.limit ?? 24)
-          : await source.savedSearchAssets(deps, viewer, b.savedSearchId!, b.limit ?? 24);
-        if (!list) return null;
-        return { ...base, title: b.title ?? list.name, total: list.total, assets: list.assets.map((a) => card(a, url)) };
-      }
-      default:
-        return null;
-    }
-  }));
+    }),
+  );
   const cover = row.cover_asset_id ? visible.get(row.cover_asset_id) : undefined;
   return {
     id: row.id,

@@ -17,23 +17,35 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // while users are created over HTTP. Every committed user.created event must reach the receiver
 // at least once with one stable webhook-id; no event of an uncommitted change may arrive.
 forEachEngine('webhook delivery survives SIGKILL', (ctx) => {
-  it('delivers every committed event at least once, with a stable webhook-id, and nothing uncommitted', { timeout: 240_000 }, async (t) => {
+  it('delivers every committed event at least once, with a stable webhook-id, and nothing uncommitted', {
+    timeout: 240_000,
+  }, async (t) => {
     const database = ctx().database;
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const env = {
-      PATH: process.env.PATH ?? '', DATABASE_URL: database.kind === 'postgres' ? database.url : `sqlite:${database.file}`, TESSERA_DATA_DIR: ctx().dataDir,
-      PORT: String(port), HOST: '127.0.0.1', TESSERA_SECRET_KEY: TEST_SECRET, TESSERA_ALLOW_PRIVATE_TARGETS: 'true', TESSERA_LOG_LEVEL: 'error',
-      TESSERA_ADMIN_USERNAME: ADMIN.username, TESSERA_ADMIN_PASSWORD: ADMIN.password, TESSERA_WEBHOOK_LEASE_MS: '2000',
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: database.kind === 'postgres' ? database.url : `sqlite:${database.file}`,
+      TESSERA_DATA_DIR: ctx().dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      TESSERA_SECRET_KEY: TEST_SECRET,
+      TESSERA_ALLOW_PRIVATE_TARGETS: 'true',
+      TESSERA_LOG_LEVEL: 'error',
+      TESSERA_ADMIN_USERNAME: ADMIN.username,
+      TESSERA_ADMIN_PASSWORD: ADMIN.password,
+      TESSERA_WEBHOOK_LEASE_MS: '2000',
     };
     let child: ChildProcess | undefined;
     const start = async () => {
       child = spawn(process.execPath, [MAIN, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
       // Generous: a loaded CI machine can take many seconds to start a process (no timing is asserted).
-      for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
         try {
           if ((await fetch(`${base}/healthz`)).ok) return;
-        } catch { /* not up yet */ }
+        } catch {
+          /* not up yet */
+        }
         await sleep(25);
       }
       throw new Error('server did not start');
@@ -47,17 +59,30 @@ forEachEngine('webhook delivery survives SIGKILL', (ctx) => {
     const deliveries: { webhookId: string; eventId: string; userId: string }[] = [];
     const rx = await startReceiver((req, res) => {
       const body = JSON.parse(req.body);
-      if (body.eventType === 'user.created') deliveries.push({ webhookId: String(req.headers['webhook-id']), eventId: body.event.id, userId: body.user.id });
+      if (body.eventType === 'user.created')
+        deliveries.push({ webhookId: String(req.headers['webhook-id']), eventId: body.event.id, userId: body.user.id });
       res.end();
     });
     try {
       await start();
-      const login = await fetch(`${base}/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+      const login = await fetch(`${base}/v1/auth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(ADMIN),
+      });
       assert.equal(login.status, 200, await login.clone().text());
       const token = ((await login.json()) as { session: { accessToken: string } }).session.accessToken;
       const headers = { 'content-type': 'application/json', accesstoken: token };
-      const me = (await (await fetch(`${base}/v1/user`, { headers })).json()) as { userId: string; roleId: string; groups: string[] };
-      const created = await fetch(`${base}/webhooks/endpoint`, { method: 'POST', headers, body: JSON.stringify([{ description: 'Crash receiver', url: rx.url, eventTypes: ['user.created'] }]) });
+      const me = (await (await fetch(`${base}/v1/user`, { headers })).json()) as {
+        userId: string;
+        roleId: string;
+        groups: string[];
+      };
+      const created = await fetch(`${base}/webhooks/endpoint`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify([{ description: 'Crash receiver', url: rx.url, eventTypes: ['user.created'] }]),
+      });
       assert.equal(created.status, 200, await created.clone().text());
       const groups = me.groups as string[];
 
@@ -70,8 +95,19 @@ forEachEngine('webhook delivery survives SIGKILL', (ctx) => {
           sent += 1;
           try {
             const res = await fetch(`${base}/v1/user`, {
-              method: 'POST', headers,
-              body: JSON.stringify({ firstName: 'Crash', lastName: 'Test', friendlyName: username, email: `${username}@example.test`, username, password: 'long enough password', accountType: 'local', userRoleId: me.roleId, groups }),
+              method: 'POST',
+              headers,
+              body: JSON.stringify({
+                firstName: 'Crash',
+                lastName: 'Test',
+                friendlyName: username,
+                email: `${username}@example.test`,
+                username,
+                password: 'long enough password',
+                accountType: 'local',
+                userRoleId: me.roleId,
+                groups,
+              }),
             });
             if (res.status === 200) acknowledged += 1;
             await res.body?.cancel();
@@ -90,26 +126,78 @@ forEachEngine('webhook delivery survives SIGKILL', (ctx) => {
       producing = false;
       await Promise.all(lanes);
 
-      const committed = new Set((await ctx().deps.db.selectFrom('users').select('id').where('username', 'like', 'crash-%').where('id', '!=', me.userId).execute()).map((u) => u.id));
-      assert.ok(committed.size >= acknowledged && acknowledged > 20, `acknowledged ${acknowledged}, committed ${committed.size}, sent ${sent}`);
+      const committed = new Set(
+        (
+          await ctx()
+            .deps.db.selectFrom('users')
+            .select('id')
+            .where('username', 'like', 'crash-%')
+            .where('id', '!=', me.userId)
+            .execute()
+        ).map((u) => u.id),
+      );
+      assert.ok(
+        committed.size >= acknowledged && acknowledged > 20,
+        `acknowledged ${acknowledged}, committed ${committed.size}, sent ${sent}`,
+      );
       const deadline = Date.now() + 15_000;
-      while ([...committed].some((id) => !deliveries.some((d) => d.userId === id)) && Date.now() < deadline) await sleep(100);
+      while ([...committed].some((id) => !deliveries.some((d) => d.userId === id)) && Date.now() < deadline)
+        await sleep(100);
 
       const deliveredUsers = new Set(deliveries.map((d) => d.userId));
       const missing = [...committed].filter((id) => !deliveredUsers.has(id));
       if (missing.length > 0) {
-        const events = await ctx().deps.db.selectFrom('events').selectAll().where('body', 'like', `%"id":"${missing[0]}","username%`).execute();
-        const messages = events.length ? await ctx().deps.db.selectFrom('webhook_messages').selectAll().where('event_id', 'in', events.map((e) => e.id)).execute() : [];
-        const attempts = messages.length ? await ctx().deps.db.selectFrom('webhook_attempts').selectAll().where('message_id', 'in', messages.map((m) => m.id)).execute() : [];
-        console.log(JSON.stringify({ now: Date.now(), events: events.map((e) => ({ ...e, body: e.body.slice(0, 80) })), messages, attempts }, null, 1));
+        const events = await ctx()
+          .deps.db.selectFrom('events')
+          .selectAll()
+          .where('body', 'like', `%"id":"${missing[0]}","username%`)
+          .execute();
+        const messages = events.length
+          ? await ctx()
+              .deps.db.selectFrom('webhook_messages')
+              .selectAll()
+              .where(
+                'event_id',
+                'in',
+                events.map((e) => e.id),
+              )
+              .execute()
+          : [];
+        const attempts = messages.length
+          ? await ctx()
+              .deps.db.selectFrom('webhook_attempts')
+              .selectAll()
+              .where(
+                'message_id',
+                'in',
+                messages.map((m) => m.id),
+              )
+              .execute()
+          : [];
+        console.log(
+          JSON.stringify(
+            { now: Date.now(), events: events.map((e) => ({ ...e, body: e.body.slice(0, 80) })), messages, attempts },
+            null,
+            1,
+          ),
+        );
       }
       assert.deepEqual(missing, [], 'every committed event was delivered');
-      assert.deepEqual([...deliveredUsers].filter((id) => !committed.has(id)), [], 'no event of an uncommitted change was delivered');
+      assert.deepEqual(
+        [...deliveredUsers].filter((id) => !committed.has(id)),
+        [],
+        'no event of an uncommitted change was delivered',
+      );
       const idsByEvent = new Map<string, Set<string>>();
       for (const d of deliveries) idsByEvent.set(d.eventId, (idsByEvent.get(d.eventId) ?? new Set()).add(d.webhookId));
       assert.equal(idsByEvent.size, committed.size, 'one event per committed user');
-      assert.ok([...idsByEvent.values()].every((ids) => ids.size === 1), 'retries and redeliveries keep the webhook-id');
-      t.diagnostic(`${KILLS} SIGKILLs; requests ${sent}, acknowledged ${acknowledged}, committed ${committed.size}, deliveries ${deliveries.length} (duplicates ${deliveries.length - idsByEvent.size})`);
+      assert.ok(
+        [...idsByEvent.values()].every((ids) => ids.size === 1),
+        'retries and redeliveries keep the webhook-id',
+      );
+      t.diagnostic(
+        `${KILLS} SIGKILLs; requests ${sent}, acknowledged ${acknowledged}, committed ${committed.size}, deliveries ${deliveries.length} (duplicates ${deliveries.length - idsByEvent.size})`,
+      );
     } finally {
       if (child && child.exitCode === null) await kill();
       await rx.close();

@@ -5,7 +5,16 @@ import { createRateLimiter } from './delivery/rate-limit.ts';
 import { createGuardedDispatcher } from '../../core/net/ssrf.ts';
 import { recordOutcomes, type AttemptOutcome } from './delivery-record.ts';
 import { createSender } from './delivery-send.ts';
-import { claimDue, extendLeases, fanOut, loadEndpoints, pruneDeliveryLog, releaseMessages, type EndpointRow, type HeldMessage } from './delivery-store.ts';
+import {
+  claimDue,
+  extendLeases,
+  fanOut,
+  loadEndpoints,
+  pruneDeliveryLog,
+  releaseMessages,
+  type EndpointRow,
+  type HeldMessage,
+} from './delivery-store.ts';
 
 export interface DeliveryOptions {
   /** How long a claimed message stays leased to this process without a heartbeat; default 20 s. */
@@ -60,7 +69,8 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   const now = () => deps.clock.now();
   // Made by the first delivery (undici loads with it), not when the engine starts (lean start).
   let agent: ReturnType<typeof createGuardedDispatcher> | undefined;
-  const dispatcher = () => (agent ??= createGuardedDispatcher({ allowPrivate: deps.config.allowPrivateTargets, connections: concurrency }));
+  const dispatcher = () =>
+    (agent ??= createGuardedDispatcher({ allowPrivate: deps.config.allowPrivateTargets, connections: concurrency }));
   const limiter = createRateLimiter(now);
   const send = createSender(deps, dispatcher);
   const states = new Map<string, EndpointState>();
@@ -77,18 +87,34 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   // How many messages of one endpoint this process holds at most (queued + in flight).
   const capacityOf = (row: EndpointRow) => Math.max(concurrency * 16, Math.min(row.rate_limit ?? 0, 2000));
   const saturated = (s: EndpointState) => s.queue.length + s.inFlight >= capacityOf(s.row);
-  const load = (id: string) => { const s = states.get(id); return s ? s.queue.length + s.inFlight : 0; };
+  const load = (id: string) => {
+    const s = states.get(id);
+    return s ? s.queue.length + s.inFlight : 0;
+  };
 
   function deliver(state: EndpointState, message: HeldMessage): void {
     state.inFlight += 1;
     const at = now();
     const p = send(state.row, message)
-      .then((result) => {
-        outcomes.push({ message, at, ok: result.ok, status: result.status, latencyMs: result.latencyMs, responseBody: result.responseBody, errorClass: result.errorClass, retryAfterSeconds: result.retryAfterSeconds, abort: !result.ok && result.responseHeaders['webhook-delivery'] === 'abort-message' });
-      }, (error: unknown) => {
-        outcomes.push({ message, at, ok: false, latencyMs: 0, responseBody: '', errorClass: 'other' });
-        deps.log.error({ err: error, messageId: message.id }, 'webhook send failed unexpectedly');
-      })
+      .then(
+        (result) => {
+          outcomes.push({
+            message,
+            at,
+            ok: result.ok,
+            status: result.status,
+            latencyMs: result.latencyMs,
+            responseBody: result.responseBody,
+            errorClass: result.errorClass,
+            retryAfterSeconds: result.retryAfterSeconds,
+            abort: !result.ok && result.responseHeaders['webhook-delivery'] === 'abort-message',
+          });
+        },
+        (error: unknown) => {
+          outcomes.push({ message, at, ok: false, latencyMs: 0, responseBody: '', errorClass: 'other' });
+          deps.log.error({ err: error, messageId: message.id }, 'webhook send failed unexpectedly');
+        },
+      )
       .finally(() => {
         state.inFlight -= 1;
         held -= 1;
@@ -109,7 +135,11 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     while (state.queue.length > 0 && state.inFlight < concurrency) {
       const wait = limiter.take(state.row.id, state.row.rate_limit);
       if (wait > 0) {
-        if (!manual && !state.timer && running) state.timer = setTimeout(() => { state.timer = undefined; pump(state); }, wait);
+        if (!manual && !state.timer && running)
+          state.timer = setTimeout(() => {
+            state.timer = undefined;
+            pump(state);
+          }, wait);
         return;
       }
       deliver(state, state.queue.shift()!);
@@ -157,7 +187,14 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
         totals.succeeded += summary.succeeded;
         totals.failed += batch.length - summary.succeeded;
         totals.exhausted += summary.exhausted;
-        for (const id of summary.disabledEndpoints) states.get(id)?.queue.splice(0).forEach((m) => { held -= 1; dropped.push(m); });
+        for (const id of summary.disabledEndpoints)
+          states
+            .get(id)
+            ?.queue.splice(0)
+            .forEach((m) => {
+              held -= 1;
+              dropped.push(m);
+            });
         if (dropped.length > 0) scheduleFlush();
       } catch (error) {
         // Unrecorded outcomes are retried when the leases run out: at least once, never lost.
@@ -187,7 +224,10 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     refreshedAt = now();
     const waiting = [...states.values()].filter((s) => s.queue.length > 0);
     if (waiting.length === 0) return;
-    const rows = await loadEndpoints(deps.db, waiting.map((s) => s.row.id));
+    const rows = await loadEndpoints(
+      deps.db,
+      waiting.map((s) => s.row.id),
+    );
     for (const state of waiting) {
       const row = rows.get(state.row.id);
       if (row && row.disabled === 0) {
@@ -242,7 +282,9 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     if (!manual) await refreshHeldEndpoints();
     const provisional = new Map<string, number>();
     const fan = await fanOut(deps.db, deps.engine, now(), {
-      workerId, leaseMs, limit: fanOutLimit(),
+      workerId,
+      leaseMs,
+      limit: fanOutLimit(),
       canTake: (row) => {
         const n = (provisional.get(row.id) ?? load(row.id)) + 1;
         if (n > capacityOf(row) || held + provisional.size > maxHeld) return false;
@@ -257,16 +299,32 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     // saturated endpoint makes the claim read past all of that endpoint's due rows (its backlog),
     // so while one is saturated it runs at most once a second, or when an endpoint with room runs low.
     const skip = [...states.values()].filter(saturated).map((s) => s.row.id);
-    const asked = claimSoon && (skip.length === 0 || [...states.values()].some((s) => !saturated(s) && s.queue.length <= capacityOf(s.row) >> 1));
+    const asked =
+      claimSoon &&
+      (skip.length === 0 ||
+        [...states.values()].some((s) => !saturated(s) && s.queue.length <= capacityOf(s.row) >> 1));
     claimSoon = false;
     if (!manual && !asked && now() < nextClaimAt) return { fannedOut: fan.events, taken: fan.held.length };
     // Expired leases (a crashed holder) are looked for at most once a second: a lease lasts far
     // longer, and that scan, unlike the one of due messages, reads every leased row.
     const expired = manual || now() >= nextExpiredAt;
     if (expired) nextExpiredAt = now() + Math.min(1000, leaseMs);
-    const claimed = await claimDue(deps.db, deps.engine, now(), { workerId, leaseMs, limit: Math.min(batchSize, maxHeld - held), skipEndpoints: skip, expired });
+    const claimed = await claimDue(deps.db, deps.engine, now(), {
+      workerId,
+      leaseMs,
+      limit: Math.min(batchSize, maxHeld - held),
+      skipEndpoints: skip,
+      expired,
+    });
     taken.byClaim += claimed.length;
-    if (claimed.length > 0) enqueue(claimed, await loadEndpoints(deps.db, claimed.map((m) => m.endpointId)));
+    if (claimed.length > 0)
+      enqueue(
+        claimed,
+        await loadEndpoints(
+          deps.db,
+          claimed.map((m) => m.endpointId),
+        ),
+      );
     const skipping = [...states.values()].some(saturated);
     // More may be due: claim again at once, unless that claim would have to skip an endpoint.
     claimSoon = claimed.length > 0 && !skipping;
@@ -305,18 +363,38 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
         leftovers.push(...state.queue.splice(0));
       }
       held -= leftovers.length;
-      if (leftovers.length > 0) await releaseMessages(deps.db, workerId, leftovers.map((m) => m.id), now() + Math.max(wait, 1));
-      return { fannedOut, attempted: totals.attempted - before.attempted, succeeded: totals.succeeded - before.succeeded, failed: totals.failed - before.failed, exhausted: totals.exhausted - before.exhausted };
+      if (leftovers.length > 0)
+        await releaseMessages(
+          deps.db,
+          workerId,
+          leftovers.map((m) => m.id),
+          now() + Math.max(wait, 1),
+        );
+      return {
+        fannedOut,
+        attempted: totals.attempted - before.attempted,
+        succeeded: totals.succeeded - before.succeeded,
+        failed: totals.failed - before.failed,
+        exhausted: totals.exhausted - before.exhausted,
+      };
     },
     start(): void {
       running = true;
       unsubscribe = eventsPublished.subscribe(() => wake?.());
-      heartbeat = setInterval(() => {
-        if (held > 0) extendLeases(deps.db, deps.engine, workerId, now() + leaseMs).catch((error: unknown) => deps.log.error({ err: error }, 'could not extend webhook leases'));
-      }, Math.max(250, Math.floor(leaseMs / 4)));
+      heartbeat = setInterval(
+        () => {
+          if (held > 0)
+            extendLeases(deps.db, deps.engine, workerId, now() + leaseMs).catch((error: unknown) =>
+              deps.log.error({ err: error }, 'could not extend webhook leases'),
+            );
+        },
+        Math.max(250, Math.floor(leaseMs / 4)),
+      );
       heartbeat.unref();
       pruner = setInterval(() => {
-        pruneDeliveryLog(deps.db, now()).catch((error: unknown) => deps.log.error({ err: error }, 'could not prune the webhook delivery log'));
+        pruneDeliveryLog(deps.db, now()).catch((error: unknown) =>
+          deps.log.error({ err: error }, 'could not prune the webhook delivery log'),
+        );
       }, 3_600_000);
       pruner.unref();
       loop = (async () => {
@@ -331,8 +409,15 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
           if (!running) break;
           if (busy && held < maxHeld) continue;
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(() => { wake = undefined; resolve(); }, pollMs);
-            wake = () => { clearTimeout(timer); wake = undefined; resolve(); };
+            const timer = setTimeout(() => {
+              wake = undefined;
+              resolve();
+            }, pollMs);
+            wake = () => {
+              clearTimeout(timer);
+              wake = undefined;
+              resolve();
+            };
           });
         }
       })();
@@ -352,7 +437,13 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
       held -= queued.length;
       while (inFlight.size > 0) await Promise.all([...inFlight]);
       await flush();
-      if (queued.length > 0) await releaseMessages(deps.db, workerId, queued.map((m) => m.id), now()).catch(() => {});
+      if (queued.length > 0)
+        await releaseMessages(
+          deps.db,
+          workerId,
+          queued.map((m) => m.id),
+          now(),
+        ).catch(() => {});
       await agent?.close();
     },
     /** Stops without giving anything back (a crash, as far as the database can tell). */

@@ -10,7 +10,19 @@ import type { HeldMessage } from './delivery-store.ts';
 /** Kept of a receiver's response in the attempt log. */
 export const RESPONSE_LOG_CHARS = 1024;
 
-const insertAttempts = batchInsert('webhook_attempts', ['id', 'org_id', 'endpoint_id', 'message_id', 'attempt', 'at', 'ok', 'status_code', 'latency_ms', 'response_body', 'error_class']);
+const insertAttempts = batchInsert('webhook_attempts', [
+  'id',
+  'org_id',
+  'endpoint_id',
+  'message_id',
+  'attempt',
+  'at',
+  'ok',
+  'status_code',
+  'latency_ms',
+  'response_body',
+  'error_class',
+]);
 
 /**
  * What the log keeps of a receiver's answer: its first characters, with NUL characters replaced
@@ -45,7 +57,13 @@ export interface RecordSummary {
  * unbroken failure) and the operational events. A message whose lease this worker lost is
  * logged but not moved: its new holder decides.
  */
-export async function recordOutcomes(db: Db, workerId: string, now: number, outcomes: readonly AttemptOutcome[], dropped: readonly HeldMessage[] = []): Promise<RecordSummary> {
+export async function recordOutcomes(
+  db: Db,
+  workerId: string,
+  now: number,
+  outcomes: readonly AttemptOutcome[],
+  dropped: readonly HeldMessage[] = [],
+): Promise<RecordSummary> {
   const summary: RecordSummary = { succeeded: 0, retrying: 0, exhausted: 0, disabledEndpoints: [] };
   if (outcomes.length === 0 && dropped.length === 0) return summary;
   await db.transaction().execute(async (trx) => {
@@ -56,21 +74,37 @@ export async function recordOutcomes(db: Db, workerId: string, now: number, outc
     const existing = new Set<string>();
     const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
     for (let i = 0; i < endpointIds.length; i += 500) {
-      const query = trx.selectFrom('webhook_endpoints').select('id').where('id', 'in', endpointIds.slice(i, i + 500));
+      const query = trx
+        .selectFrom('webhook_endpoints')
+        .select('id')
+        .where('id', 'in', endpointIds.slice(i, i + 500));
       for (const row of await (postgres ? query.forKeyShare() : query).execute()) existing.add(row.id);
     }
     outcomes = outcomes.filter((o) => existing.has(o.message.endpointId));
     const attempts: WebhookAttemptsTable[] = outcomes.map((o) => ({
-      id: newId(o.at), org_id: o.message.orgId, endpoint_id: o.message.endpointId, message_id: o.message.id, attempt: o.message.totalAttempts + 1,
-      at: o.at, ok: o.ok ? 1 : 0, status_code: o.status ?? null, latency_ms: Math.round(o.latencyMs),
-      response_body: o.responseBody === '' ? null : loggable(o.responseBody), error_class: o.ok ? null : (o.errorClass ?? 'other'),
+      id: newId(o.at),
+      org_id: o.message.orgId,
+      endpoint_id: o.message.endpointId,
+      message_id: o.message.id,
+      attempt: o.message.totalAttempts + 1,
+      at: o.at,
+      ok: o.ok ? 1 : 0,
+      status_code: o.status ?? null,
+      latency_ms: Math.round(o.latencyMs),
+      response_body: o.responseBody === '' ? null : loggable(o.responseBody),
+      error_class: o.ok ? null : (o.errorClass ?? 'other'),
     }));
     for (let i = 0; i < attempts.length; i += 100) await insertAttempts(trx, attempts.slice(i, i + 100));
 
     const successesByStatus = new Map<number, string[]>();
     const health = new Map<string, { ok: boolean; gone: boolean; firstFailure: number; orgId: string }>();
     for (const o of outcomes) {
-      const h = health.get(o.message.endpointId) ?? { ok: false, gone: false, firstFailure: Number.MAX_SAFE_INTEGER, orgId: o.message.orgId };
+      const h = health.get(o.message.endpointId) ?? {
+        ok: false,
+        gone: false,
+        firstFailure: Number.MAX_SAFE_INTEGER,
+        orgId: o.message.orgId,
+      };
       if (o.ok) {
         h.ok = true;
         const list = successesByStatus.get(o.status ?? 200) ?? [];
@@ -81,17 +115,49 @@ export async function recordOutcomes(db: Db, workerId: string, now: number, outc
         h.firstFailure = Math.min(h.firstFailure, o.at);
         // 410 Gone: the receiver says the endpoint no longer exists (Standard Webhooks: disable it).
         if (o.status === 410) h.gone = true;
-        const delay = o.abort ? null : nextDelayMs(o.message.attempts + 1, o.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: o.retryAfterSeconds });
-        const base = { attempts: o.message.attempts + 1, total_attempts: o.message.totalAttempts + 1, last_status: o.status ?? null, last_attempt_at: o.at, locked_until: null, locked_by: null, updated_at: now };
-        const update = delay === null ? { ...base, status: 'failed' as const } : { ...base, status: 'pending' as const, next_attempt_at: now + delay };
-        const result = await trx.updateTable('webhook_messages').set(update).where('id', '=', o.message.id).where('locked_by', '=', workerId).executeTakeFirst();
+        const delay = o.abort
+          ? null
+          : nextDelayMs(
+              o.message.attempts + 1,
+              o.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: o.retryAfterSeconds },
+            );
+        const base = {
+          attempts: o.message.attempts + 1,
+          total_attempts: o.message.totalAttempts + 1,
+          last_status: o.status ?? null,
+          last_attempt_at: o.at,
+          locked_until: null,
+          locked_by: null,
+          updated_at: now,
+        };
+        const update =
+          delay === null
+            ? { ...base, status: 'failed' as const }
+            : { ...base, status: 'pending' as const, next_attempt_at: now + delay };
+        const result = await trx
+          .updateTable('webhook_messages')
+          .set(update)
+          .where('id', '=', o.message.id)
+          .where('locked_by', '=', workerId)
+          .executeTakeFirst();
         if (delay === null && !o.abort && Number(result.numUpdatedRows) > 0) {
           summary.exhausted += 1;
           // An exhaustion notice about an exhaustion notice would chain forever: stop at one level.
           if (!OPERATIONAL_EVENT_TYPES.has(o.message.eventType)) {
             await publishEvent(trx, now, {
-              orgId: o.message.orgId, type: 'message.attempt.exhausted', actor: null,
-              data: { message: { id: o.message.id, endpointId: o.message.endpointId, eventId: o.message.eventId, eventType: o.message.eventType, attempts: o.message.totalAttempts + 1, lastStatus: o.status ?? null } },
+              orgId: o.message.orgId,
+              type: 'message.attempt.exhausted',
+              actor: null,
+              data: {
+                message: {
+                  id: o.message.id,
+                  endpointId: o.message.endpointId,
+                  eventId: o.message.eventId,
+                  eventType: o.message.eventType,
+                  attempts: o.message.totalAttempts + 1,
+                  lastStatus: o.status ?? null,
+                },
+              },
             });
           }
         } else if (delay !== null) {
@@ -103,23 +169,53 @@ export async function recordOutcomes(db: Db, workerId: string, now: number, outc
     for (const [status, ids] of successesByStatus) {
       const at = Math.max(...outcomes.filter((o) => o.ok).map((o) => o.at));
       for (let i = 0; i < ids.length; i += 500) {
-        await trx.updateTable('webhook_messages')
-          .set({ status: 'succeeded', attempts: sql<number>`attempts + 1`, total_attempts: sql<number>`total_attempts + 1`, last_status: status, last_attempt_at: at, locked_until: null, locked_by: null, updated_at: now })
-          .where('id', 'in', ids.slice(i, i + 500)).where('locked_by', '=', workerId).execute();
+        await trx
+          .updateTable('webhook_messages')
+          .set({
+            status: 'succeeded',
+            attempts: sql<number>`attempts + 1`,
+            total_attempts: sql<number>`total_attempts + 1`,
+            last_status: status,
+            last_attempt_at: at,
+            locked_until: null,
+            locked_by: null,
+            updated_at: now,
+          })
+          .where('id', 'in', ids.slice(i, i + 500))
+          .where('locked_by', '=', workerId)
+          .execute();
       }
     }
     for (const [endpointId, h] of health) {
       if (h.ok) {
-        await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', endpointId).where('failing_since', 'is not', null).execute();
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({ failing_since: null })
+          .where('id', '=', endpointId)
+          .where('failing_since', 'is not', null)
+          .execute();
         continue;
       }
-      const row = await trx.selectFrom('webhook_endpoints').select(['failing_since', 'disabled', 'url']).where('id', '=', endpointId).executeTakeFirst();
+      const row = await trx
+        .selectFrom('webhook_endpoints')
+        .select(['failing_since', 'disabled', 'url'])
+        .where('id', '=', endpointId)
+        .executeTakeFirst();
       if (!row || row.disabled === 1) continue;
       const since = row.failing_since ?? h.firstFailure;
       if (h.gone || shouldDisable(since, now)) {
         const reason = h.gone ? 'the receiver answered 410 Gone' : 'every delivery failed for 5 days';
-        await trx.updateTable('webhook_endpoints').set({ disabled: 1, disabled_reason: reason, failing_since: since, updated_at: now }).where('id', '=', endpointId).execute();
-        await publishEvent(trx, now, { orgId: h.orgId, type: 'endpoint.disabled', actor: null, data: { endpoint: { id: endpointId, url: row.url, failingSince: new Date(since).toISOString(), reason } } });
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({ disabled: 1, disabled_reason: reason, failing_since: since, updated_at: now })
+          .where('id', '=', endpointId)
+          .execute();
+        await publishEvent(trx, now, {
+          orgId: h.orgId,
+          type: 'endpoint.disabled',
+          actor: null,
+          data: { endpoint: { id: endpointId, url: row.url, failingSince: new Date(since).toISOString(), reason } },
+        });
         summary.disabledEndpoints.push(endpointId);
       } else if (row.failing_since === null) {
         await trx.updateTable('webhook_endpoints').set({ failing_since: since }).where('id', '=', endpointId).execute();
@@ -127,8 +223,16 @@ export async function recordOutcomes(db: Db, workerId: string, now: number, outc
     }
     // Messages whose endpoint was disabled or removed meanwhile: not attempted, marked failed (recoverable).
     for (let i = 0; i < dropped.length; i += 500) {
-      await trx.updateTable('webhook_messages').set({ status: 'failed', locked_until: null, locked_by: null, updated_at: now })
-        .where('id', 'in', dropped.slice(i, i + 500).map((m) => m.id)).where('locked_by', '=', workerId).execute();
+      await trx
+        .updateTable('webhook_messages')
+        .set({ status: 'failed', locked_until: null, locked_by: null, updated_at: now })
+        .where(
+          'id',
+          'in',
+          dropped.slice(i, i + 500).map((m) => m.id),
+        )
+        .where('locked_by', '=', workerId)
+        .execute();
     }
   });
   return summary;

@@ -14,7 +14,10 @@ import { targetAuthHeaders, type TargetAuth } from './target-auth.ts';
  * One signed attempt of a message to its endpoint: both signatures during a rotation overlap, the
  * endpoint's bearer token when it has an OAuth client (cached; refreshed once on a 401).
  */
-export function createSender(deps: Deps, dispatcherOf: () => Dispatcher): (row: EndpointRow, message: HeldMessage) => Promise<SendResult> {
+export function createSender(
+  deps: Deps,
+  dispatcherOf: () => Dispatcher,
+): (row: EndpointRow, message: HeldMessage) => Promise<SendResult> {
   const now = () => deps.clock.now();
   let tokenCache: TokenProviderCache | undefined;
   const tokens = () => (tokenCache ??= new TokenProviderCache({ dispatcher: dispatcherOf(), now }));
@@ -47,9 +50,21 @@ export function createSender(deps: Deps, dispatcherOf: () => Dispatcher): (row: 
     const secrets = [decrypt(row.secret)];
     if (row.previous_secret && (row.previous_secret_until ?? 0) > at) secrets.push(decrypt(row.previous_secret));
     // The same message gives the same body on every attempt (the signature covers what is sent).
-    const body = row.payload_format === 'legacy' ? JSON.stringify(toLegacyEvent(message.body, await customerId(row.org_id))) : message.body;
-    const headers: Record<string, string> = webhookHeaders({ msgId: message.id, timestamp: Math.floor(at / 1000), body, secrets });
-    if (row.target_auth && row.target_auth_secret) Object.assign(headers, targetAuthHeaders(fromJson<TargetAuth>(row.target_auth, null as never), decrypt(row.target_auth_secret)));
+    const body =
+      row.payload_format === 'legacy'
+        ? JSON.stringify(toLegacyEvent(message.body, await customerId(row.org_id)))
+        : message.body;
+    const headers: Record<string, string> = webhookHeaders({
+      msgId: message.id,
+      timestamp: Math.floor(at / 1000),
+      body,
+      secrets,
+    });
+    if (row.target_auth && row.target_auth_secret)
+      Object.assign(
+        headers,
+        targetAuthHeaders(fromJson<TargetAuth>(row.target_auth, null as never), decrypt(row.target_auth_secret)),
+      );
     const input = { url: row.url, body, headers, dispatcher: dispatcherOf(), timeoutMs: row.timeout_ms, now };
     if (row.oauth && row.oauth_client_secret) {
       const config = fromJson<OAuthConfig>(row.oauth, null as never);

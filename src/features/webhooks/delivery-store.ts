@@ -25,8 +25,21 @@ export interface HeldMessage {
 const CHUNK = 200;
 
 const insertMessages = batchInsert('webhook_messages', [
-  'id', 'org_id', 'endpoint_id', 'event_id', 'event_type', 'status', 'attempts', 'total_attempts', 'next_attempt_at',
-  'locked_until', 'locked_by', 'last_status', 'last_attempt_at', 'created_at', 'updated_at',
+  'id',
+  'org_id',
+  'endpoint_id',
+  'event_id',
+  'event_type',
+  'status',
+  'attempts',
+  'total_attempts',
+  'next_attempt_at',
+  'locked_until',
+  'locked_by',
+  'last_status',
+  'last_attempt_at',
+  'created_at',
+  'updated_at',
 ]);
 
 function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
@@ -40,7 +53,8 @@ const lockClause = (engine: Engine) => (engine === 'postgres' ? sql`for update s
 export async function loadEndpoints(db: Db | Trx, ids: readonly string[]): Promise<Map<string, EndpointRow>> {
   const out = new Map<string, EndpointRow>();
   for (const part of chunks([...new Set(ids)])) {
-    for (const row of await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', part).execute()) out.set(row.id, row);
+    for (const row of await db.selectFrom('webhook_endpoints').selectAll().where('id', 'in', part).execute())
+      out.set(row.id, row);
   }
   return out;
 }
@@ -55,21 +69,29 @@ type QueuedEvent = { id: string; org_id: string; type: string; body: string; cre
  */
 async function takeQueuedEvents(trx: Trx, engine: Engine, limit: number): Promise<QueuedEvent[]> {
   if (engine === 'postgres') {
-    return (await sql<QueuedEvent>`
+    return (
+      await sql<QueuedEvent>`
       with taken as (
         delete from event_fanout_queue where ctid = any(array(
           select ctid from event_fanout_queue order by created_at, event_id limit ${limit} for update skip locked))
         returning event_id)
       select e.id, e.org_id, e.type, e.body, e.created_at from taken join events e on e.id = taken.event_id
-      order by e.created_at, e.id`.execute(trx)).rows;
+      order by e.created_at, e.id`.execute(trx)
+    ).rows;
   }
   // SQLite has one writer at a time: a fan-out in another process that read the same rows cannot
   // commit (its first write fails on its stale snapshot, and its transaction rolls back).
-  const rows = (await sql<QueuedEvent & { queue_row: number }>`
+  const rows = (
+    await sql<QueuedEvent & { queue_row: number }>`
     select q.rowid as queue_row, e.id, e.org_id, e.type, e.body, e.created_at
     from event_fanout_queue q join events e on e.id = q.event_id
-    order by q.created_at, q.event_id limit ${limit}`.execute(trx)).rows;
-  for (const part of chunks(rows.map((r) => r.queue_row), 500)) await sql`delete from event_fanout_queue where rowid in (${sql.join(part)})`.execute(trx);
+    order by q.created_at, q.event_id limit ${limit}`.execute(trx)
+  ).rows;
+  for (const part of chunks(
+    rows.map((r) => r.queue_row),
+    500,
+  ))
+    await sql`delete from event_fanout_queue where rowid in (${sql.join(part)})`.execute(trx);
   return rows;
 }
 
@@ -79,7 +101,12 @@ async function takeQueuedEvents(trx: Trx, engine: Engine, limit: number): Promis
  * or doubles the fan-out). Messages of endpoints with spare capacity (`canTake`) are inserted
  * already leased to this worker and returned, which saves a claim round trip on the hot path.
  */
-export async function fanOut(db: Db, engine: Engine, now: number, options: { workerId: string; leaseMs: number; limit: number; canTake: (endpoint: EndpointRow) => boolean }) {
+export async function fanOut(
+  db: Db,
+  engine: Engine,
+  now: number,
+  options: { workerId: string; leaseMs: number; limit: number; canTake: (endpoint: EndpointRow) => boolean },
+) {
   const nothing = () => ({ events: 0, held: [] as HeldMessage[], endpoints: new Map<string, EndpointRow>() });
   if (options.limit <= 0) return nothing();
   return db.transaction().execute(async (trx) => {
@@ -87,7 +114,11 @@ export async function fanOut(db: Db, engine: Engine, now: number, options: { wor
     if (events.length === 0) return nothing();
     const orgIds = [...new Set(events.map((e) => e.org_id))];
     // Locked against deletion until the messages are in (on PostgreSQL they have no foreign key).
-    const query = trx.selectFrom('webhook_endpoints').selectAll().where('org_id', 'in', orgIds).where('disabled', '=', 0);
+    const query = trx
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('org_id', 'in', orgIds)
+      .where('disabled', '=', 0);
     const endpoints = await (engine === 'postgres' ? query.forKeyShare() : query).execute();
     const byOrg = new Map<string, { row: EndpointRow; types: string[] }[]>();
     for (const row of endpoints) {
@@ -106,13 +137,33 @@ export async function fanOut(db: Db, engine: Engine, now: number, options: { wor
         const id = newId(now);
         const take = options.canTake(row);
         rows.push({
-          id, org_id: event.org_id, endpoint_id: row.id, event_id: event.id, event_type: event.type,
-          status: take ? 'delivering' : 'pending', attempts: 0, total_attempts: 0, next_attempt_at: now,
-          locked_until: take ? now + options.leaseMs : null, locked_by: take ? options.workerId : null,
-          last_status: null, last_attempt_at: null, created_at: event.created_at, updated_at: now,
+          id,
+          org_id: event.org_id,
+          endpoint_id: row.id,
+          event_id: event.id,
+          event_type: event.type,
+          status: take ? 'delivering' : 'pending',
+          attempts: 0,
+          total_attempts: 0,
+          next_attempt_at: now,
+          locked_until: take ? now + options.leaseMs : null,
+          locked_by: take ? options.workerId : null,
+          last_status: null,
+          last_attempt_at: null,
+          created_at: event.created_at,
+          updated_at: now,
         });
         if (take) {
-          held.push({ id, orgId: event.org_id, endpointId: row.id, eventId: event.id, eventType: event.type, attempts: 0, totalAttempts: 0, body: event.body });
+          held.push({
+            id,
+            orgId: event.org_id,
+            endpointId: row.id,
+            eventId: event.id,
+            eventType: event.type,
+            attempts: 0,
+            totalAttempts: 0,
+            body: event.body,
+          });
           touched.set(row.id, row);
         }
       }
@@ -135,11 +186,27 @@ const DUE_INDEX = sql`status in ('pending', 'delivering')`;
  * order and stops at the limit, where one OR-ed query had to collect and sort every due row on
  * each claim (quadratic under a backlog).
  */
-export async function claimDue(db: Db, engine: Engine, now: number, options: { workerId: string; leaseMs: number; limit: number; skipEndpoints: readonly string[]; expired?: boolean }): Promise<HeldMessage[]> {
+export async function claimDue(
+  db: Db,
+  engine: Engine,
+  now: number,
+  options: { workerId: string; leaseMs: number; limit: number; skipEndpoints: readonly string[]; expired?: boolean },
+): Promise<HeldMessage[]> {
   if (options.limit <= 0) return [];
-  const skip = options.skipEndpoints.length > 0 ? sql`and endpoint_id not in (${sql.join([...options.skipEndpoints])})` : sql``;
+  const skip =
+    options.skipEndpoints.length > 0 ? sql`and endpoint_id not in (${sql.join([...options.skipEndpoints])})` : sql``;
   // Each claimed message comes back with its event's body: no second round trip for the bodies.
-  const lease = (due: ReturnType<typeof sql>, limit: number) => sql<{ id: string; org_id: string; endpoint_id: string; event_id: string; event_type: string; attempts: number; total_attempts: number; body: string }>`
+  const lease = (due: ReturnType<typeof sql>, limit: number) =>
+    sql<{
+      id: string;
+      org_id: string;
+      endpoint_id: string;
+      event_id: string;
+      event_type: string;
+      attempts: number;
+      total_attempts: number;
+      body: string;
+    }>`
     update webhook_messages set status = 'delivering', locked_until = ${now + options.leaseMs}, locked_by = ${options.workerId}, updated_at = ${now}
     where id in (
       select id from webhook_messages where ${DUE_INDEX} and ${due} ${skip}
@@ -147,11 +214,22 @@ export async function claimDue(db: Db, engine: Engine, now: number, options: { w
     )
     returning id, org_id, endpoint_id, event_id, event_type, attempts, total_attempts,
       coalesce((select e.body from events e where e.id = webhook_messages.event_id), '{}') as body`.execute(db);
-  const claimed = options.expired ? (await lease(sql`status = 'delivering' and locked_until < ${now}`, options.limit)).rows : [];
-  if (claimed.length < options.limit) claimed.push(...(await lease(sql`status = 'pending' and next_attempt_at <= ${now}`, options.limit - claimed.length)).rows);
+  const claimed = options.expired
+    ? (await lease(sql`status = 'delivering' and locked_until < ${now}`, options.limit)).rows
+    : [];
+  if (claimed.length < options.limit)
+    claimed.push(
+      ...(await lease(sql`status = 'pending' and next_attempt_at <= ${now}`, options.limit - claimed.length)).rows,
+    );
   return claimed.map((m) => ({
-    id: m.id, orgId: m.org_id, endpointId: m.endpoint_id, eventId: m.event_id, eventType: m.event_type,
-    attempts: Number(m.attempts), totalAttempts: Number(m.total_attempts), body: m.body,
+    id: m.id,
+    orgId: m.org_id,
+    endpointId: m.endpoint_id,
+    eventId: m.event_id,
+    eventType: m.event_type,
+    attempts: Number(m.attempts),
+    totalAttempts: Number(m.total_attempts),
+    body: m.body,
   }));
 }
 
@@ -159,14 +237,21 @@ export async function claimDue(db: Db, engine: Engine, now: number, options: { w
 export async function extendLeases(db: Db, engine: Engine, workerId: string, until: number): Promise<void> {
   // Rows a concurrent outcome write holds are skipped (their lease ends there anyway): no lock-order deadlock.
   await sql`update webhook_messages set locked_until = ${until}
-    where id in (select id from webhook_messages where ${DUE_INDEX} and status = 'delivering' and locked_by = ${workerId} ${lockClause(engine)})`.execute(db);
+    where id in (select id from webhook_messages where ${DUE_INDEX} and status = 'delivering' and locked_by = ${workerId} ${lockClause(engine)})`.execute(
+    db,
+  );
 }
 
 /** Gives messages back unsent (rate-limited, shutting down), due again at `at`. */
 export async function releaseMessages(db: Db, workerId: string, ids: readonly string[], at: number): Promise<void> {
   for (const part of chunks(ids, 500)) {
-    await db.updateTable('webhook_messages').set({ status: 'pending', next_attempt_at: at, locked_until: null, locked_by: null })
-      .where('id', 'in', part).where('locked_by', '=', workerId).where('status', '=', 'delivering').execute();
+    await db
+      .updateTable('webhook_messages')
+      .set({ status: 'pending', next_attempt_at: at, locked_until: null, locked_by: null })
+      .where('id', 'in', part)
+      .where('locked_by', '=', workerId)
+      .where('status', '=', 'delivering')
+      .execute();
   }
 }
 
@@ -174,15 +259,45 @@ export async function releaseMessages(db: Db, workerId: string, ids: readonly st
 export const RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
 
 /** Deletes what is older than the retention period and no longer needed for delivery. */
-export async function pruneDeliveryLog(db: Db, now: number, retentionMs = RETENTION_MS): Promise<{ attempts: number; messages: number; events: number }> {
+export async function pruneDeliveryLog(
+  db: Db,
+  now: number,
+  retentionMs = RETENTION_MS,
+): Promise<{ attempts: number; messages: number; events: number }> {
   const cutoff = now - retentionMs;
   const attempts = await db.deleteFrom('webhook_attempts').where('at', '<', cutoff).executeTakeFirst();
-  const messages = await db.deleteFrom('webhook_messages').where('created_at', '<', cutoff).where('status', 'in', ['succeeded', 'failed']).executeTakeFirst();
-  // Not one still waiting for its fan-out (looked up by the queue's key), nor one with messages left.
-  const events = await db.deleteFrom('events').where('created_at', '<', cutoff)
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('event_fanout_queue').select('event_fanout_queue.event_id')
-      .whereRef('event_fanout_queue.created_at', '=', 'events.created_at').whereRef('event_fanout_queue.event_id', '=', 'events.id'))))
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_messages').select('webhook_messages.id').whereRef('webhook_messages.event_id', '=', 'events.id'))))
+  const messages = await db
+    .deleteFrom('webhook_messages')
+    .where('created_at', '<', cutoff)
+    .where('status', 'in', ['succeeded', 'failed'])
     .executeTakeFirst();
-  return { attempts: Number(attempts.numDeletedRows), messages: Number(messages.numDeletedRows), events: Number(events.numDeletedRows) };
+  // Not one still waiting for its fan-out (looked up by the queue's key), nor one with messages left.
+  const events = await db
+    .deleteFrom('events')
+    .where('created_at', '<', cutoff)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('event_fanout_queue')
+            .select('event_fanout_queue.event_id')
+            .whereRef('event_fanout_queue.created_at', '=', 'events.created_at')
+            .whereRef('event_fanout_queue.event_id', '=', 'events.id'),
+        ),
+      ),
+    )
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('webhook_messages')
+            .select('webhook_messages.id')
+            .whereRef('webhook_messages.event_id', '=', 'events.id'),
+        ),
+      ),
+    )
+    .executeTakeFirst();
+  return {
+    attempts: Number(attempts.numDeletedRows),
+    messages: Number(messages.numDeletedRows),
+    events: Number(events.numDeletedRows),
+  };
 }

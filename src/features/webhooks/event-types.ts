@@ -1,7 +1,14 @@
 import { CATALOG_DATE, EVENT_CATALOG, EVENT_TYPES, envelopeSchema } from '../../core/events/index.ts';
 import { invalidField } from '../../core/http/errors.ts';
 
-const TOPIC_PREFIXES = new Set(EVENT_TYPES.flatMap((t) => t.split('.').slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join('.'))));
+const TOPIC_PREFIXES = new Set(
+  EVENT_TYPES.flatMap((t) =>
+    t
+      .split('.')
+      .slice(0, -1)
+      .map((_, i, parts) => parts.slice(0, i + 1).join('.')),
+  ),
+);
 
 /** Checks subscription patterns: a catalog name, '*', or '<prefix>.*' where the prefix names some catalog types. */
 export function checkEventTypes(patterns: readonly string[], field: string): string[] {
@@ -9,7 +16,10 @@ export function checkEventTypes(patterns: readonly string[], field: string): str
     if (pattern === '*') continue;
     if (pattern.endsWith('.*') && TOPIC_PREFIXES.has(pattern.slice(0, -2))) continue;
     if (Object.hasOwn(EVENT_CATALOG, pattern)) continue;
-    throw invalidField(field, `${pattern} is not an event type; see GET /webhooks/event-type/list (wildcards: 'asset.*', '*')`);
+    throw invalidField(
+      field,
+      `${pattern} is not an event type; see GET /webhooks/event-type/list (wildcards: 'asset.*', '*')`,
+    );
   }
   return [...patterns];
 }
@@ -32,7 +42,8 @@ const LISTED = EVENT_TYPES.map((name) => ({
 
 /** The catalog, by name; `after`/`before` are event-type names (reference cursors). */
 export function listEventTypes(query: { before?: string; after?: string; limit?: number }) {
-  if (query.before !== undefined && query.after !== undefined) throw invalidField('query.before', 'send before or after, not both');
+  if (query.before !== undefined && query.after !== undefined)
+    throw invalidField('query.before', 'send before or after, not both');
   const limit = query.limit ?? 250;
   if (query.after !== undefined) return LISTED.filter((e) => e.name > query.after!).slice(0, limit);
   if (query.before !== undefined) return LISTED.filter((e) => e.name < query.before!).slice(-limit);

@@ -24,18 +24,29 @@ import { claimDue, extendLeases, fanOut } from './delivery-store.ts';
 import { pruneDeliveryLog, RETENTION_MS, runDeliveryOnce } from './index.ts';
 
 const assetEvent = (ctx: TestContext, org: TestOrg) => ({
-  orgId: org.orgId, type: 'asset.created' as const, actor: null,
+  orgId: org.orgId,
+  type: 'asset.created' as const,
+  actor: null,
   data: { asset: { id: newId(ctx.clock.now()), filename: 'photo.jpg', metadataTemplate: null, securityTemplates: [] } },
 });
 
-const queued = async (db: Db) => (await db.selectFrom('event_fanout_queue').select('event_id').execute()).map((r) => r.event_id).sort();
+const queued = async (db: Db) =>
+  (await db.selectFrom('event_fanout_queue').select('event_id').execute()).map((r) => r.event_id).sort();
 
 /** A new organization with one endpoint (asset.*) pointing at a real receiver, closed after `run`. */
-async function withSubscribedReceiver(ctx: TestContext, run: (org: TestOrg, rx: Receiver) => Promise<void>): Promise<void> {
+async function withSubscribedReceiver(
+  ctx: TestContext,
+  run: (org: TestOrg, rx: Receiver) => Promise<void>,
+): Promise<void> {
   const org = await createTestOrg(ctx);
   const rx = await startReceiver();
   try {
-    const res = await ctx.inject({ method: 'POST', url: '/webhooks/endpoint', headers: org.admin.headers, payload: [{ description: 'Queue test', url: rx.url, eventTypes: ['asset.*'] }] });
+    const res = await ctx.inject({
+      method: 'POST',
+      url: '/webhooks/endpoint',
+      headers: org.admin.headers,
+      payload: [{ description: 'Queue test', url: rx.url, eventTypes: ['asset.*'] }],
+    });
     assert.equal(res.statusCode, 200, res.body);
     await run(org, rx);
   } finally {
@@ -51,12 +62,17 @@ forEachEngine('webhook fan-out queue', (ctx) => {
       assert.deepEqual(await queued(db), []);
 
       let rolledBack = '';
-      await assert.rejects(db.transaction().execute(async (trx) => {
-        rolledBack = await publishEvent(trx, ctx().clock.now(), assetEvent(ctx(), org));
-        throw new Error('the change fails');
-      }), /the change fails/);
+      await assert.rejects(
+        db.transaction().execute(async (trx) => {
+          rolledBack = await publishEvent(trx, ctx().clock.now(), assetEvent(ctx(), org));
+          throw new Error('the change fails');
+        }),
+        /the change fails/,
+      );
       const one = await db.transaction().execute((trx) => publishEvent(trx, ctx().clock.now(), assetEvent(ctx(), org)));
-      const bulk = await db.transaction().execute((trx) => publishEvents(trx, ctx().clock.now(), [assetEvent(ctx(), org), assetEvent(ctx(), org)]));
+      const bulk = await db
+        .transaction()
+        .execute((trx) => publishEvents(trx, ctx().clock.now(), [assetEvent(ctx(), org), assetEvent(ctx(), org)]));
       const ids = [one, ...bulk].sort();
       assert.deepEqual(await queued(db), ids);
       assert.ok(!(await queued(db)).includes(rolledBack));
@@ -66,7 +82,10 @@ forEachEngine('webhook fan-out queue', (ctx) => {
       assert.equal(summary.fannedOut, 3);
       assert.equal(summary.succeeded, 3);
       assert.deepEqual(await queued(db), []);
-      assert.deepEqual(await db.selectFrom('events').selectAll().where('id', 'in', ids).orderBy('id').execute(), before);
+      assert.deepEqual(
+        await db.selectFrom('events').selectAll().where('id', 'in', ids).orderBy('id').execute(),
+        before,
+      );
       assert.deepEqual(rx.received.map((r) => JSON.parse(r.body).event.id).sort(), ids);
     });
   });
@@ -76,12 +95,28 @@ forEachEngine('webhook fan-out queue', (ctx) => {
     await withSubscribedReceiver(ctx(), async (org, rx) => {
       const id = await db.transaction().execute((trx) => publishEvent(trx, ctx().clock.now(), assetEvent(ctx(), org)));
       // The failure strikes after the event was taken off the queue and its messages were being built.
-      await assert.rejects(fanOut(db, ctx().engine, ctx().clock.now(), { workerId: 'w', leaseMs: 1000, limit: 10, canTake: () => { throw new Error('worker died'); } }), /worker died/);
+      await assert.rejects(
+        fanOut(db, ctx().engine, ctx().clock.now(), {
+          workerId: 'w',
+          leaseMs: 1000,
+          limit: 10,
+          canTake: () => {
+            throw new Error('worker died');
+          },
+        }),
+        /worker died/,
+      );
       assert.deepEqual(await queued(db), [id]);
-      assert.equal((await db.selectFrom('webhook_messages').select('id').where('event_id', '=', id).execute()).length, 0);
+      assert.equal(
+        (await db.selectFrom('webhook_messages').select('id').where('event_id', '=', id).execute()).length,
+        0,
+      );
       await runDeliveryOnce(ctx().deps);
       assert.deepEqual(await queued(db), []);
-      assert.deepEqual(rx.received.map((r) => JSON.parse(r.body).event.id), [id]);
+      assert.deepEqual(
+        rx.received.map((r) => JSON.parse(r.body).event.id),
+        [id],
+      );
     });
   });
 
@@ -104,7 +139,10 @@ forEachEngine('webhook fan-out queue', (ctx) => {
     const seen: CompiledQuery[] = [];
     // Records the SQL the delivery functions run (Kysely's plugin hook), to EXPLAIN each of them.
     const recorder: KyselyPlugin = {
-      transformQuery: (args) => { seen.push(db.getExecutor().compileQuery(args.node, args.queryId)); return args.node; },
+      transformQuery: (args) => {
+        seen.push(db.getExecutor().compileQuery(args.node, args.queryId));
+        return args.node;
+      },
       transformResult: async (args) => args.result,
     };
     const spied = db.withPlugin(recorder);
@@ -112,7 +150,13 @@ forEachEngine('webhook fan-out queue', (ctx) => {
     await fanOut(spied, ctx().engine, now, { workerId: 'w', leaseMs: 1000, limit: 10, canTake: () => true });
     const take = seen.filter((q) => /event_fanout_queue/.test(q.sql));
     seen.length = 0;
-    await claimDue(spied, ctx().engine, now, { workerId: 'w', leaseMs: 1000, limit: 10, skipEndpoints: ['e1'], expired: true });
+    await claimDue(spied, ctx().engine, now, {
+      workerId: 'w',
+      leaseMs: 1000,
+      limit: 10,
+      skipEndpoints: ['e1'],
+      expired: true,
+    });
     const claims = seen.filter((q) => /webhook_messages/.test(q.sql));
     assert.equal(claims.length, 2, 'expired leases, then due messages');
     seen.length = 0;
@@ -125,7 +169,9 @@ forEachEngine('webhook fan-out queue', (ctx) => {
       if (ctx().engine === 'sqlite') {
         const rows = await db.executeQuery<{ detail: string }>({ ...q, sql: `explain query plan ${q.sql}` });
         const text = rows.rows.map((r) => r.detail).join(' | ');
-        const scans = rows.rows.map((r) => r.detail).filter((d) => /^SCAN /.test(d) && !/USING (COVERING )?INDEX/.test(d));
+        const scans = rows.rows
+          .map((r) => r.detail)
+          .filter((d) => /^SCAN /.test(d) && !/USING (COVERING )?INDEX/.test(d));
         assert.deepEqual(scans, [], text);
         return text;
       }
@@ -144,7 +190,11 @@ forEachEngine('webhook fan-out queue', (ctx) => {
     // The queue is read in its key order (no sort of the whole queue: only the rows taken are
     // sorted on PostgreSQL), and on PostgreSQL its rows are deleted by direct lookup.
     const takePlan = await plan(take[0]!);
-    assert.match(takePlan, /Index Scan using event_fanout_queue_pkey|USING COVERING INDEX sqlite_autoindex_event_fanout_queue/, takePlan);
+    assert.match(
+      takePlan,
+      /Index Scan using event_fanout_queue_pkey|USING COVERING INDEX sqlite_autoindex_event_fanout_queue/,
+      takePlan,
+    );
     assert.ok(!/TEMP B-TREE/.test(takePlan), takePlan);
     if (ctx().engine === 'postgres') assert.match(takePlan, /Tid Scan on event_fanout_queue/, takePlan);
     for (const q of claims) assert.match(await plan(q), /webhook_messages_due_idx/);
@@ -156,18 +206,31 @@ forEachEngine('migration 0018', (ctx) => {
   it('queues the events not yet fanned out before it, and only those', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tessera-m0018-'));
     const pg = ctx().engine === 'postgres' ? await createPgDatabase() : undefined;
-    const config = parseConfig({ TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'silent', TESSERA_SECRET_KEY: TEST_SECRET, ...(pg ? { DATABASE_URL: pg.url } : {}) });
+    const config = parseConfig({
+      TESSERA_DATA_DIR: dataDir,
+      TESSERA_LOG_LEVEL: 'silent',
+      TESSERA_SECRET_KEY: TEST_SECRET,
+      ...(pg ? { DATABASE_URL: pg.url } : {}),
+    });
     const deps = createDeps(config, { poolSize: 2 });
     try {
       const migrator = new Migrator({ db: deps.db, provider: { getMigrations: async () => migrations } });
       const { error } = await migrator.migrateTo('0017_content_revision');
       assert.equal(error, undefined);
-      for (const [id, fannedOut] of [['old-done', 1], ['old-waiting', 0]] as const) {
-        await sql`insert into events (id, org_id, type, body, fanned_out, created_at) values (${id}, 'o', 'asset.created', '{}', ${fannedOut}, 1)`.execute(deps.db);
+      for (const [id, fannedOut] of [
+        ['old-done', 1],
+        ['old-waiting', 0],
+      ] as const) {
+        await sql`insert into events (id, org_id, type, body, fanned_out, created_at) values (${id}, 'o', 'asset.created', '{}', ${fannedOut}, 1)`.execute(
+          deps.db,
+        );
       }
       await migrateToLatest(deps.db);
       assert.deepEqual(await queued(deps.db), ['old-waiting']);
-      await deps.db.insertInto('events').values({ id: 'new', org_id: 'o', type: 'asset.created', body: '{}', created_at: 2 }).execute();
+      await deps.db
+        .insertInto('events')
+        .values({ id: 'new', org_id: 'o', type: 'asset.created', body: '{}', created_at: 2 })
+        .execute();
       assert.deepEqual(await queued(deps.db), ['new', 'old-waiting']);
     } finally {
       await deps.close();

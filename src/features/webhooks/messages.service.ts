@@ -14,16 +14,29 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 function toMessage(row: Selectable<WebhookMessagesTable>) {
   const open = row.status === 'pending' || row.status === 'delivering';
   return {
-    id: row.id, eventId: row.event_id, eventType: row.event_type, status: row.status, attempts: row.total_attempts,
-    nextAttemptDate: open ? iso(row.next_attempt_at) : null, lastStatusCode: row.last_status, lastAttemptDate: iso(row.last_attempt_at),
+    id: row.id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: row.status,
+    attempts: row.total_attempts,
+    nextAttemptDate: open ? iso(row.next_attempt_at) : null,
+    lastStatusCode: row.last_status,
+    lastAttemptDate: iso(row.last_attempt_at),
     createdDate: new Date(row.created_at).toISOString(),
   };
 }
 
 function toAttempt(row: Selectable<WebhookAttemptsTable>) {
   return {
-    id: row.id, messageId: row.message_id, attempt: row.attempt, date: new Date(row.at).toISOString(), success: row.ok === 1,
-    statusCode: row.status_code, latencyMs: row.latency_ms, responseBody: row.response_body, errorClass: row.error_class,
+    id: row.id,
+    messageId: row.message_id,
+    attempt: row.attempt,
+    date: new Date(row.at).toISOString(),
+    success: row.ok === 1,
+    statusCode: row.status_code,
+    latencyMs: row.latency_ms,
+    responseBody: row.response_body,
+    errorClass: row.error_class,
   };
 }
 
@@ -40,10 +53,19 @@ function cursor(value: string | undefined, field: string): string | undefined {
 }
 
 /** Newest first; `after` continues from a previous page's nextCursor. */
-export async function listMessages(deps: Deps, principal: Principal, endpointId: string, query: { after?: string; limit?: number; status?: WebhookMessagesTable['status']; eventType?: string }) {
+export async function listMessages(
+  deps: Deps,
+  principal: Principal,
+  endpointId: string,
+  query: { after?: string; limit?: number; status?: WebhookMessagesTable['status']; eventType?: string },
+) {
   await ownEndpoint(deps, principal, endpointId);
   const limit = query.limit ?? 50;
-  let q = deps.db.selectFrom('webhook_messages').selectAll().where('org_id', '=', principal.orgId).where('endpoint_id', '=', endpointId);
+  let q = deps.db
+    .selectFrom('webhook_messages')
+    .selectAll()
+    .where('org_id', '=', principal.orgId)
+    .where('endpoint_id', '=', endpointId);
   const after = cursor(query.after, 'query.after');
   if (after) q = q.where('id', '<', after);
   if (query.status) q = q.where('status', '=', query.status);
@@ -52,10 +74,19 @@ export async function listMessages(deps: Deps, principal: Principal, endpointId:
   return { messages: rows.map(toMessage), pagination: { nextCursor: rows.length === limit ? rows.at(-1)!.id : null } };
 }
 
-export async function listAttempts(deps: Deps, principal: Principal, endpointId: string, query: { after?: string; limit?: number; messageId?: string }) {
+export async function listAttempts(
+  deps: Deps,
+  principal: Principal,
+  endpointId: string,
+  query: { after?: string; limit?: number; messageId?: string },
+) {
   await ownEndpoint(deps, principal, endpointId);
   const limit = query.limit ?? 50;
-  let q = deps.db.selectFrom('webhook_attempts').selectAll().where('org_id', '=', principal.orgId).where('endpoint_id', '=', endpointId);
+  let q = deps.db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where('org_id', '=', principal.orgId)
+    .where('endpoint_id', '=', endpointId);
   const after = cursor(query.after, 'query.after');
   if (after) q = q.where('id', '<', after);
   if (query.messageId) q = q.where('message_id', '=', query.messageId);
@@ -64,16 +95,48 @@ export async function listAttempts(deps: Deps, principal: Principal, endpointId:
 }
 
 /** Sends one message again now, with a fresh retry schedule and the same webhook-id. */
-export async function resendMessage(deps: Deps, principal: Principal, endpointId: string, messageId: string, ip: string) {
+export async function resendMessage(
+  deps: Deps,
+  principal: Principal,
+  endpointId: string,
+  messageId: string,
+  ip: string,
+) {
   const endpoint = await ownEndpoint(deps, principal, endpointId);
   if (endpoint.disabled === 1) throw conflict('The endpoint is disabled; enable it first', 'path.id');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    const row = await trx.selectFrom('webhook_messages').select(['id', 'status']).where('org_id', '=', principal.orgId).where('endpoint_id', '=', endpointId).where('id', '=', messageId).executeTakeFirst();
+    const row = await trx
+      .selectFrom('webhook_messages')
+      .select(['id', 'status'])
+      .where('org_id', '=', principal.orgId)
+      .where('endpoint_id', '=', endpointId)
+      .where('id', '=', messageId)
+      .executeTakeFirst();
     if (!row) throw notFound('Message');
-    if (row.status === 'delivering' || row.status === 'pending') throw conflict('The message is already queued for delivery');
-    await trx.updateTable('webhook_messages').set({ status: 'pending', attempts: 0, next_attempt_at: now, locked_until: null, locked_by: null, updated_at: now }).where('id', '=', messageId).execute();
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'webhook_message.resent', targetType: 'webhook_message', targetId: messageId, ip });
+    if (row.status === 'delivering' || row.status === 'pending')
+      throw conflict('The message is already queued for delivery');
+    await trx
+      .updateTable('webhook_messages')
+      .set({
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        locked_until: null,
+        locked_by: null,
+        updated_at: now,
+      })
+      .where('id', '=', messageId)
+      .execute();
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'webhook_message.resent',
+      targetType: 'webhook_message',
+      targetId: messageId,
+      ip,
+    });
   });
   eventsPublished.wake();
   return { id: messageId, status: 'pending' as const };
@@ -86,24 +149,61 @@ function toMs(value: string | number, field: string): number {
 }
 
 /** Requeues every failed message of the endpoint created in [since, until). */
-export async function recoverMessages(deps: Deps, principal: Principal, endpointId: string, input: { since: string | number; until?: string | number; dryRun?: boolean }, ip: string) {
+export async function recoverMessages(
+  deps: Deps,
+  principal: Principal,
+  endpointId: string,
+  input: { since: string | number; until?: string | number; dryRun?: boolean },
+  ip: string,
+) {
   const endpoint = await ownEndpoint(deps, principal, endpointId);
   const since = toMs(input.since, 'body.since');
   const until = input.until === undefined ? Number.MAX_SAFE_INTEGER : toMs(input.until, 'body.until');
   if (until <= since) throw invalidField('body.until', 'must be after since');
-  const failed = () => deps.db.selectFrom('webhook_messages').where('org_id', '=', principal.orgId).where('endpoint_id', '=', endpointId).where('status', '=', 'failed').where('created_at', '>=', since).where('created_at', '<', until);
+  const failed = () =>
+    deps.db
+      .selectFrom('webhook_messages')
+      .where('org_id', '=', principal.orgId)
+      .where('endpoint_id', '=', endpointId)
+      .where('status', '=', 'failed')
+      .where('created_at', '>=', since)
+      .where('created_at', '<', until);
   if (input.dryRun) {
-    const { n } = await failed().select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const { n } = await failed()
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     return { recovered: Number(n) };
   }
   if (endpoint.disabled === 1) throw conflict('The endpoint is disabled; enable it first', 'path.id');
   const now = deps.clock.now();
   const recovered = await deps.db.transaction().execute(async (trx) => {
-    const result = await trx.updateTable('webhook_messages').set({ status: 'pending', attempts: 0, next_attempt_at: now, locked_until: null, locked_by: null, updated_at: now })
-      .where('org_id', '=', principal.orgId).where('endpoint_id', '=', endpointId).where('status', '=', 'failed').where('created_at', '>=', since).where('created_at', '<', until)
+    const result = await trx
+      .updateTable('webhook_messages')
+      .set({
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        locked_until: null,
+        locked_by: null,
+        updated_at: now,
+      })
+      .where('org_id', '=', principal.orgId)
+      .where('endpoint_id', '=', endpointId)
+      .where('status', '=', 'failed')
+      .where('created_at', '>=', since)
+      .where('created_at', '<', until)
       .executeTakeFirst();
     const n = Number(result.numUpdatedRows);
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'webhook_message.recovered', targetType: 'webhook_endpoint', targetId: endpointId, ip, data: { since, until: input.until === undefined ? null : until, count: n } });
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'webhook_message.recovered',
+      targetType: 'webhook_endpoint',
+      targetId: endpointId,
+      ip,
+      data: { since, until: input.until === undefined ? null : until, count: n },
+    });
     return n;
   });
   eventsPublished.wake();

@@ -34,10 +34,19 @@ export function toEndpoint(row: EndpointRow): Endpoint {
 }
 
 export async function findEndpoint(db: DbOrTrx, orgId: string, id: string): Promise<EndpointRow | undefined> {
-  return db.selectFrom('webhook_endpoints').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
-export async function listEndpointRows(db: DbOrTrx, orgId: string, page: { before?: string; after?: string; limit: number }): Promise<EndpointRow[]> {
+export async function listEndpointRows(
+  db: DbOrTrx,
+  orgId: string,
+  page: { before?: string; after?: string; limit: number },
+): Promise<EndpointRow[]> {
   let q = db.selectFrom('webhook_endpoints').selectAll().where('org_id', '=', orgId);
   if (page.after !== undefined) q = q.where('id', '>', page.after);
   if (page.before !== undefined) {

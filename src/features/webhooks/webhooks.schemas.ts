@@ -2,30 +2,63 @@ import { Type, type Static } from 'typebox';
 
 const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 const Description = Type.String({ minLength: 5, maxLength: 100, description: '5 to 100 characters' });
-const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'http(s) URL of the receiver (public addresses only, unless the operator allows private targets)' });
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: 'http(s) URL of the receiver (public addresses only, unless the operator allows private targets)',
+});
 const EventTypes = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
-  minItems: 1, maxItems: 100, uniqueItems: true,
+  minItems: 1,
+  maxItems: 100,
+  uniqueItems: true,
   description: "Event-type names from GET /webhooks/event-type/list; 'topic.*' and '*' are wildcards",
 });
 // A type list (not anyOf) so that the validator's type coercion cannot turn 0 into null.
-const RateLimit = Type.Unsafe<number | null>({ type: ['integer', 'null'], minimum: 1, maximum: 100_000, description: 'Messages per second to this endpoint (null: unlimited)' });
-const TimeoutSeconds = Type.Integer({ minimum: 1, maximum: 30, description: 'Receiver deadline per attempt in seconds (default 30, as the reference documents; max 30)' });
+const RateLimit = Type.Unsafe<number | null>({
+  type: ['integer', 'null'],
+  minimum: 1,
+  maximum: 100_000,
+  description: 'Messages per second to this endpoint (null: unlimited)',
+});
+const TimeoutSeconds = Type.Integer({
+  minimum: 1,
+  maximum: 30,
+  description: 'Receiver deadline per attempt in seconds (default 30, as the reference documents; max 30)',
+});
 
 /**
  * How Tessera authenticates to the receiver, besides the signature (the reference's documented
  * options: HTTP Basic, or an auth header with a secret value). The password and header value are
  * stored encrypted and never returned.
  */
-export const AuthenticationInputSchema = Type.Object({
-  type: Type.Union([Type.Literal('basic'), Type.Literal('header'), Type.Literal('none')], { description: "basic: HTTP Basic (username, password); header: headerName with headerValue; none: signature only" }),
-  username: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'basic: the user name (no colon)' })),
-  password: Type.Optional(Type.String({ minLength: 1, maxLength: 1000, description: 'basic: the password (write-only)' })),
-  headerName: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'header: the header name, e.g. X-Auth-Token or Authorization' })),
-  headerValue: Type.Optional(Type.String({ minLength: 1, maxLength: 4000, description: 'header: its secret value (write-only)' })),
-}, { description: 'Receiver authentication sent with every delivery' });
+export const AuthenticationInputSchema = Type.Object(
+  {
+    type: Type.Union([Type.Literal('basic'), Type.Literal('header'), Type.Literal('none')], {
+      description: 'basic: HTTP Basic (username, password); header: headerName with headerValue; none: signature only',
+    }),
+    username: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'basic: the user name (no colon)' }),
+    ),
+    password: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1000, description: 'basic: the password (write-only)' }),
+    ),
+    headerName: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 100,
+        description: 'header: the header name, e.g. X-Auth-Token or Authorization',
+      }),
+    ),
+    headerValue: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 4000, description: 'header: its secret value (write-only)' }),
+    ),
+  },
+  { description: 'Receiver authentication sent with every delivery' },
+);
 export type AuthenticationInput = Static<typeof AuthenticationInputSchema>;
 const PayloadFormat = Type.Union([Type.Literal('standard'), Type.Literal('legacy')], {
-  description: "standard: the reference's webhook envelope {eventType, event, …}; legacy: the reference's older event-feed record {id, createdAt, createdBy, customerId, service, module, action, data{objectId, lastUpdatedEpoch, capturedChanges, change[]}}",
+  description:
+    "standard: the reference's webhook envelope {eventType, event, …}; legacy: the reference's older event-feed record {id, createdAt, createdBy, customerId, service, module, action, data{objectId, lastUpdatedEpoch, capturedChanges, change[]}}",
 });
 
 export const EndpointCreateItemSchema = Type.Object({
@@ -44,7 +77,9 @@ export const EndpointCreateSchema = Type.Array(EndpointCreateItemSchema, { minIt
 export const EndpointCreatedSchema = Type.Object({
   id: Uuid,
   secret: Type.String({ description: 'Signing secret (whsec_…) of the first endpoint' }),
-  endpoints: Type.Array(Type.Object({ id: Uuid, secret: Type.String({ description: 'Signing secret (whsec_…)' }) }), { description: 'One entry per created endpoint, in request order' }),
+  endpoints: Type.Array(Type.Object({ id: Uuid, secret: Type.String({ description: 'Signing secret (whsec_…)' }) }), {
+    description: 'One entry per created endpoint, in request order',
+  }),
 });
 
 export const EndpointUpdateSchema = Type.Object({
@@ -53,7 +88,9 @@ export const EndpointUpdateSchema = Type.Object({
   eventTypes: Type.Optional(EventTypes),
   rateLimit: Type.Optional(RateLimit),
   timeoutSeconds: Type.Optional(TimeoutSeconds),
-  disabled: Type.Optional(Type.Boolean({ description: 'false re-enables an endpoint (also one disabled automatically)' })),
+  disabled: Type.Optional(
+    Type.Boolean({ description: 'false re-enables an endpoint (also one disabled automatically)' }),
+  ),
   authentication: Type.Optional(AuthenticationInputSchema),
   payloadFormat: Type.Optional(PayloadFormat),
 });
@@ -78,11 +115,17 @@ export const EndpointSchema = Type.Object(
     rateLimit: Type.Union([Type.Integer(), Type.Null()]),
     timeoutSeconds: Type.Integer(),
     oauth: Type.Union([OAuthPublic, Type.Null()], { description: 'The authorized OAuth client, without its secret' }),
-    authentication: Type.Union([Type.Object({
-      type: Type.Union([Type.Literal('basic'), Type.Literal('header')]),
-      username: Type.Optional(Type.String()),
-      headerName: Type.Optional(Type.String()),
-    }), Type.Null()], { description: 'Receiver authentication, without its password or header value; null: signature only' }),
+    authentication: Type.Union(
+      [
+        Type.Object({
+          type: Type.Union([Type.Literal('basic'), Type.Literal('header')]),
+          username: Type.Optional(Type.String()),
+          headerName: Type.Optional(Type.String()),
+        }),
+        Type.Null(),
+      ],
+      { description: 'Receiver authentication, without its password or header value; null: signature only' },
+    ),
     payloadFormat: PayloadFormat,
     createdDate: Type.String({ format: 'date-time' }),
     lastUpdatedDate: Type.String({ format: 'date-time' }),
@@ -124,17 +167,35 @@ export const OAuthSchema = Type.Object({
   extraParams: Type.Optional(Type.Record(Type.String({ maxLength: 100 }), Type.String({ maxLength: 2000 }))),
   // The reference's own example sends `"scope": [""]`: empty entries mean no scope and are dropped.
   scope: Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 50 })),
-  authMethod: Type.Optional(Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post')], { default: 'client_secret_basic' })),
+  authMethod: Type.Optional(
+    Type.Union([Type.Literal('client_secret_basic'), Type.Literal('client_secret_post')], {
+      default: 'client_secret_basic',
+    }),
+  ),
 });
 export type OAuthInput = Static<typeof OAuthSchema>;
 
 export const SecretSchema = Type.Object({ key: Type.String({ description: 'whsec_…' }) });
 export const RotateSecretSchema = Type.Object({
-  key: Type.Optional(Type.String({ description: 'Your own new secret (whsec_ + base64 of 24–64 bytes); generated when omitted' })),
-  overlapSeconds: Type.Optional(Type.Integer({ minimum: 0, maximum: 604_800, default: 86_400, description: 'How long the previous secret stays valid (both signatures are sent meanwhile); default 24 h' })),
+  key: Type.Optional(
+    Type.String({ description: 'Your own new secret (whsec_ + base64 of 24–64 bytes); generated when omitted' }),
+  ),
+  overlapSeconds: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 604_800,
+      default: 86_400,
+      description: 'How long the previous secret stays valid (both signatures are sent meanwhile); default 24 h',
+    }),
+  ),
 });
 
-const MessageStatus = Type.Union([Type.Literal('pending'), Type.Literal('delivering'), Type.Literal('succeeded'), Type.Literal('failed')]);
+const MessageStatus = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('delivering'),
+  Type.Literal('succeeded'),
+  Type.Literal('failed'),
+]);
 export const MessageSchema = Type.Object({
   id: Uuid,
   eventId: Type.String(),
@@ -174,7 +235,9 @@ export const AttemptListQuerySchema = Type.Object({
 export const AttemptListSchema = Type.Object({ attempts: Type.Array(AttemptSchema), pagination: Pagination });
 
 export const RecoverSchema = Type.Object({
-  since: Type.Union([Type.String({ format: 'date-time' }), Type.Integer({ minimum: 0 })], { description: 'ISO date-time or epoch ms' }),
+  since: Type.Union([Type.String({ format: 'date-time' }), Type.Integer({ minimum: 0 })], {
+    description: 'ISO date-time or epoch ms',
+  }),
   until: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Integer({ minimum: 0 })])),
   dryRun: Type.Optional(Type.Boolean({ description: 'Only count what would be resent' })),
 });

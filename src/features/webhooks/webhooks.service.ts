@@ -35,9 +35,12 @@ export async function checkTarget(deps: Deps, url: string, field: string): Promi
  * so the check is no oracle for the server's internal DNS.
  */
 function targetMessage(error: { reason: string; message: string }): string {
-  if (error.reason === 'invalid_url' || error.reason === 'scheme' || error.reason === 'credentials') return error.message;
-  return 'must be a public internet address (a host that does not resolve, or resolves to a loopback, private or other internal address, is refused). '
-    + 'For a receiver on this machine or a private network, the operator sets TESSERA_ALLOW_PRIVATE_TARGETS=true';
+  if (error.reason === 'invalid_url' || error.reason === 'scheme' || error.reason === 'credentials')
+    return error.message;
+  return (
+    'must be a public internet address (a host that does not resolve, or resolves to a loopback, private or other internal address, is refused). ' +
+    'For a receiver on this machine or a private network, the operator sets TESSERA_ALLOW_PRIVATE_TARGETS=true'
+  );
 }
 
 async function visibleEndpoint(deps: Deps, principal: Principal, id: string) {
@@ -47,7 +50,12 @@ async function visibleEndpoint(deps: Deps, principal: Principal, id: string) {
   return row;
 }
 
-export async function createEndpoints(deps: Deps, principal: Principal, items: EndpointCreateItem[], ip: string): Promise<{ id: string; secret: string }[]> {
+export async function createEndpoints(
+  deps: Deps,
+  principal: Principal,
+  items: EndpointCreateItem[],
+  ip: string,
+): Promise<{ id: string; secret: string }[]> {
   requirePrivileges(principal, 'webhooks_administration');
   const now = deps.clock.now();
   const rows: WebhookEndpointsTable[] = [];
@@ -60,32 +68,64 @@ export async function createEndpoints(deps: Deps, principal: Principal, items: E
     const id = newId(now);
     created.push({ id, secret });
     rows.push({
-      id, org_id: principal.orgId, description: item.description, url, event_types: toJson(eventTypes),
-      rate_limit: item.rateLimit ?? null, timeout_ms: (item.timeoutSeconds ?? DEFAULT_TIMEOUT_MS / 1000) * 1000,
-      disabled: item.disabled ? 1 : 0, disabled_reason: item.disabled ? 'disabled by a user' : null,
-      secret: deps.keys.encrypt(secret), previous_secret: null, previous_secret_until: null, oauth: null, oauth_client_secret: null,
-      target_auth: targetAuth ? toJson(targetAuth.auth) : null, target_auth_secret: targetAuth ? deps.keys.encrypt(targetAuth.secret) : null,
+      id,
+      org_id: principal.orgId,
+      description: item.description,
+      url,
+      event_types: toJson(eventTypes),
+      rate_limit: item.rateLimit ?? null,
+      timeout_ms: (item.timeoutSeconds ?? DEFAULT_TIMEOUT_MS / 1000) * 1000,
+      disabled: item.disabled ? 1 : 0,
+      disabled_reason: item.disabled ? 'disabled by a user' : null,
+      secret: deps.keys.encrypt(secret),
+      previous_secret: null,
+      previous_secret_until: null,
+      oauth: null,
+      oauth_client_secret: null,
+      target_auth: targetAuth ? toJson(targetAuth.auth) : null,
+      target_auth_secret: targetAuth ? deps.keys.encrypt(targetAuth.secret) : null,
       payload_format: item.payloadFormat ?? 'standard',
-      failing_since: null, created_at: now, updated_at: now,
+      failing_since: null,
+      created_at: now,
+      updated_at: now,
     });
   }
   await deps.db.transaction().execute(async (trx) => {
     await trx.insertInto('webhook_endpoints').values(rows).execute();
     for (const row of rows) {
-      await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'webhook_endpoint.created', targetType: 'webhook_endpoint', targetId: row.id, ip, data: { url: row.url } });
+      await audit(trx, {
+        orgId: principal.orgId,
+        at: now,
+        actorId: principal.userId,
+        action: 'webhook_endpoint.created',
+        targetType: 'webhook_endpoint',
+        targetId: row.id,
+        ip,
+        data: { url: row.url },
+      });
     }
   });
   return created;
 }
 
-export async function listEndpoints(deps: Deps, principal: Principal, query: { before?: string; after?: string; limit?: number }): Promise<Endpoint[]> {
+export async function listEndpoints(
+  deps: Deps,
+  principal: Principal,
+  query: { before?: string; after?: string; limit?: number },
+): Promise<Endpoint[]> {
   requirePrivileges(principal, 'webhooks_administration');
-  if (query.before !== undefined && query.after !== undefined) throw invalidField('query.before', 'send before or after, not both');
+  if (query.before !== undefined && query.after !== undefined)
+    throw invalidField('query.before', 'send before or after, not both');
   for (const field of ['before', 'after'] as const) {
     const value = query[field];
-    if (value !== undefined && !/^[0-9a-f-]{12,36}$/i.test(value)) throw invalidField(`query.${field}`, 'is not a cursor (an endpoint id)');
+    if (value !== undefined && !/^[0-9a-f-]{12,36}$/i.test(value))
+      throw invalidField(`query.${field}`, 'is not a cursor (an endpoint id)');
   }
-  const rows = await listEndpointRows(deps.db, principal.orgId, { before: query.before, after: query.after, limit: query.limit ?? 50 });
+  const rows = await listEndpointRows(deps.db, principal.orgId, {
+    before: query.before,
+    after: query.after,
+    limit: query.limit ?? 50,
+  });
   return rows.map(toEndpoint);
 }
 
@@ -93,7 +133,13 @@ export async function getEndpoint(deps: Deps, principal: Principal, id: string):
   return toEndpoint(await visibleEndpoint(deps, principal, id));
 }
 
-export async function updateEndpoint(deps: Deps, principal: Principal, id: string, input: EndpointUpdate, ip: string): Promise<void> {
+export async function updateEndpoint(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  input: EndpointUpdate,
+  ip: string,
+): Promise<void> {
   const row = await visibleEndpoint(deps, principal, id);
   const now = deps.clock.now();
   const patch: Partial<WebhookEndpointsTable> = { updated_at: now };
@@ -116,8 +162,22 @@ export async function updateEndpoint(deps: Deps, principal: Principal, id: strin
     if (!input.disabled) patch.failing_since = null;
   }
   await deps.db.transaction().execute(async (trx) => {
-    await trx.updateTable('webhook_endpoints').set(patch).where('org_id', '=', principal.orgId).where('id', '=', id).execute();
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'webhook_endpoint.updated', targetType: 'webhook_endpoint', targetId: id, ip, data: { fields: Object.keys(input) } });
+    await trx
+      .updateTable('webhook_endpoints')
+      .set(patch)
+      .where('org_id', '=', principal.orgId)
+      .where('id', '=', id)
+      .execute();
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'webhook_endpoint.updated',
+      targetType: 'webhook_endpoint',
+      targetId: id,
+      ip,
+      data: { fields: Object.keys(input) },
+    });
   });
   if (patch.disabled === 0) eventsPublished.wake();
 }
@@ -128,29 +188,75 @@ export async function deleteEndpoint(deps: Deps, principal: Principal, id: strin
   await deps.db.transaction().execute(async (trx) => {
     // The endpoint first: it waits for a delivery batch that is writing for it (the worker holds the
     // row `for key share`), so the log deleted next includes what that batch wrote.
-    const deleted = await trx.deleteFrom('webhook_endpoints').where('org_id', '=', principal.orgId).where('id', '=', id).executeTakeFirst();
+    const deleted = await trx
+      .deleteFrom('webhook_endpoints')
+      .where('org_id', '=', principal.orgId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     // Two deletes at once both found it: only the one that removed it answers success and is audited.
     if (Number(deleted.numDeletedRows) === 0) throw notFound('Webhook endpoint');
-    await trx.deleteFrom('webhook_attempts').where('org_id', '=', principal.orgId).where('endpoint_id', '=', id).execute();
-    await trx.deleteFrom('webhook_messages').where('org_id', '=', principal.orgId).where('endpoint_id', '=', id).execute();
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'webhook_endpoint.deleted', targetType: 'webhook_endpoint', targetId: id, ip });
+    await trx
+      .deleteFrom('webhook_attempts')
+      .where('org_id', '=', principal.orgId)
+      .where('endpoint_id', '=', id)
+      .execute();
+    await trx
+      .deleteFrom('webhook_messages')
+      .where('org_id', '=', principal.orgId)
+      .where('endpoint_id', '=', id)
+      .execute();
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'webhook_endpoint.deleted',
+      targetType: 'webhook_endpoint',
+      targetId: id,
+      ip,
+    });
   });
 }
 
-export async function setOAuthClient(deps: Deps, principal: Principal, id: string, input: OAuthInput, ip: string): Promise<void> {
+export async function setOAuthClient(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  input: OAuthInput,
+  ip: string,
+): Promise<void> {
   const row = await visibleEndpoint(deps, principal, id);
   if (usesAuthorization(row.target_auth ? fromJson<TargetAuth>(row.target_auth, null as never) : null)) {
-    throw new AppError('conflict', 'The endpoint authenticates to its receiver in Authorization already (authentication): set authentication to none first, or use a custom header');
+    throw new AppError(
+      'conflict',
+      'The endpoint authenticates to its receiver in Authorization already (authentication): set authentication to none first, or use a custom header',
+    );
   }
   const tokenUrl = await checkTarget(deps, input.tokenUrl, 'body.tokenUrl');
   const config: OAuthConfig = {
-    clientId: input.clientId, tokenUrl, scope: (input.scope ?? []).map((s) => s.trim()).filter((s) => s !== ''), extraParams: input.extraParams ?? {}, authMethod: input.authMethod ?? 'client_secret_basic',
+    clientId: input.clientId,
+    tokenUrl,
+    scope: (input.scope ?? []).map((s) => s.trim()).filter((s) => s !== ''),
+    extraParams: input.extraParams ?? {},
+    authMethod: input.authMethod ?? 'client_secret_basic',
   };
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    await trx.updateTable('webhook_endpoints').set({ oauth: toJson(config), oauth_client_secret: deps.keys.encrypt(input.clientSecret), updated_at: now })
-      .where('org_id', '=', principal.orgId).where('id', '=', id).execute();
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'webhook_endpoint.oauth_set', targetType: 'webhook_endpoint', targetId: id, ip, data: { clientId: input.clientId, tokenUrl } });
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ oauth: toJson(config), oauth_client_secret: deps.keys.encrypt(input.clientSecret), updated_at: now })
+      .where('org_id', '=', principal.orgId)
+      .where('id', '=', id)
+      .execute();
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'webhook_endpoint.oauth_set',
+      targetType: 'webhook_endpoint',
+      targetId: id,
+      ip,
+      data: { clientId: input.clientId, tokenUrl },
+    });
   });
 }
 
@@ -159,8 +265,21 @@ export async function removeOAuthClient(deps: Deps, principal: Principal, id: st
   if (!row.oauth) throw notFound('OAuth client of this endpoint');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    await trx.updateTable('webhook_endpoints').set({ oauth: null, oauth_client_secret: null, updated_at: now }).where('org_id', '=', principal.orgId).where('id', '=', id).execute();
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'webhook_endpoint.oauth_removed', targetType: 'webhook_endpoint', targetId: id, ip });
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ oauth: null, oauth_client_secret: null, updated_at: now })
+      .where('org_id', '=', principal.orgId)
+      .where('id', '=', id)
+      .execute();
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'webhook_endpoint.oauth_removed',
+      targetType: 'webhook_endpoint',
+      targetId: id,
+      ip,
+    });
   });
 }
 
@@ -169,20 +288,44 @@ export async function getSecret(deps: Deps, principal: Principal, id: string): P
   return { key: deps.keys.decrypt(row.secret) };
 }
 
-export async function rotateSecret(deps: Deps, principal: Principal, id: string, input: { key?: string; overlapSeconds?: number }, ip: string): Promise<{ key: string }> {
+export async function rotateSecret(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  input: { key?: string; overlapSeconds?: number },
+  ip: string,
+): Promise<{ key: string }> {
   const row = await visibleEndpoint(deps, principal, id);
-  if (input.key !== undefined && !isValidSecret(input.key)) throw invalidField('body.key', 'must be whsec_ followed by the base64 of 24 to 64 random bytes');
+  if (input.key !== undefined && !isValidSecret(input.key))
+    throw invalidField('body.key', 'must be whsec_ followed by the base64 of 24 to 64 random bytes');
   const key = input.key ?? generateSecret();
   const now = deps.clock.now();
   const overlapMs = (input.overlapSeconds ?? DEFAULT_ROTATION_OVERLAP_SECONDS) * 1000;
   await deps.db.transaction().execute(async (trx) => {
     // The secret being replaced is the one stored when this update runs, not the one read above: of
     // two rotations at once, the second keeps the first's new secret as its previous one.
-    const updated = await trx.updateTable('webhook_endpoints')
-      .set({ secret: deps.keys.encrypt(key), previous_secret: overlapMs > 0 ? sql<string>`secret` : null, previous_secret_until: overlapMs > 0 ? now + overlapMs : null, updated_at: now })
-      .where('org_id', '=', principal.orgId).where('id', '=', row.id).executeTakeFirst();
+    const updated = await trx
+      .updateTable('webhook_endpoints')
+      .set({
+        secret: deps.keys.encrypt(key),
+        previous_secret: overlapMs > 0 ? sql<string>`secret` : null,
+        previous_secret_until: overlapMs > 0 ? now + overlapMs : null,
+        updated_at: now,
+      })
+      .where('org_id', '=', principal.orgId)
+      .where('id', '=', row.id)
+      .executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) throw notFound('Webhook endpoint');
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'webhook_endpoint.secret_rotated', targetType: 'webhook_endpoint', targetId: id, ip, data: { overlapSeconds: overlapMs / 1000 } });
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'webhook_endpoint.secret_rotated',
+      targetType: 'webhook_endpoint',
+      targetId: id,
+      ip,
+      data: { overlapSeconds: overlapMs / 1000 },
+    });
   });
   return { key };
 }

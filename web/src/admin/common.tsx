@@ -10,13 +10,23 @@ export function isForbidden(error: unknown): boolean {
 
 /** What the caller may not do here, and which privilege it takes: said up front, not after a failed click. */
 export function Ceiling({ what, privilege }: { what: MessageKey; privilege: MessageKey }) {
-  return <p class="ceiling" role="note">{t('admin.mayNot', { what: t(what), privilege: t(privilege) })}</p>;
+  return (
+    <p class="ceiling" role="note">
+      {t('admin.mayNot', { what: t(what), privilege: t(privilege) })}
+    </p>
+  );
 }
 
 async function answer<T>(response: Response): Promise<T> {
   const text = await response.text();
   const data = text ? JSON.parse(text) : undefined;
-  if (!response.ok) throw new ApiError(response.status, data?.code ?? String(response.status), data?.message ?? `HTTP ${response.status}`, data?.details ?? []);
+  if (!response.ok)
+    throw new ApiError(
+      response.status,
+      data?.code ?? String(response.status),
+      data?.message ?? `HTTP ${response.status}`,
+      data?.details ?? [],
+    );
   return data as T;
 }
 
@@ -26,32 +36,84 @@ async function answer<T>(response: Response): Promise<T> {
  * the app signs in with it (`POST /v1/auth/token`) for this one request, then signs that session
  * out (`DELETE /v1/auth/token`). The password and the token live only for the call.
  */
-export async function withOwnSignIn<T>(username: string, password: string, method: 'POST' | 'PUT' | 'PATCH', path: string, body: unknown): Promise<T> {
-  const login = await fetch('/v1/auth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username, password }) });
-  if (login.status === 401) throw new ApiError(401, 'unauthorized', t('admin.wrongPassword'), [{ field: 'password', message: t('admin.wrongPassword') }]);
+export async function withOwnSignIn<T>(
+  username: string,
+  password: string,
+  method: 'POST' | 'PUT' | 'PATCH',
+  path: string,
+  body: unknown,
+): Promise<T> {
+  const login = await fetch('/v1/auth/token', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username, password }),
+  });
+  if (login.status === 401)
+    throw new ApiError(401, 'unauthorized', t('admin.wrongPassword'), [
+      { field: 'password', message: t('admin.wrongPassword') },
+    ]);
   const session = (await answer<{ session: { accessToken: string } }>(login)).session;
   try {
-    return await answer<T>(await fetch(path, { method, headers: { authorization: `Bearer ${session.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }));
+    return await answer<T>(
+      await fetch(path, {
+        method,
+        headers: { authorization: `Bearer ${session.accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }),
+    );
   } finally {
-    await fetch('/v1/auth/token', { method: 'DELETE', headers: { authorization: `Bearer ${session.accessToken}` } }).catch(() => undefined);
+    await fetch('/v1/auth/token', {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${session.accessToken}` },
+    }).catch(() => undefined);
   }
 }
 
 /** A secret shown once: selectable, copyable, and gone when dismissed. */
-export function SecretBox({ label, value, id, onDone }: { label: string; value: string; id: string; onDone?: () => void }) {
+export function SecretBox({
+  label,
+  value,
+  id,
+  onDone,
+}: {
+  label: string;
+  value: string;
+  id: string;
+  onDone?: () => void;
+}) {
   const [copied, setCopied] = useState(false);
   return (
     <div class="secret">
       <label for={id}>{label}</label>
       <div class="row">
-        <input id={id} class="mono" readOnly value={value} size={Math.min(60, value.length)} onFocus={(e) => (e.target as HTMLInputElement).select()} />
-        <button type="button" onClick={async () => {
-          await navigator.clipboard?.writeText(value).catch(() => undefined);
-          setCopied(true);
-        }}>{t('admin.copy')}</button>
-        {onDone && <button type="button" onClick={onDone}>{t('keys.stored')}</button>}
+        <input
+          id={id}
+          class="mono"
+          readOnly
+          value={value}
+          size={Math.min(60, value.length)}
+          onFocus={(e) => (e.target as HTMLInputElement).select()}
+        />
+        <button
+          type="button"
+          onClick={async () => {
+            await navigator.clipboard?.writeText(value).catch(() => undefined);
+            setCopied(true);
+          }}
+        >
+          {t('admin.copy')}
+        </button>
+        {onDone && (
+          <button type="button" onClick={onDone}>
+            {t('keys.stored')}
+          </button>
+        )}
       </div>
-      {copied && <p class="small muted" role="status">{t('admin.copied')}</p>}
+      {copied && (
+        <p class="small muted" role="status">
+          {t('admin.copied')}
+        </p>
+      )}
     </div>
   );
 }
@@ -64,7 +126,11 @@ export function fieldErrors(error: unknown): Record<string, string> {
 }
 
 export function FieldError({ id, message }: { id: string; message?: string }) {
-  return message ? <span class="field-error" id={id}>{message}</span> : null;
+  return message ? (
+    <span class="field-error" id={id}>
+      {message}
+    </span>
+  ) : null;
 }
 
 export function when(iso: string | null | undefined): string {

@@ -25,18 +25,44 @@ export function AdminPage({ section, id, user }: { section: string; id?: string;
   useEffect(() => {
     if (!current || loaded?.id === current.id) return;
     setError(null);
-    current.load().then((m) => setLoaded({ id: current.id, Component: m.default }), (e) => setError(reason(e)));
+    current.load().then(
+      (m) => setLoaded({ id: current.id, Component: m.default }),
+      (e) => setError(reason(e)),
+    );
   }, [current?.id]);
   return (
     <div class="page admin">
       <nav aria-label={t('admin.sections')} class="subnav">
         {SECTIONS.map((s) => (
-          <a key={s.id} href={`/app/admin/${s.id}`} aria-current={s.id === current?.id ? 'page' : undefined} onClick={(e) => linkClick(e, `/app/admin/${s.id}`)}>{t(s.label)}</a>
+          <a
+            key={s.id}
+            href={`/app/admin/${s.id}`}
+            aria-current={s.id === current?.id ? 'page' : undefined}
+            onClick={(e) => linkClick(e, `/app/admin/${s.id}`)}
+          >
+            {t(s.label)}
+          </a>
         ))}
       </nav>
-      {!current && <p role="alert" class="error">{t('admin.notFound')}</p>}
-      {error && <p role="alert" class="error">{t('admin.loadFailed', { reason: error })}</p>}
-      {current && !error && (loaded?.id === current.id ? <loaded.Component id={id} user={user} /> : <p class="muted" role="status">{t('admin.loading')}</p>)}
+      {!current && (
+        <p role="alert" class="error">
+          {t('admin.notFound')}
+        </p>
+      )}
+      {error && (
+        <p role="alert" class="error">
+          {t('admin.loadFailed', { reason: error })}
+        </p>
+      )}
+      {current &&
+        !error &&
+        (loaded?.id === current.id ? (
+          <loaded.Component id={id} user={user} />
+        ) : (
+          <p class="muted" role="status">
+            {t('admin.loading')}
+          </p>
+        ))}
     </div>
   );
 }

@@ -10,7 +10,8 @@ export const adminEn = {
   'admin.loadFailed': 'This page could not be loaded: {reason}',
   'admin.notFound': 'There is no such administration page.',
   'admin.mayNot': 'You may not {what}: it takes the {privilege} privilege, which your role does not hold.',
-  'admin.ownSignIn': 'This creates a lasting credential, which takes your own sign-in: enter your password to confirm. The app signs in with it for this one request and signs that session out at once.',
+  'admin.ownSignIn':
+    'This creates a lasting credential, which takes your own sign-in: enter your password to confirm. The app signs in with it for this one request and signs that session out at once.',
   'admin.password': 'Your password',
   'admin.wrongPassword': 'That password is not right.',
   'admin.confirmDelete': 'Yes, delete {name}',
@@ -29,14 +30,16 @@ export const adminEn = {
   'privilege.purge': 'Purge',
   'privilege.delete': 'Delete',
   'keys.title': 'API keys',
-  'keys.lead': 'A key acts as a service account with the role chosen here, and never with more rights than its creator has now.',
+  'keys.lead':
+    'A key acts as a service account with the role chosen here, and never with more rights than its creator has now.',
   'keys.what': 'manage API keys',
   'keys.new': 'New API key',
   'keys.name': 'Name',
   'keys.role': 'Role',
   'keys.roleTooHigh': '{name} (holds privileges you lack)',
   'keys.ownRole': 'Your own role',
-  'keys.rolesHidden': 'You may not list roles (User Management or Role Management), so a key can take only your own role.',
+  'keys.rolesHidden':
+    'You may not list roles (User Management or Role Management), so a key can take only your own role.',
   'keys.expires': 'Expires on (optional)',
   'keys.create': 'Create key',
   'keys.created': 'Key "{name}" created. Copy it now: it is shown this once and never again.',

@@ -87,7 +87,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('permissions', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('security_template_grants_pk', ['template_id', 'group_id'])
     .execute();
-  await db.schema.createIndex('security_template_grants_group_idx').on('security_template_grants').column('group_id').execute();
+  await db.schema
+    .createIndex('security_template_grants_group_idx')
+    .on('security_template_grants')
+    .column('group_id')
+    .execute();
 
   await db.schema
     .createTable('audit_log')

@@ -31,7 +31,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('revoked_at', 'bigint')
     .addColumn('revoked_reason', 'text')
     .execute();
-  await db.schema.createIndex('auth_sessions_user_idx').on('auth_sessions').columns(['org_id', 'user_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('auth_sessions_user_idx')
+    .on('auth_sessions')
+    .columns(['org_id', 'user_id', 'created_at'])
+    .execute();
 
   // Every refresh token ever issued, by keyed hash only. A used row has its successor's hash.
   await db.schema
@@ -44,7 +48,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('used_at', 'bigint')
     .addColumn('successor_hash', 'text')
     .execute();
-  await db.schema.createIndex('auth_refresh_tokens_session_idx').on('auth_refresh_tokens').column('session_id').execute();
+  await db.schema
+    .createIndex('auth_refresh_tokens_session_idx')
+    .on('auth_refresh_tokens')
+    .column('session_id')
+    .execute();
 
   // Failed-login counters per account and per IP, shared by every instance.
   await db.schema

@@ -20,7 +20,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('revoked_by', 'text')
     .addColumn('last_used_at', 'bigint')
     .execute();
-  await db.schema.createIndex('api_keys_org_created_idx').on('api_keys').columns(['org_id', 'created_at', 'id']).execute();
+  await db.schema
+    .createIndex('api_keys_org_created_idx')
+    .on('api_keys')
+    .columns(['org_id', 'created_at', 'id'])
+    .execute();
 
   // IPs each key has been used from, so that first use from a new address is audited once.
   await db.schema

@@ -56,8 +56,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addUniqueConstraint('webhook_messages_event_endpoint_unique', ['event_id', 'endpoint_id'])
     .execute();
-  await db.schema.createIndex('webhook_messages_due_idx').on('webhook_messages').columns(['status', 'next_attempt_at']).execute();
-  await db.schema.createIndex('webhook_messages_endpoint_idx').on('webhook_messages').columns(['endpoint_id', 'id']).execute();
+  await db.schema
+    .createIndex('webhook_messages_due_idx')
+    .on('webhook_messages')
+    .columns(['status', 'next_attempt_at'])
+    .execute();
+  await db.schema
+    .createIndex('webhook_messages_endpoint_idx')
+    .on('webhook_messages')
+    .columns(['endpoint_id', 'id'])
+    .execute();
 
   await db.schema
     .createTable('webhook_attempts')
@@ -73,8 +81,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('response_body', 'text')
     .addColumn('error_class', 'text')
     .execute();
-  await db.schema.createIndex('webhook_attempts_endpoint_idx').on('webhook_attempts').columns(['endpoint_id', 'id']).execute();
-  await db.schema.createIndex('webhook_attempts_message_idx').on('webhook_attempts').columns(['message_id', 'id']).execute();
+  await db.schema
+    .createIndex('webhook_attempts_endpoint_idx')
+    .on('webhook_attempts')
+    .columns(['endpoint_id', 'id'])
+    .execute();
+  await db.schema
+    .createIndex('webhook_attempts_message_idx')
+    .on('webhook_attempts')
+    .columns(['message_id', 'id'])
+    .execute();
 }
 
 export async function down(): Promise<void> {

@@ -35,7 +35,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('metadata_vocabulary_values_vocab_idx').on('metadata_vocabulary_values').columns(['vocabulary_id', 'position']).execute();
+  await db.schema
+    .createIndex('metadata_vocabulary_values_vocab_idx')
+    .on('metadata_vocabulary_values')
+    .columns(['vocabulary_id', 'position'])
+    .execute();
 
   await db.schema
     .createTable('metadata_attributes')
@@ -62,7 +66,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addUniqueConstraint('metadata_attributes_org_sf_unique', ['org_id', 'search_field'])
     .execute();
-  await db.schema.createIndex('metadata_attributes_org_idx').on('metadata_attributes').columns(['org_id', 'name_key']).execute();
+  await db.schema
+    .createIndex('metadata_attributes_org_idx')
+    .on('metadata_attributes')
+    .columns(['org_id', 'name_key'])
+    .execute();
   await db.schema.createIndex('metadata_attributes_parent_idx').on('metadata_attributes').column('parent_id').execute();
 
   await db.schema
@@ -91,7 +99,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('position', 'integer', (c) => c.notNull())
     .addPrimaryKeyConstraint('metadata_group_attributes_pk', ['group_id', 'attribute_id'])
     .execute();
-  await db.schema.createIndex('metadata_group_attributes_attr_idx').on('metadata_group_attributes').column('attribute_id').execute();
+  await db.schema
+    .createIndex('metadata_group_attributes_attr_idx')
+    .on('metadata_group_attributes')
+    .column('attribute_id')
+    .execute();
 
   await db.schema
     .createTable('metadata_templates')
@@ -118,7 +130,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('position', 'integer', (c) => c.notNull())
     .addPrimaryKeyConstraint('metadata_template_groups_pk', ['template_id', 'group_id'])
     .execute();
-  await db.schema.createIndex('metadata_template_groups_group_idx').on('metadata_template_groups').column('group_id').execute();
+  await db.schema
+    .createIndex('metadata_template_groups_group_idx')
+    .on('metadata_template_groups')
+    .column('group_id')
+    .execute();
 
   // No foreign key to security_templates: deleting a security template must not fail, and a
   // missing access template grants nothing (it never widens who may use the metadata template).
@@ -143,7 +159,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('applied_at', 'bigint')
     .addColumn('action_id', 'text')
     .execute();
-  await db.schema.createIndex('metadata_changes_pending_idx').on('metadata_changes').columns(['org_id', 'applied_at', 'id']).execute();
+  await db.schema
+    .createIndex('metadata_changes_pending_idx')
+    .on('metadata_changes')
+    .columns(['org_id', 'applied_at', 'id'])
+    .execute();
 
   // Actions: the user-visible face of long-running jobs (GET /v1/action/{id}).
   await db.schema

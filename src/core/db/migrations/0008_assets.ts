@@ -14,7 +14,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('permission', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('security_template_permissions_pk', ['template_id', 'group_id', 'permission'])
     .execute();
-  await db.schema.createIndex('security_template_permissions_group_idx').on('security_template_permissions').columns(['group_id', 'permission', 'template_id']).execute();
+  await db.schema
+    .createIndex('security_template_permissions_group_idx')
+    .on('security_template_permissions')
+    .columns(['group_id', 'permission', 'template_id'])
+    .execute();
 
   // Backfill from the JSON grants (permission ids → permission keys).
   const ids: Record<string, string> = {
@@ -26,7 +30,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     '6c1f0c1e-5b1a-4e1a-9a51-000000000006': 'share',
     '6c1f0c1e-5b1a-4e1a-9a51-000000000007': 'apply_security_template',
   };
-  const grants = await db.selectFrom('security_template_grants').select(['org_id', 'template_id', 'group_id', 'permissions']).execute();
+  const grants = await db
+    .selectFrom('security_template_grants')
+    .select(['org_id', 'template_id', 'group_id', 'permissions'])
+    .execute();
   const rows: { org_id: string; template_id: string; group_id: string; permission: string }[] = [];
   for (const g of grants as { org_id: string; template_id: string; group_id: string; permissions: string }[]) {
     const list = JSON.parse(g.permissions) as string[];
@@ -34,7 +41,11 @@ export async function up(db: Kysely<any>): Promise<void> {
       rows.push({ org_id: g.org_id, template_id: g.template_id, group_id: g.group_id, permission: key });
     }
   }
-  for (let i = 0; i < rows.length; i += 500) await db.insertInto('security_template_permissions').values(rows.slice(i, i + 500)).execute();
+  for (let i = 0; i < rows.length; i += 500)
+    await db
+      .insertInto('security_template_permissions')
+      .values(rows.slice(i, i + 500))
+      .execute();
 
   await db.schema
     .createTable('assets')
@@ -70,7 +81,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('assets_chain_idx').on('assets').columns(['original_file_id', 'version_number']).unique().execute();
+  await db.schema
+    .createIndex('assets_chain_idx')
+    .on('assets')
+    .columns(['original_file_id', 'version_number'])
+    .unique()
+    .execute();
   await db.schema.createIndex('assets_org_created_idx').on('assets').columns(['org_id', 'created_at']).execute();
   await db.schema.createIndex('assets_org_sha_idx').on('assets').columns(['org_id', 'sha256']).execute();
 
@@ -81,7 +97,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('template_id', 'text', (c) => c.notNull().references('security_templates.id').onDelete('cascade'))
     .addPrimaryKeyConstraint('asset_security_pk', ['asset_id', 'template_id'])
     .execute();
-  await db.schema.createIndex('asset_security_template_idx').on('asset_security').columns(['template_id', 'asset_id']).execute();
+  await db.schema
+    .createIndex('asset_security_template_idx')
+    .on('asset_security')
+    .columns(['template_id', 'asset_id'])
+    .execute();
 
   await db.schema
     .createTable('asset_links')
@@ -94,7 +114,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('asset_links_pk', ['primary_id', 'secondary_id'])
     .execute();
-  await db.schema.createIndex('asset_links_secondary_idx').on('asset_links').columns(['secondary_id', 'primary_id']).execute();
+  await db.schema
+    .createIndex('asset_links_secondary_idx')
+    .on('asset_links')
+    .columns(['secondary_id', 'primary_id'])
+    .execute();
 
   await db.schema
     .createTable('asset_uploads')
@@ -117,7 +141,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('expires_at', 'bigint', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('asset_uploads_asset_idx').on('asset_uploads').columns(['asset_id']).execute();
-  await db.schema.createIndex('asset_uploads_expiry_idx').on('asset_uploads').columns(['status', 'expires_at']).execute();
+  await db.schema
+    .createIndex('asset_uploads_expiry_idx')
+    .on('asset_uploads')
+    .columns(['status', 'expires_at'])
+    .execute();
 }
 
 export async function down(): Promise<void> {

@@ -37,18 +37,32 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('indexed_at', 'bigint', (c) => c.notNull());
   if (postgres) docs = docs.addColumn('tsv', sql`tsvector`, (c) => c.notNull());
   await docs.execute();
-  await db.schema.createIndex('search_docs_org_idx').on('search_docs').columns(['org_id', 'deleted', 'current_version', 'doc_no']).execute();
+  await db.schema
+    .createIndex('search_docs_org_idx')
+    .on('search_docs')
+    .columns(['org_id', 'deleted', 'current_version', 'doc_no'])
+    .execute();
   await db.schema.createIndex('search_docs_file_idx').on('search_docs').columns(['org_id', 'file_id']).execute();
-  await db.schema.createIndex('search_docs_updated_idx').on('search_docs').columns(['org_id', 'updated_epoch', 'doc_no']).execute();
+  await db.schema
+    .createIndex('search_docs_updated_idx')
+    .on('search_docs')
+    .columns(['org_id', 'updated_epoch', 'doc_no'])
+    .execute();
   await db.schema.createIndex('search_docs_indexed_idx').on('search_docs').columns(['org_id', 'indexed_at']).execute();
-  await db.schema.createIndex('search_docs_created_idx').on('search_docs').columns(['org_id', 'created_epoch', 'doc_no']).execute();
+  await db.schema
+    .createIndex('search_docs_created_idx')
+    .on('search_docs')
+    .columns(['org_id', 'created_epoch', 'doc_no'])
+    .execute();
   if (postgres) {
     await sql`create index search_docs_tsv_idx on search_docs using gin (tsv)`.execute(db);
   } else {
     // Tokens are produced by Tessera (search.tokenize.ts) and joined by spaces, so both engines see
     // exactly the same tokens; unicode61 only splits on the spaces. The `acl` column holds the
     // organization, state and security-template tokens, so visibility is intersected inside FTS5.
-    await sql`create virtual table search_fts using fts5(filename, asset, metadata, content, acl, content='', contentless_delete=1, tokenize='unicode61', prefix='1 2 3')`.execute(db);
+    await sql`create virtual table search_fts using fts5(filename, asset, metadata, content, acl, content='', contentless_delete=1, tokenize='unicode61', prefix='1 2 3')`.execute(
+      db,
+    );
   }
 
   await db.schema
@@ -58,7 +72,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('template_id', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('search_doc_templates_pk', ['doc_no', 'template_id'])
     .execute();
-  await db.schema.createIndex('search_doc_templates_tpl_idx').on('search_doc_templates').columns(['org_id', 'template_id', 'doc_no']).execute();
+  await db.schema
+    .createIndex('search_doc_templates_tpl_idx')
+    .on('search_doc_templates')
+    .columns(['org_id', 'template_id', 'doc_no'])
+    .execute();
 
   await db.schema
     .createTable('search_doc_facets')
@@ -70,7 +88,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('value', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('search_doc_facets_pk', ['doc_no', 'facet_key', 'value_key'])
     .execute();
-  await db.schema.createIndex('search_doc_facets_value_idx').on('search_doc_facets').columns(['org_id', 'facet_key', 'value_key', 'doc_no']).execute();
+  await db.schema
+    .createIndex('search_doc_facets_value_idx')
+    .on('search_doc_facets')
+    .columns(['org_id', 'facet_key', 'value_key', 'doc_no'])
+    .execute();
 
   await db.schema
     .createTable('search_doc_sorts')
@@ -81,8 +103,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('txt', 'text')
     .addPrimaryKeyConstraint('search_doc_sorts_pk', ['doc_no', 'field'])
     .execute();
-  await db.schema.createIndex('search_doc_sorts_num_idx').on('search_doc_sorts').columns(['org_id', 'field', 'num', 'doc_no']).execute();
-  await db.schema.createIndex('search_doc_sorts_txt_idx').on('search_doc_sorts').columns(['org_id', 'field', 'txt', 'doc_no']).execute();
+  await db.schema
+    .createIndex('search_doc_sorts_num_idx')
+    .on('search_doc_sorts')
+    .columns(['org_id', 'field', 'num', 'doc_no'])
+    .execute();
+  await db.schema
+    .createIndex('search_doc_sorts_txt_idx')
+    .on('search_doc_sorts')
+    .columns(['org_id', 'field', 'txt', 'doc_no'])
+    .execute();
 
   // --- collections ---
   await db.schema
@@ -112,7 +142,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('added_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('collection_members_pk', ['collection_id', 'file_id'])
     .execute();
-  await db.schema.createIndex('collection_members_file_idx').on('collection_members').columns(['org_id', 'file_id']).execute();
+  await db.schema
+    .createIndex('collection_members_file_idx')
+    .on('collection_members')
+    .columns(['org_id', 'file_id'])
+    .execute();
 
   await db.schema
     .createTable('collection_templates')
@@ -121,7 +155,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('template_id', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('collection_templates_pk', ['collection_id', 'template_id'])
     .execute();
-  await db.schema.createIndex('collection_templates_tpl_idx').on('collection_templates').columns(['org_id', 'template_id']).execute();
+  await db.schema
+    .createIndex('collection_templates_tpl_idx')
+    .on('collection_templates')
+    .columns(['org_id', 'template_id'])
+    .execute();
 
   // --- saved searches ---
   await db.schema
@@ -137,7 +175,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('saved_searches_owner_idx').on('saved_searches').columns(['org_id', 'owner_id']).execute();
+  await db.schema
+    .createIndex('saved_searches_owner_idx')
+    .on('saved_searches')
+    .columns(['org_id', 'owner_id'])
+    .execute();
 
   await db.schema
     .createTable('saved_search_templates')
@@ -146,7 +188,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('template_id', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('saved_search_templates_pk', ['saved_search_id', 'template_id'])
     .execute();
-  await db.schema.createIndex('saved_search_templates_tpl_idx').on('saved_search_templates').columns(['org_id', 'template_id']).execute();
+  await db.schema
+    .createIndex('saved_search_templates_tpl_idx')
+    .on('saved_search_templates')
+    .columns(['org_id', 'template_id'])
+    .execute();
 
   // The indexer finds changed assets by updated_at (search.indexer.ts).
   await db.schema.createIndex('search_assets_updated_idx').on('assets').columns(['updated_at']).execute();

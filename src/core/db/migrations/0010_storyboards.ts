@@ -25,8 +25,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addColumn('published_at', 'bigint')
     .execute();
-  await db.schema.createIndex('storyboards_org_updated_idx').on('storyboards').columns(['org_id', 'updated_at', 'id']).execute();
-  await db.schema.createIndex('storyboards_org_title_idx').on('storyboards').columns(['org_id', 'title_key', 'id']).execute();
+  await db.schema
+    .createIndex('storyboards_org_updated_idx')
+    .on('storyboards')
+    .columns(['org_id', 'updated_at', 'id'])
+    .execute();
+  await db.schema
+    .createIndex('storyboards_org_title_idx')
+    .on('storyboards')
+    .columns(['org_id', 'title_key', 'id'])
+    .execute();
 
   await db.schema
     .createTable('storyboard_security_templates')
@@ -36,7 +44,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('position', 'integer', (c) => c.notNull())
     .addPrimaryKeyConstraint('storyboard_security_templates_pk', ['storyboard_id', 'template_id'])
     .execute();
-  await db.schema.createIndex('storyboard_security_templates_tpl_idx').on('storyboard_security_templates').columns(['template_id']).execute();
+  await db.schema
+    .createIndex('storyboard_security_templates_tpl_idx')
+    .on('storyboard_security_templates')
+    .columns(['template_id'])
+    .execute();
 
   // Internal shares: a user or a group may view the story board.
   await db.schema
@@ -50,7 +62,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addUniqueConstraint('storyboard_shares_subject_unique', ['storyboard_id', 'subject_id'])
     .execute();
-  await db.schema.createIndex('storyboard_shares_subject_idx').on('storyboard_shares').columns(['subject_id', 'storyboard_id']).execute();
+  await db.schema
+    .createIndex('storyboard_shares_subject_idx')
+    .on('storyboard_shares')
+    .columns(['subject_id', 'storyboard_id'])
+    .execute();
 
   // External share links: only a keyed hash of the token is kept.
   await db.schema
@@ -68,7 +84,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('last_opened_at', 'bigint')
     .addColumn('open_count', 'integer', (c) => c.notNull().defaultTo(0))
     .execute();
-  await db.schema.createIndex('storyboard_links_board_idx').on('storyboard_links').columns(['storyboard_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('storyboard_links_board_idx')
+    .on('storyboard_links')
+    .columns(['storyboard_id', 'created_at'])
+    .execute();
 
   // Adaptive templates: an SVG or HTML asset registered as a template with named fields.
   await db.schema
@@ -87,7 +107,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addUniqueConstraint('adaptive_templates_asset_unique', ['org_id', 'asset_id'])
     .execute();
-  await db.schema.createIndex('adaptive_templates_org_name_idx').on('adaptive_templates').columns(['org_id', 'name_key', 'id']).execute();
+  await db.schema
+    .createIndex('adaptive_templates_org_name_idx')
+    .on('adaptive_templates')
+    .columns(['org_id', 'name_key', 'id'])
+    .execute();
 }
 
 export async function down(): Promise<void> {

@@ -9,7 +9,10 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 // `identityRevisionTriggers` for it.
 
 /** Columns whose changes never alter a principal (per-request bookkeeping); updates of only these do not bump. */
-export const VOLATILE_COLUMNS: Record<string, readonly string[]> = { auth_sessions: ['last_used_at'], api_keys: ['last_used_at'] };
+export const VOLATILE_COLUMNS: Record<string, readonly string[]> = {
+  auth_sessions: ['last_used_at'],
+  api_keys: ['last_used_at'],
+};
 
 /** Which writes bump, per table. Inserts matter only where a new row widens or narrows an existing caller. */
 export const IDENTITY_TRIGGERS: Record<string, readonly ('insert' | 'update' | 'delete')[]> = {
@@ -31,7 +34,12 @@ function isPostgres(db: Kysely<any>): boolean {
 }
 
 /** Creates (or re-creates) the revision triggers of one table, on either engine. */
-export async function identityRevisionTriggers(db: Kysely<any>, table: string, events: readonly ('insert' | 'update' | 'delete')[], volatile: readonly string[] = []): Promise<void> {
+export async function identityRevisionTriggers(
+  db: Kysely<any>,
+  table: string,
+  events: readonly ('insert' | 'update' | 'delete')[],
+  volatile: readonly string[] = [],
+): Promise<void> {
   const id = (s: string) => sql.id(s);
   if (isPostgres(db)) {
     for (const event of events) {
@@ -40,12 +48,15 @@ export async function identityRevisionTriggers(db: Kysely<any>, table: string, e
       // Deferred to commit: the counter row is locked only while the transaction commits, so
       // writers never wait on it while holding other locks (no deadlocks), and a NOTIFY can never
       // announce a change that is not yet visible.
-      const when = event === 'update'
-        ? (volatile.length > 0
-          ? sql`when ((to_jsonb(old) - ${sql.raw(`array[${volatile.map((c) => `'${c}'`).join(',')}]`)}) is distinct from (to_jsonb(new) - ${sql.raw(`array[${volatile.map((c) => `'${c}'`).join(',')}]`)}))`
-          : sql`when (old.* is distinct from new.*)`)
-        : sql``;
-      await sql`create constraint trigger ${id(name)} after ${sql.raw(event)} on ${id(table)} deferrable initially deferred for each row ${when} execute function tessera_bump_revision()`.execute(db);
+      const when =
+        event === 'update'
+          ? volatile.length > 0
+            ? sql`when ((to_jsonb(old) - ${sql.raw(`array[${volatile.map((c) => `'${c}'`).join(',')}]`)}) is distinct from (to_jsonb(new) - ${sql.raw(`array[${volatile.map((c) => `'${c}'`).join(',')}]`)}))`
+            : sql`when (old.* is distinct from new.*)`
+          : sql``;
+      await sql`create constraint trigger ${id(name)} after ${sql.raw(event)} on ${id(table)} deferrable initially deferred for each row ${when} execute function tessera_bump_revision()`.execute(
+        db,
+      );
     }
     return;
   }
@@ -63,8 +74,12 @@ export async function identityRevisionTriggers(db: Kysely<any>, table: string, e
     // column known now.
     const same = sql.raw(volatile.map((c) => `old."${c}" is new."${c}"`).join(' and '));
     await sql`create trigger ${id(name)} after update on ${id(table)} for each row when ${same} ${bump}`.execute(db);
-    const columns = (await sql<{ name: string }>`select name from pragma_table_info(${table})`.execute(db)).rows.map((r) => r.name).filter((c) => !volatile.includes(c));
-    await sql`create trigger ${id(`${name}_also`)} after update of ${sql.join(columns.map((c) => id(c)))} on ${id(table)} for each row when not (${same}) ${bump}`.execute(db);
+    const columns = (await sql<{ name: string }>`select name from pragma_table_info(${table})`.execute(db)).rows
+      .map((r) => r.name)
+      .filter((c) => !volatile.includes(c));
+    await sql`create trigger ${id(`${name}_also`)} after update of ${sql.join(columns.map((c) => id(c)))} on ${id(table)} for each row when not (${same}) ${bump}`.execute(
+      db,
+    );
   }
 }
 

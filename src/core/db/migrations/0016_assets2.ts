@@ -8,7 +8,9 @@ import { sql, type Kysely } from 'kysely';
 // delivered by the `mail.send` job with retries, so an SMTP outage delays a mail but never loses it.
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('assets').addColumn('deleted_by', 'text').execute();
-  await sql`create index assets_recycle_bin_idx on assets (org_id, deleted_at desc, id desc) where deleted_at is not null and is_current = 1`.execute(db);
+  await sql`create index assets_recycle_bin_idx on assets (org_id, deleted_at desc, id desc) where deleted_at is not null and is_current = 1`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('mail_outbox')

@@ -30,7 +30,11 @@ function isPostgres(db: Kysely<any>): boolean {
 }
 
 /** Creates (or re-creates) the content revision triggers of one table, on either engine. */
-export async function contentRevisionTriggers(db: Kysely<any>, table: string, events: readonly ('insert' | 'update' | 'delete')[]): Promise<void> {
+export async function contentRevisionTriggers(
+  db: Kysely<any>,
+  table: string,
+  events: readonly ('insert' | 'update' | 'delete')[],
+): Promise<void> {
   const id = (s: string) => sql.id(s);
   for (const event of events) {
     const name = `tessera_content_${table}_${event}`;
@@ -39,18 +43,25 @@ export async function contentRevisionTriggers(db: Kysely<any>, table: string, ev
       // Deferred to commit, as the identity triggers (no lock held while the transaction works,
       // and a NOTIFY never announces a change that is not visible yet).
       const when = event === 'update' ? sql`when (old.* is distinct from new.*)` : sql``;
-      await sql`create constraint trigger ${id(name)} after ${sql.raw(event)} on ${id(table)} deferrable initially deferred for each row ${when} execute function tessera_bump_content_revision()`.execute(db);
+      await sql`create constraint trigger ${id(name)} after ${sql.raw(event)} on ${id(table)} deferrable initially deferred for each row ${when} execute function tessera_bump_content_revision()`.execute(
+        db,
+      );
     } else {
       await sql`drop trigger if exists ${id(name)}`.execute(db);
       // SQLite serialises writers: one row, no stripes needed.
-      await sql`create trigger ${id(name)} after ${sql.raw(event)} on ${id(table)} for each row begin update tessera_revision set value = value + 1 where id = 2; end`.execute(db);
+      await sql`create trigger ${id(name)} after ${sql.raw(event)} on ${id(table)} for each row begin update tessera_revision set value = value + 1 where id = 2; end`.execute(
+        db,
+      );
     }
   }
 }
 
 export async function up(db: Kysely<any>): Promise<void> {
   const stripes = isPostgres(db) ? CONTENT_STRIPES : 1;
-  await db.insertInto('tessera_revision').values(Array.from({ length: stripes }, (_, i) => ({ id: 2 + i, value: 0 }))).execute();
+  await db
+    .insertInto('tessera_revision')
+    .values(Array.from({ length: stripes }, (_, i) => ({ id: 2 + i, value: 0 })))
+    .execute();
   if (isPostgres(db)) {
     // Once per transaction. A transaction that also bumped the identity revision skips it: an
     // asset view is valid only while both revisions are unchanged, so that bump already stales

@@ -15,8 +15,12 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   const postgres = db.getExecutor().adapter instanceof PostgresAdapter;
   // The key is the fan-out order: it walks the primary key, with no sort and no second index.
-  await sql`create table event_fanout_queue (created_at bigint not null, event_id text not null, primary key (created_at, event_id))`.execute(db);
-  await sql`insert into event_fanout_queue (created_at, event_id) select created_at, id from events where fanned_out = 0`.execute(db);
+  await sql`create table event_fanout_queue (created_at bigint not null, event_id text not null, primary key (created_at, event_id))`.execute(
+    db,
+  );
+  await sql`insert into event_fanout_queue (created_at, event_id) select created_at, id from events where fanned_out = 0`.execute(
+    db,
+  );
   await db.schema.dropIndex('events_pending_idx').execute();
   await db.schema.alterTable('events').dropColumn('fanned_out').execute();
   if (postgres) {
@@ -25,14 +29,18 @@ export async function up(db: Kysely<any>): Promise<void> {
         insert into event_fanout_queue (created_at, event_id) values (new.created_at, new.id);
         return null;
       end $$`.execute(db);
-    await sql`create trigger tessera_events_fanout after insert on events for each row execute function tessera_queue_fanout()`.execute(db);
+    await sql`create trigger tessera_events_fanout after insert on events for each row execute function tessera_queue_fanout()`.execute(
+      db,
+    );
   } else {
     await sql`create trigger tessera_events_fanout after insert on events for each row
       begin insert into event_fanout_queue (created_at, event_id) values (new.created_at, new.id); end`.execute(db);
   }
 
   await db.schema.dropIndex('webhook_messages_due_idx').execute();
-  await sql`create index webhook_messages_due_idx on webhook_messages (status, next_attempt_at) where status in ('pending', 'delivering')`.execute(db);
+  await sql`create index webhook_messages_due_idx on webhook_messages (status, next_attempt_at) where status in ('pending', 'delivering')`.execute(
+    db,
+  );
 }
 
 export async function down(): Promise<void> {

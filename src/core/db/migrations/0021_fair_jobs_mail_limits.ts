@@ -10,8 +10,16 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('jobs_org_served_idx').on('jobs').columns(['org_id', 'updated_at']).execute();
   await db.schema.alterTable('mail_outbox').addColumn('sender_id', 'text').execute();
-  await db.schema.createIndex('mail_outbox_org_created_idx').on('mail_outbox').columns(['org_id', 'created_at']).execute();
-  await db.schema.createIndex('mail_outbox_sender_created_idx').on('mail_outbox').columns(['sender_id', 'created_at']).execute();
+  await db.schema
+    .createIndex('mail_outbox_org_created_idx')
+    .on('mail_outbox')
+    .columns(['org_id', 'created_at'])
+    .execute();
+  await db.schema
+    .createIndex('mail_outbox_sender_created_idx')
+    .on('mail_outbox')
+    .columns(['sender_id', 'created_at'])
+    .execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {

@@ -4,7 +4,18 @@ import type { Trx } from '../../../core/db/connect.ts';
 import { fromJson, toJson } from '../../../core/db/json.ts';
 import { newId } from '../../../core/ids.ts';
 import type { TypedJobHandler } from '../../../core/jobs/catalog.ts';
-import { type ACTION_OBJECT_JOB, actionTemplateInfo, loadTemplate, mergeMetadata, seesSensitiveData, setActionObjectId, validateMetadata, type ActionObjectJob, type ActionTemplateInfo, type CompiledTemplate } from '../../metadata/index.ts';
+import {
+  type ACTION_OBJECT_JOB,
+  actionTemplateInfo,
+  loadTemplate,
+  mergeMetadata,
+  seesSensitiveData,
+  setActionObjectId,
+  validateMetadata,
+  type ActionObjectJob,
+  type ActionTemplateInfo,
+  type CompiledTemplate,
+} from '../../metadata/index.ts';
 import { defaultSecurityTemplateId } from '../../identity/index.ts';
 import { callerPermissions } from '../access.ts';
 import { findAsset, securityOf, setAssetSecurity, type AssetRow } from '../assets.repo.ts';
@@ -39,7 +50,11 @@ function documentFor(t: CompiledTemplate, current: readonly LegacyItem[], filena
     return def && !has.has(def.id) ? [{ name: def.name, value: d.value }] : [];
   });
   // Only the defaults are checked (they were valid when the template took them); required attributes may stay empty.
-  const r = validateMetadata(t, defaults, { mode: 'patch', allowReadonly: true, path: 'template.attributesDefaultValue' });
+  const r = validateMetadata(t, defaults, {
+    mode: 'patch',
+    allowReadonly: true,
+    path: 'template.attributesDefaultValue',
+  });
   const doc = r.ok ? mergeMetadata(t, base, r.document) : base;
   return withSystemValues(t, doc, { filename }) ?? project(t, doc);
 }
@@ -53,9 +68,18 @@ async function sync(deps: Deps, orgId: string, job: ActionObjectJob): Promise<vo
       // By template too, not only by the id the delete saw: a job that made the object while the
       // delete was running committed it after the delete had read the template (action_object_id
       // still empty), so only its metadata_template_id names it.
-      await trx.updateTable('assets').set({ deleted_at: now, updated_at: now }).where('org_id', '=', orgId)
-        .where((eb) => (job.actionObjectId ? eb.or([eb('id', '=', job.actionObjectId), eb('metadata_template_id', '=', job.templateId)]) : eb('metadata_template_id', '=', job.templateId)))
-        .where('object_type', '=', ACTION_OBJECT_TYPE).where('deleted_at', 'is', null).execute();
+      await trx
+        .updateTable('assets')
+        .set({ deleted_at: now, updated_at: now })
+        .where('org_id', '=', orgId)
+        .where((eb) =>
+          job.actionObjectId
+            ? eb.or([eb('id', '=', job.actionObjectId), eb('metadata_template_id', '=', job.templateId)])
+            : eb('metadata_template_id', '=', job.templateId),
+        )
+        .where('object_type', '=', ACTION_OBJECT_TYPE)
+        .where('deleted_at', 'is', null)
+        .execute();
       return;
     }
     const t = await loadTemplate(trx, orgId, info.id);
@@ -65,10 +89,19 @@ async function sync(deps: Deps, orgId: string, job: ActionObjectJob): Promise<vo
     const actor = info.updatedBy ?? info.createdBy;
     if (existing) {
       const prepared = documentFor(t, fromJson<LegacyItem[]>(existing.metadata, []), info.name);
-      await trx.updateTable('assets').set({
-        filename: info.name, metadata_template_id: info.id, metadata: toJson(prepared.doc), metadata_denormalized: toJson(prepared.denormalized),
-        updated_at: now, ...(actor ? { updated_by: actor } : {}),
-      }).where('org_id', '=', orgId).where('id', '=', existing.id).execute();
+      await trx
+        .updateTable('assets')
+        .set({
+          filename: info.name,
+          metadata_template_id: info.id,
+          metadata: toJson(prepared.doc),
+          metadata_denormalized: toJson(prepared.denormalized),
+          updated_at: now,
+          ...(actor ? { updated_by: actor } : {}),
+        })
+        .where('org_id', '=', orgId)
+        .where('id', '=', existing.id)
+        .execute();
       await setAssetSecurity(trx, orgId, existing.id, security);
       return;
     }
@@ -78,16 +111,45 @@ async function sync(deps: Deps, orgId: string, job: ActionObjectJob): Promise<vo
     const id = newId(now);
     const fileId = newId(now);
     const row: AssetRow = {
-      id, org_id: orgId, file_id: fileId, original_file_id: fileId, version_number: 1, is_current: 1, object_type: ACTION_OBJECT_TYPE,
-      filename: info.name, content_type: null, content_state: 'none', size: null, sha256: null, md5: null, blob_key: null, federated: 0, content_path: null,
-      skip_transcode: 1, metadata_template_id: info.id, metadata: toJson(prepared.doc), metadata_denormalized: toJson(prepared.denormalized),
-      technical_metadata: '{}', renditions: '{}', renditions_state: 'none', width: null, height: null, placeholder: null, deleted_at: null, deleted_by: null,
-      created_event_sent: 1, created_by: createdBy, updated_by: createdBy, created_at: now, updated_at: now,
+      id,
+      org_id: orgId,
+      file_id: fileId,
+      original_file_id: fileId,
+      version_number: 1,
+      is_current: 1,
+      object_type: ACTION_OBJECT_TYPE,
+      filename: info.name,
+      content_type: null,
+      content_state: 'none',
+      size: null,
+      sha256: null,
+      md5: null,
+      blob_key: null,
+      federated: 0,
+      content_path: null,
+      skip_transcode: 1,
+      metadata_template_id: info.id,
+      metadata: toJson(prepared.doc),
+      metadata_denormalized: toJson(prepared.denormalized),
+      technical_metadata: '{}',
+      renditions: '{}',
+      renditions_state: 'none',
+      width: null,
+      height: null,
+      placeholder: null,
+      deleted_at: null,
+      deleted_by: null,
+      created_event_sent: 1,
+      created_by: createdBy,
+      updated_by: createdBy,
+      created_at: now,
+      updated_at: now,
     };
     await trx.insertInto('assets').values(row).execute();
     await setAssetSecurity(trx, orgId, id, security);
     // Deleted meanwhile (its delete saw no object yet): roll back, nothing to keep.
-    if (!(await setActionObjectId(trx, orgId, info.id, id))) throw new Error(`metadata template ${info.id} was deleted while its Action object was made`);
+    if (!(await setActionObjectId(trx, orgId, info.id, id)))
+      throw new Error(`metadata template ${info.id} was deleted while its Action object was made`);
   });
 }
 
@@ -99,7 +161,11 @@ export function actionObjectJobHandler(deps: Deps): TypedJobHandler<typeof ACTIO
 }
 
 /** GET /v1/action/{id} for Action objects: by objectId or fileId, View through its security templates. */
-export async function readActionObject(deps: Deps, principal: Principal, id: string): Promise<Record<string, unknown> | undefined> {
+export async function readActionObject(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+): Promise<Record<string, unknown> | undefined> {
   const asset = await findAsset(deps.db, principal.orgId, id);
   if (!asset || asset.object_type !== ACTION_OBJECT_TYPE) return undefined;
   const security = (await securityOf(deps.db, principal.orgId, [asset.id])).get(asset.id)!;

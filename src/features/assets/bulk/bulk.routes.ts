@@ -12,12 +12,17 @@ const Op = Type.Union([Type.Literal('replace'), Type.Literal('append')]);
 const BulkEditBody = Type.Object({
   metadataTemplateId: Type.String({ maxLength: 100 }),
   objectIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 100_000 }),
-  metadataDocument: Type.Optional(Type.Array(Type.Object({
-    metadataDefinitionId: Type.String({ maxLength: 100 }),
-    metadataDefinitionValue: Type.Optional(Type.Unknown()),
-    metadataDefinitionTableValue: Type.Optional(Type.Array(Type.Array(Type.Unknown()))),
-    operation: Type.Optional(Op),
-  }), { maxItems: 2000 })),
+  metadataDocument: Type.Optional(
+    Type.Array(
+      Type.Object({
+        metadataDefinitionId: Type.String({ maxLength: 100 }),
+        metadataDefinitionValue: Type.Optional(Type.Unknown()),
+        metadataDefinitionTableValue: Type.Optional(Type.Array(Type.Array(Type.Unknown()))),
+        operation: Type.Optional(Op),
+      }),
+      { maxItems: 2000 },
+    ),
+  ),
   securityTemplateIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50 })),
   securityTemplateOp: Type.Optional(Op),
 });
@@ -25,26 +30,57 @@ const Started = Type.Object({ actionId: Type.String(), status: Type.String() });
 
 /** Work on many assets at once, each as an Action: bulk edit, the recycle-bin purge, rendition regeneration. */
 export function bulkRoutes(app: App, deps: Deps): void {
-  app.patch('/asset', {
-    schema: {
-      operationId: 'EditAssets', tags, summary: 'Bulk edit: the same metadata and security changes on many assets, as an Action (GET /v1/action/{jobId})',
-      body: BulkEditBody, response: { 200: Type.Object({ jobId: Type.String(), collectionId: Type.Null({ description: 'Tessera makes no collection of the edited assets' }) }), ...write },
+  app.patch(
+    '/asset',
+    {
+      schema: {
+        operationId: 'EditAssets',
+        tags,
+        summary:
+          'Bulk edit: the same metadata and security changes on many assets, as an Action (GET /v1/action/{jobId})',
+        body: BulkEditBody,
+        response: {
+          200: Type.Object({
+            jobId: Type.String(),
+            collectionId: Type.Null({ description: 'Tessera makes no collection of the edited assets' }),
+          }),
+          ...write,
+        },
+      },
     },
-  }, async (request) => startBulkEdit(deps, principalOf(request), request.body));
+    async (request) => startBulkEdit(deps, principalOf(request), request.body),
+  );
 
-  app.post('/asset/purge', {
-    schema: {
-      operationId: 'PurgeAssets', tags, summary: 'Permanently remove recycle-bin assets (Purge privilege), as an Action',
-      body: Type.Object({ objectIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 10_000 })), all: Type.Optional(Type.Boolean()) }),
-      response: { 200: Started, ...write },
+  app.post(
+    '/asset/purge',
+    {
+      schema: {
+        operationId: 'PurgeAssets',
+        tags,
+        summary: 'Permanently remove recycle-bin assets (Purge privilege), as an Action',
+        body: Type.Object({
+          objectIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 10_000 })),
+          all: Type.Optional(Type.Boolean()),
+        }),
+        response: { 200: Started, ...write },
+      },
     },
-  }, async (request) => startPurge(deps, principalOf(request), request.body));
+    async (request) => startPurge(deps, principalOf(request), request.body),
+  );
 
-  app.post('/asset/renditions', {
-    schema: {
-      operationId: 'RegenerateRenditions', tags, summary: 'Render the renditions of assets again (Content Management), as an Action',
-      body: Type.Object({ objectIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 10_000 }) }),
-      response: { 200: Started, ...write },
+  app.post(
+    '/asset/renditions',
+    {
+      schema: {
+        operationId: 'RegenerateRenditions',
+        tags,
+        summary: 'Render the renditions of assets again (Content Management), as an Action',
+        body: Type.Object({
+          objectIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 10_000 }),
+        }),
+        response: { 200: Started, ...write },
+      },
     },
-  }, async (request) => startRegenerate(deps, principalOf(request), request.body.objectIds));
+    async (request) => startRegenerate(deps, principalOf(request), request.body.objectIds),
+  );
 }

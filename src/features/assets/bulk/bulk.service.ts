@@ -12,7 +12,13 @@ import { enqueueJob, LeaseLost } from '../../../core/jobs/queue.ts';
 import type { HandlersFor } from '../../../core/jobs/catalog.ts';
 import { ActionCancelled, actionJobHandler, createAction, type ActionContext } from '../../actions/index.ts';
 import { loadUserPrincipal } from '../../identity/index.ts';
-import { loadTemplate, templateAccess, type ApplyHandler, type CompiledTemplate, type UsageProbe } from '../../metadata/index.ts';
+import {
+  loadTemplate,
+  templateAccess,
+  type ApplyHandler,
+  type CompiledTemplate,
+  type UsageProbe,
+} from '../../metadata/index.ts';
 import { assetVisibleTo, callerPermissions } from '../access.ts';
 import { contentHeld, findAsset, securityOf } from '../assets.repo.ts';
 import { applyChanges, checkTemplates } from '../assets.service.ts';
@@ -29,18 +35,29 @@ const CHECKPOINT = 25;
 export interface BulkEditInput {
   metadataTemplateId: string;
   objectIds: string[];
-  metadataDocument?: { metadataDefinitionId: string; metadataDefinitionValue?: unknown; metadataDefinitionTableValue?: unknown[][]; operation?: 'replace' | 'append' }[];
+  metadataDocument?: {
+    metadataDefinitionId: string;
+    metadataDefinitionValue?: unknown;
+    metadataDefinitionTableValue?: unknown[][];
+    operation?: 'replace' | 'append';
+  }[];
   securityTemplateIds?: string[];
   securityTemplateOp?: 'replace' | 'append';
 }
 
 /** PATCH /v1/asset: validates the edit once, then runs it over every asset as an Action. */
-export async function startBulkEdit(deps: Deps, principal: Principal, input: BulkEditInput): Promise<{ jobId: string; collectionId: null }> {
-  if (!input.objectIds || input.objectIds.length === 0) throw invalidField('body.objectIds', 'Invalid Request: Missing Bulk Edit Asset Details');
+export async function startBulkEdit(
+  deps: Deps,
+  principal: Principal,
+  input: BulkEditInput,
+): Promise<{ jobId: string; collectionId: null }> {
+  if (!input.objectIds || input.objectIds.length === 0)
+    throw invalidField('body.objectIds', 'Invalid Request: Missing Bulk Edit Asset Details');
   if (input.objectIds.length > 100_000) throw invalidField('body.objectIds', 'at most 100000 assets per edit');
   const bad = input.objectIds.findIndex((id) => !isUuid(id));
   if (bad >= 0) throw invalidField(`body.objectIds.${bad}`, 'must be a UUID');
-  if (!isUuid(input.metadataTemplateId ?? '')) throw invalidField('body.metadataTemplateId', 'Invalid metadataTemplateId');
+  if (!isUuid(input.metadataTemplateId ?? ''))
+    throw invalidField('body.metadataTemplateId', 'Invalid metadataTemplateId');
   const t = await templateForWrite(deps.db, principal, input.metadataTemplateId);
   const ops = input.metadataDocument ?? [];
   const strip = (op: (typeof ops)[number]) => {
@@ -49,17 +66,30 @@ export async function startBulkEdit(deps: Deps, principal: Principal, input: Bul
   };
   // Values are checked against the template up front, so every asset gets a valid document.
   preparePatch(principal, t, ops.map(strip), [], 'body.metadataDocument');
-  const templates = input.securityTemplateIds !== undefined ? await checkTemplates(deps.db, principal.orgId, input.securityTemplateIds) : undefined;
+  const templates =
+    input.securityTemplateIds !== undefined
+      ? await checkTemplates(deps.db, principal.orgId, input.securityTemplateIds)
+      : undefined;
   // Refused up front when the caller holds Apply Security Template nowhere; each asset is checked again as it is edited.
   if (templates !== undefined && !(await holdsPermissionAnywhere(deps.db, principal, 'apply_security_template'))) {
     throw new AppError('forbidden', 'Missing permission: Apply Security Template (changing securityTemplateIds)');
   }
-  if (!input.metadataDocument && !templates && !input.metadataTemplateId) throw invalidField('body', 'Invalid Request: Missing Bulk Edit Asset Details');
+  if (!input.metadataDocument && !templates && !input.metadataTemplateId)
+    throw invalidField('body', 'Invalid Request: Missing Bulk Edit Asset Details');
   const now = deps.clock.now();
-  const actionId = await deps.db.transaction().execute((trx) => createAction(trx, now, {
-    orgId: principal.orgId, type: BULK_EDIT_ACTION, createdBy: principal.userId,
-    input: { ...input, objectIds: [...new Set(input.objectIds.map((id) => id.toLowerCase()))], securityTemplateIds: templates, total: input.objectIds.length },
-  }));
+  const actionId = await deps.db.transaction().execute((trx) =>
+    createAction(trx, now, {
+      orgId: principal.orgId,
+      type: BULK_EDIT_ACTION,
+      createdBy: principal.userId,
+      input: {
+        ...input,
+        objectIds: [...new Set(input.objectIds.map((id) => id.toLowerCase()))],
+        securityTemplateIds: templates,
+        total: input.objectIds.length,
+      },
+    }),
+  );
   deps.jobs.wake();
   return { jobId: actionId, collectionId: null };
 }
@@ -67,10 +97,18 @@ export async function startBulkEdit(deps: Deps, principal: Principal, input: Bul
 function appendItem(t: CompiledTemplate, old: LegacyItem | undefined, change: LegacyItem): LegacyItem {
   if (!old) return change;
   const def = t.byId.get(change.metadataDefinitionId);
-  if (change.metadataDefinitionTableValue) return { ...old, metadataDefinitionTableValue: [...(old.metadataDefinitionTableValue ?? []), ...change.metadataDefinitionTableValue] };
+  if (change.metadataDefinitionTableValue)
+    return {
+      ...old,
+      metadataDefinitionTableValue: [
+        ...(old.metadataDefinitionTableValue ?? []),
+        ...change.metadataDefinitionTableValue,
+      ],
+    };
   const a = old.metadataDefinitionValue;
   const b = change.metadataDefinitionValue;
-  if (def?.type === 'text' && typeof a === 'string' && typeof b === 'string') return { ...old, metadataDefinitionValue: a === '' ? b : `${a} ${b}` };
+  if (def?.type === 'text' && typeof a === 'string' && typeof b === 'string')
+    return { ...old, metadataDefinitionValue: a === '' ? b : `${a} ${b}` };
   if (Array.isArray(a) && Array.isArray(b)) {
     const seen = new Set(a.map((v) => JSON.stringify(v)));
     return { ...old, metadataDefinitionValue: [...a, ...b.filter((v) => !seen.has(JSON.stringify(v)))] } as LegacyItem;
@@ -93,7 +131,12 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
   const errors = Array.isArray(saved.errors) ? [...saved.errors] : [];
   let updated = typeof saved.updated === 'number' ? saved.updated : 0;
   let cursor = ctx.processed;
-  const state = (extra = 0): BulkProgress => ({ updated: updated + extra, failed: errors.length, total: ids.length, errors });
+  const state = (extra = 0): BulkProgress => ({
+    updated: updated + extra,
+    failed: errors.length,
+    total: ids.length,
+    errors,
+  });
   // Sets the total (and fences: a run behind another stops here).
   await ctx.commit(deps.db, cursor, cursor, state(), { errors, total: ids.length });
   for (let i = cursor; i < ids.length; i++) {
@@ -101,27 +144,49 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
     // long edit would hold the event loop (the lease heartbeat, the API of this process) to its end.
     await yieldToEventLoop();
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    if (i % CHECKPOINT === 0 && (await ctx.cancelRequested())) throw new ActionCancelled({ updated, processed: cursor });
+    if (i % CHECKPOINT === 0 && (await ctx.cancelRequested()))
+      throw new ActionCancelled({ updated, processed: cursor });
     const id = ids[i]!;
     try {
       const asset = await findAsset(deps.db, principal.orgId, id);
       const security = asset ? (await securityOf(deps.db, principal.orgId, [asset.id])).get(asset.id)! : undefined;
       const permissions = security ? callerPermissions(principal, security) : new Set<Permission>();
       // The one visibility rule (View and an open metadata template): a hidden asset fails as a missing one.
-      if (!asset || !security || !assetVisibleTo(principal, security, await templateAccess(deps.db, principal.orgId, asset.metadata_template_id))) throw new Error('Asset not found');
-      if (!permitted(permissions, 'asset.edit_metadata')) throw new Error('Missing permission on this asset: Edit Metadata');
+      if (
+        !asset ||
+        !security ||
+        !assetVisibleTo(principal, security, await templateAccess(deps.db, principal.orgId, asset.metadata_template_id))
+      )
+        throw new Error('Asset not found');
+      if (!permitted(permissions, 'asset.edit_metadata'))
+        throw new Error('Missing permission on this asset: Edit Metadata');
       if (asset.deleted_at !== null) throw new Error('The asset is in the recycle bin');
-      if (asset.object_type === 'Action') throw new Error('This is an Action object: it follows its action-type metadata template');
+      if (asset.object_type === 'Action')
+        throw new Error('This is an Action object: it follows its action-type metadata template');
       const current = project(t, fromJson<LegacyItem[]>(asset.metadata, [])).doc;
       const byId = new Map(current.map((item) => [item.metadataDefinitionId, item]));
-      const patch = (input.metadataDocument ?? []).map(({ operation, ...item }) => (operation === 'append' ? appendItem(t, byId.get(item.metadataDefinitionId), item as LegacyItem) : (item as LegacyItem)));
+      const patch = (input.metadataDocument ?? []).map(({ operation, ...item }) =>
+        operation === 'append'
+          ? appendItem(t, byId.get(item.metadataDefinitionId), item as LegacyItem)
+          : (item as LegacyItem),
+      );
       const prepared = preparePatch(principal, t, patch, current, 'metadataDocument');
       let templates: string[] | undefined;
-      if (input.securityTemplateIds) templates = input.securityTemplateOp === 'append' ? [...new Set([...security!.templateIds, ...input.securityTemplateIds])] : input.securityTemplateIds;
+      if (input.securityTemplateIds)
+        templates =
+          input.securityTemplateOp === 'append'
+            ? [...new Set([...security!.templateIds, ...input.securityTemplateIds])]
+            : input.securityTemplateIds;
       if (templates) await assertMayApplyTemplates(deps.db, principal, permissions, security!.templateIds, templates);
       const from = cursor;
-      await applyChanges(deps, principal.userId, asset, security!.templateIds, { doc: prepared.doc, denormalized: prepared.denormalized, templates, templateId: input.metadataTemplateId },
-        (trx) => ctx.commit(trx, from, i + 1, state(1), { errors, total: ids.length }));
+      await applyChanges(
+        deps,
+        principal.userId,
+        asset,
+        security!.templateIds,
+        { doc: prepared.doc, denormalized: prepared.denormalized, templates, templateId: input.metadataTemplateId },
+        (trx) => ctx.commit(trx, from, i + 1, state(1), { errors, total: ids.length }),
+      );
       updated++;
       cursor = i + 1;
     } catch (error) {
@@ -148,32 +213,80 @@ interface BulkProgress {
 /** POST /v1/asset/purge: permanently removes recycle-bin assets (Purge privilege), as an Action. */
 export async function startPurge(deps: Deps, principal: Principal, input: { objectIds?: string[]; all?: boolean }) {
   requireAction(principal, 'asset.purge');
-  if (!input.all && (!input.objectIds || input.objectIds.length === 0)) throw invalidField('body.objectIds', 'name the recycle-bin assets to purge, or send all: true');
+  if (!input.all && (!input.objectIds || input.objectIds.length === 0))
+    throw invalidField('body.objectIds', 'name the recycle-bin assets to purge, or send all: true');
   const now = deps.clock.now();
-  const actionId = await deps.db.transaction().execute((trx) => createAction(trx, now, { orgId: principal.orgId, type: PURGE_ACTION, createdBy: principal.userId, viewPrivilege: 'purge', input: { ...input, purger: { privileges: [...principal.privileges], groupIds: [...principal.groupIds] } } }));
+  const actionId = await deps.db.transaction().execute((trx) =>
+    createAction(trx, now, {
+      orgId: principal.orgId,
+      type: PURGE_ACTION,
+      createdBy: principal.userId,
+      viewPrivilege: 'purge',
+      input: { ...input, purger: { privileges: [...principal.privileges], groupIds: [...principal.groupIds] } },
+    }),
+  );
   deps.jobs.wake();
   return { actionId, status: 'queued' };
 }
 
 async function purgeWork(deps: Deps, ctx: ActionContext) {
-  const input = ctx.input as { objectIds?: string[]; all?: boolean; purger?: { privileges: string[]; groupIds: string[] } };
-  let query = deps.db.selectFrom('assets').select(['original_file_id']).distinct().where('org_id', '=', ctx.orgId).where('deleted_at', 'is not', null);
-  if (!input.all) query = query.where((eb) => eb.or([eb('id', 'in', input.objectIds!), eb('file_id', 'in', input.objectIds!), eb('original_file_id', 'in', input.objectIds!)]));
+  const input = ctx.input as {
+    objectIds?: string[];
+    all?: boolean;
+    purger?: { privileges: string[]; groupIds: string[] };
+  };
+  let query = deps.db
+    .selectFrom('assets')
+    .select(['original_file_id'])
+    .distinct()
+    .where('org_id', '=', ctx.orgId)
+    .where('deleted_at', 'is not', null);
+  if (!input.all)
+    query = query.where((eb) =>
+      eb.or([
+        eb('id', 'in', input.objectIds!),
+        eb('file_id', 'in', input.objectIds!),
+        eb('original_file_id', 'in', input.objectIds!),
+      ]),
+    );
   const chains = (await query.orderBy('original_file_id').execute()).map((r) => r.original_file_id);
   // Only what the purger may purge (permission table: View and Delete on every version of the chain);
   // the rest is left alone, as if it did not exist.
   // What the purger held when they asked (an API key: its capped privileges and its creator's groups).
   const purger: Principal | null = input.purger
-    ? { kind: 'user', via: 'password', orgId: ctx.orgId, userId: ctx.createdBy ?? '', username: '', roleId: '', privileges: new Set(input.purger.privileges.filter(isPrivilege)), groupIds: input.purger.groupIds }
+    ? {
+        kind: 'user',
+        via: 'password',
+        orgId: ctx.orgId,
+        userId: ctx.createdBy ?? '',
+        username: '',
+        roleId: '',
+        privileges: new Set(input.purger.privileges.filter(isPrivilege)),
+        groupIds: input.purger.groupIds,
+      }
     : null;
-  if (!purger) throw new AppError('forbidden', 'This purge was queued without the purger\'s permissions; start it again');
+  if (!purger)
+    throw new AppError('forbidden', "This purge was queued without the purger's permissions; start it again");
   let purged = 0;
   await ctx.progress(0, chains.length);
   for (const [i, chainId] of chains.entries()) {
     if (i % CHECKPOINT === 0 && (await ctx.cancelRequested())) throw new ActionCancelled({ purged });
-    const versions = await deps.db.selectFrom('assets').select(['id', 'filename', 'sha256', 'blob_key']).where('org_id', '=', ctx.orgId).where('original_file_id', '=', chainId).where('deleted_at', 'is not', null).execute();
-    const security = await securityOf(deps.db, ctx.orgId, versions.map((v) => v.id));
-    if (!mayPerform(purger, 'asset.purge') || !versions.every((v) => permitted(callerPermissions(purger, security.get(v.id)!), 'asset.purge'))) {
+    const versions = await deps.db
+      .selectFrom('assets')
+      .select(['id', 'filename', 'sha256', 'blob_key'])
+      .where('org_id', '=', ctx.orgId)
+      .where('original_file_id', '=', chainId)
+      .where('deleted_at', 'is not', null)
+      .execute();
+    const security = await securityOf(
+      deps.db,
+      ctx.orgId,
+      versions.map((v) => v.id),
+    );
+    if (
+      !mayPerform(purger, 'asset.purge') ||
+      !versions.every((v) => permitted(callerPermissions(purger, security.get(v.id)!), 'asset.purge'))
+    ) {
       await ctx.progress(i + 1, chains.length);
       continue;
     }
@@ -182,11 +295,20 @@ async function purgeWork(deps: Deps, ctx: ActionContext) {
     const gone = await deps.db.transaction().execute(async (trx) => {
       const removed: typeof versions = [];
       for (const v of versions) {
-        const deleted = await trx.deleteFrom('assets').where('id', '=', v.id).where('deleted_at', 'is not', null).executeTakeFirst();
+        const deleted = await trx
+          .deleteFrom('assets')
+          .where('id', '=', v.id)
+          .where('deleted_at', 'is not', null)
+          .executeTakeFirst();
         if (Number(deleted.numDeletedRows) === 0) continue;
         await trx.deleteFrom('asset_uploads').where('asset_id', '=', v.id).execute();
         await trx.deleteFrom('asset_visual_hashes').where('asset_id', '=', v.id).execute();
-        await publishEvent(trx, now, { orgId: ctx.orgId, type: 'asset.purged', actor: ctx.createdBy, data: { asset: { id: v.id, filename: v.filename } } });
+        await publishEvent(trx, now, {
+          orgId: ctx.orgId,
+          type: 'asset.purged',
+          actor: ctx.createdBy,
+          data: { asset: { id: v.id, filename: v.filename } },
+        });
         removed.push(v);
       }
       return removed;
@@ -209,7 +331,15 @@ export async function startRegenerate(deps: Deps, principal: Principal, objectId
   requireAction(principal, 'asset.regenerate');
   if (objectIds.length === 0) throw invalidField('body.objectIds', 'name at least one asset');
   const now = deps.clock.now();
-  const actionId = await deps.db.transaction().execute((trx) => createAction(trx, now, { orgId: principal.orgId, type: REGENERATE_ACTION, createdBy: principal.userId, viewPrivilege: 'content_management', input: { objectIds } }));
+  const actionId = await deps.db.transaction().execute((trx) =>
+    createAction(trx, now, {
+      orgId: principal.orgId,
+      type: REGENERATE_ACTION,
+      createdBy: principal.userId,
+      viewPrivilege: 'content_management',
+      input: { objectIds },
+    }),
+  );
   deps.jobs.wake();
   return { actionId, status: 'queued' };
 }
@@ -224,14 +354,20 @@ async function regenerateWork(deps: Deps, ctx: ActionContext) {
       errors.push({ item: id, message: 'Asset not found or without content' });
       continue;
     }
-    await enqueueJob(deps.db, deps.clock.now(), { type: RENDITIONS_JOB, orgId: ctx.orgId, payload: { assetId: asset.id, force: true } });
+    await enqueueJob(deps.db, deps.clock.now(), {
+      type: RENDITIONS_JOB,
+      orgId: ctx.orgId,
+      payload: { assetId: asset.id, force: true },
+    });
     queued++;
   }
   deps.jobs.wake();
   return { result: { queued }, errors };
 }
 
-export function bulkJobHandlers(deps: Deps): HandlersFor<typeof BULK_EDIT_ACTION | typeof PURGE_ACTION | typeof REGENERATE_ACTION> {
+export function bulkJobHandlers(
+  deps: Deps,
+): HandlersFor<typeof BULK_EDIT_ACTION | typeof PURGE_ACTION | typeof REGENERATE_ACTION> {
   return {
     [BULK_EDIT_ACTION]: actionJobHandler(deps, (ctx) => bulkEditWork(deps, ctx)),
     [PURGE_ACTION]: actionJobHandler(deps, (ctx) => purgeWork(deps, ctx)),
@@ -243,9 +379,16 @@ export function bulkJobHandlers(deps: Deps): HandlersFor<typeof BULK_EDIT_ACTION
 export const assetTemplateUsage: UsageProbe = async (db, orgId, kind, ids) => {
   const out = new Map<string, string>();
   if (kind !== 'template' || ids.length === 0) return out;
-  const rows = await db.selectFrom('assets').select(['metadata_template_id']).select((eb) => eb.fn.countAll<number>().as('n'))
+  const rows = await db
+    .selectFrom('assets')
+    .select(['metadata_template_id'])
+    .select((eb) => eb.fn.countAll<number>().as('n'))
     // An action-type template's own Action object is not a use of it (deleting the template retires the object).
-    .where('org_id', '=', orgId).where('metadata_template_id', 'in', [...ids]).where('object_type', '!=', 'Action').groupBy('metadata_template_id').execute();
+    .where('org_id', '=', orgId)
+    .where('metadata_template_id', 'in', [...ids])
+    .where('object_type', '!=', 'Action')
+    .groupBy('metadata_template_id')
+    .execute();
   for (const r of rows) if (r.metadata_template_id) out.set(r.metadata_template_id, `${Number(r.n)} assets`);
   return out;
 };
@@ -253,12 +396,27 @@ export const assetTemplateUsage: UsageProbe = async (db, orgId, kind, ids) => {
 /** For the metadata feature (wired by src/workers.ts): brings assets' stored metadata in line after definition changes. */
 export const applyMetadataToAssets: ApplyHandler = async (db, ctx) => {
   const templates = new Map<string, CompiledTemplate | undefined>();
-  const total = Number((await db.selectFrom('assets').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', ctx.orgId).executeTakeFirstOrThrow()).n);
+  const total = Number(
+    (
+      await db
+        .selectFrom('assets')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('org_id', '=', ctx.orgId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
   let after = '';
   let seen = 0;
   let updated = 0;
   for (;;) {
-    const rows = await db.selectFrom('assets').select(['id', 'metadata', 'metadata_denormalized', 'metadata_template_id', 'updated_at']).where('org_id', '=', ctx.orgId).where('id', '>', after).orderBy('id').limit(500).execute();
+    const rows = await db
+      .selectFrom('assets')
+      .select(['id', 'metadata', 'metadata_denormalized', 'metadata_template_id', 'updated_at'])
+      .where('org_id', '=', ctx.orgId)
+      .where('id', '>', after)
+      .orderBy('id')
+      .limit(500)
+      .execute();
     if (rows.length === 0) break;
     for (const row of rows) {
       const tid = row.metadata_template_id;
@@ -271,7 +429,15 @@ export const applyMetadataToAssets: ApplyHandler = async (db, ctx) => {
       const denormalized = toJson(next.denormalized);
       if (doc !== row.metadata || denormalized !== row.metadata_denormalized) {
         // A new updated_at is what the search indexer follows: the index comes in line with the asset.
-        await db.updateTable('assets').set({ metadata: doc, metadata_denormalized: denormalized, updated_at: Math.max(ctx.now, row.updated_at + 1) }).where('id', '=', row.id).execute();
+        await db
+          .updateTable('assets')
+          .set({
+            metadata: doc,
+            metadata_denormalized: denormalized,
+            updated_at: Math.max(ctx.now, row.updated_at + 1),
+          })
+          .where('id', '=', row.id)
+          .execute();
         updated++;
       }
     }

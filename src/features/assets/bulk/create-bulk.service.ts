@@ -7,7 +7,13 @@ import { AppError, invalidField, type ErrorDetail } from '../../../core/http/err
 import { isUuid } from '../../../core/ids.ts';
 import type { CompiledTemplate } from '../../metadata/index.ts';
 import type { AssetRow } from '../assets.repo.ts';
-import { assetCreatedEvent, checkTemplatesNamed, MISSING_METADATA_TEMPLATE, newAssetRow, type CreateAssetInput } from '../assets.service.ts';
+import {
+  assetCreatedEvent,
+  checkTemplatesNamed,
+  MISSING_METADATA_TEMPLATE,
+  newAssetRow,
+  type CreateAssetInput,
+} from '../assets.service.ts';
 import { prepareCreate, templateForWrite } from '../metadata-seam.ts';
 
 /** Items per POST /v1/assets/bulk. */
@@ -40,7 +46,11 @@ class RequestLookups {
   async securityTemplateSet(ids: readonly string[], field: string): Promise<NamedTemplates> {
     const key = ids.map((id) => id.toLowerCase()).join(',');
     let named = this.securityTemplates.get(key);
-    if (!named) this.securityTemplates.set(key, (named = await checkTemplatesNamed(this.deps.db, this.principal.orgId, ids, field)));
+    if (!named)
+      this.securityTemplates.set(
+        key,
+        (named = await checkTemplatesNamed(this.deps.db, this.principal.orgId, ids, field)),
+      );
     return named;
   }
 }
@@ -55,17 +65,38 @@ interface PreparedItem {
  * with every error naming `body.assets.<i>…`. Bulk creates new metadata-only assets only: items that
  * would need content (a filename), federated content or a new version are refused.
  */
-async function prepareItem(principal: Principal, lookups: RequestLookups, input: CreateAssetInput, path: string, now: number): Promise<PreparedItem> {
-  if (input.filename !== undefined) throw invalidField(`${path}.filename`, 'bulk creation is metadata-only: an asset with content (filename) needs an upload; create it with POST /v1/assets/asset');
-  if (input.contentPath !== undefined) throw invalidField(`${path}.contentPath`, 'bulk creation is metadata-only: create federated assets with POST /v1/assets/asset');
-  if (input.originalFileId !== undefined) throw invalidField(`${path}.originalFileId`, 'bulk creation makes new assets only: add versions with POST /v1/assets/asset');
+async function prepareItem(
+  principal: Principal,
+  lookups: RequestLookups,
+  input: CreateAssetInput,
+  path: string,
+  now: number,
+): Promise<PreparedItem> {
+  if (input.filename !== undefined)
+    throw invalidField(
+      `${path}.filename`,
+      'bulk creation is metadata-only: an asset with content (filename) needs an upload; create it with POST /v1/assets/asset',
+    );
+  if (input.contentPath !== undefined)
+    throw invalidField(
+      `${path}.contentPath`,
+      'bulk creation is metadata-only: create federated assets with POST /v1/assets/asset',
+    );
+  if (input.originalFileId !== undefined)
+    throw invalidField(
+      `${path}.originalFileId`,
+      'bulk creation makes new assets only: add versions with POST /v1/assets/asset',
+    );
   const templateId = input.metadataTemplateId ?? null;
   if (templateId === null) throw invalidField(`${path}.metadataTemplateId`, MISSING_METADATA_TEMPLATE);
   if (!isUuid(templateId)) throw invalidField(`${path}.metadataTemplateId`, 'must be a UUID');
   const templates = await lookups.securityTemplateSet(input.securityTemplateIds ?? [], `${path}.securityTemplateIds`);
   const template = await lookups.metadataTemplate(templateId, `${path}.metadataTemplateId`);
   const metadata = prepareCreate(principal, template, input.metadata ?? [], `${path}.metadata`);
-  return { row: newAssetRow(principal, now, { expectsContent: false, federated: false, templateId, metadata }), templates };
+  return {
+    row: newAssetRow(principal, now, { expectsContent: false, federated: false, templateId, metadata }),
+    templates,
+  };
 }
 
 /**
@@ -74,10 +105,15 @@ async function prepareItem(principal: Principal, lookups: RequestLookups, input:
  * grants and one `asset.created` event per asset are written in one transaction with multi-row
  * inserts. Returns the rows in request order.
  */
-export async function createAssetsBulk(deps: Deps, principal: Principal, inputs: readonly CreateAssetInput[]): Promise<AssetRow[]> {
+export async function createAssetsBulk(
+  deps: Deps,
+  principal: Principal,
+  inputs: readonly CreateAssetInput[],
+): Promise<AssetRow[]> {
   requireAction(principal, 'asset.create');
   if (inputs.length === 0) throw invalidField('body.assets', 'send 1 to 1000 assets');
-  if (inputs.length > BULK_CREATE_MAX) throw invalidField('body.assets', `at most ${BULK_CREATE_MAX} assets per request`);
+  if (inputs.length > BULK_CREATE_MAX)
+    throw invalidField('body.assets', `at most ${BULK_CREATE_MAX} assets per request`);
   const now = deps.clock.now();
   const lookups = new RequestLookups(deps, principal);
   const prepared: PreparedItem[] = [];
@@ -95,12 +131,30 @@ export async function createAssetsBulk(deps: Deps, principal: Principal, inputs:
   }
   if (failed > 0) {
     const first = problems[0]!;
-    throw new AppError('validation_failed', `${failed} of ${inputs.length} assets are invalid; nothing was created. First: ${first.field}: ${first.message}`, { details: problems });
+    throw new AppError(
+      'validation_failed',
+      `${failed} of ${inputs.length} assets are invalid; nothing was created. First: ${first.field}: ${first.message}`,
+      { details: problems },
+    );
   }
   await deps.db.transaction().execute(async (trx) => {
-    await insertRows(trx, 'assets', prepared.map((p) => p.row));
-    await insertRows(trx, 'asset_security', prepared.flatMap((p) => p.templates.ids.map((template_id) => ({ org_id: p.row.org_id, asset_id: p.row.id, template_id }))));
-    await publishEvents(trx, now, prepared.map((p) => assetCreatedEvent(principal, p.row, p.templates.named)));
+    await insertRows(
+      trx,
+      'assets',
+      prepared.map((p) => p.row),
+    );
+    await insertRows(
+      trx,
+      'asset_security',
+      prepared.flatMap((p) =>
+        p.templates.ids.map((template_id) => ({ org_id: p.row.org_id, asset_id: p.row.id, template_id })),
+      ),
+    );
+    await publishEvents(
+      trx,
+      now,
+      prepared.map((p) => assetCreatedEvent(principal, p.row, p.templates.named)),
+    );
   });
   return prepared.map((p) => p.row);
 }

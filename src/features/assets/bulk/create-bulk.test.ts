@@ -9,15 +9,36 @@ import { defaultTemplate } from '../../../../test/helpers/assets.ts';
 const OTHER_UUID = '0190a4b2-0000-7000-8000-000000000000';
 
 const countAssets = async (ctx: TestContext, org: TestOrg) =>
-  Number((await ctx.deps.db.selectFrom('assets').select((eb) => eb.fn.countAll().as('n')).where('org_id', '=', org.orgId).executeTakeFirstOrThrow()).n);
+  Number(
+    (
+      await ctx.deps.db
+        .selectFrom('assets')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('org_id', '=', org.orgId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
 const createdEvents = async (ctx: TestContext, org: TestOrg) =>
-  (await ctx.deps.db.selectFrom('events').select('body').where('org_id', '=', org.orgId).where('type', '=', 'asset.created').execute()).map((e) => JSON.parse(e.body));
+  (
+    await ctx.deps.db
+      .selectFrom('events')
+      .select('body')
+      .where('org_id', '=', org.orgId)
+      .where('type', '=', 'asset.created')
+      .execute()
+  ).map((e) => JSON.parse(e.body));
 
 forEachEngine('assets: bulk creation of metadata-only assets (POST /v1/assets/bulk)', (ctx) => {
   let org: TestOrg;
   let TEMPLATE: string;
-  const item = (title: string, over: Record<string, unknown> = {}) => ({ metadataTemplateId: TEMPLATE, securityTemplateIds: [org.defaultTemplateId], metadata: [{ name: 'Title', value: title }], ...over });
-  const bulk = (assets: unknown[], headers = org.admin.headers) => ctx().inject({ method: 'POST', url: '/v1/assets/bulk', headers, payload: { assets } });
+  const item = (title: string, over: Record<string, unknown> = {}) => ({
+    metadataTemplateId: TEMPLATE,
+    securityTemplateIds: [org.defaultTemplateId],
+    metadata: [{ name: 'Title', value: title }],
+    ...over,
+  });
+  const bulk = (assets: unknown[], headers = org.admin.headers) =>
+    ctx().inject({ method: 'POST', url: '/v1/assets/bulk', headers, payload: { assets } });
 
   before(async () => {
     org = await createTestOrg(ctx());
@@ -36,24 +57,49 @@ forEachEngine('assets: bulk creation of metadata-only assets (POST /v1/assets/bu
       assert.equal(created.versionNumber, 1);
       assert.equal(created.fileId, created.originalFileId);
       assert.equal(created.url, undefined);
-      const got = await ctx().inject({ method: 'GET', url: `/v1/assets/asset/${created.objectId}?system=false&empty=false`, headers: org.admin.headers });
+      const got = await ctx().inject({
+        method: 'GET',
+        url: `/v1/assets/asset/${created.objectId}?system=false&empty=false`,
+        headers: org.admin.headers,
+      });
       assert.equal(got.statusCode, 200, got.body);
       assert.deepEqual(json(got).data.metadata, [{ name: 'Title', value: titles[i] }]);
       assert.deepEqual(json(got).data.securityTemplates, [{ id: org.defaultTemplateId, name: 'Default' }]);
     }
-    const legacy = json(await ctx().inject({ method: 'GET', url: `/v1/asset/${body.data[0].objectId}`, headers: org.admin.headers }));
+    const legacy = json(
+      await ctx().inject({ method: 'GET', url: `/v1/asset/${body.data[0].objectId}`, headers: org.admin.headers }),
+    );
     assert.equal(legacy.contentState, 'none');
     assert.equal(legacy.currentVersion, 'Y');
     assert.deepEqual(legacy.securityTemplateIds, [org.defaultTemplateId]);
-    const found = json(await ctx().inject({ method: 'POST', url: '/v1/search/keyword', headers: org.admin.headers, payload: { searchTerm: ['quokka'] } }));
+    const found = json(
+      await ctx().inject({
+        method: 'POST',
+        url: '/v1/search/keyword',
+        headers: org.admin.headers,
+        payload: { searchTerm: ['quokka'] },
+      }),
+    );
     assert.equal(found.totalCount, 25);
-    assert.deepEqual(new Set(found.result.map((r: { objectId: string }) => r.objectId)), new Set(body.data.map((d: { objectId: string }) => d.objectId)));
+    assert.deepEqual(
+      new Set(found.result.map((r: { objectId: string }) => r.objectId)),
+      new Set(body.data.map((d: { objectId: string }) => d.objectId)),
+    );
   });
 
   it('creates 1000 assets (the maximum) in one request with one asset.created event each, as single create publishes it', async () => {
     const before = await countAssets(ctx(), org);
     const eventsBefore = (await createdEvents(ctx(), org)).length;
-    const res = await bulk(Array.from({ length: 1000 }, (_, i) => item(`Wombat ${i}`, { metadata: [{ name: 'Title', value: `Wombat ${i}` }, { name: 'Creator', value: 'Bulk' }] })));
+    const res = await bulk(
+      Array.from({ length: 1000 }, (_, i) =>
+        item(`Wombat ${i}`, {
+          metadata: [
+            { name: 'Title', value: `Wombat ${i}` },
+            { name: 'Creator', value: 'Bulk' },
+          ],
+        }),
+      ),
+    );
     assert.equal(res.statusCode, 200, res.body.slice(0, 500));
     const ids: string[] = json(res).data.map((d: { objectId: string }) => d.objectId);
     assert.equal(new Set(ids).size, 1000);
@@ -63,7 +109,14 @@ forEachEngine('assets: bulk creation of metadata-only assets (POST /v1/assets/bu
     const bulkEvents = events.filter((e) => ids.includes(e.asset.id));
     assert.equal(bulkEvents.length, 1000);
     // The same payload as a single create's event.
-    const single = json(await ctx().inject({ method: 'POST', url: '/v1/assets/asset', headers: org.admin.headers, payload: item('Single') })).data;
+    const single = json(
+      await ctx().inject({
+        method: 'POST',
+        url: '/v1/assets/asset',
+        headers: org.admin.headers,
+        payload: item('Single'),
+      }),
+    ).data;
     const singleEvent = (await createdEvents(ctx(), org)).find((e) => e.asset.id === single.objectId);
     const strip = (e: any) => ({ ...e, event: { ...e.event, id: 'x', time: 'x' }, asset: { ...e.asset, id: 'x' } });
     assert.deepEqual(strip(bulkEvents[0]), strip(singleEvent));
@@ -90,10 +143,23 @@ forEachEngine('assets: bulk creation of metadata-only assets (POST /v1/assets/bu
     const body = json(res);
     assert.equal(body.code, 'validation_failed');
     const fields: string[] = body.details.map((d: { field: string }) => d.field);
-    for (const [i, field] of [[1, 'metadata'], [3, 'metadataTemplateId'], [4, 'securityTemplateIds'], [5, 'filename'], [6, 'metadataTemplateId'], [7, 'securityTemplateIds'], [8, 'originalFileId'], [9, 'contentPath']] as const) {
-      assert.ok(fields.some((f) => f.startsWith(`body.assets.${i}.${field}`)), `item ${i} ${field}: ${res.body}`);
+    for (const [i, field] of [
+      [1, 'metadata'],
+      [3, 'metadataTemplateId'],
+      [4, 'securityTemplateIds'],
+      [5, 'filename'],
+      [6, 'metadataTemplateId'],
+      [7, 'securityTemplateIds'],
+      [8, 'originalFileId'],
+      [9, 'contentPath'],
+    ] as const) {
+      assert.ok(
+        fields.some((f) => f.startsWith(`body.assets.${i}.${field}`)),
+        `item ${i} ${field}: ${res.body}`,
+      );
     }
-    for (const i of [0, 2, 10]) assert.ok(!fields.some((f) => f.startsWith(`body.assets.${i}.`)), `item ${i} is valid: ${res.body}`);
+    for (const i of [0, 2, 10])
+      assert.ok(!fields.some((f) => f.startsWith(`body.assets.${i}.`)), `item ${i} is valid: ${res.body}`);
     assert.match(body.message, /^8 of 11 assets are invalid; nothing was created/);
     assert.equal(await countAssets(ctx(), org), assets);
     assert.equal((await createdEvents(ctx(), org)).length, events);
@@ -103,27 +169,55 @@ forEachEngine('assets: bulk creation of metadata-only assets (POST /v1/assets/bu
     for (const assets of [[], Array.from({ length: 1001 }, (_, i) => item(`x ${i}`))]) {
       const res = await bulk(assets);
       assert.equal(res.statusCode, 400, res.body.slice(0, 300));
-      assert.ok(json(res).details.some((d: { field: string }) => d.field === 'body.assets'), res.body.slice(0, 300));
+      assert.ok(
+        json(res).details.some((d: { field: string }) => d.field === 'body.assets'),
+        res.body.slice(0, 300),
+      );
     }
-    const missing = await ctx().inject({ method: 'POST', url: '/v1/assets/bulk', headers: org.admin.headers, payload: {} });
+    const missing = await ctx().inject({
+      method: 'POST',
+      url: '/v1/assets/bulk',
+      headers: org.admin.headers,
+      payload: {},
+    });
     assert.equal(missing.statusCode, 400, missing.body);
     assert.ok(json(missing).details.some((d: { field: string }) => d.field === 'body.assets'));
   });
 
-  it('checks the templates per item as single create does: a metadata template the caller may not use, another organization\'s security template', async () => {
+  it("checks the templates per item as single create does: a metadata template the caller may not use, another organization's security template", async () => {
     const restrictedAccess = await createTemplate(ctx(), org.orgId, { [org.groups.administrators]: ['view'] });
-    const made = await ctx().inject({ method: 'POST', url: '/v1/metadata/template', headers: org.admin.headers, payload: { name: `Restricted ${Date.now()}`, groupIds: [], accessTemplates: [restrictedAccess] } });
+    const made = await ctx().inject({
+      method: 'POST',
+      url: '/v1/metadata/template',
+      headers: org.admin.headers,
+      payload: { name: `Restricted ${Date.now()}`, groupIds: [], accessTemplates: [restrictedAccess] },
+    });
     assert.equal(made.statusCode, 201, made.body);
     const restricted = json(made).templateId;
     const uploader = await createTestUser(ctx(), org, { groupIds: [org.groups.everyone], privileges: ['upload'] });
     const stranger = await createTestOrg(ctx());
     const before = await countAssets(ctx(), org);
-    const items = [item('a', { securityTemplateIds: [stranger.defaultTemplateId] }), item('b', { metadataTemplateId: restricted }), item('c')];
+    const items = [
+      item('a', { securityTemplateIds: [stranger.defaultTemplateId] }),
+      item('b', { metadataTemplateId: restricted }),
+      item('c'),
+    ];
     // Single create refuses each of them the same way.
-    for (const [i, field] of [[0, 'securityTemplateIds'], [1, 'metadataTemplateId']] as const) {
-      const single = await ctx().inject({ method: 'POST', url: '/v1/assets/asset', headers: uploader.headers, payload: items[i] });
+    for (const [i, field] of [
+      [0, 'securityTemplateIds'],
+      [1, 'metadataTemplateId'],
+    ] as const) {
+      const single = await ctx().inject({
+        method: 'POST',
+        url: '/v1/assets/asset',
+        headers: uploader.headers,
+        payload: items[i],
+      });
       assert.equal(single.statusCode, 400, single.body);
-      assert.ok(json(single).details.some((d: { field: string }) => d.field === `body.${field}`), single.body);
+      assert.ok(
+        json(single).details.some((d: { field: string }) => d.field === `body.${field}`),
+        single.body,
+      );
     }
     const res = await bulk(items, uploader.headers);
     assert.equal(res.statusCode, 400, res.body);
@@ -140,16 +234,42 @@ forEachEngine('assets: bulk creation of metadata-only assets (POST /v1/assets/bu
 
   it('accepts a large body up to its limit and answers an oversized one with the JSON 413', async () => {
     const long = 'x'.repeat(3000);
-    const big = await bulk(Array.from({ length: 1000 }, () => item('Long', { metadata: [{ name: 'Title', value: 'Long' }, { name: 'Description', value: long }] })));
+    const big = await bulk(
+      Array.from({ length: 1000 }, () =>
+        item('Long', {
+          metadata: [
+            { name: 'Title', value: 'Long' },
+            { name: 'Description', value: long },
+          ],
+        }),
+      ),
+    );
     assert.equal(big.statusCode, 200, big.body.slice(0, 300));
     const huge = `{"assets":[{"metadataTemplateId":"${TEMPLATE}","securityTemplateIds":["${org.defaultTemplateId}"],"metadata":[{"name":"Title","value":"${'y'.repeat(17 * 1024 * 1024)}"}]}]}`;
-    const res = await ctx().inject({ method: 'POST', url: '/v1/assets/bulk', headers: { ...org.admin.headers, 'content-type': 'application/json' }, payload: huge });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/v1/assets/bulk',
+      headers: { ...org.admin.headers, 'content-type': 'application/json' },
+      payload: huge,
+    });
     assert.equal(res.statusCode, 413, res.body.slice(0, 300));
     assert.equal(json(res).code, 'payload_too_large');
   });
 
   securitySuite(ctx, 'POST /v1/assets/bulk', {
-    method: 'POST', privileges: ['upload'],
-    prepare: async (c, o) => ({ url: '/v1/assets/bulk', body: { assets: [{ metadataTemplateId: (await defaultTemplate(c, o)).id, metadata: [], securityTemplateIds: [o.defaultTemplateId] }] } }),
+    method: 'POST',
+    privileges: ['upload'],
+    prepare: async (c, o) => ({
+      url: '/v1/assets/bulk',
+      body: {
+        assets: [
+          {
+            metadataTemplateId: (await defaultTemplate(c, o)).id,
+            metadata: [],
+            securityTemplateIds: [o.defaultTemplateId],
+          },
+        ],
+      },
+    }),
   });
 });

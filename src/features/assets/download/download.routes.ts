@@ -6,90 +6,194 @@ import { notFound } from '../../../core/http/errors.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
 import { loadAssetFor } from '../access.ts';
 import { SignedQuery } from '../assets.schemas.ts';
-import { assetForSignedUrl, downloadLink, EMBEDDED_COMPONENT, expose, originalServable, publishDownloaded, renditionServable } from './download.service.ts';
+import {
+  assetForSignedUrl,
+  downloadLink,
+  EMBEDDED_COMPONENT,
+  expose,
+  originalServable,
+  publishDownloaded,
+  renditionServable,
+} from './download.service.ts';
 import { embeddedServable } from '../embedded/embed-download.ts';
 import { serveBlob } from './serve.ts';
 import { verifySignedPath } from '../upload/signed-urls.ts';
 
 const tags = ['assets'];
-const Binary = Type.String({ format: 'binary', description: 'The bytes (206 for a range request, 304 when unchanged)' });
+const Binary = Type.String({
+  format: 'binary',
+  description: 'The bytes (206 for a range request, 304 when unchanged)',
+});
 const ErrorRef = Type.Ref('Error', { description: 'Range Not Satisfiable' });
 
-const ExposeSchema = Type.Array(Type.Object({
-  id: Type.String({ maxLength: 100 }),
-  identifier: Type.Optional(Type.Union([Type.Literal('objectId'), Type.Literal('fileId')])),
-  components: Type.Array(Type.Object({
-    componentType: Type.Union([Type.Literal('rendition'), Type.Literal('object')]),
-    componentRef: Type.Union([Type.String({ maxLength: 100 }), Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 })]),
-    expiration: Type.Optional(Type.Integer({ description: 'Seconds the URL stays valid (default 3600, at most 7 days)' })),
-  }), { minItems: 1, maxItems: 20 }),
-}), { minItems: 1, maxItems: 500 });
-const ExposeResponse = Type.Array(Type.Object({
-  id: Type.String(),
-  identifier: Type.String(),
-  components: Type.Array(Type.Object({ renditionType: Type.String(), componentRef: Type.String(), expires: Type.Integer({ description: 'epoch ms' }), url: Type.String() })),
-}));
+const ExposeSchema = Type.Array(
+  Type.Object({
+    id: Type.String({ maxLength: 100 }),
+    identifier: Type.Optional(Type.Union([Type.Literal('objectId'), Type.Literal('fileId')])),
+    components: Type.Array(
+      Type.Object({
+        componentType: Type.Union([Type.Literal('rendition'), Type.Literal('object')]),
+        componentRef: Type.Union([
+          Type.String({ maxLength: 100 }),
+          Type.Array(Type.String({ maxLength: 100 }), { maxItems: 20 }),
+        ]),
+        expiration: Type.Optional(
+          Type.Integer({ description: 'Seconds the URL stays valid (default 3600, at most 7 days)' }),
+        ),
+      }),
+      { minItems: 1, maxItems: 20 },
+    ),
+  }),
+  { minItems: 1, maxItems: 500 },
+);
+const ExposeResponse = Type.Array(
+  Type.Object({
+    id: Type.String(),
+    identifier: Type.String(),
+    components: Type.Array(
+      Type.Object({
+        renditionType: Type.String(),
+        componentRef: Type.String(),
+        expires: Type.Integer({ description: 'epoch ms' }),
+        url: Type.String(),
+      }),
+    ),
+  }),
+);
 
 /** Downloads: links, exposed URLs, and the bytes of originals and renditions. */
 export function contentRoutes(app: App, deps: Deps): void {
-  app.get('/asset/:id/content', {
-    schema: {
-      operationId: 'GetAssetContent', tags, summary: 'A time-limited download link of the original (Download permission)',
-      params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
-      querystring: Type.Object({ embed: Type.Optional(Type.Boolean({ description: "Tessera's own: the link serves the original with the asset's current metadata written into it (IPTC and XMP, JPEG/TIFF/PNG); the stored original never changes" })) }),
-      response: { 200: Type.Object({ presignedURL: Type.String() }), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict') },
+  app.get(
+    '/asset/:id/content',
+    {
+      schema: {
+        operationId: 'GetAssetContent',
+        tags,
+        summary: 'A time-limited download link of the original (Download permission)',
+        params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+        querystring: Type.Object({
+          embed: Type.Optional(
+            Type.Boolean({
+              description:
+                "Tessera's own: the link serves the original with the asset's current metadata written into it (IPTC and XMP, JPEG/TIFF/PNG); the stored original never changes",
+            }),
+          ),
+        }),
+        response: {
+          200: Type.Object({ presignedURL: Type.String() }),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict'),
+        },
+      },
     },
-  }, async (request) => ({ presignedURL: await downloadLink(deps, principalOf(request), request.params.id, request.query.embed === true) }));
+    async (request) => ({
+      presignedURL: await downloadLink(deps, principalOf(request), request.params.id, request.query.embed === true),
+    }),
+  );
 
-  app.get('/asset/:id/rendition/:name', {
-    schema: {
-      operationId: 'GetRendition', tags, summary: "A rendition's bytes (View), with ETag, Last-Modified, Range and Cache-Control",
-      params: Type.Object({ id: Type.String({ maxLength: 100 }), name: Type.String({ maxLength: 50 }) }),
-      response: { 200: Binary, 206: Binary, 304: Type.Null({ description: 'Not modified' }), 416: ErrorRef, ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'conflict') },
+  app.get(
+    '/asset/:id/rendition/:name',
+    {
+      schema: {
+        operationId: 'GetRendition',
+        tags,
+        summary: "A rendition's bytes (View), with ETag, Last-Modified, Range and Cache-Control",
+        params: Type.Object({ id: Type.String({ maxLength: 100 }), name: Type.String({ maxLength: 50 }) }),
+        response: {
+          200: Binary,
+          206: Binary,
+          304: Type.Null({ description: 'Not modified' }),
+          416: ErrorRef,
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden', 'not_found', 'conflict'),
+        },
+      },
     },
-  }, async (request, reply) => {
-    const { asset } = await loadAssetFor(deps.db, principalOf(request), request.params.id, 'asset.view');
-    return serveBlob(deps, request, reply, renditionServable(asset, request.params.name));
-  });
+    async (request, reply) => {
+      const { asset } = await loadAssetFor(deps.db, principalOf(request), request.params.id, 'asset.view');
+      return serveBlob(deps, request, reply, renditionServable(asset, request.params.name));
+    },
+  );
 
-  app.post('/asset/expose', {
-    // A read sent as POST (the reference's shape): an OAuth token with tessera.read reaches it.
-    config: { scope: 'read' },
-    schema: {
-      operationId: 'GetAssetUrl', tags, summary: 'Time-limited URLs of renditions and originals (Download privilege and permission)',
-      body: ExposeSchema, response: { 200: ExposeResponse, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'conflict') },
+  app.post(
+    '/asset/expose',
+    {
+      // A read sent as POST (the reference's shape): an OAuth token with tessera.read reaches it.
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'GetAssetUrl',
+        tags,
+        summary: 'Time-limited URLs of renditions and originals (Download privilege and permission)',
+        body: ExposeSchema,
+        response: {
+          200: ExposeResponse,
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'conflict'),
+        },
+      },
     },
-  }, async (request) => expose(deps, principalOf(request), request.body));
+    async (request) => expose(deps, principalOf(request), request.body),
+  );
 
   // Signed URLs handed out by the operations above: the signature is the permission.
-  app.get('/content/:id/:component', {
-    config: { public: true },
-    schema: {
-      operationId: 'GetSignedContent', tags, summary: 'The bytes behind a time-limited URL (original or rendition)', security: [],
-      params: Type.Object({ id: Type.String({ format: 'uuid' }), component: Type.String({ maxLength: 50 }) }),
-      querystring: Type.Object({
-        ...SignedQuery.properties,
-        by: Type.Optional(Type.String({ format: 'uuid', description: 'The user the link was made for (signed): the actor of asset.downloaded' })),
-        share: Type.Optional(Type.String({ format: 'uuid', description: 'The asset share the link belongs to (signed): a revoked share ends it (410)' })),
-      }),
-      response: { 200: Binary, 206: Binary, 304: Type.Null({ description: 'Not modified' }), 416: ErrorRef, ...errorResponses('validation_failed', 'forbidden', 'not_found', 'gone') },
+  app.get(
+    '/content/:id/:component',
+    {
+      config: { public: true },
+      schema: {
+        operationId: 'GetSignedContent',
+        tags,
+        summary: 'The bytes behind a time-limited URL (original or rendition)',
+        security: [],
+        params: Type.Object({ id: Type.String({ format: 'uuid' }), component: Type.String({ maxLength: 50 }) }),
+        querystring: Type.Object({
+          ...SignedQuery.properties,
+          by: Type.Optional(
+            Type.String({
+              format: 'uuid',
+              description: 'The user the link was made for (signed): the actor of asset.downloaded',
+            }),
+          ),
+          share: Type.Optional(
+            Type.String({
+              format: 'uuid',
+              description: 'The asset share the link belongs to (signed): a revoked share ends it (410)',
+            }),
+          ),
+        }),
+        response: {
+          200: Binary,
+          206: Binary,
+          304: Type.Null({ description: 'Not modified' }),
+          416: ErrorRef,
+          ...errorResponses('validation_failed', 'forbidden', 'not_found', 'gone'),
+        },
+      },
     },
-  }, async (request, reply) => {
-    const { id, component } = request.params;
-    verifySignedPath(deps, 'GET', `/v1/content/${id}/${component}`, request.query.expires, request.query.signature, request.query.by, request.query.share);
-    const asset = await assetForSignedUrl(deps, id, request.query.share);
-    if (component === 'original') {
-      if (asset.deleted_at !== null) throw notFound('Content');
-      // A download starts when bytes from the first one on are sent (not on a HEAD, a 304, or a later range of a resumed download).
-      return serveBlob(deps, request, reply, originalServable(asset), async (range) => {
-        if (request.method === 'GET' && (range === null || range.start === 0)) await publishDownloaded(deps, asset, request.query.by ?? null);
-      });
-    }
-    if (component === EMBEDDED_COMPONENT) {
-      return serveBlob(deps, request, reply, await embeddedServable(deps, asset), async (range) => {
-        if (request.method === 'GET' && (range === null || range.start === 0)) await publishDownloaded(deps, asset, request.query.by ?? null);
-      });
-    }
-    return serveBlob(deps, request, reply, renditionServable(asset, component));
-  });
+    async (request, reply) => {
+      const { id, component } = request.params;
+      verifySignedPath(
+        deps,
+        'GET',
+        `/v1/content/${id}/${component}`,
+        request.query.expires,
+        request.query.signature,
+        request.query.by,
+        request.query.share,
+      );
+      const asset = await assetForSignedUrl(deps, id, request.query.share);
+      if (component === 'original') {
+        if (asset.deleted_at !== null) throw notFound('Content');
+        // A download starts when bytes from the first one on are sent (not on a HEAD, a 304, or a later range of a resumed download).
+        return serveBlob(deps, request, reply, originalServable(asset), async (range) => {
+          if (request.method === 'GET' && (range === null || range.start === 0))
+            await publishDownloaded(deps, asset, request.query.by ?? null);
+        });
+      }
+      if (component === EMBEDDED_COMPONENT) {
+        return serveBlob(deps, request, reply, await embeddedServable(deps, asset), async (range) => {
+          if (request.method === 'GET' && (range === null || range.start === 0))
+            await publishDownloaded(deps, asset, request.query.by ?? null);
+        });
+      }
+      return serveBlob(deps, request, reply, renditionServable(asset, component));
+    },
+  );
 }

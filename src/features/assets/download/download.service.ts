@@ -19,15 +19,24 @@ export const EMBEDDED_COMPONENT = 'original-embedded';
 
 /** 409 while the content of an asset that exists (reference §7.2: metadata-only until then) has not arrived. */
 export function requireArrivedContent(asset: { content_state: string }): void {
-  if (asset.content_state === 'pending') throw new AppError('conflict', 'The content of this asset has not arrived yet (contentState: pending): upload it first');
+  if (asset.content_state === 'pending')
+    throw new AppError(
+      'conflict',
+      'The content of this asset has not arrived yet (contentState: pending): upload it first',
+    );
 }
 
 export function originalServable(asset: AssetWithOrg): Servable {
   requireArrivedContent(asset);
   if (asset.content_state !== 'available' || !asset.blob_key || asset.size === null) throw notFound('Content');
   return {
-    key: asset.blob_key, size: asset.size, contentType: asset.content_type ?? 'application/octet-stream', etag: `"${asset.sha256}"`,
-    lastModified: asset.updated_at, cacheControl: 'private, max-age=3600', downloadName: asset.filename,
+    key: asset.blob_key,
+    size: asset.size,
+    contentType: asset.content_type ?? 'application/octet-stream',
+    etag: `"${asset.sha256}"`,
+    lastModified: asset.updated_at,
+    cacheControl: 'private, max-age=3600',
+    downloadName: asset.filename,
   };
 }
 
@@ -35,11 +44,25 @@ export function renditionServable(asset: AssetWithOrg, name: string): Servable {
   requireArrivedContent(asset);
   const r = storedRenditions(asset)[name];
   if (!r) throw notFound('Rendition');
-  return { key: r.key, size: r.size, contentType: r.contentType, etag: r.etag, lastModified: asset.updated_at, cacheControl: 'private, max-age=86400' };
+  return {
+    key: r.key,
+    size: r.size,
+    contentType: r.contentType,
+    etag: r.etag,
+    lastModified: asset.updated_at,
+    cacheControl: 'private, max-age=86400',
+  };
 }
 
 /** A time-limited Tessera URL of the original or of one rendition; anyone holding it may fetch it. */
-export function contentUrl(deps: Deps, asset: AssetWithOrg, component: string, ttlSeconds: number, by?: string, share?: string): { url: string; expires: number } {
+export function contentUrl(
+  deps: Deps,
+  asset: AssetWithOrg,
+  component: string,
+  ttlSeconds: number,
+  by?: string,
+  share?: string,
+): { url: string; expires: number } {
   return signedUrl(deps, 'GET', `/v1/content/${asset.id}/${component}`, ttlSeconds, by, share);
 }
 
@@ -52,12 +75,18 @@ export async function publishDownloaded(deps: Deps, asset: AssetWithOrg, by: str
   const now = deps.clock.now();
   const brief = { id: asset.id, filename: asset.filename };
   await deps.db.transaction().execute((trx) =>
-    publishEvent(trx, now, { orgId: asset.org_id, type: 'asset.downloaded', actor: by, data: { assets: [brief], asset: brief } }),
+    publishEvent(trx, now, {
+      orgId: asset.org_id,
+      type: 'asset.downloaded',
+      actor: by,
+      data: { assets: [brief], asset: brief },
+    }),
   );
 }
 
 function downloadable(asset: AssetWithOrg): void {
-  if (asset.deleted_at !== null) throw new AppError('conflict', 'The asset is in the recycle bin and cannot be downloaded');
+  if (asset.deleted_at !== null)
+    throw new AppError('conflict', 'The asset is in the recycle bin and cannot be downloaded');
   requireArrivedContent(asset);
   if (asset.content_state !== 'available' || !asset.blob_key) throw notFound('Content');
 }
@@ -68,7 +97,15 @@ export async function downloadLink(deps: Deps, principal: Principal, id: string,
   downloadable(asset);
   if (embed) checkEmbeddable(asset);
   // A sensitive read: who was handed a download link (the download itself is audited when the bytes are served).
-  await audit(deps.db, { orgId: principal.orgId, at: deps.clock.now(), actorId: principal.userId, action: 'asset.download_link', targetType: 'asset', targetId: asset.id, data: { filename: asset.filename, ...(embed ? { embedded: true } : {}) } });
+  await audit(deps.db, {
+    orgId: principal.orgId,
+    at: deps.clock.now(),
+    actorId: principal.userId,
+    action: 'asset.download_link',
+    targetType: 'asset',
+    targetId: asset.id,
+    data: { filename: asset.filename, ...(embed ? { embedded: true } : {}) },
+  });
   return contentUrl(deps, asset, embed ? EMBEDDED_COMPONENT : 'original', DOWNLOAD_TTL_SECONDS, principal.userId).url;
 }
 
@@ -97,7 +134,8 @@ export async function expose(deps: Deps, principal: Principal, items: ExposeItem
     const components = [];
     for (const [j, c] of item.components.entries()) {
       const ttl = c.expiration ?? DOWNLOAD_TTL_SECONDS;
-      if (!Number.isInteger(ttl) || ttl < 1 || ttl > 7 * 86400) throw invalidField(`body.${i}.components.${j}.expiration`, 'must be 1 to 604800 seconds');
+      if (!Number.isInteger(ttl) || ttl < 1 || ttl > 7 * 86400)
+        throw invalidField(`body.${i}.components.${j}.expiration`, 'must be 1 to 604800 seconds');
       if (c.componentType === 'object') {
         downloadable(asset);
         const { url, expires } = contentUrl(deps, asset, 'original', ttl, principal.userId);
@@ -117,8 +155,14 @@ export async function expose(deps: Deps, principal: Principal, items: ExposeItem
   if (out.length === 0) throw new AppError('bad_request', 'No assets found');
   // A sensitive read: who got time-limited URLs of what (the URLs themselves are capabilities, never recorded).
   await audit(deps.db, {
-    orgId: principal.orgId, at: deps.clock.now(), actorId: principal.userId, action: 'asset.exposed', targetType: 'asset', targetId: exposed[0]!.id,
-    objects: exposed.slice(1).map((e) => ({ type: 'asset', id: e.id })), data: { assets: exposed },
+    orgId: principal.orgId,
+    at: deps.clock.now(),
+    actorId: principal.userId,
+    action: 'asset.exposed',
+    targetType: 'asset',
+    targetId: exposed[0]!.id,
+    objects: exposed.slice(1).map((e) => ({ type: 'asset', id: e.id })),
+    data: { assets: exposed },
   });
   return out;
 }
@@ -127,13 +171,22 @@ export async function expose(deps: Deps, principal: Principal, items: ExposeItem
 export async function assetForSignedUrl(deps: Deps, id: string, share?: string): Promise<AssetWithOrg> {
   const asset = await deps.db
     .selectFrom('assets')
-    .selectAll('assets').select((eb) => customerIdColumn(deps.db, eb.ref('assets.org_id')).as('customer_id')).where('assets.id', '=', id).executeTakeFirst();
+    .selectAll('assets')
+    .select((eb) => customerIdColumn(deps.db, eb.ref('assets.org_id')).as('customer_id'))
+    .where('assets.id', '=', id)
+    .executeTakeFirst();
   // A link dies with its source: nothing behind it is served once the asset is in the recycle bin (or gone).
   if (!asset || asset.content_state !== 'available' || asset.deleted_at !== null) throw notFound('Content');
   // A link of an asset share dies with the share: revoked (or gone) is a 410 at once (issue 23, defect 10).
   if (share !== undefined) {
-    const row = await deps.db.selectFrom('asset_shares').select(['asset_ids', 'revoked_at']).where('id', '=', share).where('org_id', '=', asset.org_id).executeTakeFirst();
-    if (!row || row.revoked_at !== null || !fromJson<string[]>(row.asset_ids, []).includes(asset.id)) throw new AppError('gone', 'This share was revoked');
+    const row = await deps.db
+      .selectFrom('asset_shares')
+      .select(['asset_ids', 'revoked_at'])
+      .where('id', '=', share)
+      .where('org_id', '=', asset.org_id)
+      .executeTakeFirst();
+    if (!row || row.revoked_at !== null || !fromJson<string[]>(row.asset_ids, []).includes(asset.id))
+      throw new AppError('gone', 'This share was revoked');
   }
   return asset;
 }

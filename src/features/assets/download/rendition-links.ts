@@ -25,19 +25,38 @@ export const RENDITION_NAMES = ['imageThumb', 'imagePreview', 'imagePreviewLarge
  * (`videoProxy`, page previews…), so a client asks for what `GET /v1/asset/{id}` lists. Never `original`:
  * the original needs the Download permission (`GET /v1/asset/{id}/content`).
  */
-const RenditionName = Type.String({ pattern: '^(?!original$)[A-Za-z][A-Za-z0-9_-]{0,49}$', description: `A rendition name: ${RENDITION_NAMES.join(', ')}, or another the asset holds (not original)` });
+const RenditionName = Type.String({
+  pattern: '^(?!original$)[A-Za-z][A-Za-z0-9_-]{0,49}$',
+  description: `A rendition name: ${RENDITION_NAMES.join(', ')}, or another the asset holds (not original)`,
+});
 
-const BodySchema = Type.Object({
-  ids: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 200, description: 'Asset objectIds (or fileIds of versions)' }),
-  renditions: Type.Optional(Type.Array(RenditionName, { minItems: 1, maxItems: 50, uniqueItems: true, description: 'Default: imageThumb' })),
-}, { additionalProperties: false });
+const BodySchema = Type.Object(
+  {
+    ids: Type.Array(Type.String({ maxLength: 100 }), {
+      minItems: 1,
+      maxItems: 200,
+      description: 'Asset objectIds (or fileIds of versions)',
+    }),
+    renditions: Type.Optional(
+      Type.Array(RenditionName, { minItems: 1, maxItems: 50, uniqueItems: true, description: 'Default: imageThumb' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 const ResponseSchema = Type.Object({
   expires: Type.Integer({ description: 'When every URL in this answer stops working (epoch ms)' }),
-  urls: Type.Record(Type.String(), Type.Record(Type.String(), Type.String()), { description: 'objectId → rendition name → signed URL; assets the caller may not view, or without that rendition yet, are left out' }),
+  urls: Type.Record(Type.String(), Type.Record(Type.String(), Type.String()), {
+    description:
+      'objectId → rendition name → signed URL; assets the caller may not view, or without that rendition yet, are left out',
+  }),
 });
 
-export async function renditionLinks(deps: Deps, principal: Principal, input: { ids: string[]; renditions?: string[] }) {
+export async function renditionLinks(
+  deps: Deps,
+  principal: Principal,
+  input: { ids: string[]; renditions?: string[] },
+) {
   const names = input.renditions ?? ['imageThumb'];
   const nowSeconds = Math.floor(deps.clock.now() / 1000);
   const expires = (Math.floor(nowSeconds / HOUR) + 2) * HOUR;
@@ -53,7 +72,8 @@ export async function renditionLinks(deps: Deps, principal: Principal, input: { 
     const stored = storedRenditions(asset);
     const links: Record<string, string> = {};
     for (const name of names) {
-      if (stored[name]) links[name] = signedUrl(deps, 'GET', `/v1/content/${asset.id}/${name}`, expires - nowSeconds).url;
+      if (stored[name])
+        links[name] = signedUrl(deps, 'GET', `/v1/content/${asset.id}/${name}`, expires - nowSeconds).url;
     }
     urls[id] = links;
   }
@@ -61,13 +81,20 @@ export async function renditionLinks(deps: Deps, principal: Principal, input: { 
 }
 
 export function renditionLinkRoutes(app: App, deps: Deps): void {
-  app.post('/asset/rendition-urls', {
-    // A read sent as POST: an OAuth token with tessera.read reaches it.
-    config: { scope: 'read' },
-    schema: {
-      operationId: 'GetRenditionUrls', tags: ['assets'],
-      summary: 'Signed rendition URLs an <img> can load and a browser can cache (View permission; valid one to two hours)',
-      body: BodySchema, response: { 200: ResponseSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed') },
+  app.post(
+    '/asset/rendition-urls',
+    {
+      // A read sent as POST: an OAuth token with tessera.read reaches it.
+      config: { scope: 'read' },
+      schema: {
+        operationId: 'GetRenditionUrls',
+        tags: ['assets'],
+        summary:
+          'Signed rendition URLs an <img> can load and a browser can cache (View permission; valid one to two hours)',
+        body: BodySchema,
+        response: { 200: ResponseSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed') },
+      },
     },
-  }, async (request) => renditionLinks(deps, principalOf(request), request.body));
+    async (request) => renditionLinks(deps, principalOf(request), request.body),
+  );
 }

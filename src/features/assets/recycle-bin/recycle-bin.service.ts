@@ -19,18 +19,32 @@ export interface RecycleBinQuery {
 export async function listRecycleBin(deps: Deps, principal: Principal, query: RecycleBinQuery) {
   const limit = query.limit ?? 50;
   const after = query.cursor ? decodeCursor(query.cursor, 'query.cursor', 2) : null;
-  if (after && (typeof after[0] !== 'number' || typeof after[1] !== 'string')) throw invalidField('query.cursor', 'is not a cursor this server issued');
+  if (after && (typeof after[0] !== 'number' || typeof after[1] !== 'string'))
+    throw invalidField('query.cursor', 'is not a cursor this server issued');
   const purge = { allowed: hasPrivilege(principal, 'purge'), operation: 'POST /v1/asset/purge' };
   if (principal.groupIds.length === 0) return { items: [], nextCursor: null, purge };
   const rows = await deletedAssetsVisibleTo(deps.db, principal, after as [number, string] | null, limit);
   const page = rows.slice(0, limit);
   const last = page.at(-1);
-  const deleters = await userNames(deps.db, principal.orgId, page.flatMap((r) => (r.deleted_by ? [r.deleted_by] : [])));
+  const deleters = await userNames(
+    deps.db,
+    principal.orgId,
+    page.flatMap((r) => (r.deleted_by ? [r.deleted_by] : [])),
+  );
   return {
     items: page.map((r) => ({
-      objectId: r.id, fileId: r.file_id, originalFileId: r.original_file_id, filename: r.filename, objectType: r.object_type,
-      versionNumber: Number(r.version_number), fileSizeInBytes: r.size === null ? null : Number(r.size), metadataDeletedEpoch: Number(r.deleted_at),
-      deletedBy: r.deleted_by, deletedByName: r.deleted_by ? (deleters.get(r.deleted_by)?.friendlyName || deleters.get(r.deleted_by)?.username || null) : null,
+      objectId: r.id,
+      fileId: r.file_id,
+      originalFileId: r.original_file_id,
+      filename: r.filename,
+      objectType: r.object_type,
+      versionNumber: Number(r.version_number),
+      fileSizeInBytes: r.size === null ? null : Number(r.size),
+      metadataDeletedEpoch: Number(r.deleted_at),
+      deletedBy: r.deleted_by,
+      deletedByName: r.deleted_by
+        ? deleters.get(r.deleted_by)?.friendlyName || deleters.get(r.deleted_by)?.username || null
+        : null,
     })),
     nextCursor: rows.length > limit && last ? encodeCursor([Number(last.deleted_at), last.id]) : null,
     purge,

@@ -10,13 +10,31 @@ import { assetWorker, createAsset, jpeg, uploadAsset } from '../../../../test/he
 import { runRenditions } from '../renditions/renditions.ts';
 
 const remove = async (ctx: TestContext, user: TestUser, id: string, action: 'delete' | 'undelete' = 'delete') => {
-  const res = await ctx.inject({ method: 'POST', url: `/v1/asset/${id}/delete`, headers: user.headers, payload: { action } });
+  const res = await ctx.inject({
+    method: 'POST',
+    url: `/v1/asset/${id}/delete`,
+    headers: user.headers,
+    payload: { action },
+  });
   assert.equal(res.statusCode, 200, res.body);
 };
 const list = async (ctx: TestContext, user: TestUser, query = '') => {
   const res = await ctx.inject({ method: 'GET', url: `/v1/asset/recycle-bin${query}`, headers: user.headers });
   assert.equal(res.statusCode, 200, res.body);
-  return json(res) as { items: { objectId: string; fileId: string; originalFileId: string; filename: string; versionNumber: number; metadataDeletedEpoch: number; deletedBy: string | null; deletedByName: string | null }[]; nextCursor: string | null; purge: { allowed: boolean; operation: string } };
+  return json(res) as {
+    items: {
+      objectId: string;
+      fileId: string;
+      originalFileId: string;
+      filename: string;
+      versionNumber: number;
+      metadataDeletedEpoch: number;
+      deletedBy: string | null;
+      deletedByName: string | null;
+    }[];
+    nextCursor: string | null;
+    purge: { allowed: boolean; operation: string };
+  };
 };
 
 forEachEngine('assets: recycle-bin listing', (ctx) => {
@@ -28,7 +46,10 @@ forEachEngine('assets: recycle-bin listing', (ctx) => {
 
   it('lists deleted assets newest deletion first, with who deleted them and when; restored and live assets are not listed', async () => {
     const org = await createTestOrg(ctx());
-    const peer = await createTestUser(ctx(), org, { roleId: org.roles.administrator, groupIds: [org.groups.administrators, org.groups.everyone] });
+    const peer = await createTestUser(ctx(), org, {
+      roleId: org.roles.administrator,
+      groupIds: [org.groups.administrators, org.groups.everyone],
+    });
     const a = await uploadAsset(ctx(), org, await jpeg(20, 20), 'a.jpg');
     const b = await createAsset(ctx(), org);
     const c = await createAsset(ctx(), org);
@@ -41,7 +62,10 @@ forEachEngine('assets: recycle-bin listing', (ctx) => {
     await remove(ctx(), org.admin, c.objectId);
     await remove(ctx(), org.admin, c.objectId, 'undelete');
     const page = await list(ctx(), org.admin);
-    assert.deepEqual(page.items.map((i) => i.objectId), [b.objectId, a.objectId]);
+    assert.deepEqual(
+      page.items.map((i) => i.objectId),
+      [b.objectId, a.objectId],
+    );
     assert.equal(page.items[0]!.deletedBy, peer.userId);
     assert.equal(page.items[0]!.deletedByName, peer.username);
     assert.equal(page.items[0]!.metadataDeletedEpoch, t0 + 1000);
@@ -58,9 +82,16 @@ forEachEngine('assets: recycle-bin listing', (ctx) => {
     const v1 = await uploadAsset(ctx(), org, await jpeg(20, 20), 'v.jpg');
     const v2 = await uploadAsset(ctx(), org, await jpeg(30, 30), 'v2.jpg', { originalFileId: v1.originalFileId });
     await remove(ctx(), org.admin, v1.objectId);
-    const res = await ctx().inject({ method: 'GET', url: '/v1/asset/recycle-bin/', headers: { ...org.admin.headers, 'content-type': 'application/json' } });
+    const res = await ctx().inject({
+      method: 'GET',
+      url: '/v1/asset/recycle-bin/',
+      headers: { ...org.admin.headers, 'content-type': 'application/json' },
+    });
     assert.equal(res.statusCode, 200, res.body);
-    assert.deepEqual(json(res).items.map((i: { objectId: string; versionNumber: number }) => [i.objectId, i.versionNumber]), [[v2.objectId, 2]]);
+    assert.deepEqual(
+      json(res).items.map((i: { objectId: string; versionNumber: number }) => [i.objectId, i.versionNumber]),
+      [[v2.objectId, 2]],
+    );
   });
 
   it('pages with a keyset cursor: every deleted asset once, no duplicates, also when assets are deleted during the walk', async () => {
@@ -95,7 +126,17 @@ forEachEngine('assets: recycle-bin listing', (ctx) => {
 
   it('shows each caller only the deleted assets they may view; no Purge privilege says so', async () => {
     const org = await createTestOrg(ctx());
-    const tpl = await ctx().inject({ method: 'POST', url: '/v1/security/template', headers: org.admin.headers, payload: { templateName: `admins-${Math.random()}`, securityDenormalized: [{ groupId: org.groups.administrators, permissions: [PERMISSIONS.view.id, PERMISSIONS.delete.id] }] } });
+    const tpl = await ctx().inject({
+      method: 'POST',
+      url: '/v1/security/template',
+      headers: org.admin.headers,
+      payload: {
+        templateName: `admins-${Math.random()}`,
+        securityDenormalized: [
+          { groupId: org.groups.administrators, permissions: [PERMISSIONS.view.id, PERMISSIONS.delete.id] },
+        ],
+      },
+    });
     assert.equal(tpl.statusCode, 201, tpl.body);
     const secret = await createAsset(ctx(), org, { securityTemplateIds: [json(tpl).templateId] });
     const open = await createAsset(ctx(), org);
@@ -104,7 +145,10 @@ forEachEngine('assets: recycle-bin listing', (ctx) => {
     assert.equal((await list(ctx(), org.admin)).items.length, 2);
     const viewer = await createTestUser(ctx(), org, { privileges: [] });
     const seen = await list(ctx(), viewer);
-    assert.deepEqual(seen.items.map((i) => i.objectId), [open.objectId]);
+    assert.deepEqual(
+      seen.items.map((i) => i.objectId),
+      [open.objectId],
+    );
     assert.equal(seen.purge.allowed, false);
     const outsider = await createTestUser(ctx(), org, { privileges: [], groupIds: [] });
     assert.deepEqual((await list(ctx(), outsider)).items, []);
@@ -120,21 +164,37 @@ forEachEngine('assets: recycle-bin listing', (ctx) => {
     await remove(ctx(), org.admin, gone.objectId);
     const before = await list(ctx(), org.admin);
     const target = before.items.find((i) => i.objectId === gone.objectId)!;
-    const purge = await ctx().inject({ method: 'POST', url: '/v1/asset/purge', headers: org.admin.headers, payload: { objectIds: [target.objectId] } });
+    const purge = await ctx().inject({
+      method: 'POST',
+      url: '/v1/asset/purge',
+      headers: org.admin.headers,
+      payload: { objectIds: [target.objectId] },
+    });
     assert.equal(purge.statusCode, 200, purge.body);
     await worker.drain();
-    const action = json(await ctx().inject({ method: 'GET', url: `/v1/action/${json(purge).actionId}`, headers: org.admin.headers }));
+    const action = json(
+      await ctx().inject({ method: 'GET', url: `/v1/action/${json(purge).actionId}`, headers: org.admin.headers }),
+    );
     assert.equal(action.status, 'succeeded', JSON.stringify(action));
-    assert.deepEqual((await list(ctx(), org.admin)).items.map((i) => i.objectId), [keep.objectId]);
+    assert.deepEqual(
+      (await list(ctx(), org.admin)).items.map((i) => i.objectId),
+      [keep.objectId],
+    );
   });
 
   it('a purge that lands while renditions are being written leaves no rendition file behind', async () => {
     const org = await createTestOrg(ctx());
     const asset = await uploadAsset(ctx(), org, await jpeg(31, 17), 'racing.jpg');
     await worker.drain();
-    const row = await ctx().deps.db.selectFrom('assets').select(['renditions']).where('id', '=', asset.objectId).executeTakeFirstOrThrow();
+    const row = await ctx()
+      .deps.db.selectFrom('assets')
+      .select(['renditions'])
+      .where('id', '=', asset.objectId)
+      .executeTakeFirstOrThrow();
     // Four files; `fpo` names the 1000-pixel rendition's file again (issue 24 item 4).
-    const keys = [...new Set(Object.values(JSON.parse(row.renditions) as Record<string, { key: string }>).map((r) => r.key))];
+    const keys = [
+      ...new Set(Object.values(JSON.parse(row.renditions) as Record<string, { key: string }>).map((r) => r.key)),
+    ];
     assert.equal(keys.length, 4);
     await remove(ctx(), org.admin, asset.objectId);
     // The renditions job is re-run; as it writes its first file, the purge runs to the end.
@@ -144,10 +204,21 @@ forEachEngine('assets: recycle-bin listing', (ctx) => {
       async put(key, body, options) {
         if (!purged && key.startsWith('renditions/')) {
           purged = true;
-          const purge = await ctx().inject({ method: 'POST', url: '/v1/asset/purge', headers: org.admin.headers, payload: { objectIds: [asset.objectId] } });
+          const purge = await ctx().inject({
+            method: 'POST',
+            url: '/v1/asset/purge',
+            headers: org.admin.headers,
+            payload: { objectIds: [asset.objectId] },
+          });
           assert.equal(purge.statusCode, 200, purge.body);
           await worker.drain();
-          const action = json(await ctx().inject({ method: 'GET', url: `/v1/action/${json(purge).actionId}`, headers: org.admin.headers }));
+          const action = json(
+            await ctx().inject({
+              method: 'GET',
+              url: `/v1/action/${json(purge).actionId}`,
+              headers: org.admin.headers,
+            }),
+          );
           assert.equal(action.status, 'succeeded', JSON.stringify(action));
         }
         return ctx().deps.blobs.put(key, body, options);
@@ -160,8 +231,17 @@ forEachEngine('assets: recycle-bin listing', (ctx) => {
 
   it('refuses a bad cursor or page size with 400 naming the field', async () => {
     const org = await createTestOrg(ctx());
-    for (const [query, field] of [['?cursor=nonsense', 'query.cursor'], [`?cursor=${Buffer.from('["x","y"]').toString('base64url')}`, 'query.cursor'], ['?limit=101', 'query.limit'], ['?limit=0', 'query.limit']] as const) {
-      const res = await ctx().inject({ method: 'GET', url: `/v1/asset/recycle-bin${query}`, headers: org.admin.headers });
+    for (const [query, field] of [
+      ['?cursor=nonsense', 'query.cursor'],
+      [`?cursor=${Buffer.from('["x","y"]').toString('base64url')}`, 'query.cursor'],
+      ['?limit=101', 'query.limit'],
+      ['?limit=0', 'query.limit'],
+    ] as const) {
+      const res = await ctx().inject({
+        method: 'GET',
+        url: `/v1/asset/recycle-bin${query}`,
+        headers: org.admin.headers,
+      });
       assert.equal(res.statusCode, 400, res.body);
       assert.equal(json(res).details[0].field, field, res.body);
     }

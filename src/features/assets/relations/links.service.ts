@@ -26,14 +26,24 @@ function normalizeType(value: string | undefined): LinkType | undefined {
 }
 
 /** A bad item list is refused as a whole, with the reference's message naming the item. */
-export function checkItems(items: LinkItem[] | undefined, creating: boolean): { id: string; linkType: LinkType | undefined }[] {
-  if (!items || items.length === 0) throw new AppError('validation_failed', 'Invalid Request: ["Missing Secondary Object IDs"]', { details: [{ field: 'body.secondaryIds', message: 'is required (at least one item)' }] });
+export function checkItems(
+  items: LinkItem[] | undefined,
+  creating: boolean,
+): { id: string; linkType: LinkType | undefined }[] {
+  if (!items || items.length === 0)
+    throw new AppError('validation_failed', 'Invalid Request: ["Missing Secondary Object IDs"]', {
+      details: [{ field: 'body.secondaryIds', message: 'is required (at least one item)' }],
+    });
   return items.map((item, i) => {
     const linkType = normalizeType(item.linkType);
     if (!item.id || (creating && !linkType)) {
-      throw new AppError('validation_failed', `Invalid Request: ["Missing Secondary Object ID or Link Type for Relationship ${i}"]`, {
-        details: [{ field: `body.secondaryIds.${i}`, message: `needs id and linkType (${LINK_TYPES.join(', ')})` }],
-      });
+      throw new AppError(
+        'validation_failed',
+        `Invalid Request: ["Missing Secondary Object ID or Link Type for Relationship ${i}"]`,
+        {
+          details: [{ field: `body.secondaryIds.${i}`, message: `needs id and linkType (${LINK_TYPES.join(', ')})` }],
+        },
+      );
     }
     return { id: item.id, linkType };
   });
@@ -42,17 +52,29 @@ export function checkItems(items: LinkItem[] | undefined, creating: boolean): { 
 /** GET /v1/asset/{id}/link: every relationship of the asset, either side, whose other asset the caller may view. */
 export async function listLinks(deps: Deps, principal: Principal, id: string) {
   const { asset } = await loadAssetFor(deps.db, principal, id, 'asset.view');
-  const rows = await deps.db.selectFrom('asset_links').selectAll().where('org_id', '=', principal.orgId)
-    .where((eb) => eb.or([eb('primary_id', '=', asset.id), eb('secondary_id', '=', asset.id)])).orderBy('created_at').execute();
+  const rows = await deps.db
+    .selectFrom('asset_links')
+    .selectAll()
+    .where('org_id', '=', principal.orgId)
+    .where((eb) => eb.or([eb('primary_id', '=', asset.id), eb('secondary_id', '=', asset.id)]))
+    .orderBy('created_at')
+    .execute();
   const others = [...new Set(rows.map((r) => (r.primary_id === asset.id ? r.secondary_id : r.primary_id)))];
   const security = await securityOf(deps.db, principal.orgId, others);
-  const otherRows = (await Promise.all(others.map((o) => findAsset(deps.db, principal.orgId, o)))).filter((a) => a !== undefined);
+  const otherRows = (await Promise.all(others.map((o) => findAsset(deps.db, principal.orgId, o)))).filter(
+    (a) => a !== undefined,
+  );
   const visible = new Set((await visibleAmong(deps.db, principal, otherRows, security)).map((a) => a.id));
   return rows
     .filter((r) => visible.has(r.primary_id === asset.id ? r.secondary_id : r.primary_id))
     .map((r) => ({
-      primaryId: r.primary_id, secondaryId: r.secondary_id, linkType: r.link_type, relationshipId: relationshipId(r.primary_id, r.secondary_id),
-      customerId: asset.customer_id, createdEpoch: r.created_at, lastUpdatedEpoch: r.updated_at,
+      primaryId: r.primary_id,
+      secondaryId: r.secondary_id,
+      linkType: r.link_type,
+      relationshipId: relationshipId(r.primary_id, r.secondary_id),
+      customerId: asset.customer_id,
+      createdEpoch: r.created_at,
+      lastUpdatedEpoch: r.updated_at,
     }));
 }
 
@@ -61,7 +83,13 @@ async function reaches(deps: Deps, orgId: string, from: string, to: string, link
   const seen = new Set<string>([from]);
   let frontier = [from];
   while (frontier.length > 0 && seen.size < 100_000) {
-    const rows = await deps.db.selectFrom('asset_links').select('secondary_id').where('org_id', '=', orgId).where('link_type', '=', linkType).where('primary_id', 'in', frontier).execute();
+    const rows = await deps.db
+      .selectFrom('asset_links')
+      .select('secondary_id')
+      .where('org_id', '=', orgId)
+      .where('link_type', '=', linkType)
+      .where('primary_id', 'in', frontier)
+      .execute();
     frontier = [];
     for (const r of rows) {
       if (r.secondary_id === to) return true;
@@ -75,7 +103,12 @@ async function reaches(deps: Deps, orgId: string, from: string, to: string, link
 }
 
 /** POST /v1/asset/{id}/link: per item, in request order; duplicates and same-type cycles are refused per item. */
-export async function createLinks(deps: Deps, principal: Principal, id: string, items: LinkItem[] | undefined): Promise<LinkResult[]> {
+export async function createLinks(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  items: LinkItem[] | undefined,
+): Promise<LinkResult[]> {
   const checked = checkItems(items, true);
   const { asset: primary } = await loadAssetFor(deps.db, principal, id, 'asset.relationship');
   const results: LinkResult[] = [];
@@ -90,9 +123,18 @@ export async function createLinks(deps: Deps, principal: Principal, id: string, 
       results.push({ status: 'error', message: 'Circular dependency', relationshipId: rid });
       continue;
     }
-    const existing = await deps.db.selectFrom('asset_links').select('link_type').where('primary_id', '=', primary.id).where('secondary_id', '=', secondary.id).executeTakeFirst();
+    const existing = await deps.db
+      .selectFrom('asset_links')
+      .select('link_type')
+      .where('primary_id', '=', primary.id)
+      .where('secondary_id', '=', secondary.id)
+      .executeTakeFirst();
     if (existing) {
-      results.push({ status: 'error', message: existing.link_type === item.linkType ? 'Item already exists' : 'Relationship exists', relationshipId: rid });
+      results.push({
+        status: 'error',
+        message: existing.link_type === item.linkType ? 'Item already exists' : 'Relationship exists',
+        relationshipId: rid,
+      });
       continue;
     }
     if (await reaches(deps, principal.orgId, secondary.id, primary.id, item.linkType!)) {
@@ -101,8 +143,20 @@ export async function createLinks(deps: Deps, principal: Principal, id: string, 
     }
     const now = deps.clock.now();
     await deps.db.transaction().execute(async (trx) => {
-      await insertLink(trx, { orgId: principal.orgId, primaryId: primary.id, secondaryId: secondary.id, linkType: item.linkType!, createdBy: principal.userId, now });
-      await publishEvent(trx, now, { orgId: principal.orgId, type: 'relationship.created', actor: principal.userId, data: { asset: { id: secondary.id }, relationship: { type: item.linkType!, parent: primary.id } } });
+      await insertLink(trx, {
+        orgId: principal.orgId,
+        primaryId: primary.id,
+        secondaryId: secondary.id,
+        linkType: item.linkType!,
+        createdBy: principal.userId,
+        now,
+      });
+      await publishEvent(trx, now, {
+        orgId: principal.orgId,
+        type: 'relationship.created',
+        actor: principal.userId,
+        data: { asset: { id: secondary.id }, relationship: { type: item.linkType!, parent: primary.id } },
+      });
     });
     results.push({ status: 'success', message: 'Relationship created successfully', relationshipId: rid });
   }
@@ -110,11 +164,19 @@ export async function createLinks(deps: Deps, principal: Principal, id: string, 
 }
 
 async function visibleSecondary(deps: Deps, principal: Principal, asset: AssetWithOrg): Promise<boolean> {
-  return (await visibleAmong(deps.db, principal, [asset], await securityOf(deps.db, principal.orgId, [asset.id]))).length === 1;
+  return (
+    (await visibleAmong(deps.db, principal, [asset], await securityOf(deps.db, principal.orgId, [asset.id]))).length ===
+    1
+  );
 }
 
 /** PATCH /v1/asset/{id}/link: removes relationships, per item. */
-export async function removeLinks(deps: Deps, principal: Principal, id: string, items: LinkItem[] | undefined): Promise<LinkResult[]> {
+export async function removeLinks(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  items: LinkItem[] | undefined,
+): Promise<LinkResult[]> {
   const checked = checkItems(items, false);
   const { asset: primary } = await loadAssetFor(deps.db, principal, id, 'asset.relationship');
   const results: LinkResult[] = [];
@@ -124,7 +186,12 @@ export async function removeLinks(deps: Deps, principal: Principal, id: string, 
     const secondary = found && (await visibleSecondary(deps, principal, found)) ? found : undefined;
     const rid = relationshipId(primary.id, secondary?.id ?? item.id);
     const row = secondary
-      ? await deps.db.selectFrom('asset_links').select('link_type').where('primary_id', '=', primary.id).where('secondary_id', '=', secondary.id).executeTakeFirst()
+      ? await deps.db
+          .selectFrom('asset_links')
+          .select('link_type')
+          .where('primary_id', '=', primary.id)
+          .where('secondary_id', '=', secondary.id)
+          .executeTakeFirst()
       : undefined;
     if (!secondary || !row || (item.linkType && row.link_type !== item.linkType)) {
       results.push({ status: 'error', message: `relationship retrieval failed [${rid}]` });
@@ -132,8 +199,17 @@ export async function removeLinks(deps: Deps, principal: Principal, id: string, 
     }
     const now = deps.clock.now();
     await deps.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('asset_links').where('primary_id', '=', primary.id).where('secondary_id', '=', secondary.id).execute();
-      await publishEvent(trx, now, { orgId: principal.orgId, type: 'relationship.deleted', actor: principal.userId, data: { asset: { id: secondary.id }, relationship: { type: row.link_type, parent: primary.id } } });
+      await trx
+        .deleteFrom('asset_links')
+        .where('primary_id', '=', primary.id)
+        .where('secondary_id', '=', secondary.id)
+        .execute();
+      await publishEvent(trx, now, {
+        orgId: principal.orgId,
+        type: 'relationship.deleted',
+        actor: principal.userId,
+        data: { asset: { id: secondary.id }, relationship: { type: row.link_type, parent: primary.id } },
+      });
     });
     results.push({ status: 'success', message: 'Relationship deleted successfully', relationshipId: rid });
   }
@@ -141,8 +217,20 @@ export async function removeLinks(deps: Deps, principal: Principal, id: string, 
 }
 
 /** Writes one relationship row (no checks: callers have checked both assets and the link type). */
-export async function insertLink(db: DbOrTrx, link: { orgId: string; primaryId: string; secondaryId: string; linkType: string; createdBy: string; now: number }): Promise<void> {
-  await db.insertInto('asset_links').values({
-    org_id: link.orgId, primary_id: link.primaryId, secondary_id: link.secondaryId, link_type: link.linkType, created_by: link.createdBy, created_at: link.now, updated_at: link.now,
-  }).execute();
+export async function insertLink(
+  db: DbOrTrx,
+  link: { orgId: string; primaryId: string; secondaryId: string; linkType: string; createdBy: string; now: number },
+): Promise<void> {
+  await db
+    .insertInto('asset_links')
+    .values({
+      org_id: link.orgId,
+      primary_id: link.primaryId,
+      secondary_id: link.secondaryId,
+      link_type: link.linkType,
+      created_by: link.createdBy,
+      created_at: link.now,
+      updated_at: link.now,
+    })
+    .execute();
 }

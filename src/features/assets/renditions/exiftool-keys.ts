@@ -9,12 +9,22 @@ export function exiftoolKeys(meta: Metadata): Record<string, string | number> {
   const out: Record<string, string | number> = {};
   const bits = BITS[meta.depth ?? ''];
   if (bits !== undefined) out.bitsPerSample = bits;
-  if (meta.channels) out.colorComponents = meta.format === 'png' || meta.format === 'webp' ? meta.channels : meta.channels - (meta.hasAlpha ? 1 : 0);
+  if (meta.channels)
+    out.colorComponents =
+      meta.format === 'png' || meta.format === 'webp' ? meta.channels : meta.channels - (meta.hasAlpha ? 1 : 0);
   if (meta.format === 'jpeg') {
     out.encodingProcess = meta.isProgressive ? 'Progressive DCT, Huffman coding' : 'Baseline DCT, Huffman coding';
     if (meta.chromaSubsampling) out.yCbCrSubSampling = SUBSAMPLING[meta.chromaSubsampling] ?? meta.chromaSubsampling;
   }
-  if (meta.format === 'png' && bits !== undefined) out.colorType = meta.channels === 4 ? 'RGB with Alpha' : meta.channels === 3 ? 'RGB' : meta.channels === 2 ? 'Grayscale with Alpha' : 'Grayscale';
+  if (meta.format === 'png' && bits !== undefined)
+    out.colorType =
+      meta.channels === 4
+        ? 'RGB with Alpha'
+        : meta.channels === 3
+          ? 'RGB'
+          : meta.channels === 2
+            ? 'Grayscale with Alpha'
+            : 'Grayscale';
   if (meta.width && meta.height) out.imageSize = `${meta.width}x${meta.height}`; // as stored, before EXIF orientation (ExifTool's Composite:ImageSize)
   if (meta.density) {
     out.xResolution = meta.density;
@@ -27,21 +37,59 @@ export function exiftoolKeys(meta: Metadata): Record<string, string | number> {
   return out;
 }
 
-const BITS: Record<string, number> = { uchar: 8, char: 8, ushort: 16, short: 16, uint: 32, int: 32, float: 32, double: 64 };
-const SUBSAMPLING: Record<string, string> = { '4:2:0': 'YCbCr4:2:0 (2 2)', '4:2:2': 'YCbCr4:2:2 (2 1)', '4:4:4': 'YCbCr4:4:4 (1 1)', '4:4:0': 'YCbCr4:4:0 (1 2)' };
-const SPACES: Record<string, string> = { srgb: 'RGB', rgb: 'RGB', rgb16: 'RGB', 'b-w': 'GRAY', grey16: 'GRAY', cmyk: 'CMYK', lab: 'Lab', xyz: 'XYZ' };
-const CLASSES: Record<string, string> = {
-  scnr: 'Input Device Profile', mntr: 'Display Device Profile', prtr: 'Output Device Profile', link: 'DeviceLink Profile',
-  spac: 'ColorSpace Conversion Profile', abst: 'Abstract Profile', nmcl: 'NamedColor Profile',
+const BITS: Record<string, number> = {
+  uchar: 8,
+  char: 8,
+  ushort: 16,
+  short: 16,
+  uint: 32,
+  int: 32,
+  float: 32,
+  double: 64,
 };
-const PLATFORMS: Record<string, string> = { APPL: 'Apple Computer Inc.', MSFT: 'Microsoft Corporation', 'SGI ': 'Silicon Graphics Inc.', SUNW: 'Sun Microsystems Inc.' };
+const SUBSAMPLING: Record<string, string> = {
+  '4:2:0': 'YCbCr4:2:0 (2 2)',
+  '4:2:2': 'YCbCr4:2:2 (2 1)',
+  '4:4:4': 'YCbCr4:4:4 (1 1)',
+  '4:4:0': 'YCbCr4:4:0 (1 2)',
+};
+const SPACES: Record<string, string> = {
+  srgb: 'RGB',
+  rgb: 'RGB',
+  rgb16: 'RGB',
+  'b-w': 'GRAY',
+  grey16: 'GRAY',
+  cmyk: 'CMYK',
+  lab: 'Lab',
+  xyz: 'XYZ',
+};
+const CLASSES: Record<string, string> = {
+  scnr: 'Input Device Profile',
+  mntr: 'Display Device Profile',
+  prtr: 'Output Device Profile',
+  link: 'DeviceLink Profile',
+  spac: 'ColorSpace Conversion Profile',
+  abst: 'Abstract Profile',
+  nmcl: 'NamedColor Profile',
+};
+const PLATFORMS: Record<string, string> = {
+  APPL: 'Apple Computer Inc.',
+  MSFT: 'Microsoft Corporation',
+  'SGI ': 'Silicon Graphics Inc.',
+  SUNW: 'Sun Microsystems Inc.',
+};
 const INTENTS = ['Perceptual', 'Media-Relative Colorimetric', 'Saturation', 'ICC-Absolute Colorimetric'];
 
 /** The ICC profile header and its description and copyright tags, as ExifTool names them (`profile…`). */
 export function iccKeys(icc: Buffer | undefined): Record<string, string | number> {
   const out: Record<string, string | number> = {};
   if (!icc || icc.length < 128 || icc.subarray(36, 40).toString('latin1') !== 'acsp') return out;
-  const sig = (at: number) => icc.subarray(at, at + 4).toString('latin1').replace(/\0/g, '').trim();
+  const sig = (at: number) =>
+    icc
+      .subarray(at, at + 4)
+      .toString('latin1')
+      .replace(/\0/g, '')
+      .trim();
   try {
     out.profileCMMType = sig(4);
     out.profileVersion = `${icc[8]}.${icc[9]! >> 4}.${icc[9]! & 0x0f}`;
@@ -60,7 +108,12 @@ export function iccKeys(icc: Buffer | undefined): Record<string, string | number
     for (let i = 0; i < count; i++) {
       const entry = 132 + i * 12;
       if (entry + 12 > icc.length) break;
-      const name = { desc: 'profileDescription', cprt: 'profileCopyright', dmnd: 'deviceMfgDesc', dmdd: 'deviceModelDesc' }[sig(entry)];
+      const name = {
+        desc: 'profileDescription',
+        cprt: 'profileCopyright',
+        dmnd: 'deviceMfgDesc',
+        dmdd: 'deviceModelDesc',
+      }[sig(entry)];
       if (!name) continue;
       const text = iccText(icc, icc.readUInt32BE(entry + 4), icc.readUInt32BE(entry + 8));
       if (text) out[name] = text;
@@ -79,7 +132,11 @@ function iccText(icc: Buffer, offset: number, size: number): string | undefined 
   const type = el.subarray(0, 4).toString('latin1');
   if (type === 'desc') {
     const n = Math.min(el.readUInt32BE(8), el.length - 12);
-    return el.subarray(12, 12 + n).toString('latin1').replace(/\0+$/, '').trim();
+    return el
+      .subarray(12, 12 + n)
+      .toString('latin1')
+      .replace(/\0+$/, '')
+      .trim();
   }
   if (type === 'text') return el.subarray(8).toString('latin1').replace(/\0+$/, '').trim();
   if (type === 'mluc' && el.readUInt32BE(8) > 0 && el.length >= 28) {

@@ -3,9 +3,23 @@
  * Small, bounded parsers: a malformed block yields fewer fields, never an exception.
  */
 const EXIF_TAGS: Record<number, string> = {
-  0x010f: 'make', 0x0110: 'model', 0x0131: 'software', 0x0132: 'modifyDate', 0x013b: 'artist', 0x8298: 'copyright', 0x010e: 'imageDescription',
-  0x829a: 'exposureTime', 0x829d: 'fNumber', 0x8827: 'iso', 0x9003: 'dateTimeOriginal', 0x9004: 'createDate', 0x920a: 'focalLength',
-  0xa434: 'lensModel', 0xa002: 'exifImageWidth', 0xa003: 'exifImageHeight', 0x0112: 'orientation',
+  0x010f: 'make',
+  0x0110: 'model',
+  0x0131: 'software',
+  0x0132: 'modifyDate',
+  0x013b: 'artist',
+  0x8298: 'copyright',
+  0x010e: 'imageDescription',
+  0x829a: 'exposureTime',
+  0x829d: 'fNumber',
+  0x8827: 'iso',
+  0x9003: 'dateTimeOriginal',
+  0x9004: 'createDate',
+  0x920a: 'focalLength',
+  0xa434: 'lensModel',
+  0xa002: 'exifImageWidth',
+  0xa003: 'exifImageHeight',
+  0x0112: 'orientation',
 };
 const TYPE_SIZE: Record<number, number> = { 1: 1, 2: 1, 3: 2, 4: 4, 5: 8, 7: 1, 9: 4, 10: 8 };
 
@@ -36,13 +50,23 @@ export function parseExif(block: Buffer | undefined): Record<string, string | nu
         }
         const name = EXIF_TAGS[tag];
         if (!name || at + size > tiff.length) continue;
-        if (type === 2) out[name] = tiff.subarray(at, at + size).toString('utf8').replace(/\0+$/, '').trim();
+        if (type === 2)
+          out[name] = tiff
+            .subarray(at, at + size)
+            .toString('utf8')
+            .replace(/\0+$/, '')
+            .trim();
         else if (type === 3) out[name] = u16(at);
         else if (type === 4) out[name] = u32(at);
         else if (type === 5 || type === 10) {
           const num = type === 5 ? u32(at) : i32(at);
           const den = type === 5 ? u32(at + 4) : i32(at + 4);
-          out[name] = den === 0 ? 0 : name === 'exposureTime' && num < den ? `${num}/${den}` : Math.round((num / den) * 1000) / 1000;
+          out[name] =
+            den === 0
+              ? 0
+              : name === 'exposureTime' && num < den
+                ? `${num}/${den}`
+                : Math.round((num / den) * 1000) / 1000;
         }
       }
     };
@@ -53,7 +77,17 @@ export function parseExif(block: Buffer | undefined): Record<string, string | nu
   return out;
 }
 
-const IPTC_DATASETS: Record<number, string> = { 5: 'objectName', 25: 'keywords', 80: 'byLine', 90: 'city', 101: 'country', 105: 'headline', 110: 'credit', 116: 'copyrightNotice', 120: 'caption' };
+const IPTC_DATASETS: Record<number, string> = {
+  5: 'objectName',
+  25: 'keywords',
+  80: 'byLine',
+  90: 'city',
+  101: 'country',
+  105: 'headline',
+  110: 'credit',
+  116: 'copyrightNotice',
+  120: 'caption',
+};
 
 export function parseIptc(block: Buffer | undefined): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
@@ -86,15 +120,29 @@ export function parseXmp(block: Buffer | string | undefined): Record<string, str
   const out: Record<string, string | string[]> = {};
   if (!block) return out;
   const text = (typeof block === 'string' ? block : block.toString('utf8')).slice(0, 1_000_000);
-  const decode = (s: string) => s.replace(/<[^>]+>/g, '').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&').trim();
+  const decode = (s: string) =>
+    s
+      .replace(/<[^>]+>/g, '')
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&quot;/g, '"')
+      .replace(/&apos;/g, "'")
+      .replace(/&amp;/g, '&')
+      .trim();
   for (const [name, pattern] of XMP_FIELDS) {
     const match = pattern.exec(text);
     if (!match) continue;
-    const items = [...match[1]!.matchAll(/<rdf:li[^>]*>([\s\S]*?)<\/rdf:li>/g)].map((m) => decode(m[1]!)).filter(Boolean);
+    const items = [...match[1]!.matchAll(/<rdf:li[^>]*>([\s\S]*?)<\/rdf:li>/g)]
+      .map((m) => decode(m[1]!))
+      .filter(Boolean);
     const value = items.length > 0 ? items : [decode(match[1]!)];
     out[name] = name === 'subject' || value.length > 1 ? value : value[0]!;
   }
-  for (const [attr, name] of [['xmp:CreatorTool', 'creatorTool'], ['photoshop:Headline', 'headline'], ['xmp:Rating', 'rating']] as const) {
+  for (const [attr, name] of [
+    ['xmp:CreatorTool', 'creatorTool'],
+    ['photoshop:Headline', 'headline'],
+    ['xmp:Rating', 'rating'],
+  ] as const) {
     const m = new RegExp(`${attr}="([^"]*)"`).exec(text) ?? new RegExp(`<${attr}>([^<]*)</${attr}>`).exec(text);
     if (m) out[name] = decode(m[1]!);
   }

@@ -15,38 +15,107 @@ const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forb
 
 /** What is derived from an asset's file, set from outside: its technical metadata (federated assets) and its preview rendition. */
 export function renditionRoutes(app: App, deps: Deps): void {
-  app.post('/asset/:id/technical-metadata', {
-    schema: {
-      operationId: 'UpdateAssetTechMetadata', tags, summary: 'Set the technical metadata of a federated asset (Edit Metadata)',
-      params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
-      body: TechnicalMetadataSchema,
-      response: { 200: Type.Object({ message: Type.String() }), ...write },
-    },
-  }, async (request) => {
-    await setTechnicalMetadata(deps, principalOf(request), request.params.id, request.body as Record<string, unknown>);
-    return { message: 'Success' };
-  });
-
-  app.get('/asset/:id/page/:page', {
-    schema: {
-      operationId: 'GetAssetPage', tags, summary: 'A page of a PDF as a JPEG of a rendition size, rendered on first request (View), with ETag, Range and Cache-Control',
-      params: Type.Object({ id: Type.String({ maxLength: 100 }), page: Type.Integer({ minimum: 1, maximum: 100_000, description: 'Page number, from 1' }) }),
-      querystring: Type.Object({ size: Type.Optional(Type.Union(Object.keys(PAGE_SIZES).map((k) => Type.Literal(k)), { description: 'thumbnail (200), preview (700, the default), large (1000) or mezzanine (3000)' })) }),
-      response: {
-        200: Type.String({ format: 'binary', description: 'The page (JPEG)' }), 206: Type.String({ format: 'binary' }), 304: Type.Null({ description: 'Not modified' }),
-        416: Type.Ref('Error', { description: 'Range Not Satisfiable' }), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict'),
+  app.post(
+    '/asset/:id/technical-metadata',
+    {
+      schema: {
+        operationId: 'UpdateAssetTechMetadata',
+        tags,
+        summary: 'Set the technical metadata of a federated asset (Edit Metadata)',
+        params: Type.Object({ id: Type.String({ maxLength: 100 }) }),
+        body: TechnicalMetadataSchema,
+        response: { 200: Type.Object({ message: Type.String() }), ...write },
       },
     },
-  }, async (request, reply) => serveBlob(deps, request, reply, await pagePreview(deps, principalOf(request), request.params.id, request.params.page, (request.query.size ?? 'preview') as PageSize)));
+    async (request) => {
+      await setTechnicalMetadata(
+        deps,
+        principalOf(request),
+        request.params.id,
+        request.body as Record<string, unknown>,
+      );
+      return { message: 'Success' };
+    },
+  );
 
-  app.post('/asset/content/preview', {
-    schema: {
-      operationId: 'ReplacePreview', tags, summary: 'Replace the preview rendition of assets with an upload (Replace Mezzanine + Upload, View)',
-      body: docRequired(Type.Object({ fileIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 })), filename: Type.Optional(Type.String({ maxLength: 255 })), filesize: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 * 1024 ** 4 })), contentPaths: Type.Optional(Type.Object({}, { additionalProperties: true })) }), ['fileIds', 'filename', 'filesize']),
-      response: {
-        200: Type.Object({ status: Type.Literal('success'), message: Type.String(), uploads: Type.Array(Type.Object({ fileId: Type.String(), objectId: Type.String(), url: Type.Optional(Type.String()), uploadId: Type.Optional(Type.String()), urls: Type.Optional(Type.Array(Type.Object({ partNumber: Type.Integer(), url: Type.String() }))) })) }),
-        ...write,
+  app.get(
+    '/asset/:id/page/:page',
+    {
+      schema: {
+        operationId: 'GetAssetPage',
+        tags,
+        summary:
+          'A page of a PDF as a JPEG of a rendition size, rendered on first request (View), with ETag, Range and Cache-Control',
+        params: Type.Object({
+          id: Type.String({ maxLength: 100 }),
+          page: Type.Integer({ minimum: 1, maximum: 100_000, description: 'Page number, from 1' }),
+        }),
+        querystring: Type.Object({
+          size: Type.Optional(
+            Type.Union(
+              Object.keys(PAGE_SIZES).map((k) => Type.Literal(k)),
+              { description: 'thumbnail (200), preview (700, the default), large (1000) or mezzanine (3000)' },
+            ),
+          ),
+        }),
+        response: {
+          200: Type.String({ format: 'binary', description: 'The page (JPEG)' }),
+          206: Type.String({ format: 'binary' }),
+          304: Type.Null({ description: 'Not modified' }),
+          416: Type.Ref('Error', { description: 'Range Not Satisfiable' }),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict'),
+        },
       },
     },
-  }, async (request) => replacePreview(deps, principalOf(request), request.body));
+    async (request, reply) =>
+      serveBlob(
+        deps,
+        request,
+        reply,
+        await pagePreview(
+          deps,
+          principalOf(request),
+          request.params.id,
+          request.params.page,
+          (request.query.size ?? 'preview') as PageSize,
+        ),
+      ),
+  );
+
+  app.post(
+    '/asset/content/preview',
+    {
+      schema: {
+        operationId: 'ReplacePreview',
+        tags,
+        summary: 'Replace the preview rendition of assets with an upload (Replace Mezzanine + Upload, View)',
+        body: docRequired(
+          Type.Object({
+            fileIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 })),
+            filename: Type.Optional(Type.String({ maxLength: 255 })),
+            filesize: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 * 1024 ** 4 })),
+            contentPaths: Type.Optional(Type.Object({}, { additionalProperties: true })),
+          }),
+          ['fileIds', 'filename', 'filesize'],
+        ),
+        response: {
+          200: Type.Object({
+            status: Type.Literal('success'),
+            message: Type.String(),
+            uploads: Type.Array(
+              Type.Object({
+                fileId: Type.String(),
+                objectId: Type.String(),
+                url: Type.Optional(Type.String()),
+                uploadId: Type.Optional(Type.String()),
+                urls: Type.Optional(Type.Array(Type.Object({ partNumber: Type.Integer(), url: Type.String() }))),
+              }),
+            ),
+          }),
+          ...write,
+        },
+      },
+    },
+    async (request) => replacePreview(deps, principalOf(request), request.body),
+  );
 }

@@ -39,7 +39,10 @@ export const RENDITION_SPECS: readonly RenditionSpec[] = [
 ];
 
 /** Changes whenever the output of a recipe would: part of every rendition's storage key. */
-export const RECIPE_VERSION = createHash('sha256').update(JSON.stringify({ RENDITION_SPECS, jpeg: { quality: 80 }, png: { compressionLevel: 6 }, v: 1 })).digest('hex').slice(0, 12);
+export const RECIPE_VERSION = createHash('sha256')
+  .update(JSON.stringify({ RENDITION_SPECS, jpeg: { quality: 80 }, png: { compressionLevel: 6 }, v: 1 }))
+  .digest('hex')
+  .slice(0, 12);
 
 export { RenditionError };
 
@@ -76,10 +79,18 @@ export async function inspect(input: ImageInput, maxPixels: number): Promise<Sou
   } catch (error) {
     throw new RenditionError(`not a readable image: ${(error as Error).message}`);
   }
-  if (!meta.width || !meta.height || !meta.format) throw new RenditionError('not a readable image: no dimensions in its header');
-  if (meta.width * meta.height > maxPixels) throw new RenditionError(`the image has ${meta.width * meta.height} pixels, more than the limit of ${maxPixels}`);
+  if (!meta.width || !meta.height || !meta.format)
+    throw new RenditionError('not a readable image: no dimensions in its header');
+  if (meta.width * meta.height > maxPixels)
+    throw new RenditionError(`the image has ${meta.width * meta.height} pixels, more than the limit of ${maxPixels}`);
   const swap = (meta.orientation ?? 1) >= 5;
-  return { format: meta.format, width: swap ? meta.height : meta.width, height: swap ? meta.width : meta.height, hasAlpha: Boolean(meta.hasAlpha), meta };
+  return {
+    format: meta.format,
+    width: swap ? meta.height : meta.width,
+    height: swap ? meta.width : meta.height,
+    hasAlpha: Boolean(meta.hasAlpha),
+    meta,
+  };
 }
 
 export function fitInside(width: number, height: number, box: number): { width: number; height: number } {
@@ -91,7 +102,13 @@ export function fitInside(width: number, height: number, box: number): { width: 
  * Decodes the source once (shrink-on-load to the largest rendition wanted, EXIF orientation
  * applied, sRGB) and derives every rendition from that one decoded image.
  */
-export async function renderImage(input: ImageInput, specs: readonly RenditionSpec[], info: SourceInfo, maxPixels: number, timeoutSeconds = 30): Promise<RenderedImage[]> {
+export async function renderImage(
+  input: ImageInput,
+  specs: readonly RenditionSpec[],
+  info: SourceInfo,
+  maxPixels: number,
+  timeoutSeconds = 30,
+): Promise<RenderedImage[]> {
   const largest = Math.max(...specs.map((s) => s.size));
   const sharp = await loadSharp();
   let base: { data: Buffer; info: OutputInfo };
@@ -105,28 +122,49 @@ export async function renderImage(input: ImageInput, specs: readonly RenditionSp
       .raw()
       .toBuffer({ resolveWithObject: true });
   } catch (error) {
-    throw timedOut(error, timeoutSeconds) ?? new RenditionError(`the image could not be decoded: ${(error as Error).message}`);
+    throw (
+      timedOut(error, timeoutSeconds) ??
+      new RenditionError(`the image could not be decoded: ${(error as Error).message}`)
+    );
   }
   // sharp checks its timeout only between pixel batches: a source drawn in one call (an SVG filter)
   // can finish past the limit unchecked. The limit holds anyway: such a rendition is abandoned.
-  if (performance.now() - started > timeoutSeconds * 1000) throw timedOut(new Error('timeout: decoding'), timeoutSeconds)!;
+  if (performance.now() - started > timeoutSeconds * 1000)
+    throw timedOut(new Error('timeout: decoding'), timeoutSeconds)!;
   const raw = { width: base.info.width, height: base.info.height, channels: base.info.channels as 1 | 2 | 3 | 4 };
   const alpha = info.hasAlpha && (raw.channels === 4 || raw.channels === 2);
-  return Promise.all(specs.map(async (spec) => {
-    const target = fitInside(raw.width, raw.height, spec.size);
-    let img = sharp(base.data, { raw }).timeout({ seconds: timeoutSeconds });
-    if (target.width !== raw.width || target.height !== raw.height) img = img.resize(target.width, target.height, { fit: 'fill' });
-    const encoded = alpha ? img.png({ compressionLevel: 6 }) : img.jpeg({ quality: 80 });
-    const data = await encoded.toBuffer().catch((error: unknown) => { throw timedOut(error, timeoutSeconds) ?? error; });
-    return { name: spec.name, data, width: target.width, height: target.height, contentType: alpha ? 'image/png' : 'image/jpeg' };
-  }));
+  return Promise.all(
+    specs.map(async (spec) => {
+      const target = fitInside(raw.width, raw.height, spec.size);
+      let img = sharp(base.data, { raw }).timeout({ seconds: timeoutSeconds });
+      if (target.width !== raw.width || target.height !== raw.height)
+        img = img.resize(target.width, target.height, { fit: 'fill' });
+      const encoded = alpha ? img.png({ compressionLevel: 6 }) : img.jpeg({ quality: 80 });
+      const data = await encoded.toBuffer().catch((error: unknown) => {
+        throw timedOut(error, timeoutSeconds) ?? error;
+      });
+      return {
+        name: spec.name,
+        data,
+        width: target.width,
+        height: target.height,
+        contentType: alpha ? 'image/png' : 'image/jpeg',
+      };
+    }),
+  );
 }
 
 /**
  * An SVG is drawn in a child process the time limit can kill (a filter bomb blocks inside one
  * librsvg call); its pixels then take the ordinary path.
  */
-async function svgRaster(input: ImageInput, specs: readonly RenditionSpec[], maxPixels: number, timeoutSeconds: number, signal?: AbortSignal): Promise<RawRaster> {
+async function svgRaster(
+  input: ImageInput,
+  specs: readonly RenditionSpec[],
+  maxPixels: number,
+  timeoutSeconds: number,
+  signal?: AbortSignal,
+): Promise<RawRaster> {
   if (typeof input !== 'string' && !Buffer.isBuffer(input)) return input;
   const bytes = typeof input === 'string' ? await readFile(input) : input;
   return rasteriseSvg(bytes, Math.max(...specs.map((s) => s.size)), maxPixels, timeoutSeconds, signal);
@@ -140,30 +178,59 @@ function timedOut(error: unknown, seconds: number): RenditionError | undefined {
 
 /** A labelled placeholder for content no converter handles yet (PDF, video, …). */
 export async function placeholder(label: string): Promise<Buffer> {
-  const text = label.replace(/[^A-Za-z0-9 ./+-]/g, '').slice(0, 20).toUpperCase();
+  const text = label
+    .replace(/[^A-Za-z0-9 ./+-]/g, '')
+    .slice(0, 20)
+    .toUpperCase();
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="200" height="200"><rect width="200" height="200" fill="#e4e7eb"/><text x="100" y="108" font-family="sans-serif" font-size="22" text-anchor="middle" fill="#52606d">${text}</text></svg>`;
   return (await loadSharp())(Buffer.from(svg)).png().toBuffer();
 }
 
-function technical(filename: string, size: number, md5: string, sha256: string, contentType: string, info?: SourceInfo): Record<string, unknown> {
-  const tenovos_metadata = { fileName: filename, fileSize: humanSize(size), fileSizeInBytes: size, MD5Checksum: md5, SHA256Checksum: sha256 };
+function technical(
+  filename: string,
+  size: number,
+  md5: string,
+  sha256: string,
+  contentType: string,
+  info?: SourceInfo,
+): Record<string, unknown> {
+  const tenovos_metadata = {
+    fileName: filename,
+    fileSize: humanSize(size),
+    fileSizeInBytes: size,
+    MD5Checksum: md5,
+    SHA256Checksum: sha256,
+  };
   if (!info) return { tenovos_metadata, image_metadata: { mimeType: contentType } };
   const m = info.meta;
   return {
     tenovos_metadata,
     image_metadata: {
-      fileType: info.format.toUpperCase(), fileTypeExtension: info.format === 'jpeg' ? 'jpg' : info.format, mimeType: contentType,
-      imageWidth: info.width, imageHeight: info.height, megapixels: Math.round((info.width * info.height) / 10_000) / 100,
-      interpretation: m.space ?? null, channels: m.channels ?? null, bitDepth: m.depth ?? null, xResolution: m.density ?? null,
-      hasAlpha: info.hasAlpha, orientation: m.orientation ?? 1, hasProfile: Boolean(m.hasProfile), pages: m.pages ?? 1,
+      fileType: info.format.toUpperCase(),
+      fileTypeExtension: info.format === 'jpeg' ? 'jpg' : info.format,
+      mimeType: contentType,
+      imageWidth: info.width,
+      imageHeight: info.height,
+      megapixels: Math.round((info.width * info.height) / 10_000) / 100,
+      interpretation: m.space ?? null,
+      channels: m.channels ?? null,
+      bitDepth: m.depth ?? null,
+      xResolution: m.density ?? null,
+      hasAlpha: info.hasAlpha,
+      orientation: m.orientation ?? 1,
+      hasProfile: Boolean(m.hasProfile),
+      pages: m.pages ?? 1,
       // The reference's ExifTool-style keys (bitsPerSample, imageSize, yResolution, the ICC profile's profile… keys, …).
       ...exiftoolKeys(m),
-      exif: parseExif(m.exif), iptc: parseIptc(m.iptc), xmp: parseXmp(m.xmpAsString ?? m.xmp),
+      exif: parseExif(m.exif),
+      iptc: parseIptc(m.iptc),
+      xmp: parseXmp(m.xmpAsString ?? m.xmp),
     },
   };
 }
 
-export const renditionKey = (orgId: string, sha256: string, name: string, ext: string) => `${renditionPrefix(orgId, sha256)}/${RECIPE_VERSION}/${name}.${ext}`;
+export const renditionKey = (orgId: string, sha256: string, name: string, ext: string) =>
+  `${renditionPrefix(orgId, sha256)}/${RECIPE_VERSION}/${name}.${ext}`;
 
 /** Every rendition of one content (all recipe versions), as a blob-store prefix. */
 export const renditionPrefix = (orgId: string, sha256: string) => `renditions/${orgId}/${sha256.slice(0, 2)}/${sha256}`;
@@ -186,7 +253,16 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
     const stream = await deps.blobs.get(sourceKey);
     if (!stream) throw new FatalJobError(`content ${sourceKey} is missing from storage`);
     const md5 = createHash('md5');
-    await pipeline(stream, new Transform({ transform(chunk: Buffer, _e, done) { md5.update(chunk); done(null, chunk); } }), createWriteStream(file));
+    await pipeline(
+      stream,
+      new Transform({
+        transform(chunk: Buffer, _e, done) {
+          md5.update(chunk);
+          done(null, chunk);
+        },
+      }),
+      createWriteStream(file),
+    );
     const max = deps.config.renditionMaxPixels;
     const renditions = fromJson<Record<string, StoredRendition>>(asset.renditions, {});
     let info: SourceInfo | undefined;
@@ -203,7 +279,17 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
       try {
         let input: ImageInput = file;
         if (kind) {
-          media = await convertMedia({ media: deps.config.media, kind, file, dir, contentType: asset.content_type ?? '', filename: asset.filename, box: Math.max(...RENDITION_SPECS.map((s) => s.size)), maxPixels: max, signal: watch!.signal });
+          media = await convertMedia({
+            media: deps.config.media,
+            kind,
+            file,
+            dir,
+            contentType: asset.content_type ?? '',
+            filename: asset.filename,
+            box: Math.max(...RENDITION_SPECS.map((s) => s.size)),
+            maxPixels: max,
+            signal: watch!.signal,
+          });
           if (media.visual) input = media.visual.kind === 'file' ? media.visual.path : media.visual.raster;
         } else if (sourceType === 'image/svg+xml') {
           // Bytes, not a path: librsvg then has no base location and resolves no external reference.
@@ -218,24 +304,53 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
           const sha = job.previewKey ? createHash('sha256').update(sourceKey).digest('hex') : asset.sha256;
           const keys = specs.map((s) => renditionKey(asset.org_id, sha, s.name, ext));
           const heads = job.force || kind ? [] : await Promise.all(keys.map((k) => deps.blobs.head(k)));
-          const rendered = heads.length === keys.length && heads.every(Boolean)
-            ? specs.map((s, i) => ({ name: s.name, size: heads[i]!.size, ...fitInside(info!.width, info!.height, s.size), contentType: outType, data: null as Buffer | null }))
-            : (animated
-              ? await renderAnimated(file, specs, info, max, deps.config.renditionTimeoutSeconds)
-              : await renderImage(info.format === 'svg' ? await svgRaster(input, specs, max, deps.config.renditionTimeoutSeconds, signal) : input, specs, info, max, deps.config.renditionTimeoutSeconds)
-            ).map((r) => ({ ...r, size: r.data.length }));
+          const rendered =
+            heads.length === keys.length && heads.every(Boolean)
+              ? specs.map((s, i) => ({
+                  name: s.name,
+                  size: heads[i]!.size,
+                  ...fitInside(info!.width, info!.height, s.size),
+                  contentType: outType,
+                  data: null as Buffer | null,
+                }))
+              : (animated
+                  ? await renderAnimated(file, specs, info, max, deps.config.renditionTimeoutSeconds)
+                  : await renderImage(
+                      info.format === 'svg'
+                        ? await svgRaster(input, specs, max, deps.config.renditionTimeoutSeconds, signal)
+                        : input,
+                      specs,
+                      info,
+                      max,
+                      deps.config.renditionTimeoutSeconds,
+                    )
+                ).map((r) => ({ ...r, size: r.data.length }));
           for (const [i, r] of rendered.entries()) {
             const key = keys[i]!;
             if (r.name === 'imageThumb') thumbData = r.data;
             if (r.data) await deps.blobs.put(key, r.data, { contentType: r.contentType });
-            renditions[r.name] = { key, width: r.width, height: r.height, contentType: r.contentType, size: r.size, etag: `"${createHash('sha256').update(key).digest('hex').slice(0, 32)}"` };
+            renditions[r.name] = {
+              key,
+              width: r.width,
+              height: r.height,
+              contentType: r.contentType,
+              size: r.size,
+              etag: `"${createHash('sha256').update(key).digest('hex').slice(0, 32)}"`,
+            };
           }
         }
         for (const extra of media?.extra ?? []) {
           const key = renditionKey(asset.org_id, asset.sha256, extra.name, extra.ext);
           const size = (await stat(extra.path)).size;
           await deps.blobs.put(key, createReadStream(extra.path), { contentType: extra.contentType });
-          renditions[extra.name] = { key, width: extra.width, height: extra.height, contentType: extra.contentType, size, etag: `"${createHash('sha256').update(key).digest('hex').slice(0, 32)}"` };
+          renditions[extra.name] = {
+            key,
+            width: extra.width,
+            height: extra.height,
+            contentType: extra.contentType,
+            size,
+            etag: `"${createHash('sha256').update(key).digest('hex').slice(0, 32)}"`,
+          };
         }
         // The reference's `fpo` (for placement only): the 1000-pixel rendition under its name, no second encode.
         if (!job.previewKey && renditions.imagePreviewLarge) renditions.fpo = { ...renditions.imagePreviewLarge };
@@ -247,48 +362,96 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
         watch?.stop();
       }
     }
-    if (!kind && !isImage(sourceType) && !job.previewKey || (kind && state !== 'failed' && !renditions.imageThumb)) {
-      const label = kind ? (asset.filename.includes('.') ? asset.filename.split('.').pop()! : kind) : (asset.content_type ?? 'file').split('/')[1] ?? 'file';
+    if ((!kind && !isImage(sourceType) && !job.previewKey) || (kind && state !== 'failed' && !renditions.imageThumb)) {
+      const label = kind
+        ? asset.filename.includes('.')
+          ? asset.filename.split('.').pop()!
+          : kind
+        : ((asset.content_type ?? 'file').split('/')[1] ?? 'file');
       const data = await placeholder(label);
-      const key = `renditions/${asset.org_id}/placeholder/${RECIPE_VERSION}/${createHash('sha256').update(kind ? `label:${label.toLowerCase()}` : asset.content_type ?? '').digest('hex').slice(0, 16)}.png`;
+      const key = `renditions/${asset.org_id}/placeholder/${RECIPE_VERSION}/${createHash('sha256')
+        .update(kind ? `label:${label.toLowerCase()}` : (asset.content_type ?? ''))
+        .digest('hex')
+        .slice(0, 16)}.png`;
       await deps.blobs.put(key, data, { contentType: 'image/png' });
-      renditions.imageThumb = { key, width: 200, height: 200, contentType: 'image/png', size: data.length, etag: `"${createHash('sha256').update(data).digest('hex').slice(0, 32)}"`, placeholder: true };
+      renditions.imageThumb = {
+        key,
+        width: 200,
+        height: 200,
+        contentType: 'image/png',
+        size: data.length,
+        etag: `"${createHash('sha256').update(data).digest('hex').slice(0, 32)}"`,
+        placeholder: true,
+      };
       state = 'placeholder';
     }
     // Every visual asset (image, video poster, PDF page…): a placeholder to paint and a perceptual hash.
-    const summary = !job.previewKey && state === 'ready' && renditions.imageThumb ? await summaryOfThumbnail(deps, renditions.imageThumb.key, thumbData) : undefined;
+    const summary =
+      !job.previewKey && state === 'ready' && renditions.imageThumb
+        ? await summaryOfThumbnail(deps, renditions.imageThumb.key, thumbData)
+        : undefined;
     const now = deps.clock.now();
     const gone = await deps.db.transaction().execute(async (trx) => {
       // The content may have been replaced meanwhile: only the bytes this job read get their renditions.
-      const current = await trx.selectFrom('assets').select(['sha256', 'technical_metadata']).where('id', '=', asset.id).executeTakeFirst();
+      const current = await trx
+        .selectFrom('assets')
+        .select(['sha256', 'technical_metadata'])
+        .where('id', '=', asset.id)
+        .executeTakeFirst();
       if (!current) return true;
       if (current.sha256 !== asset.sha256) return false;
-      const tech = job.previewKey ? fromJson<Record<string, unknown>>(current.technical_metadata, {}) : technical(asset.filename, asset.size ?? 0, md5.digest('hex'), asset.sha256!, asset.content_type ?? 'application/octet-stream', kind ? undefined : info);
+      const tech = job.previewKey
+        ? fromJson<Record<string, unknown>>(current.technical_metadata, {})
+        : technical(
+            asset.filename,
+            asset.size ?? 0,
+            md5.digest('hex'),
+            asset.sha256!,
+            asset.content_type ?? 'application/octet-stream',
+            kind ? undefined : info,
+          );
       if (media) mergeMediaTechnical(tech, media);
       if (failure) tech.renditionError = failure;
       const dims = kind ? mediaDimensions(media, info) : info;
-      await trx.updateTable('assets').set({
-        renditions: toJson(state === 'failed' && !job.previewKey ? {} : renditions), renditions_state: job.previewKey ? 'ready' : state,
-        technical_metadata: toJson(tech), md5: job.previewKey ? undefined : (tech.tenovos_metadata as { MD5Checksum: string }).MD5Checksum,
-        ...(dims && !job.previewKey ? { width: dims.width, height: dims.height } : {}), updated_at: now,
-        ...(job.previewKey ? {} : { placeholder: summary ? toJson(summary.placeholder) : null }),
-      }).where('id', '=', asset.id).execute();
+      await trx
+        .updateTable('assets')
+        .set({
+          renditions: toJson(state === 'failed' && !job.previewKey ? {} : renditions),
+          renditions_state: job.previewKey ? 'ready' : state,
+          technical_metadata: toJson(tech),
+          md5: job.previewKey ? undefined : (tech.tenovos_metadata as { MD5Checksum: string }).MD5Checksum,
+          ...(dims && !job.previewKey ? { width: dims.width, height: dims.height } : {}),
+          updated_at: now,
+          ...(job.previewKey ? {} : { placeholder: summary ? toJson(summary.placeholder) : null }),
+        })
+        .where('id', '=', asset.id)
+        .execute();
       if (!job.previewKey) await writeVisualSummary(trx, asset.org_id, asset.id, summary?.hash, now);
       if (state !== 'failed') {
         const security = (await securityOf(trx, asset.org_id, [asset.id])).get(asset.id)!;
         const urls: Record<string, string> = {};
-        for (const name of Object.keys(renditions)) urls[SHORT_NAMES[name as RenditionName] ?? name] = renditionUrl(deps, asset.id, name);
+        for (const name of Object.keys(renditions))
+          urls[SHORT_NAMES[name as RenditionName] ?? name] = renditionUrl(deps, asset.id, name);
         await publishEvent(trx, now, {
-          orgId: asset.org_id, type: 'asset.renditions.created', actor: null,
+          orgId: asset.org_id,
+          type: 'asset.renditions.created',
+          actor: null,
           // The live reference page puts them in asset.renditions, its repository schema at the top level: both.
-          data: { asset: { ...eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds)), renditions: urls }, renditions: urls },
+          data: {
+            asset: {
+              ...eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds)),
+              renditions: urls,
+            },
+            renditions: urls,
+          },
         });
       }
       return false;
     });
     // Purged while this job rendered: the purge may have swept the folder before these files
     // landed, so they go now unless another asset of the organization holds the same bytes.
-    if (gone && !job.previewKey && !(await contentHeld(deps.db, asset.org_id, asset.sha256!))) await deps.blobs.deletePrefix(renditionPrefix(asset.org_id, asset.sha256!));
+    if (gone && !job.previewKey && !(await contentHeld(deps.db, asset.org_id, asset.sha256!)))
+      await deps.blobs.deletePrefix(renditionPrefix(asset.org_id, asset.sha256!));
     if (failure) throw new FatalJobError(`renditions failed: ${failure}`);
   } finally {
     await rm(dir, { recursive: true, force: true });

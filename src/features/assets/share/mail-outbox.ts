@@ -36,11 +36,31 @@ function formatAddress(to: OutgoingMail['to']): string {
  */
 export async function queueMail(trx: DbOrTrx, now: number, mail: OutgoingMail): Promise<string> {
   const id = newId(now);
-  await trx.insertInto('mail_outbox').values({
-    id, org_id: mail.orgId, sender_id: mail.senderId ?? null, to_address: formatAddress(mail.to), subject: mail.subject, text_body: mail.text, html_body: mail.html ?? null,
-    message_id: `<${id}@tessera.outbox>`, status: 'queued', attempts: 0, last_error: null, created_at: now, updated_at: now, sent_at: null,
-  }).execute();
-  await enqueueJob(trx, now, { type: MAIL_JOB, orgId: mail.orgId, payload: { mailId: id }, maxAttempts: MAIL_MAX_ATTEMPTS });
+  await trx
+    .insertInto('mail_outbox')
+    .values({
+      id,
+      org_id: mail.orgId,
+      sender_id: mail.senderId ?? null,
+      to_address: formatAddress(mail.to),
+      subject: mail.subject,
+      text_body: mail.text,
+      html_body: mail.html ?? null,
+      message_id: `<${id}@tessera.outbox>`,
+      status: 'queued',
+      attempts: 0,
+      last_error: null,
+      created_at: now,
+      updated_at: now,
+      sent_at: null,
+    })
+    .execute();
+  await enqueueJob(trx, now, {
+    type: MAIL_JOB,
+    orgId: mail.orgId,
+    payload: { mailId: id },
+    maxAttempts: MAIL_MAX_ATTEMPTS,
+  });
   return id;
 }
 
@@ -51,20 +71,45 @@ const HOUR_MS = 3_600_000;
  * 429 with Retry-After, naming the limit, when queueing `count` more mails would take the sender
  * or the organization past its mails of the last hour. A share is refused whole, never half sent.
  */
-export async function checkShareMailLimits(db: DbOrTrx, config: Pick<Config, 'shareMailPerUserPerHour' | 'shareMailPerOrgPerHour'>, who: { orgId: string; senderId: string | null }, count: number, now: number): Promise<void> {
+export async function checkShareMailLimits(
+  db: DbOrTrx,
+  config: Pick<Config, 'shareMailPerUserPerHour' | 'shareMailPerOrgPerHour'>,
+  who: { orgId: string; senderId: string | null },
+  count: number,
+  now: number,
+): Promise<void> {
   const since = now - HOUR_MS;
   const limits = [
-    { limit: config.shareMailPerUserPerHour, column: 'sender_id' as const, value: who.senderId, what: 'per user', setting: 'TESSERA_SHARE_MAIL_PER_USER_PER_HOUR' },
-    { limit: config.shareMailPerOrgPerHour, column: 'org_id' as const, value: who.orgId, what: 'per organization', setting: 'TESSERA_SHARE_MAIL_PER_ORG_PER_HOUR' },
+    {
+      limit: config.shareMailPerUserPerHour,
+      column: 'sender_id' as const,
+      value: who.senderId,
+      what: 'per user',
+      setting: 'TESSERA_SHARE_MAIL_PER_USER_PER_HOUR',
+    },
+    {
+      limit: config.shareMailPerOrgPerHour,
+      column: 'org_id' as const,
+      value: who.orgId,
+      what: 'per organization',
+      setting: 'TESSERA_SHARE_MAIL_PER_ORG_PER_HOUR',
+    },
   ];
   for (const l of limits) {
     if (l.limit === 0 || l.value === null) continue;
-    const row = await db.selectFrom('mail_outbox').select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
-      .where(l.column, '=', l.value).where('created_at', '>', since).executeTakeFirst();
+    const row = await db
+      .selectFrom('mail_outbox')
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
+      .where(l.column, '=', l.value)
+      .where('created_at', '>', since)
+      .executeTakeFirst();
     const sent = Number(row?.n ?? 0);
     if (sent + count <= l.limit) continue;
     const retry = count > l.limit ? HOUR_MS : Number(row?.oldest ?? now) + HOUR_MS - now;
-    throw tooManyRequests(retry / 1000, `Share mail limit reached: at most ${l.limit} mails ${l.what} per hour (${l.setting}); ${sent} were queued in the last hour and this share has ${count}`);
+    throw tooManyRequests(
+      retry / 1000,
+      `Share mail limit reached: at most ${l.limit} mails ${l.what} per hour (${l.setting}); ${sent} were queued in the last hour and this share has ${count}`,
+    );
   }
 }
 
@@ -83,7 +128,11 @@ export async function sendQueuedMail(deps: Deps, job: Job<typeof MAIL_JOB>): Pro
   if (!mail || mail.status !== 'queued') return;
   const smtpUrl = deps.config.smtpUrl;
   const record = (set: { status?: 'sent' | 'failed'; last_error?: string | null; sent_at?: number }) =>
-    deps.db.updateTable('mail_outbox').set({ attempts: mail.attempts + 1, updated_at: deps.clock.now(), ...set }).where('id', '=', mailId).execute();
+    deps.db
+      .updateTable('mail_outbox')
+      .set({ attempts: mail.attempts + 1, updated_at: deps.clock.now(), ...set })
+      .where('id', '=', mailId)
+      .execute();
   if (!smtpUrl) {
     await record({ status: 'failed', last_error: 'SMTP is not configured (TESSERA_SMTP_URL)' });
     throw new FatalJobError('SMTP is not configured');
@@ -91,9 +140,21 @@ export async function sendQueuedMail(deps: Deps, job: Job<typeof MAIL_JOB>): Pro
   // Loaded when mail is first sent, not at start (lean start).
   const { default: nodemailer } = await import('nodemailer');
   // Timeouts well inside the job lease, so a hung server never lets a second worker send the same mail.
-  const transport = nodemailer.createTransport({ url: smtpUrl, connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 20_000 });
+  const transport = nodemailer.createTransport({
+    url: smtpUrl,
+    connectionTimeout: 15_000,
+    greetingTimeout: 15_000,
+    socketTimeout: 20_000,
+  });
   try {
-    await transport.sendMail({ from: deps.config.mailFrom, to: mail.to_address, subject: mail.subject, text: mail.text_body, ...(mail.html_body ? { html: mail.html_body } : {}), messageId: mail.message_id });
+    await transport.sendMail({
+      from: deps.config.mailFrom,
+      to: mail.to_address,
+      subject: mail.subject,
+      text: mail.text_body,
+      ...(mail.html_body ? { html: mail.html_body } : {}),
+      messageId: mail.message_id,
+    });
   } catch (error) {
     const message = recordedError(error);
     const last = isPermanent(error) || job.attempts >= job.maxAttempts;
@@ -109,5 +170,9 @@ export async function sendQueuedMail(deps: Deps, job: Job<typeof MAIL_JOB>): Pro
 /** Where an outbox mail stands (shares report it; tests and operators read it). */
 export async function mailStatus(db: DbOrTrx, ids: readonly string[]) {
   if (ids.length === 0) return [];
-  return db.selectFrom('mail_outbox').select(['id', 'status', 'attempts', 'last_error', 'sent_at']).where('id', 'in', [...ids]).execute();
+  return db
+    .selectFrom('mail_outbox')
+    .select(['id', 'status', 'attempts', 'last_error', 'sent_at'])
+    .where('id', 'in', [...ids])
+    .execute();
 }

@@ -17,14 +17,22 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // The real server (`node src/main.ts serve`) is SIGKILLed in the middle of a streamed upload: the
 // asset exists with its content pending (reference §7.2), no content may be stored, and the upload URL must still work afterwards.
 forEachEngine('a killed server mid-upload', (ctx) => {
-  it('leaves the asset with its content pending and no stored content; the upload can be sent again after restart', { timeout: 150_000 }, async () => {
+  it('leaves the asset with its content pending and no stored content; the upload can be sent again after restart', {
+    timeout: 150_000,
+  }, async () => {
     const database = ctx().database;
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
     const env = {
-      PATH: process.env.PATH ?? '', DATABASE_URL: database.kind === 'postgres' ? database.url : `sqlite:${database.file}`, TESSERA_DATA_DIR: ctx().dataDir,
-      PORT: String(port), HOST: '127.0.0.1', TESSERA_SECRET_KEY: TEST_SECRET, TESSERA_LOG_LEVEL: 'error',
-      TESSERA_ADMIN_USERNAME: ADMIN.username, TESSERA_ADMIN_PASSWORD: ADMIN.password,
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: database.kind === 'postgres' ? database.url : `sqlite:${database.file}`,
+      TESSERA_DATA_DIR: ctx().dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      TESSERA_SECRET_KEY: TEST_SECRET,
+      TESSERA_LOG_LEVEL: 'error',
+      TESSERA_ADMIN_USERNAME: ADMIN.username,
+      TESSERA_ADMIN_PASSWORD: ADMIN.password,
     };
     let child: ChildProcess | undefined;
     const start = async () => {
@@ -32,22 +40,43 @@ forEachEngine('a killed server mid-upload', (ctx) => {
       for (let i = 0; i < 2400; i++) {
         try {
           if ((await fetch(`${base}/healthz`)).ok) return;
-        } catch { /* not up yet */ }
+        } catch {
+          /* not up yet */
+        }
         await sleep(25);
       }
       throw new Error('server did not start');
     };
     try {
       await start();
-      const login = await fetch(`${base}/v1/auth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+      const login = await fetch(`${base}/v1/auth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(ADMIN),
+      });
       const token = ((await login.json()) as { session: { accessToken: string } }).session.accessToken;
       const headers = { 'content-type': 'application/json', accesstoken: token };
-      const admin = await ctx().deps.db.selectFrom('users').select('org_id').where('username', '=', ADMIN.username).executeTakeFirstOrThrow();
-      const security = await ctx().deps.db.selectFrom('security_templates').select('id').where('org_id', '=', admin.org_id).where('name', '=', 'Default').executeTakeFirstOrThrow();
+      const admin = await ctx()
+        .deps.db.selectFrom('users')
+        .select('org_id')
+        .where('username', '=', ADMIN.username)
+        .executeTakeFirstOrThrow();
+      const security = await ctx()
+        .deps.db.selectFrom('security_templates')
+        .select('id')
+        .where('org_id', '=', admin.org_id)
+        .where('name', '=', 'Default')
+        .executeTakeFirstOrThrow();
       const size = 8 * 1024 * 1024;
       const res = await fetch(`${base}/v1/asset`, {
-        method: 'POST', headers,
-        body: JSON.stringify({ metadataTemplateId: await defaultTemplateId(ctx().deps.db, admin.org_id), metadata: [], securityTemplateIds: [security.id], filename: 'crash.bin' }),
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          metadataTemplateId: await defaultTemplateId(ctx().deps.db, admin.org_id),
+          metadata: [],
+          securityTemplateIds: [security.id],
+          filename: 'crash.bin',
+        }),
       });
       assert.equal(res.status, 200, await res.clone().text());
       const created = (await res.json()) as { objectId: string; url: string };
@@ -65,7 +94,11 @@ forEachEngine('a killed server mid-upload', (ctx) => {
       const during = await fetch(`${base}/v1/asset/${created.objectId}`, { headers });
       assert.equal(during.status, 200);
       assert.equal(((await during.json()) as { contentState: string }).contentState, 'pending');
-      const row = await ctx().deps.db.selectFrom('assets').select(['content_state', 'blob_key']).where('id', '=', created.objectId).executeTakeFirstOrThrow();
+      const row = await ctx()
+        .deps.db.selectFrom('assets')
+        .select(['content_state', 'blob_key'])
+        .where('id', '=', created.objectId)
+        .executeTakeFirstOrThrow();
       assert.deepEqual(row, { content_state: 'pending', blob_key: null });
       const contentDir = join(ctx().dataDir, 'blobs', 'content');
       assert.ok(!existsSync(contentDir) || readdirSync(contentDir).length === 0, 'no content was stored');

@@ -10,10 +10,20 @@ export function signPath(deps: Deps, method: string, path: string, expiresAt: nu
   return deps.keys.hash('signed-url', `${method.toUpperCase()}\n${path}\n${expiresAt}`);
 }
 
-export function signedUrl(deps: Deps, method: string, path: string, ttlSeconds: number, by?: string, share?: string): { url: string; expires: number } {
+export function signedUrl(
+  deps: Deps,
+  method: string,
+  path: string,
+  ttlSeconds: number,
+  by?: string,
+  share?: string,
+): { url: string; expires: number } {
   const expires = Math.floor(deps.clock.now() / 1000) + Math.max(1, Math.floor(ttlSeconds));
   const signature = signPath(deps, method, signedMaterial(path, by, share), expires);
-  return { url: `${deps.config.publicUrl}${path}?${by === undefined ? '' : `by=${by}&`}${share === undefined ? '' : `share=${share}&`}expires=${expires}&signature=${signature}`, expires };
+  return {
+    url: `${deps.config.publicUrl}${path}?${by === undefined ? '' : `by=${by}&`}${share === undefined ? '' : `share=${share}&`}expires=${expires}&signature=${signature}`,
+    expires,
+  };
 }
 
 /**
@@ -24,11 +34,21 @@ const signedMaterial = (path: string, by: unknown, share?: unknown) =>
   `${typeof by === 'string' ? `${path}?by=${by}` : path}${typeof share === 'string' ? `\u0000share=${share}` : ''}`;
 
 /** Throws 403 unless `signature` signs `path` for `method` and has not expired. */
-export function verifySignedPath(deps: Deps, method: string, path: string, expires: unknown, signature: unknown, by?: unknown, share?: unknown): void {
+export function verifySignedPath(
+  deps: Deps,
+  method: string,
+  path: string,
+  expires: unknown,
+  signature: unknown,
+  by?: unknown,
+  share?: unknown,
+): void {
   const exp = typeof expires === 'string' ? Number(expires) : typeof expires === 'number' ? expires : NaN;
-  if (!Number.isInteger(exp) || typeof signature !== 'string') throw new AppError('forbidden', 'The URL is not signed: expires and signature are required');
+  if (!Number.isInteger(exp) || typeof signature !== 'string')
+    throw new AppError('forbidden', 'The URL is not signed: expires and signature are required');
   const expected = Buffer.from(signPath(deps, method, signedMaterial(path, by, share), exp));
   const given = Buffer.from(signature);
-  if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw new AppError('forbidden', 'The URL signature is invalid');
+  if (expected.length !== given.length || !timingSafeEqual(expected, given))
+    throw new AppError('forbidden', 'The URL signature is invalid');
   if (exp * 1000 < deps.clock.now()) throw new AppError('forbidden', 'The URL has expired');
 }

@@ -35,7 +35,10 @@ function parseList(value: string | undefined, field: string): string[] | undefin
     }
     throw invalidField(field, 'must be a JSON array of ids or a comma-separated list');
   }
-  return text.split(',').map((s) => s.trim()).filter(Boolean);
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 const UploadFormBody = docAs(Type.Any({ description: 'multipart/form-data' }), {
@@ -43,15 +46,40 @@ const UploadFormBody = docAs(Type.Any({ description: 'multipart/form-data' }), {
   description: 'The fields first, then the file part',
   required: ['file'],
   properties: {
-    metadataTemplateId: { type: 'string', description: 'Metadata template of the new asset (required unless originalFileId)' },
-    securityTemplateIds: { type: 'string', description: 'Security templates: a JSON array or comma-separated ids (required unless originalFileId)' },
-    metadata: { type: 'string', description: 'The legacy metadata document as JSON text ([{metadataDefinitionId, metadataDefinitionValue}])' },
+    metadataTemplateId: {
+      type: 'string',
+      description: 'Metadata template of the new asset (required unless originalFileId)',
+    },
+    securityTemplateIds: {
+      type: 'string',
+      description: 'Security templates: a JSON array or comma-separated ids (required unless originalFileId)',
+    },
+    metadata: {
+      type: 'string',
+      description: 'The legacy metadata document as JSON text ([{metadataDefinitionId, metadataDefinitionValue}])',
+    },
     filename: { type: 'string', description: "The file's name (default: the file part's own)" },
-    originalFileId: { type: 'string', description: 'Present: the file is a new version of that asset (then metadataTemplateId and securityTemplateIds are inherited)' },
-    overwriteEmbeddedMetadata: { type: 'string', enum: ['true', 'false'], description: 'Embedded IPTC, XMP and EXIF fields replace attribute values already set' },
-    onDuplicate: { type: 'string', enum: ['report', 'refuse', 'version'], description: 'What to do when the organization already holds these bytes' },
+    originalFileId: {
+      type: 'string',
+      description:
+        'Present: the file is a new version of that asset (then metadataTemplateId and securityTemplateIds are inherited)',
+    },
+    overwriteEmbeddedMetadata: {
+      type: 'string',
+      enum: ['true', 'false'],
+      description: 'Embedded IPTC, XMP and EXIF fields replace attribute values already set',
+    },
+    onDuplicate: {
+      type: 'string',
+      enum: ['report', 'refuse', 'version'],
+      description: 'What to do when the organization already holds these bytes',
+    },
     checksum: { type: 'string', description: 'SHA-256 of the file (hex)' },
-    file: { type: 'string', format: 'binary', description: 'The file, sent last (up to the part size); its part\'s Content-Type is checked against its bytes' },
+    file: {
+      type: 'string',
+      format: 'binary',
+      description: "The file, sent last (up to the part size); its part's Content-Type is checked against its bytes",
+    },
   },
 });
 
@@ -59,58 +87,99 @@ const UploadFormBody = docAs(Type.Any({ description: 'multipart/form-data' }), {
 export function uploadFormRoutes(app: App, deps: Deps): void {
   // A small file in one request: the asset's fields, then the file, as multipart/form-data.
   app.register(async (scope: App) => {
-    await scope.register(multipart, { limits: { files: 1, fields: 20, fieldSize: 1_048_576, fileSize: deps.config.uploadPartSizeBytes } });
-    scope.post('/asset/upload', {
-      schema: {
-        operationId: 'UploadAsset', tags, summary: 'Create an asset and upload its file in one multipart/form-data request (fields first, then the file; up to the part size)',
-        consumes: ['multipart/form-data'],
-        body: UploadFormBody,
-        response: { 200: CreateResponseSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict', 'payload_too_large', 'unsupported_media_type') },
-      },
-    }, async (request) => {
-      if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'Send multipart/form-data');
-      const principal = principalOf(request);
-      const fields = bag<string>();
-      for await (const part of wellFormedParts(request)) {
-        if (part.type === 'field') {
-          fields[part.fieldname] = String(part.value);
-          continue;
-        }
-        let metadata: unknown;
-        if (fields.metadata !== undefined) {
-          try {
-            metadata = JSON.parse(fields.metadata);
-          } catch {
-            part.file.resume();
-            throw invalidField('body.metadata', 'must be JSON');
-          }
-        }
-        const securityTemplateIds = parseList(fields.securityTemplateIds, 'body.securityTemplateIds');
-        const filename = fields.filename ?? part.filename;
-        // The whole file is received (and checked) before anything is created: a refused request
-        // (too large, wrong checksum, bytes contradicting the type) leaves no asset, version or blob.
-        const staged = await stageFile(part.file, deps.config.uploadPartSizeBytes);
-        try {
-          if (fields.checksum !== undefined && fields.checksum.toLowerCase() !== staged.sha256) {
-            throw invalidField('body.checksum', `the SHA-256 of the content (${staged.sha256}) does not match the declared checksum; nothing was kept`);
-          }
-          const type = verifyContentType(staged.head, part.mimetype, filename);
-          if ('problem' in type) throw invalidField('header.content-type', `${type.problem}; nothing was kept`);
-          // The staged bytes' SHA-256 stands for the checksum: duplicates are known (and refused or versioned) before anything is created.
-          const created = await createAsset(deps, principal, {
-            metadataTemplateId: fields.metadataTemplateId, securityTemplateIds, metadata,
-            filename, contentType: part.mimetype, checksum: fields.checksum ?? staged.sha256, originalFileId: fields.originalFileId,
-            overwriteEmbeddedMetadata: flag(fields.overwriteEmbeddedMetadata, 'body.overwriteEmbeddedMetadata'), onDuplicate: duplicateOption(fields.onDuplicate),
-          }, 'legacy');
-          await receiveSingle(deps, created.uploadRowId!, createReadStream(staged.path), part.mimetype, undefined);
-          const { asset } = created;
-          return { filename: asset.filename, objectId: asset.id, fileId: asset.file_id, originalFileId: asset.original_file_id, versionNumber: asset.version_number, duplicates: created.duplicates ?? [] };
-        } finally {
-          await staged.discard();
-        }
-      }
-      throw invalidField('body.file', 'is required (a file part after the fields)');
+    await scope.register(multipart, {
+      limits: { files: 1, fields: 20, fieldSize: 1_048_576, fileSize: deps.config.uploadPartSizeBytes },
     });
+    scope.post(
+      '/asset/upload',
+      {
+        schema: {
+          operationId: 'UploadAsset',
+          tags,
+          summary:
+            'Create an asset and upload its file in one multipart/form-data request (fields first, then the file; up to the part size)',
+          consumes: ['multipart/form-data'],
+          body: UploadFormBody,
+          response: {
+            200: CreateResponseSchema,
+            ...errorResponses(
+              ...AUTHENTICATED_ERRORS,
+              'validation_failed',
+              'forbidden',
+              'not_found',
+              'conflict',
+              'payload_too_large',
+              'unsupported_media_type',
+            ),
+          },
+        },
+      },
+      async (request) => {
+        if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'Send multipart/form-data');
+        const principal = principalOf(request);
+        const fields = bag<string>();
+        for await (const part of wellFormedParts(request)) {
+          if (part.type === 'field') {
+            fields[part.fieldname] = String(part.value);
+            continue;
+          }
+          let metadata: unknown;
+          if (fields.metadata !== undefined) {
+            try {
+              metadata = JSON.parse(fields.metadata);
+            } catch {
+              part.file.resume();
+              throw invalidField('body.metadata', 'must be JSON');
+            }
+          }
+          const securityTemplateIds = parseList(fields.securityTemplateIds, 'body.securityTemplateIds');
+          const filename = fields.filename ?? part.filename;
+          // The whole file is received (and checked) before anything is created: a refused request
+          // (too large, wrong checksum, bytes contradicting the type) leaves no asset, version or blob.
+          const staged = await stageFile(part.file, deps.config.uploadPartSizeBytes);
+          try {
+            if (fields.checksum !== undefined && fields.checksum.toLowerCase() !== staged.sha256) {
+              throw invalidField(
+                'body.checksum',
+                `the SHA-256 of the content (${staged.sha256}) does not match the declared checksum; nothing was kept`,
+              );
+            }
+            const type = verifyContentType(staged.head, part.mimetype, filename);
+            if ('problem' in type) throw invalidField('header.content-type', `${type.problem}; nothing was kept`);
+            // The staged bytes' SHA-256 stands for the checksum: duplicates are known (and refused or versioned) before anything is created.
+            const created = await createAsset(
+              deps,
+              principal,
+              {
+                metadataTemplateId: fields.metadataTemplateId,
+                securityTemplateIds,
+                metadata,
+                filename,
+                contentType: part.mimetype,
+                checksum: fields.checksum ?? staged.sha256,
+                originalFileId: fields.originalFileId,
+                overwriteEmbeddedMetadata: flag(fields.overwriteEmbeddedMetadata, 'body.overwriteEmbeddedMetadata'),
+                onDuplicate: duplicateOption(fields.onDuplicate),
+              },
+              'legacy',
+            );
+            await receiveSingle(deps, created.uploadRowId!, createReadStream(staged.path), part.mimetype, undefined);
+            const { asset } = created;
+            return {
+              filename: asset.filename,
+              objectId: asset.id,
+              fileId: asset.file_id,
+              originalFileId: asset.original_file_id,
+              versionNumber: asset.version_number,
+              duplicates: created.duplicates ?? [],
+            };
+          } finally {
+            await staged.discard();
+          }
+        }
+        throw invalidField('body.file', 'is required (a file part after the fields)');
+      },
+    );
   });
 }
 
@@ -129,7 +198,10 @@ function duplicateOption(value: string | undefined): 'report' | 'refuse' | 'vers
  * Receives a form's file part into a private temporary file, hashing it and keeping its first
  * bytes. Past `maxBytes` (the parser truncates there) it is a 413 and the file is gone.
  */
-async function stageFile(file: Readable & { truncated?: boolean }, maxBytes: number): Promise<{ path: string; sha256: string; head: Buffer; discard(): Promise<void> }> {
+async function stageFile(
+  file: Readable & { truncated?: boolean },
+  maxBytes: number,
+): Promise<{ path: string; sha256: string; head: Buffer; discard(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'tessera-form-'));
   const discard = () => rm(dir, { recursive: true, force: true });
   try {
@@ -141,7 +213,11 @@ async function stageFile(file: Readable & { truncated?: boolean }, maxBytes: num
       head.keep(chunk);
     });
     await pipeline(file, createWriteStream(path, { mode: 0o600 }));
-    if (file.truncated) throw new AppError('payload_too_large', `The file is larger than ${maxBytes} bytes: use POST /v1/asset with filesize for a multipart upload; nothing was kept`);
+    if (file.truncated)
+      throw new AppError(
+        'payload_too_large',
+        `The file is larger than ${maxBytes} bytes: use POST /v1/asset with filesize for a multipart upload; nothing was kept`,
+      );
     return { path, sha256: hash.digest('hex'), head: head.head, discard };
   } catch (error) {
     file.resume();

@@ -10,7 +10,8 @@ export class HeadKeeper {
   head = Buffer.alloc(0);
 
   keep(chunk: Buffer): void {
-    if (this.head.length < HEAD_BYTES) this.head = Buffer.concat([this.head, chunk.subarray(0, HEAD_BYTES - this.head.length)]);
+    if (this.head.length < HEAD_BYTES)
+      this.head = Buffer.concat([this.head, chunk.subarray(0, HEAD_BYTES - this.head.length)]);
   }
 }
 
@@ -36,7 +37,12 @@ export async function measureStream(stream: Readable): Promise<{ size: number; s
  * hashed as they pass (`hashes` receives each part's SHA-256 when it ends) and the first bytes of
  * the whole are kept. Backpressure pauses the part being read.
  */
-export function concatenateParts(count: number, open: (index: number) => Promise<Readable>, hashes: string[], head: HeadKeeper): Readable {
+export function concatenateParts(
+  count: number,
+  open: (index: number) => Promise<Readable>,
+  hashes: string[],
+  head: HeadKeeper,
+): Readable {
   let index = 0;
   let current: Readable | null = null;
   let opening = false;
@@ -46,24 +52,27 @@ export function concatenateParts(count: number, open: (index: number) => Promise
       return;
     }
     opening = true;
-    open(index).then((stream) => {
-      opening = false;
-      current = stream;
-      const hash: Hash = createHash('sha256');
-      const part = index;
-      stream.on('data', (chunk: Buffer) => {
-        hash.update(chunk);
-        head.keep(chunk);
-        if (!out.push(chunk)) stream.pause();
-      });
-      stream.once('end', () => {
-        hashes[part] = hash.digest('hex');
-        current = null;
-        index++;
-        next();
-      });
-      stream.once('error', (error) => out.destroy(error));
-    }, (error: Error) => out.destroy(error));
+    open(index).then(
+      (stream) => {
+        opening = false;
+        current = stream;
+        const hash: Hash = createHash('sha256');
+        const part = index;
+        stream.on('data', (chunk: Buffer) => {
+          hash.update(chunk);
+          head.keep(chunk);
+          if (!out.push(chunk)) stream.pause();
+        });
+        stream.once('end', () => {
+          hashes[part] = hash.digest('hex');
+          current = null;
+          index++;
+          next();
+        });
+        stream.once('error', (error) => out.destroy(error));
+      },
+      (error: Error) => out.destroy(error),
+    );
   };
   const out = new Readable({
     highWaterMark: 1 << 20,

@@ -44,7 +44,11 @@ export function planUpload(deps: Deps, filesize: number | undefined, parts = fal
   const partSize = deps.config.uploadPartSizeBytes;
   if (filesize === undefined || (filesize <= partSize && !parts)) return { kind: 'single', partCount: 1, partSize };
   const partCount = Math.max(1, Math.ceil(filesize / partSize));
-  if (partCount > MAX_UPLOAD_PARTS) throw invalidField('body.filesize', `must be at most ${MAX_UPLOAD_PARTS * partSize} bytes (${MAX_UPLOAD_PARTS} parts of ${partSize} bytes)`);
+  if (partCount > MAX_UPLOAD_PARTS)
+    throw invalidField(
+      'body.filesize',
+      `must be at most ${MAX_UPLOAD_PARTS * partSize} bytes (${MAX_UPLOAD_PARTS} parts of ${partSize} bytes)`,
+    );
   return { kind: 'multipart', partCount, partSize };
 }
 
@@ -83,23 +87,57 @@ export async function beginUpload(deps: Deps, input: NewUpload): Promise<string 
 }
 
 /** Records the upload and its housekeeping jobs in the caller's transaction. */
-export async function recordUpload(deps: Deps, trx: DbOrTrx, now: number, input: NewUpload, s3UploadId: string | null): Promise<UploadRow> {
+export async function recordUpload(
+  deps: Deps,
+  trx: DbOrTrx,
+  now: number,
+  input: NewUpload,
+  s3UploadId: string | null,
+): Promise<UploadRow> {
   const row: UploadRow = {
-    id: input.id, org_id: input.orgId, asset_id: input.assetId, kind: input.plan.kind, target: input.target, staging_key: stagingKey(input.orgId, input.id),
-    s3_upload_id: s3UploadId, filename: input.filename, expected_size: input.expectedSize, expected_sha256: input.expectedSha256, content_type: input.contentType,
-    part_size: input.plan.partSize, part_count: input.plan.partCount, status: 'open', options: input.options ? toJson(input.options) : null, created_by: input.createdBy, created_at: now,
+    id: input.id,
+    org_id: input.orgId,
+    asset_id: input.assetId,
+    kind: input.plan.kind,
+    target: input.target,
+    staging_key: stagingKey(input.orgId, input.id),
+    s3_upload_id: s3UploadId,
+    filename: input.filename,
+    expected_size: input.expectedSize,
+    expected_sha256: input.expectedSha256,
+    content_type: input.contentType,
+    part_size: input.plan.partSize,
+    part_count: input.plan.partCount,
+    status: 'open',
+    options: input.options ? toJson(input.options) : null,
+    created_by: input.createdBy,
+    created_at: now,
     expires_at: now + deps.config.uploadUrlTtlSeconds * 1000,
   };
   await trx.insertInto('asset_uploads').values(row).execute();
-  await enqueueJob(trx, now, { type: UPLOAD_EXPIRE_JOB, orgId: input.orgId, payload: { uploadId: input.id }, runAt: row.expires_at + 60_000, maxAttempts: 10 });
+  await enqueueJob(trx, now, {
+    type: UPLOAD_EXPIRE_JOB,
+    orgId: input.orgId,
+    payload: { uploadId: input.id },
+    runAt: row.expires_at + 60_000,
+    maxAttempts: 10,
+  });
   // Presigned single PUTs go straight to S3, which tells nobody: watch for the object.
   if (row.kind === 'single' && deps.blobs.presign) {
-    await enqueueJob(trx, now, { type: UPLOAD_WATCH_JOB, orgId: input.orgId, payload: { uploadId: input.id }, runAt: now + 5000, maxAttempts: 100_000 });
+    await enqueueJob(trx, now, {
+      type: UPLOAD_WATCH_JOB,
+      orgId: input.orgId,
+      payload: { uploadId: input.id },
+      runAt: now + 5000,
+      maxAttempts: 100_000,
+    });
   }
   return row;
 }
 
-export type UploadTarget = { url: string } | { uploadId: string; urls: { partNumber: number; url: string }[]; partSize: number };
+export type UploadTarget =
+  | { url: string }
+  | { uploadId: string; urls: { partNumber: number; url: string }[]; partSize: number };
 
 /** Where the client sends the bytes: S3 presigned URLs, or Tessera's own signed URLs on local disk. */
 export async function uploadUrls(deps: Deps, upload: UploadRow): Promise<UploadTarget> {
@@ -153,12 +191,22 @@ interface Received {
 }
 
 /** Streams a single-PUT upload to storage (local disk), verifies it and makes it the asset's content. */
-export async function receiveSingle(deps: Deps, uploadId: string, body: Readable, declaredType: string | undefined, contentLength: number | undefined): Promise<{ etag: string }> {
+export async function receiveSingle(
+  deps: Deps,
+  uploadId: string,
+  body: Readable,
+  declaredType: string | undefined,
+  contentLength: number | undefined,
+): Promise<{ etag: string }> {
   const upload = await openUpload(deps, uploadId);
-  if (upload.kind !== 'single') throw new AppError('conflict', 'This is a multipart upload: PUT each part to its own URL');
+  if (upload.kind !== 'single')
+    throw new AppError('conflict', 'This is a multipart upload: PUT each part to its own URL');
   if (upload.expected_size !== null && contentLength !== undefined && contentLength !== upload.expected_size) {
     body.resume();
-    throw invalidField('header.content-length', `the asset was declared as ${upload.expected_size} bytes but ${contentLength} are being sent`);
+    throw invalidField(
+      'header.content-length',
+      `the asset was declared as ${upload.expected_size} bytes but ${contentLength} are being sent`,
+    );
   }
   // The store hashes, counts and checks the size as it writes (one pass per chunk); only the first
   // bytes (for the content-type check) are kept here, by a listener that leaves after them.
@@ -172,10 +220,16 @@ export async function receiveSingle(deps: Deps, uploadId: string, body: Readable
   body.on('data', keepHead);
   let put: { size: number; sha256: string };
   try {
-    put = await deps.blobs.put(upload.staging_key, body, { contentType: declaredUploadType(upload.content_type, declaredType), maxBytes: upload.expected_size ?? undefined });
+    put = await deps.blobs.put(upload.staging_key, body, {
+      contentType: declaredUploadType(upload.content_type, declaredType),
+      maxBytes: upload.expected_size ?? undefined,
+    });
   } catch (error) {
     if (error instanceof BlobTooLarge) {
-      throw invalidField('body.filesize', `the asset was declared as ${upload.expected_size} bytes but ${error.received} arrived; nothing was kept`);
+      throw invalidField(
+        'body.filesize',
+        `the asset was declared as ${upload.expected_size} bytes but ${error.received} arrived; nothing was kept`,
+      );
     }
     throw error;
   } finally {
@@ -187,22 +241,36 @@ export async function receiveSingle(deps: Deps, uploadId: string, body: Readable
 }
 
 /** Stores one part of a local multipart upload; the ETag identifies its bytes. */
-export async function receivePart(deps: Deps, uploadId: string, partNumber: number, body: Readable): Promise<{ etag: string }> {
+export async function receivePart(
+  deps: Deps,
+  uploadId: string,
+  partNumber: number,
+  body: Readable,
+): Promise<{ etag: string }> {
   const upload = await openUpload(deps, uploadId);
-  if (upload.kind !== 'multipart') throw new AppError('conflict', 'This is a single upload: PUT the whole file to its URL');
+  if (upload.kind !== 'multipart')
+    throw new AppError('conflict', 'This is a single upload: PUT the whole file to its URL');
   const count = upload.part_count ?? 0;
-  if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > count) throw invalidField('path.partNumber', `must be 1 to ${upload.part_count}`);
+  if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > count)
+    throw invalidField('path.partNumber', `must be 1 to ${upload.part_count}`);
   // A part holds at most the part size, and the last at most what the declared size leaves for it:
   // a body that grows past that stops being written at once.
   const partSize = upload.part_size ?? deps.config.uploadPartSizeBytes;
-  const maxBytes = upload.expected_size !== null && partNumber === count ? Math.max(0, upload.expected_size - (count - 1) * partSize) : partSize;
+  const maxBytes =
+    upload.expected_size !== null && partNumber === count
+      ? Math.max(0, upload.expected_size - (count - 1) * partSize)
+      : partSize;
   try {
     const put = await deps.blobs.put(partKey(upload.org_id, upload.id, partNumber), body, { maxBytes });
     return { etag: `"${put.sha256.slice(0, 32)}"` };
   } catch (error) {
     if (error instanceof BlobTooLarge) {
-      const declared = upload.expected_size !== null ? ` (the asset was declared as ${upload.expected_size} bytes)` : '';
-      throw invalidField('body.filesize', `part ${partNumber} may hold at most ${maxBytes} bytes${declared} but ${error.received} arrived; nothing was kept`);
+      const declared =
+        upload.expected_size !== null ? ` (the asset was declared as ${upload.expected_size} bytes)` : '';
+      throw invalidField(
+        'body.filesize',
+        `part ${partNumber} may hold at most ${maxBytes} bytes${declared} but ${error.received} arrived; nothing was kept`,
+      );
     }
     throw error;
   }
@@ -230,7 +298,12 @@ async function uploadForCaller(deps: Deps, principal: Principal, input: Complete
   if (input.uploadId) {
     query = query.where('id', '=', input.uploadId);
   } else if (input.fileId) {
-    const asset = await deps.db.selectFrom('assets').select('id').where('org_id', '=', principal.orgId).where('file_id', '=', input.fileId).executeTakeFirst();
+    const asset = await deps.db
+      .selectFrom('assets')
+      .select('id')
+      .where('org_id', '=', principal.orgId)
+      .where('file_id', '=', input.fileId)
+      .executeTakeFirst();
     if (!asset) throw notFound('Upload');
     query = query.where('asset_id', '=', asset.id).orderBy('created_at', 'desc');
   } else {
@@ -243,31 +316,42 @@ async function uploadForCaller(deps: Deps, principal: Principal, input: Complete
 }
 
 /** POST /v1/asset/complete: finishes (or cancels) a multipart upload, or confirms a single one. */
-export async function completeUpload(deps: Deps, principal: Principal, input: CompleteInput): Promise<{ upload: UploadRow; status: 'completed' | 'cancelled' }> {
+export async function completeUpload(
+  deps: Deps,
+  principal: Principal,
+  input: CompleteInput,
+): Promise<{ upload: UploadRow; status: 'completed' | 'cancelled' }> {
   const upload = await uploadForCaller(deps, principal, input);
   const alreadyComplete = () => new AppError('conflict', 'This upload is already complete and cannot be cancelled');
   if (input.action === 'cancel') {
     if (upload.status === 'completed') throw alreadyComplete();
     // A completion that claimed the upload first wins; a second cancel finds it cancelled already.
-    if (!(await discardUpload(deps, upload, 'cancelled')) && (await uploadStatus(deps, upload.id)) === 'completed') throw alreadyComplete();
+    if (!(await discardUpload(deps, upload, 'cancelled')) && (await uploadStatus(deps, upload.id)) === 'completed')
+      throw alreadyComplete();
     return { upload, status: 'cancelled' };
   }
   if (upload.status === 'completed') return { upload, status: 'completed' };
-  if (upload.status !== 'open' || upload.expires_at < deps.clock.now()) throw new AppError('gone', `This upload was ${upload.status === 'open' ? 'expired' : upload.status}`);
+  if (upload.status !== 'open' || upload.expires_at < deps.clock.now())
+    throw new AppError('gone', `This upload was ${upload.status === 'open' ? 'expired' : upload.status}`);
   if (input.filesize !== undefined && upload.expected_size !== null && input.filesize !== upload.expected_size) {
-    throw invalidField('body.filesize', `does not match the ${upload.expected_size} bytes declared when the asset was created`);
+    throw invalidField(
+      'body.filesize',
+      `does not match the ${upload.expected_size} bytes declared when the asset was created`,
+    );
   }
   try {
     await unlessOvertaken(deps, upload, () => assembleAndFinalize(deps, upload, input));
   } catch (error) {
     // Two completions at once: the one that lost finds it complete, as a second one would after.
-    if (error instanceof AppError && error.code === 'conflict' && (await uploadStatus(deps, upload.id)) === 'completed') return { upload, status: 'completed' };
+    if (error instanceof AppError && error.code === 'conflict' && (await uploadStatus(deps, upload.id)) === 'completed')
+      return { upload, status: 'completed' };
     throw error;
   }
   return { upload, status: 'completed' };
 }
 
-const uploadStatus = async (deps: Deps, id: string) => (await deps.db.selectFrom('asset_uploads').select('status').where('id', '=', id).executeTakeFirst())?.status;
+const uploadStatus = async (deps: Deps, id: string) =>
+  (await deps.db.selectFrom('asset_uploads').select('status').where('id', '=', id).executeTakeFirst())?.status;
 
 /** The bytes of a completion (assembled from local parts, or as stored), verified and made the asset's content. */
 async function assembleAndFinalize(deps: Deps, upload: UploadRow, input: CompleteInput): Promise<boolean> {
@@ -276,7 +360,10 @@ async function assembleAndFinalize(deps: Deps, upload: UploadRow, input: Complet
     const parts = [...(input.parts ?? [])].sort((a, b) => a.partNumber - b.partNumber);
     const count = upload.part_count ?? 0;
     if (parts.length !== count || parts.some((p, i) => p.partNumber !== i + 1)) {
-      throw invalidField('body.parts', `must list each of the ${count} parts once, numbered 1 to ${count}, with the ETag each PUT returned`);
+      throw invalidField(
+        'body.parts',
+        `must list each of the ${count} parts once, numbered 1 to ${count}, with the ETag each PUT returned`,
+      );
     }
     if (deps.blobs.presign) {
       try {
@@ -296,11 +383,16 @@ async function assembleAndFinalize(deps: Deps, upload: UploadRow, input: Complet
   return verifyAndFinalize(deps, upload, received, undefined);
 }
 
-async function assembleLocalParts(deps: Deps, upload: UploadRow, parts: { partNumber: number; etag: string }[]): Promise<Received> {
+async function assembleLocalParts(
+  deps: Deps,
+  upload: UploadRow,
+  parts: { partNumber: number; etag: string }[],
+): Promise<Received> {
   // Check every part before writing anything.
   for (const part of parts) {
     const key = partKey(upload.org_id, upload.id, part.partNumber);
-    if (!(await deps.blobs.head(key))) throw invalidField(`body.parts.${part.partNumber - 1}`, `part ${part.partNumber} has not been uploaded`);
+    if (!(await deps.blobs.head(key)))
+      throw invalidField(`body.parts.${part.partNumber - 1}`, `part ${part.partNumber} has not been uploaded`);
   }
   const blobs = deps.blobs;
   const hashes: string[] = [];
@@ -315,29 +407,47 @@ async function assembleLocalParts(deps: Deps, upload: UploadRow, parts: { partNu
   for (const [i, part] of parts.entries()) {
     if (hashes[i]?.slice(0, 32) !== unquote(part.etag)) {
       await blobs.delete(upload.staging_key);
-      throw invalidField(`body.parts.${part.partNumber - 1}.etag`, `does not match the ETag returned when part ${part.partNumber} was uploaded`);
+      throw invalidField(
+        `body.parts.${part.partNumber - 1}.etag`,
+        `does not match the ETag returned when part ${part.partNumber} was uploaded`,
+      );
     }
   }
   return { size: put.size, sha256: put.sha256, head: head.head };
 }
 
 /** Whether this call made the bytes the asset's content (false: a concurrent request settled the upload first). */
-async function verifyAndFinalize(deps: Deps, upload: UploadRow, received: Received, declaredType: string | undefined): Promise<boolean> {
+async function verifyAndFinalize(
+  deps: Deps,
+  upload: UploadRow,
+  received: Received,
+  declaredType: string | undefined,
+): Promise<boolean> {
   const reject = async (field: string, message: string): Promise<never> => {
     await deps.blobs.delete(upload.staging_key);
     throw invalidField(field, message);
   };
   if (upload.expected_size !== null && received.size !== upload.expected_size) {
-    await reject('body.filesize', `the asset was declared as ${upload.expected_size} bytes but ${received.size} arrived; nothing was kept`);
+    await reject(
+      'body.filesize',
+      `the asset was declared as ${upload.expected_size} bytes but ${received.size} arrived; nothing was kept`,
+    );
   }
   if (upload.expected_sha256 !== null && received.sha256 !== upload.expected_sha256) {
-    await reject('body.checksum', `the SHA-256 of the content (${received.sha256}) does not match the declared checksum; nothing was kept`);
+    await reject(
+      'body.checksum',
+      `the SHA-256 of the content (${received.sha256}) does not match the declared checksum; nothing was kept`,
+    );
   }
   // The type declared at create stands; the request's Content-Type counts only without one (curl's
   // default application/x-www-form-urlencoded never does); the bytes are the check on both.
   const type = verifyContentType(received.head, declaredUploadType(upload.content_type, declaredType), upload.filename);
   if ('problem' in type) await reject('header.content-type', `${type.problem}; nothing was kept`);
-  return finalizeUpload(deps, upload, { size: received.size, sha256: received.sha256, contentType: (type as { type: string }).type });
+  return finalizeUpload(deps, upload, {
+    size: received.size,
+    sha256: received.sha256,
+    contentType: (type as { type: string }).type,
+  });
 }
 
 /**
@@ -345,7 +455,11 @@ async function verifyAndFinalize(deps: Deps, upload: UploadRow, received: Receiv
  * then the asset row, the renditions job and the event in one transaction. Returns whether this
  * call claimed the upload (false: a concurrent request completed or cancelled it first).
  */
-export async function finalizeUpload(deps: Deps, upload: UploadRow, content: { size: number; sha256: string; contentType: string }): Promise<boolean> {
+export async function finalizeUpload(
+  deps: Deps,
+  upload: UploadRow,
+  content: { size: number; sha256: string; contentType: string },
+): Promise<boolean> {
   const key = contentKey(upload.org_id, content.sha256);
   if (await deps.blobs.head(key)) {
     await deps.blobs.delete(upload.staging_key);
@@ -357,26 +471,56 @@ export async function finalizeUpload(deps: Deps, upload: UploadRow, content: { s
   }
   const now = deps.clock.now();
   const won = await deps.db.transaction().execute(async (trx) => {
-    const claimed = await trx.updateTable('asset_uploads').set({ status: 'completed' }).where('id', '=', upload.id).where('status', '=', 'open').executeTakeFirst();
+    const claimed = await trx
+      .updateTable('asset_uploads')
+      .set({ status: 'completed' })
+      .where('id', '=', upload.id)
+      .where('status', '=', 'open')
+      .executeTakeFirst();
     if (Number(claimed.numUpdatedRows) === 0) return false;
     if (upload.target === 'preview') {
-      await enqueueJob(trx, now, { type: RENDITIONS_JOB, orgId: upload.org_id, payload: { assetId: upload.asset_id, previewKey: key } });
+      await enqueueJob(trx, now, {
+        type: RENDITIONS_JOB,
+        orgId: upload.org_id,
+        payload: { assetId: upload.asset_id, previewKey: key },
+      });
       return true;
     }
     const asset = await trx.selectFrom('assets').selectAll().where('id', '=', upload.asset_id).executeTakeFirst();
     if (!asset) return true;
     const template = await templateOf(trx, asset.org_id, asset.metadata_template_id);
-    const system = withSystemValues(template, fromJson<LegacyItem[]>(asset.metadata, []), { filename: asset.filename, size: content.size, type: content.contentType });
-    await trx.updateTable('assets').set({
-      ...(system ? { metadata: toJson(system.doc), metadata_denormalized: toJson(system.denormalized) } : {}),
-      content_state: 'available', size: content.size, sha256: content.sha256, blob_key: key, content_type: content.contentType,
-      renditions_state: asset.skip_transcode === 1 ? 'none' : 'pending', updated_at: now, created_event_sent: 1, renditions: '{}', width: null, height: null,
-    }).where('id', '=', asset.id).execute();
+    const system = withSystemValues(template, fromJson<LegacyItem[]>(asset.metadata, []), {
+      filename: asset.filename,
+      size: content.size,
+      type: content.contentType,
+    });
+    await trx
+      .updateTable('assets')
+      .set({
+        ...(system ? { metadata: toJson(system.doc), metadata_denormalized: toJson(system.denormalized) } : {}),
+        content_state: 'available',
+        size: content.size,
+        sha256: content.sha256,
+        blob_key: key,
+        content_type: content.contentType,
+        renditions_state: asset.skip_transcode === 1 ? 'none' : 'pending',
+        updated_at: now,
+        created_event_sent: 1,
+        renditions: '{}',
+        width: null,
+        height: null,
+      })
+      .where('id', '=', asset.id)
+      .execute();
     // A new version became the latest when it was created (it exists from then on); nothing to swap here.
     await enqueueJob(trx, now, { type: RENDITIONS_JOB, orgId: upload.org_id, payload: { assetId: asset.id } });
     if (mayHoldEmbedded(content.contentType)) {
       const options = fromJson<UploadOptions>(upload.options, {});
-      await enqueueJob(trx, now, { type: EMBEDDED_JOB, orgId: upload.org_id, payload: { assetId: asset.id, ...(options.overwriteEmbedded ? { overwrite: true } : {}) } });
+      await enqueueJob(trx, now, {
+        type: EMBEDDED_JOB,
+        orgId: upload.org_id,
+        payload: { assetId: asset.id, ...(options.overwriteEmbedded ? { overwrite: true } : {}) },
+      });
     }
     if (asset.created_event_sent === 0) await publishCreatedOnArrival(trx, now, asset, upload.created_by);
     return true;
@@ -397,13 +541,27 @@ export async function finalizeUpload(deps: Deps, upload: UploadRow, content: { s
  */
 export async function discardUpload(deps: Deps, upload: UploadRow, status: 'cancelled' | 'expired'): Promise<boolean> {
   const won = await deps.db.transaction().execute(async (trx) => {
-    const updated = await trx.updateTable('asset_uploads').set({ status }).where('id', '=', upload.id).where('status', '=', 'open').executeTakeFirst();
+    const updated = await trx
+      .updateTable('asset_uploads')
+      .set({ status })
+      .where('id', '=', upload.id)
+      .where('status', '=', 'open')
+      .executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return false;
     if (upload.target === 'original') {
       const now = deps.clock.now();
-      const asset = await trx.selectFrom('assets').selectAll().where('id', '=', upload.asset_id).where('content_state', '=', 'pending').executeTakeFirst();
+      const asset = await trx
+        .selectFrom('assets')
+        .selectAll()
+        .where('id', '=', upload.asset_id)
+        .where('content_state', '=', 'pending')
+        .executeTakeFirst();
       if (asset) {
-        await trx.updateTable('assets').set({ content_state: 'none', created_event_sent: 1, updated_at: now }).where('id', '=', asset.id).execute();
+        await trx
+          .updateTable('assets')
+          .set({ content_state: 'none', created_event_sent: 1, updated_at: now })
+          .where('id', '=', asset.id)
+          .execute();
         if (asset.created_event_sent === 0) await publishCreatedOnArrival(trx, now, asset, upload.created_by);
       }
     }
@@ -428,16 +586,29 @@ async function publishCreatedOnArrival(trx: Trx, now: number, asset: AssetRow, a
     // The same bytes elsewhere in the organization (issue 25 item 5): known now that they arrived.
     const sha = (await trx.selectFrom('assets').select('sha256').where('id', '=', asset.id).executeTakeFirst())?.sha256;
     const duplicates = sha ? (await sameContent(trx, asset.org_id, sha, asset.id)).map((d) => d.id) : [];
-    await publishEvent(trx, now, { orgId: asset.org_id, type: 'asset.created', actor, data: { asset: data, ...(duplicates.length > 0 ? { duplicates } : {}) } });
+    await publishEvent(trx, now, {
+      orgId: asset.org_id,
+      type: 'asset.created',
+      actor,
+      data: { asset: data, ...(duplicates.length > 0 ? { duplicates } : {}) },
+    });
     return;
   }
   const previous = await previousVersionOf(trx, asset.org_id, asset.original_file_id, asset.version_number);
   const latest = await trx.selectFrom('assets').select('is_current').where('id', '=', asset.id).executeTakeFirst();
   await publishEvent(trx, now, {
-    orgId: asset.org_id, type: 'version.created', actor,
+    orgId: asset.org_id,
+    type: 'version.created',
+    actor,
     data: {
       asset: data,
-      version: { latest: latest?.is_current === 1, versionNumber: asset.version_number, previousVersionNumber: previous?.versionNumber ?? null, number: asset.version_number, previous },
+      version: {
+        latest: latest?.is_current === 1,
+        versionNumber: asset.version_number,
+        previousVersionNumber: previous?.versionNumber ?? null,
+        number: asset.version_number,
+        previous,
+      },
     },
   });
 }
@@ -446,14 +617,23 @@ export function uploadJobHandlers(deps: Deps): HandlersFor<typeof UPLOAD_EXPIRE_
   return {
     [UPLOAD_EXPIRE_JOB]: async (job) => {
       const { uploadId } = job.payload;
-      const upload = await deps.db.selectFrom('asset_uploads').selectAll().where('id', '=', uploadId).executeTakeFirst();
+      const upload = await deps.db
+        .selectFrom('asset_uploads')
+        .selectAll()
+        .where('id', '=', uploadId)
+        .executeTakeFirst();
       if (!upload || upload.status !== 'open') return;
-      if (upload.expires_at > deps.clock.now()) throw new RetryJob('not expired yet', upload.expires_at - deps.clock.now() + 1000);
+      if (upload.expires_at > deps.clock.now())
+        throw new RetryJob('not expired yet', upload.expires_at - deps.clock.now() + 1000);
       await discardUpload(deps, upload, 'expired');
     },
     [UPLOAD_WATCH_JOB]: async (job) => {
       const { uploadId } = job.payload;
-      const upload = await deps.db.selectFrom('asset_uploads').selectAll().where('id', '=', uploadId).executeTakeFirst();
+      const upload = await deps.db
+        .selectFrom('asset_uploads')
+        .selectAll()
+        .where('id', '=', uploadId)
+        .executeTakeFirst();
       if (!upload || upload.status !== 'open' || upload.expires_at < deps.clock.now()) return;
       const received = await measureStored(deps, upload.staging_key);
       if (!received) throw new RetryJob('no content yet', 5000);

@@ -28,7 +28,12 @@ export class AssetView {
   readonly access: TemplateAccess;
   private readonly bodies = new Map<string, string>();
 
-  constructor(asset: AssetWithOrg, security: AssetSecurity, template: CompiledTemplate | undefined, access: TemplateAccess) {
+  constructor(
+    asset: AssetWithOrg,
+    security: AssetSecurity,
+    template: CompiledTemplate | undefined,
+    access: TemplateAccess,
+  ) {
     this.asset = asset;
     this.security = security;
     this.template = template;
@@ -61,7 +66,9 @@ const MAX_BYTES = 32 * 1024 * 1024;
 /** Roughly what a view keeps: the row's text (twice: parsed and in up to a few serialized bodies) and a fixed part. */
 function weigh(view: AssetView): number {
   const a = view.asset;
-  return 2048 + 4 * (a.metadata.length + a.metadata_denormalized.length + a.technical_metadata.length + a.renditions.length);
+  return (
+    2048 + 4 * (a.metadata.length + a.metadata_denormalized.length + a.technical_metadata.length + a.renditions.length)
+  );
 }
 
 /** The per-process cache of asset views (held by the runtime: deps.runtime.assets.views). */
@@ -73,11 +80,18 @@ export function assetViews(deps: Deps): RevisionCache<AssetView> {
   return deps.runtime.assets.views;
 }
 
-async function loadView(deps: Deps, orgId: string, id: string): Promise<{ value: AssetView; validUntil: number } | null> {
+async function loadView(
+  deps: Deps,
+  orgId: string,
+  id: string,
+): Promise<{ value: AssetView; validUntil: number } | null> {
   const asset = await findAsset(deps.db, orgId, id);
   if (!asset) return null;
   const security = (await securityOf(deps.db, orgId, [asset.id])).get(asset.id)!;
-  const [template, access] = await Promise.all([templateOf(deps.db, orgId, asset.metadata_template_id), templateAccess(deps.db, orgId, asset.metadata_template_id)]);
+  const [template, access] = await Promise.all([
+    templateOf(deps.db, orgId, asset.metadata_template_id),
+    templateAccess(deps.db, orgId, asset.metadata_template_id),
+  ]);
   return { value: new AssetView(asset, security, template, access), validUntil: Infinity };
 }
 
@@ -102,7 +116,12 @@ async function viewAsset(deps: Deps, principal: Principal, id: string): Promise<
  * Calls `send` with the view of an asset the caller may view: at once (nothing returned) when a
  * current view is cached, so a hit costs the route no promise; else once it is loaded. 404 as viewAsset.
  */
-export function withAssetView(deps: Deps, principal: Principal, id: string, send: (view: AssetView) => void): Promise<void> | undefined {
+export function withAssetView(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  send: (view: AssetView) => void,
+): Promise<void> | undefined {
   const cached = cachedAssetView(deps, principal, id);
   if (cached === undefined) return viewAsset(deps, principal, id).then(send);
   send(cached);

@@ -2,7 +2,14 @@ import type { Deps } from '../../../deps.ts';
 import { fromJson } from '../../../core/db/json.ts';
 import type { AssetWithOrg, AssetSecurity } from '../assets.repo.ts';
 import { securityDenormalized } from '../access.ts';
-import { itemsWithoutRestricted, NO_RESTRICTED, restrictedOfTemplate, withoutRestricted, type CompiledTemplate, type RestrictedAttributes } from '../../metadata/index.ts';
+import {
+  itemsWithoutRestricted,
+  NO_RESTRICTED,
+  restrictedOfTemplate,
+  withoutRestricted,
+  type CompiledTemplate,
+  type RestrictedAttributes,
+} from '../../metadata/index.ts';
 import { forLegacyRead, forSimplifiedRead, isEmptyValue, type LegacyItem } from '../metadata-seam.ts';
 import { lookupTable } from '../../../core/lookup.ts';
 
@@ -19,7 +26,12 @@ export interface StoredRendition {
 export const RENDITION_NAMES = ['imageThumb', 'imagePreview', 'imagePreviewLarge', 'mezzaninePreview'] as const;
 export type RenditionName = (typeof RENDITION_NAMES)[number];
 /** The names webhook and 1.5 payloads use for the same renditions. */
-export const SHORT_NAMES: Record<RenditionName, string> = { imageThumb: 'thumbnail', imagePreview: 'preview', imagePreviewLarge: 'large', mezzaninePreview: 'mezzanine' };
+export const SHORT_NAMES: Record<RenditionName, string> = {
+  imageThumb: 'thumbnail',
+  imagePreview: 'preview',
+  imagePreviewLarge: 'large',
+  mezzaninePreview: 'mezzanine',
+};
 
 /** The stored renditions by name, with no prototype: a caller's name (`constructor`) finds nothing. */
 export function storedRenditions(asset: AssetWithOrg): Readonly<Record<string, StoredRendition | undefined>> {
@@ -44,7 +56,9 @@ export function renditionUrls(deps: Deps, asset: AssetWithOrg, short = false): R
  * `placeholder: { thumbhash, dominantColor }` of a visual asset (image, video poster, PDF page 1…),
  * set by the renditions job; nothing for an asset without a picture of its own.
  */
-export function placeholderOf(asset: Pick<AssetWithOrg, 'placeholder'>): { placeholder?: { thumbhash: string; dominantColor: string } } {
+export function placeholderOf(asset: Pick<AssetWithOrg, 'placeholder'>): {
+  placeholder?: { thumbhash: string; dominantColor: string };
+} {
   const value = fromJson<{ thumbhash: string; dominantColor: string } | null>(asset.placeholder, null);
   return value ? { placeholder: value } : {};
 }
@@ -72,7 +86,13 @@ export function hiddenOf(template: CompiledTemplate | undefined, sensitive: bool
  * The reference's legacy Asset object (§7.1). `hidden`: attributes left out of `metadata` and
  * `metadataDenormalized` (restricted ones for a caller without Sensitive Data, see hiddenOf).
  */
-export function presentLegacy(deps: Deps, asset: AssetWithOrg, security: AssetSecurity, template: CompiledTemplate | undefined, hidden: RestrictedAttributes) {
+export function presentLegacy(
+  deps: Deps,
+  asset: AssetWithOrg,
+  security: AssetSecurity,
+  template: CompiledTemplate | undefined,
+  hidden: RestrictedAttributes,
+) {
   return withoutRestricted(legacyRecord(deps, asset, security, template), hidden);
 }
 
@@ -99,7 +119,11 @@ function legacyRecord(deps: Deps, asset: AssetWithOrg, security: AssetSecurity, 
     metadataDenormalized: fromJson<Record<string, unknown>>(asset.metadata_denormalized, {}),
     securityTemplateIds: security.templateIds,
     securityDenormalized: securityDenormalized(security),
-    renditions: { ...renditionUrls(deps, asset), ...(asset.width !== null ? { width: asset.width } : {}), ...(asset.height !== null ? { height: asset.height } : {}) },
+    renditions: {
+      ...renditionUrls(deps, asset),
+      ...(asset.width !== null ? { width: asset.width } : {}),
+      ...(asset.height !== null ? { height: asset.height } : {}),
+    },
     renditionsState: asset.renditions_state,
     ...placeholderOf(asset),
     technicalMetadata: withoutText(fromJson<Record<string, unknown>>(asset.technical_metadata, {})),
@@ -140,7 +164,10 @@ export function presentSimplified(
 ) {
   // Restricted attributes, and restricted columns inside tables, are left out.
   const doc = itemsWithoutRestricted(fromJson<LegacyItem[]>(asset.metadata, []), hidden);
-  let metadata: { name: string; value: unknown }[] = forSimplifiedRead(template, doc) as unknown as { name: string; value: unknown }[];
+  let metadata: { name: string; value: unknown }[] = forSimplifiedRead(template, doc) as unknown as {
+    name: string;
+    value: unknown;
+  }[];
   if (options.system) metadata = [...metadata, ...systemFields(asset)];
   if (!options.empty) metadata = metadata.filter((item) => !isEmptyValue(item.value));
   const state = fileState(asset);
@@ -161,16 +188,25 @@ export function presentSimplified(
     currentVersion: asset.is_current === 1 ? ('Y' as const) : ('N' as const),
     fileState: state,
     metadataState: state,
-    metadataTemplate: asset.metadata_template_id ? { id: asset.metadata_template_id, name: template?.name ?? '' } : null,
-    securityTemplates: securityTemplates.length > 0 ? securityTemplates : security.templateIds.map((id) => ({ id, name: '' })),
+    metadataTemplate: asset.metadata_template_id
+      ? { id: asset.metadata_template_id, name: template?.name ?? '' }
+      : null,
+    securityTemplates:
+      securityTemplates.length > 0 ? securityTemplates : security.templateIds.map((id) => ({ id, name: '' })),
     metadata,
-    renditions: { ...renditionUrls(deps, asset, true), ...(asset.width !== null ? { width: asset.width, height: asset.height } : {}) },
+    renditions: {
+      ...renditionUrls(deps, asset, true),
+      ...(asset.width !== null ? { width: asset.width, height: asset.height } : {}),
+    },
     ...placeholderOf(asset),
   };
 }
 
 /** The asset as webhook payloads describe it (reference §14.5). */
-export function eventAsset(asset: Pick<AssetWithOrg, 'id' | 'filename' | 'metadata_template_id'>, securityTemplates: { id: string; name: string }[]) {
+export function eventAsset(
+  asset: Pick<AssetWithOrg, 'id' | 'filename' | 'metadata_template_id'>,
+  securityTemplates: { id: string; name: string }[],
+) {
   return {
     id: asset.id,
     filename: asset.filename,

@@ -21,7 +21,13 @@ export interface OAuthClientView {
 }
 
 function view(row: OAuthClientsTable): OAuthClientView {
-  return { clientId: row.id, name: row.name, redirectUris: fromJson<string[]>(row.redirect_uris, []), confidential: row.secret_hash !== null, createdEpoch: row.created_at };
+  return {
+    clientId: row.id,
+    name: row.name,
+    redirectUris: fromJson<string[]>(row.redirect_uris, []),
+    confidential: row.secret_hash !== null,
+    createdEpoch: row.created_at,
+  };
 }
 
 /** https anywhere; http only on loopback (RFC 8252); private-use schemes for native apps; never a fragment. */
@@ -34,14 +40,23 @@ export function redirectUriProblem(value: string): string | null {
   }
   if (url.hash !== '' || value.includes('#')) return 'must not contain a fragment';
   // user:password@host hides the real host from people reading the consent page (RFC 6749 §10.15 phishing).
-  if (url.username !== '' || url.password !== '' || /^[^:]+:\/\/[^/?#]*@/.test(value)) return 'must not contain user information (user:password@)';
+  if (url.username !== '' || url.password !== '' || /^[^:]+:\/\/[^/?#]*@/.test(value))
+    return 'must not contain user information (user:password@)';
   if (url.protocol === 'https:') return null;
-  if (url.protocol === 'http:') return ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname) ? null : 'http is only allowed on a loopback host';
+  if (url.protocol === 'http:')
+    return ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)
+      ? null
+      : 'http is only allowed on a loopback host';
   if (/^[a-z][a-z0-9+-]*(\.[a-z0-9+-]+)+:$/.test(url.protocol)) return null;
   return 'must use https, http on a loopback host, or a reverse-domain private scheme';
 }
 
-export async function createClient(deps: Deps, principal: Principal, input: { name: string; redirectUris: string[]; confidential?: boolean }, ip: string) {
+export async function createClient(
+  deps: Deps,
+  principal: Principal,
+  input: { name: string; redirectUris: string[]; confidential?: boolean },
+  ip: string,
+) {
   requirePrivileges(principal, PRIVILEGE);
   requireOwnSignIn(principal, 'Registering an OAuth client');
   input.redirectUris.forEach((uri, i) => {
@@ -51,19 +66,40 @@ export async function createClient(deps: Deps, principal: Principal, input: { na
   const now = deps.clock.now();
   const secret = input.confidential ? `tcs_${randomBytes(32).toString('base64url')}` : undefined;
   const row: OAuthClientsTable = {
-    id: newId(now), org_id: principal.orgId, name: input.name, redirect_uris: toJson([...new Set(input.redirectUris)]),
-    secret_hash: secret ? deps.keys.hash('oauth-client-secret', secret) : null, created_by: principal.userId, created_at: now, revoked_at: null,
+    id: newId(now),
+    org_id: principal.orgId,
+    name: input.name,
+    redirect_uris: toJson([...new Set(input.redirectUris)]),
+    secret_hash: secret ? deps.keys.hash('oauth-client-secret', secret) : null,
+    created_by: principal.userId,
+    created_at: now,
+    revoked_at: null,
   };
   await deps.db.transaction().execute(async (trx) => {
     await trx.insertInto('oauth_clients').values(row).execute();
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.impersonatorId ?? principal.userId, action: 'oauth.client.create', targetType: 'oauth_client', targetId: row.id, ip });
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.impersonatorId ?? principal.userId,
+      action: 'oauth.client.create',
+      targetType: 'oauth_client',
+      targetId: row.id,
+      ip,
+    });
   });
   return { ...view(row), ...(secret ? { clientSecret: secret } : {}) };
 }
 
 export async function listClients(deps: Deps, principal: Principal): Promise<{ clients: OAuthClientView[] }> {
   requirePrivileges(principal, PRIVILEGE);
-  const rows = await deps.db.selectFrom('oauth_clients').selectAll().where('org_id', '=', principal.orgId).where('revoked_at', 'is', null).orderBy('created_at').limit(1000).execute();
+  const rows = await deps.db
+    .selectFrom('oauth_clients')
+    .selectAll()
+    .where('org_id', '=', principal.orgId)
+    .where('revoked_at', 'is', null)
+    .orderBy('created_at')
+    .limit(1000)
+    .execute();
   return { clients: rows.map(view) };
 }
 
@@ -83,14 +119,33 @@ export async function deleteClient(deps: Deps, principal: Principal, id: string,
   await deps.db.transaction().execute(async (trx) => {
     await trx.updateTable('oauth_clients').set({ revoked_at: now }).where('id', '=', id).execute();
     await trx.deleteFrom('oauth_codes').where('client_id', '=', id).execute();
-    await trx.updateTable('auth_sessions').set({ revoked_at: now, revoked_reason: 'client_deleted' }).where('org_id', '=', row.org_id).where('client_id', '=', id).where('revoked_at', 'is', null).execute();
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.impersonatorId ?? principal.userId, action: 'oauth.client.delete', targetType: 'oauth_client', targetId: id, ip });
+    await trx
+      .updateTable('auth_sessions')
+      .set({ revoked_at: now, revoked_reason: 'client_deleted' })
+      .where('org_id', '=', row.org_id)
+      .where('client_id', '=', id)
+      .where('revoked_at', 'is', null)
+      .execute();
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.impersonatorId ?? principal.userId,
+      action: 'oauth.client.delete',
+      targetType: 'oauth_client',
+      targetId: id,
+      ip,
+    });
   });
 }
 
 export async function findActiveClient(db: DbOrTrx, id: string): Promise<OAuthClientsTable | undefined> {
   if (!isUuid(id)) return undefined;
-  return db.selectFrom('oauth_clients').selectAll().where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  return db
+    .selectFrom('oauth_clients')
+    .selectAll()
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
 }
 
 export function clientRedirectUris(row: OAuthClientsTable): string[] {

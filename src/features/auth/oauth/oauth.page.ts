@@ -14,8 +14,12 @@ export interface PageSecurity {
 export function pageSecurity(formTargets: string[] = []): PageSecurity {
   const nonce = randomBytes(16).toString('base64');
   const csp = [
-    "default-src 'none'", `style-src 'nonce-${nonce}'`, `form-action 'self' ${formTargets.join(' ')}`.trim(),
-    "frame-ancestors 'none'", "base-uri 'none'", "img-src 'self'",
+    "default-src 'none'",
+    `style-src 'nonce-${nonce}'`,
+    `form-action 'self' ${formTargets.join(' ')}`.trim(),
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+    "img-src 'self'",
   ].join('; ');
   return { nonce, csp };
 }
@@ -31,12 +35,30 @@ function layout(title: string, body: string, security: PageSecurity): string {
 <body><main>${body}</main></body></html>`;
 }
 
-export function loginPage(input: { clientName: string; scope: string; params: Record<string, string>; csrf: string; error?: string; username?: string; firstParty?: boolean }, security: PageSecurity): string {
+export function loginPage(
+  input: {
+    clientName: string;
+    scope: string;
+    params: Record<string, string>;
+    csrf: string;
+    error?: string;
+    username?: string;
+    firstParty?: boolean;
+  },
+  security: PageSecurity,
+): string {
   if (input.firstParty) return firstPartyLoginPage(input, security);
-  const hidden = Object.entries(input.params).map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`).join('');
-  const scopes = input.scope.split(' ').filter(Boolean)
-    .map((s) => `<li><code>${escape(s)}</code>: ${escape(isOAuthScope(s) ? OAUTH_SCOPES[s] : s)}</li>`).join('');
-  return layout('Sign in — Tessera', `<h1>Sign in to Tessera</h1>
+  const hidden = Object.entries(input.params)
+    .map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`)
+    .join('');
+  const scopes = input.scope
+    .split(' ')
+    .filter(Boolean)
+    .map((s) => `<li><code>${escape(s)}</code>: ${escape(isOAuthScope(s) ? OAUTH_SCOPES[s] : s)}</li>`)
+    .join('');
+  return layout(
+    'Sign in — Tessera',
+    `<h1>Sign in to Tessera</h1>
 <p><strong>${escape(input.clientName)}</strong> asks to access your account on your behalf.</p>
 <p>Requested access:</p><ul>${scopes}</ul>
 ${input.error ? `<p class="error" role="alert">${escape(input.error)}</p>` : ''}
@@ -44,20 +66,35 @@ ${input.error ? `<p class="error" role="alert">${escape(input.error)}</p>` : ''}
 <label for="username">Username</label><input id="username" name="username" type="text" autocomplete="username" required value="${escape(input.username ?? '')}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
 <div class="actions"><button type="submit" name="decision" value="allow" id="allow">Sign in and allow</button>
-<button type="submit" name="decision" value="deny" id="deny" formnovalidate>Deny</button></div></form>`, security);
+<button type="submit" name="decision" value="deny" id="deny" formnovalidate>Deny</button></div></form>`,
+    security,
+  );
 }
 
 /** Tessera's own web app: a plain sign-in (its access is the person's own, so there is nothing to consent to). */
-function firstPartyLoginPage(input: { params: Record<string, string>; csrf: string; error?: string; username?: string }, security: PageSecurity): string {
-  const hidden = Object.entries(input.params).map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`).join('');
-  return layout('Sign in — Tessera', `<h1>Sign in to Tessera</h1>
+function firstPartyLoginPage(
+  input: { params: Record<string, string>; csrf: string; error?: string; username?: string },
+  security: PageSecurity,
+): string {
+  const hidden = Object.entries(input.params)
+    .map(([k, v]) => `<input type="hidden" name="${escape(k)}" value="${escape(v)}">`)
+    .join('');
+  return layout(
+    'Sign in — Tessera',
+    `<h1>Sign in to Tessera</h1>
 ${input.error ? `<p class="error" role="alert">${escape(input.error)}</p>` : ''}
 <form method="post" action="authorize" autocomplete="on">${hidden}<input type="hidden" name="csrf" value="${escape(input.csrf)}">
 <label for="username">Username</label><input id="username" name="username" type="text" autocomplete="username" required autofocus value="${escape(input.username ?? '')}">
 <label for="password">Password</label><input id="password" name="password" type="password" autocomplete="current-password">
-<div class="actions"><button type="submit" name="decision" value="allow" id="allow">Sign in</button></div></form>`, security);
+<div class="actions"><button type="submit" name="decision" value="allow" id="allow">Sign in</button></div></form>`,
+    security,
+  );
 }
 
 export function errorPage(message: string, security: PageSecurity): string {
-  return layout('Authorization error — Tessera', `<h1>Cannot continue</h1><p class="error" role="alert">${escape(message)}</p>`, security);
+  return layout(
+    'Authorization error — Tessera',
+    `<h1>Cannot continue</h1><p class="error" role="alert">${escape(message)}</p>`,
+    security,
+  );
 }

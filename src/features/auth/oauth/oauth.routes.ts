@@ -9,14 +9,36 @@ import { toAppError } from '../../../core/http/error-handler.ts';
 import { clientIp, principalOf } from '../../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
 import {
-  AuthorizeFormSchema, AuthorizeQuerySchema, ClientIdParamsSchema, ConsentClientParamsSchema, ConsentRevokedSchema, OAuthConsentListSchema, OAuthClientCreateSchema, OAuthClientCreatedSchema, OAuthClientListSchema,
-  OAuthClientSchema, OAuthErrorSchema, OAuthTokenResponseSchema, RevokeFormSchema, TokenFormSchema,
+  AuthorizeFormSchema,
+  AuthorizeQuerySchema,
+  ClientIdParamsSchema,
+  ConsentClientParamsSchema,
+  ConsentRevokedSchema,
+  OAuthConsentListSchema,
+  OAuthClientCreateSchema,
+  OAuthClientCreatedSchema,
+  OAuthClientListSchema,
+  OAuthClientSchema,
+  OAuthErrorSchema,
+  OAuthTokenResponseSchema,
+  RevokeFormSchema,
+  TokenFormSchema,
 } from './oauth.schemas.ts';
 import { createClient, deleteClient, getClient, listClients } from './oauth-clients.service.ts';
 import { listConsents, revokeConsent } from './oauth-consents.service.ts';
 import { errorPage, loginPage, pageSecurity } from './oauth.page.ts';
 import { isWebAppClient } from './web-app-client.ts';
-import { approve, authenticateClient, checkAuthorizeRequest, denyRedirect, exchangeCode, OAuthError, refreshGrant, revokeToken, type AuthorizeParams } from './oauth.service.ts';
+import {
+  approve,
+  authenticateClient,
+  checkAuthorizeRequest,
+  denyRedirect,
+  exchangeCode,
+  OAuthError,
+  refreshGrant,
+  revokeToken,
+  type AuthorizeParams,
+} from './oauth.service.ts';
 
 const tags = ['oauth2'];
 const CSRF_COOKIE = 'tessera_oauth_csrf';
@@ -32,7 +54,15 @@ function cookieValue(request: FastifyRequest, name: string): string | undefined 
 }
 
 function sendPage(reply: FastifyReply, status: number, html: string, csp: string): FastifyReply {
-  return reply.code(status).headers({ 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp, 'cache-control': 'no-store', 'x-frame-options': 'DENY' }).send(html);
+  return reply
+    .code(status)
+    .headers({
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': csp,
+      'cache-control': 'no-store',
+      'x-frame-options': 'DENY',
+    })
+    .send(html);
 }
 
 /**
@@ -44,145 +74,324 @@ function oauthErrorHandler(error: unknown, request: FastifyRequest, reply: Fasti
   const appError = toAppError(error);
   if (appError.status >= 500) {
     request.log.error({ err: error }, 'request failed');
-    return reply.code(500).header('cache-control', 'no-store').send({ error: 'server_error', error_description: 'Internal server error' });
+    return reply
+      .code(500)
+      .header('cache-control', 'no-store')
+      .send({ error: 'server_error', error_description: 'Internal server error' });
   }
-  if (appError.status === 429) return reply.code(429).headers({ ...appError.headers, 'cache-control': 'no-store' }).send({ error: 'temporarily_unavailable', error_description: appError.message });
-  return sendOAuthError(reply, new OAuthError(appError.status === 401 ? 'invalid_client' : 'invalid_request', appError.message, appError.status === 401 ? 401 : 400));
+  if (appError.status === 429)
+    return reply
+      .code(429)
+      .headers({ ...appError.headers, 'cache-control': 'no-store' })
+      .send({ error: 'temporarily_unavailable', error_description: appError.message });
+  return sendOAuthError(
+    reply,
+    new OAuthError(
+      appError.status === 401 ? 'invalid_client' : 'invalid_request',
+      appError.message,
+      appError.status === 401 ? 401 : 400,
+    ),
+  );
 }
 
 function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyReply {
   if (error.status === 401) reply.header('www-authenticate', 'Basic realm="tessera"');
-  return reply.code(error.status).header('cache-control', 'no-store').send({ error: error.error, error_description: error.message });
+  return reply
+    .code(error.status)
+    .header('cache-control', 'no-store')
+    .send({ error: error.error, error_description: error.message });
 }
 
 /** Everything under /v1/oauth2: client registration (administrators) and the authorization server (public). */
 export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
-  await v1.register(async (app: App) => {
-    // Form bodies (RFC 6749) are parsed only in this scope.
-    await app.register(formbody);
-    app.addSchema(OAuthClientSchema);
+  await v1.register(
+    async (app: App) => {
+      // Form bodies (RFC 6749) are parsed only in this scope.
+      await app.register(formbody);
+      app.addSchema(OAuthClientSchema);
 
-    app.post('/clients', {
-      schema: {
-        operationId: 'CreateOAuthClient', tags, summary: 'Register an OAuth client (User Management)', body: OAuthClientCreateSchema,
-        response: { 201: OAuthClientCreatedSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden') },
-      },
-    }, async (request, reply) => reply.code(201).send(await createClient(deps, principalOf(request), request.body, clientIp(request))));
+      app.post(
+        '/clients',
+        {
+          schema: {
+            operationId: 'CreateOAuthClient',
+            tags,
+            summary: 'Register an OAuth client (User Management)',
+            body: OAuthClientCreateSchema,
+            response: {
+              201: OAuthClientCreatedSchema,
+              ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden'),
+            },
+          },
+        },
+        async (request, reply) =>
+          reply.code(201).send(await createClient(deps, principalOf(request), request.body, clientIp(request))),
+      );
 
-    app.get('/clients', {
-      schema: { operationId: 'GetOAuthClients', tags, summary: 'OAuth clients of your organization (User Management)', response: { 200: OAuthClientListSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden') } },
-    }, async (request) => listClients(deps, principalOf(request)));
+      app.get(
+        '/clients',
+        {
+          schema: {
+            operationId: 'GetOAuthClients',
+            tags,
+            summary: 'OAuth clients of your organization (User Management)',
+            response: { 200: OAuthClientListSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden') },
+          },
+        },
+        async (request) => listClients(deps, principalOf(request)),
+      );
 
-    app.get('/clients/:id', {
-      schema: { operationId: 'GetOAuthClient', tags, summary: 'One OAuth client (User Management)', params: ClientIdParamsSchema, response: { 200: Type.Ref('OAuthClient'), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found') } },
-    }, async (request) => getClient(deps, principalOf(request), request.params.id));
+      app.get(
+        '/clients/:id',
+        {
+          schema: {
+            operationId: 'GetOAuthClient',
+            tags,
+            summary: 'One OAuth client (User Management)',
+            params: ClientIdParamsSchema,
+            response: {
+              200: Type.Ref('OAuthClient'),
+              ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found'),
+            },
+          },
+        },
+        async (request) => getClient(deps, principalOf(request), request.params.id),
+      );
 
-    app.delete('/clients/:id', {
-      schema: { operationId: 'DeleteOAuthClient', tags, summary: 'Delete an OAuth client and end its sessions (User Management)', params: ClientIdParamsSchema, response: { 204: Type.Null({ description: 'Deleted' }), ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found') } },
-    }, async (request, reply) => {
-      await deleteClient(deps, principalOf(request), request.params.id, clientIp(request));
-      return reply.code(204).send(null);
-    });
+      app.delete(
+        '/clients/:id',
+        {
+          schema: {
+            operationId: 'DeleteOAuthClient',
+            tags,
+            summary: 'Delete an OAuth client and end its sessions (User Management)',
+            params: ClientIdParamsSchema,
+            response: {
+              204: Type.Null({ description: 'Deleted' }),
+              ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found'),
+            },
+          },
+        },
+        async (request, reply) => {
+          await deleteClient(deps, principalOf(request), request.params.id, clientIp(request));
+          return reply.code(204).send(null);
+        },
+      );
 
-    app.get('/consents', {
-      schema: { operationId: 'GetOAuthConsents', tags, summary: 'OAuth clients you have authorized that still hold open sessions in your name', response: { 200: OAuthConsentListSchema, ...errorResponses(...AUTHENTICATED_ERRORS) } },
-    }, async (request) => listConsents(deps, principalOf(request)));
+      app.get(
+        '/consents',
+        {
+          schema: {
+            operationId: 'GetOAuthConsents',
+            tags,
+            summary: 'OAuth clients you have authorized that still hold open sessions in your name',
+            response: { 200: OAuthConsentListSchema, ...errorResponses(...AUTHENTICATED_ERRORS) },
+          },
+        },
+        async (request) => listConsents(deps, principalOf(request)),
+      );
 
-    app.delete('/consents/:clientId', {
-      schema: {
-        operationId: 'RevokeOAuthConsent', tags, summary: 'Withdraw your consent to an OAuth client: every access and refresh token it holds for you ends at once',
-        params: ConsentClientParamsSchema, response: { 200: ConsentRevokedSchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'not_found') },
-      },
-    }, async (request) => revokeConsent(deps, principalOf(request), request.params.clientId, clientIp(request)));
+      app.delete(
+        '/consents/:clientId',
+        {
+          schema: {
+            operationId: 'RevokeOAuthConsent',
+            tags,
+            summary:
+              'Withdraw your consent to an OAuth client: every access and refresh token it holds for you ends at once',
+            params: ConsentClientParamsSchema,
+            response: {
+              200: ConsentRevokedSchema,
+              ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'not_found'),
+            },
+          },
+        },
+        async (request) => revokeConsent(deps, principalOf(request), request.params.clientId, clientIp(request)),
+      );
 
-    const showLogin = async (request: FastifyRequest, reply: FastifyReply, params: AuthorizeParams, extra: { status?: number; error?: string; username?: string; headers?: Record<string, string> } = {}) => {
-      const check = await checkAuthorizeRequest(deps, params);
-      if (check.kind === 'page_error') {
-        const sec = pageSecurity();
-        return sendPage(reply, 400, errorPage(check.message, sec), sec.csp);
-      }
-      if (check.kind === 'redirect_error') return reply.redirect(check.location, 303);
-      let csrfCookie = cookieValue(request, CSRF_COOKIE);
-      if (!csrfCookie || !/^[A-Za-z0-9_-]{43}$/.test(csrfCookie)) {
-        csrfCookie = randomBytes(32).toString('base64url');
-        const secure = deps.config.publicUrl.startsWith('https:') ? '; Secure' : '';
-        reply.header('set-cookie', `${CSRF_COOKIE}=${csrfCookie}; Path=/v1/oauth2; HttpOnly; SameSite=Strict; Max-Age=1800${secure}`);
-      }
-      if (extra.headers) reply.headers(extra.headers);
-      const sec = pageSecurity([new URL(check.redirectUri).origin]);
-      const html = loginPage({ clientName: check.client.name, scope: check.scope, params: check.params, csrf: deps.keys.hash('oauth-csrf', csrfCookie), error: extra.error, username: extra.username, firstParty: isWebAppClient(check.client) }, sec);
-      return sendPage(reply, extra.status ?? 200, html, sec.csp);
-    };
+      const showLogin = async (
+        request: FastifyRequest,
+        reply: FastifyReply,
+        params: AuthorizeParams,
+        extra: { status?: number; error?: string; username?: string; headers?: Record<string, string> } = {},
+      ) => {
+        const check = await checkAuthorizeRequest(deps, params);
+        if (check.kind === 'page_error') {
+          const sec = pageSecurity();
+          return sendPage(reply, 400, errorPage(check.message, sec), sec.csp);
+        }
+        if (check.kind === 'redirect_error') return reply.redirect(check.location, 303);
+        let csrfCookie = cookieValue(request, CSRF_COOKIE);
+        if (!csrfCookie || !/^[A-Za-z0-9_-]{43}$/.test(csrfCookie)) {
+          csrfCookie = randomBytes(32).toString('base64url');
+          const secure = deps.config.publicUrl.startsWith('https:') ? '; Secure' : '';
+          reply.header(
+            'set-cookie',
+            `${CSRF_COOKIE}=${csrfCookie}; Path=/v1/oauth2; HttpOnly; SameSite=Strict; Max-Age=1800${secure}`,
+          );
+        }
+        if (extra.headers) reply.headers(extra.headers);
+        const sec = pageSecurity([new URL(check.redirectUri).origin]);
+        const html = loginPage(
+          {
+            clientName: check.client.name,
+            scope: check.scope,
+            params: check.params,
+            csrf: deps.keys.hash('oauth-csrf', csrfCookie),
+            error: extra.error,
+            username: extra.username,
+            firstParty: isWebAppClient(check.client),
+          },
+          sec,
+        );
+        return sendPage(reply, extra.status ?? 200, html, sec.csp);
+      };
 
-    app.get('/authorize', {
-      config: { public: true },
-      schema: { operationId: 'OAuthAuthorize', tags, summary: 'Authorization endpoint: login and consent page (code flow, PKCE S256)', security: [], querystring: AuthorizeQuerySchema, response: { 200: Html, 303: Type.Null({ description: 'Error redirect to the client' }), 400: Html } },
-    }, async (request, reply) => showLogin(request, reply, request.query));
+      app.get(
+        '/authorize',
+        {
+          config: { public: true },
+          schema: {
+            operationId: 'OAuthAuthorize',
+            tags,
+            summary: 'Authorization endpoint: login and consent page (code flow, PKCE S256)',
+            security: [],
+            querystring: AuthorizeQuerySchema,
+            response: { 200: Html, 303: Type.Null({ description: 'Error redirect to the client' }), 400: Html },
+          },
+        },
+        async (request, reply) => showLogin(request, reply, request.query),
+      );
 
-    app.post('/authorize', {
-      config: { public: true },
-      schema: {
-        operationId: 'OAuthAuthorizeSubmit', tags, summary: 'Login-and-consent form submission', security: [], body: AuthorizeFormSchema,
-        response: { 303: Type.Null({ description: 'Redirect to the client with a code or an error' }), 400: Html, 401: Html, 403: Html, 429: Html, 503: Html },
-      },
-    }, async (request, reply) => {
-      const form = request.body;
-      const cookie = cookieValue(request, CSRF_COOKIE);
-      if (!cookie || !form.csrf || form.csrf !== deps.keys.hash('oauth-csrf', cookie)) {
-        const sec = pageSecurity();
-        return sendPage(reply, 403, errorPage('The form expired or was not sent from this page. Go back and try again.', sec), sec.csp);
-      }
-      const check = await checkAuthorizeRequest(deps, form);
-      if (check.kind !== 'ok') return showLogin(request, reply, form);
-      if (form.decision !== 'allow') return reply.redirect(denyRedirect(deps, check), 303);
-      if (!form.username || !form.password) return showLogin(request, reply, form, { status: 400, error: 'Enter your username and password.', username: form.username });
-      try {
-        return reply.redirect(await approve(deps, check, form.username, form.password, meta(request)), 303);
-      } catch (error) {
-        if (!(error instanceof AppError) || error.status >= 500 && error.status !== 503) throw error;
-        const message = error.status === 401 ? 'Incorrect username or password.' : error.message;
-        return showLogin(request, reply, form, { status: error.status, error: message, username: form.username, headers: error.headers });
-      }
-    });
+      app.post(
+        '/authorize',
+        {
+          config: { public: true },
+          schema: {
+            operationId: 'OAuthAuthorizeSubmit',
+            tags,
+            summary: 'Login-and-consent form submission',
+            security: [],
+            body: AuthorizeFormSchema,
+            response: {
+              303: Type.Null({ description: 'Redirect to the client with a code or an error' }),
+              400: Html,
+              401: Html,
+              403: Html,
+              429: Html,
+              503: Html,
+            },
+          },
+        },
+        async (request, reply) => {
+          const form = request.body;
+          const cookie = cookieValue(request, CSRF_COOKIE);
+          if (!cookie || !form.csrf || form.csrf !== deps.keys.hash('oauth-csrf', cookie)) {
+            const sec = pageSecurity();
+            return sendPage(
+              reply,
+              403,
+              errorPage('The form expired or was not sent from this page. Go back and try again.', sec),
+              sec.csp,
+            );
+          }
+          const check = await checkAuthorizeRequest(deps, form);
+          if (check.kind !== 'ok') return showLogin(request, reply, form);
+          if (form.decision !== 'allow') return reply.redirect(denyRedirect(deps, check), 303);
+          if (!form.username || !form.password)
+            return showLogin(request, reply, form, {
+              status: 400,
+              error: 'Enter your username and password.',
+              username: form.username,
+            });
+          try {
+            return reply.redirect(await approve(deps, check, form.username, form.password, meta(request)), 303);
+          } catch (error) {
+            if (!(error instanceof AppError) || (error.status >= 500 && error.status !== 503)) throw error;
+            const message = error.status === 401 ? 'Incorrect username or password.' : error.message;
+            return showLogin(request, reply, form, {
+              status: error.status,
+              error: message,
+              username: form.username,
+              headers: error.headers,
+            });
+          }
+        },
+      );
 
-    app.post('/token', {
-      config: { public: true },
-      errorHandler: oauthErrorHandler,
-      schema: {
-        operationId: 'OAuthToken', tags, summary: 'Token endpoint (authorization_code with PKCE, refresh_token); application/x-www-form-urlencoded', security: [], body: TokenFormSchema,
-        response: { 200: OAuthTokenResponseSchema, 400: OAuthErrorSchema, 401: OAuthErrorSchema },
-      },
-    }, async (request, reply) => {
-      const form = request.body;
-      try {
-        const client = await authenticateClient(deps, { authorization: request.headers.authorization, client_id: form.client_id, client_secret: form.client_secret });
-        let tokens;
-        if (form.grant_type === 'authorization_code') tokens = await exchangeCode(deps, client, form, meta(request));
-        else if (form.grant_type === 'refresh_token') tokens = await refreshGrant(deps, client, form.refresh_token);
-        else throw new OAuthError(form.grant_type ? 'unsupported_grant_type' : 'invalid_request', form.grant_type ? 'Supported: authorization_code, refresh_token' : 'grant_type is required');
-        return reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(tokens);
-      } catch (error) {
-        if (error instanceof OAuthError) return sendOAuthError(reply, error);
-        throw error;
-      }
-    });
+      app.post(
+        '/token',
+        {
+          config: { public: true },
+          errorHandler: oauthErrorHandler,
+          schema: {
+            operationId: 'OAuthToken',
+            tags,
+            summary: 'Token endpoint (authorization_code with PKCE, refresh_token); application/x-www-form-urlencoded',
+            security: [],
+            body: TokenFormSchema,
+            response: { 200: OAuthTokenResponseSchema, 400: OAuthErrorSchema, 401: OAuthErrorSchema },
+          },
+        },
+        async (request, reply) => {
+          const form = request.body;
+          try {
+            const client = await authenticateClient(deps, {
+              authorization: request.headers.authorization,
+              client_id: form.client_id,
+              client_secret: form.client_secret,
+            });
+            let tokens;
+            if (form.grant_type === 'authorization_code')
+              tokens = await exchangeCode(deps, client, form, meta(request));
+            else if (form.grant_type === 'refresh_token') tokens = await refreshGrant(deps, client, form.refresh_token);
+            else
+              throw new OAuthError(
+                form.grant_type ? 'unsupported_grant_type' : 'invalid_request',
+                form.grant_type ? 'Supported: authorization_code, refresh_token' : 'grant_type is required',
+              );
+            return reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(tokens);
+          } catch (error) {
+            if (error instanceof OAuthError) return sendOAuthError(reply, error);
+            throw error;
+          }
+        },
+      );
 
-    app.post('/revoke', {
-      config: { public: true },
-      errorHandler: oauthErrorHandler,
-      schema: {
-        operationId: 'OAuthRevoke', tags, summary: 'Token revocation (RFC 7009): ends the session of a refresh or access token', security: [], body: RevokeFormSchema,
-        response: { 200: Type.Null({ description: 'Revoked, or the token was unknown' }), 400: OAuthErrorSchema, 401: OAuthErrorSchema },
-      },
-    }, async (request, reply) => {
-      try {
-        const client = await authenticateClient(deps, { authorization: request.headers.authorization, client_id: request.body.client_id, client_secret: request.body.client_secret });
-        await revokeToken(deps, client, request.body.token);
-        return reply.code(200).send(null);
-      } catch (error) {
-        if (error instanceof OAuthError) return sendOAuthError(reply, error);
-        throw error;
-      }
-    });
-  }, { prefix: '/oauth2' });
+      app.post(
+        '/revoke',
+        {
+          config: { public: true },
+          errorHandler: oauthErrorHandler,
+          schema: {
+            operationId: 'OAuthRevoke',
+            tags,
+            summary: 'Token revocation (RFC 7009): ends the session of a refresh or access token',
+            security: [],
+            body: RevokeFormSchema,
+            response: {
+              200: Type.Null({ description: 'Revoked, or the token was unknown' }),
+              400: OAuthErrorSchema,
+              401: OAuthErrorSchema,
+            },
+          },
+        },
+        async (request, reply) => {
+          try {
+            const client = await authenticateClient(deps, {
+              authorization: request.headers.authorization,
+              client_id: request.body.client_id,
+              client_secret: request.body.client_secret,
+            });
+            await revokeToken(deps, client, request.body.token);
+            return reply.code(200).send(null);
+          } catch (error) {
+            if (error instanceof OAuthError) return sendOAuthError(reply, error);
+            throw error;
+          }
+        },
+      );
+    },
+    { prefix: '/oauth2' },
+  );
 }

@@ -1,19 +1,34 @@
 import { Type } from 'typebox';
 import { docRequired } from '../../../core/http/doc-schema.ts';
 
-export const OAuthClientCreateSchema = Type.Object({
-  name: Type.String({ minLength: 1, maxLength: 100, description: 'Shown on the consent page' }),
-  redirectUris: Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { minItems: 1, maxItems: 10, description: 'Exact redirect URIs (https, or http on a loopback host)' }),
-  confidential: Type.Optional(Type.Boolean({ default: false, description: 'Issue a client secret (server-side apps); public clients use PKCE only' })),
-}, { additionalProperties: false });
+export const OAuthClientCreateSchema = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 100, description: 'Shown on the consent page' }),
+    redirectUris: Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), {
+      minItems: 1,
+      maxItems: 10,
+      description: 'Exact redirect URIs (https, or http on a loopback host)',
+    }),
+    confidential: Type.Optional(
+      Type.Boolean({
+        default: false,
+        description: 'Issue a client secret (server-side apps); public clients use PKCE only',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-export const OAuthClientSchema = Type.Object({
-  clientId: Type.String(),
-  name: Type.String(),
-  redirectUris: Type.Array(Type.String()),
-  confidential: Type.Boolean(),
-  createdEpoch: Type.Integer(),
-}, { $id: 'OAuthClient', title: 'OAuthClient' });
+export const OAuthClientSchema = Type.Object(
+  {
+    clientId: Type.String(),
+    name: Type.String(),
+    redirectUris: Type.Array(Type.String()),
+    confidential: Type.Boolean(),
+    createdEpoch: Type.Integer(),
+  },
+  { $id: 'OAuthClient', title: 'OAuthClient' },
+);
 
 export const OAuthClientCreatedSchema = Type.Object({
   clientId: Type.String(),
@@ -31,13 +46,25 @@ const Param = Type.Optional(Type.String({ maxLength: 2048 }));
 
 /** Authorization request parameters (RFC 6749 §4.1.1, RFC 7636): checked by the handler so errors follow the RFC. */
 export const AuthorizeQuerySchema = Type.Object({
-  client_id: Param, redirect_uri: Param, response_type: Param, state: Param, scope: Param,
-  code_challenge: Param, code_challenge_method: Param, nonce: Param,
+  client_id: Param,
+  redirect_uri: Param,
+  response_type: Param,
+  state: Param,
+  scope: Param,
+  code_challenge: Param,
+  code_challenge_method: Param,
+  nonce: Param,
 });
 
 export const AuthorizeFormSchema = Type.Object({
-  client_id: Param, redirect_uri: Param, response_type: Param, state: Param, scope: Param,
-  code_challenge: Param, code_challenge_method: Param, nonce: Param,
+  client_id: Param,
+  redirect_uri: Param,
+  response_type: Param,
+  state: Param,
+  scope: Param,
+  code_challenge: Param,
+  code_challenge_method: Param,
+  nonce: Param,
   username: Type.Optional(Type.String({ maxLength: 256 })),
   password: Type.Optional(Type.String({ maxLength: 4096 })),
   csrf: Param,
@@ -45,12 +72,23 @@ export const AuthorizeFormSchema = Type.Object({
 });
 
 export const TokenFormSchema = Type.Object({
-  grant_type: Param, code: Param, redirect_uri: Param, code_verifier: Param, refresh_token: Param,
-  client_id: Param, client_secret: Param, scope: Param,
+  grant_type: Param,
+  code: Param,
+  redirect_uri: Param,
+  code_verifier: Param,
+  refresh_token: Param,
+  client_id: Param,
+  client_secret: Param,
+  scope: Param,
 });
 docRequired(TokenFormSchema, ['grant_type']);
 
-export const RevokeFormSchema = Type.Object({ token: Type.Optional(Type.String({ maxLength: 8192 })), token_type_hint: Param, client_id: Param, client_secret: Param });
+export const RevokeFormSchema = Type.Object({
+  token: Type.Optional(Type.String({ maxLength: 8192 })),
+  token_type_hint: Param,
+  client_id: Param,
+  client_secret: Param,
+});
 docRequired(RevokeFormSchema, ['token']);
 
 export const OAuthTokenResponseSchema = Type.Object({
@@ -67,16 +105,21 @@ export const OAuthErrorSchema = Type.Object({
   error_description: Type.Optional(Type.String()),
 });
 
-export const OAuthConsentListSchema = Type.Object({
-  consents: Type.Array(Type.Object({
-    clientId: Type.String(),
-    name: Type.String({ description: 'The client\'s name, as on the consent page' }),
-    scopes: Type.Array(Type.String(), { description: 'Every scope granted across its open sessions' }),
-    sessions: Type.Integer({ description: 'Open sessions the client holds for you' }),
-    grantedEpoch: Type.Integer(),
-    lastUsedEpoch: Type.Integer(),
-  })),
-}, { description: 'OAuth clients holding open sessions in your name' });
+export const OAuthConsentListSchema = Type.Object(
+  {
+    consents: Type.Array(
+      Type.Object({
+        clientId: Type.String(),
+        name: Type.String({ description: "The client's name, as on the consent page" }),
+        scopes: Type.Array(Type.String(), { description: 'Every scope granted across its open sessions' }),
+        sessions: Type.Integer({ description: 'Open sessions the client holds for you' }),
+        grantedEpoch: Type.Integer(),
+        lastUsedEpoch: Type.Integer(),
+      }),
+    ),
+  },
+  { description: 'OAuth clients holding open sessions in your name' },
+);
 
 export const ConsentClientParamsSchema = Type.Object({ clientId: Type.String({ format: 'uuid' }) });
 

@@ -3,12 +3,32 @@ import type { Deps } from '../../../deps.ts';
 import { ALL_OAUTH_SCOPES } from '../../../core/authz/scopes.ts';
 import { AppError } from '../../../core/http/errors.ts';
 import type { OAuthClientsTable } from '../../../core/db/schema.ts';
-import { checkPassword, insertSessionRows, mintTokens, type RequestMeta, type TokenSubject } from '../sessions/tokens.service.ts';
+import {
+  checkPassword,
+  insertSessionRows,
+  mintTokens,
+  type RequestMeta,
+  type TokenSubject,
+} from '../sessions/tokens.service.ts';
 import { activeSubject, rotateRefreshToken } from '../sessions/refresh.service.ts';
-import { findRefreshToken, findSession, findTokenSubject, revokeSession, type SessionRow } from '../sessions/sessions.repo.ts';
+import {
+  findRefreshToken,
+  findSession,
+  findTokenSubject,
+  revokeSession,
+  type SessionRow,
+} from '../sessions/sessions.repo.ts';
 import { clientRedirectUris, findActiveClient, secretMatches } from './oauth-clients.service.ts';
 import { verifySignature } from '../signing-keys.ts';
-import { ensureWebAppClient, isWebAppClient, sameClient, webAppClient, webAppClientRowId, webAppRedirectAllowed, WEB_APP_CLIENT_ID } from './web-app-client.ts';
+import {
+  ensureWebAppClient,
+  isWebAppClient,
+  sameClient,
+  webAppClient,
+  webAppClientRowId,
+  webAppRedirectAllowed,
+  WEB_APP_CLIENT_ID,
+} from './web-app-client.ts';
 
 export const CODE_TTL_MS = 60_000;
 /** The scopes a client may ask for (their meaning: core/authz/scopes.ts, docs/auth.md). */
@@ -57,31 +77,55 @@ export function redirectTo(deps: Deps, redirectUri: string, params: Record<strin
  * back to the client as RFC 6749 §4.1.2.1 error redirects.
  */
 export async function checkAuthorizeRequest(deps: Deps, p: AuthorizeParams): Promise<AuthorizeCheck> {
-  const client = p.client_id === WEB_APP_CLIENT_ID ? webAppClient() : p.client_id ? await findActiveClient(deps.db, p.client_id) : undefined;
+  const client =
+    p.client_id === WEB_APP_CLIENT_ID
+      ? webAppClient()
+      : p.client_id
+        ? await findActiveClient(deps.db, p.client_id)
+        : undefined;
   if (!client) return { kind: 'page_error', message: 'Unknown or missing client_id.' };
-  const redirectOk = p.redirect_uri !== undefined
-    && (isWebAppClient(client) ? webAppRedirectAllowed(deps.config.publicUrl, p.redirect_uri) : clientRedirectUris(client).includes(p.redirect_uri));
+  const redirectOk =
+    p.redirect_uri !== undefined &&
+    (isWebAppClient(client)
+      ? webAppRedirectAllowed(deps.config.publicUrl, p.redirect_uri)
+      : clientRedirectUris(client).includes(p.redirect_uri));
   if (!p.redirect_uri || !redirectOk) {
     return { kind: 'page_error', message: 'The redirect_uri is missing or not registered for this client.' };
   }
   const fail = (error: string, description: string): AuthorizeCheck => ({
-    kind: 'redirect_error', location: redirectTo(deps, p.redirect_uri!, { error, error_description: description, state: p.state }),
+    kind: 'redirect_error',
+    location: redirectTo(deps, p.redirect_uri!, { error, error_description: description, state: p.state }),
   });
   if (p.response_type !== 'code') return fail('unsupported_response_type', 'Only response_type=code is supported');
-  if (p.code_challenge_method !== 'S256') return fail('invalid_request', 'PKCE with code_challenge_method=S256 is required');
-  if (!p.code_challenge || !CHALLENGE.test(p.code_challenge)) return fail('invalid_request', 'code_challenge must be a base64url SHA-256 (43 characters)');
+  if (p.code_challenge_method !== 'S256')
+    return fail('invalid_request', 'PKCE with code_challenge_method=S256 is required');
+  if (!p.code_challenge || !CHALLENGE.test(p.code_challenge))
+    return fail('invalid_request', 'code_challenge must be a base64url SHA-256 (43 characters)');
   const requested = (p.scope ?? 'openid').split(' ').filter(Boolean);
   const unknown = requested.filter((s) => !(SCOPES as readonly string[]).includes(s));
   if (unknown.length > 0) return fail('invalid_scope', `Unknown scope: ${unknown.join(' ')}`);
   const scope = [...new Set(requested.length > 0 ? requested : ['openid'])].join(' ');
-  const params: Record<string, string> = { client_id: client.id, redirect_uri: p.redirect_uri, response_type: 'code', scope, code_challenge: p.code_challenge, code_challenge_method: 'S256' };
+  const params: Record<string, string> = {
+    client_id: client.id,
+    redirect_uri: p.redirect_uri,
+    response_type: 'code',
+    scope,
+    code_challenge: p.code_challenge,
+    code_challenge_method: 'S256',
+  };
   if (p.state !== undefined) params.state = p.state;
   if (p.nonce !== undefined) params.nonce = p.nonce;
   return { kind: 'ok', client, redirectUri: p.redirect_uri, scope, params };
 }
 
 /** Checks the user's password on the consent page; the user must belong to the client's organization. Returns the code redirect. */
-export async function approve(deps: Deps, check: Extract<AuthorizeCheck, { kind: 'ok' }>, username: string, password: string, meta: RequestMeta): Promise<string> {
+export async function approve(
+  deps: Deps,
+  check: Extract<AuthorizeCheck, { kind: 'ok' }>,
+  username: string,
+  password: string,
+  meta: RequestMeta,
+): Promise<string> {
   const userId = await checkPassword(deps, username, password, meta);
   const subject = await findTokenSubject(deps.db, userId);
   const now = deps.clock.now();
@@ -89,23 +133,43 @@ export async function approve(deps: Deps, check: Extract<AuthorizeCheck, { kind:
   if (subject && isWebAppClient(check.client)) {
     // The web app serves every organization: the code goes to the user's organization's client row.
     const row = await ensureWebAppClient(deps.db, subject.org_id, now);
-    if (!row) throw new AppError('forbidden', 'The web app is turned off for your organization (its OAuth client was deleted).');
+    if (!row)
+      throw new AppError(
+        'forbidden',
+        'The web app is turned off for your organization (its OAuth client was deleted).',
+      );
     clientId = row.id;
   } else if (!subject || subject.org_id !== check.client.org_id) {
     throw new AppError('unauthorized', 'Incorrect username or password');
   }
   if (!subject) throw new AppError('unauthorized', 'Incorrect username or password');
   const code = randomBytes(32).toString('base64url');
-  await deps.db.insertInto('oauth_codes').values({
-    code_hash: deps.keys.hash('oauth-code', code), client_id: clientId, org_id: subject.org_id, user_id: userId,
-    redirect_uri: check.redirectUri, code_challenge: check.params.code_challenge!, scope: check.scope, nonce: check.params.nonce ?? null,
-    created_at: now, expires_at: now + CODE_TTL_MS, used_at: null, session_id: null,
-  }).execute();
+  await deps.db
+    .insertInto('oauth_codes')
+    .values({
+      code_hash: deps.keys.hash('oauth-code', code),
+      client_id: clientId,
+      org_id: subject.org_id,
+      user_id: userId,
+      redirect_uri: check.redirectUri,
+      code_challenge: check.params.code_challenge!,
+      scope: check.scope,
+      nonce: check.params.nonce ?? null,
+      created_at: now,
+      expires_at: now + CODE_TTL_MS,
+      used_at: null,
+      session_id: null,
+    })
+    .execute();
   return redirectTo(deps, check.redirectUri, { code, state: check.params.state });
 }
 
 export function denyRedirect(deps: Deps, check: Extract<AuthorizeCheck, { kind: 'ok' }>): string {
-  return redirectTo(deps, check.redirectUri, { error: 'access_denied', error_description: 'The user denied the request', state: check.params.state });
+  return redirectTo(deps, check.redirectUri, {
+    error: 'access_denied',
+    error_description: 'The user denied the request',
+    state: check.params.state,
+  });
 }
 
 export interface ClientCredentials {
@@ -148,11 +212,21 @@ export interface OAuthTokens {
   scope: string;
 }
 
-async function respond(deps: Deps, subject: TokenSubject, session: SessionRow, refreshToken: string, nonce?: string): Promise<OAuthTokens> {
+async function respond(
+  deps: Deps,
+  subject: TokenSubject,
+  session: SessionRow,
+  refreshToken: string,
+  nonce?: string,
+): Promise<OAuthTokens> {
   const tokens = await mintTokens(deps, subject, session, nonce ? { nonce } : {});
   return {
-    access_token: tokens.accessToken, token_type: 'Bearer', expires_in: Math.max(0, Math.ceil((tokens.expiresAt - deps.clock.now()) / 1000)),
-    ...(refreshToken ? { refresh_token: refreshToken } : {}), id_token: tokens.idToken, scope: session.scope ?? 'openid',
+    access_token: tokens.accessToken,
+    token_type: 'Bearer',
+    expires_in: Math.max(0, Math.ceil((tokens.expiresAt - deps.clock.now()) / 1000)),
+    ...(refreshToken ? { refresh_token: refreshToken } : {}),
+    id_token: tokens.idToken,
+    scope: session.scope ?? 'openid',
   };
 }
 
@@ -161,14 +235,25 @@ async function respond(deps: Deps, subject: TokenSubject, session: SessionRow, r
  * (SQLite), so exactly one exchange wins; any later use of the code is a replay and revokes the
  * session the first exchange opened (RFC 6749 §4.1.2). A failed PKCE check also burns the code.
  */
-export async function exchangeCode(deps: Deps, client: OAuthClientsTable, form: { code?: string; redirect_uri?: string; code_verifier?: string }, meta: RequestMeta): Promise<OAuthTokens> {
+export async function exchangeCode(
+  deps: Deps,
+  client: OAuthClientsTable,
+  form: { code?: string; redirect_uri?: string; code_verifier?: string },
+  meta: RequestMeta,
+): Promise<OAuthTokens> {
   if (!form.code) throw new OAuthError('invalid_request', 'code is required');
-  if (!form.code_verifier || !VERIFIER.test(form.code_verifier)) throw new OAuthError('invalid_request', 'code_verifier (43-128 unreserved characters) is required');
+  if (!form.code_verifier || !VERIFIER.test(form.code_verifier))
+    throw new OAuthError('invalid_request', 'code_verifier (43-128 unreserved characters) is required');
   const hash = deps.keys.hash('oauth-code', form.code);
   const challenge = createHash('sha256').update(form.code_verifier).digest('base64url');
   const outcome = await deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
-    const code = await trx.selectFrom('oauth_codes').selectAll().where('code_hash', '=', hash).$if(deps.engine === 'postgres', (q) => q.forUpdate()).executeTakeFirst();
+    const code = await trx
+      .selectFrom('oauth_codes')
+      .selectAll()
+      .where('code_hash', '=', hash)
+      .$if(deps.engine === 'postgres', (q) => q.forUpdate())
+      .executeTakeFirst();
     if (!code || !sameClient(client, code.client_id, code.org_id)) return { error: 'The code is invalid' };
     if (code.used_at !== null) {
       if (code.session_id) await revokeSession(trx, code.session_id, now, 'code_replay');
@@ -176,7 +261,8 @@ export async function exchangeCode(deps: Deps, client: OAuthClientsTable, form: 
     }
     const burn = () => trx.updateTable('oauth_codes').set({ used_at: now }).where('code_hash', '=', hash).execute();
     if (code.expires_at <= now) return { error: 'The code has expired' };
-    if (form.redirect_uri !== code.redirect_uri) return { error: 'redirect_uri does not match the authorization request' };
+    if (form.redirect_uri !== code.redirect_uri)
+      return { error: 'redirect_uri does not match the authorization request' };
     if (challenge !== code.code_challenge) {
       await burn();
       return { error: 'PKCE verification failed' };
@@ -187,11 +273,18 @@ export async function exchangeCode(deps: Deps, client: OAuthClientsTable, form: 
       return { error: 'The user can no longer sign in' };
     }
     const { session, refreshToken } = await insertSessionRows(deps, trx, subject, {
-      kind: 'oauth', clientId: code.client_id, scope: code.scope, meta,
+      kind: 'oauth',
+      clientId: code.client_id,
+      scope: code.scope,
+      meta,
       // Only offline_access earns a refresh token; without it access ends with the access token.
       refreshable: code.scope.split(' ').includes('offline_access'),
     });
-    await trx.updateTable('oauth_codes').set({ used_at: now, session_id: session.id }).where('code_hash', '=', hash).execute();
+    await trx
+      .updateTable('oauth_codes')
+      .set({ used_at: now, session_id: session.id })
+      .where('code_hash', '=', hash)
+      .execute();
     return { subject, session, refreshToken, nonce: code.nonce ?? undefined };
   });
   if ('error' in outcome) throw new OAuthError('invalid_grant', outcome.error!);
@@ -199,12 +292,19 @@ export async function exchangeCode(deps: Deps, client: OAuthClientsTable, form: 
 }
 
 /** refresh_token grant: the same rotation, grace and reuse detection as POST /v1/auth/token, bound to the client. */
-export async function refreshGrant(deps: Deps, client: OAuthClientsTable, refreshToken: string | undefined): Promise<OAuthTokens> {
+export async function refreshGrant(
+  deps: Deps,
+  client: OAuthClientsTable,
+  refreshToken: string | undefined,
+): Promise<OAuthTokens> {
   if (!refreshToken) throw new OAuthError('invalid_request', 'refresh_token is required');
   let clientId = client.id;
   if (isWebAppClient(client)) {
     // The web app's refresh tokens belong to its row in the session's organization.
-    const row = refreshToken.startsWith('rt_') && refreshToken.length <= 200 ? await findRefreshToken(deps.db, deps.keys.hash('refresh', refreshToken)) : undefined;
+    const row =
+      refreshToken.startsWith('rt_') && refreshToken.length <= 200
+        ? await findRefreshToken(deps.db, deps.keys.hash('refresh', refreshToken))
+        : undefined;
     if (!row) throw new OAuthError('invalid_grant', 'The refresh token is invalid, expired or revoked');
     clientId = webAppClientRowId(row.org_id);
   }
@@ -230,5 +330,6 @@ export async function revokeToken(deps: Deps, client: OAuthClientsTable, token: 
   }
   if (!sessionId) return;
   const session = await findSession(deps.db, sessionId);
-  if (session && sameClient(client, session.client_id, session.org_id)) await revokeSession(deps.db, session.id, deps.clock.now(), 'oauth_revoke');
+  if (session && sameClient(client, session.client_id, session.org_id))
+    await revokeSession(deps.db, session.id, deps.clock.now(), 'oauth_revoke');
 }

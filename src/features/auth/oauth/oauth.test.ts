@@ -10,27 +10,54 @@ const REDIRECT = 'http://127.0.0.1:9/callback';
 
 async function discover(ctx: TestContext) {
   const issuer = new URL(ctx.config.publicUrl);
-  return oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...oauthOptions(ctx.app), algorithm: 'oidc' }));
+  return oauth.processDiscoveryResponse(
+    issuer,
+    await oauth.discoveryRequest(issuer, { ...oauthOptions(ctx.app), algorithm: 'oidc' }),
+  );
 }
 
 async function registerClient(ctx: TestContext, org: TestOrg, confidential = false) {
-  const res = await ctx.inject({ method: 'POST', url: '/v1/oauth2/clients', headers: org.admin.headers, payload: { name: 'Test <App>', redirectUris: [REDIRECT], confidential } });
+  const res = await ctx.inject({
+    method: 'POST',
+    url: '/v1/oauth2/clients',
+    headers: org.admin.headers,
+    payload: { name: 'Test <App>', redirectUris: [REDIRECT], confidential },
+  });
   assert.equal(res.statusCode, 201, res.body);
   return json(res);
 }
 
-async function authorizationUrl(as: oauth.AuthorizationServer, clientId: string, overrides: Record<string, string> = {}) {
+async function authorizationUrl(
+  as: oauth.AuthorizationServer,
+  clientId: string,
+  overrides: Record<string, string> = {},
+) {
   const verifier = oauth.generateRandomCodeVerifier();
   const state = oauth.generateRandomState();
   const nonce = oauth.generateRandomNonce();
   const url = new URL(as.authorization_endpoint!);
-  const params = { client_id: clientId, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email offline_access', state, nonce, code_challenge: await oauth.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', ...overrides };
+  const params = {
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope: 'openid email offline_access',
+    state,
+    nonce,
+    code_challenge: await oauth.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    ...overrides,
+  };
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   return { url, verifier, state, nonce };
 }
 
 /** Runs the whole flow up to the token response. */
-async function codeFlow(ctx: TestContext, org: TestOrg, user: { username: string; password: string }, options: { confidential?: boolean } = {}) {
+async function codeFlow(
+  ctx: TestContext,
+  org: TestOrg,
+  user: { username: string; password: string },
+  options: { confidential?: boolean } = {},
+) {
   const registered = await registerClient(ctx, org, options.confidential);
   const as = await discover(ctx);
   const client: oauth.Client = { client_id: registered.clientId, id_token_signed_response_alg: 'EdDSA' };
@@ -39,12 +66,17 @@ async function codeFlow(ctx: TestContext, org: TestOrg, user: { username: string
   const submitted = await signInThroughPage(ctx.app, url, user);
   assert.equal(submitted.statusCode, 303, submitted.body);
   const callback = oauth.validateAuthResponse(as, client, new URL(String(submitted.headers.location)), state);
-  const exchange = () => oauth.authorizationCodeGrantRequest(as, client, auth, callback, REDIRECT, verifier, oauthOptions(ctx.app));
-  const tokens = await oauth.processAuthorizationCodeResponse(as, client, await exchange(), { expectedNonce: nonce, requireIdToken: true });
+  const exchange = () =>
+    oauth.authorizationCodeGrantRequest(as, client, auth, callback, REDIRECT, verifier, oauthOptions(ctx.app));
+  const tokens = await oauth.processAuthorizationCodeResponse(as, client, await exchange(), {
+    expectedNonce: nonce,
+    requireIdToken: true,
+  });
   return { as, client, auth, tokens, exchange, registered, callback, verifier };
 }
 
-const me = (ctx: TestContext, token: string) => ctx.inject({ method: 'GET', url: '/v1/user', headers: { authorization: `Bearer ${token}` } });
+const me = (ctx: TestContext, token: string) =>
+  ctx.inject({ method: 'GET', url: '/v1/user', headers: { authorization: `Bearer ${token}` } });
 
 forEachEngine('oauth2 authorization code flow', (ctx) => {
   it('publishes discovery metadata and a JWKS that oauth4webapi accepts', async () => {
@@ -70,15 +102,23 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(json(res).userId, user.userId);
 
-    const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, oauthOptions(ctx().app)));
+    const refreshed = await oauth.processRefreshTokenResponse(
+      as,
+      client,
+      await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, oauthOptions(ctx().app)),
+    );
     assert.notEqual(refreshed.refresh_token, tokens.refresh_token);
     assert.equal((await me(ctx(), refreshed.access_token)).statusCode, 200);
 
-    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, auth, refreshed.refresh_token!, oauthOptions(ctx().app)));
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, auth, refreshed.refresh_token!, oauthOptions(ctx().app)),
+    );
     assert.equal((await me(ctx(), refreshed.access_token)).statusCode, 401);
     assert.equal((await me(ctx(), tokens.access_token)).statusCode, 401);
     // RFC 7009: unknown tokens are answered 200 too.
-    await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, auth, 'no-such-token', oauthOptions(ctx().app)));
+    await oauth.processRevocationResponse(
+      await oauth.revocationRequest(as, client, auth, 'no-such-token', oauthOptions(ctx().app)),
+    );
   });
 
   it('a replayed code is refused and revokes the tokens it issued', async () => {
@@ -89,7 +129,13 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
     assert.equal(replay.status, 400);
     assert.equal(((await replay.json()) as { error: string }).error, 'invalid_grant');
     assert.equal((await me(ctx(), tokens.access_token)).statusCode, 401);
-    const refresh = await oauth.refreshTokenGrantRequest(as, client, oauth.None(), tokens.refresh_token!, oauthOptions(ctx().app));
+    const refresh = await oauth.refreshTokenGrantRequest(
+      as,
+      client,
+      oauth.None(),
+      tokens.refresh_token!,
+      oauthOptions(ctx().app),
+    );
     assert.equal(refresh.status, 400);
   });
 
@@ -98,22 +144,50 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
     const registered = await registerClient(ctx(), org);
     const as = await discover(ctx());
     const client: oauth.Client = { client_id: registered.clientId, id_token_signed_response_alg: 'EdDSA' };
-    const token = (body: Record<string, string>) => ctx().inject({ method: 'POST', url: '/v1/oauth2/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: new URLSearchParams({ client_id: registered.clientId, grant_type: 'authorization_code', ...body }).toString() });
+    const token = (body: Record<string, string>) =>
+      ctx().inject({
+        method: 'POST',
+        url: '/v1/oauth2/token',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          client_id: registered.clientId,
+          grant_type: 'authorization_code',
+          ...body,
+        }).toString(),
+      });
     const codeFor = async () => {
       const { url, state, verifier } = await authorizationUrl(as, registered.clientId);
       const submitted = await signInThroughPage(ctx().app, url, org.admin);
-      return { code: oauth.validateAuthResponse(as, client, new URL(String(submitted.headers.location)), state).get('code')!, verifier };
+      return {
+        code: oauth.validateAuthResponse(as, client, new URL(String(submitted.headers.location)), state).get('code')!,
+        verifier,
+      };
     };
     const a = await codeFor();
-    const wrong = await token({ code: a.code, redirect_uri: REDIRECT, code_verifier: oauth.generateRandomCodeVerifier() });
+    const wrong = await token({
+      code: a.code,
+      redirect_uri: REDIRECT,
+      code_verifier: oauth.generateRandomCodeVerifier(),
+    });
     assert.equal(wrong.statusCode, 400);
     assert.equal(json(wrong).error, 'invalid_grant');
-    assert.equal((await token({ code: a.code, redirect_uri: REDIRECT, code_verifier: a.verifier })).statusCode, 400, 'a failed PKCE check burns the code');
+    assert.equal(
+      (await token({ code: a.code, redirect_uri: REDIRECT, code_verifier: a.verifier })).statusCode,
+      400,
+      'a failed PKCE check burns the code',
+    );
     const b = await codeFor();
-    assert.equal(json(await token({ code: b.code, redirect_uri: 'http://127.0.0.1:9/other', code_verifier: b.verifier })).error, 'invalid_grant');
+    assert.equal(
+      json(await token({ code: b.code, redirect_uri: 'http://127.0.0.1:9/other', code_verifier: b.verifier })).error,
+      'invalid_grant',
+    );
     const c = await codeFor();
     assert.equal(json(await token({ code: c.code, redirect_uri: REDIRECT })).error, 'invalid_request');
-    assert.equal(json(await token({ code: c.code, redirect_uri: REDIRECT, code_verifier: c.verifier, grant_type: 'password' })).error, 'unsupported_grant_type');
+    assert.equal(
+      json(await token({ code: c.code, redirect_uri: REDIRECT, code_verifier: c.verifier, grant_type: 'password' }))
+        .error,
+      'unsupported_grant_type',
+    );
   });
 
   it('the authorize endpoint refuses plain PKCE, unknown clients and unregistered redirect URIs', async () => {
@@ -129,10 +203,17 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
     assert.equal(location.searchParams.get('iss'), ctx().config.publicUrl);
     const noChallenge = new URL((await authorizationUrl(as, registered.clientId)).url);
     noChallenge.searchParams.delete('code_challenge');
-    assert.equal(new URL(String((await get(noChallenge)).headers.location)).searchParams.get('error'), 'invalid_request');
+    assert.equal(
+      new URL(String((await get(noChallenge)).headers.location)).searchParams.get('error'),
+      'invalid_request',
+    );
     const token = await get((await authorizationUrl(as, registered.clientId, { response_type: 'token' })).url);
     assert.equal(new URL(String(token.headers.location)).searchParams.get('error'), 'unsupported_response_type');
-    const bad: Record<string, string>[] = [{ redirect_uri: 'http://127.0.0.1:9/callback/' }, { redirect_uri: 'https://evil.example/callback' }, { client_id: '00000000-0000-4000-8000-000000000000' }];
+    const bad: Record<string, string>[] = [
+      { redirect_uri: 'http://127.0.0.1:9/callback/' },
+      { redirect_uri: 'https://evil.example/callback' },
+      { client_id: '00000000-0000-4000-8000-000000000000' },
+    ];
     for (const overrides of bad) {
       const res = await get((await authorizationUrl(as, registered.clientId, overrides)).url);
       assert.equal(res.statusCode, 400, JSON.stringify(overrides));
@@ -159,12 +240,25 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
     const { fields, cookie } = loginForm(page);
     assert.match(cookie, /^tessera_oauth_csrf=/);
     assert.match(String(page.headers['set-cookie']), /HttpOnly; SameSite=Strict/);
-    const post = (headers: Record<string, string>, extra: Record<string, string> = {}) => ctx().inject({
-      method: 'POST', url: '/v1/oauth2/authorize', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-      payload: new URLSearchParams({ ...fields, username: org.admin.username, password: org.admin.password, decision: 'allow', ...extra }).toString(),
-    });
+    const post = (headers: Record<string, string>, extra: Record<string, string> = {}) =>
+      ctx().inject({
+        method: 'POST',
+        url: '/v1/oauth2/authorize',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+        payload: new URLSearchParams({
+          ...fields,
+          username: org.admin.username,
+          password: org.admin.password,
+          decision: 'allow',
+          ...extra,
+        }).toString(),
+      });
     assert.equal((await post({})).statusCode, 403, 'no cookie');
-    assert.equal((await post({ cookie: `tessera_oauth_csrf=${'x'.repeat(43)}` })).statusCode, 403, 'cookie of another browser');
+    assert.equal(
+      (await post({ cookie: `tessera_oauth_csrf=${'x'.repeat(43)}` })).statusCode,
+      403,
+      'cookie of another browser',
+    );
     assert.equal((await post({ cookie }, { csrf: 'forged' })).statusCode, 403);
     const wrong = await post({ cookie }, { password: 'wrong-password-x' });
     assert.equal(wrong.statusCode, 401);
@@ -192,12 +286,30 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
     const org = await createTestOrg(ctx());
     const flow = await codeFlow(ctx(), org, org.admin, { confidential: true });
     assert.match(flow.registered.clientSecret, /^tcs_/);
-    const bad = await oauth.refreshTokenGrantRequest(flow.as, flow.client, oauth.ClientSecretPost('tcs_wrong'), flow.tokens.refresh_token!, oauthOptions(ctx().app));
+    const bad = await oauth.refreshTokenGrantRequest(
+      flow.as,
+      flow.client,
+      oauth.ClientSecretPost('tcs_wrong'),
+      flow.tokens.refresh_token!,
+      oauthOptions(ctx().app),
+    );
     assert.equal(bad.status, 401);
     assert.equal(((await bad.json()) as { error: string }).error, 'invalid_client');
-    const none = await oauth.refreshTokenGrantRequest(flow.as, flow.client, oauth.None(), flow.tokens.refresh_token!, oauthOptions(ctx().app));
+    const none = await oauth.refreshTokenGrantRequest(
+      flow.as,
+      flow.client,
+      oauth.None(),
+      flow.tokens.refresh_token!,
+      oauthOptions(ctx().app),
+    );
     assert.equal(none.status, 401);
-    const good = await oauth.refreshTokenGrantRequest(flow.as, flow.client, oauth.ClientSecretPost(flow.registered.clientSecret), flow.tokens.refresh_token!, oauthOptions(ctx().app));
+    const good = await oauth.refreshTokenGrantRequest(
+      flow.as,
+      flow.client,
+      oauth.ClientSecretPost(flow.registered.clientSecret),
+      flow.tokens.refresh_token!,
+      oauthOptions(ctx().app),
+    );
     assert.equal(good.status, 200);
     const listed = json(await ctx().inject({ method: 'GET', url: '/v1/oauth2/clients', headers: org.admin.headers }));
     assert.equal(listed.clients.length, 1);
@@ -209,20 +321,54 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
     const org = await createTestOrg(ctx());
     const { tokens, registered } = await codeFlow(ctx(), org, org.admin);
     assert.equal((await me(ctx(), tokens.access_token)).statusCode, 200);
-    assert.equal((await ctx().inject({ method: 'DELETE', url: `/v1/oauth2/clients/${registered.clientId}`, headers: org.admin.headers })).statusCode, 204);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'DELETE',
+          url: `/v1/oauth2/clients/${registered.clientId}`,
+          headers: org.admin.headers,
+        })
+      ).statusCode,
+      204,
+    );
     assert.equal((await me(ctx(), tokens.access_token)).statusCode, 401);
-    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/oauth2/clients/${registered.clientId}`, headers: org.admin.headers })).statusCode, 404);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'GET',
+          url: `/v1/oauth2/clients/${registered.clientId}`,
+          headers: org.admin.headers,
+        })
+      ).statusCode,
+      404,
+    );
   });
 
   it('client registration validates redirect URIs', async () => {
     const org = await createTestOrg(ctx());
     for (const uri of ['not a uri', 'http://example.com/cb', 'https://example.com/cb#frag', 'javascript:alert(1)']) {
-      const res = await ctx().inject({ method: 'POST', url: '/v1/oauth2/clients', headers: org.admin.headers, payload: { name: 'x', redirectUris: [uri] } });
+      const res = await ctx().inject({
+        method: 'POST',
+        url: '/v1/oauth2/clients',
+        headers: org.admin.headers,
+        payload: { name: 'x', redirectUris: [uri] },
+      });
       assert.equal(res.statusCode, 400, uri);
       assert.equal(json(res).details[0].field, 'body.redirectUris.0');
     }
     for (const uri of ['https://app.example/cb?x=1', 'http://localhost:3000/cb', 'com.example.app:/oauth']) {
-      assert.equal((await ctx().inject({ method: 'POST', url: '/v1/oauth2/clients', headers: org.admin.headers, payload: { name: 'x', redirectUris: [uri] } })).statusCode, 201, uri);
+      assert.equal(
+        (
+          await ctx().inject({
+            method: 'POST',
+            url: '/v1/oauth2/clients',
+            headers: org.admin.headers,
+            payload: { name: 'x', redirectUris: [uri] },
+          })
+        ).statusCode,
+        201,
+        uri,
+      );
     }
   });
 
@@ -235,14 +381,43 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
     const submitted = await signInThroughPage(ctx().app, url, org.admin);
     const params = oauth.validateAuthResponse(as, client, new URL(String(submitted.headers.location)), state);
     ctx().clock.advance(60_000);
-    const res = await oauth.authorizationCodeGrantRequest(as, client, oauth.None(), params, REDIRECT, verifier, oauthOptions(ctx().app));
+    const res = await oauth.authorizationCodeGrantRequest(
+      as,
+      client,
+      oauth.None(),
+      params,
+      REDIRECT,
+      verifier,
+      oauthOptions(ctx().app),
+    );
     assert.equal(res.status, 400);
     assert.equal(((await res.json()) as { error: string }).error, 'invalid_grant');
   });
 
-  const prepareClient = async (c: TestContext, org: TestOrg) => ({ url: `/v1/oauth2/clients/${(await registerClient(c, org)).clientId}` });
-  securitySuite(ctx, '/v1/oauth2/clients', { method: 'POST', privileges: ['user_management'], credentials: true, prepare: () => ({ url: '/v1/oauth2/clients', body: { name: 'x', redirectUris: [REDIRECT] } }) });
-  securitySuite(ctx, '/v1/oauth2/clients', { method: 'GET', privileges: ['user_management'], prepare: () => ({ url: '/v1/oauth2/clients' }) });
-  securitySuite(ctx, '/v1/oauth2/clients/{id}', { method: 'GET', privileges: ['user_management'], resource: true, prepare: prepareClient });
-  securitySuite(ctx, '/v1/oauth2/clients/{id}', { method: 'DELETE', privileges: ['user_management'], resource: true, prepare: prepareClient });
+  const prepareClient = async (c: TestContext, org: TestOrg) => ({
+    url: `/v1/oauth2/clients/${(await registerClient(c, org)).clientId}`,
+  });
+  securitySuite(ctx, '/v1/oauth2/clients', {
+    method: 'POST',
+    privileges: ['user_management'],
+    credentials: true,
+    prepare: () => ({ url: '/v1/oauth2/clients', body: { name: 'x', redirectUris: [REDIRECT] } }),
+  });
+  securitySuite(ctx, '/v1/oauth2/clients', {
+    method: 'GET',
+    privileges: ['user_management'],
+    prepare: () => ({ url: '/v1/oauth2/clients' }),
+  });
+  securitySuite(ctx, '/v1/oauth2/clients/{id}', {
+    method: 'GET',
+    privileges: ['user_management'],
+    resource: true,
+    prepare: prepareClient,
+  });
+  securitySuite(ctx, '/v1/oauth2/clients/{id}', {
+    method: 'DELETE',
+    privileges: ['user_management'],
+    resource: true,
+    prepare: prepareClient,
+  });
 });

@@ -24,7 +24,16 @@ export function webAppClientRowId(orgId: string): string {
 
 /** The client as seen before sign-in: no organization yet, public, no stored redirect URIs. */
 export function webAppClient(): OAuthClientsTable {
-  return { id: WEB_APP_CLIENT_ID, org_id: '', name: WEB_APP_CLIENT_NAME, redirect_uris: '[]', secret_hash: null, created_by: null, created_at: 0, revoked_at: null };
+  return {
+    id: WEB_APP_CLIENT_ID,
+    org_id: '',
+    name: WEB_APP_CLIENT_NAME,
+    redirect_uris: '[]',
+    secret_hash: null,
+    created_by: null,
+    created_at: 0,
+    revoked_at: null,
+  };
 }
 
 export function isWebAppClient(client: { id: string }): boolean {
@@ -51,7 +60,13 @@ export function webAppRedirectAllowed(publicUrl: string, redirectUri: string): b
   const basePath = base.pathname.replace(/\/+$/, '');
   if (target.pathname !== `${basePath}${WEB_APP_CALLBACK_PATH}`) return false;
   if (target.origin === base.origin) return true;
-  return target.protocol === 'http:' && base.protocol === 'http:' && LOOPBACK.has(base.hostname) && LOOPBACK.has(target.hostname) && target.port === base.port;
+  return (
+    target.protocol === 'http:' &&
+    base.protocol === 'http:' &&
+    LOOPBACK.has(base.hostname) &&
+    LOOPBACK.has(target.hostname) &&
+    target.port === base.port
+  );
 }
 
 /** Does a code or session issued to `clientId` in `orgId` belong to `client` (the web app's alias included)? */
@@ -61,13 +76,28 @@ export function sameClient(client: { id: string }, clientId: string | null, orgI
 }
 
 /** The organization's web-app client row, created when missing; undefined when an administrator deleted it. */
-export async function ensureWebAppClient(db: DbOrTrx, orgId: string, now: number): Promise<OAuthClientsTable | undefined> {
+export async function ensureWebAppClient(
+  db: DbOrTrx,
+  orgId: string,
+  now: number,
+): Promise<OAuthClientsTable | undefined> {
   const id = webAppClientRowId(orgId);
   let row = await db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
   if (!row) {
-    await db.insertInto('oauth_clients')
-      .values({ id, org_id: orgId, name: WEB_APP_CLIENT_NAME, redirect_uris: '[]', secret_hash: null, created_by: null, created_at: now, revoked_at: null })
-      .onConflict((oc) => oc.column('id').doNothing()).execute();
+    await db
+      .insertInto('oauth_clients')
+      .values({
+        id,
+        org_id: orgId,
+        name: WEB_APP_CLIENT_NAME,
+        redirect_uris: '[]',
+        secret_hash: null,
+        created_by: null,
+        created_at: now,
+        revoked_at: null,
+      })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .execute();
     row = await db.selectFrom('oauth_clients').selectAll().where('id', '=', id).executeTakeFirst();
   }
   return row && row.revoked_at === null ? row : undefined;
@@ -78,9 +108,20 @@ export async function seedWebAppClients(db: DbOrTrx, now: number, orgIds: readon
   let created = 0;
   for (const orgId of orgIds) {
     const id = webAppClientRowId(orgId);
-    const result = await db.insertInto('oauth_clients')
-      .values({ id, org_id: orgId, name: WEB_APP_CLIENT_NAME, redirect_uris: '[]', secret_hash: null, created_by: null, created_at: now, revoked_at: null })
-      .onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+    const result = await db
+      .insertInto('oauth_clients')
+      .values({
+        id,
+        org_id: orgId,
+        name: WEB_APP_CLIENT_NAME,
+        redirect_uris: '[]',
+        secret_hash: null,
+        created_by: null,
+        created_at: now,
+        revoked_at: null,
+      })
+      .onConflict((oc) => oc.column('id').doNothing())
+      .executeTakeFirst();
     created += Number(result.numInsertedOrUpdatedRows ?? 0);
   }
   return created;

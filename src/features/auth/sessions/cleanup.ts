@@ -25,7 +25,13 @@ export async function scheduleCleanup(deps: Deps): Promise<void> {
   if (runtime.cleanupScheduledHour === hour) return;
   runtime.cleanupScheduledHour = hour;
   try {
-    await enqueueJob(deps.db, now, { id: hourJobId(hour), type: CLEANUP_JOB, payload: null, runAt: now + 60_000, maxAttempts: 3 });
+    await enqueueJob(deps.db, now, {
+      id: hourJobId(hour),
+      type: CLEANUP_JOB,
+      payload: null,
+      runAt: now + 60_000,
+      maxAttempts: 3,
+    });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
   }
@@ -34,8 +40,22 @@ export async function scheduleCleanup(deps: Deps): Promise<void> {
 export async function cleanupAuthTables(deps: Deps): Promise<{ sessions: number; codes: number; failures: number }> {
   const now = deps.clock.now();
   const cutoff = now - KEEP_ENDED_MS;
-  const sessions = await deps.db.deleteFrom('auth_sessions').where((eb) => eb.or([eb('expires_at', '<', cutoff), eb('revoked_at', '<', cutoff)])).executeTakeFirst();
-  const codes = await deps.db.deleteFrom('oauth_codes').where('expires_at', '<', now - 24 * HOUR).executeTakeFirst();
-  const failures = await deps.db.deleteFrom('auth_login_failures').where('locked_until', '<', now).where('window_start', '<', now - HOUR).executeTakeFirst();
-  return { sessions: Number(sessions.numDeletedRows), codes: Number(codes.numDeletedRows), failures: Number(failures.numDeletedRows) };
+  const sessions = await deps.db
+    .deleteFrom('auth_sessions')
+    .where((eb) => eb.or([eb('expires_at', '<', cutoff), eb('revoked_at', '<', cutoff)]))
+    .executeTakeFirst();
+  const codes = await deps.db
+    .deleteFrom('oauth_codes')
+    .where('expires_at', '<', now - 24 * HOUR)
+    .executeTakeFirst();
+  const failures = await deps.db
+    .deleteFrom('auth_login_failures')
+    .where('locked_until', '<', now)
+    .where('window_start', '<', now - HOUR)
+    .executeTakeFirst();
+  return {
+    sessions: Number(sessions.numDeletedRows),
+    codes: Number(codes.numDeletedRows),
+    failures: Number(failures.numDeletedRows),
+  };
 }

@@ -1,7 +1,24 @@
 import type { Deps } from '../../../deps.ts';
 import { unauthorized } from '../../../core/http/errors.ts';
-import { findRefreshToken, findSession, findTokenSubject, insertRefreshToken, lockRefreshToken, markRefreshTokenUsed, revokeSession, touchSession, type SessionRow } from './sessions.repo.ts';
-import { mintTokens, refreshHash, sessionResponse, successorOf, type SessionResponse, type TokenSubject } from './tokens.service.ts';
+import {
+  findRefreshToken,
+  findSession,
+  findTokenSubject,
+  insertRefreshToken,
+  lockRefreshToken,
+  markRefreshTokenUsed,
+  revokeSession,
+  touchSession,
+  type SessionRow,
+} from './sessions.repo.ts';
+import {
+  mintTokens,
+  refreshHash,
+  sessionResponse,
+  successorOf,
+  type SessionResponse,
+  type TokenSubject,
+} from './tokens.service.ts';
 import { verifySignature } from '../signing-keys.ts';
 
 export type RotationOutcome =
@@ -19,33 +36,48 @@ export type RotationOutcome =
  * A revocation racing a refresh needs no lock: every token is checked against the session row
  * on use, so whatever a concurrent refresh mints for a revoked session is dead on arrival.
  */
-export async function rotateRefreshToken(deps: Deps, refreshToken: string, expect: { clientId: string | null; sessionId?: string }): Promise<RotationOutcome> {
+export async function rotateRefreshToken(
+  deps: Deps,
+  refreshToken: string,
+  expect: { clientId: string | null; sessionId?: string },
+): Promise<RotationOutcome> {
   if (!refreshToken.startsWith('rt_') || refreshToken.length > 200) return { ok: false, reason: 'unknown' };
   const hash = refreshHash(deps, refreshToken);
   const graceMs = deps.config.refreshGraceSeconds * 1000;
-  const outcome = await deps.db.transaction().execute(async (trx): Promise<RotationOutcome & { sessionId?: string }> => {
-    const now = deps.clock.now();
-    const row = await lockRefreshToken(trx, deps.engine, hash);
-    if (!row || (expect.sessionId !== undefined && row.session_id !== expect.sessionId)) return { ok: false, reason: 'unknown' };
-    const session = await findSession(trx, row.session_id);
-    if (!session || session.revoked_at !== null || session.expires_at <= now || session.kind === 'impersonation') return { ok: false, reason: 'inactive' };
-    if (session.client_id !== expect.clientId) return { ok: false, reason: 'client' };
-    const successor = successorOf(deps, refreshToken);
-    const successorHash = refreshHash(deps, successor);
-    if (row.used_at === null) {
-      await insertRefreshToken(trx, { token_hash: successorHash, session_id: session.id, org_id: session.org_id, generation: row.generation + 1, created_at: now });
-      await markRefreshTokenUsed(trx, hash, now, successorHash);
-      await touchSession(trx, session.id, now);
-      return { ok: true, session, refreshToken: successor };
-    }
-    if (now - row.used_at < graceMs && row.successor_hash === successorHash) {
-      const next = await findRefreshToken(trx, successorHash);
-      if (next && next.used_at === null) return { ok: true, session, refreshToken: successor };
-    }
-    await revokeSession(trx, session.id, now, 'refresh_token_reuse');
-    return { ok: false, reason: 'reuse', sessionId: session.id };
-  });
-  if (!outcome.ok && outcome.reason === 'reuse') deps.log.warn({ sessionId: outcome.sessionId }, 'refresh token reuse: session revoked');
+  const outcome = await deps.db
+    .transaction()
+    .execute(async (trx): Promise<RotationOutcome & { sessionId?: string }> => {
+      const now = deps.clock.now();
+      const row = await lockRefreshToken(trx, deps.engine, hash);
+      if (!row || (expect.sessionId !== undefined && row.session_id !== expect.sessionId))
+        return { ok: false, reason: 'unknown' };
+      const session = await findSession(trx, row.session_id);
+      if (!session || session.revoked_at !== null || session.expires_at <= now || session.kind === 'impersonation')
+        return { ok: false, reason: 'inactive' };
+      if (session.client_id !== expect.clientId) return { ok: false, reason: 'client' };
+      const successor = successorOf(deps, refreshToken);
+      const successorHash = refreshHash(deps, successor);
+      if (row.used_at === null) {
+        await insertRefreshToken(trx, {
+          token_hash: successorHash,
+          session_id: session.id,
+          org_id: session.org_id,
+          generation: row.generation + 1,
+          created_at: now,
+        });
+        await markRefreshTokenUsed(trx, hash, now, successorHash);
+        await touchSession(trx, session.id, now);
+        return { ok: true, session, refreshToken: successor };
+      }
+      if (now - row.used_at < graceMs && row.successor_hash === successorHash) {
+        const next = await findRefreshToken(trx, successorHash);
+        if (next && next.used_at === null) return { ok: true, session, refreshToken: successor };
+      }
+      await revokeSession(trx, session.id, now, 'refresh_token_reuse');
+      return { ok: false, reason: 'reuse', sessionId: session.id };
+    });
+  if (!outcome.ok && outcome.reason === 'reuse')
+    deps.log.warn({ sessionId: outcome.sessionId }, 'refresh token reuse: session revoked');
   return outcome;
 }
 
@@ -57,7 +89,11 @@ export async function rotateRefreshToken(deps: Deps, refreshToken: string, expec
  * detection (`/v1/oauth2/token`). The access token is optional; when sent it must be of the same
  * session (its expiry is irrelevant).
  */
-export async function refreshSession(deps: Deps, accessToken: string | undefined, refreshToken: string): Promise<SessionResponse> {
+export async function refreshSession(
+  deps: Deps,
+  accessToken: string | undefined,
+  refreshToken: string,
+): Promise<SessionResponse> {
   let sessionId: string | undefined;
   if (accessToken !== undefined) {
     const claims = await verifySignature(deps, accessToken);
@@ -67,10 +103,17 @@ export async function refreshSession(deps: Deps, accessToken: string | undefined
   if (!refreshToken.startsWith('rt_') || refreshToken.length > 200) throw unauthorized(INVALID_REFRESH);
   const row = await findRefreshToken(deps.db, refreshHash(deps, refreshToken));
   // A token already rotated away (by an earlier version, which rotated) is refused, not revived.
-  if (!row || row.used_at !== null || (sessionId !== undefined && row.session_id !== sessionId)) throw unauthorized(INVALID_REFRESH);
+  if (!row || row.used_at !== null || (sessionId !== undefined && row.session_id !== sessionId))
+    throw unauthorized(INVALID_REFRESH);
   const now = deps.clock.now();
   const session = await findSession(deps.db, row.session_id);
-  if (!session || session.revoked_at !== null || session.expires_at <= now || session.kind !== 'password' || session.client_id !== null) {
+  if (
+    !session ||
+    session.revoked_at !== null ||
+    session.expires_at <= now ||
+    session.kind !== 'password' ||
+    session.client_id !== null
+  ) {
     throw unauthorized(INVALID_REFRESH);
   }
   const subject = await activeSubject(deps, session);

@@ -17,7 +17,8 @@ function sessionIdOf(result: LoginResult): string {
   return String(decodeJwt(result.session.accessToken).sid);
 }
 
-const me = (ctx: TestContext, accessToken: string) => ctx.inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: accessToken } });
+const me = (ctx: TestContext, accessToken: string) =>
+  ctx.inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: accessToken } });
 
 forEachEngine('auth refresh (first party: POST /v1/auth/token)', (ctx) => {
   it('replays the real client: the same refresh token at 0 s, 11 s and after the access token expired, 200 each time', async () => {
@@ -81,33 +82,62 @@ forEachEngine('auth refresh (first party: POST /v1/auth/token)', (ctx) => {
     assert.ok(json(last).session.expireEpoch <= ctx().clock.now() + 1000, 'the last access token ends with the family');
     ctx().clock.advance(1000);
     assert.equal((await refresh(ctx(), first)).statusCode, 401);
-    const fresh = await ctx().inject({ method: 'POST', url: '/v1/auth/token', payload: { username: org.admin.username, password: org.admin.password } });
+    const fresh = await ctx().inject({
+      method: 'POST',
+      url: '/v1/auth/token',
+      payload: { username: org.admin.username, password: org.admin.password },
+    });
     assert.equal(fresh.statusCode, 200, 'a new login works');
   });
 
   it('ends with DELETE /v1/auth/token, with "sign out everywhere", and for a disabled user', async () => {
     const org = await createTestOrg(ctx());
     const a = await login(ctx(), org.admin);
-    assert.equal((await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', headers: { accesstoken: a.session.accessToken } })).statusCode, 200);
+    assert.equal(
+      (await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', headers: { accesstoken: a.session.accessToken } }))
+        .statusCode,
+      200,
+    );
     assert.equal((await refresh(ctx(), a)).statusCode, 401);
     assert.equal((await refresh(ctx(), { refreshToken: a.session.refreshToken })).statusCode, 401);
     const b = await login(ctx(), org.admin);
-    assert.equal((await ctx().inject({ method: 'DELETE', url: '/v1/auth/sessions', headers: { accesstoken: b.session.accessToken } })).statusCode, 200);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'DELETE',
+          url: '/v1/auth/sessions',
+          headers: { accesstoken: b.session.accessToken },
+        })
+      ).statusCode,
+      200,
+    );
     assert.equal((await refresh(ctx(), { refreshToken: b.session.refreshToken })).statusCode, 401);
     const c = await login(ctx(), org.admin);
     await ctx().deps.db.updateTable('users').set({ status: 'disabled' }).where('id', '=', org.admin.userId).execute();
     assert.equal((await refresh(ctx(), { refreshToken: c.session.refreshToken })).statusCode, 401);
     await ctx().deps.db.updateTable('users').set({ status: 'enabled' }).where('id', '=', org.admin.userId).execute();
-    assert.equal((await refresh(ctx(), { refreshToken: c.session.refreshToken })).statusCode, 401, 'stays ended after re-enabling');
+    assert.equal(
+      (await refresh(ctx(), { refreshToken: c.session.refreshToken })).statusCode,
+      401,
+      'stays ended after re-enabling',
+    );
   });
 
   it('200 concurrent refreshes of one token all succeed with the same token', async () => {
     const org = await createTestOrg(ctx());
     const first = await login(ctx(), org.admin);
     const responses = await Promise.all(Array.from({ length: 200 }, () => refresh(ctx(), first)));
-    assert.deepEqual([...new Set(responses.map((r) => r.statusCode))], [200], responses.find((r) => r.statusCode !== 200)?.body);
+    assert.deepEqual(
+      [...new Set(responses.map((r) => r.statusCode))],
+      [200],
+      responses.find((r) => r.statusCode !== 200)?.body,
+    );
     assert.deepEqual([...new Set(responses.map((r) => json(r).session.refreshToken))], [first.session.refreshToken]);
-    const rows = await ctx().deps.db.selectFrom('auth_refresh_tokens').selectAll().where('session_id', '=', sessionIdOf(first)).execute();
+    const rows = await ctx()
+      .deps.db.selectFrom('auth_refresh_tokens')
+      .selectAll()
+      .where('session_id', '=', sessionIdOf(first))
+      .execute();
     assert.equal(rows.length, 1);
   });
 
@@ -115,14 +145,24 @@ forEachEngine('auth refresh (first party: POST /v1/auth/token)', (ctx) => {
     const org = await createTestOrg(ctx());
     const one = await login(ctx(), org.admin);
     const two = await login(ctx(), org.admin);
-    assert.equal((await refresh(ctx(), { accessToken: one.session.accessToken, refreshToken: 'rt_unknown' })).statusCode, 401);
+    assert.equal(
+      (await refresh(ctx(), { accessToken: one.session.accessToken, refreshToken: 'rt_unknown' })).statusCode,
+      401,
+    );
     assert.equal((await refresh(ctx(), { refreshToken: 'rt_unknown' })).statusCode, 401);
-    assert.equal((await refresh(ctx(), { accessToken: 'garbage', refreshToken: one.session.refreshToken })).statusCode, 401);
-    assert.equal((await refresh(ctx(), { accessToken: two.session.accessToken, refreshToken: one.session.refreshToken })).statusCode, 401);
+    assert.equal(
+      (await refresh(ctx(), { accessToken: 'garbage', refreshToken: one.session.refreshToken })).statusCode,
+      401,
+    );
+    assert.equal(
+      (await refresh(ctx(), { accessToken: two.session.accessToken, refreshToken: one.session.refreshToken }))
+        .statusCode,
+      401,
+    );
     assert.equal((await refresh(ctx(), one)).statusCode, 200, 'the refused attempts did not harm the token');
   });
 
-  it('an OAuth client\'s refresh token is not accepted here', async () => {
+  it("an OAuth client's refresh token is not accepted here", async () => {
     const org = await createTestOrg(ctx());
     const { refreshToken } = await oauthSession(ctx(), org);
     assert.equal((await refresh(ctx(), { refreshToken })).statusCode, 401);
@@ -130,24 +170,46 @@ forEachEngine('auth refresh (first party: POST /v1/auth/token)', (ctx) => {
 });
 
 async function registerPublicClient(ctx: TestContext, org: TestOrg): Promise<string> {
-  const res = await ctx.inject({ method: 'POST', url: '/v1/oauth2/clients', headers: org.admin.headers, payload: { name: 'Rotating', redirectUris: ['http://127.0.0.1:9/cb'], confidential: false } });
+  const res = await ctx.inject({
+    method: 'POST',
+    url: '/v1/oauth2/clients',
+    headers: org.admin.headers,
+    payload: { name: 'Rotating', redirectUris: ['http://127.0.0.1:9/cb'], confidential: false },
+  });
   assert.equal(res.statusCode, 201, res.body);
   return json(res).clientId;
 }
 
 /** An OAuth session of the org's administrator, opened as the code exchange opens it. */
-async function oauthSession(ctx: TestContext, org: TestOrg, clientId?: string): Promise<{ clientId: string; refreshToken: string; sessionId: string }> {
+async function oauthSession(
+  ctx: TestContext,
+  org: TestOrg,
+  clientId?: string,
+): Promise<{ clientId: string; refreshToken: string; sessionId: string }> {
   const id = clientId ?? (await registerPublicClient(ctx, org));
   const subject = (await findTokenSubject(ctx.deps.db, org.admin.userId))!;
   const { session, refreshToken } = await ctx.deps.db.transaction().execute((trx) =>
-    insertSessionRows(ctx.deps, trx, subject, { kind: 'oauth', clientId: id, scope: 'openid', meta: { ip: '127.0.0.1' }, refreshable: true }));
+    insertSessionRows(ctx.deps, trx, subject, {
+      kind: 'oauth',
+      clientId: id,
+      scope: 'openid',
+      meta: { ip: '127.0.0.1' },
+      refreshable: true,
+    }),
+  );
   return { clientId: id, refreshToken, sessionId: session.id };
 }
 
 function oauthRefresh(ctx: TestContext, clientId: string, refreshToken: string) {
   return ctx.inject({
-    method: 'POST', url: '/v1/oauth2/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId }).toString(),
+    method: 'POST',
+    url: '/v1/oauth2/token',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: clientId,
+    }).toString(),
   });
 }
 
@@ -177,8 +239,16 @@ forEachEngine('auth refresh (OAuth clients rotate: POST /v1/oauth2/token)', (ctx
     const second = json(await oauthRefresh(ctx(), clientId, refreshToken));
     ctx().clock.advance(11_000);
     assert.equal((await oauthRefresh(ctx(), clientId, refreshToken)).statusCode, 400);
-    assert.equal((await oauthRefresh(ctx(), clientId, second.refresh_token)).statusCode, 400, 'the legitimate successor is dead too');
-    const row = await ctx().deps.db.selectFrom('auth_sessions').select('revoked_reason').where('id', '=', sessionId).executeTakeFirstOrThrow();
+    assert.equal(
+      (await oauthRefresh(ctx(), clientId, second.refresh_token)).statusCode,
+      400,
+      'the legitimate successor is dead too',
+    );
+    const row = await ctx()
+      .deps.db.selectFrom('auth_sessions')
+      .select('revoked_reason')
+      .where('id', '=', sessionId)
+      .executeTakeFirstOrThrow();
     assert.equal(row.revoked_reason, 'refresh_token_reuse');
   });
 
@@ -195,22 +265,35 @@ forEachEngine('auth refresh (OAuth clients rotate: POST /v1/oauth2/token)', (ctx
     const org = await createTestOrg(ctx());
     const { clientId, refreshToken, sessionId } = await oauthSession(ctx(), org);
     const responses = await Promise.all(Array.from({ length: 100 }, () => oauthRefresh(ctx(), clientId, refreshToken)));
-    assert.deepEqual([...new Set(responses.map((r) => r.statusCode))], [200], responses.find((r) => r.statusCode !== 200)?.body);
+    assert.deepEqual(
+      [...new Set(responses.map((r) => r.statusCode))],
+      [200],
+      responses.find((r) => r.statusCode !== 200)?.body,
+    );
     assert.equal(new Set(responses.map((r) => json(r).refresh_token)).size, 1);
-    const rows = await ctx().deps.db.selectFrom('auth_refresh_tokens').selectAll().where('session_id', '=', sessionId).orderBy('generation').execute();
+    const rows = await ctx()
+      .deps.db.selectFrom('auth_refresh_tokens')
+      .selectAll()
+      .where('session_id', '=', sessionId)
+      .orderBy('generation')
+      .execute();
     assert.equal(rows.length, 2);
     assert.equal(rows[1]!.used_at, null);
     assert.equal(rows[0]!.successor_hash, rows[1]!.token_hash);
   });
 });
 
-forEachEngine('auth refresh without grace', (ctx) => {
-  it('with TESSERA_REFRESH_GRACE_SECONDS=0 any OAuth replay revokes the family', async () => {
-    const org = await createTestOrg(ctx());
-    const { clientId, refreshToken } = await oauthSession(ctx(), org);
-    const second = await oauthRefresh(ctx(), clientId, refreshToken);
-    assert.equal(second.statusCode, 200);
-    assert.equal((await oauthRefresh(ctx(), clientId, refreshToken)).statusCode, 400);
-    assert.equal((await oauthRefresh(ctx(), clientId, json(second).refresh_token)).statusCode, 400);
-  });
-}, { env: { TESSERA_REFRESH_GRACE_SECONDS: '0' } });
+forEachEngine(
+  'auth refresh without grace',
+  (ctx) => {
+    it('with TESSERA_REFRESH_GRACE_SECONDS=0 any OAuth replay revokes the family', async () => {
+      const org = await createTestOrg(ctx());
+      const { clientId, refreshToken } = await oauthSession(ctx(), org);
+      const second = await oauthRefresh(ctx(), clientId, refreshToken);
+      assert.equal(second.statusCode, 200);
+      assert.equal((await oauthRefresh(ctx(), clientId, refreshToken)).statusCode, 400);
+      assert.equal((await oauthRefresh(ctx(), clientId, json(second).refresh_token)).statusCode, 400);
+    });
+  },
+  { env: { TESSERA_REFRESH_GRACE_SECONDS: '0' } },
+);

@@ -15,17 +15,29 @@ export function insertSession(db: DbOrTrx, row: SessionRow): Promise<unknown> {
  * The session and its user (with role privileges and group ids) in one round trip: the credential
  * check runs on every request, and on PostgreSQL each round trip is most of its cost.
  */
-export const sessionWithUserQuery = prepared<{ id: string }>()((db, p) => db
-  .selectFrom('auth_sessions')
-  .innerJoin('users', 'users.id', 'auth_sessions.user_id')
-  .innerJoin('roles', 'roles.id', 'users.role_id')
-  .select([
-    'auth_sessions.org_id as session_org_id', 'auth_sessions.user_id as session_user_id', 'auth_sessions.revoked_at', 'auth_sessions.impersonator_id',
-    'auth_sessions.kind', 'auth_sessions.scope', 'auth_sessions.client_id',
-    'users.id', 'users.org_id', 'users.username', 'users.status', 'users.role_id', 'roles.privileges',
-  ])
-  .select(groupIdsJson(db).as('group_ids'))
-  .where('auth_sessions.id', '=', p.id));
+export const sessionWithUserQuery = prepared<{ id: string }>()((db, p) =>
+  db
+    .selectFrom('auth_sessions')
+    .innerJoin('users', 'users.id', 'auth_sessions.user_id')
+    .innerJoin('roles', 'roles.id', 'users.role_id')
+    .select([
+      'auth_sessions.org_id as session_org_id',
+      'auth_sessions.user_id as session_user_id',
+      'auth_sessions.revoked_at',
+      'auth_sessions.impersonator_id',
+      'auth_sessions.kind',
+      'auth_sessions.scope',
+      'auth_sessions.client_id',
+      'users.id',
+      'users.org_id',
+      'users.username',
+      'users.status',
+      'users.role_id',
+      'roles.privileges',
+    ])
+    .select(groupIdsJson(db).as('group_ids'))
+    .where('auth_sessions.id', '=', p.id),
+);
 
 /** Compiled once (core/db/prepared.ts): it runs on every miss of the principal cache. */
 export async function findSessionWithUser(db: DbOrTrx, id: string) {
@@ -38,36 +50,79 @@ export function findSession(db: DbOrTrx, id: string): Promise<SessionRow | undef
 
 /** Reads a refresh token's row and, on PostgreSQL, locks it until the transaction ends (SQLite transactions are serialized anyway). */
 export function lockRefreshToken(trx: Trx, engine: Engine, tokenHash: string) {
-  return trx.selectFrom('auth_refresh_tokens').selectAll().where('token_hash', '=', tokenHash).$if(engine === 'postgres', (q) => q.forUpdate()).executeTakeFirst();
+  return trx
+    .selectFrom('auth_refresh_tokens')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .$if(engine === 'postgres', (q) => q.forUpdate())
+    .executeTakeFirst();
 }
 
 export async function revokeSession(db: DbOrTrx, id: string, now: number, reason: string): Promise<boolean> {
-  const result = await db.updateTable('auth_sessions').set({ revoked_at: now, revoked_reason: reason }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('auth_sessions')
+    .set({ revoked_at: now, revoked_reason: reason })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
 
-export async function revokeUserSessions(db: DbOrTrx, orgId: string, userId: string, now: number, reason: string): Promise<number> {
-  const result = await db.updateTable('auth_sessions').set({ revoked_at: now, revoked_reason: reason })
-    .where('org_id', '=', orgId).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
+export async function revokeUserSessions(
+  db: DbOrTrx,
+  orgId: string,
+  userId: string,
+  now: number,
+  reason: string,
+): Promise<number> {
+  const result = await db
+    .updateTable('auth_sessions')
+    .set({ revoked_at: now, revoked_reason: reason })
+    .where('org_id', '=', orgId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
 
 export function listActiveSessions(db: DbOrTrx, orgId: string, userId: string, now: number): Promise<SessionRow[]> {
-  return db.selectFrom('auth_sessions').selectAll()
-    .where('org_id', '=', orgId).where('user_id', '=', userId).where('revoked_at', 'is', null).where('expires_at', '>', now)
-    .orderBy('created_at', 'desc').limit(500).execute();
+  return db
+    .selectFrom('auth_sessions')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('user_id', '=', userId)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', now)
+    .orderBy('created_at', 'desc')
+    .limit(500)
+    .execute();
 }
 
-export function insertRefreshToken(db: DbOrTrx, row: { token_hash: string; session_id: string; org_id: string; generation: number; created_at: number }): Promise<unknown> {
-  return db.insertInto('auth_refresh_tokens').values({ ...row, used_at: null, successor_hash: null }).execute();
+export function insertRefreshToken(
+  db: DbOrTrx,
+  row: { token_hash: string; session_id: string; org_id: string; generation: number; created_at: number },
+): Promise<unknown> {
+  return db
+    .insertInto('auth_refresh_tokens')
+    .values({ ...row, used_at: null, successor_hash: null })
+    .execute();
 }
 
 export function findRefreshToken(db: DbOrTrx, tokenHash: string) {
   return db.selectFrom('auth_refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
 }
 
-export function markRefreshTokenUsed(db: DbOrTrx, tokenHash: string, now: number, successorHash: string): Promise<unknown> {
-  return db.updateTable('auth_refresh_tokens').set({ used_at: now, successor_hash: successorHash }).where('token_hash', '=', tokenHash).execute();
+export function markRefreshTokenUsed(
+  db: DbOrTrx,
+  tokenHash: string,
+  now: number,
+  successorHash: string,
+): Promise<unknown> {
+  return db
+    .updateTable('auth_refresh_tokens')
+    .set({ used_at: now, successor_hash: successorHash })
+    .where('token_hash', '=', tokenHash)
+    .execute();
 }
 
 export function touchSession(db: DbOrTrx, id: string, now: number): Promise<unknown> {

@@ -2,7 +2,13 @@ import type { Deps } from '../../../deps.ts';
 import { audit } from '../../../core/audit.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
 import { notFound, unauthorized } from '../../../core/http/errors.ts';
-import { findSession, findTokenSubject, listActiveSessions, revokeSession, revokeUserSessions } from './sessions.repo.ts';
+import {
+  findSession,
+  findTokenSubject,
+  listActiveSessions,
+  revokeSession,
+  revokeUserSessions,
+} from './sessions.repo.ts';
 import { verifySignature } from '../signing-keys.ts';
 import { firstPartyClientId, userPoolId } from './tokens.service.ts';
 
@@ -23,8 +29,16 @@ export async function listSessions(deps: Deps, principal: Principal): Promise<{ 
   const rows = await listActiveSessions(deps.db, principal.orgId, principal.userId, deps.clock.now());
   return {
     sessions: rows.map((r) => ({
-      id: r.id, kind: r.kind, current: r.id === principal.sessionId, clientId: r.client_id, impersonatorId: r.impersonator_id,
-      ip: r.ip, userAgent: r.user_agent, createdEpoch: r.created_at, lastUsedEpoch: r.last_used_at, expireEpoch: r.expires_at,
+      id: r.id,
+      kind: r.kind,
+      current: r.id === principal.sessionId,
+      clientId: r.client_id,
+      impersonatorId: r.impersonator_id,
+      ip: r.ip,
+      userAgent: r.user_agent,
+      createdEpoch: r.created_at,
+      lastUsedEpoch: r.last_used_at,
+      expireEpoch: r.expires_at,
     })),
   };
 }
@@ -33,10 +47,19 @@ export async function listSessions(deps: Deps, principal: Principal): Promise<{ 
 export async function revokeOwnSession(deps: Deps, principal: Principal, sessionId: string, ip: string): Promise<void> {
   const now = deps.clock.now();
   const row = await findSession(deps.db, sessionId);
-  if (!row || row.org_id !== principal.orgId || row.user_id !== principal.userId || row.revoked_at !== null) throw notFound('Session');
+  if (!row || row.org_id !== principal.orgId || row.user_id !== principal.userId || row.revoked_at !== null)
+    throw notFound('Session');
   await deps.db.transaction().execute(async (trx) => {
     await revokeSession(trx, sessionId, now, 'user_revoked');
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.impersonatorId ?? principal.userId, action: 'auth.session.revoke', targetType: 'session', targetId: sessionId, ip });
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.impersonatorId ?? principal.userId,
+      action: 'auth.session.revoke',
+      targetType: 'session',
+      targetId: sessionId,
+      ip,
+    });
   });
 }
 
@@ -45,7 +68,16 @@ export async function revokeAllOwnSessions(deps: Deps, principal: Principal, ip:
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const revoked = await revokeUserSessions(trx, principal.orgId, principal.userId, now, 'user_revoked_all');
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.impersonatorId ?? principal.userId, action: 'auth.session.revoke_all', targetType: 'user', targetId: principal.userId, ip, data: { revoked } });
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.impersonatorId ?? principal.userId,
+      action: 'auth.session.revoke_all',
+      targetType: 'user',
+      targetId: principal.userId,
+      ip,
+      data: { revoked },
+    });
     return { revoked };
   });
 }
@@ -67,12 +99,30 @@ export async function expireToken(deps: Deps, accessToken: string | undefined, b
   if (!accessToken) throw unauthorized('Send the token to expire in the AccessToken or Authorization header');
   const claims = await verifySignature(deps, accessToken);
   if (!claims) throw unauthorized();
-  const [session, subject] = await Promise.all([findSession(deps.db, claims.sid), findTokenSubject(deps.db, claims.sub)]);
+  const [session, subject] = await Promise.all([
+    findSession(deps.db, claims.sid),
+    findTokenSubject(deps.db, claims.sub),
+  ]);
   const now = deps.clock.now();
-  if (!session || session.revoked_at !== null || session.user_id !== claims.sub || session.expires_at <= now || !subject) throw unauthorized();
+  if (
+    !session ||
+    session.revoked_at !== null ||
+    session.user_id !== claims.sub ||
+    session.expires_at <= now ||
+    !subject
+  )
+    throw unauthorized();
   await deps.db.transaction().execute(async (trx) => {
     await revokeSession(trx, session.id, now, 'logout');
-    await audit(trx, { orgId: session.org_id, at: now, actorId: session.impersonator_id ?? session.user_id, action: 'auth.logout', targetType: 'session', targetId: session.id, ip });
+    await audit(trx, {
+      orgId: session.org_id,
+      at: now,
+      actorId: session.impersonator_id ?? session.user_id,
+      action: 'auth.logout',
+      targetType: 'session',
+      targetId: session.id,
+      ip,
+    });
   });
   return {
     endpointUrl: `${deps.config.publicUrl}/v1`,

@@ -19,7 +19,8 @@ export async function tokenRequest(deps: Deps, body: TokenRequest, meta: Request
     const accessToken = body.refreshToken ? body.accessToken || body.session?.accessToken : body.session?.accessToken;
     return refreshSession(deps, accessToken || undefined, refreshToken);
   }
-  if (body.accessToken || body.session?.accessToken) throw invalidField(body.accessToken ? 'body.refreshToken' : 'body.session.refreshToken', 'is required to refresh');
+  if (body.accessToken || body.session?.accessToken)
+    throw invalidField(body.accessToken ? 'body.refreshToken' : 'body.session.refreshToken', 'is required to refresh');
   if (!body.username) throw invalidField('body.username', 'is required');
   if (!body.password) throw invalidField('body.password', 'is required');
   return login(deps, body.username, body.password, meta);

@@ -73,22 +73,54 @@ export async function mintTokens(
   const exp = Math.min(iat + ACCESS_TOKEN_TTL_MS / 1000, Math.floor(session.expires_at / 1000));
   const audience = session.client_id ?? firstPartyClientId(deps, subject.org_id);
   const act = session.impersonator_id ? { act: { sub: session.impersonator_id } } : {};
-  const common = { sub: subject.id, sid: session.id, iat, exp, username: subject.username, org: subject.org_id, ...act };
+  const common = {
+    sub: subject.id,
+    sid: session.id,
+    iat,
+    exp,
+    username: subject.username,
+    org: subject.org_id,
+    ...act,
+  };
   const [idToken, accessToken] = await Promise.all([
-    signToken(deps, { ...common, token_use: 'id', aud: audience, email: subject.email, email_verified: false, auth_time: iat, ...(extra.nonce ? { nonce: extra.nonce } : {}) }),
-    signToken(deps, { ...common, token_use: 'access', client_id: audience, scope: session.scope ?? 'tessera', jti: randomUUID() }),
+    signToken(deps, {
+      ...common,
+      token_use: 'id',
+      aud: audience,
+      email: subject.email,
+      email_verified: false,
+      auth_time: iat,
+      ...(extra.nonce ? { nonce: extra.nonce } : {}),
+    }),
+    signToken(deps, {
+      ...common,
+      token_use: 'access',
+      client_id: audience,
+      scope: session.scope ?? 'tessera',
+      jti: randomUUID(),
+    }),
   ]);
   return { idToken, accessToken, expiresAt: exp * 1000, audience };
 }
 
-export function sessionResponse(deps: Deps, subject: TokenSubject, tokens: { idToken: string; accessToken: string; expiresAt: number }, refreshToken: string): SessionResponse {
+export function sessionResponse(
+  deps: Deps,
+  subject: TokenSubject,
+  tokens: { idToken: string; accessToken: string; expiresAt: number },
+  refreshToken: string,
+): SessionResponse {
   return {
     endpointUrl: `${deps.config.publicUrl}/v1`,
     clientId: firstPartyClientId(deps, subject.org_id),
     userPoolId: userPoolId(subject.customer_id),
     username: subject.username,
     password: '',
-    session: { authorization: tokens.idToken, accessToken: tokens.accessToken, refreshToken, expireEpoch: tokens.expiresAt },
+    session: {
+      authorization: tokens.idToken,
+      accessToken: tokens.accessToken,
+      refreshToken,
+      expireEpoch: tokens.expiresAt,
+    },
   };
 }
 
@@ -96,9 +128,16 @@ export function sessionResponse(deps: Deps, subject: TokenSubject, tokens: { idT
  * Checks a username and password with throttling, back-pressure and uniform failure (unknown
  * users are verified against a dummy hash, so both failures cost the same). Returns the user id.
  */
-export async function checkPassword(deps: Deps, username: string, password: string, meta: RequestMeta): Promise<string> {
+export async function checkPassword(
+  deps: Deps,
+  username: string,
+  password: string,
+  meta: RequestMeta,
+): Promise<string> {
   if (passwordQueueDepth() >= MAX_HASH_QUEUE) {
-    throw new AppError('service_unavailable', 'Too many sign-ins in progress; retry shortly', { headers: { 'retry-after': '1' } });
+    throw new AppError('service_unavailable', 'Too many sign-ins in progress; retry shortly', {
+      headers: { 'retry-after': '1' },
+    });
   }
   // Reserved (counted as a failure, locking past the free ones) before any hashing.
   const reservation = await reserveLoginAttempt(deps, username, meta.ip);
@@ -108,8 +147,18 @@ export async function checkPassword(deps: Deps, username: string, password: stri
   if (!user || !matches || !user.password_hash || user.status !== 'enabled') {
     // A failure naming an existing account is in its organization's audit trail (an unknown name has no organization).
     if (user) {
-      const reason = user.status !== 'enabled' ? `account_${user.status}` : !user.password_hash ? 'no_password' : 'wrong_password';
-      await audit(deps.db, { orgId: user.org_id, at: deps.clock.now(), actorId: null, action: 'auth.signin_failed', targetType: 'user', targetId: user.id, ip: meta.ip, data: { username: user.username, reason } });
+      const reason =
+        user.status !== 'enabled' ? `account_${user.status}` : !user.password_hash ? 'no_password' : 'wrong_password';
+      await audit(deps.db, {
+        orgId: user.org_id,
+        at: deps.clock.now(),
+        actorId: null,
+        action: 'auth.signin_failed',
+        targetType: 'user',
+        targetId: user.id,
+        ip: meta.ip,
+        data: { username: user.username, reason },
+      });
     }
     throw unauthorized(BAD_CREDENTIALS_MESSAGE);
   }
@@ -130,40 +179,83 @@ export interface OpenSessionOptions {
 }
 
 /** Writes a session and its first refresh token inside the caller's transaction. */
-export async function insertSessionRows(deps: Deps, trx: DbOrTrx, subject: TokenSubject, options: OpenSessionOptions): Promise<{ session: SessionRow; refreshToken: string }> {
+export async function insertSessionRows(
+  deps: Deps,
+  trx: DbOrTrx,
+  subject: TokenSubject,
+  options: OpenSessionOptions,
+): Promise<{ session: SessionRow; refreshToken: string }> {
   const now = deps.clock.now();
   const session: SessionRow = {
-    id: options.id ?? newId(now), org_id: subject.org_id, user_id: subject.id, kind: options.kind, client_id: options.clientId ?? null,
-    impersonator_id: options.impersonatorId ?? null, scope: options.scope ?? null, ip: options.meta.ip,
-    user_agent: options.meta.userAgent?.slice(0, 300) ?? null, created_at: now, last_used_at: now,
-    expires_at: now + (options.ttlMs ?? REFRESH_FAMILY_TTL_MS), revoked_at: null, revoked_reason: null,
+    id: options.id ?? newId(now),
+    org_id: subject.org_id,
+    user_id: subject.id,
+    kind: options.kind,
+    client_id: options.clientId ?? null,
+    impersonator_id: options.impersonatorId ?? null,
+    scope: options.scope ?? null,
+    ip: options.meta.ip,
+    user_agent: options.meta.userAgent?.slice(0, 300) ?? null,
+    created_at: now,
+    last_used_at: now,
+    expires_at: now + (options.ttlMs ?? REFRESH_FAMILY_TTL_MS),
+    revoked_at: null,
+    revoked_reason: null,
   };
   const refreshToken = options.refreshable ? newRefreshToken() : '';
   await insertSession(trx, session);
   // A sign-in (an impersonation is audited as such by impersonation.service.ts).
   if (options.kind !== 'impersonation') {
     await audit(trx, {
-      orgId: subject.org_id, at: now, actorId: subject.id, action: 'auth.signin', targetType: 'session', targetId: session.id, ip: options.meta.ip,
-      objects: [{ type: 'user', id: subject.id }], data: { kind: options.kind, ...(options.clientId ? { clientId: options.clientId } : {}) },
+      orgId: subject.org_id,
+      at: now,
+      actorId: subject.id,
+      action: 'auth.signin',
+      targetType: 'session',
+      targetId: session.id,
+      ip: options.meta.ip,
+      objects: [{ type: 'user', id: subject.id }],
+      data: { kind: options.kind, ...(options.clientId ? { clientId: options.clientId } : {}) },
     });
   }
   if (refreshToken) {
-    await insertRefreshToken(trx, { token_hash: refreshHash(deps, refreshToken), session_id: session.id, org_id: session.org_id, generation: 0, created_at: now });
+    await insertRefreshToken(trx, {
+      token_hash: refreshHash(deps, refreshToken),
+      session_id: session.id,
+      org_id: session.org_id,
+      generation: 0,
+      created_at: now,
+    });
   }
   return { session, refreshToken };
 }
 
 /** Opens a session (refresh family) for an enabled user. */
-export async function openSession(deps: Deps, userId: string, options: OpenSessionOptions): Promise<{ subject: TokenSubject; session: SessionRow; refreshToken: string }> {
+export async function openSession(
+  deps: Deps,
+  userId: string,
+  options: OpenSessionOptions,
+): Promise<{ subject: TokenSubject; session: SessionRow; refreshToken: string }> {
   const subject = await findTokenSubject(deps.db, userId);
   if (!subject || subject.status !== 'enabled') throw unauthorized(BAD_CREDENTIALS_MESSAGE);
-  const { session, refreshToken } = await deps.db.transaction().execute((trx) => insertSessionRows(deps, trx, subject, options));
+  const { session, refreshToken } = await deps.db
+    .transaction()
+    .execute((trx) => insertSessionRows(deps, trx, subject, options));
   await scheduleCleanup(deps);
   return { subject, session, refreshToken };
 }
 
-export async function login(deps: Deps, username: string, password: string, meta: RequestMeta): Promise<SessionResponse> {
+export async function login(
+  deps: Deps,
+  username: string,
+  password: string,
+  meta: RequestMeta,
+): Promise<SessionResponse> {
   const userId = await checkPassword(deps, username, password, meta);
-  const { subject, session, refreshToken } = await openSession(deps, userId, { kind: 'password', meta, refreshable: true });
+  const { subject, session, refreshToken } = await openSession(deps, userId, {
+    kind: 'password',
+    meta,
+    refreshable: true,
+  });
   return sessionResponse(deps, subject, await mintTokens(deps, subject, session), refreshToken);
 }

@@ -8,11 +8,22 @@ import { createTestOrg, createTestUser } from '../../../../test/helpers/factorie
 forEachEngine('auth tokens', (ctx) => {
   it('POST /v1/auth/token answers the spec session object with signed JWTs', async () => {
     const org = await createTestOrg(ctx());
-    const res = await ctx().inject({ method: 'POST', url: '/v1/auth/token', payload: { username: org.admin.username, password: org.admin.password, clientId: 'ignored' } });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/v1/auth/token',
+      payload: { username: org.admin.username, password: org.admin.password, clientId: 'ignored' },
+    });
     assert.equal(res.statusCode, 200, res.body);
     assert.equal(res.headers['cache-control'], 'no-store');
     const body = json(res);
-    assert.deepEqual(Object.keys(body).sort(), ['clientId', 'endpointUrl', 'password', 'session', 'userPoolId', 'username']);
+    assert.deepEqual(Object.keys(body).sort(), [
+      'clientId',
+      'endpointUrl',
+      'password',
+      'session',
+      'userPoolId',
+      'username',
+    ]);
     assert.deepEqual(Object.keys(body.session).sort(), ['accessToken', 'authorization', 'expireEpoch', 'refreshToken']);
     assert.equal(body.endpointUrl, `${ctx().config.publicUrl}/v1`);
     assert.equal(body.username, org.admin.username);
@@ -23,7 +34,7 @@ forEachEngine('auth tokens', (ctx) => {
     const now = ctx().clock.now();
     assert.ok(Math.abs(body.session.expireEpoch - (now + 3_600_000)) < 2000, 'expireEpoch is in ms, one hour ahead');
 
-    const jwks = json((await ctx().inject({ method: 'GET', url: '/.well-known/jwks.json' })));
+    const jwks = json(await ctx().inject({ method: 'GET', url: '/.well-known/jwks.json' }));
     const keySet = createLocalJWKSet(jwks);
     const options = { issuer: ctx().config.publicUrl, currentDate: new Date(now) };
     const id = (await jwtVerify(body.session.authorization, keySet, { ...options, audience: body.clientId })).payload;
@@ -38,9 +49,17 @@ forEachEngine('auth tokens', (ctx) => {
     assert.equal(access.sub, org.admin.userId);
     assert.equal(typeof access.jti, 'string');
     assert.equal(access.sid, id.sid);
-    const row = await ctx().deps.db.selectFrom('auth_sessions').selectAll().where('id', '=', String(access.sid)).executeTakeFirstOrThrow();
+    const row = await ctx()
+      .deps.db.selectFrom('auth_sessions')
+      .selectAll()
+      .where('id', '=', String(access.sid))
+      .executeTakeFirstOrThrow();
     assert.equal(row.expires_at, now + 30 * 24 * 3600_000);
-    const stored = await ctx().deps.db.selectFrom('auth_refresh_tokens').select('token_hash').where('session_id', '=', row.id).execute();
+    const stored = await ctx()
+      .deps.db.selectFrom('auth_refresh_tokens')
+      .select('token_hash')
+      .where('session_id', '=', row.id)
+      .execute();
     assert.equal(stored.length, 1);
     assert.notEqual(stored[0]!.token_hash, body.session.refreshToken, 'only a hash is stored');
   });
@@ -59,7 +78,11 @@ forEachEngine('auth tokens', (ctx) => {
       assert.equal(res.statusCode, 200, `${Object.keys(headers)[0]}: ${res.body}`);
       assert.equal(json(res).userId, org.admin.userId);
     }
-    const basic = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { authorization: 'Basic dXNlcjpwYXNz' } });
+    const basic = await ctx().inject({
+      method: 'GET',
+      url: '/v1/user',
+      headers: { authorization: 'Basic dXNlcjpwYXNz' },
+    });
     assert.equal(basic.statusCode, 401);
   });
 
@@ -77,7 +100,10 @@ forEachEngine('auth tokens', (ctx) => {
     for (const [payload, field] of cases) {
       const res = await ctx().inject({ method: 'POST', url: '/v1/auth/token', payload: payload as object });
       assert.equal(res.statusCode, 400, `${field}: ${res.body}`);
-      assert.ok(json(res).details.some((d: { field: string }) => d.field === field), `${field} not named in ${res.body}`);
+      assert.ok(
+        json(res).details.some((d: { field: string }) => d.field === field),
+        `${field} not named in ${res.body}`,
+      );
     }
   });
 
@@ -103,26 +129,46 @@ forEachEngine('auth tokens', (ctx) => {
 
   it('username is case-insensitive', async () => {
     const org = await createTestOrg(ctx());
-    const res = await ctx().inject({ method: 'POST', url: '/v1/auth/token', payload: { username: org.admin.username.toUpperCase(), password: org.admin.password } });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/v1/auth/token',
+      payload: { username: org.admin.username.toUpperCase(), password: org.admin.password },
+    });
     assert.equal(res.statusCode, 200, res.body);
   });
 
   it('DELETE /v1/auth/token expires the access token, the id token and the refresh family', async () => {
     const org = await createTestOrg(ctx());
     const first = await login(ctx(), org.admin);
-    const res = await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', headers: { accesstoken: first.session.accessToken }, payload: first });
+    const res = await ctx().inject({
+      method: 'DELETE',
+      url: '/v1/auth/token',
+      headers: { accesstoken: first.session.accessToken },
+      payload: first,
+    });
     assert.equal(res.statusCode, 200, res.body);
     assert.deepEqual(json(res), {
-      endpointUrl: first.endpointUrl, clientId: first.clientId, userPoolId: first.userPoolId, username: first.username,
+      endpointUrl: first.endpointUrl,
+      clientId: first.clientId,
+      userPoolId: first.userPoolId,
+      username: first.username,
       session: { authorization: '', accessToken: '', refreshToken: first.session.refreshToken },
     });
-    const variants: Record<string, string>[] = [{ accesstoken: first.session.accessToken }, { authorization: first.session.authorization }];
+    const variants: Record<string, string>[] = [
+      { accesstoken: first.session.accessToken },
+      { authorization: first.session.authorization },
+    ];
     for (const headers of variants) {
       assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers })).statusCode, 401);
     }
     const refresh = await ctx().inject({ method: 'POST', url: '/v1/auth/token', payload: first });
     assert.equal(refresh.statusCode, 401);
-    const again = await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', headers: { accesstoken: first.session.accessToken }, payload: first });
+    const again = await ctx().inject({
+      method: 'DELETE',
+      url: '/v1/auth/token',
+      headers: { accesstoken: first.session.accessToken },
+      payload: first,
+    });
     assert.equal(again.statusCode, 401);
   });
 
@@ -130,15 +176,33 @@ forEachEngine('auth tokens', (ctx) => {
     const org = await createTestOrg(ctx());
     const first = await login(ctx(), org.admin);
     assert.equal((await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', payload: first })).statusCode, 401);
-    assert.equal((await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', headers: { accesstoken: 'garbage' }, payload: first })).statusCode, 401);
-    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: first.session.accessToken } })).statusCode, 200);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'DELETE',
+          url: '/v1/auth/token',
+          headers: { accesstoken: 'garbage' },
+          payload: first,
+        })
+      ).statusCode,
+      401,
+    );
+    assert.equal(
+      (await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: first.session.accessToken } }))
+        .statusCode,
+      200,
+    );
   });
 
   it('an access token stops working after one hour', async () => {
     const org = await createTestOrg(ctx());
     const { session } = await login(ctx(), org.admin);
     ctx().clock.advance(3_600_000 - 1000);
-    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: session.accessToken } })).statusCode, 200);
+    assert.equal(
+      (await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: session.accessToken } }))
+        .statusCode,
+      200,
+    );
     ctx().clock.advance(1000);
     const res = await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: session.accessToken } });
     assert.equal(res.statusCode, 401);
@@ -151,15 +215,32 @@ forEachEngine('auth tokens', (ctx) => {
     const first = await login(ctx(), org.admin);
     const headers = { accesstoken: first.session.accessToken };
     assert.equal((await second.app.inject({ method: 'GET', url: '/v1/user', headers })).statusCode, 200);
-    assert.equal((await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', headers, payload: first })).statusCode, 200);
+    assert.equal(
+      (await ctx().inject({ method: 'DELETE', url: '/v1/auth/token', headers, payload: first })).statusCode,
+      200,
+    );
     assert.equal((await second.app.inject({ method: 'GET', url: '/v1/user', headers })).statusCode, 401);
     // And the other way round: tokens minted by the second instance are verified by the first.
-    const res = await second.app.inject({ method: 'POST', url: '/v1/auth/token', payload: { username: org.admin.username, password: org.admin.password } });
+    const res = await second.app.inject({
+      method: 'POST',
+      url: '/v1/auth/token',
+      payload: { username: org.admin.username, password: org.admin.password },
+    });
     assert.equal(res.statusCode, 200);
     const token = json(res).session.accessToken;
-    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: token } })).statusCode, 200);
-    assert.equal((await second.app.inject({ method: 'DELETE', url: '/v1/auth/token', headers: { accesstoken: token } })).statusCode, 200);
-    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: token } })).statusCode, 401);
+    assert.equal(
+      (await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: token } })).statusCode,
+      200,
+    );
+    assert.equal(
+      (await second.app.inject({ method: 'DELETE', url: '/v1/auth/token', headers: { accesstoken: token } }))
+        .statusCode,
+      200,
+    );
+    assert.equal(
+      (await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: token } })).statusCode,
+      401,
+    );
   });
 
   it('a disabled user cannot use tokens or refresh', async () => {
@@ -167,7 +248,11 @@ forEachEngine('auth tokens', (ctx) => {
     const user = await createTestUser(ctx(), org);
     const first = await login(ctx(), user);
     await ctx().deps.db.updateTable('users').set({ status: 'disabled' }).where('id', '=', user.userId).execute();
-    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: first.session.accessToken } })).statusCode, 401);
+    assert.equal(
+      (await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: first.session.accessToken } }))
+        .statusCode,
+      401,
+    );
     assert.equal((await ctx().inject({ method: 'POST', url: '/v1/auth/token', payload: first })).statusCode, 401);
   });
 
@@ -176,10 +261,24 @@ forEachEngine('auth tokens', (ctx) => {
     const { session } = await login(ctx(), org.admin);
     const [h, p] = session.accessToken.split('.');
     const forged = `${h}.${p}.${Buffer.alloc(64).toString('base64url')}`;
-    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: forged } })).statusCode, 401);
+    assert.equal(
+      (await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: forged } })).statusCode,
+      401,
+    );
     const claims = decodeJwt(session.accessToken);
-    const other = Buffer.from(JSON.stringify({ ...claims, sub: '00000000-0000-4000-8000-000000000000' })).toString('base64url');
-    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/user', headers: { accesstoken: `${h}.${other}.${session.accessToken.split('.')[2]}` } })).statusCode, 401);
+    const other = Buffer.from(JSON.stringify({ ...claims, sub: '00000000-0000-4000-8000-000000000000' })).toString(
+      'base64url',
+    );
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'GET',
+          url: '/v1/user',
+          headers: { accesstoken: `${h}.${other}.${session.accessToken.split('.')[2]}` },
+        })
+      ).statusCode,
+      401,
+    );
   });
 });
 
@@ -188,7 +287,18 @@ forEachEngine('auth OpenAPI', (ctx) => {
     const res = await ctx().inject({ method: 'GET', url: '/openapi.json' });
     assert.equal(res.statusCode, 200);
     const paths = Object.keys(json(res).paths);
-    for (const path of ['/v1/auth/token', '/v1/auth/impersonate', '/v1/auth/sessions', '/v1/auth/sessions/{id}', '/v1/oauth2/authorize', '/v1/oauth2/token', '/v1/oauth2/revoke', '/v1/oauth2/clients', '/.well-known/jwks.json', '/.well-known/openid-configuration']) {
+    for (const path of [
+      '/v1/auth/token',
+      '/v1/auth/impersonate',
+      '/v1/auth/sessions',
+      '/v1/auth/sessions/{id}',
+      '/v1/oauth2/authorize',
+      '/v1/oauth2/token',
+      '/v1/oauth2/revoke',
+      '/v1/oauth2/clients',
+      '/.well-known/jwks.json',
+      '/.well-known/openid-configuration',
+    ]) {
       assert.ok(paths.includes(path), `${path} missing`);
     }
   });

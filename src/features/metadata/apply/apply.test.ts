@@ -22,8 +22,18 @@ after(() => seen.clear());
 
 /** The production workers, with the recorder among the apply handlers. */
 function startWorkers(deps: Deps): Worker {
-  const handlers = { ...jobHandlers(deps), ...metadataJobHandlers(deps, { applyHandlers: { assets: applyMetadataToAssets, 'test-recorder': recorder } }) };
-  return startWorker({ db: deps.db, engine: deps.engine, clock: deps.clock, log: deps.log, signal: deps.jobs, handlers });
+  const handlers = {
+    ...jobHandlers(deps),
+    ...metadataJobHandlers(deps, { applyHandlers: { assets: applyMetadataToAssets, 'test-recorder': recorder } }),
+  };
+  return startWorker({
+    db: deps.db,
+    engine: deps.engine,
+    clock: deps.clock,
+    log: deps.log,
+    signal: deps.jobs,
+    handlers,
+  });
 }
 
 forEachEngine('metadata: apply definition changes (an Action)', (ctx) => {
@@ -31,19 +41,31 @@ forEachEngine('metadata: apply definition changes (an Action)', (ctx) => {
     const org = await createTestOrg(ctx());
     const api = metadataApi(ctx(), org);
     const vocab = await api.vocabulary('Status', ['Draft', 'Final']);
-    await api.call('PATCH', `/v1/metadata/vocabulary/${vocab.metadataDefinitionId}`, { update: [{ valueId: api.valueId(vocab, 'Draft'), valueName: 'WIP' }] }, 200);
+    await api.call(
+      'PATCH',
+      `/v1/metadata/vocabulary/${vocab.metadataDefinitionId}`,
+      { update: [{ valueId: api.valueId(vocab, 'Draft'), valueName: 'WIP' }] },
+      200,
+    );
     const attr = await api.attribute({ name: 'Obsolete', type: 'text' });
     await api.call('DELETE', `/v1/metadata/attributes/${attr.id}`, undefined, 204);
     assert.equal(json(await api.call('GET', '/v1/metadata/changes')).hitCount, 2);
 
     // Reference clients send Content-Type: application/json with no body at all.
-    const res = await ctx().inject({ method: 'POST', url: '/v1/metadata/apply', headers: { ...org.admin.headers, 'content-type': 'application/json' } });
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/v1/metadata/apply',
+      headers: { ...org.admin.headers, 'content-type': 'application/json' },
+    });
     assert.equal(res.statusCode, 202, res.body);
     const started = json(res);
     assert.equal(started.pendingChanges, 2);
     assert.equal(started.status, 'queued');
     const queued = json(await api.call('GET', `/v1/action/${started.actionId}`, undefined, 200));
-    assert.deepEqual([queued.status, queued.type, queued.objectType, queued.createdBy], ['queued', 'metadata.apply', 'Action', org.adminUserId]);
+    assert.deepEqual(
+      [queued.status, queued.type, queued.objectType, queued.createdBy],
+      ['queued', 'metadata.apply', 'Action', org.adminUserId],
+    );
 
     const worker = startWorkers(ctx().deps);
     try {
@@ -57,13 +79,30 @@ forEachEngine('metadata: apply definition changes (an Action)', (ctx) => {
     assert.equal(done.result.changesApplied, 2);
     assert.equal(done.result.itemsUpdated, 20);
     assert.equal(done.result.message, 'Changes applied successfully');
-    assert.deepEqual(seen.get(org.orgId)![0]!.map((c) => c.kind).sort(), ['attribute.deleted', 'vocabulary.value.renamed']);
+    assert.deepEqual(
+      seen
+        .get(org.orgId)![0]!
+        .map((c) => c.kind)
+        .sort(),
+      ['attribute.deleted', 'vocabulary.value.renamed'],
+    );
     assert.equal(json(await api.call('GET', '/v1/metadata/changes')).hitCount, 0);
-    const applied = await ctx().deps.db.selectFrom('events').select('body').where('org_id', '=', org.orgId).where('type', '=', 'metadata.changes.applied').execute();
-    assert.deepEqual(JSON.parse(applied[0]!.body).action, { id: started.actionId, changesApplied: 2, itemsUpdated: 20 });
+    const applied = await ctx()
+      .deps.db.selectFrom('events')
+      .select('body')
+      .where('org_id', '=', org.orgId)
+      .where('type', '=', 'metadata.changes.applied')
+      .execute();
+    assert.deepEqual(JSON.parse(applied[0]!.body).action, {
+      id: started.actionId,
+      changesApplied: 2,
+      itemsUpdated: 20,
+    });
 
     // Applying again is harmless: nothing pending.
-    const again = json(await ctx().inject({ method: 'POST', url: '/v1/metadata/apply', headers: org.admin.headers, payload: {} }));
+    const again = json(
+      await ctx().inject({ method: 'POST', url: '/v1/metadata/apply', headers: org.admin.headers, payload: {} }),
+    );
     assert.equal(again.pendingChanges, 0);
     const second = startWorkers(ctx().deps);
     await second.drain();
@@ -101,11 +140,44 @@ forEachEngine('metadata: apply definition changes (an Action)', (ctx) => {
     const admin2 = await createTestUser(ctx(), org, { privileges: ['metadata_management'] });
     const plain = await createTestUser(ctx(), org, { privileges: ['upload'] });
     const stranger = await createTestOrg(ctx());
-    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/action/${started.actionId}`, headers: admin2.headers })).statusCode, 200);
-    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/action/${started.actionId}`, headers: plain.headers })).statusCode, 404);
-    assert.equal((await ctx().inject({ method: 'GET', url: `/v1/action/${started.actionId}`, headers: stranger.admin.headers })).statusCode, 404);
-    assert.equal((await ctx().inject({ method: 'GET', url: '/v1/action/00000000-0000-4000-8000-000000000000', headers: org.admin.headers })).statusCode, 404);
-    assert.equal((await ctx().inject({ method: 'POST', url: '/v1/metadata/apply', headers: plain.headers })).statusCode, 403);
-    assert.equal((await ctx().inject({ method: 'POST', url: '/v1/metadata/apply', headers: { ...org.admin.headers, 'content-type': 'application/json' }, payload: '{bad' })).statusCode, 400);
+    assert.equal(
+      (await ctx().inject({ method: 'GET', url: `/v1/action/${started.actionId}`, headers: admin2.headers }))
+        .statusCode,
+      200,
+    );
+    assert.equal(
+      (await ctx().inject({ method: 'GET', url: `/v1/action/${started.actionId}`, headers: plain.headers })).statusCode,
+      404,
+    );
+    assert.equal(
+      (await ctx().inject({ method: 'GET', url: `/v1/action/${started.actionId}`, headers: stranger.admin.headers }))
+        .statusCode,
+      404,
+    );
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'GET',
+          url: '/v1/action/00000000-0000-4000-8000-000000000000',
+          headers: org.admin.headers,
+        })
+      ).statusCode,
+      404,
+    );
+    assert.equal(
+      (await ctx().inject({ method: 'POST', url: '/v1/metadata/apply', headers: plain.headers })).statusCode,
+      403,
+    );
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'POST',
+          url: '/v1/metadata/apply',
+          headers: { ...org.admin.headers, 'content-type': 'application/json' },
+          payload: '{bad',
+        })
+      ).statusCode,
+      400,
+    );
   });
 });

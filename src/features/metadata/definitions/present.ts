@@ -9,8 +9,16 @@ export { iso };
 function levelOut(row: AttributeRow, order: number) {
   const s = settingsOf(row);
   return {
-    id: row.id, name: row.name, type: 'controlledVocabulary' as const, controlledVocabularyId: s.vocabularyId ?? '', cascadeOrder: order,
-    isMultipleSelect: s.multiple ?? false, searchField: row.search_field, required: row.required === 1, readonly: row.readonly === 1, visible: row.visible === 1,
+    id: row.id,
+    name: row.name,
+    type: 'controlledVocabulary' as const,
+    controlledVocabularyId: s.vocabularyId ?? '',
+    cascadeOrder: order,
+    isMultipleSelect: s.multiple ?? false,
+    searchField: row.search_field,
+    required: row.required === 1,
+    readonly: row.readonly === 1,
+    visible: row.visible === 1,
   };
 }
 
@@ -18,7 +26,11 @@ function levelOut(row: AttributeRow, order: number) {
  * The reference's attribute descriptor (§10.2). `rows` must hold the attribute's cascade levels and
  * table columns (and theirs), as loaded by attributeFamily.
  */
-export function attributeOut(row: AttributeRow, rows: ReadonlyMap<string, AttributeRow>, fieldOrder?: number): AttributeOut {
+export function attributeOut(
+  row: AttributeRow,
+  rows: ReadonlyMap<string, AttributeRow>,
+  fieldOrder?: number,
+): AttributeOut {
   const s = settingsOf(row);
   const levels = [...rows.values()].filter((r) => r.parent_id === row.id).sort((a, b) => a.position - b.position);
   const out: AttributeOut = {
@@ -29,8 +41,8 @@ export function attributeOut(row: AttributeRow, rows: ReadonlyMap<string, Attrib
     searchField: row.search_field,
     isMultipleSelect: s.multiple ?? false,
     controlledVocabularyId: s.vocabularyId ?? null,
-    dateFormat: row.type === 'date' ? s.dateFormat ?? 'MM/dd/yyyy' : 'N/A',
-    length: row.type === 'text' ? s.length ?? null : null,
+    dateFormat: row.type === 'date' ? (s.dateFormat ?? 'MM/dd/yyyy') : 'N/A',
+    length: row.type === 'text' ? (s.length ?? null) : null,
     isMultiLine: s.multiLine ?? false,
     ...(row.type === 'text' || row.type === 'date' ? { embeddedFields: s.embeddedFields ?? [] } : {}),
     required: row.required === 1,

@@ -107,16 +107,22 @@ export function isNone(r: RestrictedAttributes): boolean {
 export function withoutRestricted<T extends Record<string, unknown>>(record: T, hidden: RestrictedAttributes): T {
   if (isNone(hidden)) return record;
   const out: Record<string, unknown> = { ...record };
-  if (Array.isArray(record.metadata)) out.metadata = itemsWithoutRestricted(record.metadata as Record<string, unknown>[], hidden);
+  if (Array.isArray(record.metadata))
+    out.metadata = itemsWithoutRestricted(record.metadata as Record<string, unknown>[], hidden);
   const den = record.metadataDenormalized;
   if (den !== null && typeof den === 'object' && !Array.isArray(den)) {
     const kept = Object.create(null) as Record<string, unknown>;
     for (const [k, v] of Object.entries(den)) {
       if (hidden.searchFields.has(k.toLowerCase())) continue;
       // A table's rows: objects keyed by column search field, restricted columns left out.
-      kept[k] = Array.isArray(v) && v.some((row) => row !== null && typeof row === 'object' && !Array.isArray(row))
-        ? v.map((row) => (row !== null && typeof row === 'object' && !Array.isArray(row) ? Object.fromEntries(Object.entries(row).filter(([c]) => !hidden.searchFields.has(c.toLowerCase()))) : row))
-        : v;
+      kept[k] =
+        Array.isArray(v) && v.some((row) => row !== null && typeof row === 'object' && !Array.isArray(row))
+          ? v.map((row) =>
+              row !== null && typeof row === 'object' && !Array.isArray(row)
+                ? Object.fromEntries(Object.entries(row).filter(([c]) => !hidden.searchFields.has(c.toLowerCase())))
+                : row,
+            )
+          : v;
     }
     out.metadataDenormalized = { ...kept };
   }
@@ -128,7 +134,8 @@ function namesRestricted(item: unknown, hidden: RestrictedAttributes): string | 
   if (item === null || typeof item !== 'object') return undefined;
   const { metadataDefinitionId: id, name } = item as { metadataDefinitionId?: unknown; name?: unknown };
   if (typeof id === 'string' && hidden.ids.has(id)) return hidden.display.get(id.toLowerCase()) ?? id;
-  if (typeof name === 'string' && hidden.names.has(name.toLowerCase())) return hidden.display.get(name.toLowerCase()) ?? name;
+  if (typeof name === 'string' && hidden.names.has(name.toLowerCase()))
+    return hidden.display.get(name.toLowerCase()) ?? name;
   return undefined;
 }
 
@@ -138,25 +145,40 @@ function namesRestricted(item: unknown, hidden: RestrictedAttributes): string | 
  */
 export function itemsWithoutRestricted<T>(items: readonly T[], hidden: RestrictedAttributes): T[] {
   if (isNone(hidden)) return [...items];
-  const table = (rows: unknown) => (Array.isArray(rows) ? rows.map((row) => (Array.isArray(row) ? row.filter((cell) => namesRestricted(cell, hidden) === undefined) : row)) : rows);
-  return items.filter((i) => namesRestricted(i, hidden) === undefined).map((i) => {
-    if (i === null || typeof i !== 'object') return i;
-    const item = i as Record<string, unknown>;
-    if (Array.isArray(item.metadataDefinitionTableValue)) return { ...item, metadataDefinitionTableValue: table(item.metadataDefinitionTableValue) } as T;
-    if (Array.isArray(item.value) && item.value.some(Array.isArray)) return { ...item, value: table(item.value) } as T;
-    return i;
-  });
+  const table = (rows: unknown) =>
+    Array.isArray(rows)
+      ? rows.map((row) =>
+          Array.isArray(row) ? row.filter((cell) => namesRestricted(cell, hidden) === undefined) : row,
+        )
+      : rows;
+  return items
+    .filter((i) => namesRestricted(i, hidden) === undefined)
+    .map((i) => {
+      if (i === null || typeof i !== 'object') return i;
+      const item = i as Record<string, unknown>;
+      if (Array.isArray(item.metadataDefinitionTableValue))
+        return { ...item, metadataDefinitionTableValue: table(item.metadataDefinitionTableValue) } as T;
+      if (Array.isArray(item.value) && item.value.some(Array.isArray))
+        return { ...item, value: table(item.value) } as T;
+      return i;
+    });
 }
 
 /** 403 naming the attribute when `items` (or a table row inside one) names a restricted attribute. */
 export function assertNoRestrictedItems(items: readonly unknown[], hidden: RestrictedAttributes, path: string): void {
   if (isNone(hidden)) return;
   for (const [i, item] of items.entries()) {
-    const cells = item !== null && typeof item === 'object'
-      ? [(item as { metadataDefinitionTableValue?: unknown }).metadataDefinitionTableValue, (item as { value?: unknown }).value].flatMap((rows) => (Array.isArray(rows) ? rows.flatMap((row) => (Array.isArray(row) ? row : [])) : []))
-      : [];
-    const name = namesRestricted(item, hidden) ?? cells.map((c) => namesRestricted(c, hidden)).find((n) => n !== undefined);
-    if (name !== undefined) throw forbidden(`Missing privilege: Sensitive Data (${path}.${i} names the restricted attribute "${name}")`);
+    const cells =
+      item !== null && typeof item === 'object'
+        ? [
+            (item as { metadataDefinitionTableValue?: unknown }).metadataDefinitionTableValue,
+            (item as { value?: unknown }).value,
+          ].flatMap((rows) => (Array.isArray(rows) ? rows.flatMap((row) => (Array.isArray(row) ? row : [])) : []))
+        : [];
+    const name =
+      namesRestricted(item, hidden) ?? cells.map((c) => namesRestricted(c, hidden)).find((n) => n !== undefined);
+    if (name !== undefined)
+      throw forbidden(`Missing privilege: Sensitive Data (${path}.${i} names the restricted attribute "${name}")`);
   }
 }
 
@@ -202,17 +224,25 @@ export function assertRestrictedUnchanged(
  * change to one — a new value, a new row setting one, a dropped row holding one — is a 403 naming
  * the column. Fills `after` in place.
  */
-function assertRestrictedColumnsUnchanged(t: CompiledTemplate, before: readonly LegacyItem[], after: readonly LegacyItem[], path: string): void {
+function assertRestrictedColumnsUnchanged(
+  t: CompiledTemplate,
+  before: readonly LegacyItem[],
+  after: readonly LegacyItem[],
+  path: string,
+): void {
   for (const table of t.attributes) {
     const hiddenColumns = (table.columns ?? []).filter((c) => c.restricted);
     if (hiddenColumns.length === 0) continue;
-    const rowsOf = (doc: readonly LegacyItem[]) => doc.find((i) => i.metadataDefinitionId === table.id)?.metadataDefinitionTableValue ?? [];
+    const rowsOf = (doc: readonly LegacyItem[]) =>
+      doc.find((i) => i.metadataDefinitionId === table.id)?.metadataDefinitionTableValue ?? [];
     const old = rowsOf(before);
     const now = rowsOf(after);
     const cellValue = (row: readonly LegacyItem[] | undefined, id: string) => {
       const cell = row?.find((c) => c.metadataDefinitionId === id);
       const v = cell?.metadataDefinitionValue;
-      return cell === undefined || v === undefined || v === '' || (Array.isArray(v) && v.length === 0) ? '' : JSON.stringify(v);
+      return cell === undefined || v === undefined || v === '' || (Array.isArray(v) && v.length === 0)
+        ? ''
+        : JSON.stringify(v);
     };
     for (const column of hiddenColumns) {
       for (let r = 0; r < Math.max(old.length, now.length); r++) {
@@ -222,7 +252,9 @@ function assertRestrictedColumnsUnchanged(t: CompiledTemplate, before: readonly 
           if (kept) row.push(kept);
         }
         if (cellValue(old[r], column.id) !== cellValue(now[r], column.id))
-          throw forbidden(`Missing privilege: Sensitive Data (${path} changes the restricted column "${column.name}" of "${table.name}")`);
+          throw forbidden(
+            `Missing privilege: Sensitive Data (${path} changes the restricted column "${column.name}" of "${table.name}")`,
+          );
       }
     }
   }
@@ -234,23 +266,39 @@ function assertRestrictedColumnsUnchanged(t: CompiledTemplate, before: readonly 
  * restricted cells the caller could not see (rows match by position; dropping a row that holds
  * one is a 403). Returns the update with those cells restored.
  */
-export function keepRestrictedCells(updates: readonly Record<string, unknown>[], current: readonly Record<string, unknown>[], hidden: RestrictedAttributes, path: string): Record<string, unknown>[] {
+export function keepRestrictedCells(
+  updates: readonly Record<string, unknown>[],
+  current: readonly Record<string, unknown>[],
+  hidden: RestrictedAttributes,
+  path: string,
+): Record<string, unknown>[] {
   if (isNone(hidden)) return [...updates];
   assertNoRestrictedItems(updates, hidden, path);
   const keyOf = (m: Record<string, unknown>) => String(m.metadataDefinitionId ?? m.name ?? '').toLowerCase();
   return updates.map((u) => {
     const before = current.find((m) => keyOf(m) === keyOf(u));
-    const field = Array.isArray(u.metadataDefinitionTableValue) ? 'metadataDefinitionTableValue' : Array.isArray(u.value) && u.value.some(Array.isArray) ? 'value' : undefined;
+    const field = Array.isArray(u.metadataDefinitionTableValue)
+      ? 'metadataDefinitionTableValue'
+      : Array.isArray(u.value) && u.value.some(Array.isArray)
+        ? 'value'
+        : undefined;
     const oldRows = before && field && Array.isArray(before[field]) ? (before[field] as unknown[]) : [];
     if (!field || oldRows.length === 0) return u;
     const newRows = u[field] as unknown[];
     const rows = newRows.map((row, r) => {
-      const kept = Array.isArray(oldRows[r]) ? (oldRows[r] as unknown[]).filter((c) => namesRestricted(c, hidden) !== undefined) : [];
+      const kept = Array.isArray(oldRows[r])
+        ? (oldRows[r] as unknown[]).filter((c) => namesRestricted(c, hidden) !== undefined)
+        : [];
       return Array.isArray(row) && kept.length > 0 ? [...row, ...kept] : row;
     });
     for (let r = newRows.length; r < oldRows.length; r++) {
-      const held = Array.isArray(oldRows[r]) ? (oldRows[r] as unknown[]).map((c) => namesRestricted(c, hidden)).find((n) => n !== undefined) : undefined;
-      if (held !== undefined) throw forbidden(`Missing privilege: Sensitive Data (${path} drops a row holding the restricted column "${held}")`);
+      const held = Array.isArray(oldRows[r])
+        ? (oldRows[r] as unknown[]).map((c) => namesRestricted(c, hidden)).find((n) => n !== undefined)
+        : undefined;
+      if (held !== undefined)
+        throw forbidden(
+          `Missing privilege: Sensitive Data (${path} drops a row holding the restricted column "${held}")`,
+        );
     }
     return { ...u, [field]: rows };
   });

@@ -17,12 +17,17 @@ const versionKey = (orgId: string) => `metadata.version.${orgId}`;
  */
 export async function touchDefinitions(db: DbOrTrx, orgId: string, now: number): Promise<void> {
   const value = newId(now);
-  await db.insertInto('server_state').values({ key: versionKey(orgId), value, updated_at: now })
-    .onConflict((oc) => oc.column('key').doUpdateSet({ value, updated_at: now })).execute();
+  await db
+    .insertInto('server_state')
+    .values({ key: versionKey(orgId), value, updated_at: now })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value, updated_at: now }))
+    .execute();
 }
 
 // Read on every asset write and every asset view load: compiled once (core/db/prepared.ts).
-export const versionQuery = prepared<{ key: string }>()((db, p) => db.selectFrom('server_state').select('value').where('key', '=', p.key));
+export const versionQuery = prepared<{ key: string }>()((db, p) =>
+  db.selectFrom('server_state').select('value').where('key', '=', p.key),
+);
 
 const MAX_ENTRIES = 1000;
 const cache = new Map<string, { version: string; template: CompiledTemplate }>();
@@ -31,7 +36,11 @@ const cache = new Map<string, { version: string; template: CompiledTemplate }>()
  * Like loadTemplate, but reuses the compiled template while the organization's definitions are
  * unchanged: one indexed read instead of five queries. For hot write paths (bulk asset creation).
  */
-export async function loadTemplateCached(db: DbOrTrx, orgId: string, templateId: string): Promise<CompiledTemplate | undefined> {
+export async function loadTemplateCached(
+  db: DbOrTrx,
+  orgId: string,
+  templateId: string,
+): Promise<CompiledTemplate | undefined> {
   const row = (await versionQuery.execute(db, { key: versionKey(orgId) }))[0];
   const version = row?.value ?? 'initial';
   const key = `${orgId}:${templateId}`;

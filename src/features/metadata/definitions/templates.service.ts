@@ -20,7 +20,12 @@ import type { TemplateCreate, TemplateListQuery, TemplateUpdate } from '../metad
 import { attributeOut, iso } from './present.ts';
 import { validateMetadata } from '../validation/validate.ts';
 import { requireMetadataRead } from './vocabularies.service.ts';
-import { ACTION_OBJECT_JOB, isActionTemplate, normalizeTemplateTypes, type ActionObjectJob } from '../template-types.ts';
+import {
+  ACTION_OBJECT_JOB,
+  isActionTemplate,
+  normalizeTemplateTypes,
+  type ActionObjectJob,
+} from '../template-types.ts';
 
 type TemplateRow = Selectable<MetadataTemplatesTable>;
 type DefaultValue = { searchField: string; value: unknown };
@@ -38,7 +43,11 @@ interface Details {
   legacyGroups: Map<string, ReturnType<typeof legacyGroup>[]>;
 }
 
-function legacyGroup(order: number, group: { id: string; name: string; search_field: string; name_visible: number; system: number }, attributes: ReturnType<typeof attributeOut>[]) {
+function legacyGroup(
+  order: number,
+  group: { id: string; name: string; search_field: string; name_visible: number; system: number },
+  attributes: ReturnType<typeof attributeOut>[],
+) {
   return {
     groupOrder: order,
     metadataGroupId: group.id,
@@ -55,20 +64,46 @@ function legacyGroup(order: number, group: { id: string; name: string; search_fi
 async function details(db: DbOrTrx, orgId: string, templateIds: string[]): Promise<Details> {
   const out: Details = { groupIds: new Map(), legacyGroups: new Map() };
   if (templateIds.length === 0) return out;
-  const links = await db.selectFrom('metadata_template_groups').innerJoin('metadata_groups', 'metadata_groups.id', 'metadata_template_groups.group_id')
-    .select(['metadata_template_groups.template_id', 'metadata_template_groups.position', 'metadata_groups.id', 'metadata_groups.name', 'metadata_groups.search_field', 'metadata_groups.name_visible', 'metadata_groups.system'])
-    .where('metadata_template_groups.org_id', '=', orgId).where('metadata_template_groups.template_id', 'in', templateIds).execute();
+  const links = await db
+    .selectFrom('metadata_template_groups')
+    .innerJoin('metadata_groups', 'metadata_groups.id', 'metadata_template_groups.group_id')
+    .select([
+      'metadata_template_groups.template_id',
+      'metadata_template_groups.position',
+      'metadata_groups.id',
+      'metadata_groups.name',
+      'metadata_groups.search_field',
+      'metadata_groups.name_visible',
+      'metadata_groups.system',
+    ])
+    .where('metadata_template_groups.org_id', '=', orgId)
+    .where('metadata_template_groups.template_id', 'in', templateIds)
+    .execute();
   links.sort((a, b) => a.system - b.system || a.position - b.position);
   const groupIds = [...new Set(links.map((l) => l.id))];
   const attrLinks = await groupAttributeIds(db, orgId, groupIds);
   const family = await attributeFamily(db, orgId, [...new Set(attrLinks.map((l) => l.attributeId))]);
   for (const id of templateIds) {
     const mine = links.filter((l) => l.template_id === id);
-    out.groupIds.set(id, mine.map((g) => g.id));
-    out.legacyGroups.set(id, mine.map((g, order) => legacyGroup(order, g, attrLinks.filter((l) => l.groupId === g.id).flatMap((l, i) => {
-      const row = family.get(l.attributeId);
-      return row ? [attributeOut(row, family, i)] : [];
-    }))));
+    out.groupIds.set(
+      id,
+      mine.map((g) => g.id),
+    );
+    out.legacyGroups.set(
+      id,
+      mine.map((g, order) =>
+        legacyGroup(
+          order,
+          g,
+          attrLinks
+            .filter((l) => l.groupId === g.id)
+            .flatMap((l, i) => {
+              const row = family.get(l.attributeId);
+              return row ? [attributeOut(row, family, i)] : [];
+            }),
+        ),
+      ),
+    );
   }
   return out;
 }
@@ -77,11 +112,21 @@ async function presentAdmin(db: DbOrTrx, orgId: string, rows: TemplateRow[], ext
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const d = await details(db, orgId, ids);
-  const access = await db.selectFrom('metadata_template_access').leftJoin('security_templates', 'security_templates.id', 'metadata_template_access.security_template_id')
-    .select(['metadata_template_access.template_id', 'metadata_template_access.security_template_id', 'security_templates.name'])
-    .where('metadata_template_access.org_id', '=', orgId).where('metadata_template_access.template_id', 'in', ids).execute();
+  const access = await db
+    .selectFrom('metadata_template_access')
+    .leftJoin('security_templates', 'security_templates.id', 'metadata_template_access.security_template_id')
+    .select([
+      'metadata_template_access.template_id',
+      'metadata_template_access.security_template_id',
+      'security_templates.name',
+    ])
+    .where('metadata_template_access.org_id', '=', orgId)
+    .where('metadata_template_access.template_id', 'in', ids)
+    .execute();
   const usage = await externalUsage(db, orgId, 'template', ids);
-  const customer = (await db.selectFrom('organizations').select('customer_id').where('id', '=', orgId).executeTakeFirstOrThrow()).customer_id;
+  const customer = (
+    await db.selectFrom('organizations').select('customer_id').where('id', '=', orgId).executeTakeFirstOrThrow()
+  ).customer_id;
   return rows.map((row) => {
     const override = fromJson<unknown>(row.template_override, undefined);
     return {
@@ -100,7 +145,9 @@ async function presentAdmin(db: DbOrTrx, orgId: string, rows: TemplateRow[], ext
       actionObjectId: row.action_object_id,
       attributesDefaultValue: fromJson<DefaultValue[]>(row.default_values, []),
       templateDenormalized: d.legacyGroups.get(row.id) ?? [],
-      accessTemplates: access.filter((a) => a.template_id === row.id).map((a) => ({ id: a.security_template_id, name: a.name ?? '(deleted)' })),
+      accessTemplates: access
+        .filter((a) => a.template_id === row.id)
+        .map((a) => ({ id: a.security_template_id, name: a.name ?? '(deleted)' })),
       ...(override === undefined ? {} : { templateOverride: override }),
       inUse: (usage.get(row.id)?.length ?? 0) > 0,
     };
@@ -108,7 +155,11 @@ async function presentAdmin(db: DbOrTrx, orgId: string, rows: TemplateRow[], ext
 }
 
 async function presentLegacy(db: DbOrTrx, orgId: string, rows: TemplateRow[]) {
-  const d = await details(db, orgId, rows.map((r) => r.id));
+  const d = await details(
+    db,
+    orgId,
+    rows.map((r) => r.id),
+  );
   return rows.map((row) => ({
     template: {
       templateId: row.id,
@@ -126,8 +177,16 @@ async function presentLegacy(db: DbOrTrx, orgId: string, rows: TemplateRow[]) {
 /** Templates the caller may use: administrators see all; others those open to them (access templates). */
 async function usableRows(db: DbOrTrx, principal: Principal, rows: TemplateRow[]): Promise<TemplateRow[]> {
   if (hasPrivilege(principal, 'metadata_management') || rows.length === 0) return rows;
-  const access = await db.selectFrom('metadata_template_access').select(['template_id', 'security_template_id'])
-    .where('org_id', '=', principal.orgId).where('template_id', 'in', rows.map((r) => r.id)).execute();
+  const access = await db
+    .selectFrom('metadata_template_access')
+    .select(['template_id', 'security_template_id'])
+    .where('org_id', '=', principal.orgId)
+    .where(
+      'template_id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .execute();
   const granted = await permissionsOnEach(db, principal, [...new Set(access.map((a) => a.security_template_id))]);
   return rows.filter((row) => {
     const mine = access.filter((a) => a.template_id === row.id);
@@ -142,12 +201,22 @@ async function permissionsOnEach(db: DbOrTrx, principal: Principal, templateIds:
 }
 
 async function findTemplate(db: DbOrTrx, orgId: string, id: string): Promise<TemplateRow | undefined> {
-  return db.selectFrom('metadata_templates').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('metadata_templates')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export async function listTemplatesLegacy(deps: Deps, principal: Principal) {
   requireMetadataRead(principal);
-  const rows = await deps.db.selectFrom('metadata_templates').selectAll().where('org_id', '=', principal.orgId).orderBy('name_key').execute();
+  const rows = await deps.db
+    .selectFrom('metadata_templates')
+    .selectAll()
+    .where('org_id', '=', principal.orgId)
+    .orderBy('name_key')
+    .execute();
   return presentLegacy(deps.db, principal.orgId, await usableRows(deps.db, principal, rows));
 }
 
@@ -158,57 +227,122 @@ export async function getTemplateLegacy(deps: Deps, principal: Principal, id: st
   return (await presentLegacy(deps.db, principal.orgId, [row]))[0]!;
 }
 
-export async function listTemplatesPaged(deps: Deps, principal: Principal, query: TemplateListQuery, externalUsage: ExternalUsage) {
+export async function listTemplatesPaged(
+  deps: Deps,
+  principal: Principal,
+  query: TemplateListQuery,
+  externalUsage: ExternalUsage,
+) {
   requirePrivileges(principal, 'metadata_management');
   const sort = { templateName: 'name_key', createdEpoch: 'created_at', lastUpdatedEpoch: 'updated_at' } as const;
   let base = deps.db.selectFrom('metadata_templates').where('org_id', '=', principal.orgId);
   if (query.searchTerm) base = base.where(nameContains(query.searchTerm));
   const total = await base.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
   const order = query.order ?? 'asc';
-  const rows = await base.selectAll().orderBy(sort[query.sortField ?? 'templateName'], order).orderBy('id', order).limit(query.limit ?? 50).offset(query.from ?? 0).execute();
+  const rows = await base
+    .selectAll()
+    .orderBy(sort[query.sortField ?? 'templateName'], order)
+    .orderBy('id', order)
+    .limit(query.limit ?? 50)
+    .offset(query.from ?? 0)
+    .execute();
   return { hitCount: Number(total.n), results: await presentAdmin(deps.db, principal.orgId, rows, externalUsage) };
 }
 
 /** Ordered, de-duplicated group ids that must exist; the system group is (re-)appended last. */
 async function resolveGroups(db: DbOrTrx, orgId: string, groupIds: string[]): Promise<string[]> {
   const unique = [...new Set(groupIds)];
-  const rows = unique.length === 0 ? [] : await db.selectFrom('metadata_groups').select(['id', 'system']).where('org_id', '=', orgId).where('id', 'in', unique).execute();
+  const rows =
+    unique.length === 0
+      ? []
+      : await db
+          .selectFrom('metadata_groups')
+          .select(['id', 'system'])
+          .where('org_id', '=', orgId)
+          .where('id', 'in', unique)
+          .execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   groupIds.forEach((id, i) => {
     if (!byId.has(id)) throw invalidField(`body.groupIds[${i}]`, `metadata group ${id} does not exist`);
   });
-  const system = await db.selectFrom('metadata_groups').select('id').where('org_id', '=', orgId).where('system', '=', 1).executeTakeFirst();
+  const system = await db
+    .selectFrom('metadata_groups')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('system', '=', 1)
+    .executeTakeFirst();
   return [...unique.filter((id) => byId.get(id)!.system !== 1), ...(system ? [system.id] : [])];
 }
 
 async function resolveAccess(db: DbOrTrx, orgId: string, refs: unknown[]): Promise<string[]> {
   const ids = refs.map((r, i) => {
-    const id = typeof r === 'string' ? r : (r as { id?: string; templateId?: string }).id ?? (r as { templateId?: string }).templateId;
+    const id =
+      typeof r === 'string'
+        ? r
+        : ((r as { id?: string; templateId?: string }).id ?? (r as { templateId?: string }).templateId);
     if (!id) throw invalidField(`body.accessTemplates[${i}]`, 'must be a security template id');
     return id;
   });
   const unique = [...new Set(ids)];
   if (unique.length === 0) return [];
-  const found = new Set((await db.selectFrom('security_templates').select('id').where('org_id', '=', orgId).where('id', 'in', unique).execute()).map((r) => r.id));
+  const found = new Set(
+    (
+      await db
+        .selectFrom('security_templates')
+        .select('id')
+        .where('org_id', '=', orgId)
+        .where('id', 'in', unique)
+        .execute()
+    ).map((r) => r.id),
+  );
   ids.forEach((id, i) => {
     if (!found.has(id)) throw invalidField(`body.accessTemplates[${i}]`, `security template ${id} does not exist`);
   });
   return unique;
 }
 
-async function writeStructure(trx: Trx, orgId: string, templateId: string, groupIds: string[] | undefined, access: string[] | undefined): Promise<void> {
+async function writeStructure(
+  trx: Trx,
+  orgId: string,
+  templateId: string,
+  groupIds: string[] | undefined,
+  access: string[] | undefined,
+): Promise<void> {
   if (groupIds) {
-    await trx.deleteFrom('metadata_template_groups').where('org_id', '=', orgId).where('template_id', '=', templateId).execute();
-    if (groupIds.length > 0) await trx.insertInto('metadata_template_groups').values(groupIds.map((group_id, position) => ({ org_id: orgId, template_id: templateId, group_id, position }))).execute();
+    await trx
+      .deleteFrom('metadata_template_groups')
+      .where('org_id', '=', orgId)
+      .where('template_id', '=', templateId)
+      .execute();
+    if (groupIds.length > 0)
+      await trx
+        .insertInto('metadata_template_groups')
+        .values(groupIds.map((group_id, position) => ({ org_id: orgId, template_id: templateId, group_id, position })))
+        .execute();
   }
   if (access) {
-    await trx.deleteFrom('metadata_template_access').where('org_id', '=', orgId).where('template_id', '=', templateId).execute();
-    if (access.length > 0) await trx.insertInto('metadata_template_access').values(access.map((security_template_id) => ({ org_id: orgId, template_id: templateId, security_template_id }))).execute();
+    await trx
+      .deleteFrom('metadata_template_access')
+      .where('org_id', '=', orgId)
+      .where('template_id', '=', templateId)
+      .execute();
+    if (access.length > 0)
+      await trx
+        .insertInto('metadata_template_access')
+        .values(
+          access.map((security_template_id) => ({ org_id: orgId, template_id: templateId, security_template_id })),
+        )
+        .execute();
   }
 }
 
 /** Default values: keys must be attributes of the effective template, values valid for them. */
-async function checkDefaults(trx: Trx, orgId: string, templateId: string, defaults: DefaultValue[]): Promise<DefaultValue[]> {
+async function checkDefaults(
+  trx: Trx,
+  orgId: string,
+  templateId: string,
+  defaults: DefaultValue[],
+): Promise<DefaultValue[]> {
   if (defaults.length === 0) return [];
   const t = (await loadCompiledTemplate(trx, orgId, templateId))!;
   const seen = new Set<string>();
@@ -229,14 +363,25 @@ async function checkDefaults(trx: Trx, orgId: string, templateId: string, defaul
       continue;
     }
     seen.add(d.searchField);
-    const result = validateMetadata(t, [{ name: def.name, value: d.value }], { mode: 'patch', allowReadonly: false, path });
+    const result = validateMetadata(t, [{ name: def.name, value: d.value }], {
+      mode: 'patch',
+      allowReadonly: false,
+      path,
+    });
     for (const p of result.problems) problems.push({ field: p.path.replace(`${path}[0]`, path), message: p.message });
   }
-  if (problems.length > 0) throw new AppError('validation_failed', `${problems[0]!.field}: ${problems[0]!.message}`, { details: problems });
+  if (problems.length > 0)
+    throw new AppError('validation_failed', `${problems[0]!.field}: ${problems[0]!.message}`, { details: problems });
   return defaults.map((d) => ({ searchField: d.searchField, value: d.value }));
 }
 
-export async function createTemplate(deps: Deps, principal: Principal, input: TemplateCreate, ip: string, externalUsage: ExternalUsage) {
+export async function createTemplate(
+  deps: Deps,
+  principal: Principal,
+  input: TemplateCreate,
+  ip: string,
+  externalUsage: ExternalUsage,
+) {
   requirePrivileges(principal, 'metadata_management');
   const name = input.name.trim();
   if (name === '') throw invalidField('body.name', 'name cannot be empty');
@@ -248,24 +393,60 @@ export async function createTemplate(deps: Deps, principal: Principal, input: Te
       const groupIds = await resolveGroups(trx, principal.orgId, input.groupIds);
       await checkNoDuplicateAttributes(trx, principal.orgId, groupIds, 'body.groupIds');
       const access = await resolveAccess(trx, principal.orgId, input.accessTemplates ?? []);
-      const existing = await trx.selectFrom('metadata_templates').select('id').where('org_id', '=', principal.orgId).where('name_key', '=', name.toLowerCase()).executeTakeFirst();
+      const existing = await trx
+        .selectFrom('metadata_templates')
+        .select('id')
+        .where('org_id', '=', principal.orgId)
+        .where('name_key', '=', name.toLowerCase())
+        .executeTakeFirst();
       if (existing) throw duplicateName();
       const row: TemplateRow = {
-        id: newId(now), org_id: principal.orgId, name, name_key: name.toLowerCase(), template_types: toJson(types), default_values: toJson([]),
-        template_override: input.templateOverride === undefined ? null : toJson(input.templateOverride), is_default: 0, action_object_id: null,
-        created_by: principal.userId, updated_by: principal.userId, created_at: now, updated_at: now,
+        id: newId(now),
+        org_id: principal.orgId,
+        name,
+        name_key: name.toLowerCase(),
+        template_types: toJson(types),
+        default_values: toJson([]),
+        template_override: input.templateOverride === undefined ? null : toJson(input.templateOverride),
+        is_default: 0,
+        action_object_id: null,
+        created_by: principal.userId,
+        updated_by: principal.userId,
+        created_at: now,
+        updated_at: now,
       };
       await trx.insertInto('metadata_templates').values(row).execute();
       await writeStructure(trx, principal.orgId, row.id, groupIds, access);
       const defaults = await checkDefaults(trx, principal.orgId, row.id, input.attributesDefaultValue ?? []);
       if (defaults.length > 0) {
         row.default_values = toJson(defaults);
-        await trx.updateTable('metadata_templates').set({ default_values: row.default_values }).where('id', '=', row.id).execute();
+        await trx
+          .updateTable('metadata_templates')
+          .set({ default_values: row.default_values })
+          .where('id', '=', row.id)
+          .execute();
       }
-      await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.template.created', targetType: 'metadata_template', targetId: row.id, ip });
+      await audit(trx, {
+        orgId: principal.orgId,
+        at: now,
+        actorId: principal.userId,
+        action: 'metadata.template.created',
+        targetType: 'metadata_template',
+        targetId: row.id,
+        ip,
+      });
       await publishEvent(trx, now, {
-        orgId: principal.orgId, type: 'metadata.template.created', actor: principal.userId,
-        data: { template: { id: row.id, name: { previous: null, current: name }, type: { previous: null, current: typeLabel(types) }, groups: { added: groupIds.map((groupId) => ({ groupId })), removed: [] } } },
+        orgId: principal.orgId,
+        type: 'metadata.template.created',
+        actor: principal.userId,
+        data: {
+          template: {
+            id: row.id,
+            name: { previous: null, current: name },
+            type: { previous: null, current: typeLabel(types) },
+            groups: { added: groupIds.map((groupId) => ({ groupId })), removed: [] },
+          },
+        },
       });
       await syncActionObject(trx, now, principal.orgId, types, { templateId: row.id });
       return (await presentAdmin(trx, principal.orgId, [row], externalUsage))[0]!;
@@ -279,15 +460,33 @@ export async function createTemplate(deps: Deps, principal: Principal, input: Te
 }
 
 const UPDATABLE = new Set(['name', 'groupIds', 'attributesDefaultValue', 'accessTemplates', 'templateOverride']);
-const IMMUTABLE = new Set(['templateId', 'customerId', 'createdBy', 'createdEpoch', 'createdDate', 'templateType', 'templateDenormalized', 'dependencies']);
+const IMMUTABLE = new Set([
+  'templateId',
+  'customerId',
+  'createdBy',
+  'createdEpoch',
+  'createdDate',
+  'templateType',
+  'templateDenormalized',
+  'dependencies',
+]);
 
-export async function updateTemplate(deps: Deps, principal: Principal, id: string, input: TemplateUpdate, ip: string, externalUsage: ExternalUsage) {
+export async function updateTemplate(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  input: TemplateUpdate,
+  ip: string,
+  externalUsage: ExternalUsage,
+) {
   requirePrivileges(principal, 'metadata_management');
   for (const key of Object.keys(input)) {
     if (IMMUTABLE.has(key)) throw invalidField(`body.${key}`, 'is immutable and cannot be updated');
-    if (!UPDATABLE.has(key)) throw invalidField(`body.${key}`, `is not an updatable field (${[...UPDATABLE].join(', ')})`);
+    if (!UPDATABLE.has(key))
+      throw invalidField(`body.${key}`, `is not an updatable field (${[...UPDATABLE].join(', ')})`);
   }
-  if (Object.keys(input).length === 0) throw invalidField('body', `send at least one updatable field: ${[...UPDATABLE].join(', ')}`);
+  if (Object.keys(input).length === 0)
+    throw invalidField('body', `send at least one updatable field: ${[...UPDATABLE].join(', ')}`);
   const name = input.name?.trim();
   if (name === '') throw invalidField('body.name', 'name cannot be empty');
   const now = deps.clock.now();
@@ -302,9 +501,17 @@ export async function updateTemplate(deps: Deps, principal: Principal, id: strin
         groupIds = await resolveGroups(trx, principal.orgId, input.groupIds);
         await checkNoDuplicateAttributes(trx, principal.orgId, groupIds, 'body.groupIds');
       }
-      const access = input.accessTemplates ? await resolveAccess(trx, principal.orgId, input.accessTemplates) : undefined;
+      const access = input.accessTemplates
+        ? await resolveAccess(trx, principal.orgId, input.accessTemplates)
+        : undefined;
       if (name && name.toLowerCase() !== row.name_key) {
-        const clash = await trx.selectFrom('metadata_templates').select('id').where('org_id', '=', principal.orgId).where('name_key', '=', name.toLowerCase()).where('id', '!=', id).executeTakeFirst();
+        const clash = await trx
+          .selectFrom('metadata_templates')
+          .select('id')
+          .where('org_id', '=', principal.orgId)
+          .where('name_key', '=', name.toLowerCase())
+          .where('id', '!=', id)
+          .executeTakeFirst();
         if (clash) throw duplicateName();
       }
       const patch: Partial<TemplateRow> = { updated_at: now, updated_by: principal.userId };
@@ -317,23 +524,53 @@ export async function updateTemplate(deps: Deps, principal: Principal, id: strin
         patch.default_values = toJson(await checkDefaults(trx, principal.orgId, id, defaults));
       } catch (error) {
         if (input.attributesDefaultValue === undefined && error instanceof AppError) {
-          throw invalidField('body.groupIds', `the template's attributesDefaultValue would no longer fit: ${error.message}; send attributesDefaultValue too`);
+          throw invalidField(
+            'body.groupIds',
+            `the template's attributesDefaultValue would no longer fit: ${error.message}; send attributesDefaultValue too`,
+          );
         }
         throw error;
       }
-      await trx.updateTable('metadata_templates').set(patch).where('org_id', '=', principal.orgId).where('id', '=', id).execute();
+      await trx
+        .updateTable('metadata_templates')
+        .set(patch)
+        .where('org_id', '=', principal.orgId)
+        .where('id', '=', id)
+        .execute();
       const afterGroups = groupIds ?? beforeGroups;
       const added = afterGroups.filter((g) => !beforeGroups.includes(g));
       const removed = beforeGroups.filter((g) => !afterGroups.includes(g));
       await recordDefinitionChange(trx, now, {
-        orgId: principal.orgId, kind: 'template.updated', subjectType: 'template', subjectId: id, actorId: principal.userId,
+        orgId: principal.orgId,
+        kind: 'template.updated',
+        subjectType: 'template',
+        subjectId: id,
+        actorId: principal.userId,
         data: { fields: Object.keys(input), groups: { added, removed } },
       });
-      await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.template.updated', targetType: 'metadata_template', targetId: id, ip, data: { fields: Object.keys(input) } });
+      await audit(trx, {
+        orgId: principal.orgId,
+        at: now,
+        actorId: principal.userId,
+        action: 'metadata.template.updated',
+        targetType: 'metadata_template',
+        targetId: id,
+        ip,
+        data: { fields: Object.keys(input) },
+      });
       const label = typeLabel(fromJson<string[]>(row.template_types, []));
       await publishEvent(trx, now, {
-        orgId: principal.orgId, type: 'metadata.template.updated', actor: principal.userId,
-        data: { template: { id, name: { previous: row.name, current: patch.name ?? row.name }, type: { previous: label, current: label }, groups: { added: added.map((groupId) => ({ groupId })), removed: removed.map((groupId) => ({ groupId })) } } },
+        orgId: principal.orgId,
+        type: 'metadata.template.updated',
+        actor: principal.userId,
+        data: {
+          template: {
+            id,
+            name: { previous: row.name, current: patch.name ?? row.name },
+            type: { previous: label, current: label },
+            groups: { added: added.map((groupId) => ({ groupId })), removed: removed.map((groupId) => ({ groupId })) },
+          },
+        },
       });
       // The Action object follows its template (name, attributes, defaults, access templates).
       await syncActionObject(trx, now, principal.orgId, fromJson<string[]>(row.template_types, []), { templateId: id });
@@ -347,30 +584,67 @@ export async function updateTemplate(deps: Deps, principal: Principal, id: strin
   }
 }
 
-export async function deleteTemplate(deps: Deps, principal: Principal, id: string, ip: string, externalUsage: ExternalUsage): Promise<void> {
+export async function deleteTemplate(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  ip: string,
+  externalUsage: ExternalUsage,
+): Promise<void> {
   requirePrivileges(principal, 'metadata_management');
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     await touchDefinitions(trx, principal.orgId, now);
     // Locked before the usage check: an asset being created with it holds it `for share` (PostgreSQL)
     // until it commits, and is then counted as a use.
-    if (deps.engine === 'postgres') await trx.selectFrom('metadata_templates').select('id').where('org_id', '=', principal.orgId).where('id', '=', id).forUpdate().execute();
+    if (deps.engine === 'postgres')
+      await trx
+        .selectFrom('metadata_templates')
+        .select('id')
+        .where('org_id', '=', principal.orgId)
+        .where('id', '=', id)
+        .forUpdate()
+        .execute();
     const row = await findTemplate(trx, principal.orgId, id);
     if (!row) throw templateNotFound();
-    if (row.is_default === 1) throw conflict('The default metadata template cannot be deleted: assets created without a template use it');
+    if (row.is_default === 1)
+      throw conflict('The default metadata template cannot be deleted: assets created without a template use it');
     const usage = (await externalUsage(trx, principal.orgId, 'template', [id])).get(id);
     if (usage?.length) throw conflict(`Metadata template is in use: ${usage.join(', ')}`);
     await trx.deleteFrom('metadata_templates').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
-    await audit(trx, { orgId: principal.orgId, at: now, actorId: principal.userId, action: 'metadata.template.deleted', targetType: 'metadata_template', targetId: id, ip, data: { name: row.name } });
-    await publishEvent(trx, now, { orgId: principal.orgId, type: 'metadata.template.deleted', actor: principal.userId, data: { template: { id, name: row.name } } });
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'metadata.template.deleted',
+      targetType: 'metadata_template',
+      targetId: id,
+      ip,
+      data: { name: row.name },
+    });
+    await publishEvent(trx, now, {
+      orgId: principal.orgId,
+      type: 'metadata.template.deleted',
+      actor: principal.userId,
+      data: { template: { id, name: row.name } },
+    });
     // Its Action object goes to the recycle bin (it is the template's own face, not a use of it).
-    await syncActionObject(trx, now, principal.orgId, fromJson<string[]>(row.template_types, []), { templateId: id, actionObjectId: row.action_object_id });
+    await syncActionObject(trx, now, principal.orgId, fromJson<string[]>(row.template_types, []), {
+      templateId: id,
+      actionObjectId: row.action_object_id,
+    });
   });
   deps.jobs.wake();
 }
 
 /** Action-type templates: queue the job that makes, updates or retires their Action object, in the change's transaction. */
-async function syncActionObject(trx: Trx, now: number, orgId: string, types: string[], job: ActionObjectJob): Promise<void> {
+async function syncActionObject(
+  trx: Trx,
+  now: number,
+  orgId: string,
+  types: string[],
+  job: ActionObjectJob,
+): Promise<void> {
   if (!isActionTemplate(types)) return;
   await enqueueJob(trx, now, { type: ACTION_OBJECT_JOB, orgId, payload: job, maxAttempts: 10 });
 }

@@ -6,12 +6,10 @@ function patternFor(format: string) {
   let cached = PATTERNS.get(format);
   if (!cached) {
     const order: ('y' | 'm' | 'd')[] = [];
-    const source = format
-      .replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
-      .replace(/yyyy|MM|dd/g, (token) => {
-        order.push(token === 'yyyy' ? 'y' : token === 'MM' ? 'm' : 'd');
-        return token === 'yyyy' ? '(\\d{4})' : '(\\d{1,2})';
-      });
+    const source = format.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&').replace(/yyyy|MM|dd/g, (token) => {
+      order.push(token === 'yyyy' ? 'y' : token === 'MM' ? 'm' : 'd');
+      return token === 'yyyy' ? '(\\d{4})' : '(\\d{1,2})';
+    });
     cached = { re: new RegExp(`^${source}$`), order };
     PATTERNS.set(format, cached);
   }
@@ -19,7 +17,13 @@ function patternFor(format: string) {
 }
 
 function daysIn(year: number, month: number): number {
-  return month === 2 ? ((year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+  return month === 2
+    ? (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
+      ? 29
+      : 28
+    : [4, 6, 9, 11].includes(month)
+      ? 30
+      : 31;
 }
 
 function iso(y: number, m: number, d: number): string | undefined {

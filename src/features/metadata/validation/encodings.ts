@@ -2,7 +2,8 @@ import { formatDate } from './dates.ts';
 import type { AttributeDef, CompiledTemplate, LegacyItem, SimplifiedItem, SimplifiedValue, VocabRef } from './model.ts';
 import { hasValue, validateMetadata, type ValidationResult } from './validate.ts';
 
-const refs = (v: unknown): VocabRef[] => (Array.isArray(v) ? (v as VocabRef[]) : v && typeof v === 'object' ? [v as VocabRef] : []);
+const refs = (v: unknown): VocabRef[] =>
+  Array.isArray(v) ? (v as VocabRef[]) : v && typeof v === 'object' ? [v as VocabRef] : [];
 
 function valueName(t: CompiledTemplate, def: AttributeDef, ref: VocabRef): string {
   return t.vocabularies.get(def.vocabularyId ?? '')?.byId.get(ref.valueId)?.name ?? ref.valueId;
@@ -23,7 +24,7 @@ function simplifyValue(t: CompiledTemplate, def: AttributeDef, item: LegacyItem)
       return formatDate(item.metadataDefinitionValue as string, def.dateFormat);
     case 'controlledVocabulary': {
       const names = refs(item.metadataDefinitionValue).map((r) => valueName(t, def, r));
-      return def.multiple ? names : names[0] ?? null;
+      return def.multiple ? names : (names[0] ?? null);
     }
     case 'cascade': {
       const levels = new Map((def.levels ?? []).map((l) => [l.id, l]));
@@ -119,7 +120,11 @@ export function denormalize(t: CompiledTemplate, document: readonly LegacyItem[]
  * empty item (`{metadataDefinitionId}`) clears it; the result is in template order and keeps only
  * attributes of the template (so it also projects a document onto a new template).
  */
-export function mergeMetadata(t: CompiledTemplate, current: readonly LegacyItem[], patch: readonly LegacyItem[] = []): LegacyItem[] {
+export function mergeMetadata(
+  t: CompiledTemplate,
+  current: readonly LegacyItem[],
+  patch: readonly LegacyItem[] = [],
+): LegacyItem[] {
   const byId = new Map<string, LegacyItem>();
   for (const item of current) if (hasValue(item)) byId.set(item.metadataDefinitionId, item);
   for (const item of patch) {
@@ -136,10 +141,16 @@ export function mergeMetadata(t: CompiledTemplate, current: readonly LegacyItem[
 export function presentLegacy(t: CompiledTemplate, document: readonly LegacyItem[]): LegacyItem[] {
   const fix = (def: AttributeDef | undefined, item: LegacyItem): LegacyItem => {
     if (!def || !hasValue(item)) return item;
-    if (def.type === 'date') return { ...item, metadataDefinitionValue: formatDate(item.metadataDefinitionValue as string, def.dateFormat) };
+    if (def.type === 'date')
+      return { ...item, metadataDefinitionValue: formatDate(item.metadataDefinitionValue as string, def.dateFormat) };
     if (def.type === 'table') {
       const columns = new Map((def.columns ?? []).map((c) => [c.id, c]));
-      return { ...item, metadataDefinitionTableValue: item.metadataDefinitionTableValue!.map((row) => row.map((cell) => fix(columns.get(cell.metadataDefinitionId), cell))) };
+      return {
+        ...item,
+        metadataDefinitionTableValue: item.metadataDefinitionTableValue!.map((row) =>
+          row.map((cell) => fix(columns.get(cell.metadataDefinitionId), cell)),
+        ),
+      };
     }
     return item;
   };

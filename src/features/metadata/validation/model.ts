@@ -7,7 +7,15 @@ export type AttributeType = 'text' | 'date' | 'controlledVocabulary' | 'table' |
 export const ATTRIBUTE_TYPES: readonly AttributeType[] = ['text', 'date', 'controlledVocabulary', 'table', 'cascade'];
 
 /** Date formats an attribute may declare (the reference's `dateFormat`). Values are stored as ISO calendar dates. */
-export const DATE_FORMATS = ['MM/dd/yyyy', 'dd/MM/yyyy', 'yyyy-MM-dd', 'yyyy/MM/dd', 'dd.MM.yyyy', 'MM-dd-yyyy', 'dd-MM-yyyy'] as const;
+export const DATE_FORMATS = [
+  'MM/dd/yyyy',
+  'dd/MM/yyyy',
+  'yyyy-MM-dd',
+  'yyyy/MM/dd',
+  'dd.MM.yyyy',
+  'MM-dd-yyyy',
+  'dd-MM-yyyy',
+] as const;
 export type DateFormat = (typeof DATE_FORMATS)[number];
 
 export interface AttributeFlags {
@@ -114,7 +122,13 @@ export function buildVocabulary(id: string, name: string, values: VocabularyValu
   return { id, name, values, byId, byName };
 }
 
-export function compileTemplate(input: { id: string; name: string; attributes: AttributeDef[]; vocabularies: VocabularyDef[]; defaults?: { searchField: string; value: unknown }[] }): CompiledTemplate {
+export function compileTemplate(input: {
+  id: string;
+  name: string;
+  attributes: AttributeDef[];
+  vocabularies: VocabularyDef[];
+  defaults?: { searchField: string; value: unknown }[];
+}): CompiledTemplate {
   const byId = new Map<string, AttributeDef>();
   const byName = new Map<string, AttributeDef>();
   for (const a of input.attributes) {

@@ -9,7 +9,8 @@ import { validateMetadata } from './validate.ts';
 const t = sampleTemplate();
 const A = (name: string) => t.byName.get(name.toLowerCase())!;
 const col = (table: string, name: string) => A(table).columns!.find((c) => c.name === name)!;
-const v = (vocabName: string, valueName: string) => [...t.vocabularies.values()].find((x) => x.name === vocabName)!.byName.get(valueName.toLowerCase())!.id;
+const v = (vocabName: string, valueName: string) =>
+  [...t.vocabularies.values()].find((x) => x.name === vocabName)!.byName.get(valueName.toLowerCase())!.id;
 const paths = (r: { problems: { path: string }[] }) => r.problems.map((p) => p.path);
 
 /** One document touching every attribute kind, in the simplified encoding. */
@@ -19,11 +20,33 @@ const simplified = [
   { name: 'Release Date', value: '02/29/2024' },
   { name: 'Color', value: 'Blue' },
   { name: 'Channels', value: ['Web', 'Print'] },
-  { name: 'Palette', value: [{ name: 'Color', value: 'Red' }, { name: 'Shade', value: ['Crimson', 'Scarlet'] }] },
-  { name: 'Usage', value: [
-    [{ name: 'Channel', value: 'Web' }, { name: 'Until', value: '31.12.2025' }, { name: 'Tint', value: [{ name: 'Color', value: 'Blue' }, { name: 'Shade', value: ['Navy'] }] }],
-    [{ name: 'Channel', value: 'TV' }, { name: 'Note', value: 'regional' }],
-  ] },
+  {
+    name: 'Palette',
+    value: [
+      { name: 'Color', value: 'Red' },
+      { name: 'Shade', value: ['Crimson', 'Scarlet'] },
+    ],
+  },
+  {
+    name: 'Usage',
+    value: [
+      [
+        { name: 'Channel', value: 'Web' },
+        { name: 'Until', value: '31.12.2025' },
+        {
+          name: 'Tint',
+          value: [
+            { name: 'Color', value: 'Blue' },
+            { name: 'Shade', value: ['Navy'] },
+          ],
+        },
+      ],
+      [
+        { name: 'Channel', value: 'TV' },
+        { name: 'Note', value: 'regional' },
+      ],
+    ],
+  },
   { name: 'Summary', value: [[{ name: 'Headline', value: 'Fresh' }]] },
 ];
 
@@ -33,26 +56,55 @@ const legacy: LegacyItem[] = [
   { metadataDefinitionId: A('Notes').id, metadataDefinitionValue: 'line one\nline two' },
   { metadataDefinitionId: A('Release Date').id, metadataDefinitionValue: '2024-02-29' },
   { metadataDefinitionId: A('Color').id, metadataDefinitionValue: { valueId: v('Colors', 'Blue') } },
-  { metadataDefinitionId: A('Channels').id, metadataDefinitionValue: [{ valueId: v('Channels', 'Web') }, { valueId: v('Channels', 'Print') }] },
-  { metadataDefinitionId: A('Palette').id, metadataDefinitionValue: [
-    { metadataDefinitionId: A('Palette').levels![0]!.id, metadataDefinitionValue: { valueId: v('Colors', 'Red') } },
-    { metadataDefinitionId: A('Palette').levels![1]!.id, metadataDefinitionValue: [{ valueId: v('Shades', 'Crimson') }, { valueId: v('Shades', 'Scarlet') }] },
-  ] },
-  { metadataDefinitionId: A('Usage').id, metadataDefinitionTableValue: [
-    [
-      { metadataDefinitionId: col('Usage', 'Channel').id, metadataDefinitionValue: { valueId: v('Channels', 'Web') } },
-      { metadataDefinitionId: col('Usage', 'Until').id, metadataDefinitionValue: '2025-12-31' },
-      { metadataDefinitionId: col('Usage', 'Tint').id, metadataDefinitionValue: [
-        { metadataDefinitionId: col('Usage', 'Tint').levels![0]!.id, metadataDefinitionValue: { valueId: v('Colors', 'Blue') } },
-        { metadataDefinitionId: col('Usage', 'Tint').levels![1]!.id, metadataDefinitionValue: [{ valueId: v('Shades', 'Navy') }] },
-      ] },
+  {
+    metadataDefinitionId: A('Channels').id,
+    metadataDefinitionValue: [{ valueId: v('Channels', 'Web') }, { valueId: v('Channels', 'Print') }],
+  },
+  {
+    metadataDefinitionId: A('Palette').id,
+    metadataDefinitionValue: [
+      { metadataDefinitionId: A('Palette').levels![0]!.id, metadataDefinitionValue: { valueId: v('Colors', 'Red') } },
+      {
+        metadataDefinitionId: A('Palette').levels![1]!.id,
+        metadataDefinitionValue: [{ valueId: v('Shades', 'Crimson') }, { valueId: v('Shades', 'Scarlet') }],
+      },
     ],
-    [
-      { metadataDefinitionId: col('Usage', 'Channel').id, metadataDefinitionValue: { valueId: v('Channels', 'TV') } },
-      { metadataDefinitionId: col('Usage', 'Note').id, metadataDefinitionValue: 'regional' },
+  },
+  {
+    metadataDefinitionId: A('Usage').id,
+    metadataDefinitionTableValue: [
+      [
+        {
+          metadataDefinitionId: col('Usage', 'Channel').id,
+          metadataDefinitionValue: { valueId: v('Channels', 'Web') },
+        },
+        { metadataDefinitionId: col('Usage', 'Until').id, metadataDefinitionValue: '2025-12-31' },
+        {
+          metadataDefinitionId: col('Usage', 'Tint').id,
+          metadataDefinitionValue: [
+            {
+              metadataDefinitionId: col('Usage', 'Tint').levels![0]!.id,
+              metadataDefinitionValue: { valueId: v('Colors', 'Blue') },
+            },
+            {
+              metadataDefinitionId: col('Usage', 'Tint').levels![1]!.id,
+              metadataDefinitionValue: [{ valueId: v('Shades', 'Navy') }],
+            },
+          ],
+        },
+      ],
+      [
+        { metadataDefinitionId: col('Usage', 'Channel').id, metadataDefinitionValue: { valueId: v('Channels', 'TV') } },
+        { metadataDefinitionId: col('Usage', 'Note').id, metadataDefinitionValue: 'regional' },
+      ],
     ],
-  ] },
-  { metadataDefinitionId: A('Summary').id, metadataDefinitionTableValue: [[{ metadataDefinitionId: col('Summary', 'Headline').id, metadataDefinitionValue: 'Fresh' }]] },
+  },
+  {
+    metadataDefinitionId: A('Summary').id,
+    metadataDefinitionTableValue: [
+      [{ metadataDefinitionId: col('Summary', 'Headline').id, metadataDefinitionValue: 'Fresh' }],
+    ],
+  },
 ];
 
 describe('metadata validation: valid documents in both encodings', () => {
@@ -90,7 +142,10 @@ describe('metadata validation: valid documents in both encodings', () => {
       { name: 'Summary', value: [{ name: 'Headline', value: 'h' }] },
     ]);
     assert.deepEqual(r.problems, []);
-    assert.deepEqual(r.document[1], { metadataDefinitionId: A('Color').id, metadataDefinitionValue: { valueId: v('Colors', 'Red') } });
+    assert.deepEqual(r.document[1], {
+      metadataDefinitionId: A('Color').id,
+      metadataDefinitionValue: { valueId: v('Colors', 'Red') },
+    });
     assert.equal(r.document[4]!.metadataDefinitionTableValue!.length, 1);
   });
 
@@ -102,7 +157,11 @@ describe('metadata validation: valid documents in both encodings', () => {
     assert.deepEqual(d.channels, ['Web', 'Print']);
     assert.deepEqual(d.palette, { palette_color: 'Red', palette_shade: ['Crimson', 'Scarlet'] });
     assert.deepEqual(d.usage, [
-      { usage_channel: 'Web', usage_until: '2025-12-31', usage_tint: { usage_tint_color: 'Blue', usage_tint_shade: ['Navy'] } },
+      {
+        usage_channel: 'Web',
+        usage_until: '2025-12-31',
+        usage_tint: { usage_tint_color: 'Blue', usage_tint_shade: ['Navy'] },
+      },
       { usage_channel: 'TV', usage_note: 'regional' },
     ]);
   });
@@ -124,22 +183,43 @@ describe('metadata validation: every rule, every problem at once with its path',
       assert.equal(r.ok, false);
       assert.match(r.problems[0]!.message, /longer than 40/);
     }
-    const r = validateMetadata(t, [{ name: 'Title', value: 'a\nb' }, { name: 'Notes', value: { text: 1 } }]);
+    const r = validateMetadata(t, [
+      { name: 'Title', value: 'a\nb' },
+      { name: 'Notes', value: { text: 1 } },
+    ]);
     assert.deepEqual(paths(r), ['body.metadata[0].value', 'body.metadata[1].value']);
     assert.match(r.problems[0]!.message, /single-line/);
     assert.match(r.problems[1]!.message, /takes text/);
-    assert.ok(validateMetadata(t, [{ name: 'Title', value: 'x'.repeat(40) }, { name: 'Notes', value: 'a\nb' }]).ok);
+    assert.ok(
+      validateMetadata(t, [
+        { name: 'Title', value: 'x'.repeat(40) },
+        { name: 'Notes', value: 'a\nb' },
+      ]).ok,
+    );
   });
 
   it('date: declared format or ISO, real calendar dates only', () => {
     const ok = ['12/31/2024', '2024-12-31', '2024-12-31T10:00:00Z', '2/9/2024'];
-    for (const value of ok) assert.ok(validateMetadata(t, [{ name: 'Title', value: 't' }, { name: 'Release Date', value }]).ok, value);
+    for (const value of ok)
+      assert.ok(
+        validateMetadata(t, [
+          { name: 'Title', value: 't' },
+          { name: 'Release Date', value },
+        ]).ok,
+        value,
+      );
     const bad = ['02/30/2024', '13/01/2024', '31/12/2024', 'tomorrow', '2023-02-29', ''];
     for (const value of bad.slice(0, 5)) {
-      const r = validateMetadata(t, [{ name: 'Title', value: 't' }, { metadataDefinitionId: A('Release Date').id, metadataDefinitionValue: value }]);
+      const r = validateMetadata(t, [
+        { name: 'Title', value: 't' },
+        { metadataDefinitionId: A('Release Date').id, metadataDefinitionValue: value },
+      ]);
       assert.deepEqual(paths(r), ['body.metadata[1].metadataDefinitionValue'], value);
     }
-    assert.match(validateMetadata(t, [{ name: 'Release Date', value: 20240101 }], { mode: 'patch' }).problems[0]!.message, /date as text/);
+    assert.match(
+      validateMetadata(t, [{ name: 'Release Date', value: 20240101 }], { mode: 'patch' }).problems[0]!.message,
+      /date as text/,
+    );
   });
 
   it('controlled vocabulary: membership, single vs multiple, duplicates, shapes', () => {
@@ -147,45 +227,100 @@ describe('metadata validation: every rule, every problem at once with its path',
       { name: 'Title', value: 't' },
       { name: 'Color', value: 'Purple' },
       { name: 'Channels', value: ['Web', 'Web'] },
-      { metadataDefinitionId: A('Channels').id, metadataDefinitionValue: [{ valueId: '00000000-0000-4000-8000-00000000dead' }] },
+      {
+        metadataDefinitionId: A('Channels').id,
+        metadataDefinitionValue: [{ valueId: '00000000-0000-4000-8000-00000000dead' }],
+      },
     ]);
     // The duplicate Channels item is also reported.
     assert.deepEqual(paths(r), ['body.metadata[1].value', 'body.metadata[2].value[1]', 'body.metadata[3]']);
     assert.match(r.problems[0]!.message, /"Purple" is not a value of vocabulary "Colors"/);
     const single = validateMetadata(t, [{ name: 'Color', value: ['Red', 'Blue'] }], { mode: 'patch' });
     assert.match(single.problems[0]!.message, /single-select/);
-    const legacyBad = validateMetadata(t, [{ metadataDefinitionId: A('Channels').id, metadataDefinitionValue: [{ valueId: '00000000-0000-4000-8000-00000000dead' }] }], { mode: 'patch' });
+    const legacyBad = validateMetadata(
+      t,
+      [
+        {
+          metadataDefinitionId: A('Channels').id,
+          metadataDefinitionValue: [{ valueId: '00000000-0000-4000-8000-00000000dead' }],
+        },
+      ],
+      { mode: 'patch' },
+    );
     assert.equal(legacyBad.problems[0]!.path, 'body.metadata[0].metadataDefinitionValue[0].valueId');
-    assert.match(validateMetadata(t, [{ name: 'Color', value: 7 }], { mode: 'patch' }).problems[0]!.message, /takes a value of vocabulary/);
+    assert.match(
+      validateMetadata(t, [{ name: 'Color', value: 7 }], { mode: 'patch' }).problems[0]!.message,
+      /takes a value of vocabulary/,
+    );
   });
 
   it('cascade: a level needs the one before; a value must sit under the chosen parent; required levels', () => {
-    const mismatch = validateMetadata(t, [{ name: 'Palette', value: [{ name: 'Color', value: 'Red' }, { name: 'Shade', value: ['Navy'] }] }], { mode: 'patch' });
+    const mismatch = validateMetadata(
+      t,
+      [
+        {
+          name: 'Palette',
+          value: [
+            { name: 'Color', value: 'Red' },
+            { name: 'Shade', value: ['Navy'] },
+          ],
+        },
+      ],
+      { mode: 'patch' },
+    );
     assert.deepEqual(paths(mismatch), ['body.metadata[0].value[1].value']);
     assert.match(mismatch.problems[0]!.message, /"Navy" belongs under "Blue"/);
-    const gap = validateMetadata(t, [{ name: 'Palette', value: [{ name: 'Shade', value: ['Crimson'] }] }], { mode: 'patch' });
+    const gap = validateMetadata(t, [{ name: 'Palette', value: [{ name: 'Shade', value: ['Crimson'] }] }], {
+      mode: 'patch',
+    });
     assert.ok(gap.problems.some((p) => /level "Color" is required/.test(p.message)));
     assert.ok(gap.problems.some((p) => /needs a value at level "Color" first/.test(p.message)));
     // A value with no parent link fits under any parent.
     assert.ok(validateMetadata(t, [{ name: 'Palette', value: ['Green', ['Any']] }], { mode: 'patch' }).ok);
-    const unknownLevel = validateMetadata(t, [{ name: 'Palette', value: [{ name: 'Hue', value: 'x' }] }], { mode: 'patch' });
+    const unknownLevel = validateMetadata(t, [{ name: 'Palette', value: [{ name: 'Hue', value: 'x' }] }], {
+      mode: 'patch',
+    });
     assert.equal(unknownLevel.problems[0]!.path, 'body.metadata[0].value[0].name');
     const legacyMismatch = structuredClone(legacy[5]!);
-    (legacyMismatch.metadataDefinitionValue as LegacyItem[])[1]!.metadataDefinitionValue = [{ valueId: v('Shades', 'Navy') }];
-    assert.equal(validateMetadata(t, [legacyMismatch], { mode: 'patch' }).problems[0]!.path, 'body.metadata[0].metadataDefinitionValue[1].metadataDefinitionValue');
+    (legacyMismatch.metadataDefinitionValue as LegacyItem[])[1]!.metadataDefinitionValue = [
+      { valueId: v('Shades', 'Navy') },
+    ];
+    assert.equal(
+      validateMetadata(t, [legacyMismatch], { mode: 'patch' }).problems[0]!.path,
+      'body.metadata[0].metadataDefinitionValue[1].metadataDefinitionValue',
+    );
   });
 
   it('tables: rows of cells, single-row, unknown and repeated columns, required columns, cascades inside rows (both encodings)', () => {
-    const r = validateMetadata(t, [
-      { name: 'Usage', value: [
-        [{ name: 'Channel', value: 'Web' }, { name: 'Tint', value: [{ name: 'Color', value: 'Red' }, { name: 'Shade', value: ['Navy'] }] }],
-        [{ name: 'Note', value: 'no channel' }],
-        [{ name: 'Channel', value: 'Web' }, { name: 'Channel', value: 'TV' }],
-        [{ name: 'Width', value: '3' }],
-        'not a row',
-      ] },
-      { name: 'Summary', value: [[{ name: 'Headline', value: 'a' }], [{ name: 'Headline', value: 'b' }]] },
-    ], { mode: 'patch' });
+    const r = validateMetadata(
+      t,
+      [
+        {
+          name: 'Usage',
+          value: [
+            [
+              { name: 'Channel', value: 'Web' },
+              {
+                name: 'Tint',
+                value: [
+                  { name: 'Color', value: 'Red' },
+                  { name: 'Shade', value: ['Navy'] },
+                ],
+              },
+            ],
+            [{ name: 'Note', value: 'no channel' }],
+            [
+              { name: 'Channel', value: 'Web' },
+              { name: 'Channel', value: 'TV' },
+            ],
+            [{ name: 'Width', value: '3' }],
+            'not a row',
+          ],
+        },
+        { name: 'Summary', value: [[{ name: 'Headline', value: 'a' }], [{ name: 'Headline', value: 'b' }]] },
+      ],
+      { mode: 'patch' },
+    );
     assert.deepEqual(paths(r), [
       'body.metadata[0].value[0][1].value[1].value',
       'body.metadata[0].value[1]',
@@ -200,15 +335,40 @@ describe('metadata validation: every rule, every problem at once with its path',
     const tint = legacyTable.metadataDefinitionTableValue![0]![2]!;
     (tint.metadataDefinitionValue as LegacyItem[])[1]!.metadataDefinitionValue = [{ valueId: v('Shades', 'Crimson') }];
     const lr = validateMetadata(t, [legacyTable], { mode: 'patch' });
-    assert.deepEqual(paths(lr), ['body.metadata[0].metadataDefinitionTableValue[0][2].metadataDefinitionValue[1].metadataDefinitionValue']);
+    assert.deepEqual(paths(lr), [
+      'body.metadata[0].metadataDefinitionTableValue[0][2].metadataDefinitionValue[1].metadataDefinitionValue',
+    ]);
     assert.match(lr.problems[0]!.message, /"Crimson" belongs under "Red"/);
   });
 
   it('required, read-only, unknown and repeated attributes, non-array documents', () => {
-    const r = validateMetadata(t, [{ name: 'Nope', value: 'x' }, { name: 'File Size', value: '12' }, { name: 'Color', value: 'Red' }, { name: 'color', value: 'Blue' }, 5, {}]);
-    assert.deepEqual(paths(r), ['body.metadata[0].name', 'body.metadata[1].value', 'body.metadata[3]', 'body.metadata[4]', 'body.metadata[5]', 'body.metadata.title']);
+    const r = validateMetadata(t, [
+      { name: 'Nope', value: 'x' },
+      { name: 'File Size', value: '12' },
+      { name: 'Color', value: 'Red' },
+      { name: 'color', value: 'Blue' },
+      5,
+      {},
+    ]);
+    assert.deepEqual(paths(r), [
+      'body.metadata[0].name',
+      'body.metadata[1].value',
+      'body.metadata[3]',
+      'body.metadata[4]',
+      'body.metadata[5]',
+      'body.metadata.title',
+    ]);
     assert.match(r.problems.at(-1)!.message, /"Title" is required/);
-    assert.ok(validateMetadata(t, [{ name: 'Title', value: 't' }, { name: 'File Size', value: '12' }], { allowReadonly: true }).ok);
+    assert.ok(
+      validateMetadata(
+        t,
+        [
+          { name: 'Title', value: 't' },
+          { name: 'File Size', value: '12' },
+        ],
+        { allowReadonly: true },
+      ).ok,
+    );
     assert.equal(validateMetadata(t, { name: 'Title' }).problems[0]!.path, 'body.metadata');
     assert.ok(validateMetadata(t, [{ name: 'Title', value: '' }]).problems.some((p) => /required/.test(p.message)));
   });
@@ -218,14 +378,23 @@ describe('metadata validation: every rule, every problem at once with its path',
     assert.deepEqual(patch.document, [{ metadataDefinitionId: A('Color').id }]);
     const merged = validateMetadata(t, [{ name: 'Color', value: 'Red' }], { mode: 'patch', current: legacy });
     assert.equal(merged.document.length, legacy.length);
-    assert.deepEqual(merged.document[3], { metadataDefinitionId: A('Color').id, metadataDefinitionValue: { valueId: v('Colors', 'Red') } });
+    assert.deepEqual(merged.document[3], {
+      metadataDefinitionId: A('Color').id,
+      metadataDefinitionValue: { valueId: v('Colors', 'Red') },
+    });
     const clearRequired = validateMetadata(t, [{ name: 'Title', value: '' }], { mode: 'patch', current: legacy });
     assert.deepEqual(paths(clearRequired), ['body.metadata.title']);
     assert.deepEqual(mergeMetadata(t, legacy, [{ metadataDefinitionId: A('Notes').id }]).length, legacy.length - 1);
   });
 
   it('defaults fill attributes the document leaves out (create)', () => {
-    const withDefaults = { ...t, defaults: [{ searchField: 'color', value: 'Green' }, { searchField: 'title', value: 'Untitled' }] };
+    const withDefaults = {
+      ...t,
+      defaults: [
+        { searchField: 'color', value: 'Green' },
+        { searchField: 'title', value: 'Untitled' },
+      ],
+    };
     const r = validateMetadata(withDefaults, [{ name: 'Notes', value: 'n' }], { mode: 'create', applyDefaults: true });
     assert.deepEqual(r.problems, []);
     assert.equal(denormalize(t, r.document).color, 'Green');
@@ -234,57 +403,87 @@ describe('metadata validation: every rule, every problem at once with its path',
 });
 
 describe('metadata encodings: property', () => {
-  const vocabName = (name: string) => fc.constantFrom(...[...t.vocabularies.values()].find((x) => x.name === name)!.values.map((x) => x.name));
-  const text = (max: number) => fc.string({ minLength: 1, maxLength: max }).filter((s) => s.trim() !== '' && !/[\r\n]/.test(s));
-  const date = fc.date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2199-12-31T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
-  const palette = fc.constantFrom(['Red', ['Crimson']], ['Red', ['Crimson', 'Scarlet']], ['Blue', ['Navy']], ['Green', ['Any']], ['Green']);
-  const row = fc.record({
-    channel: vocabName('Channels'),
-    until: fc.option(date, { nil: undefined }),
-    note: fc.option(text(100), { nil: undefined }),
-    tint: fc.option(palette, { nil: undefined }),
-  }).map((r) => [
-    { name: 'Channel', value: r.channel },
-    ...(r.until ? [{ name: 'Until', value: r.until }] : []),
-    ...(r.note ? [{ name: 'Note', value: r.note }] : []),
-    ...(r.tint ? [{ name: 'Tint', value: r.tint }] : []),
-  ]);
-  const doc = fc.record({
-    title: text(40),
-    notes: fc.option(fc.string({ minLength: 1, maxLength: 500 }).filter((s) => s.trim() !== ''), { nil: undefined }),
-    date: fc.option(date, { nil: undefined }),
-    color: fc.option(vocabName('Colors'), { nil: undefined }),
-    channels: fc.option(fc.uniqueArray(vocabName('Channels'), { minLength: 1, maxLength: 5 }), { nil: undefined }),
-    palette: fc.option(palette, { nil: undefined }),
-    usage: fc.option(fc.array(row, { minLength: 1, maxLength: 4 }), { nil: undefined }),
-  }).map((d) => [
-    { name: 'Title', value: d.title },
-    ...(d.notes ? [{ name: 'Notes', value: d.notes }] : []),
-    ...(d.date ? [{ name: 'Release Date', value: d.date }] : []),
-    ...(d.color ? [{ name: 'Color', value: d.color }] : []),
-    ...(d.channels ? [{ name: 'Channels', value: d.channels }] : []),
-    ...(d.palette ? [{ name: 'Palette', value: d.palette }] : []),
-    ...(d.usage ? [{ name: 'Usage', value: d.usage }] : []),
-  ]);
+  const vocabName = (name: string) =>
+    fc.constantFrom(...[...t.vocabularies.values()].find((x) => x.name === name)!.values.map((x) => x.name));
+  const text = (max: number) =>
+    fc.string({ minLength: 1, maxLength: max }).filter((s) => s.trim() !== '' && !/[\r\n]/.test(s));
+  const date = fc
+    .date({ min: new Date('1900-01-01T00:00:00Z'), max: new Date('2199-12-31T00:00:00Z'), noInvalidDate: true })
+    .map((d) => d.toISOString().slice(0, 10));
+  const palette = fc.constantFrom(
+    ['Red', ['Crimson']],
+    ['Red', ['Crimson', 'Scarlet']],
+    ['Blue', ['Navy']],
+    ['Green', ['Any']],
+    ['Green'],
+  );
+  const row = fc
+    .record({
+      channel: vocabName('Channels'),
+      until: fc.option(date, { nil: undefined }),
+      note: fc.option(text(100), { nil: undefined }),
+      tint: fc.option(palette, { nil: undefined }),
+    })
+    .map((r) => [
+      { name: 'Channel', value: r.channel },
+      ...(r.until ? [{ name: 'Until', value: r.until }] : []),
+      ...(r.note ? [{ name: 'Note', value: r.note }] : []),
+      ...(r.tint ? [{ name: 'Tint', value: r.tint }] : []),
+    ]);
+  const doc = fc
+    .record({
+      title: text(40),
+      notes: fc.option(
+        fc.string({ minLength: 1, maxLength: 500 }).filter((s) => s.trim() !== ''),
+        { nil: undefined },
+      ),
+      date: fc.option(date, { nil: undefined }),
+      color: fc.option(vocabName('Colors'), { nil: undefined }),
+      channels: fc.option(fc.uniqueArray(vocabName('Channels'), { minLength: 1, maxLength: 5 }), { nil: undefined }),
+      palette: fc.option(palette, { nil: undefined }),
+      usage: fc.option(fc.array(row, { minLength: 1, maxLength: 4 }), { nil: undefined }),
+    })
+    .map((d) => [
+      { name: 'Title', value: d.title },
+      ...(d.notes ? [{ name: 'Notes', value: d.notes }] : []),
+      ...(d.date ? [{ name: 'Release Date', value: d.date }] : []),
+      ...(d.color ? [{ name: 'Color', value: d.color }] : []),
+      ...(d.channels ? [{ name: 'Channels', value: d.channels }] : []),
+      ...(d.palette ? [{ name: 'Palette', value: d.palette }] : []),
+      ...(d.usage ? [{ name: 'Usage', value: d.usage }] : []),
+    ]);
 
   it('legacy → simplified → legacy is the identity for valid documents', () => {
-    fc.assert(fc.property(doc, (input) => {
-      const first = validateMetadata(t, input);
-      assert.deepEqual(first.problems, []);
-      const back = toLegacy(t, toSimplified(t, first.document));
-      assert.deepEqual(back.problems, []);
-      assert.deepEqual(back.document, first.document);
-      // And the legacy document validates to itself.
-      assert.deepEqual(validateMetadata(t, first.document).document, first.document);
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(doc, (input) => {
+        const first = validateMetadata(t, input);
+        assert.deepEqual(first.problems, []);
+        const back = toLegacy(t, toSimplified(t, first.document));
+        assert.deepEqual(back.problems, []);
+        assert.deepEqual(back.document, first.document);
+        // And the legacy document validates to itself.
+        assert.deepEqual(validateMetadata(t, first.document).document, first.document);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('never throws on arbitrary input: always a result with problems', () => {
-    fc.assert(fc.property(fc.anything(), fc.array(fc.record({ name: fc.constantFrom('Title', 'Color', 'Usage', 'Palette', 'x'), value: fc.anything() }), { maxLength: 5 }), (junk, items) => {
-      for (const input of [junk, items]) {
-        const r = validateMetadata(t, input, { mode: 'patch' });
-        assert.equal(typeof r.ok, 'boolean');
-      }
-    }), { numRuns: 300 });
+    fc.assert(
+      fc.property(
+        fc.anything(),
+        fc.array(
+          fc.record({ name: fc.constantFrom('Title', 'Color', 'Usage', 'Palette', 'x'), value: fc.anything() }),
+          { maxLength: 5 },
+        ),
+        (junk, items) => {
+          for (const input of [junk, items]) {
+            const r = validateMetadata(t, input, { mode: 'patch' });
+            assert.equal(typeof r.ok, 'boolean');
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

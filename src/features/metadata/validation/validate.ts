@@ -1,5 +1,14 @@
 import { parseDate } from './dates.ts';
-import type { AttributeDef, CompiledTemplate, LegacyItem, LegacyValue, Problem, VocabRef, VocabularyDef, VocabularyValue } from './model.ts';
+import type {
+  AttributeDef,
+  CompiledTemplate,
+  LegacyItem,
+  LegacyValue,
+  Problem,
+  VocabRef,
+  VocabularyDef,
+  VocabularyValue,
+} from './model.ts';
 
 /** Limits that keep one document bounded, whatever the definitions say. */
 export const LIMITS = { items: 2000, rows: 1000, textLength: 100_000, multiValues: 1000 };
@@ -86,7 +95,8 @@ function lookupOf(def: AttributeDef, children: AttributeDef[]): Lookup {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const describe = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : typeof v);
+const describe = (v: unknown) =>
+  v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v === 'object' ? 'an object' : typeof v;
 const show = (s: string) => JSON.stringify(s.length > 60 ? `${s.slice(0, 57)}...` : s);
 
 function isEmptyRaw(v: unknown): boolean {
@@ -105,10 +115,18 @@ export function validateMetadata(t: CompiledTemplate, input: unknown, options: V
   const ctx: Ctx = { t, problems: [], allowReadonly: options.allowReadonly ?? false };
   const mode = options.mode ?? 'create';
   if (!Array.isArray(input)) {
-    return { ok: false, problems: [{ path: prefix, message: `must be an array of metadata items, not ${describe(input)}` }], document: [] };
+    return {
+      ok: false,
+      problems: [{ path: prefix, message: `must be an array of metadata items, not ${describe(input)}` }],
+      document: [],
+    };
   }
   if (input.length > LIMITS.items) {
-    return { ok: false, problems: [{ path: prefix, message: `has ${input.length} items; at most ${LIMITS.items}` }], document: [] };
+    return {
+      ok: false,
+      problems: [{ path: prefix, message: `has ${input.length} items; at most ${LIMITS.items}` }],
+      document: [],
+    };
   }
   const root: Path = { up: null, seg: prefix };
   const given = new Map<string, LegacyItem>();
@@ -132,14 +150,21 @@ export function validateMetadata(t: CompiledTemplate, input: unknown, options: V
     for (const d of t.defaults) {
       const def = t.attributes.find((a) => a.searchField === d.searchField);
       if (!def || given.has(def.id) || invalid.has(def.id)) continue;
-      const parsed = parseAttribute({ ...ctx, allowReadonly: true }, def, { name: def.name, value: d.value }, 'simplified', { up: null, seg: `template.attributesDefaultValue.${d.searchField}` });
+      const parsed = parseAttribute(
+        { ...ctx, allowReadonly: true },
+        def,
+        { name: def.name, value: d.value },
+        'simplified',
+        { up: null, seg: `template.attributesDefaultValue.${d.searchField}` },
+      );
       if (parsed !== INVALID && parsed) given.set(def.id, parsed);
     }
   }
 
   const merged = new Map<string, LegacyItem>();
   if (mode === 'patch' && options.current) {
-    for (const item of options.current) if (t.byId.has(item.metadataDefinitionId) && hasValue(item)) merged.set(item.metadataDefinitionId, item);
+    for (const item of options.current)
+      if (t.byId.has(item.metadataDefinitionId) && hasValue(item)) merged.set(item.metadataDefinitionId, item);
   }
   for (const [id, item] of given) merged.set(id, item);
 
@@ -148,7 +173,8 @@ export function validateMetadata(t: CompiledTemplate, input: unknown, options: V
       if (!def.required || def.readonly) continue;
       if (invalid.has(def.id)) continue; // already reported
       const item = merged.get(def.id);
-      if (!item || !hasValue(item)) ctx.problems.push({ path: `${prefix}.${def.searchField}`, message: `${show(def.name)} is required` });
+      if (!item || !hasValue(item))
+        ctx.problems.push({ path: `${prefix}.${def.searchField}`, message: `${show(def.name)} is required` });
     }
   }
 
@@ -168,9 +194,19 @@ export function hasValue(item: LegacyItem): boolean {
 }
 
 /** Which definition an item names, and in which encoding it is written. */
-function resolveItem(ctx: Ctx, byId: Map<string, AttributeDef>, byName: Map<string, AttributeDef>, raw: unknown, path: Path, what: string): { def: AttributeDef; encoding: Encoding } | undefined {
+function resolveItem(
+  ctx: Ctx,
+  byId: Map<string, AttributeDef>,
+  byName: Map<string, AttributeDef>,
+  raw: unknown,
+  path: Path,
+  what: string,
+): { def: AttributeDef; encoding: Encoding } | undefined {
   if (!isObject(raw)) {
-    ctx.problems.push({ path: render(path), message: `must be an object ({metadataDefinitionId, metadataDefinitionValue} or {name, value}), not ${describe(raw)}` });
+    ctx.problems.push({
+      path: render(path),
+      message: `must be an object ({metadataDefinitionId, metadataDefinitionValue} or {name, value}), not ${describe(raw)}`,
+    });
     return undefined;
   }
   if (raw.metadataDefinitionId !== undefined) {
@@ -180,7 +216,10 @@ function resolveItem(ctx: Ctx, byId: Map<string, AttributeDef>, byName: Map<stri
     }
     const def = byId.get(raw.metadataDefinitionId) ?? byId.get(raw.metadataDefinitionId.toLowerCase());
     if (!def) {
-      ctx.problems.push({ path: render(at(path, 'metadataDefinitionId')), message: `${show(raw.metadataDefinitionId)} is not an ${what} of ${what === 'attribute' ? `template ${show(ctx.t.name)}` : 'this attribute'}` });
+      ctx.problems.push({
+        path: render(at(path, 'metadataDefinitionId')),
+        message: `${show(raw.metadataDefinitionId)} is not an ${what} of ${what === 'attribute' ? `template ${show(ctx.t.name)}` : 'this attribute'}`,
+      });
       return undefined;
     }
     return { def, encoding: 'legacy' };
@@ -192,17 +231,29 @@ function resolveItem(ctx: Ctx, byId: Map<string, AttributeDef>, byName: Map<stri
     }
     const def = byName.get(raw.name) ?? byName.get(raw.name.trim().toLowerCase());
     if (!def) {
-      ctx.problems.push({ path: render(at(path, 'name')), message: `${show(raw.name)} is not an ${what} of ${what === 'attribute' ? `template ${show(ctx.t.name)}` : 'this attribute'}` });
+      ctx.problems.push({
+        path: render(at(path, 'name')),
+        message: `${show(raw.name)} is not an ${what} of ${what === 'attribute' ? `template ${show(ctx.t.name)}` : 'this attribute'}`,
+      });
       return undefined;
     }
     return { def, encoding: 'simplified' };
   }
-  ctx.problems.push({ path: render(path), message: 'names no attribute: send metadataDefinitionId (legacy) or name (simplified)' });
+  ctx.problems.push({
+    path: render(path),
+    message: 'names no attribute: send metadataDefinitionId (legacy) or name (simplified)',
+  });
   return undefined;
 }
 
 /** One attribute's item → its canonical legacy item (null when empty), or INVALID after recording problems. */
-function parseAttribute(ctx: Ctx, def: AttributeDef, raw: Record<string, unknown>, encoding: Encoding, path: Path): Parsed {
+function parseAttribute(
+  ctx: Ctx,
+  def: AttributeDef,
+  raw: Record<string, unknown>,
+  encoding: Encoding,
+  path: Path,
+): Parsed {
   let value: unknown;
   let valuePath: Path;
   if (encoding === 'legacy') {
@@ -214,7 +265,10 @@ function parseAttribute(ctx: Ctx, def: AttributeDef, raw: Record<string, unknown
       value = raw.metadataDefinitionValue;
       valuePath = at(path, 'metadataDefinitionValue');
       if (table !== undefined) {
-        ctx.problems.push({ path: render(at(path, 'metadataDefinitionTableValue')), message: `${show(def.name)} is not a table attribute` });
+        ctx.problems.push({
+          path: render(at(path, 'metadataDefinitionTableValue')),
+          message: `${show(def.name)} is not a table attribute`,
+        });
         return INVALID;
       }
     }
@@ -285,19 +339,27 @@ function oneText(ctx: Ctx, def: AttributeDef, value: unknown, path: Path): strin
   const max = Math.min(def.length ?? LIMITS.textLength, LIMITS.textLength);
   const before = ctx.problems.length;
   // UTF-16 length bounds the code-point count from above, so most texts skip the exact count.
-  if (text.length > max && [...text].length > max) ctx.problems.push({ path: render(path), message: `${show(def.name)} is longer than ${max} characters` });
-  if (!def.multiLine && /[\r\n]/.test(text)) ctx.problems.push({ path: render(path), message: `${show(def.name)} is a single-line field: no line breaks` });
+  if (text.length > max && [...text].length > max)
+    ctx.problems.push({ path: render(path), message: `${show(def.name)} is longer than ${max} characters` });
+  if (!def.multiLine && /[\r\n]/.test(text))
+    ctx.problems.push({ path: render(path), message: `${show(def.name)} is a single-line field: no line breaks` });
   return ctx.problems.length > before ? undefined : text;
 }
 
 function parseDateValue(ctx: Ctx, def: AttributeDef, value: unknown, path: Path): Parsed {
   if (typeof value !== 'string') {
-    ctx.problems.push({ path: render(path), message: `${show(def.name)} takes a date as text (${def.dateFormat ?? 'yyyy-MM-dd'}), not ${describe(value)}` });
+    ctx.problems.push({
+      path: render(path),
+      message: `${show(def.name)} takes a date as text (${def.dateFormat ?? 'yyyy-MM-dd'}), not ${describe(value)}`,
+    });
     return INVALID;
   }
   const date = parseDate(value, def.dateFormat);
   if (!date) {
-    ctx.problems.push({ path: render(path), message: `${show(value)} is not a date in the format ${def.dateFormat ?? 'yyyy-MM-dd'} (or yyyy-MM-dd)` });
+    ctx.problems.push({
+      path: render(path),
+      message: `${show(value)} is not a date in the format ${def.dateFormat ?? 'yyyy-MM-dd'} (or yyyy-MM-dd)`,
+    });
     return INVALID;
   }
   return { metadataDefinitionId: def.id, metadataDefinitionValue: date };
@@ -305,12 +367,23 @@ function parseDateValue(ctx: Ctx, def: AttributeDef, value: unknown, path: Path)
 
 function vocabularyOf(ctx: Ctx, def: AttributeDef, path: Path): VocabularyDef | undefined {
   const vocab = def.vocabularyId ? ctx.t.vocabularies.get(def.vocabularyId) : undefined;
-  if (!vocab) ctx.problems.push({ path: render(path), message: `${show(def.name)} has no vocabulary; ask an administrator to fix the attribute` });
+  if (!vocab)
+    ctx.problems.push({
+      path: render(path),
+      message: `${show(def.name)} has no vocabulary; ask an administrator to fix the attribute`,
+    });
   return vocab;
 }
 
 /** One vocabulary token: `{valueId}`, `{valueName}`/`{name}`, or a string (an id or a name). */
-function resolveToken(ctx: Ctx, def: AttributeDef, vocab: VocabularyDef, token: unknown, encoding: Encoding, path: Path): VocabularyValue | undefined {
+function resolveToken(
+  ctx: Ctx,
+  def: AttributeDef,
+  vocab: VocabularyDef,
+  token: unknown,
+  encoding: Encoding,
+  path: Path,
+): VocabularyValue | undefined {
   let found: VocabularyValue | undefined;
   let label: string;
   if (typeof token === 'string') {
@@ -318,9 +391,10 @@ function resolveToken(ctx: Ctx, def: AttributeDef, vocab: VocabularyDef, token: 
     if (!found) {
       const key = token.trim();
       const lower = key.toLowerCase();
-      found = encoding === 'legacy'
-        ? vocab.byId.get(lower) ?? vocab.byId.get(key) ?? vocab.byName.get(lower)
-        : vocab.byName.get(lower) ?? vocab.byId.get(lower) ?? vocab.byId.get(key);
+      found =
+        encoding === 'legacy'
+          ? (vocab.byId.get(lower) ?? vocab.byId.get(key) ?? vocab.byName.get(lower))
+          : (vocab.byName.get(lower) ?? vocab.byId.get(lower) ?? vocab.byId.get(key));
     }
     label = token;
   } else if (isObject(token) && typeof token.valueId === 'string') {
@@ -331,20 +405,36 @@ function resolveToken(ctx: Ctx, def: AttributeDef, vocab: VocabularyDef, token: 
     label = (token.valueName ?? token.name) as string;
     found = vocab.byName.get(label.trim().toLowerCase());
   } else {
-    ctx.problems.push({ path: render(path), message: `${show(def.name)} takes a value of vocabulary ${show(vocab.name)} (${encoding === 'legacy' ? '{valueId}' : 'its name'}), not ${describe(token)}` });
+    ctx.problems.push({
+      path: render(path),
+      message: `${show(def.name)} takes a value of vocabulary ${show(vocab.name)} (${encoding === 'legacy' ? '{valueId}' : 'its name'}), not ${describe(token)}`,
+    });
     return undefined;
   }
-  if (!found) ctx.problems.push({ path: render(path), message: `${show(label)} is not a value of vocabulary ${show(vocab.name)}` });
+  if (!found)
+    ctx.problems.push({
+      path: render(path),
+      message: `${show(label)} is not a value of vocabulary ${show(vocab.name)}`,
+    });
   return found;
 }
 
 /** A vocabulary attribute's value → `{valueId}` or `[{valueId}]`. */
-function parseVocab(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encoding, path: Path): VocabRef | VocabRef[] | null | typeof INVALID {
+function parseVocab(
+  ctx: Ctx,
+  def: AttributeDef,
+  value: unknown,
+  encoding: Encoding,
+  path: Path,
+): VocabRef | VocabRef[] | null | typeof INVALID {
   const vocab = vocabularyOf(ctx, def, path);
   if (!vocab) return INVALID;
   const tokens = Array.isArray(value) ? value : [value];
   if (!def.multiple && tokens.length > 1) {
-    ctx.problems.push({ path: render(path), message: `${show(def.name)} is single-select: one value, not ${tokens.length}` });
+    ctx.problems.push({
+      path: render(path),
+      message: `${show(def.name)} is single-select: one value, not ${tokens.length}`,
+    });
     return INVALID;
   }
   if (tokens.length > LIMITS.multiValues) {
@@ -357,7 +447,10 @@ function parseVocab(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encod
     const found = resolveToken(ctx, def, vocab, token, encoding, Array.isArray(value) ? at(path, i) : path);
     if (!found) return;
     if (seen.has(found.id)) {
-      ctx.problems.push({ path: render(Array.isArray(value) ? at(path, i) : path), message: `${show(found.name)} is chosen twice` });
+      ctx.problems.push({
+        path: render(Array.isArray(value) ? at(path, i) : path),
+        message: `${show(found.name)} is chosen twice`,
+      });
       return;
     }
     seen.add(found.id);
@@ -370,7 +463,10 @@ function parseVocab(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encod
 function parseCascade(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Encoding, path: Path): Parsed {
   const levels = def.levels ?? [];
   if (!Array.isArray(value)) {
-    ctx.problems.push({ path: render(path), message: `${show(def.name)} is a cascade: an array of level items, not ${describe(value)}` });
+    ctx.problems.push({
+      path: render(path),
+      message: `${show(def.name)} is a cascade: an array of level items, not ${describe(value)}`,
+    });
     return INVALID;
   }
   const { byId, byName } = lookupOf(def, levels);
@@ -419,13 +515,17 @@ function parseCascade(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Enc
   for (const level of levels) {
     const entry = chosen.get(level.id);
     if (!entry) {
-      if (level.required) ctx.problems.push({ path: render(path), message: `${show(def.name)}: level ${show(level.name)} is required` });
+      if (level.required)
+        ctx.problems.push({ path: render(path), message: `${show(def.name)}: level ${show(level.name)} is required` });
       gap ??= level;
       previous = undefined;
       continue;
     }
     if (gap) {
-      ctx.problems.push({ path: render(entry.path), message: `${show(def.name)}: level ${show(level.name)} needs a value at level ${show(gap.name)} first` });
+      ctx.problems.push({
+        path: render(entry.path),
+        message: `${show(def.name)}: level ${show(level.name)} needs a value at level ${show(gap.name)} first`,
+      });
     } else if (previous) {
       const vocab = ctx.t.vocabularies.get(level.vocabularyId ?? '');
       for (const ref of entry.refs) {
@@ -433,11 +533,17 @@ function parseCascade(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Enc
         if (v && v.parentId !== null && !previous.ids.has(v.parentId)) {
           const parentVocab = ctx.t.vocabularies.get(previous.level.vocabularyId ?? '');
           const parentName = parentVocab?.byId.get(v.parentId)?.name ?? v.parentId;
-          ctx.problems.push({ path: render(entry.path), message: `${show(v.name)} belongs under ${show(parentName)}, which is not the value chosen at level ${show(previous.level.name)}` });
+          ctx.problems.push({
+            path: render(entry.path),
+            message: `${show(v.name)} belongs under ${show(parentName)}, which is not the value chosen at level ${show(previous.level.name)}`,
+          });
         }
       }
     }
-    items.push({ metadataDefinitionId: level.id, metadataDefinitionValue: level.multiple ? entry.refs : entry.refs[0]! });
+    items.push({
+      metadataDefinitionId: level.id,
+      metadataDefinitionValue: level.multiple ? entry.refs : entry.refs[0]!,
+    });
     previous = { level, ids: new Set(entry.refs.map((r) => r.valueId)) };
   }
   return { metadataDefinitionId: def.id, metadataDefinitionValue: items };
@@ -446,13 +552,19 @@ function parseCascade(ctx: Ctx, def: AttributeDef, value: unknown, encoding: Enc
 function parseTable(ctx: Ctx, def: AttributeDef, value: unknown, _encoding: Encoding, path: Path): Parsed {
   const columns = def.columns ?? [];
   if (!Array.isArray(value)) {
-    ctx.problems.push({ path: render(path), message: `${show(def.name)} is a table: an array of rows, not ${describe(value)}` });
+    ctx.problems.push({
+      path: render(path),
+      message: `${show(def.name)} is a table: an array of rows, not ${describe(value)}`,
+    });
     return INVALID;
   }
   // A single row sent as a flat array of cells is accepted as one row.
   const rows: unknown[] = value.length > 0 && value.every((r) => isObject(r)) ? [value] : value;
   if (def.singleRow && rows.length > 1) {
-    ctx.problems.push({ path: render(path), message: `${show(def.name)} is a single-row table: 1 row, not ${rows.length}` });
+    ctx.problems.push({
+      path: render(path),
+      message: `${show(def.name)} is a single-row table: 1 row, not ${rows.length}`,
+    });
     return INVALID;
   }
   if (rows.length > LIMITS.rows) {
@@ -479,7 +591,10 @@ function parseTable(ctx: Ctx, def: AttributeDef, value: unknown, _encoding: Enco
         return;
       }
       if (cells.has(found.def.id)) {
-        ctx.problems.push({ path: render(cellPath), message: `column ${show(found.def.name)} appears more than once in this row` });
+        ctx.problems.push({
+          path: render(cellPath),
+          message: `column ${show(found.def.name)} appears more than once in this row`,
+        });
         bad = true;
         return;
       }
@@ -496,7 +611,10 @@ function parseTable(ctx: Ctx, def: AttributeDef, value: unknown, _encoding: Enco
     if (present.length === 0 && invalid.size === 0) return;
     for (const column of columns) {
       if (column.required && !column.readonly && !cells.get(column.id) && !invalid.has(column.id)) {
-        ctx.problems.push({ path: render(rowPath), message: `${show(def.name)}: column ${show(column.name)} is required in every row` });
+        ctx.problems.push({
+          path: render(rowPath),
+          message: `${show(def.name)}: column ${show(column.name)} is required in every row`,
+        });
         bad = true;
       }
     }

@@ -1,6 +1,16 @@
 // Delivery building blocks for the webhook worker: signing, retry schedule, one-shot
 // send, endpoint OAuth tokens and per-endpoint rate limits (the SSRF guard they use is core/net/ssrf.ts). Pure or self-contained; no DB access.
-export { generateSecret, isValidSecret, secretKey, sign, signatureHeader, webhookHeaders, SECRET_PREFIX, USER_AGENT, type WebhookHeaders } from './signing.ts';
+export {
+  generateSecret,
+  isValidSecret,
+  secretKey,
+  sign,
+  signatureHeader,
+  webhookHeaders,
+  SECRET_PREFIX,
+  USER_AGENT,
+  type WebhookHeaders,
+} from './signing.ts';
 export {
   AUTO_DISABLE_AFTER_MS,
   decideAfterAttempt,
@@ -16,7 +26,18 @@ export {
   type DecideOptions,
   type NextDelayOptions,
 } from './schedule.ts';
-export { classifyError, DEFAULT_TIMEOUT_MS, KEPT_RESPONSE_HEADERS, MAX_RESPONSE_BYTES, MAX_TIMEOUT_MS, parseRetryAfter, sendOnce, type ErrorClass, type SendInput, type SendResult } from './send.ts';
+export {
+  classifyError,
+  DEFAULT_TIMEOUT_MS,
+  KEPT_RESPONSE_HEADERS,
+  MAX_RESPONSE_BYTES,
+  MAX_TIMEOUT_MS,
+  parseRetryAfter,
+  sendOnce,
+  type ErrorClass,
+  type SendInput,
+  type SendResult,
+} from './send.ts';
 export {
   configHash,
   createTokenProvider,
@@ -31,4 +52,10 @@ export {
   type TokenProviderConfig,
   type TokenProviderOptions,
 } from './oauth-token.ts';
-export { createInflightLimiter, createRateLimiter, type InflightLimiter, type RateLimiter, type RateLimiterOptions } from './rate-limit.ts';
+export {
+  createInflightLimiter,
+  createRateLimiter,
+  type InflightLimiter,
+  type RateLimiter,
+  type RateLimiterOptions,
+} from './rate-limit.ts';

@@ -2,7 +2,15 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { configHash, createTokenProvider, sendWithOAuth, TokenFetchError, type TokenProviderOptions, TokenProviderCache, withOAuthRetry } from './oauth-token.ts';
+import {
+  configHash,
+  createTokenProvider,
+  sendWithOAuth,
+  TokenFetchError,
+  type TokenProviderOptions,
+  TokenProviderCache,
+  withOAuthRetry,
+} from './oauth-token.ts';
 import { createGuardedDispatcher } from '../../../core/net/ssrf.ts';
 
 interface TokenRequest {
@@ -10,7 +18,9 @@ interface TokenRequest {
   form: URLSearchParams;
 }
 
-async function listen(handler: (req: IncomingMessage, res: ServerResponse, body: string) => void): Promise<{ server: Server; url: string }> {
+async function listen(
+  handler: (req: IncomingMessage, res: ServerResponse, body: string) => void,
+): Promise<{ server: Server; url: string }> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -20,10 +30,11 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse, body:
   return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-const close = (server: Server) => new Promise<void>((resolve) => {
-  server.closeAllConnections();
-  server.close(() => resolve());
-});
+const close = (server: Server) =>
+  new Promise<void>((resolve) => {
+    server.closeAllConnections();
+    server.close(() => resolve());
+  });
 
 describe('OAuth client-credentials token provider', () => {
   let tokenServer: Server;
@@ -37,7 +48,10 @@ describe('OAuth client-credentials token provider', () => {
   let clock = 0;
   const dispatcher = createGuardedDispatcher({ allowPrivate: true });
   const now = () => clock;
-  const bearer = (n: number, expiresIn = 3600) => ({ status: 200, body: JSON.stringify({ access_token: `tok-${n}`, token_type: 'Bearer', expires_in: expiresIn }) });
+  const bearer = (n: number, expiresIn = 3600) => ({
+    status: 200,
+    body: JSON.stringify({ access_token: `tok-${n}`, token_type: 'Bearer', expires_in: expiresIn }),
+  });
 
   const options = (extra: Partial<TokenProviderOptions> = {}): TokenProviderOptions => ({
     tokenUrl: `${tokenUrl}/oauth/token`,
@@ -73,7 +87,13 @@ describe('OAuth client-credentials token provider', () => {
   });
 
   it('client_secret_basic: posts the client-credentials form and caches the token (one fetch for many calls)', async () => {
-    const provider = createTokenProvider(options({ clientId: 'client id:1', scope: ['assets.read', 'hooks'], extraParams: { audience: 'https://receiver.example' } }));
+    const provider = createTokenProvider(
+      options({
+        clientId: 'client id:1',
+        scope: ['assets.read', 'hooks'],
+        extraParams: { audience: 'https://receiver.example' },
+      }),
+    );
     for (let i = 0; i < 20; i++) assert.equal(await provider.getToken(), 'tok-1');
     assert.equal(requests.length, 1);
     const { headers, form } = requests[0]!;
@@ -96,7 +116,12 @@ describe('OAuth client-credentials token provider', () => {
   });
 
   it('extraParams cannot override the grant type or the client credentials', async () => {
-    const provider = createTokenProvider(options({ authMethod: 'client_secret_post', extraParams: { grant_type: 'password', client_secret: 'x', resource: 'r1' } }));
+    const provider = createTokenProvider(
+      options({
+        authMethod: 'client_secret_post',
+        extraParams: { grant_type: 'password', client_secret: 'x', resource: 'r1' },
+      }),
+    );
     await provider.getToken();
     const { form } = requests[0]!;
     assert.equal(form.get('grant_type'), 'client_credentials');
@@ -168,9 +193,20 @@ describe('OAuth client-credentials token provider', () => {
   });
 
   it('malformed token responses are invalid_response', async () => {
-    for (const body of ['not json', '{}', '{"access_token":""}', '{"access_token":"t","token_type":"mac"}', '[]', '{"access_token":"a b"}', '{"access_token":"x\\r\\nx-injected: 1"}']) {
+    for (const body of [
+      'not json',
+      '{}',
+      '{"access_token":""}',
+      '{"access_token":"t","token_type":"mac"}',
+      '[]',
+      '{"access_token":"a b"}',
+      '{"access_token":"x\\r\\nx-injected: 1"}',
+    ]) {
       reply = () => ({ status: 200, body });
-      await assert.rejects(createTokenProvider(options()).getToken(), (err: TokenFetchError) => err.kind === 'invalid_response');
+      await assert.rejects(
+        createTokenProvider(options()).getToken(),
+        (err: TokenFetchError) => err.kind === 'invalid_response',
+      );
     }
   });
 
@@ -187,9 +223,15 @@ describe('OAuth client-credentials token provider', () => {
   it('an unreachable or internal token URL is a transport error with its class', async () => {
     const dead = await listen(() => {});
     await close(dead.server);
-    await assert.rejects(createTokenProvider(options({ tokenUrl: `${dead.url}/token` })).getToken(), (err: TokenFetchError) => err.kind === 'transport' && err.transportClass === 'connection_refused');
+    await assert.rejects(
+      createTokenProvider(options({ tokenUrl: `${dead.url}/token` })).getToken(),
+      (err: TokenFetchError) => err.kind === 'transport' && err.transportClass === 'connection_refused',
+    );
     const strict = createGuardedDispatcher({ allowPrivate: false });
-    await assert.rejects(createTokenProvider(options({ dispatcher: strict })).getToken(), (err: TokenFetchError) => err.transportClass === 'ssrf_blocked');
+    await assert.rejects(
+      createTokenProvider(options({ dispatcher: strict })).getToken(),
+      (err: TokenFetchError) => err.transportClass === 'ssrf_blocked',
+    );
     await strict.close();
     assert.equal(requests.length, 0);
   });
@@ -197,7 +239,12 @@ describe('OAuth client-credentials token provider', () => {
   it('withOAuthRetry: sends the bearer token; on 401 refreshes once and retries', async () => {
     const provider = createTokenProvider(options());
     validToken = 'tok-1';
-    const ok = await sendWithOAuth(provider, { url: `${receiverUrl}/hook`, body: '{}', headers: { 'content-type': 'application/json' }, dispatcher });
+    const ok = await sendWithOAuth(provider, {
+      url: `${receiverUrl}/hook`,
+      body: '{}',
+      headers: { 'content-type': 'application/json' },
+      dispatcher,
+    });
     assert.equal(ok.ok, true);
     assert.equal(ok.oauthRetried, false);
     validToken = 'tok-2'; // the receiver revoked tok-1
@@ -236,9 +283,19 @@ describe('OAuth client-credentials token provider', () => {
 
   it('TokenProviderCache: one provider per endpoint and configuration, LRU-bounded', async () => {
     const cache = new TokenProviderCache({ dispatcher, now, maxEntries: 2 });
-    const config = { tokenUrl: `${tokenUrl}/oauth/token`, clientId: 'c', clientSecret: 's', scope: ['a', 'b'], extraParams: { x: '1', y: '2' } };
+    const config = {
+      tokenUrl: `${tokenUrl}/oauth/token`,
+      clientId: 'c',
+      clientSecret: 's',
+      scope: ['a', 'b'],
+      extraParams: { x: '1', y: '2' },
+    };
     const a = cache.get('ep-a', config);
-    assert.equal(cache.get('ep-a', { ...config, scope: 'a b', extraParams: { y: '2', x: '1' } }), a, 'equivalent config, same provider');
+    assert.equal(
+      cache.get('ep-a', { ...config, scope: 'a b', extraParams: { y: '2', x: '1' } }),
+      a,
+      'equivalent config, same provider',
+    );
     await a.getToken();
     await cache.get('ep-a', config).getToken();
     assert.equal(requests.length, 1);

@@ -6,7 +6,8 @@ import { createRequire } from 'node:module';
 import type { Dispatcher } from 'undici';
 
 // Loaded on first use, not at start (issue 14: lean start).
-const request: typeof import('undici').request = (...args) => (createRequire(import.meta.url)('undici') as typeof import('undici')).request(...args);
+const request: typeof import('undici').request = (...args) =>
+  (createRequire(import.meta.url)('undici') as typeof import('undici')).request(...args);
 import { classifyError, type ErrorClass, type SendInput, type SendResult, sendOnce } from './send.ts';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post';
@@ -53,7 +54,11 @@ export class TokenFetchError extends Error {
   readonly oauthError: string | undefined;
   /** Transport class (timeout, dns, ssrf_blocked, …) when kind is 'transport'. */
   readonly transportClass: ErrorClass | undefined;
-  constructor(kind: TokenFailure, message: string, details: { status?: number; oauthError?: string; transportClass?: ErrorClass } = {}) {
+  constructor(
+    kind: TokenFailure,
+    message: string,
+    details: { status?: number; oauthError?: string; transportClass?: ErrorClass } = {},
+  ) {
     super(message);
     this.name = 'TokenFetchError';
     this.kind = kind;
@@ -78,7 +83,13 @@ const formEncode = (value: string) => new URLSearchParams({ v: value }).toString
 
 function scopeString(scope: TokenProviderConfig['scope']): string | undefined {
   if (scope === undefined) return undefined;
-  const joined = typeof scope === 'string' ? scope.trim() : scope.map((s) => s.trim()).filter(Boolean).join(' ');
+  const joined =
+    typeof scope === 'string'
+      ? scope.trim()
+      : scope
+          .map((s) => s.trim())
+          .filter(Boolean)
+          .join(' ');
   return joined === '' ? undefined : joined;
 }
 
@@ -88,7 +99,11 @@ async function fetchToken(options: TokenProviderOptions): Promise<{ token: strin
   form.set('grant_type', 'client_credentials');
   const scope = scopeString(options.scope);
   if (scope !== undefined) form.set('scope', scope);
-  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': 'Tessera-Webhooks/1.0' };
+  const headers: Record<string, string> = {
+    'content-type': 'application/x-www-form-urlencoded',
+    accept: 'application/json',
+    'user-agent': 'Tessera-Webhooks/1.0',
+  };
   if ((options.authMethod ?? 'client_secret_basic') === 'client_secret_basic') {
     form.delete('client_id');
     form.delete('client_secret');
@@ -122,23 +137,32 @@ async function fetchToken(options: TokenProviderOptions): Promise<{ token: strin
   } catch (err) {
     const timedOut = (err as { name?: string })?.name === 'TimeoutError';
     const transportClass = classifyError(err, timedOut);
-    throw new TokenFetchError('transport', `token request to ${options.tokenUrl} failed (${transportClass})`, { transportClass });
+    throw new TokenFetchError('transport', `token request to ${options.tokenUrl} failed (${transportClass})`, {
+      transportClass,
+    });
   }
   let json: Record<string, unknown> | undefined;
   try {
     const parsed: unknown = JSON.parse(text);
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) json = parsed as Record<string, unknown>;
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
+      json = parsed as Record<string, unknown>;
   } catch {
     json = undefined;
   }
   if (status < 200 || status > 299) {
     const oauthError = typeof json?.error === 'string' ? json.error.slice(0, 100) : undefined;
-    throw new TokenFetchError('http_status', `token server answered HTTP ${status}${oauthError ? ` (${oauthError})` : ''}`, { status, ...(oauthError ? { oauthError } : {}) });
+    throw new TokenFetchError(
+      'http_status',
+      `token server answered HTTP ${status}${oauthError ? ` (${oauthError})` : ''}`,
+      { status, ...(oauthError ? { oauthError } : {}) },
+    );
   }
   const token = json?.access_token;
-  if (typeof token !== 'string' || token === '') throw new TokenFetchError('invalid_response', 'token response has no access_token', { status });
+  if (typeof token !== 'string' || token === '')
+    throw new TokenFetchError('invalid_response', 'token response has no access_token', { status });
   // It goes into an Authorization header: printable ASCII without spaces only.
-  if (!/^[\x21-\x7e]+$/.test(token) || token.length > 8192) throw new TokenFetchError('invalid_response', 'access_token is not a valid bearer token', { status });
+  if (!/^[\x21-\x7e]+$/.test(token) || token.length > 8192)
+    throw new TokenFetchError('invalid_response', 'access_token is not a valid bearer token', { status });
   const tokenType = json?.token_type;
   if (typeof tokenType === 'string' && tokenType.toLowerCase() !== 'bearer') {
     throw new TokenFetchError('invalid_response', `unsupported token_type ${tokenType.slice(0, 40)}`, { status });
@@ -178,7 +202,8 @@ export function createTokenProvider(options: TokenProviderOptions): TokenProvide
       return inflight;
     },
     invalidate(token) {
-      if (cached?.token === token && options.now() - cached.fetchedAt >= (options.minRefreshIntervalMs ?? 0)) cached = null;
+      if (cached?.token === token && options.now() - cached.fetchedAt >= (options.minRefreshIntervalMs ?? 0))
+        cached = null;
     },
   };
 }
@@ -220,7 +245,14 @@ export class TokenProviderCache {
 
 export function configHash(config: TokenProviderConfig): string {
   const extra = Object.entries(config.extraParams ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const canonical = JSON.stringify([config.tokenUrl, config.clientId, config.clientSecret, scopeString(config.scope) ?? null, extra, config.authMethod ?? 'client_secret_basic']);
+  const canonical = JSON.stringify([
+    config.tokenUrl,
+    config.clientId,
+    config.clientSecret,
+    scopeString(config.scope) ?? null,
+    extra,
+    config.authMethod ?? 'client_secret_basic',
+  ]);
   return createHash('sha256').update(canonical).digest('base64url');
 }
 
@@ -233,7 +265,10 @@ export interface OAuthSendResult extends SendResult {
  * Calls `send` with `Authorization: Bearer <token>`; on 401 invalidates the token and retries once with
  * a new one. Never throws: a token failure becomes a result with errorClass 'oauth_token'.
  */
-export async function withOAuthRetry(provider: TokenProvider, send: (authorization: string) => Promise<SendResult>): Promise<OAuthSendResult> {
+export async function withOAuthRetry(
+  provider: TokenProvider,
+  send: (authorization: string) => Promise<SendResult>,
+): Promise<OAuthSendResult> {
   const started = performance.now();
   const tokenFailure = (err: unknown, oauthRetried: boolean): OAuthSendResult => ({
     ok: false,
@@ -264,5 +299,7 @@ export async function withOAuthRetry(provider: TokenProvider, send: (authorizati
 
 /** sendOnce with the endpoint's bearer token and one refresh-and-retry on 401. */
 export function sendWithOAuth(provider: TokenProvider, input: SendInput): Promise<OAuthSendResult> {
-  return withOAuthRetry(provider, (authorization) => sendOnce({ ...input, headers: { ...input.headers, authorization } }));
+  return withOAuthRetry(provider, (authorization) =>
+    sendOnce({ ...input, headers: { ...input.headers, authorization } }),
+  );
 }

@@ -45,7 +45,10 @@ describe('per-endpoint rate limiter', () => {
   it('holds the long-run rate exactly (200/s over 10 s, 3/s over 5 s)', () => {
     const fast = simulate(200, 10);
     assert.ok(fast[0]! >= 200 && fast[0]! <= 200 + 20, `first second: rate plus at most the 0.1 s burst (${fast[0]})`);
-    assert.ok(fast.slice(1).every((n) => n === 200), fast.join(','));
+    assert.ok(
+      fast.slice(1).every((n) => n === 200),
+      fast.join(','),
+    );
     const slow = simulate(3, 5);
     assert.deepEqual(slow, [3, 3, 3, 3, 3]);
   });

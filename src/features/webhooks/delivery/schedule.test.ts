@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AUTO_DISABLE_AFTER_MS, decideAfterAttempt, MAX_ATTEMPTS, MAX_RETRY_AFTER_MS, nextAttemptAt, nextDelayMs, RETRY_SCHEDULE_MS, shouldDisable } from './schedule.ts';
+import {
+  AUTO_DISABLE_AFTER_MS,
+  decideAfterAttempt,
+  MAX_ATTEMPTS,
+  MAX_RETRY_AFTER_MS,
+  nextAttemptAt,
+  nextDelayMs,
+  RETRY_SCHEDULE_MS,
+  shouldDisable,
+} from './schedule.ts';
 
 const S = 1000;
 const M = 60 * S;
@@ -92,7 +101,10 @@ describe('decideAfterAttempt', () => {
   });
 
   it('passes Retry-After through', () => {
-    assert.deepEqual(decideAfterAttempt(fail({ status: 429, retryAfterSeconds: 60 }), 1, { random: zero }), { action: 'retry', delayMs: 60 * S });
+    assert.deepEqual(decideAfterAttempt(fail({ status: 429, retryAfterSeconds: 60 }), 1, { random: zero }), {
+      action: 'retry',
+      delayMs: 60 * S,
+    });
   });
 
   it('webhook-delivery: abort-message stops the retries (unless turned off)', () => {
@@ -103,6 +115,9 @@ describe('decideAfterAttempt', () => {
 
   it('410 Gone retries by default and stops only when asked', () => {
     assert.equal(decideAfterAttempt(fail({ status: 410 }), 1).action, 'retry');
-    assert.deepEqual(decideAfterAttempt(fail({ status: 410 }), 1, { stopOnGone: true }), { action: 'failed', reason: 'gone' });
+    assert.deepEqual(decideAfterAttempt(fail({ status: 410 }), 1, { stopOnGone: true }), {
+      action: 'failed',
+      reason: 'gone',
+    });
   });
 });

@@ -8,7 +8,16 @@ const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
 /** Delay before attempt i+1, measured from the failure of attempt i (index 0 = the first attempt). */
-export const RETRY_SCHEDULE_MS: readonly number[] = Object.freeze([0, 5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR]);
+export const RETRY_SCHEDULE_MS: readonly number[] = Object.freeze([
+  0,
+  5 * SECOND,
+  5 * MINUTE,
+  30 * MINUTE,
+  2 * HOUR,
+  5 * HOUR,
+  10 * HOUR,
+  10 * HOUR,
+]);
 export const MAX_ATTEMPTS = RETRY_SCHEDULE_MS.length;
 /** Jitter is added only (an attempt never fires before its scheduled time): up to 10 %, at most 15 min. */
 export const JITTER_RATIO = 0.1;
@@ -30,7 +39,8 @@ export interface NextDelayOptions {
  * failed; null when that was the last attempt. `nextDelayMs(0)` is the first attempt: 0.
  */
 export function nextDelayMs(failedAttemptNumber: number, options: NextDelayOptions = {}): number | null {
-  if (!Number.isInteger(failedAttemptNumber) || failedAttemptNumber < 0) throw new RangeError('failedAttemptNumber must be a non-negative integer');
+  if (!Number.isInteger(failedAttemptNumber) || failedAttemptNumber < 0)
+    throw new RangeError('failedAttemptNumber must be a non-negative integer');
   if (failedAttemptNumber >= MAX_ATTEMPTS) return null;
   const base = RETRY_SCHEDULE_MS[failedAttemptNumber]!;
   const random = options.random ?? Math.random;
@@ -42,7 +52,11 @@ export function nextDelayMs(failedAttemptNumber: number, options: NextDelayOptio
 }
 
 /** Epoch ms of the next attempt, or null when exhausted (convenience over `nextDelayMs`). */
-export function nextAttemptAt(failedAttemptNumber: number, failedAt: number, options: NextDelayOptions = {}): number | null {
+export function nextAttemptAt(
+  failedAttemptNumber: number,
+  failedAt: number,
+  options: NextDelayOptions = {},
+): number | null {
   const delay = nextDelayMs(failedAttemptNumber, options);
   return delay === null ? null : failedAt + delay;
 }
@@ -74,7 +88,10 @@ export function decideAfterAttempt(
   options: DecideOptions = {},
 ): AttemptDecision {
   if (result.ok) return { action: 'succeeded' };
-  if ((options.stopOnAbortHeader ?? true) && result.responseHeaders?.['webhook-delivery']?.trim().toLowerCase() === 'abort-message') {
+  if (
+    (options.stopOnAbortHeader ?? true) &&
+    result.responseHeaders?.['webhook-delivery']?.trim().toLowerCase() === 'abort-message'
+  ) {
     return { action: 'failed', reason: 'aborted_by_receiver' };
   }
   if (options.stopOnGone === true && result.status === 410) return { action: 'failed', reason: 'gone' };

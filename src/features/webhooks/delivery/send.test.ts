@@ -56,7 +56,10 @@ describe('sendOnce', () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
 
-  const signed = (body: string, secret = generateSecret()) => ({ secret, headers: webhookHeaders({ msgId: 'msg_send_1', timestamp: Math.floor(Date.now() / 1000), body, secrets: [secret] }) });
+  const signed = (body: string, secret = generateSecret()) => ({
+    secret,
+    headers: webhookHeaders({ msgId: 'msg_send_1', timestamp: Math.floor(Date.now() / 1000), body, secrets: [secret] }),
+  });
 
   it('200: ok, with a signature the receiver verifies, and the response logged', async () => {
     routes.set('/ok', (_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('thanks'));
@@ -73,7 +76,10 @@ describe('sendOnce', () => {
     assert.equal(delivered.body, body);
     assert.equal(delivered.headers['content-type'], 'application/json');
     assert.equal(delivered.headers['user-agent'], 'Tessera-Webhooks/1.0');
-    assert.deepEqual(new Webhook(secret).verify(delivered.body, delivered.headers as Record<string, string>), JSON.parse(body));
+    assert.deepEqual(
+      new Webhook(secret).verify(delivered.body, delivered.headers as Record<string, string>),
+      JSON.parse(body),
+    );
   });
 
   it('any 2xx is success (204)', async () => {
@@ -85,7 +91,9 @@ describe('sendOnce', () => {
   });
 
   it('500: failure of class http_status with the response body kept', async () => {
-    routes.set('/boom', (_req, res) => res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"db down"}'));
+    routes.set('/boom', (_req, res) =>
+      res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"db down"}'),
+    );
     const result = await sendOnce({ url: `${base}/boom`, body: '{}', headers: signed('{}').headers, dispatcher });
     assert.equal(result.ok, false);
     assert.equal(result.status, 500);
@@ -109,7 +117,13 @@ describe('sendOnce', () => {
     routes.set('/slow', () => {
       /* never answers */
     });
-    const result = await sendOnce({ url: `${base}/slow`, body: '{}', headers: signed('{}').headers, dispatcher, timeoutMs: 150 });
+    const result = await sendOnce({
+      url: `${base}/slow`,
+      body: '{}',
+      headers: signed('{}').headers,
+      dispatcher,
+      timeoutMs: 150,
+    });
     assert.equal(result.ok, false);
     assert.equal(result.status, undefined);
     assert.equal(result.errorClass, 'timeout');
@@ -121,7 +135,12 @@ describe('sendOnce', () => {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.write('partial', () => req.socket.destroy());
     });
-    const result = await sendOnce({ url: `${base}/broken-body`, body: '{}', headers: signed('{}').headers, dispatcher });
+    const result = await sendOnce({
+      url: `${base}/broken-body`,
+      body: '{}',
+      headers: signed('{}').headers,
+      dispatcher,
+    });
     assert.equal(result.ok, true);
     assert.equal(result.status, 200);
     assert.equal(result.errorClass, undefined);
@@ -132,7 +151,12 @@ describe('sendOnce', () => {
     await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
     const port = (probe.address() as AddressInfo).port;
     await new Promise<void>((resolve) => probe.close(() => resolve()));
-    const result = await sendOnce({ url: `http://127.0.0.1:${port}/`, body: '{}', headers: signed('{}').headers, dispatcher });
+    const result = await sendOnce({
+      url: `http://127.0.0.1:${port}/`,
+      body: '{}',
+      headers: signed('{}').headers,
+      dispatcher,
+    });
     assert.equal(result.ok, false);
     assert.equal(result.errorClass, 'connection_refused');
   });
@@ -155,8 +179,17 @@ describe('sendOnce', () => {
   });
 
   it('an unresolvable host: dns', async () => {
-    const noDns = createGuardedDispatcher({ allowPrivate: true, resolver: async (h) => Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${h}`), { code: 'ENOTFOUND' })) });
-    const result = await sendOnce({ url: 'http://receiver.invalid/', body: '{}', headers: signed('{}').headers, dispatcher: noDns });
+    const noDns = createGuardedDispatcher({
+      allowPrivate: true,
+      resolver: async (h) =>
+        Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${h}`), { code: 'ENOTFOUND' })),
+    });
+    const result = await sendOnce({
+      url: 'http://receiver.invalid/',
+      body: '{}',
+      headers: signed('{}').headers,
+      dispatcher: noDns,
+    });
     assert.equal(result.errorClass, 'dns');
     await noDns.close();
   });
@@ -172,13 +205,20 @@ describe('sendOnce', () => {
       const untrusted = await sendOnce({ url, body: '{}', headers: signed('{}').headers, dispatcher });
       assert.equal(untrusted.ok, false);
       assert.equal(untrusted.errorClass, 'tls');
-      const trusting = createGuardedDispatcher({ allowPrivate: true, ca: TEST_CERT, resolver: async () => [{ address: '127.0.0.1', family: 4 }] });
+      const trusting = createGuardedDispatcher({
+        allowPrivate: true,
+        ca: TEST_CERT,
+        resolver: async () => [{ address: '127.0.0.1', family: 4 }],
+      });
       const trusted = await sendOnce({ url, body: '{}', headers: signed('{}').headers, dispatcher: trusting });
       assert.equal(trusted.ok, true);
       assert.equal(trusted.responseBody, 'secure');
       await trusting.close();
       const strict = createGuardedDispatcher({ allowPrivate: false, ca: TEST_CERT });
-      assert.equal((await sendOnce({ url, body: '{}', headers: signed('{}').headers, dispatcher: strict })).errorClass, 'ssrf_blocked');
+      assert.equal(
+        (await sendOnce({ url, body: '{}', headers: signed('{}').headers, dispatcher: strict })).errorClass,
+        'ssrf_blocked',
+      );
       await strict.close();
     } finally {
       tls.closeAllConnections();
@@ -199,7 +239,10 @@ describe('sendOnce', () => {
     assert.ok(Buffer.byteLength(result.responseBody) <= MAX_RESPONSE_BYTES);
     assert.ok(result.responseBody.startsWith('éé'));
     // The connection pool is still usable after the truncated read.
-    assert.equal((await sendOnce({ url: `${base}/ok`, body: '{}', headers: signed('{}').headers, dispatcher })).ok, true);
+    assert.equal(
+      (await sendOnce({ url: `${base}/ok`, body: '{}', headers: signed('{}').headers, dispatcher })).ok,
+      true,
+    );
   });
 
   it('reads Retry-After in seconds from a 429', async () => {
@@ -211,9 +254,17 @@ describe('sendOnce', () => {
   });
 
   it('reads Retry-After as an HTTP-date relative to the injected clock', async () => {
-    routes.set('/maintenance', (_req, res) => res.writeHead(503, { 'retry-after': 'Sun, 22 Nov 2026 03:02:00 GMT' }).end());
+    routes.set('/maintenance', (_req, res) =>
+      res.writeHead(503, { 'retry-after': 'Sun, 22 Nov 2026 03:02:00 GMT' }).end(),
+    );
     const now = () => Date.parse('2026-11-22T03:00:00Z');
-    const result = await sendOnce({ url: `${base}/maintenance`, body: '{}', headers: signed('{}').headers, dispatcher, now });
+    const result = await sendOnce({
+      url: `${base}/maintenance`,
+      body: '{}',
+      headers: signed('{}').headers,
+      dispatcher,
+      now,
+    });
     assert.equal(result.retryAfterSeconds, 120);
   });
 

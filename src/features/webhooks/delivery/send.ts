@@ -6,7 +6,8 @@ import type { Dispatcher } from 'undici';
 
 // Loaded on first use, not at start (lean start).
 let undici: typeof import('undici') | undefined;
-const request: typeof import('undici').request = (...args) => (undici ??= createRequire(import.meta.url)('undici') as typeof import('undici')).request(...args);
+const request: typeof import('undici').request = (...args) =>
+  (undici ??= createRequire(import.meta.url)('undici') as typeof import('undici')).request(...args);
 import { isTargetNotAllowed } from '../../../core/net/ssrf.ts';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
@@ -14,10 +15,26 @@ export const MAX_TIMEOUT_MS = 30_000;
 /** How much of the receiver's response body is kept for the attempt log. */
 export const MAX_RESPONSE_BYTES = 2048;
 /** Response headers worth keeping in the attempt log. */
-export const KEPT_RESPONSE_HEADERS = ['content-type', 'content-length', 'location', 'retry-after', 'webhook-delivery', 'www-authenticate'] as const;
+export const KEPT_RESPONSE_HEADERS = [
+  'content-type',
+  'content-length',
+  'location',
+  'retry-after',
+  'webhook-delivery',
+  'www-authenticate',
+] as const;
 
 /** 'oauth_token': the endpoint's OAuth token could not be obtained, so nothing was sent (see oauth-token.ts). */
-export type ErrorClass = 'timeout' | 'connection_refused' | 'dns' | 'tls' | 'ssrf_blocked' | 'http_status' | 'reset' | 'oauth_token' | 'other';
+export type ErrorClass =
+  | 'timeout'
+  | 'connection_refused'
+  | 'dns'
+  | 'tls'
+  | 'ssrf_blocked'
+  | 'http_status'
+  | 'reset'
+  | 'oauth_token'
+  | 'other';
 
 export interface SendInput {
   url: string;

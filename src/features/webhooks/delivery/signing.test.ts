@@ -1,13 +1,26 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { generateSecret, isValidSecret, secretKey, sign, signatureHeader, USER_AGENT, webhookHeaders } from './signing.ts';
+import {
+  generateSecret,
+  isValidSecret,
+  secretKey,
+  sign,
+  signatureHeader,
+  USER_AGENT,
+  webhookHeaders,
+} from './signing.ts';
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 describe('webhook signing (Standard Webhooks v1)', () => {
   it('matches the Standard Webhooks known-answer vector', () => {
-    const signature = sign('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}');
+    const signature = sign(
+      'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      'msg_p5jXN8AQM9LWM0D4loKWxJek',
+      1614265330,
+      '{"test": 2432232314}',
+    );
     assert.equal(signature, 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
   });
 
@@ -22,7 +35,11 @@ describe('webhook signing (Standard Webhooks v1)', () => {
 
   it('produces headers the standardwebhooks library verifies', () => {
     const secret = generateSecret();
-    const body = JSON.stringify({ eventType: 'asset.created', event: { id: 'asset-created-1' }, asset: { name: 'ünïcødé ✓' } });
+    const body = JSON.stringify({
+      eventType: 'asset.created',
+      event: { id: 'asset-created-1' },
+      asset: { name: 'ünïcødé ✓' },
+    });
     const headers = webhookHeaders({ msgId: 'msg_01', timestamp: nowSeconds(), body, secrets: [secret] });
     assert.equal(headers['content-type'], 'application/json');
     assert.equal(headers['user-agent'], USER_AGENT);
@@ -36,7 +53,12 @@ describe('webhook signing (Standard Webhooks v1)', () => {
     const oldSecret = generateSecret();
     const newSecret = generateSecret();
     const body = '{"eventType":"asset.updated"}';
-    const headers = webhookHeaders({ msgId: 'msg_rot', timestamp: nowSeconds(), body, secrets: [oldSecret, newSecret] });
+    const headers = webhookHeaders({
+      msgId: 'msg_rot',
+      timestamp: nowSeconds(),
+      body,
+      secrets: [oldSecret, newSecret],
+    });
     assert.equal(headers['webhook-signature'].split(' ').length, 2);
     assert.doesNotThrow(() => new Webhook(oldSecret).verify(body, headers));
     assert.doesNotThrow(() => new Webhook(newSecret).verify(body, headers));

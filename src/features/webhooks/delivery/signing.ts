@@ -50,8 +50,10 @@ export function isValidSecret(secret: string): boolean {
 
 function checkSignedParts(msgId: string, timestampSeconds: number): void {
   // The signed content is `id.timestamp.body`; a '.' in the id would make it ambiguous.
-  if (msgId.length === 0 || msgId.includes('.')) throw new Error('webhook message id must be non-empty and contain no "."');
-  if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0) throw new Error('webhook timestamp must be integer Unix seconds');
+  if (msgId.length === 0 || msgId.includes('.'))
+    throw new Error('webhook message id must be non-empty and contain no "."');
+  if (!Number.isSafeInteger(timestampSeconds) || timestampSeconds < 0)
+    throw new Error('webhook timestamp must be integer Unix seconds');
 }
 
 // Decoding a secret and importing it as a key is most of the cost of signing a small body; each
@@ -77,13 +79,23 @@ export function sign(secret: string, msgId: string, timestampSeconds: number, bo
 }
 
 /** Space-separated signatures, one per secret (during a rotation overlap: old and new). */
-export function signatureHeader(secrets: readonly string[], msgId: string, timestampSeconds: number, body: string | Buffer): string {
+export function signatureHeader(
+  secrets: readonly string[],
+  msgId: string,
+  timestampSeconds: number,
+  body: string | Buffer,
+): string {
   if (secrets.length === 0) throw new Error('at least one webhook secret is required');
   return [...new Set(secrets)].map((s) => sign(s, msgId, timestampSeconds, body)).join(' ');
 }
 
 /** The headers of one delivery attempt. `timestamp` is Unix seconds of this attempt. */
-export function webhookHeaders(input: { msgId: string; timestamp: number; body: string | Buffer; secrets: readonly string[] }): WebhookHeaders {
+export function webhookHeaders(input: {
+  msgId: string;
+  timestamp: number;
+  body: string | Buffer;
+  secrets: readonly string[];
+}): WebhookHeaders {
   return {
     'webhook-id': input.msgId,
     'webhook-timestamp': String(input.timestamp),

@@ -6,7 +6,12 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { sendOnce } from './send.ts';
-import { assertAllowedTarget, createGuardedDispatcher, isTargetNotAllowed, type Resolver } from '../../../core/net/ssrf.ts';
+import {
+  assertAllowedTarget,
+  createGuardedDispatcher,
+  isTargetNotAllowed,
+  type Resolver,
+} from '../../../core/net/ssrf.ts';
 
 // A stand-in for DNS: wildcard services (nip.io, localtest.me), records pointing inside, split answers.
 const RECORDS: Record<string, string[]> = {
@@ -31,13 +36,51 @@ const resolver: Resolver = async (hostname) => {
 };
 
 const HOSTS = [
-  '127.0.0.1', '127.1', '127.0.1', '127.000.000.001', '2130706433', '017700000001', '0x7f000001', '0x7f.1', '0x7f.0x0.0x0.0x1',
-  '0177.0.0.1', '00000177.0.0.1', '0x00007f.1', '%31%32%37.0.0.1', '127。0。0。1', '①②⑦.0.0.1', '127.0.0.1.', '127.127.127.127',
-  '0', '0.0.0.0', '[::]', '[::1]', '[0000::1]', '[::0:1]', '[0:0:0:0:0:0:0:1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]',
-  '[0:0:0:0:0:ffff:127.0.0.1]', '[::ffff:0:127.0.0.1]', '[::127.0.0.1]', '[64:ff9b::127.0.0.1]', '[2002:7f00:1::]',
-  'localhost', 'LOCALHOST', 'localhost.', '127.0.0.1.nip.io', 'localtest.me', 'customer.localtest.me', 'mapped.example.com',
-  'zero.example.com', 'v6only.example.com', 'split.example.com', 'split6.example.com', 'metadata.example.com',
-  'nat64.example.com', 'sixtofour.example.com',
+  '127.0.0.1',
+  '127.1',
+  '127.0.1',
+  '127.000.000.001',
+  '2130706433',
+  '017700000001',
+  '0x7f000001',
+  '0x7f.1',
+  '0x7f.0x0.0x0.0x1',
+  '0177.0.0.1',
+  '00000177.0.0.1',
+  '0x00007f.1',
+  '%31%32%37.0.0.1',
+  '127。0。0。1',
+  '①②⑦.0.0.1',
+  '127.0.0.1.',
+  '127.127.127.127',
+  '0',
+  '0.0.0.0',
+  '[::]',
+  '[::1]',
+  '[0000::1]',
+  '[::0:1]',
+  '[0:0:0:0:0:0:0:1]',
+  '[::ffff:127.0.0.1]',
+  '[::ffff:7f00:1]',
+  '[0:0:0:0:0:ffff:127.0.0.1]',
+  '[::ffff:0:127.0.0.1]',
+  '[::127.0.0.1]',
+  '[64:ff9b::127.0.0.1]',
+  '[2002:7f00:1::]',
+  'localhost',
+  'LOCALHOST',
+  'localhost.',
+  '127.0.0.1.nip.io',
+  'localtest.me',
+  'customer.localtest.me',
+  'mapped.example.com',
+  'zero.example.com',
+  'v6only.example.com',
+  'split.example.com',
+  'split6.example.com',
+  'metadata.example.com',
+  'nat64.example.com',
+  'sixtofour.example.com',
 ];
 
 describe('SSRF bypass corpus against a loopback canary', () => {
@@ -54,7 +97,11 @@ describe('SSRF bypass corpus against a loopback canary', () => {
     });
     // Listen on every local address (0.0.0.0 and ::), so a bypass to any of them would be seen.
     await new Promise<void>((resolve, reject) => {
-      canary.once('error', (err: NodeJS.ErrnoException) => (err.code === 'EAFNOSUPPORT' || err.code === 'EADDRNOTAVAIL' ? canary.listen(0, '0.0.0.0', resolve) : reject(err)));
+      canary.once('error', (err: NodeJS.ErrnoException) =>
+        err.code === 'EAFNOSUPPORT' || err.code === 'EADDRNOTAVAIL'
+          ? canary.listen(0, '0.0.0.0', resolve)
+          : reject(err),
+      );
       canary.listen(0, '::', resolve);
     });
     port = (canary.address() as AddressInfo).port;
@@ -69,13 +116,23 @@ describe('SSRF bypass corpus against a loopback canary', () => {
 
   it('the create-time check refuses every case', async () => {
     for (const url of urls()) {
-      await assert.rejects(assertAllowedTarget(url, { allowPrivate: false, resolver }), (err) => isTargetNotAllowed(err), url);
+      await assert.rejects(
+        assertAllowedTarget(url, { allowPrivate: false, resolver }),
+        (err) => isTargetNotAllowed(err),
+        url,
+      );
     }
   });
 
   it('the connect-time guard alone (check skipped) never reaches the canary', async () => {
     for (const url of urls()) {
-      const result = await sendOnce({ url, body: '{}', headers: { 'content-type': 'application/json' }, dispatcher, timeoutMs: 5000 });
+      const result = await sendOnce({
+        url,
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+        dispatcher,
+        timeoutMs: 5000,
+      });
       assert.equal(result.ok, false, url);
       assert.equal(result.errorClass, 'ssrf_blocked', `${url}: ${result.errorClass} ${result.error}`);
     }
@@ -83,7 +140,11 @@ describe('SSRF bypass corpus against a loopback canary', () => {
   });
 
   it('userinfo and fragment tricks address the other host, not the canary', async () => {
-    for (const url of [`http://127.0.0.1:${port}@evil.example/`, `http://evil.example#@127.0.0.1:${port}/`, `http://evil.example\\@127.0.0.1:${port}/`]) {
+    for (const url of [
+      `http://127.0.0.1:${port}@evil.example/`,
+      `http://evil.example#@127.0.0.1:${port}/`,
+      `http://evil.example\\@127.0.0.1:${port}/`,
+    ]) {
       assert.notEqual(new URL(url).hostname, '127.0.0.1');
       const result = await sendOnce({ url, body: '{}', headers: {}, dispatcher });
       assert.equal(result.ok, false);
@@ -94,7 +155,12 @@ describe('SSRF bypass corpus against a loopback canary', () => {
 
   it('sanity: the canary is reachable when private targets are allowed', async () => {
     const open = createGuardedDispatcher({ allowPrivate: true, resolver });
-    const result = await sendOnce({ url: `http://localtest.me:${port}/hook`, body: '{}', headers: {}, dispatcher: open });
+    const result = await sendOnce({
+      url: `http://localtest.me:${port}/hook`,
+      body: '{}',
+      headers: {},
+      dispatcher: open,
+    });
     assert.equal(result.ok, true);
     assert.equal(result.responseBody, 'reached');
     await open.close();

@@ -8,7 +8,11 @@ import { zipSync, strToU8 } from 'fflate';
 import * as mupdf from 'mupdf';
 
 /** Test files made at test time: PDFs by MuPDF, office files as zips of their XML, media by ffmpeg's generators. */
-export function makePdf(pages: string[], info: Record<string, string> = {}, size: [number, number] = [595, 842]): Buffer {
+export function makePdf(
+  pages: string[],
+  info: Record<string, string> = {},
+  size: [number, number] = [595, 842],
+): Buffer {
   const doc = new mupdf.PDFDocument();
   const font = doc.addSimpleFont(new mupdf.Font('Helvetica'));
   const resources = doc.addObject({ Font: { F1: font } });

@@ -14,9 +14,17 @@ const STARTUP_MS = 60_000;
  * one librsvg call, which neither sharp's timeout nor terminating a worker thread can interrupt,
  * and would hold a thread of the shared pool for as long as it runs. The failure names the setting.
  */
-export function rasteriseSvg(svg: Buffer, box: number, maxPixels: number, timeoutSeconds: number, signal?: AbortSignal): Promise<RawRaster> {
+export function rasteriseSvg(
+  svg: Buffer,
+  box: number,
+  maxPixels: number,
+  timeoutSeconds: number,
+  signal?: AbortSignal,
+): Promise<RawRaster> {
   return new Promise<RawRaster>((resolve, reject) => {
-    const child = spawn(process.execPath, [CHILD, JSON.stringify({ box, maxPixels })], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CHILD, JSON.stringify({ box, maxPixels })], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const out: Buffer[] = [];
     let outBytes = 0;
     let err = '';
@@ -25,7 +33,12 @@ export function rasteriseSvg(svg: Buffer, box: number, maxPixels: number, timeou
       failure ??= reason;
       child.kill('SIGKILL');
     };
-    const tooLong = () => stop(new RenditionError(`the image took longer than ${timeoutSeconds} s to render (TESSERA_RENDITION_TIMEOUT_SECONDS)`));
+    const tooLong = () =>
+      stop(
+        new RenditionError(
+          `the image took longer than ${timeoutSeconds} s to render (TESSERA_RENDITION_TIMEOUT_SECONDS)`,
+        ),
+      );
     // The limit runs from when the child starts drawing; its start-up (a process, libvips) has a bound of its own.
     let timer = setTimeout(() => stop(new RenditionError('the SVG rasteriser did not start')), STARTUP_MS);
     let drawing = false;
@@ -43,7 +56,9 @@ export function rasteriseSvg(svg: Buffer, box: number, maxPixels: number, timeou
       if (outBytes > limit) return stop(new RenditionError('the SVG rasteriser answered more than it may'));
       out.push(chunk);
     });
-    child.stderr.on('data', (chunk: Buffer) => { err = (err + chunk.toString('utf8')).slice(-1000); });
+    child.stderr.on('data', (chunk: Buffer) => {
+      err = (err + chunk.toString('utf8')).slice(-1000);
+    });
     child.stdin.on('error', () => {}); // a child killed before reading everything
     child.stdin.end(svg);
     child.on('error', (error) => stop(new RenditionError(`the SVG rasteriser could not start: ${error.message}`)));
@@ -51,7 +66,8 @@ export function rasteriseSvg(svg: Buffer, box: number, maxPixels: number, timeou
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       if (failure) return reject(failure);
-      if (code !== 0) return reject(new RenditionError(`the image could not be decoded: ${err.trim() || `exit code ${code}`}`));
+      if (code !== 0)
+        return reject(new RenditionError(`the image could not be decoded: ${err.trim() || `exit code ${code}`}`));
       const all = Buffer.concat(out, outBytes).subarray(READY.length);
       const nl = all.indexOf(10);
       try {
