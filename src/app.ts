@@ -92,6 +92,23 @@ export function compileRouteSchemas(app: App): number {
   return schemasOf.get(app)?.compileAll() ?? 0;
 }
 
+/**
+ * One route table served at its own paths and again under `alias`: both are real routes, but the
+ * alias is hidden from the OpenAPI document, so each operation is listed (and named) once.
+ */
+async function registerWithHiddenAlias(app: App, routes: (scope: App) => void, alias: string): Promise<void> {
+  await app.register(async (scope: App) => routes(scope));
+  await app.register(
+    async (scope: App) => {
+      scope.addHook('onRoute', (route) => {
+        route.schema = { ...route.schema, hide: true };
+      });
+      routes(scope);
+    },
+    { prefix: alias },
+  );
+}
+
 /** The whole HTTP surface. Tests and production build it the same way. */
 export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promise<App> {
   const schemas = lazySchemas();
@@ -237,18 +254,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       },
       { prefix: '/api/v1/api-key' },
     );
-    // The spec shows webhook paths without a version; the reference serves them under v1 too.
-    await api.register(async (scope: App) => webhookRoutes(scope, deps));
-    // The /v1 aliases are served but not documented: each operation is listed (and named) once.
-    await api.register(
-      async (scope: App) => {
-        scope.addHook('onRoute', (route) => {
-          route.schema = { ...route.schema, hide: true };
-        });
-        webhookRoutes(scope, deps);
-      },
-      { prefix: '/v1' },
-    );
+    // The spec shows webhook paths without a version; the reference serves them under /v1 too.
+    await registerWithHiddenAlias(api, (scope) => webhookRoutes(scope, deps), '/v1');
     await api.register(async (scope: App) => storyboardRoutes(scope, deps));
     await api.register(async (scope: App) => adaptiveTemplateRoutes(scope, deps));
   });
