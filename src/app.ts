@@ -27,8 +27,8 @@ import { actionRoutes } from './features/actions/index.ts';
 import { ActionObjectSchema, assetsRoutes, assetTemplateUsage, readActionObject } from './features/assets/index.ts';
 import { savedSearchRoutes, searchRoutes } from './features/search/index.ts';
 import { collectionRoutes } from './features/collections/index.ts';
-import { storyboardRoutes } from './features/storyboards/index.ts';
-import { adaptiveTemplateRoutes } from './features/adaptive-templates/index.ts';
+import { storyboardRoutes, storyboardSharedRoutes } from './features/storyboards/index.ts';
+import { adaptiveTemplateLaunchRoutes, adaptiveTemplateRoutes } from './features/adaptive-templates/index.ts';
 import { cdnRoutes } from './features/cdn/index.ts';
 import { webAppRoutes } from './features/web-app/index.ts';
 
@@ -245,6 +245,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
         collectionRoutes(v1, deps);
         cdnRoutes(v1, deps);
         auditRoutes(v1, deps);
+        storyboardRoutes(v1, deps);
+        adaptiveTemplateRoutes(v1, deps);
       },
       { prefix: '/v1' },
     );
@@ -256,8 +258,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     );
     // The spec shows webhook paths without a version; the reference serves them under /v1 too.
     await registerWithHiddenAlias(api, (scope) => webhookRoutes(scope, deps), '/v1');
-    await api.register(async (scope: App) => storyboardRoutes(scope, deps));
-    await api.register(async (scope: App) => adaptiveTemplateRoutes(scope, deps));
+    // Public pages outside /v1: story-board share links and the adaptive-template launch page.
+    await api.register(async (scope: App) => storyboardSharedRoutes(scope, deps));
+    await api.register(async (scope: App) => adaptiveTemplateLaunchRoutes(scope, deps));
   });
 
   await app.ready();

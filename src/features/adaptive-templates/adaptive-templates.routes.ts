@@ -58,8 +58,8 @@ function html(reply: FastifyReply, status: number, body: string, csp: string) {
     .send(body);
 }
 
-/** The reference's two operations (§6) and Tessera's registration API, under /v1. */
-export function adaptiveTemplateApiRoutes(app: App, deps: Deps): void {
+/** The reference's two operations (§6) and Tessera's registration API, mounted under /v1 by app.ts. */
+export function adaptiveTemplateRoutes(app: App, deps: Deps): void {
   app.addSchema(AdaptiveTemplateSchema);
 
   app.post(

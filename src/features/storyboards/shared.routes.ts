@@ -7,6 +7,7 @@ import { clientIp } from '../../core/http/authenticate.ts';
 import { unauthorized } from '../../core/http/errors.ts';
 import { errorResponses } from '../../core/http/responses.ts';
 import { passwordPage, pageSecurity, storyboardPage } from './page.ts';
+import { addStoryboardSchemas } from './storyboards.routes.ts';
 import { TokenAssetParamsSchema, TokenParamsSchema, UnlockSchema } from './storyboards.schemas.ts';
 import {
   checkLinkPassword,
@@ -55,6 +56,7 @@ const pagePath = (token: string) => `/shared/storyboards/${token}`;
  * and revoked tokens are all 404.
  */
 export async function storyboardSharedRoutes(app: App, deps: Deps): Promise<void> {
+  addStoryboardSchemas(app);
   await app.register(formbody);
   const config = { public: true };
 

@@ -59,7 +59,7 @@ const VersionQuery = Type.Object({
   version: Type.Optional(Type.Integer({ minimum: 1, description: 'Refuse (409) unless still at this version' })),
 });
 
-/** Shared by the API and the share-link routes: add once, on their common parent. */
+/** The shared schemas, added by the API routes (under /v1) and by the share-link routes (their own scope). */
 export function addStoryboardSchemas(app: App): void {
   for (const schema of [
     BlockSchema,
@@ -73,8 +73,9 @@ export function addStoryboardSchemas(app: App): void {
     app.addSchema(schema);
 }
 
-/** Story boards under /v1 (reference §15 for the list; the rest is Tessera's own, in the same style). */
-export function storyboardApiRoutes(app: App, deps: Deps): void {
+/** Story boards, mounted under /v1 by app.ts (reference §15 for the list; the rest is Tessera's own, in the same style). */
+export function storyboardRoutes(app: App, deps: Deps): void {
+  addStoryboardSchemas(app);
   app.get(
     '/storyboards',
     {
