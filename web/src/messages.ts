@@ -81,6 +81,8 @@ export const en = {
   'upload.choose': 'Choose files',
   'upload.chooseFolder': 'Choose a folder',
   'upload.template': 'Metadata template for this batch',
+  'upload.security': 'Security template for this batch',
+  'upload.defaultSecurity': "New files get your organization's default security template.",
   'upload.start': 'Upload {count} files',
   'upload.batch': 'Values for every file in this batch',
   'upload.clearDone': 'Clear finished',

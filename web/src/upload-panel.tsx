@@ -47,6 +47,7 @@ export function UploadPanel({
   useQueue(queue);
   const [templates, setTemplates] = useState<Template[]>([]);
   const [security, setSecurity] = useState<SecurityTemplate[]>([]);
+  const [securityLoaded, setSecurityLoaded] = useState(false);
   useEffect(() => {
     void metadataTemplates().then((list) => {
       setTemplates(list);
@@ -55,8 +56,9 @@ export function UploadPanel({
     });
     void securityTemplates().then((list) => {
       setSecurity(list);
-      if (queue.settings.securityTemplateIds.length === 0 && list[0])
-        queue.settings.securityTemplateIds = [list[0].templateId];
+      setSecurityLoaded(true);
+      const first = list.find((x) => x.templateName === 'Default') ?? list[0];
+      if (queue.settings.securityTemplateIds.length === 0 && first) queue.settings.securityTemplateIds = [first.templateId];
     });
   }, []);
   const [, setTick] = useState(0);
@@ -99,9 +101,14 @@ export function UploadPanel({
             ))}
           </select>
         </label>
+        {securityLoaded && security.length === 0 && (
+          <p class="muted" id="upload-default-security">
+            {t('upload.defaultSecurity')}
+          </p>
+        )}
         {security.length > 1 && (
           <label>
-            Security
+            {t('upload.security')}
             <select
               value={queue.settings.securityTemplateIds[0] ?? ''}
               onChange={(e) => {

@@ -206,7 +206,8 @@ export class UploadQueue {
     }
     if (settings.securityTemplateIds.length === 0) {
       const list = await securityTemplates();
-      if (list[0] && settings.securityTemplateIds.length === 0) settings.securityTemplateIds = [list[0].templateId];
+      const first = list.find((x) => x.templateName === 'Default') ?? list[0];
+      if (first && settings.securityTemplateIds.length === 0) settings.securityTemplateIds = [first.templateId];
     }
   }
 

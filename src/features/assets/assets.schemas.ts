@@ -30,7 +30,8 @@ const createFields = {
   securityTemplateIds: Type.Optional(
     Type.Array(Type.String({ maxLength: 100 }), {
       maxItems: 50,
-      description: 'Security templates (required for a new asset)',
+      description:
+        "Security templates (required for a new asset, except from a caller without Security Template Management, who gets the organization's Default security template when this is left out)",
     }),
   ),
   filename: Type.Optional(

@@ -1,5 +1,5 @@
 import type { Deps } from '../../deps.ts';
-import { assertMayApplyTemplates } from '../../core/authz/authorize.ts';
+import { assertMayApplyTemplates, hasPrivilege } from '../../core/authz/authorize.ts';
 import { permissionsFor, requireAction } from '../../core/authz/permissions.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { isUniqueViolation, type DbOrTrx, type Trx } from '../../core/db/connect.ts';
@@ -8,6 +8,7 @@ import { audit } from '../../core/audit.ts';
 import { publishEvent, type EventInput } from '../../core/events/index.ts';
 import { AppError, conflict, invalidField } from '../../core/http/errors.ts';
 import { isUuid, newId } from '../../core/ids.ts';
+import { defaultSecurityTemplateId } from '../identity/index.ts';
 import { lockTemplateAgainstDelete } from '../metadata/index.ts';
 import {
   assetNotFound,
@@ -146,6 +147,17 @@ function checkFilename(filename: string): string {
 }
 
 /**
+ * A new asset sent without securityTemplateIds by a caller who may not list security templates
+ * (no Security Template Management: they cannot know the ids) gets the organization's Default
+ * security template. Callers who can list them must still name them, as the reference requires.
+ */
+async function fallbackSecurityTemplates(db: DbOrTrx, principal: Principal): Promise<string[] | undefined> {
+  if (hasPrivilege(principal, 'security_template_management')) return undefined;
+  const fallback = await defaultSecurityTemplateId(db, principal.orgId);
+  return fallback ? [fallback] : undefined;
+}
+
+/**
  * POST /v1/asset and /v1/assets/asset: a new asset, a new version (originalFileId), a
  * metadata-only asset (no filename) or a federated one (contentPath). With a filename the answer
  * carries where to upload the bytes; the asset becomes visible when they have arrived.
@@ -213,9 +225,11 @@ export async function createAsset(
   const templateId = input.metadataTemplateId ?? chain?.metadata_template_id ?? null;
   if (templateId === null && !chain) throw invalidField('body.metadataTemplateId', MISSING_METADATA_TEMPLATE);
   if (templateId !== null && !isUuid(templateId)) throw invalidField('body.metadataTemplateId', 'must be a UUID');
+  const securityTemplateIds =
+    input.securityTemplateIds ?? (chain ? undefined : await fallbackSecurityTemplates(deps.db, principal));
   const checked =
-    input.securityTemplateIds !== undefined || !chain
-      ? await checkTemplatesNamed(deps.db, orgId, input.securityTemplateIds ?? [])
+    securityTemplateIds !== undefined || !chain
+      ? await checkTemplatesNamed(deps.db, orgId, securityTemplateIds ?? [])
       : null;
   const templates = checked ? checked.ids : (await securityOf(deps.db, orgId, [chain!.id])).get(chain!.id)!.templateIds;
   const template =

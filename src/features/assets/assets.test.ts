@@ -104,6 +104,42 @@ forEachEngine('assets: create, read, update', (ctx) => {
     }
   });
 
+  it("gives a new asset the organization's Default security template when a caller who may not list security templates leaves them out", async () => {
+    const editor = await createTestUser(ctx(), org, { roleId: org.roles.editor });
+    const listed = await ctx().inject({ method: 'GET', url: '/v1/security/template', headers: editor.headers });
+    assert.equal(listed.statusCode, 403, 'an Editor may not list security templates');
+    for (const url of ['/v1/asset', '/v1/assets/asset']) {
+      const res = await ctx().inject({
+        method: 'POST',
+        url,
+        headers: editor.headers,
+        payload: { metadataTemplateId: TEMPLATE, filename: 'from-the-app.jpg' },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      const objectId = json(res).objectId ?? json(res).data.objectId;
+      const asset = json(await ctx().inject({ method: 'GET', url: `/v1/asset/${objectId}`, headers: org.admin.headers }));
+      assert.deepEqual(asset.securityTemplateIds, [org.defaultTemplateId]);
+    }
+    // Naming them still works, and an empty list is still refused on its field.
+    const empty = await ctx().inject({
+      method: 'POST',
+      url: '/v1/asset',
+      headers: editor.headers,
+      payload: { metadataTemplateId: TEMPLATE, securityTemplateIds: [] },
+    });
+    assert.equal(empty.statusCode, 400, empty.body);
+    assert.equal(json(empty).details[0].field, 'body.securityTemplateIds');
+    // A caller who can list them (an administrator) must name them, as the reference requires.
+    const admin = await ctx().inject({
+      method: 'POST',
+      url: '/v1/asset',
+      headers: org.admin.headers,
+      payload: { metadataTemplateId: TEMPLATE, metadata: [] },
+    });
+    assert.equal(admin.statusCode, 400, admin.body);
+    assert.equal(json(admin).details[0].field, 'body.securityTemplateIds');
+  });
+
   it('shows an asset with content at once, contentState pending (content routes 409) until its bytes arrive, then stores and describes them', async () => {
     const bytes = await jpeg();
     const created = await createAsset(ctx(), org, { filename: 'apples.jpg' });
