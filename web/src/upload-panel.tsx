@@ -58,7 +58,8 @@ export function UploadPanel({
       setSecurity(list);
       setSecurityLoaded(true);
       const first = list.find((x) => x.templateName === 'Default') ?? list[0];
-      if (queue.settings.securityTemplateIds.length === 0 && first) queue.settings.securityTemplateIds = [first.templateId];
+      if (queue.settings.securityTemplateIds.length === 0 && first)
+        queue.settings.securityTemplateIds = [first.templateId];
     });
   }, []);
   const [, setTick] = useState(0);

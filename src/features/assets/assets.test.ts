@@ -117,7 +117,9 @@ forEachEngine('assets: create, read, update', (ctx) => {
       });
       assert.equal(res.statusCode, 200, res.body);
       const objectId = json(res).objectId ?? json(res).data.objectId;
-      const asset = json(await ctx().inject({ method: 'GET', url: `/v1/asset/${objectId}`, headers: org.admin.headers }));
+      const asset = json(
+        await ctx().inject({ method: 'GET', url: `/v1/asset/${objectId}`, headers: org.admin.headers }),
+      );
       assert.deepEqual(asset.securityTemplateIds, [org.defaultTemplateId]);
     }
     // Naming them still works, and an empty list is still refused on its field.
