@@ -87,6 +87,85 @@ forEachEngine('OpenAPI: real answers match their declared response schemas (issu
     assert.notDeepEqual(check('GET', '/v1/user', broken), [], 'a wrong type is reported');
   });
 
+  it("the router's own answers are declared: a path segment over 500 characters (414), a malformed escape (400)", async () => {
+    const doc = json(await ctx().inject({ method: 'GET', url: '/openapi.json' }));
+    let checked = 0;
+    for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, unknown>>)) {
+      if (!template.includes('{')) continue;
+      for (const method of Object.keys(ops)) {
+        const upper = method.toUpperCase() as 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+        if (!['GET', 'POST', 'PATCH', 'PUT', 'DELETE'].includes(upper)) continue;
+        const wildcard = template.includes('{*}');
+        const urls = [template.replace('{', '%zz{').replace(/\{[^}]+\}/g, 'x')];
+        if (!wildcard) urls.push(template.replace(/\{[^}]+\}/g, 'a'.repeat(600)));
+        for (const url of urls) {
+          const res = await ctx().inject({ method: upper, url });
+          assert.ok([400, 414].includes(res.statusCode), `${upper} ${url.slice(0, 80)}: ${res.statusCode}`);
+          try {
+            problems.push(...check(upper, url, res));
+          } catch (error) {
+            problems.push((error as Error).message.split('\n')[0]!);
+          }
+          checked++;
+        }
+      }
+    }
+    assert.ok(checked > 100, `${checked} answers checked`);
+    assert.deepEqual(problems.splice(0), []);
+  });
+
+  it('the authorization endpoint declares the JSON error of a field its schema refuses, beside its pages', async () => {
+    const long = 'x'.repeat(3000);
+    const get = await call('GET', `/v1/oauth2/authorize?client_id=${long}`, undefined, {
+      accesstoken: '',
+      authorization: '',
+    });
+    assert.equal(get.statusCode, 400, get.body);
+    assert.match(String(get.headers['content-type']), /application\/json/);
+    const post = await call('POST', '/v1/oauth2/authorize', `client_id=${long}`, {
+      'content-type': 'application/x-www-form-urlencoded',
+      accesstoken: '',
+      authorization: '',
+    });
+    assert.equal(post.statusCode, 400, post.body);
+    assert.match(String(post.headers['content-type']), /application\/json/);
+    // Its page answers are declared as pages, the throttled ones with Retry-After.
+    const doc = json(await ctx().inject({ method: 'GET', url: '/openapi.json' }));
+    const responses = doc.paths['/v1/oauth2/authorize'].post.responses;
+    for (const status of ['400', '401', '403', '429', '503']) assert.ok(responses[status].content['text/html'], status);
+    for (const status of ['429', '503']) assert.ok(responses[status].headers['Retry-After'], status);
+    assert.ok(responses['303'].headers.Location);
+    assert.equal(responses['303'].content, undefined);
+    assert.deepEqual(problems.splice(0), []);
+  });
+
+  it('saved searches declare their query, metadata templates their securityPermissions items', async () => {
+    const saved = await call('POST', '/v1/saved-searches', {
+      name: 'Harbours',
+      query: { searchTerm: ['harbour'], operation: 'AND', sortBy: [{ metadataDefinitionSearchField: 'createdEpoch' }] },
+    });
+    assert.equal(saved.statusCode, 201, saved.body);
+    await call('GET', `/v1/saved-searches/${json(saved).id}`);
+    const doc = json(await ctx().inject({ method: 'GET', url: '/openapi.json' }));
+    const query = doc.components.schemas.SavedSearch.properties.query;
+    assert.deepEqual(Object.keys(query.properties).sort(), [
+      'dateRanges',
+      'filters',
+      'includeDeleted',
+      'includeVersions',
+      'keywordSearchField',
+      'operation',
+      'relevancy',
+      'searchTerm',
+      'sortBy',
+    ]);
+    for (const name of ['MetadataTemplate', 'MetadataTemplateAdmin']) {
+      const text = JSON.stringify(doc.components.schemas[name]);
+      assert.doesNotMatch(text, /"securityPermissions":\{"type":"array","items":\{\}/, name);
+    }
+    assert.deepEqual(problems.splice(0), []);
+  });
+
   it('create, upload, read, edit, link, download, expose, version, search, share, transform, delete', async () => {
     const { id: metadataTemplateId, attr } = await defaultTemplate(ctx(), org);
     const bytes = await sharp({ create: { width: 120, height: 80, channels: 3, background: { r: 30, g: 60, b: 90 } } })

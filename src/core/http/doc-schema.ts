@@ -6,7 +6,8 @@
  *
  * `docRequired(schema, names)` marks an object schema's fields as required in the document only;
  * `docBinary(schema)` declares a body as `{type: string, format: binary}`; `openApiTransform` (the
- * @fastify/swagger route transform, src/app.ts) applies both to a copy, never to what Ajv compiles.
+ * @fastify/swagger route transform, src/app.ts) applies both to a copy, never to what Ajv compiles,
+ * and adds the router's own 400 and 414 answers to the routes they can reach.
  */
 type Json = Record<string, unknown>;
 
@@ -93,10 +94,33 @@ function applyChildren(key: string, value: unknown, depth: number): unknown {
   return apply(value, depth + 1);
 }
 
-/** The @fastify/swagger `transform`: the route's schema with the document-only marks. */
+/**
+ * Answers Fastify's router gives before any route runs, so no route schema lists them: a path
+ * segment over 500 characters is a 414 (routes with a `:param`), and a malformed percent-escape in
+ * the path, or a path parameter its schema refuses, is a 400 (routes with a `:param` or a wildcard).
+ * Both are Tessera's Error body (core/http/framework-errors.ts).
+ */
+const ROUTER_ERRORS: Record<string, { pattern: RegExp; description: string }> = {
+  400: { pattern: /[:*]/, description: 'Bad request: a field is missing or invalid, or the URL is malformed' },
+  414: { pattern: /:/, description: 'URI too long: a path segment has more than 500 characters' },
+};
+
+function withRouterErrors(response: unknown, url: string): unknown {
+  if (!response || typeof response !== 'object') return response;
+  let out: Json | undefined;
+  for (const [status, { pattern, description }] of Object.entries(ROUTER_ERRORS)) {
+    if (!pattern.test(url) || status in response) continue;
+    out ??= { ...(response as Json) };
+    out[status] = { $ref: 'Error', description };
+  }
+  return out ?? response;
+}
+
+/** The @fastify/swagger `transform`: the route's schema with the document-only marks and the router's own errors. */
 export function openApiTransform({ schema, url }: { schema: unknown; url: string }): { schema: Json; url: string } {
   if (!schema || typeof schema !== 'object') return { schema: schema as Json, url };
   const s = schema as Json;
-  if (!s.body) return { schema: s, url };
-  return { schema: { ...s, body: apply(s.body) }, url };
+  const response = withRouterErrors(s.response, url);
+  if (!s.body && response === s.response) return { schema: s, url };
+  return { schema: { ...s, ...(s.body ? { body: apply(s.body) } : {}), response }, url };
 }

@@ -155,7 +155,15 @@ export async function adaptiveTemplateLaunchRoutes(app: App, deps: Deps): Promis
         security: [],
         params: TokenParamsSchema,
         querystring: FillQuerySchema,
-        response: { 200: Html, 400: Html, ...errorResponses('not_found') },
+        response: {
+          200: Html,
+          400: {
+            description:
+              'The page with the error (a value the template refuses), or a JSON error for a malformed URL or a token or query field the schema refuses',
+            content: { 'text/html': { schema: Type.String() }, 'application/json': { schema: Type.Ref('Error') } },
+          },
+          ...errorResponses('not_found'),
+        },
       },
     },
     async (request, reply) => {

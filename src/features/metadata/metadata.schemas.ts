@@ -310,7 +310,11 @@ const LegacyGroup = Type.Object({
   metadataGroupSearchField: Type.String(),
   isGroupNameVisible: Type.Boolean(),
   system: Type.Boolean(),
-  securityPermissions: Type.Array(Type.Unknown()),
+  securityPermissions: Type.Array(Type.Object({}, { additionalProperties: false }), {
+    maxItems: 0,
+    description:
+      "Always empty, as in the reference's published templates: Tessera keeps no per-group permissions (who may use a template follows its access templates; restricted attributes follow the Sensitive Data privilege)",
+  }),
   metadataAttributes: Type.Array(Type.Ref('MetadataAttribute')),
 });
 const ActionObjectId = Type.Union([Uuid, Type.Null()], {

@@ -48,7 +48,7 @@ export const SavedSearchSchema = Type.Object(
     description: Type.String(),
     visibility: Type.Union([Type.Literal('private'), Type.Literal('shared')]),
     securityTemplateIds: Type.Array(Type.String()),
-    query: Type.Object({}, { additionalProperties: true }),
+    query: SavedQuerySchema,
     ownerId: Type.String(),
     createdEpoch: Type.Integer(),
     lastUpdatedEpoch: Type.Integer(),

@@ -45,7 +45,7 @@ function view(row: SavedSearchesTable, templateIds: string[]): SavedSearch {
     description: row.description,
     visibility: row.visibility,
     securityTemplateIds: templateIds,
-    query: fromJson<Record<string, unknown>>(row.query, {}),
+    query: fromJson<SavedQuery>(row.query, {}),
     ownerId: row.owner_id,
     createdEpoch: Number(row.created_at),
     lastUpdatedEpoch: Number(row.updated_at),

@@ -101,7 +101,13 @@ export async function storyboardSharedRoutes(app: App, deps: Deps): Promise<void
         params: TokenParamsSchema,
         body: UnlockSchema,
         response: {
-          303: Type.Null({ description: 'To the page' }),
+          303: Type.Null({
+            description: 'Unlocked: no body; the cookie is set and Location names the page',
+            headers: {
+              Location: { type: 'string', description: 'The page of the link (/shared/storyboards/{token})' },
+              'Set-Cookie': { type: 'string', description: 'The unlock cookie, scoped to this link, HttpOnly' },
+            },
+          }),
           401: Html,
           ...errorResponses('bad_request', 'not_found', 'rate_limited'),
         },
@@ -121,13 +127,11 @@ export async function storyboardSharedRoutes(app: App, deps: Deps): Promise<void
       }
       const secure = deps.config.publicUrl.startsWith('https:') ? '; Secure' : '';
       return reply
-        .code(303)
         .headers({
-          location: pagePath(token),
           'cache-control': 'no-store',
           'set-cookie': `${COOKIE}=${unlockProof(deps, opened)}; Path=${pagePath(token)}; HttpOnly; SameSite=Lax; Max-Age=43200${secure}`,
         })
-        .send(null);
+        .redirect(pagePath(token), 303);
     },
   );
 

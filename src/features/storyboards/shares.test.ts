@@ -237,6 +237,14 @@ forEachEngine('story boards: external share links', (ctx) => {
     });
     assert.equal(right.statusCode, 303);
     assert.equal(right.headers.location, path(l.url));
+    // No body, as /openapi.json declares it (issue 24): not a JSON `null`.
+    assert.equal(right.body, '');
+    assert.equal(right.headers['content-type'], undefined);
+    const declared = json(await ctx().inject({ method: 'GET', url: '/openapi.json' })).paths[
+      '/shared/storyboards/{token}/unlock'
+    ].post.responses['303'];
+    assert.equal(declared.content, undefined);
+    assert.ok(declared.headers.Location);
     const cookie = String(right.headers['set-cookie']);
     assert.match(cookie, new RegExp(`Path=${path(l.url)}; HttpOnly; SameSite=Lax`));
     const cookieHeader = cookie.split(';')[0]!;

@@ -42,7 +42,18 @@ import {
 
 const tags = ['oauth2'];
 const CSRF_COOKIE = 'tessera_oauth_csrf';
-const Html = { content: { 'text/html': { schema: Type.String() } } };
+const Html = (description: string, headers?: Record<string, unknown>) => ({
+  description,
+  ...(headers ? { headers } : {}),
+  content: { 'text/html': { schema: Type.String() } },
+});
+const RetryAfter = { 'Retry-After': { type: 'string', description: 'Seconds to wait before trying again' } };
+/** A page for a person, or Tessera's JSON error when the request never reached the page (a field the schema refuses). */
+const HtmlOrError = (description: string, headers?: Record<string, unknown>) => ({
+  description,
+  ...(headers ? { headers } : {}),
+  content: { 'text/html': { schema: Type.String() }, 'application/json': { schema: Type.Ref('Error') } },
+});
 const meta = (request: FastifyRequest) => ({ ip: clientIp(request), userAgent: request.headers['user-agent'] });
 
 function cookieValue(request: FastifyRequest, name: string): string | undefined {
@@ -257,7 +268,16 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
             summary: 'Authorization endpoint: login and consent page (code flow, PKCE S256)',
             security: [],
             querystring: AuthorizeQuerySchema,
-            response: { 200: Html, 303: Type.Null({ description: 'Error redirect to the client' }), 400: Html },
+            response: {
+              200: Html('The login and consent page'),
+              303: Type.Null({
+                description: 'Error redirect to the client (RFC 6749 §4.1.2.1)',
+                headers: { Location: { type: 'string', description: 'redirect_uri with error and state' } },
+              }),
+              400: HtmlOrError(
+                'An error page (unknown client, redirect_uri not registered), or a JSON error naming a query field the schema refuses',
+              ),
+            },
           },
         },
         async (request, reply) => showLogin(request, reply, request.query),
@@ -274,12 +294,20 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
             security: [],
             body: AuthorizeFormSchema,
             response: {
-              303: Type.Null({ description: 'Redirect to the client with a code or an error' }),
-              400: Html,
-              401: Html,
-              403: Html,
-              429: Html,
-              503: Html,
+              303: Type.Null({
+                description: 'Redirect to the client with a code or an error',
+                headers: { Location: { type: 'string', description: 'redirect_uri with code (or error) and state' } },
+              }),
+              400: HtmlOrError(
+                'The page again with the error (no username or password), or a JSON error naming a form field the schema refuses',
+              ),
+              401: Html('The page again: incorrect username or password'),
+              403: Html('The form expired or did not come from this page, or the web app is turned off'),
+              429: Html('The page again: too many failed sign-ins (Retry-After)', RetryAfter),
+              503: HtmlOrError(
+                'The page again: too many sign-ins in progress; or a JSON error when the database is busy',
+                RetryAfter,
+              ),
             },
           },
         },

@@ -55,7 +55,7 @@ function legacyGroup(
     metadataGroupSearchField: group.search_field,
     isGroupNameVisible: group.name_visible === 1,
     system: group.system === 1,
-    securityPermissions: [] as unknown[],
+    securityPermissions: [] as never[],
     metadataAttributes: attributes,
   };
 }
