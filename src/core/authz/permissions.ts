@@ -90,10 +90,11 @@ export const ACTIONS = {
   }),
   'asset.download': rule({
     on: 'asset',
-    summary: 'Download the original, or get a link to it',
+    summary:
+      'Download the original, or get a link to it; revoke such a link (the person it was made for, or someone who may share the asset)',
     privileges: ['download'],
     permissions: ['view', 'download'],
-    operations: ['GetAssetContent', 'GetAssetUrl'],
+    operations: ['GetAssetContent', 'GetAssetUrl', 'RevokeAssetLink'],
   }),
   'asset.deliver': rule({
     on: 'asset',
@@ -350,7 +351,7 @@ export const ACTIONS = {
   'link.content': rule({
     on: 'link',
     summary:
-      'Signed content URL (from asset.download, asset.share); dies when the asset goes to the recycle bin, or its share is revoked',
+      'Signed content URL (from asset.download, asset.share); dies when the asset goes to the recycle bin, or when it (or its share) is revoked',
     privileges: [],
     permissions: [],
     operations: ['GetSignedContent'],

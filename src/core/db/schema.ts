@@ -54,6 +54,7 @@ export interface Database {
   assets: AssetsTable;
   mail_outbox: MailOutboxTable;
   asset_shares: AssetSharesTable;
+  asset_content_links: AssetContentLinksTable;
   asset_security: AssetSecurityTable;
   asset_links: AssetLinksTable;
   asset_uploads: AssetUploadsTable;
@@ -688,6 +689,19 @@ export interface AssetSharesTable {
   created_by: string | null;
   /** JSON array of asset ids */
   asset_ids: string;
+  created_at: number;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+/** A download link or an exposed URL (issue 23): its URL names the row (signed), so it can be revoked. */
+export interface AssetContentLinksTable {
+  id: string;
+  org_id: string;
+  asset_id: string;
+  /** `original`, `original-embedded` or a rendition name */
+  component: string;
+  created_by: string | null;
   created_at: number;
   expires_at: number;
   revoked_at: number | null;

@@ -60,6 +60,7 @@ export const TABLE_OWNERS = {
   delivery_presets: 'assets',
   mail_outbox: 'assets',
   asset_shares: 'assets',
+  asset_content_links: 'assets',
   search_docs: 'search',
   search_doc_templates: 'search',
   search_doc_facets: 'search',

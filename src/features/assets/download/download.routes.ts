@@ -17,6 +17,7 @@ import {
 } from './download.service.ts';
 import { embeddedServable } from '../embedded/embed-download.ts';
 import { serveBlob } from './serve.ts';
+import { assertLinkLive, revokeContentLink } from './content-links.ts';
 import { verifySignedPath } from '../upload/signed-urls.ts';
 
 const tags = ['assets'];
@@ -56,6 +57,10 @@ const ExposeResponse = Type.Array(
         componentRef: Type.String(),
         expires: Type.Integer({ description: 'epoch ms' }),
         url: Type.String(),
+        linkId: Type.String({
+          format: 'uuid',
+          description: "Tessera's own: this URL's record; DELETE /v1/asset/link/{linkId} ends it at once (410)",
+        }),
       }),
     ),
   }),
@@ -80,14 +85,47 @@ export function contentRoutes(app: App, deps: Deps): void {
           ),
         }),
         response: {
-          200: Type.Object({ presignedURL: Type.String() }),
+          200: Type.Object({
+            presignedURL: Type.String(),
+            linkId: Type.String({
+              format: 'uuid',
+              description: "Tessera's own: the link's record; DELETE /v1/asset/link/{linkId} ends it at once (410)",
+            }),
+          }),
           ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict'),
         },
       },
     },
-    async (request) => ({
-      presignedURL: await downloadLink(deps, principalOf(request), request.params.id, request.query.embed === true),
-    }),
+    async (request) => {
+      const { url, linkId } = await downloadLink(
+        deps,
+        principalOf(request),
+        request.params.id,
+        request.query.embed === true,
+      );
+      return { presignedURL: url, linkId };
+    },
+  );
+
+  app.delete(
+    '/asset/link/:linkId',
+    {
+      schema: {
+        operationId: 'RevokeAssetLink',
+        tags,
+        summary:
+          'Revoke one download link or exposed URL: it answers 410 at once. The person it was made for, or someone who may share the asset',
+        params: Type.Object({ linkId: Type.String({ format: 'uuid' }) }),
+        response: {
+          204: Type.Null({ description: 'Revoked' }),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      await revokeContentLink(deps, principalOf(request), request.params.linkId);
+      return reply.code(204).send(null);
+    },
   );
 
   app.get(
@@ -157,6 +195,12 @@ export function contentRoutes(app: App, deps: Deps): void {
               description: 'The asset share the link belongs to (signed): a revoked share ends it (410)',
             }),
           ),
+          link: Type.Optional(
+            Type.String({
+              format: 'uuid',
+              description: "The link's own record (signed): DELETE /v1/asset/link/{linkId} ends it (410)",
+            }),
+          ),
         }),
         response: {
           200: Binary,
@@ -177,8 +221,10 @@ export function contentRoutes(app: App, deps: Deps): void {
         request.query.signature,
         request.query.by,
         request.query.share,
+        request.query.link,
       );
       const asset = await assetForSignedUrl(deps, id, request.query.share);
+      if (request.query.link !== undefined) await assertLinkLive(deps, request.query.link, asset, component);
       if (component === 'original') {
         if (asset.deleted_at !== null) throw notFound('Content');
         // A download starts when bytes from the first one on are sent (not on a HEAD, a 304, or a later range of a resumed download).

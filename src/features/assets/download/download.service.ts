@@ -12,6 +12,7 @@ import { storedRenditions, type RenditionName } from '../views/present.ts';
 import type { Servable } from './serve.ts';
 import { signedUrl } from '../upload/signed-urls.ts';
 import { checkEmbeddable } from '../embedded/embed-download.ts';
+import { newLinkId, recordContentLinks, type LinkToIssue } from './content-links.ts';
 
 export const DOWNLOAD_TTL_SECONDS = 3600;
 /** The signed component of an original with its metadata written in (`?embed=true`). */
@@ -62,8 +63,9 @@ export function contentUrl(
   ttlSeconds: number,
   by?: string,
   share?: string,
+  link?: string,
 ): { url: string; expires: number } {
-  return signedUrl(deps, 'GET', `/v1/content/${asset.id}/${component}`, ttlSeconds, by, share);
+  return signedUrl(deps, 'GET', `/v1/content/${asset.id}/${component}`, ttlSeconds, by, share, link);
 }
 
 /**
@@ -91,22 +93,38 @@ function downloadable(asset: AssetWithOrg): void {
   if (asset.content_state !== 'available' || !asset.blob_key) throw notFound('Content');
 }
 
-/** GET /v1/asset/{id}/content: a download link of the original (Download permission); asset.downloaded fires when it is used. `embed`: the original with the current metadata written in. */
-export async function downloadLink(deps: Deps, principal: Principal, id: string, embed = false): Promise<string> {
+/**
+ * GET /v1/asset/{id}/content: a download link of the original (Download permission); asset.downloaded
+ * fires when it is used. `embed`: the original with the current metadata written in. The link names
+ * a record of its own (`linkId`): DELETE /v1/asset/link/{linkId} ends it.
+ */
+export async function downloadLink(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  embed = false,
+): Promise<{ url: string; linkId: string }> {
   const { asset } = await loadAssetFor(deps.db, principal, id, 'asset.download');
   downloadable(asset);
   if (embed) checkEmbeddable(asset);
-  // A sensitive read: who was handed a download link (the download itself is audited when the bytes are served).
-  await audit(deps.db, {
-    orgId: principal.orgId,
-    at: deps.clock.now(),
-    actorId: principal.userId,
-    action: 'asset.download_link',
-    targetType: 'asset',
-    targetId: asset.id,
-    data: { filename: asset.filename, ...(embed ? { embedded: true } : {}) },
+  const component = embed ? EMBEDDED_COMPONENT : 'original';
+  const linkId = newLinkId();
+  const { url, expires } = contentUrl(deps, asset, component, DOWNLOAD_TTL_SECONDS, principal.userId, undefined, linkId);
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    await recordContentLinks(trx, principal, now, [{ id: linkId, asset, component, expiresAtSeconds: expires }]);
+    // A sensitive read: who was handed a download link (the download itself is audited when the bytes are served).
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'asset.download_link',
+      targetType: 'asset',
+      targetId: asset.id,
+      data: { filename: asset.filename, linkId, ...(embed ? { embedded: true } : {}) },
+    });
   });
-  return contentUrl(deps, asset, embed ? EMBEDDED_COMPONENT : 'original', DOWNLOAD_TTL_SECONDS, principal.userId).url;
+  return { url, linkId };
 }
 
 export interface ExposeItem {
@@ -121,6 +139,7 @@ export async function expose(deps: Deps, principal: Principal, items: ExposeItem
   if (items.length === 0) throw invalidField('body', 'Body requires at least single item');
   const out = [];
   const exposed: { id: string; components: string[] }[] = [];
+  const issued: LinkToIssue[] = [];
   for (const [i, item] of items.entries()) {
     let asset: AssetWithOrg;
     try {
@@ -138,14 +157,24 @@ export async function expose(deps: Deps, principal: Principal, items: ExposeItem
         throw invalidField(`body.${i}.components.${j}.expiration`, 'must be 1 to 604800 seconds');
       if (c.componentType === 'object') {
         downloadable(asset);
-        const { url, expires } = contentUrl(deps, asset, 'original', ttl, principal.userId);
-        components.push({ renditionType: 'original', componentRef: 'original', expires: expires * 1000, url });
+        const linkId = newLinkId();
+        const { url, expires } = contentUrl(deps, asset, 'original', ttl, principal.userId, undefined, linkId);
+        issued.push({ id: linkId, asset, component: 'original', expiresAtSeconds: expires });
+        components.push({ renditionType: 'original', componentRef: 'original', expires: expires * 1000, url, linkId });
       } else {
         const stored = storedRenditions(asset);
-        for (const ref of [c.componentRef].flat()) {
+        for (const ref of new Set([c.componentRef].flat())) {
           if (!stored[ref]) continue;
-          const { url, expires } = contentUrl(deps, asset, ref, ttl);
-          components.push({ renditionType: ref as RenditionName, componentRef: ref, expires: expires * 1000, url });
+          const linkId = newLinkId();
+          const { url, expires } = contentUrl(deps, asset, ref, ttl, undefined, undefined, linkId);
+          issued.push({ id: linkId, asset, component: ref, expiresAtSeconds: expires });
+          components.push({
+            renditionType: ref as RenditionName,
+            componentRef: ref,
+            expires: expires * 1000,
+            url,
+            linkId,
+          });
         }
       }
     }
@@ -153,16 +182,21 @@ export async function expose(deps: Deps, principal: Principal, items: ExposeItem
     exposed.push({ id: asset.id, components: components.map((c) => c.componentRef) });
   }
   if (out.length === 0) throw new AppError('bad_request', 'No assets found');
-  // A sensitive read: who got time-limited URLs of what (the URLs themselves are capabilities, never recorded).
-  await audit(deps.db, {
-    orgId: principal.orgId,
-    at: deps.clock.now(),
-    actorId: principal.userId,
-    action: 'asset.exposed',
-    targetType: 'asset',
-    targetId: exposed[0]!.id,
-    objects: exposed.slice(1).map((e) => ({ type: 'asset', id: e.id })),
-    data: { assets: exposed },
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    // Each URL names a record of its own (linkId in the answer): DELETE /v1/asset/link/{linkId} ends it.
+    await recordContentLinks(trx, principal, now, issued);
+    // A sensitive read: who got time-limited URLs of what (the URLs themselves are capabilities, never recorded).
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.userId,
+      action: 'asset.exposed',
+      targetType: 'asset',
+      targetId: exposed[0]!.id,
+      objects: exposed.slice(1).map((e) => ({ type: 'asset', id: e.id })),
+      data: { assets: exposed },
+    });
   });
   return out;
 }

@@ -17,21 +17,23 @@ export function signedUrl(
   ttlSeconds: number,
   by?: string,
   share?: string,
+  link?: string,
 ): { url: string; expires: number } {
   const expires = Math.floor(deps.clock.now() / 1000) + Math.max(1, Math.floor(ttlSeconds));
-  const signature = signPath(deps, method, signedMaterial(path, by, share), expires);
+  const signature = signPath(deps, method, signedMaterial(path, by, share, link), expires);
   return {
-    url: `${deps.config.publicUrl}${path}?${by === undefined ? '' : `by=${by}&`}${share === undefined ? '' : `share=${share}&`}expires=${expires}&signature=${signature}`,
+    url: `${deps.config.publicUrl}${path}?${by === undefined ? '' : `by=${by}&`}${share === undefined ? '' : `share=${share}&`}${link === undefined ? '' : `link=${link}&`}expires=${expires}&signature=${signature}`,
     expires,
   };
 }
 
 /**
- * What is signed: the path, the user a link was handed to when it names one (`by`), and the asset
- * share it belongs to (`share`, so a revoke can end it), each signed too.
+ * What is signed: the path, the user a link was handed to when it names one (`by`), the asset
+ * share it belongs to (`share`, so a revoke can end it) and its own link record (`link`, revoked
+ * by DELETE /v1/asset/link/{linkId}), each signed too.
  */
-const signedMaterial = (path: string, by: unknown, share?: unknown) =>
-  `${typeof by === 'string' ? `${path}?by=${by}` : path}${typeof share === 'string' ? `\u0000share=${share}` : ''}`;
+const signedMaterial = (path: string, by: unknown, share?: unknown, link?: unknown) =>
+  `${typeof by === 'string' ? `${path}?by=${by}` : path}${typeof share === 'string' ? `\u0000share=${share}` : ''}${typeof link === 'string' ? `\u0000link=${link}` : ''}`;
 
 /** Throws 403 unless `signature` signs `path` for `method` and has not expired. */
 export function verifySignedPath(
@@ -42,11 +44,12 @@ export function verifySignedPath(
   signature: unknown,
   by?: unknown,
   share?: unknown,
+  link?: unknown,
 ): void {
   const exp = typeof expires === 'string' ? Number(expires) : typeof expires === 'number' ? expires : NaN;
   if (!Number.isInteger(exp) || typeof signature !== 'string')
     throw new AppError('forbidden', 'The URL is not signed: expires and signature are required');
-  const expected = Buffer.from(signPath(deps, method, signedMaterial(path, by, share), exp));
+  const expected = Buffer.from(signPath(deps, method, signedMaterial(path, by, share, link), exp));
   const given = Buffer.from(signature);
   if (expected.length !== given.length || !timingSafeEqual(expected, given))
     throw new AppError('forbidden', 'The URL signature is invalid');

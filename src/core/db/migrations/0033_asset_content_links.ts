@@ -1,0 +1,36 @@
+import type { Kysely } from 'kysely';
+
+// Never edit after it lands: add a new migration instead.
+//
+// Issue 23 (review of defect 10). A download link (GET /v1/asset/{id}/content) and the URLs of
+// POST /v1/asset/expose were only signed URLs, so nothing could end one before it expired. Each is
+// now a row its URL names (signed); revoking it (DELETE /v1/asset/link/{linkId}) sets revoked_at and
+// the URL answers 410 at once. Rows go with their asset (purge) and are pruned once expired.
+
+export async function up(db: Kysely<any>): Promise<void> {
+  await db.schema
+    .createTable('asset_content_links')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('org_id', 'text', (c) => c.notNull())
+    .addColumn('asset_id', 'text', (c) => c.notNull().references('assets.id').onDelete('cascade'))
+    .addColumn('component', 'text', (c) => c.notNull())
+    .addColumn('created_by', 'text')
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('expires_at', 'bigint', (c) => c.notNull())
+    .addColumn('revoked_at', 'bigint')
+    .execute();
+  await db.schema
+    .createIndex('asset_content_links_expiry_idx')
+    .on('asset_content_links')
+    .columns(['org_id', 'expires_at'])
+    .execute();
+  await db.schema
+    .createIndex('asset_content_links_asset_idx')
+    .on('asset_content_links')
+    .columns(['asset_id'])
+    .execute();
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.dropTable('asset_content_links').execute();
+}
