@@ -6,6 +6,9 @@ import { metadataApi } from '../helpers/metadata.ts';
 import { forEachEngine, json, type TestContext } from '../helpers/context.ts';
 import { createTestOrg, createTestUser } from '../helpers/factories.ts';
 import { createGroup, createTemplate } from '../helpers/permissions.ts';
+import { startReceiver } from '../helpers/receiver.ts';
+import { runDeliveryOnce } from '../../src/features/webhooks/index.ts';
+import { sign } from '../../src/features/webhooks/delivery/signing.ts';
 
 /**
  * Issue 23, defect 3: attributes marked isRestricted are seen and written only with the Sensitive
@@ -461,5 +464,104 @@ forEachEngine('security: Sensitive Data (isRestricted attributes)', (ctx) => {
     const after = (await ctx().inject({ method: 'GET', url, headers: org.admin.headers })).body;
     for (const expected of [SECRET, `${SECRET}pay`, 'Anna', 'new words']) assert.match(after, new RegExp(expected));
     assert.doesNotMatch(JSON.stringify(json(ok)), new RegExp(SECRET), "the update answer is the reader's view");
+  });
+
+  it('webhooks: collection.metadata.updated carries restricted values only to an endpoint whose owner holds Sensitive Data (checked at each delivery)', async () => {
+    const { org, salary, headline, security, reader } = await setUp(ctx());
+    const owner = await createTestUser(ctx(), org, {
+      privileges: ['webhooks_administration', 'sensitive_data'],
+    });
+    const receivers = { admin: await startReceiver(), reader: await startReceiver(), owner: await startReceiver() };
+    try {
+      const endpoint = async (headers: Record<string, string>, url: string) => {
+        const res = await post(ctx(), '/webhooks/endpoint', headers, [
+          { description: 'Sensitive', url, eventTypes: ['collection.metadata.updated'] },
+        ]);
+        assert.equal(res.statusCode, 200, res.body);
+        return json(res) as { id: string; secret: string };
+      };
+      const admin = await endpoint(org.admin.headers, receivers.admin.url);
+      const byReader = await endpoint(reader.headers, receivers.reader.url);
+      await endpoint(owner.headers, receivers.owner.url);
+      const made = await post(ctx(), '/v1/collection', org.admin.headers, {
+        collectionType: 'secured',
+        name: `w ${Math.random()}`,
+        securityTemplateIds: [security],
+      });
+      assert.equal(made.statusCode, 200, made.body);
+      const id = json(made).collectionId as string;
+      const update = async (n: number) => {
+        const res = await ctx().inject({
+          method: 'PATCH',
+          url: `/v1/collections/${id}`,
+          headers: org.admin.headers,
+          payload: {
+            metadata: [
+              { metadataDefinitionId: salary.id, metadataDefinitionValue: `${SECRET}${n}` },
+              { metadataDefinitionId: headline.id, metadataDefinitionValue: `public words ${n}` },
+            ],
+          },
+        });
+        assert.equal(res.statusCode, 200, res.body);
+        await runDeliveryOnce(ctx().deps);
+      };
+      const last = (r: { received: { body: string; headers: Record<string, unknown> }[] }) => {
+        const got = r.received.at(-1);
+        assert.ok(got, 'delivered');
+        return got;
+      };
+      await update(1);
+      const toAdmin = last(receivers.admin);
+      const toReader = last(receivers.reader);
+      const toOwner = last(receivers.owner);
+      // The administrator's endpoint and a Sensitive Data holder's get the restricted value.
+      for (const got of [toAdmin, toOwner]) {
+        assert.match(got.body, new RegExp(`${SECRET}1`));
+        assert.match(got.body, /public words 1/);
+      }
+      // An endpoint made by someone without Sensitive Data: the attribute is left out, the rest stays.
+      assert.doesNotMatch(toReader.body, new RegExp(`${SECRET}|${salary.id}`));
+      const event = JSON.parse(toReader.body);
+      assert.equal(event.eventType, 'collection.metadata.updated');
+      assert.deepEqual(event.collection.metadata, [{ attributeId: headline.id, value: 'public words 1' }]);
+      // What was sent is what was signed.
+      const header = (got: { body: string; headers: Record<string, unknown> }, secret: string) => {
+        const expected = sign(
+          secret,
+          String(got.headers['webhook-id']),
+          Number(got.headers['webhook-timestamp']),
+          got.body,
+        );
+        assert.ok(String(got.headers['webhook-signature']).split(' ').includes(expected), 'signature covers the body');
+      };
+      header(toReader, byReader.secret);
+      header(toAdmin, admin.secret);
+
+      // The owner loses Sensitive Data: from the next delivery on, their endpoint no longer gets restricted values.
+      const role = await ctx()
+        .deps.db.selectFrom('users')
+        .select('role_id')
+        .where('id', '=', owner.userId)
+        .executeTakeFirstOrThrow();
+      await ctx()
+        .deps.db.updateTable('roles')
+        .set({ privileges: JSON.stringify(['webhooks_administration']) })
+        .where('id', '=', role.role_id)
+        .execute();
+      await update(2);
+      assert.doesNotMatch(last(receivers.owner).body, new RegExp(`${SECRET}|${salary.id}`));
+      assert.match(last(receivers.owner).body, /public words 2/);
+      assert.match(last(receivers.admin).body, new RegExp(`${SECRET}2`));
+      // An endpoint with no recorded owner (made before owners were recorded) never gets them.
+      await ctx()
+        .deps.db.updateTable('webhook_endpoints')
+        .set({ created_by: null })
+        .where('id', '=', admin.id)
+        .execute();
+      await update(3);
+      assert.doesNotMatch(last(receivers.admin).body, new RegExp(`${SECRET}|${salary.id}`));
+    } finally {
+      for (const r of Object.values(receivers)) await r.close();
+    }
   });
 });

@@ -369,6 +369,8 @@ export interface WebhookEndpointsTable {
   payload_format: string;
   /** Start of the current unbroken run of failed attempts (null while healthy). */
   failing_since: number | null;
+  /** Who made it (migration 0033): restricted metadata values reach it only while they hold Sensitive Data. */
+  created_by?: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -9,6 +9,7 @@ import type { OAuthConfig } from './webhooks.repo.ts';
 import { customerIdOf } from '../identity/index.ts';
 import { toLegacyEvent } from './delivery/legacy-format.ts';
 import { targetAuthHeaders, type TargetAuth } from './target-auth.ts';
+import { payloadForEndpoint } from './delivery/restricted-values.ts';
 
 /**
  * One signed attempt of a message to its endpoint: both signatures during a rotation overlap, the
@@ -49,11 +50,11 @@ export function createSender(
     const at = now();
     const secrets = [decrypt(row.secret)];
     if (row.previous_secret && (row.previous_secret_until ?? 0) > at) secrets.push(decrypt(row.previous_secret));
-    // The same message gives the same body on every attempt (the signature covers what is sent).
+    // The same message gives the same body on every attempt (the signature covers what is sent), unless
+    // the endpoint owner's Sensitive Data privilege changed in between (restricted values follow it).
+    const event = await payloadForEndpoint(deps, row, message.eventType, message.body);
     const body =
-      row.payload_format === 'legacy'
-        ? JSON.stringify(toLegacyEvent(message.body, await customerId(row.org_id)))
-        : message.body;
+      row.payload_format === 'legacy' ? JSON.stringify(toLegacyEvent(event, await customerId(row.org_id))) : event;
     const headers: Record<string, string> = webhookHeaders({
       msgId: message.id,
       timestamp: Math.floor(at / 1000),

@@ -86,6 +86,7 @@ export async function createEndpoints(
       target_auth_secret: targetAuth ? deps.keys.encrypt(targetAuth.secret) : null,
       payload_format: item.payloadFormat ?? 'standard',
       failing_since: null,
+      created_by: principal.userId,
       created_at: now,
       updated_at: now,
     });

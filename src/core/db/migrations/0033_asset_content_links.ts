@@ -6,6 +6,11 @@ import type { Kysely } from 'kysely';
 // POST /v1/asset/expose were only signed URLs, so nothing could end one before it expired. Each is
 // now a row its URL names (signed); revoking it (DELETE /v1/asset/link/{linkId}) sets revoked_at and
 // the URL answers 410 at once. Rows go with their asset (purge) and are pruned once expired.
+//
+// Also (review of defect 3): a webhook endpoint records who made it (created_by, its owner), so a
+// payload carrying metadata values (collection.metadata.updated) leaves restricted (isRestricted)
+// attributes out unless the owner holds Sensitive Data. Endpoints made before have no owner: they
+// never receive restricted values.
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
@@ -29,8 +34,10 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('asset_content_links')
     .columns(['asset_id'])
     .execute();
+  await db.schema.alterTable('webhook_endpoints').addColumn('created_by', 'text').execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await db.schema.alterTable('webhook_endpoints').dropColumn('created_by').execute();
   await db.schema.dropTable('asset_content_links').execute();
 }
