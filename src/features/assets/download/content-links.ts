@@ -54,7 +54,12 @@ export async function recordContentLinks(
 }
 
 /** For the signed content route: a link naming a record serves only while the record stands (410 once revoked). */
-export async function assertLinkLive(deps: Deps, linkId: string, asset: AssetWithOrg, component: string): Promise<void> {
+export async function assertLinkLive(
+  deps: Deps,
+  linkId: string,
+  asset: AssetWithOrg,
+  component: string,
+): Promise<void> {
   const row = await deps.db
     .selectFrom('asset_content_links')
     .select(['asset_id', 'component', 'revoked_at'])
@@ -87,7 +92,10 @@ export async function revokeContentLink(deps: Deps, principal: Principal, linkId
     } catch (error) {
       if (error instanceof AppError && error.code === 'not_found') throw notFound('Link');
       if (error instanceof AppError && error.code === 'forbidden')
-        throw new AppError('forbidden', 'Only the person a link was made for, or someone who may share the asset, revokes it');
+        throw new AppError(
+          'forbidden',
+          'Only the person a link was made for, or someone who may share the asset, revokes it',
+        );
       throw error;
     }
   }

@@ -109,7 +109,15 @@ export async function downloadLink(
   if (embed) checkEmbeddable(asset);
   const component = embed ? EMBEDDED_COMPONENT : 'original';
   const linkId = newLinkId();
-  const { url, expires } = contentUrl(deps, asset, component, DOWNLOAD_TTL_SECONDS, principal.userId, undefined, linkId);
+  const { url, expires } = contentUrl(
+    deps,
+    asset,
+    component,
+    DOWNLOAD_TTL_SECONDS,
+    principal.userId,
+    undefined,
+    linkId,
+  );
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     await recordContentLinks(trx, principal, now, [{ id: linkId, asset, component, expiresAtSeconds: expires }]);
