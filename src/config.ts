@@ -90,6 +90,11 @@ export interface DatabaseTimeouts {
   readonly idleInTransactionMs: number;
   /** SQLite: how long a write waits for another process's write lock. */
   readonly sqliteBusyMs: number;
+  /**
+   * PostgreSQL: how long cached credentials and views may be served without the database
+   * confirming they are current (the revision poll); past it they are refused with 503.
+   */
+  readonly freshnessMs: number;
 }
 
 /** Milliseconds; a slow or silent client is cut off by the first that runs out. */
@@ -142,6 +147,10 @@ export interface S3StorageConfig {
   readonly accessKeyId: string | undefined;
   readonly secretAccessKey: string | undefined;
   readonly forcePathStyle: boolean;
+  /** Opening a connection to the store gives up after this long (TESSERA_S3_CONNECT_TIMEOUT_MS). */
+  readonly connectTimeoutMs: number;
+  /** A request on which the store sends nothing for this long fails (TESSERA_S3_REQUEST_TIMEOUT_MS). */
+  readonly requestTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -184,6 +193,7 @@ export function parseConfig(env: Env = process.env): Config {
       connectMs: integer(env, 'TESSERA_DB_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
       idleInTransactionMs: integer(env, 'TESSERA_DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000, 100, 3_600_000),
       sqliteBusyMs: integer(env, 'TESSERA_SQLITE_BUSY_TIMEOUT_MS', 10_000, 0, 600_000),
+      freshnessMs: integer(env, 'TESSERA_DB_FRESHNESS_MS', 1000, 300, 60_000),
     },
     storage: parseStorage(env, dataDir),
     publicUrl,
@@ -309,6 +319,8 @@ function parseStorage(env: Env, dataDir: string): Config['storage'] {
     accessKeyId: optional(env, 'AWS_ACCESS_KEY_ID'),
     secretAccessKey: optional(env, 'AWS_SECRET_ACCESS_KEY'),
     forcePathStyle: url.searchParams.get('forcePathStyle') !== 'false',
+    connectTimeoutMs: integer(env, 'TESSERA_S3_CONNECT_TIMEOUT_MS', 5000, 100, 600_000),
+    requestTimeoutMs: integer(env, 'TESSERA_S3_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
   };
 }
 

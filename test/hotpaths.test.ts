@@ -37,6 +37,7 @@ describe('writesTo (local invalidation trigger)', () => {
 class FakeFeed implements RevisionFeed {
   generation = 1;
   contentGeneration = 1;
+  assertFresh() {}
   async check() {}
   async close() {}
 }

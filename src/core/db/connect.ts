@@ -37,6 +37,7 @@ export const DEFAULT_DB_TIMEOUTS: DatabaseTimeouts = {
   connectMs: 5000,
   idleInTransactionMs: 60_000,
   sqliteBusyMs: 10_000,
+  freshnessMs: 1000,
 };
 
 export function connectDb(
@@ -64,7 +65,11 @@ export function connectDb(
     // queries fail instead, and the pool drops it when it is released (it is no longer queryable).
     pool.on('error', () => {});
     pool.on('connect', (client) => client.on('error', () => {}));
-    const tracked = trackRevisions(new PostgresDialect({ pool }), { database: config.url, pgUrl: config.url });
+    const tracked = trackRevisions(new PostgresDialect({ pool }), {
+      database: config.url,
+      pgUrl: config.url,
+      freshnessMs: timeouts.freshnessMs,
+    });
     const db = new Kysely<Database>({ dialect: tracked.dialect });
     tracked.register(db);
     return { db, engine: 'postgres', close: () => db.destroy() };

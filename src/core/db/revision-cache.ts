@@ -68,6 +68,8 @@ export class RevisionCache<V> {
    * hot path that hits needs no promise; the same checks as `get`.
    */
   peek(key: string): V | undefined {
+    // Fails closed: nothing is served (or loaded) while the database cannot confirm it is current.
+    this.feed.assertFresh();
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
     if (entry.generation === this.generation && this.clock.now() < entry.validUntil) {

@@ -7,6 +7,7 @@ import {
   type TransactionSettings,
 } from 'kysely';
 import type pg from 'pg';
+import { DependencyUnavailable, isDatabaseOutage } from '../outage.ts';
 
 /**
  * The identity revision: one counter in the database (`tessera_revision`, migration 0012) that
@@ -32,6 +33,10 @@ import type pg from 'pg';
 export const REVISION_CHANNEL = 'tessera_revision';
 export const CONTENT_REVISION_CHANNEL = 'tessera_content_revision';
 export const POLL_MS = 250;
+/** Default of TESSERA_DB_FRESHNESS_MS: how long cached credentials may go unconfirmed by the database. */
+export const FRESHNESS_MS = 1000;
+/** A poll over the LISTEN connection that takes this long ends that connection (it is reopened). */
+const LISTENER_POLL_TIMEOUT_MS = 5000;
 
 /** Tables whose writes can change a principal or a permission decision (the triggers of 0012 cover these). */
 export const IDENTITY_TABLES: ReadonlySet<string> = new Set([
@@ -83,6 +88,12 @@ export interface RevisionFeed {
   readonly generation: number;
   /** Moves whenever the content revision or the identity revision may have changed. Reading it starts the watcher. */
   readonly contentGeneration: number;
+  /**
+   * Throws DependencyUnavailable when, on PostgreSQL, the database has not confirmed the counters
+   * for longer than the freshness limit (a poll hangs or fails): caches then refuse rather than
+   * serve what another process may have revoked. Costs no query: it reads what the poll recorded.
+   */
+  assertFresh(): void;
   /** Re-reads the counter now (tests; the watcher does this on its own). */
   check(): Promise<void>;
   close(): Promise<void>;
@@ -107,11 +118,21 @@ class Feed implements RevisionFeed {
   private readonly pollMs: number;
 
   private readonly database: string;
+  private readonly freshnessMs: number;
+  /** performance.now() of the last successful read of the counters. */
+  private confirmedAt = 0;
+  /** performance.now() at which the poll now in flight started. */
+  private pollStartedAt: number | undefined;
+  /** The last read failed. */
+  private failing = false;
+  /** The LISTEN connection is up: polls go over it, never queuing for a pooled connection behind busy requests. */
+  private listenerReady = false;
 
-  constructor(pgUrl: string | undefined, pollMs: number, database: string) {
+  constructor(pgUrl: string | undefined, pollMs: number, database: string, freshnessMs = FRESHNESS_MS) {
     this.pgUrl = pgUrl;
     this.pollMs = pollMs;
     this.database = database;
+    this.freshnessMs = freshnessMs;
     if (database !== ':memory:') {
       let set = siblings.get(database);
       if (!set) siblings.set(database, (set = new Set()));
@@ -158,9 +179,12 @@ class Feed implements RevisionFeed {
       // No content rows: migration 0017 not applied; treat as unknown so content caches miss.
       content = stripes.length > 0 ? stripes.join(',') : undefined;
     } catch {
+      this.failing = true;
       this.observe(undefined, undefined);
       return;
     }
+    this.failing = false;
+    this.confirmedAt = performance.now();
     this.observe(identity, content);
     for (const sibling of siblings.get(this.database) ?? []) if (sibling !== this) sibling.observe(identity, content);
   }
@@ -188,11 +212,35 @@ class Feed implements RevisionFeed {
     this.contentGen += 1;
   }
 
+  assertFresh(): void {
+    // SQLite is a local file: a poll waits only for this process's own transaction, never a network.
+    if (this.pgUrl === undefined || !this.started) return;
+    const now = performance.now();
+    if (now - this.confirmedAt <= this.freshnessMs) return;
+    const hung = this.pollStartedAt !== undefined && now - this.pollStartedAt > this.freshnessMs;
+    if (hung || this.failing)
+      throw new DependencyUnavailable(
+        'database',
+        `The database has not answered for ${Math.round(now - this.confirmedAt)} ms; credentials cannot be checked`,
+        { code: 'TESSERA_DB_UNCONFIRMED' },
+      );
+  }
+
   check(): Promise<void> {
     if (this.polling) return this.polling;
-    if (!this.run) return Promise.resolve();
-    this.polling = this.readOn(this.run).finally(() => {
+    const listener = this.listenerReady ? this.listener : undefined;
+    const run: Runner | undefined = listener
+      ? (q) => listener.query(q.sql, q.parameters as unknown[])
+      : this.run;
+    if (!run) return Promise.resolve();
+    this.pollStartedAt = performance.now();
+    // A LISTEN connection hung with no reset would hold the poll for ever: it is ended and reopened.
+    const timer = listener ? setTimeout(() => dropConnection(listener), LISTENER_POLL_TIMEOUT_MS) : undefined;
+    timer?.unref();
+    this.polling = this.readOn(run).finally(() => {
+      clearTimeout(timer);
       this.polling = undefined;
+      this.pollStartedAt = undefined;
     });
     return this.polling;
   }
@@ -214,6 +262,7 @@ class Feed implements RevisionFeed {
     const retry = () => {
       if (this.listener !== client) return;
       this.listener = undefined;
+      this.listenerReady = false;
       client.removeAllListeners('notification');
       void client.end().catch(() => {});
       if (this.closed) return;
@@ -231,6 +280,7 @@ class Feed implements RevisionFeed {
       await client.connect();
       await client.query(`LISTEN ${REVISION_CHANNEL}`);
       await client.query(`LISTEN ${CONTENT_REVISION_CHANNEL}`);
+      if (this.listener === client) this.listenerReady = true;
       // The socket must not keep a finished process alive.
       (client as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
     } catch {
@@ -249,6 +299,28 @@ class Feed implements RevisionFeed {
     if (listener) await listener.end().catch(() => {});
     await this.polling;
   }
+}
+
+/** Ends a client's socket at once (client.end() would wait for a peer that does not answer). */
+function dropConnection(client: pg.Client): void {
+  (client as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection?.stream?.destroy?.();
+}
+
+/** What a failed call to the database became: DependencyUnavailable when the database cannot answer. */
+function asOutage(error: unknown): unknown {
+  if (error instanceof DependencyUnavailable || !isDatabaseOutage(error)) return error;
+  const message = (error as { message?: unknown }).message;
+  return new DependencyUnavailable(
+    'database',
+    `The database is not answering${typeof message === 'string' && message ? `: ${message}` : ''}`,
+    { cause: error },
+  );
+}
+
+function guarded<T>(promise: Promise<T>): Promise<T> {
+  return promise.catch((error: unknown) => {
+    throw asOutage(error);
+  });
 }
 
 // Keyed by the dialect's adapter, which every Kysely derived from one connectDb handle shares
@@ -279,9 +351,9 @@ const siblings = new Map<string, Set<Feed>>();
  */
 export function trackRevisions(
   inner: Dialect,
-  options: { database: string; pgUrl?: string; pollMs?: number },
+  options: { database: string; pgUrl?: string; pollMs?: number; freshnessMs?: number },
 ): { dialect: Dialect; register(db: object): void } {
-  const feed = new Feed(options.pgUrl, options.pollMs ?? POLL_MS, options.database);
+  const feed = new Feed(options.pgUrl, options.pollMs ?? POLL_MS, options.database, options.freshnessMs);
   const dialect: Dialect = {
     createAdapter: () => inner.createAdapter(),
     createQueryCompiler: () => inner.createQueryCompiler(),
@@ -310,7 +382,7 @@ class TrackedConnection implements DatabaseConnection {
   }
 
   async executeQuery<R>(query: CompiledQuery): Promise<import('kysely').QueryResult<R>> {
-    const result = await this.inner.executeQuery<R>(query);
+    const result = await guarded(this.inner.executeQuery<R>(query));
     if (writesTo(query.sql, TRACKED_TABLES)) {
       if (this.inTransaction) this.wrote = true;
       else await this.feed.readOn((q) => this.inner.executeQuery(q));
@@ -337,19 +409,19 @@ class TrackingDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new TrackedConnection(await this.inner.acquireConnection(), this.feed);
+    return new TrackedConnection(await guarded(this.inner.acquireConnection()), this.feed);
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const c = connection as TrackedConnection;
-    await this.inner.beginTransaction(c.inner, settings);
+    await guarded(this.inner.beginTransaction(c.inner, settings));
     c.inTransaction = true;
     c.wrote = false;
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const c = connection as TrackedConnection;
-    await this.inner.commitTransaction(c.inner);
+    await guarded(this.inner.commitTransaction(c.inner));
     c.inTransaction = false;
     if (c.wrote) {
       c.wrote = false;
@@ -361,7 +433,7 @@ class TrackingDriver implements Driver {
     const c = connection as TrackedConnection;
     c.inTransaction = false;
     c.wrote = false;
-    await this.inner.rollbackTransaction(c.inner);
+    await guarded(this.inner.rollbackTransaction(c.inner));
   }
 
   async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {

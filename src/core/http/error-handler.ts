@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isDatabaseBusy, isLostRace, isUniqueViolation } from '../db/connect.ts';
+import { OUTAGE_RETRY_AFTER_SECONDS, outageOf } from '../outage.ts';
 import { AppError, ERROR_STATUS, type ErrorCode, type ErrorDetail } from './errors.ts';
 
 const CONTEXT_NAMES: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
@@ -74,6 +75,14 @@ export function toAppError(error: unknown): AppError {
     const code = (Object.keys(ERROR_STATUS) as ErrorCode[]).find((c) => ERROR_STATUS[c] === status) ?? 'bad_request';
     return new AppError(code, e.message || 'Bad request');
   }
+  // The database or the blob store cannot answer: not the request's fault, and worth sending again.
+  const outage = outageOf(error);
+  if (outage)
+    return new AppError(
+      'service_unavailable',
+      `The ${outage.dependency === 'database' ? 'database' : 'blob storage'} is not answering; send the request again in a few seconds`,
+      { headers: { 'retry-after': String(OUTAGE_RETRY_AFTER_SECONDS) }, cause: error },
+    );
   return new AppError('internal', 'Internal server error', { cause: error });
 }
 
@@ -104,7 +113,9 @@ function validationDetail(context: string, issue: ValidationIssue): ErrorDetail 
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
-    if (appError.status >= 500) {
+    if (appError.code === 'service_unavailable' && appError.headers?.['retry-after']) {
+      request.log.warn({ err: error }, appError.message);
+    } else if (appError.status >= 500) {
       request.log.error({ err: error }, 'request failed');
     } else {
       request.log.info({ code: appError.code, status: appError.status }, appError.message);

@@ -126,6 +126,8 @@ contract(
       accessKeyId: 'S3RVER',
       secretAccessKey: 'S3RVER',
       forcePathStyle: true,
+      connectTimeoutMs: 5000,
+      requestTimeoutMs: 30_000,
     });
     return { store, close: s3.close };
   },
@@ -240,6 +242,8 @@ describe('S3 readiness', () => {
         accessKeyId: 'S3RVER',
         secretAccessKey: 'S3RVER',
         forcePathStyle: true,
+        connectTimeoutMs: 5000,
+        requestTimeoutMs: 30_000,
       });
       await assert.rejects(store.ping());
     } finally {

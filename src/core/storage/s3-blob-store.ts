@@ -20,6 +20,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { S3StorageConfig } from '../../config.ts';
+import { DependencyUnavailable, isStorageOutage } from '../outage.ts';
 import { assertSafeKey, type BlobStore, type PresignedUploads, type PutResult } from './blob-store.ts';
 
 /**
@@ -28,6 +29,13 @@ import { assertSafeKey, type BlobStore, type PresignedUploads, type PutResult } 
  */
 export function createS3BlobStore(config: S3StorageConfig): BlobStore {
   const client = new S3Client({
+    // A store that does not answer fails the call (503 to an API caller, a retry for a job) rather
+    // than holding it for the whole outage: connecting, and each silence of the socket, are bounded.
+    requestHandler: {
+      connectionTimeout: config.connectTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      throwOnRequestTimeout: true,
+    },
     region: config.region,
     endpoint: config.endpoint,
     forcePathStyle: config.forcePathStyle,
@@ -38,6 +46,7 @@ export function createS3BlobStore(config: S3StorageConfig): BlobStore {
         ? { accessKeyId: config.accessKeyId, secretAccessKey: config.secretAccessKey }
         : undefined,
   });
+  guardOutages(client);
   const Bucket = config.bucket;
   const keyOf = (key: string) => {
     assertSafeKey(key);
@@ -139,6 +148,20 @@ export function createS3BlobStore(config: S3StorageConfig): BlobStore {
     },
     presign: presignedUploads(config, client, keyOf),
   };
+}
+
+/** Every call of the client that fails because the store cannot answer rejects with DependencyUnavailable. */
+function guardOutages(client: S3Client): void {
+  const send = client.send.bind(client) as (command: unknown) => Promise<unknown>;
+  (client as unknown as { send: (command: unknown) => Promise<unknown> }).send = (command) =>
+    send(command).catch((error: unknown) => {
+      if (error instanceof DependencyUnavailable || !isStorageOutage(error)) throw error;
+      throw new DependencyUnavailable(
+        'storage',
+        `The blob storage is not answering: ${(error as Error).message || (error as Error).name}`,
+        { cause: error },
+      );
+    });
 }
 
 /** SHA-256 (or HMAC-SHA-256) in the shape the SigV4 signer wants. */
