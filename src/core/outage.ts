@@ -51,7 +51,7 @@ const DISK_CODES: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS', 'E
  * Whether a database error means the database cannot answer (rather than that the statement was
  * wrong or lost a race): node-postgres' connection failures and timeouts, PostgreSQL's connection
  * exceptions (08…), shutdowns (57P01–57P03), a cancelled statement (57014: the statement timeout),
- * too many connections (53300); SQLite's full disk and I/O errors.
+ * too many connections (53300); SQLite's full disk (other SQLite I/O errors stay 500s: they may be damage).
  */
 export function isDatabaseOutage(error: unknown): boolean {
   if (error instanceof DependencyUnavailable) return error.dependency === 'database';
@@ -60,7 +60,7 @@ export function isDatabaseOutage(error: unknown): boolean {
     if (NETWORK_CODES.has(code)) return true;
     if (code.startsWith('08') && code.length === 5) return true;
     if (code === '57P01' || code === '57P02' || code === '57P03' || code === '57014' || code === '53300') return true;
-    if (code === 'SQLITE_FULL' || code.startsWith('SQLITE_IOERR') || code === 'SQLITE_CANTOPEN') return true;
+    if (code === 'SQLITE_FULL') return true;
   }
   const message = (error as { message?: unknown } | undefined)?.message;
   if (typeof message !== 'string') return false;
