@@ -87,7 +87,10 @@ describe('PostgreSQL outage behind a TCP proxy', { skip: pgSkip }, () => {
     proxy.cut();
     await revisionFeed(ctx.deps.db).check();
     assertOutage(await ctx.inject({ method: 'GET', url: '/v1/user', headers }), /database/);
-    assertOutage(await ctx.inject({ method: 'GET', url: '/v1/metadata/templates', headers: org.admin.headers }), /database/);
+    assertOutage(
+      await ctx.inject({ method: 'GET', url: '/v1/metadata/templates', headers: org.admin.headers }),
+      /database/,
+    );
     proxy.restore();
     let status = 0;
     for (let i = 0; i < 200 && status !== 200; i++) {
@@ -142,7 +145,9 @@ describe('S3 outage', () => {
     }
   });
 
-  it('a hung S3-protocol server fails the call after the request timeout (503), not after the outage', { timeout: 120_000 }, async () => {
+  it('a hung S3-protocol server fails the call after the request timeout (503), not after the outage', {
+    timeout: 120_000,
+  }, async () => {
     const s3 = await startS3();
     const endpoint = new URL(s3.endpoint);
     const proxy = await startTcpProxy({ host: endpoint.hostname, port: Number(endpoint.port) });
@@ -177,5 +182,3 @@ describe('S3 outage', () => {
     }
   });
 });
-
-

@@ -229,9 +229,7 @@ class Feed implements RevisionFeed {
   check(): Promise<void> {
     if (this.polling) return this.polling;
     const listener = this.listenerReady ? this.listener : undefined;
-    const run: Runner | undefined = listener
-      ? (q) => listener.query(q.sql, q.parameters as unknown[])
-      : this.run;
+    const run: Runner | undefined = listener ? (q) => listener.query(q.sql, q.parameters as unknown[]) : this.run;
     if (!run) return Promise.resolve();
     this.pollStartedAt = performance.now();
     // A LISTEN connection hung with no reset would hold the poll for ever: it is ended and reopened.
