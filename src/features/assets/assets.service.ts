@@ -8,7 +8,7 @@ import { audit } from '../../core/audit.ts';
 import { publishEvent, type EventInput } from '../../core/events/index.ts';
 import { AppError, conflict, invalidField } from '../../core/http/errors.ts';
 import { isUuid, newId } from '../../core/ids.ts';
-import { defaultSecurityTemplateId } from '../identity/index.ts';
+import { checkSecurityTemplateIds, defaultSecurityTemplateId } from '../identity/index.ts';
 import { lockTemplateAgainstDelete } from '../metadata/index.ts';
 import {
   assetNotFound,
@@ -20,7 +20,6 @@ import {
 } from './access.ts';
 import {
   currentOfChain,
-  existingTemplates,
   previousVersionOf,
   findAsset,
   findChainId,
@@ -113,13 +112,13 @@ export async function checkTemplatesNamed(
   ids: readonly string[],
   field = 'body.securityTemplateIds',
 ): Promise<{ ids: string[]; named: { id: string; name: string }[] }> {
-  if (ids.length === 0) throw invalidField(field, 'Invalid Asset: Missing Security Template ID(s)');
-  if (ids.length > 50) throw invalidField(field, 'may name at most 50 security templates');
-  const found = await existingTemplates(db, orgId, ids);
-  const missing = ids.filter((id) => !found.has(id.toLowerCase()));
-  if (missing.length > 0) throw invalidField(field, `Invalid security template ID(s): ${missing.join(', ')}`);
-  const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
-  return { ids: unique, named: unique.map((id) => ({ id, name: found.get(id)! })) };
+  return checkSecurityTemplateIds(db, orgId, ids, {
+    field,
+    required: 'Invalid Asset: Missing Security Template ID(s)',
+    max: 50,
+    ignoreCase: true,
+    report: { all: 'Invalid security template ID(s): ' },
+  });
 }
 
 export function sameTemplates(a: readonly string[], b: readonly string[]): boolean {

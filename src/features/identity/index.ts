@@ -33,6 +33,7 @@ export {
   type UserNames,
 } from './directory.ts';
 export { UserCreateSchema } from './identity.schemas.ts';
+export { checkSecurityTemplateIds, type SecurityTemplateIdRules } from './security-template-ids.ts';
 export type { BootstrapResult } from './bootstrap.ts';
 export { createIdentityRuntime, type IdentityRuntime } from './runtime.ts';
 

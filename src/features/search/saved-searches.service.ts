@@ -8,6 +8,7 @@ import { forbidden, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { SavedSearchesTable } from '../../core/db/schema.ts';
 import type { Deps } from '../../deps.ts';
+import { checkSecurityTemplateIds } from '../identity/index.ts';
 import { parseQuery } from './search.query.ts';
 import { runSearch, specFromBody, type RunResult } from './search.service.ts';
 import type { SavedQuery, SavedSearch, SavedSearchCreate, SavedSearchUpdate } from './saved-searches.schemas.ts';
@@ -68,15 +69,14 @@ async function load(db: DbOrTrx, principal: Principal, id: string): Promise<Load
   return { row, templateIds, viewable };
 }
 
-function checkTemplates(ids: readonly string[], viewable: readonly string[]): string[] {
-  for (const [i, id] of ids.entries()) {
-    if (!viewable.includes(id))
-      throw invalidField(
-        `body.securityTemplateIds.${i}`,
-        'no security template with this id through which you may view',
-      );
-  }
-  return [...new Set(ids)];
+/** Each id must name a security template through which the caller may view. */
+async function checkTemplates(deps: Deps, principal: Principal, ids: readonly string[], viewable: readonly string[]) {
+  const checked = await checkSecurityTemplateIds(deps.db, principal.orgId, ids, {
+    field: 'body.securityTemplateIds',
+    among: viewable,
+    report: { each: 'no security template with this id through which you may view' },
+  });
+  return checked.ids;
 }
 
 async function requireEditable(deps: Deps, principal: Principal, s: Loaded): Promise<void> {
@@ -94,7 +94,12 @@ export async function createSavedSearch(
   validateQuery(body.query);
   const name = body.name.trim();
   if (name === '') throw invalidField('body.name', 'is required');
-  const templates = checkTemplates(body.securityTemplateIds ?? [], await viewableTemplateIds(deps.db, principal));
+  const templates = await checkTemplates(
+    deps,
+    principal,
+    body.securityTemplateIds ?? [],
+    await viewableTemplateIds(deps.db, principal),
+  );
   const now = deps.clock.now();
   const id = newId(now);
   await deps.db.transaction().execute(async (trx) => {
@@ -163,7 +168,9 @@ export async function updateSavedSearch(
   if (body.query) validateQuery(body.query);
   const name = body.name?.trim();
   if (name === '') throw invalidField('body.name', 'must not be empty');
-  const templates = body.securityTemplateIds ? checkTemplates(body.securityTemplateIds, s.viewable) : undefined;
+  const templates = body.securityTemplateIds
+    ? await checkTemplates(deps, principal, body.securityTemplateIds, s.viewable)
+    : undefined;
   if (templates !== undefined && s.row.owner_id !== principal.userId)
     throw forbidden('Only the creator changes who a saved search is shared with');
   const now = deps.clock.now();

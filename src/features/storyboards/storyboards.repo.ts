@@ -3,7 +3,6 @@ import type { Principal } from '../../core/authz/principal.ts';
 import type { DbOrTrx, Trx } from '../../core/db/connect.ts';
 import type { StoryboardsTable } from '../../core/db/schema.ts';
 import { visibleBoards, type BoardRow } from './access.ts';
-import { securityTemplateNames } from '../identity/index.ts';
 
 export async function findBoard(db: DbOrTrx, orgId: string, id: string): Promise<BoardRow | undefined> {
   return db.selectFrom('storyboards').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
@@ -52,11 +51,6 @@ export async function setTemplates(
       )
       .execute();
   }
-}
-
-/** The ids among `ids` that are security templates of the organization. */
-export async function existingTemplates(db: DbOrTrx, orgId: string, ids: readonly string[]): Promise<Set<string>> {
-  return new Set((await securityTemplateNames(db, orgId, ids)).keys());
 }
 
 export interface ListOptions {

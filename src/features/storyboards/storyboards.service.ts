@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.ts';
+import { checkSecurityTemplateIds } from '../identity/index.ts';
 import { audit } from '../../core/audit.ts';
 import { requireAction } from '../../core/authz/permissions.ts';
 import { permissionsByTemplate } from '../../core/authz/authorize.ts';
@@ -16,7 +17,6 @@ import { content } from './content.ts';
 import { hiddenSources, keepHidden, redactBlocks } from './redact.ts';
 import {
   deleteBoard,
-  existingTemplates,
   findVisibleBoard,
   insertBoard,
   listVisibleBoards,
@@ -232,12 +232,13 @@ async function checkNewSources(
   if (failed) throw failed.reason;
 }
 
+/** Each id must name a security template of the organization. */
 async function checkTemplates(deps: Deps, principal: Principal, ids: readonly string[]): Promise<string[]> {
-  const unique = [...new Set(ids)];
-  const found = await existingTemplates(deps.db, principal.orgId, unique);
-  const i = unique.findIndex((id) => !found.has(id));
-  if (i >= 0) throw invalidField(`body.securityTemplateIds.${ids.indexOf(unique[i]!)}`, 'security template not found');
-  return unique;
+  const checked = await checkSecurityTemplateIds(deps.db, principal.orgId, ids, {
+    field: 'body.securityTemplateIds',
+    report: { each: 'security template not found' },
+  });
+  return checked.ids;
 }
 
 const eventBoard = (row: { id: string; title: string; status: string }) => ({
