@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
-import { cancelAction, listActions, readAction, type ActionObjectReader } from './actions.service.ts';
+import { cancelAction, listActions, readAction, resumeAction, type ActionObjectReader } from './actions.service.ts';
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -67,8 +67,15 @@ export function actionRoutes(app: App, deps: Deps, hooks: ActionRouteHooks): voi
       schema: {
         operationId: 'ListActions',
         tags: ['actions'],
-        summary: "The caller's Actions, newest first",
+        summary:
+          "The caller's Actions, newest first; with scope=visible also the organization's Actions the caller may read through a privilege (a Purge holder sees every purge)",
         querystring: Type.Object({
+          scope: Type.Optional(
+            Type.Union([Type.Literal('mine'), Type.Literal('visible')], {
+              description:
+                "mine (default): the caller's own; visible: also others' Actions whose privilege the caller holds",
+            }),
+          ),
           status: Type.Optional(
             Type.Union(['queued', 'running', 'succeeded', 'failed', 'cancelled'].map((s) => Type.Literal(s))),
           ),
@@ -82,7 +89,7 @@ export function actionRoutes(app: App, deps: Deps, hooks: ActionRouteHooks): voi
       },
     },
     async (request) =>
-      listActions(deps, principalOf(request), request.query as { status?: 'queued'; limit?: number; before?: string }),
+      listActions(deps, principalOf(request), request.query as { status?: 'queued'; limit?: number; before?: string; scope?: 'mine' | 'visible' }),
   );
   app.post(
     '/action/:id/cancel',
@@ -100,5 +107,23 @@ export function actionRoutes(app: App, deps: Deps, hooks: ActionRouteHooks): voi
       },
     },
     async (request) => cancelAction(deps, principalOf(request), request.params.id),
+  );
+  app.post(
+    '/action/:id/resume',
+    {
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+      schema: {
+        operationId: 'ResumeAction',
+        tags: ['actions'],
+        summary:
+          'Start a cancelled or failed Action again where it stopped: finished items stay done, the rest run (409 when it is queued, running or succeeded)',
+        params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
+        body: Type.Object({}),
+        response: { 200: Type.Ref('Action'), ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found', 'conflict') },
+      },
+    },
+    async (request) => resumeAction(deps, principalOf(request), request.params.id),
   );
 }

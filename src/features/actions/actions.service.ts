@@ -204,6 +204,9 @@ export function actionJobHandler(
     const actionId = job.payload.actionId;
     const row = await deps.db.selectFrom('actions').selectAll().where('id', '=', actionId).executeTakeFirst();
     if (!row || row.status === 'succeeded' || row.status === 'cancelled') return;
+    // A resumed action runs under a new job (resumeAction): a job left over from before (cancelled
+    // while still queued) is not the action's any more and does nothing.
+    if (row.job_id !== null && row.job_id !== job.id) return;
     if (row.cancel_requested === 1) {
       await deps.db
         .updateTable('actions')
@@ -320,17 +323,25 @@ export function actionJobHandler(
   };
 }
 
-/** The caller's own actions, newest first. */
+/**
+ * The caller's own actions, newest first; with `scope: 'visible'`, also the organization's actions
+ * whose view privilege the caller holds (a purger sees every purge, for instance).
+ */
 export async function listActions(
   deps: Deps,
   principal: Principal,
-  query: { status?: ActionStatus; limit?: number; before?: string },
+  query: { status?: ActionStatus; limit?: number; before?: string; scope?: 'mine' | 'visible' },
 ) {
+  const held = query.scope === 'visible' ? [...principal.privileges] : [];
   let q = deps.db
     .selectFrom('actions')
     .selectAll()
     .where('org_id', '=', principal.orgId)
-    .where('created_by', '=', principal.userId);
+    .where((eb) =>
+      held.length > 0
+        ? eb.or([eb('created_by', '=', principal.userId), eb('view_privilege', 'in', held)])
+        : eb('created_by', '=', principal.userId),
+    );
   if (query.status) q = q.where('status', '=', query.status);
   if (query.before) q = q.where('id', '<', query.before);
   const limit = Math.min(100, Math.max(1, query.limit ?? 50));
@@ -366,5 +377,37 @@ export async function cancelAction(deps: Deps, principal: Principal, id: string)
     .where('id', '=', id)
     .where('status', '=', 'queued')
     .execute();
+  return getAction(deps, principal, id);
+}
+
+/**
+ * Starts a cancelled or failed action again where it stopped: the items it finished stay done
+ * (its cursor and running counts are kept), the rest run under a new job. Only an action the
+ * caller may see; one still queued, running or finished successfully answers 409.
+ */
+export async function resumeAction(deps: Deps, principal: Principal, id: string) {
+  const action = await getAction(deps, principal, id);
+  if (action.status !== 'cancelled' && action.status !== 'failed')
+    throw new AppError(
+      'conflict',
+      action.status === 'succeeded'
+        ? 'The action has already succeeded'
+        : `The action is ${action.status}: only a cancelled or failed action can be resumed`,
+    );
+  const now = deps.clock.now();
+  const jobId = newId(now);
+  const type = action.type as ActionJobType;
+  await deps.db.transaction().execute(async (trx) => {
+    const moved = await trx
+      .updateTable('actions')
+      .set({ status: 'queued', cancel_requested: 0, finished_at: null, job_id: jobId, updated_at: now })
+      .where('id', '=', id)
+      .where('org_id', '=', principal.orgId)
+      .where('status', 'in', ['cancelled', 'failed'])
+      .executeTakeFirst();
+    if (Number(moved.numUpdatedRows) === 0) throw new AppError('conflict', 'The action was resumed already');
+    await enqueueJob(trx, now, { id: jobId, type, orgId: principal.orgId, payload: { actionId: id }, maxAttempts: 3 });
+  });
+  deps.jobs.wake();
   return getAction(deps, principal, id);
 }

@@ -12,6 +12,7 @@ export {
   actionJobHandler,
   listActions,
   cancelAction,
+  resumeAction,
   ActionCancelled,
   type NewAction,
   type ActionContext,

@@ -23,6 +23,13 @@ const RecycleBinItem = Type.Object({
     Type.String({ description: 'The user who deleted it (null for assets deleted before this was recorded)' }),
   ),
   deletedByName: Nullable(Type.String()),
+  mayRestore: Type.Boolean({
+    description: 'Whether the caller may restore it (Delete permission on the asset and the privilege it takes)',
+  }),
+  mayPurge: Type.Boolean({
+    description:
+      'Whether the caller may purge it (the Purge privilege and View and Delete on the asset; the purge checks every version)',
+  }),
 });
 
 const RecycleBinPage = Type.Object({

@@ -4,6 +4,9 @@ import type { Principal } from '../../../core/authz/principal.ts';
 import { invalidField } from '../../../core/http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../../core/http/pagination.ts';
 import { userNames } from '../../identity/index.ts';
+import { mayPerform, permitted } from '../../../core/authz/permissions.ts';
+import { callerPermissions } from '../access.ts';
+import { securityOf } from '../assets.repo.ts';
 import { deletedAssetsVisibleTo } from './recycle-bin.repo.ts';
 
 export interface RecycleBinQuery {
@@ -31,6 +34,16 @@ export async function listRecycleBin(deps: Deps, principal: Principal, query: Re
     principal.orgId,
     page.flatMap((r) => (r.deleted_by ? [r.deleted_by] : [])),
   );
+  // What the caller may do with each item, so a client shows it before the click (the API still checks).
+  const security = await securityOf(
+    deps.db,
+    principal.orgId,
+    page.map((r) => r.id),
+  );
+  const may = (id: string, action: 'asset.delete' | 'asset.purge') => {
+    const held = security.get(id);
+    return mayPerform(principal, action) && held !== undefined && permitted(callerPermissions(principal, held), action);
+  };
   return {
     items: page.map((r) => ({
       objectId: r.id,
@@ -45,6 +58,8 @@ export async function listRecycleBin(deps: Deps, principal: Principal, query: Re
       deletedByName: r.deleted_by
         ? deleters.get(r.deleted_by)?.friendlyName || deleters.get(r.deleted_by)?.username || null
         : null,
+      mayRestore: may(r.id, 'asset.delete'),
+      mayPurge: may(r.id, 'asset.purge'),
     })),
     nextCursor: rows.length > limit && last ? encodeCursor([Number(last.deleted_at), last.id]) : null,
     purge,

@@ -31,6 +31,8 @@ const list = async (ctx: TestContext, user: TestUser, query = '') => {
       metadataDeletedEpoch: number;
       deletedBy: string | null;
       deletedByName: string | null;
+      mayRestore: boolean;
+      mayPurge: boolean;
     }[];
     nextCursor: string | null;
     purge: { allowed: boolean; operation: string };
@@ -75,6 +77,7 @@ forEachEngine('assets: recycle-bin listing', (ctx) => {
     assert.equal(page.items[1]!.fileId, a.fileId);
     assert.equal(page.nextCursor, null);
     assert.deepEqual(page.purge, { allowed: true, operation: 'POST /v1/asset/purge' });
+    assert.ok(page.items.every((i) => i.mayRestore && i.mayPurge));
   });
 
   it('lists one row per version chain (its current version), trailing slash and JSON content type accepted', async () => {
@@ -150,6 +153,20 @@ forEachEngine('assets: recycle-bin listing', (ctx) => {
       [open.objectId],
     );
     assert.equal(seen.purge.allowed, false);
+    // What the viewer may do with it is said in the list (a client shows it before the click).
+    assert.equal(seen.items[0]!.mayPurge, false);
+    assert.equal(seen.items[0]!.mayRestore, false);
+    assert.equal(
+      (
+        await ctx().inject({
+          method: 'POST',
+          url: `/v1/asset/${open.objectId}/delete`,
+          headers: viewer.headers,
+          payload: { action: 'undelete' },
+        })
+      ).statusCode,
+      403,
+    );
     const outsider = await createTestUser(ctx(), org, { privileges: [], groupIds: [] });
     assert.deepEqual((await list(ctx(), outsider)).items, []);
     const other = await createTestOrg(ctx());
