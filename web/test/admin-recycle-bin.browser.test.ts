@@ -82,7 +82,10 @@ describe('administration: recycle bin and Actions in a real browser', { skip }, 
     await page.click('nav[aria-label="Main"] >> text=Administration');
     await page.click('nav[aria-label="Administration sections"] >> text=Recycle bin');
     await page.waitForSelector('#recycle-bin');
-    assert.ok(scripts.some((s) => /\/assets\/recycle-bin-[\w-]+\.js$/.test(s)), scripts.join(', '));
+    assert.ok(
+      scripts.some((s) => /\/assets\/recycle-bin-[\w-]+\.js$/.test(s)),
+      scripts.join(', '),
+    );
     const names = await page.$$eval('#recycle-bin tbody th', (cells) => cells.map((c) => c.textContent));
     assert.deepEqual(names, ['dunes.jpg', 'city.jpg', 'beach.jpg', 'autumn.jpg']);
     assert.match((await page.textContent('#recycle-bin tbody tr:first-child')) ?? '', /admin/);

@@ -89,7 +89,11 @@ export function actionRoutes(app: App, deps: Deps, hooks: ActionRouteHooks): voi
       },
     },
     async (request) =>
-      listActions(deps, principalOf(request), request.query as { status?: 'queued'; limit?: number; before?: string; scope?: 'mine' | 'visible' }),
+      listActions(
+        deps,
+        principalOf(request),
+        request.query as { status?: 'queued'; limit?: number; before?: string; scope?: 'mine' | 'visible' },
+      ),
   );
   app.post(
     '/action/:id/cancel',

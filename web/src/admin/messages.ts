@@ -136,8 +136,7 @@ export const adminEn = {
   'bin.purgeSelected': 'Purge selected ({count})',
   'bin.purgeAll': 'Empty the recycle bin',
   'bin.purgeConfirm': 'Purge {count} assets for good, with every version and rendition? This cannot be undone.',
-  'bin.purgeAllConfirm':
-    'Purge every asset in the recycle bin that you may purge, for good? This cannot be undone.',
+  'bin.purgeAllConfirm': 'Purge every asset in the recycle bin that you may purge, for good? This cannot be undone.',
   'bin.purgeYes': 'Purge for good',
   'bin.purging': 'Purge',
   'actions.lead':

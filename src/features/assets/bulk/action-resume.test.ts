@@ -5,8 +5,13 @@ import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../.
 import { securitySuite } from '../../../../test/helpers/security.ts';
 import { assetWorker, createAsset, defaultTemplate } from '../../../../test/helpers/assets.ts';
 
-const call = async (ctx: TestContext, user: TestUser, method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) =>
-  ctx.inject({ method, url, headers: user.headers, payload: payload as Record<string, unknown> });
+const call = async (
+  ctx: TestContext,
+  user: TestUser,
+  method: 'GET' | 'POST' | 'PATCH',
+  url: string,
+  payload?: unknown,
+) => ctx.inject({ method, url, headers: user.headers, payload: payload as Record<string, unknown> });
 
 /** A bulk edit setting the title of `ids`, started with no worker running (so it stays queued). */
 async function titleEdit(ctx: TestContext, org: TestOrg, ids: string[], title: string): Promise<string> {

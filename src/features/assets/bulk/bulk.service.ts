@@ -144,8 +144,7 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
     // long edit would hold the event loop (the lease heartbeat, the API of this process) to its end.
     await yieldToEventLoop();
     if (ctx.signal.aborted) throw ctx.signal.reason;
-    if (i % CHECKPOINT === 0 && (await ctx.cancelRequested()))
-      throw new ActionCancelled(state());
+    if (i % CHECKPOINT === 0 && (await ctx.cancelRequested())) throw new ActionCancelled(state());
     const id = ids[i]!;
     try {
       const asset = await findAsset(deps.db, principal.orgId, id);
@@ -268,7 +267,10 @@ async function purgeWork(deps: Deps, ctx: ActionContext) {
   if (!purger)
     throw new AppError('forbidden', "This purge was queued without the purger's permissions; start it again");
   // A resumed purge (POST /v1/action/{id}/resume) keeps counting from where it was cancelled.
-  let purged = typeof (ctx.partial as { purged?: unknown } | undefined)?.purged === 'number' ? (ctx.partial as { purged: number }).purged : 0;
+  let purged =
+    typeof (ctx.partial as { purged?: unknown } | undefined)?.purged === 'number'
+      ? (ctx.partial as { purged: number }).purged
+      : 0;
   await ctx.progress(0, chains.length);
   for (const [i, chainId] of chains.entries()) {
     if (i % CHECKPOINT === 0 && (await ctx.cancelRequested())) throw new ActionCancelled({ purged });
