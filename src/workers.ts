@@ -5,7 +5,7 @@ import { auditJobHandlers, startAuditSealer } from './features/audit/index.ts';
 import { authJobHandlers } from './features/auth/index.ts';
 import { startDelivery } from './features/webhooks/index.ts';
 import { metadataJobHandlers } from './features/metadata/index.ts';
-import { applyMetadataToAssets, assetJobHandlers } from './features/assets/index.ts';
+import { applyMetadataToAssets, assetJobHandlers, startPendingRenditionSweep } from './features/assets/index.ts';
 import { collectionJobHandlers } from './features/collections/index.ts';
 import { startSearchIndexer } from './features/search/index.ts';
 
@@ -41,9 +41,11 @@ export function startWorkers(deps: Deps): Worker {
   const indexer = startSearchIndexer(deps);
   // Audit rows committed since the last pass are chained every second (features/audit/sealer.ts).
   const sealer = startAuditSealer(deps);
+  // Renditions left pending with no live job (lost to a crash or an old outage) are enqueued again, at start and every 5 min.
+  const sweep = startPendingRenditionSweep(deps);
   return {
     async stop(graceMs?: number) {
-      await Promise.all([jobs.stop(graceMs), delivery.stop(), indexer.stop(), sealer.stop()]);
+      await Promise.all([jobs.stop(graceMs), delivery.stop(), indexer.stop(), sealer.stop(), sweep.stop()]);
     },
     drain: () => jobs.drain(),
   };

@@ -1,4 +1,5 @@
-import type { DbOrTrx } from '../db/connect.ts';
+import { sql } from 'kysely';
+import type { DbOrTrx, Engine } from '../db/connect.ts';
 import { toJson } from '../db/json.ts';
 import { newId } from '../ids.ts';
 import type { JobPayload, JobType } from './catalog.ts';
@@ -86,4 +87,29 @@ export class JobSignal {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
+}
+
+/**
+ * Of `values`, those that a live job (pending or running) of `type` names in its payload's `key`:
+ * sweeps use it to find work whose job was lost (buried, deleted) and enqueue it again.
+ */
+export async function liveJobsNaming(
+  db: DbOrTrx,
+  engine: Engine,
+  type: string,
+  key: string,
+  values: readonly string[],
+): Promise<Set<string>> {
+  if (values.length === 0) return new Set();
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new Error(`not a payload key: ${key}`);
+  const field =
+    engine === 'postgres' ? sql<string>`(payload::jsonb ->> ${key})` : sql<string>`json_extract(payload, ${`$.${key}`})`;
+  const rows = await db
+    .selectFrom('jobs')
+    .select(field.as('value'))
+    .where('type', '=', type)
+    .where('status', 'in', ['pending', 'running'])
+    .where(field, 'in', [...values])
+    .execute();
+  return new Set(rows.map((r) => r.value));
 }

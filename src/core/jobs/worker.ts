@@ -9,6 +9,7 @@ import type { Log } from '../log.ts';
 import { FatalJobError, LeaseLost, RetryJob, type JobSignal } from './queue.ts';
 import { payloadProblem, type JobHandlers } from './catalog.ts';
 import { stripPaths } from '../recorded-error.ts';
+import { outageOf } from '../outage.ts';
 
 export interface ClaimedJob {
   id: string;
@@ -55,6 +56,16 @@ export interface Worker {
 /** How far back "when was this organization last served" looks (older history changes no order). */
 const SERVED_WINDOW_MS = 10 * 60_000;
 
+/**
+ * Backoff while a dependency is down (the database or the blob store): 1 s, 2 s, 4 s … capped at
+ * 1 min, ±20 %. Such a failure spends no attempt, so a job outlasts an outage of any length and
+ * runs within a minute of its end.
+ */
+export function outageBackoffMs(consecutive: number): number {
+  const base = Math.min(60_000, 1000 * 2 ** Math.max(0, consecutive - 1));
+  return Math.round(base * (0.8 + Math.random() * 0.4));
+}
+
 /** Default backoff: 1 s, 2 s, 4 s … capped at 10 min, with ±20 % jitter. */
 export function backoffMs(attempt: number): number {
   const base = Math.min(600_000, 1000 * 2 ** Math.max(0, attempt - 1));
@@ -83,6 +94,8 @@ export function startWorker(options: WorkerOptions): Worker {
   let loop: Promise<void> = Promise.resolve();
   let pending = false;
   const aborts = new Set<AbortController>();
+  /** Consecutive outage failures of a job in this process (its backoff); forgotten on any other outcome. */
+  const outages = new Map<string, number>();
 
   /**
    * Claims due jobs fairly across organizations. Each organization's due jobs are numbered oldest
@@ -130,6 +143,7 @@ export function startWorker(options: WorkerOptions): Worker {
       .where('attempts', '=', row.attempts)
       .where('status', '=', 'running');
     if (error === undefined) {
+      outages.delete(row.id);
       await mine.set({ status: 'done', locked_until: null, last_error: null, updated_at: now }).execute();
       return;
     }
@@ -149,6 +163,27 @@ export function startWorker(options: WorkerOptions): Worker {
       log.info({ jobId: row.id, type: row.type }, 'job run stopped: another run of it is ahead');
       return;
     }
+    const outage = error === undefined ? undefined : outageOf(error);
+    if (outage) {
+      // The database or the blob store is down: not the job's fault. No attempt is spent, so the
+      // job is still there, pending, when the outage ends (renditions never stay "pending" for good).
+      const consecutive = (outages.get(row.id) ?? 0) + 1;
+      outages.set(row.id, consecutive);
+      await mine
+        .set((eb) => ({
+          status: 'pending',
+          run_at: now + outageBackoffMs(consecutive),
+          attempts: eb('attempts', '-', 1),
+          locked_until: null,
+          locked_by: null,
+          last_error: stripPaths(outage.message).slice(0, 2000),
+          updated_at: now,
+        }))
+        .execute();
+      log.warn({ jobId: row.id, type: row.type, dependency: outage.dependency }, 'job waits for a dependency outage');
+      return;
+    }
+    outages.delete(row.id);
     const message = error instanceof Error ? error.message : String(error);
     const dead = error instanceof FatalJobError || (row.attempts >= row.max_attempts && !(error instanceof RetryJob));
     const delay = error instanceof RetryJob ? error.delayMs : backoffMs(row.attempts);
