@@ -103,7 +103,9 @@ export async function liveJobsNaming(
   if (values.length === 0) return new Set();
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new Error(`not a payload key: ${key}`);
   const field =
-    engine === 'postgres' ? sql<string>`(payload::jsonb ->> ${key})` : sql<string>`json_extract(payload, ${`$.${key}`})`;
+    engine === 'postgres'
+      ? sql<string>`(payload::jsonb ->> ${key})`
+      : sql<string>`json_extract(payload, ${`$.${key}`})`;
   const rows = await db
     .selectFrom('jobs')
     .select(field.as('value'))
