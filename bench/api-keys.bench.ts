@@ -16,6 +16,7 @@ import { migrateToLatest } from '../src/core/db/migrate.ts';
 import { generateKey, verifyApiKey } from '../src/features/api-keys/index.ts';
 import { createApiKey } from '../src/features/api-keys/api-keys.service.ts';
 import { createOrganization, loadUserPrincipal } from '../src/features/identity/index.ts';
+import { seedOrganizationMetadata } from '../src/features/metadata/index.ts';
 import { createPgDatabase, postgresProblem } from '../test/helpers/engines.ts';
 import { fmt, measure, percentile, printTable } from './lib.ts';
 
@@ -58,10 +59,15 @@ async function run(
 
   const now = deps.clock.now();
   const org = await deps.db.transaction().execute((trx) =>
-    createOrganization(trx, now, {
-      name: 'Bench',
-      admin: { username: `bench-${now}`, email: 'bench@example.test', passwordHash: null },
-    }),
+    createOrganization(
+      trx,
+      now,
+      {
+        name: 'Bench',
+        admin: { username: `bench-${now}`, email: 'bench@example.test', passwordHash: null },
+      },
+      seedOrganizationMetadata,
+    ),
   );
   const admin = (await loadUserPrincipal(deps.db, org.adminUserId))!;
   const { key } = await createApiKey(deps, admin, { name: 'bench', roleId: org.roles.editor }, '127.0.0.1');

@@ -1,5 +1,5 @@
 import { hashPassword, createOrganization, loadUserPrincipal } from '../src/features/identity/index.ts';
-import { defaultTemplateId } from '../src/features/metadata/index.ts';
+import { defaultTemplateId, seedOrganizationMetadata } from '../src/features/metadata/index.ts';
 import type { BenchServer } from './lib.ts';
 
 /** An organization with an administrator signed in over HTTP (AccessToken header) for asset benches. */
@@ -8,10 +8,15 @@ export async function benchOrg(server: BenchServer) {
   const password = 'Bench-password-0123';
   const username = `bench-${Math.random().toString(36).slice(2, 8)}`;
   const org = await deps.db.transaction().execute(async (trx) =>
-    createOrganization(trx, deps.clock.now(), {
-      name: 'Bench',
-      admin: { username, email: `${username}@example.test`, passwordHash: await hashPassword(password) },
-    }),
+    createOrganization(
+      trx,
+      deps.clock.now(),
+      {
+        name: 'Bench',
+        admin: { username, email: `${username}@example.test`, passwordHash: await hashPassword(password) },
+      },
+      seedOrganizationMetadata,
+    ),
   );
   const principal = (await loadUserPrincipal(deps.db, org.adminUserId))!;
   const res = await server.app.inject({ method: 'POST', url: '/v1/auth/token', payload: { username, password } });

@@ -5,6 +5,7 @@
 import { cpus, loadavg } from 'node:os';
 import { Agent, request } from 'undici';
 import { createOrganization, hashPassword } from '../src/features/identity/index.ts';
+import { seedOrganizationMetadata } from '../src/features/metadata/index.ts';
 import { principalForToken } from '../src/features/auth/index.ts';
 import { fmt, measure, percentile, printTable, startBenchServer } from './lib.ts';
 
@@ -17,10 +18,15 @@ const username = `bench-${Date.now()}`;
 const password = 'bench correct horse battery';
 const now = server.deps.clock.now();
 await server.deps.db.transaction().execute(async (trx) =>
-  createOrganization(trx, now, {
-    name: 'Bench',
-    admin: { username, email: `${username}@example.test`, passwordHash: await hashPassword(password) },
-  }),
+  createOrganization(
+    trx,
+    now,
+    {
+      name: 'Bench',
+      admin: { username, email: `${username}@example.test`, passwordHash: await hashPassword(password) },
+    },
+    seedOrganizationMetadata,
+  ),
 );
 
 interface Session {

@@ -22,6 +22,7 @@ import { createDeps } from '../src/deps.ts';
 import { migrateToLatest } from '../src/core/db/migrate.ts';
 import { toJson } from '../src/core/db/json.ts';
 import { createOrganization } from '../src/features/identity/index.ts';
+import { seedOrganizationMetadata } from '../src/features/metadata/index.ts';
 import { defaultSettings } from '../src/features/cdn/zone-model.ts';
 import { fmt, printTable } from './lib.ts';
 
@@ -79,10 +80,15 @@ const deps = createDeps(parseConfig(env));
 await migrateToLatest(deps.db);
 const now = Date.now();
 const org = await deps.db.transaction().execute((trx) =>
-  createOrganization(trx, now, {
-    name: 'bench',
-    admin: { username: 'bench-admin', email: 'b@example.test', passwordHash: 'x' },
-  }),
+  createOrganization(
+    trx,
+    now,
+    {
+      name: 'bench',
+      admin: { username: 'bench-admin', email: 'b@example.test', passwordHash: 'x' },
+    },
+    seedOrganizationMetadata,
+  ),
 );
 const settings = { ...defaultSettings(), originType: 'url' as const, originUrl, hostnames: ['cdn.bench.test'] };
 await deps.db

@@ -15,6 +15,7 @@ import { migrateToLatest } from '../src/core/db/migrate.ts';
 import { toJson } from '../src/core/db/json.ts';
 import { newId } from '../src/core/ids.ts';
 import { createOrganization, loadUserPrincipal } from '../src/features/identity/index.ts';
+import { seedOrganizationMetadata } from '../src/features/metadata/index.ts';
 import { memoryIndexStats, runSearch, specFromBody } from '../src/features/search/index.ts';
 import { getCollectionForViewer } from '../src/features/collections/index.ts';
 import { fmt, percentile, printTable } from './lib.ts';
@@ -61,10 +62,15 @@ async function setup(): Promise<Setup> {
   await migrateToLatest(deps.db);
   const now = Date.now();
   const org = await deps.db.transaction().execute((trx) =>
-    createOrganization(trx, now, {
-      name: 'Bench',
-      admin: { username: `bench-${now}`, email: 'b@example.test', passwordHash: null },
-    }),
+    createOrganization(
+      trx,
+      now,
+      {
+        name: 'Bench',
+        admin: { username: `bench-${now}`, email: 'b@example.test', passwordHash: null },
+      },
+      seedOrganizationMetadata,
+    ),
   );
   const viewers = newId();
   const others = newId();

@@ -4,6 +4,7 @@
 // token (the ceiling is re-checked on every use) and a scoped OAuth token.
 import { Agent, request } from 'undici';
 import { createOrganization, hashPassword } from '../src/features/identity/index.ts';
+import { seedOrganizationMetadata } from '../src/features/metadata/index.ts';
 import { principalForToken } from '../src/features/auth/index.ts';
 import { fmt, measure, percentile, printTable, startBenchServer } from './lib.ts';
 
@@ -13,10 +14,15 @@ const stamp = Date.now();
 const password = 'bench correct horse battery';
 const hash = await hashPassword(password);
 const org = await server.deps.db.transaction().execute((trx) =>
-  createOrganization(trx, server.deps.clock.now(), {
-    name: 'Bench',
-    admin: { username: `bench-${stamp}`, email: `b${stamp}@example.test`, passwordHash: hash },
-  }),
+  createOrganization(
+    trx,
+    server.deps.clock.now(),
+    {
+      name: 'Bench',
+      admin: { username: `bench-${stamp}`, email: `b${stamp}@example.test`, passwordHash: hash },
+    },
+    seedOrganizationMetadata,
+  ),
 );
 const admin = { username: `bench-${stamp}`, password };
 

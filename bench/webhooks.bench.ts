@@ -18,6 +18,7 @@ import { migrateToLatest } from '../src/core/db/migrate.ts';
 import { publishEvent } from '../src/core/events/index.ts';
 import { newId } from '../src/core/ids.ts';
 import { createOrganization, loadUserPrincipal } from '../src/features/identity/index.ts';
+import { seedOrganizationMetadata } from '../src/features/metadata/index.ts';
 import { createDeliveryEngine } from '../src/features/webhooks/index.ts';
 import { createGuardedDispatcher } from '../src/core/net/ssrf.ts';
 import { generateSecret, sendOnce, webhookHeaders } from '../src/features/webhooks/delivery/index.ts';
@@ -153,10 +154,15 @@ async function setup(engine: string) {
   const deps = createDeps(config, { poolSize: 10 });
   await migrateToLatest(deps.db);
   const org = await deps.db.transaction().execute((trx) =>
-    createOrganization(trx, Date.now(), {
-      name: 'Bench',
-      admin: { username: `bench-${newId()}`, email: 'bench@example.test', passwordHash: 'x' },
-    }),
+    createOrganization(
+      trx,
+      Date.now(),
+      {
+        name: 'Bench',
+        admin: { username: `bench-${newId()}`, email: 'bench@example.test', passwordHash: 'x' },
+      },
+      seedOrganizationMetadata,
+    ),
   );
   const principal = (await loadUserPrincipal(deps.db, org.adminUserId))!;
   return {

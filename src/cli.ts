@@ -21,6 +21,7 @@ import {
   setPasswordHash,
   UserCreateSchema,
 } from './features/identity/index.ts';
+import { seedOrganizationMetadata } from './features/metadata/index.ts';
 
 export class UsageError extends Error {}
 
@@ -91,7 +92,12 @@ export async function orgCreate(deps: Deps, argv: string[]): Promise<string> {
     const org = await deps.db.transaction().execute(async (trx) => {
       if (await organizationNameTaken(trx, name))
         throw new UsageError(`--name: an organization named "${name}" already exists`);
-      return createOrganization(trx, deps.clock.now(), { name, admin: { username, email, passwordHash } });
+      return createOrganization(
+        trx,
+        deps.clock.now(),
+        { name, admin: { username, email, passwordHash } },
+        seedOrganizationMetadata,
+      );
     });
     return `Created organization ${org.orgId} with administrator ${org.adminUserId}`;
   } catch (error) {

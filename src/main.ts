@@ -13,7 +13,7 @@ import {
   probeListen,
   StartupError,
 } from './startup.ts';
-import { seedMissingOrganizations } from './features/metadata/index.ts';
+import { seedMissingOrganizations, seedOrganizationMetadata } from './features/metadata/index.ts';
 import { startWorkers } from './workers.ts';
 
 /** Connects and migrates; a database that cannot be reached or opened is a one-line StartupError. */
@@ -35,7 +35,7 @@ async function serve(config: Config): Promise<void> {
   prepareDataDir(config.dataDir);
   await probeListen(config);
   const deps = await openDatabase(config);
-  announceFirstRun(deps, await bootstrapFirstOrganization(deps));
+  announceFirstRun(deps, await bootstrapFirstOrganization(deps, seedOrganizationMetadata));
   // Organizations made before metadata existed get its system group and Default template.
   await deps.db
     .transaction()

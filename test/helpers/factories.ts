@@ -3,6 +3,7 @@ import type { Privilege } from '../../src/core/authz/catalog.ts';
 import { toJson } from '../../src/core/db/json.ts';
 import { newId } from '../../src/core/ids.ts';
 import { createOrganization, hashPassword, type CreatedOrganization } from '../../src/features/identity/index.ts';
+import { seedOrganizationMetadata } from '../../src/features/metadata/index.ts';
 import type { TestContext } from './context.ts';
 import { headersFor } from './credentials.ts';
 
@@ -25,10 +26,15 @@ export async function createTestOrg(ctx: TestContext, options: { password?: stri
   const password = options.password ?? `Pw-${unique()}-${unique()}`;
   const passwordHash = await hashPassword(password);
   const org = await ctx.deps.db.transaction().execute((trx) =>
-    createOrganization(trx, ctx.deps.clock.now(), {
-      name: `Org ${unique()}`,
-      admin: { username, email: `${username}@example.test`, passwordHash },
-    }),
+    createOrganization(
+      trx,
+      ctx.deps.clock.now(),
+      {
+        name: `Org ${unique()}`,
+        admin: { username, email: `${username}@example.test`, passwordHash },
+      },
+      seedOrganizationMetadata,
+    ),
   );
   return { ...org, admin: { userId: org.adminUserId, username, password, headers: headersFor(org.adminUserId) } };
 }

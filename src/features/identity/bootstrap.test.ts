@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { bootstrapFirstOrganization } from './bootstrap.ts';
+import { seedOrganizationMetadata } from '../metadata/index.ts';
 import { verifyPassword } from './password.ts';
 import { createTestContext, forEachEngine } from '../../../test/helpers/context.ts';
 import { createDeps } from '../../deps.ts';
@@ -12,7 +13,7 @@ forEachEngine('first-start bootstrap', (ctx) => {
       ...ctx().deps,
       config: { ...ctx().config, adminUsername: 'root', adminPassword: 'a sturdy passphrase' },
     };
-    const first = await bootstrapFirstOrganization(deps);
+    const first = await bootstrapFirstOrganization(deps, seedOrganizationMetadata);
     assert.equal(first.created, true);
     assert.ok(first.created && first.generatedPassword === undefined);
     const user = await deps.db
@@ -23,7 +24,7 @@ forEachEngine('first-start bootstrap', (ctx) => {
       .executeTakeFirstOrThrow();
     assert.ok(await verifyPassword(user.password_hash!, 'a sturdy passphrase'));
     assert.ok(JSON.parse(user.privileges).includes('impersonate'));
-    const again = await bootstrapFirstOrganization(deps);
+    const again = await bootstrapFirstOrganization(deps, seedOrganizationMetadata);
     assert.equal(again.created, false);
     const orgs = await deps.db.selectFrom('organizations').select('id').execute();
     assert.equal(orgs.length, 1);
@@ -32,7 +33,7 @@ forEachEngine('first-start bootstrap', (ctx) => {
 
 forEachEngine('first-start bootstrap without configured credentials', (ctx) => {
   it('generates a strong password, returned once, and never re-creates', async () => {
-    const result = await bootstrapFirstOrganization(ctx().deps);
+    const result = await bootstrapFirstOrganization(ctx().deps, seedOrganizationMetadata);
     assert.ok(result.created);
     if (!result.created) return;
     assert.equal(result.username, 'admin');
@@ -46,7 +47,7 @@ forEachEngine('first-start bootstrap without configured credentials', (ctx) => {
     // A restart (a new process on the same database) does nothing.
     const restarted = createDeps(ctx().config, { log: createLog('silent') });
     try {
-      assert.deepEqual(await bootstrapFirstOrganization(restarted), { created: false });
+      assert.deepEqual(await bootstrapFirstOrganization(restarted, seedOrganizationMetadata), { created: false });
     } finally {
       await restarted.close();
     }
@@ -57,7 +58,9 @@ forEachEngine('concurrent first starts', (ctx) => {
   it('several instances starting at once create exactly one organization', async () => {
     const instances = await Promise.all(Array.from({ length: 4 }, () => ctx().secondInstance()));
     const results = await Promise.all(
-      [ctx().deps, ...instances.map((i) => i.deps)].map((deps) => bootstrapFirstOrganization(deps)),
+      [ctx().deps, ...instances.map((i) => i.deps)].map((deps) =>
+        bootstrapFirstOrganization(deps, seedOrganizationMetadata),
+      ),
     );
     assert.equal(results.filter((r) => r.created).length, 1);
     assert.equal((await ctx().deps.db.selectFrom('organizations').select('id').execute()).length, 1);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Deps } from '../../deps.ts';
 import { isUniqueViolation } from '../../core/db/connect.ts';
-import { createOrganization } from './organizations.service.ts';
+import { createOrganization, type OrganizationSeed } from './organizations.service.ts';
 import { hashPassword } from './password.ts';
 
 export type BootstrapResult =
@@ -11,9 +11,9 @@ export type BootstrapResult =
 /**
  * On the first start against an empty database: the first organization and its administrator.
  * Runs once across restarts and across instances racing on one database (the marker row's
- * primary key decides who does it).
+ * primary key decides who does it). `seed` is metadata's seedOrganizationMetadata (see createOrganization).
  */
-export async function bootstrapFirstOrganization(deps: Deps): Promise<BootstrapResult> {
+export async function bootstrapFirstOrganization(deps: Deps, seed: OrganizationSeed): Promise<BootstrapResult> {
   const done = await deps.db
     .selectFrom('server_state')
     .select('key')
@@ -32,10 +32,15 @@ export async function bootstrapFirstOrganization(deps: Deps): Promise<BootstrapR
         .execute();
       const existing = await trx.selectFrom('organizations').select('id').limit(1).executeTakeFirst();
       if (existing) return { created: false } as const;
-      const org = await createOrganization(trx, now, {
-        name: 'Default',
-        admin: { username, email: `${username.includes('@') ? username : `${username}@localhost`}`, passwordHash },
-      });
+      const org = await createOrganization(
+        trx,
+        now,
+        {
+          name: 'Default',
+          admin: { username, email: `${username.includes('@') ? username : `${username}@localhost`}`, passwordHash },
+        },
+        seed,
+      );
       return { created: true, orgId: org.orgId, username, generatedPassword } as const;
     });
   } catch (error) {

@@ -4,7 +4,7 @@ import { accessRoutes } from './access.routes.ts';
 import { userRoutes } from './users.routes.ts';
 
 export { bootstrapFirstOrganization } from './bootstrap.ts';
-export { createOrganization, type CreatedOrganization } from './organizations.service.ts';
+export { createOrganization, type CreatedOrganization, type OrganizationSeed } from './organizations.service.ts';
 export { loadUserPrincipal, parsePrivileges, principalFromRow, type UserPrincipalRow } from './principal.ts';
 export { groupIdsJson } from './identity.repo.ts';
 export { hashPassword, verifyPassword, dummyPasswordHash, passwordQueueDepth } from './password.ts';

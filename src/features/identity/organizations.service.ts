@@ -4,7 +4,6 @@ import { ALL_PERMISSIONS, ALL_PRIVILEGES, PERMISSIONS, type Privilege } from '..
 import type { DbOrTrx } from '../../core/db/connect.ts';
 import { toJson } from '../../core/db/json.ts';
 import { newId } from '../../core/ids.ts';
-import { seedOrganizationMetadata } from '../metadata/index.ts';
 
 export interface NewOrganization {
   name: string;
@@ -19,6 +18,13 @@ export interface CreatedOrganization {
   groups: { administrators: string; everyone: string };
   defaultTemplateId: string;
 }
+
+/**
+ * What other features set up in a new organization, in its transaction (metadata: the system group
+ * and a Default metadata template). Callers pass metadata's seedOrganizationMetadata: identity does
+ * not import metadata, so that metadata can read identity's tables through identity's index.ts.
+ */
+export type OrganizationSeed = (db: DbOrTrx, now: number, orgId: string) => Promise<unknown>;
 
 const EDITOR: Privilege[] = [
   'upload',
@@ -40,6 +46,7 @@ export async function createOrganization(
   db: DbOrTrx,
   now: number,
   input: NewOrganization,
+  seed: OrganizationSeed,
 ): Promise<CreatedOrganization> {
   const orgId = newId(now);
   // 13 digits, like the reference's epoch-millisecond-looking customer ids.
@@ -151,7 +158,7 @@ export async function createOrganization(
     .execute();
 
   // A usable start: the system metadata group and a Default metadata template.
-  await seedOrganizationMetadata(db, now, orgId);
+  await seed(db, now, orgId);
 
   return {
     orgId,

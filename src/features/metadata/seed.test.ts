@@ -4,11 +4,17 @@ import { forEachEngine } from '../../../test/helpers/context.ts';
 import { headersFor } from '../../../test/helpers/credentials.ts';
 import { bootstrapFirstOrganization } from '../identity/index.ts';
 import { organizationIds } from '../identity/index.ts';
-import { defaultTemplateId, loadTemplate, seedMissingOrganizations, validateMetadata } from './index.ts';
+import {
+  defaultTemplateId,
+  loadTemplate,
+  seedMissingOrganizations,
+  seedOrganizationMetadata,
+  validateMetadata,
+} from './index.ts';
 
 forEachEngine('metadata: a usable start', (ctx) => {
   it('the first organization (npm start) gets the system group, a Default metadata template and a Default security template', async () => {
-    const boot = await bootstrapFirstOrganization(ctx().deps);
+    const boot = await bootstrapFirstOrganization(ctx().deps, seedOrganizationMetadata);
     assert.ok(boot.created);
     if (!boot.created) return;
     const db = ctx().deps.db;

@@ -10,6 +10,7 @@ import { publishEvent } from '../../../core/events/publish.ts';
 import { AppError, conflict, invalidField } from '../../../core/http/errors.ts';
 import { newId } from '../../../core/ids.ts';
 import { enqueueJob } from '../../../core/jobs/queue.ts';
+import { customerIdOf, securityTemplateNames } from '../../identity/index.ts';
 import { recordDefinitionChange } from '../access.ts';
 import { touchDefinitions } from './template-cache.ts';
 import { groupAttributeIds, loadCompiledTemplate } from './definitions.repo.ts';
@@ -114,19 +115,18 @@ async function presentAdmin(db: DbOrTrx, orgId: string, rows: TemplateRow[], ext
   const d = await details(db, orgId, ids);
   const access = await db
     .selectFrom('metadata_template_access')
-    .leftJoin('security_templates', 'security_templates.id', 'metadata_template_access.security_template_id')
-    .select([
-      'metadata_template_access.template_id',
-      'metadata_template_access.security_template_id',
-      'security_templates.name',
-    ])
-    .where('metadata_template_access.org_id', '=', orgId)
-    .where('metadata_template_access.template_id', 'in', ids)
+    .select(['template_id', 'security_template_id'])
+    .where('org_id', '=', orgId)
+    .where('template_id', 'in', ids)
     .execute();
+  // Security templates and organizations are identity's tables: read through its index.ts.
+  const names = await securityTemplateNames(
+    db,
+    orgId,
+    access.map((a) => a.security_template_id),
+  );
   const usage = await externalUsage(db, orgId, 'template', ids);
-  const customer = (
-    await db.selectFrom('organizations').select('customer_id').where('id', '=', orgId).executeTakeFirstOrThrow()
-  ).customer_id;
+  const customer = await customerIdOf(db, orgId);
   return rows.map((row) => {
     const override = fromJson<unknown>(row.template_override, undefined);
     return {
@@ -147,7 +147,7 @@ async function presentAdmin(db: DbOrTrx, orgId: string, rows: TemplateRow[], ext
       templateDenormalized: d.legacyGroups.get(row.id) ?? [],
       accessTemplates: access
         .filter((a) => a.template_id === row.id)
-        .map((a) => ({ id: a.security_template_id, name: a.name ?? '(deleted)' })),
+        .map((a) => ({ id: a.security_template_id, name: names.get(a.security_template_id) ?? '(deleted)' })),
       ...(override === undefined ? {} : { templateOverride: override }),
       inUse: (usage.get(row.id)?.length ?? 0) > 0,
     };
@@ -285,16 +285,7 @@ async function resolveAccess(db: DbOrTrx, orgId: string, refs: unknown[]): Promi
   });
   const unique = [...new Set(ids)];
   if (unique.length === 0) return [];
-  const found = new Set(
-    (
-      await db
-        .selectFrom('security_templates')
-        .select('id')
-        .where('org_id', '=', orgId)
-        .where('id', 'in', unique)
-        .execute()
-    ).map((r) => r.id),
-  );
+  const found = new Set((await securityTemplateNames(db, orgId, unique)).keys());
   ids.forEach((id, i) => {
     if (!found.has(id)) throw invalidField(`body.accessTemplates[${i}]`, `security template ${id} does not exist`);
   });

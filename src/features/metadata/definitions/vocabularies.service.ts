@@ -10,6 +10,7 @@ import { AppError, conflict, invalidField, notFound } from '../../../core/http/e
 import { newId } from '../../../core/ids.ts';
 import { recordDefinitionChange } from '../access.ts';
 import { touchDefinitions } from './template-cache.ts';
+import { customerIdOf } from '../../identity/index.ts';
 import type { ExternalUsage } from '../hooks.ts';
 import { attributesUsingVocabularies, freeSearchField } from './metadata.repo.ts';
 import type { VocabValueInput, VocabularyCreate, VocabularyUpdate } from '../metadata.schemas.ts';
@@ -24,11 +25,6 @@ export function requireMetadataRead(principal: Principal): void {
 
 const MAX_VALUE = 500;
 
-async function customerId(db: DbOrTrx, orgId: string): Promise<string> {
-  return (await db.selectFrom('organizations').select('customer_id').where('id', '=', orgId).executeTakeFirstOrThrow())
-    .customer_id;
-}
-
 async function present(db: DbOrTrx, orgId: string, rows: VocabRow[], key: 'metadata' | 'metadataDocument') {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
@@ -41,7 +37,7 @@ async function present(db: DbOrTrx, orgId: string, rows: VocabRow[], key: 'metad
     .orderBy('position')
     .execute();
   const users = await attributesUsingVocabularies(db, orgId, ids);
-  const customer = await customerId(db, orgId);
+  const customer = await customerIdOf(db, orgId);
   return rows.map((row) => ({
     metadataDefinitionId: row.id,
     metadataDefinitionName: row.name,
