@@ -91,7 +91,10 @@ describe('administration: people and access in a real browser', { skip }, () => 
     await page.click('#role-delete');
     await page.click('#role-delete-yes');
     await page.waitForSelector('#roles-notice >> text=Role "Reviewers" deleted.');
-    assert.equal((await admin<Role[]>('GET', '/v1/roles')).find((r) => r.id === reviewer.id), undefined);
+    assert.equal(
+      (await admin<Role[]>('GET', '/v1/roles')).find((r) => r.id === reviewer.id),
+      undefined,
+    );
   });
 
   it('creates, renames and deletes a group, and grants it permissions in a security template grid', async () => {
@@ -116,7 +119,11 @@ describe('administration: people and access in a real browser', { skip }, () => 
     assert.deepEqual(await axe(page), []);
     await page.click('#template-save');
     await page.waitForSelector('#templates-notice >> text=Security template "Press kit" saved.');
-    type Tpl = { templateId: string; templateName: string; securityDenormalized: { groupId: string; permissions: string[] }[] };
+    type Tpl = {
+      templateId: string;
+      templateName: string;
+      securityDenormalized: { groupId: string; permissions: string[] }[];
+    };
     let kit = (await admin<Tpl[]>('GET', '/v1/security/template')).find((x) => x.templateName === 'Press kit')!;
     assert.equal(kit.securityDenormalized.find((g) => g.groupId === group.groupId)?.permissions.length, 2);
     // Edit: the photo desk may edit metadata too; Everyone no longer views.

@@ -33,7 +33,11 @@ interface Template {
   securityDenormalized: { groupId: string; permissions: string[] }[];
 }
 
-type Load<T> = { state: 'loading' } | { state: 'forbidden' } | { state: 'error'; message: string } | { state: 'ready'; value: T };
+type Load<T> =
+  | { state: 'loading' }
+  | { state: 'forbidden' }
+  | { state: 'error'; message: string }
+  | { state: 'ready'; value: T };
 
 async function loadInto<T>(set: (l: Load<T>) => void, get: () => Promise<T>): Promise<void> {
   try {
@@ -121,7 +125,11 @@ function Roles() {
                 {tooHigh(r) ? (
                   <span class="small muted">{t('people.roleAbove')}</span>
                 ) : (
-                  <button type="button" aria-label={t('people.editRole', { name: r.name })} onClick={() => setEditing(r)}>
+                  <button
+                    type="button"
+                    aria-label={t('people.editRole', { name: r.name })}
+                    onClick={() => setEditing(r)}
+                  >
                     {t('people.edit')}
                   </button>
                 )}
@@ -377,7 +385,12 @@ function Groups({ groups, reload }: { groups: Load<Group[]>; reload: () => Promi
             id="group-form"
             onSubmit={async (e) => {
               e.preventDefault();
-              if (await run(() => api('POST', '/v1/security/groups', { groupName: name }), t('people.groupSaved', { name })))
+              if (
+                await run(
+                  () => api('POST', '/v1/security/groups', { groupName: name }),
+                  t('people.groupSaved', { name }),
+                )
+              )
                 setName('');
             }}
           >
@@ -434,7 +447,9 @@ function Templates({ groups }: { groups: Group[] }) {
               <li key={tpl.templateId}>
                 <strong>{tpl.templateName}</strong>{' '}
                 <span class="small muted">
-                  {t('people.templateGroups', { count: tpl.securityDenormalized.filter((g) => g.permissions.length).length })}
+                  {t('people.templateGroups', {
+                    count: tpl.securityDenormalized.filter((g) => g.permissions.length).length,
+                  })}
                 </span>{' '}
                 <button
                   type="button"
