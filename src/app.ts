@@ -24,7 +24,14 @@ import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } fro
 import { webhookRoutes } from './features/webhooks/index.ts';
 import { metadataRoutes, type UsageProbe } from './features/metadata/index.ts';
 import { actionRoutes } from './features/actions/index.ts';
-import { ActionObjectSchema, assetsRoutes, assetTemplateUsage, readActionObject } from './features/assets/index.ts';
+import {
+  ActionObjectSchema,
+  assetsRoutes,
+  assetTemplateUsage,
+  readActionObject,
+  shareMailsLastHour,
+} from './features/assets/index.ts';
+import { quotaRoutes, registerApiKeyRequestLimit } from './features/quotas/index.ts';
 import { savedSearchRoutes, searchRoutes } from './features/search/index.ts';
 import { collectionRoutes } from './features/collections/index.ts';
 import { storyboardRoutes, storyboardSharedRoutes } from './features/storyboards/index.ts';
@@ -230,6 +237,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     const resolvers: CredentialResolver[] = [tokenResolver(deps), apiKeyResolver(deps)];
     registerAuthentication(api, [...(options.extraResolvers ?? []), ...resolvers]);
     registerApiKeyAlongsideUser(api, deps);
+    // Requests of an API key count against the organization's per-key limit (features/quotas).
+    registerApiKeyRequestLimit(api, deps);
     await api.register(
       async (v1: App) => {
         identityRoutes(v1, deps);
@@ -247,6 +256,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
         auditRoutes(v1, deps);
         storyboardRoutes(v1, deps);
         adaptiveTemplateRoutes(v1, deps);
+        // Usage shown beside the quotas: share mails are counted in the assets feature's outbox.
+        quotaRoutes(v1, deps, { shareMailUsage: shareMailsLastHour });
       },
       { prefix: '/v1' },
     );

@@ -53,6 +53,8 @@ export interface Config {
   /** Share mails one user may queue per hour, and one organization (0: no limit). */
   readonly shareMailPerUserPerHour: number;
   readonly shareMailPerOrgPerHour: number;
+  /** Default quotas of every organization (docs/quotas.md); 0 = no limit. An organization's own setting wins. */
+  readonly quotas: QuotaDefaults;
   // --- audit (features/audit) ---
   /** Audit rows older than this many days are pruned daily (0: kept forever); the chain stays verifiable from an anchor. */
   readonly auditRetentionDays: number;
@@ -63,6 +65,17 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** The CDN edge process (`tessera edge`). */
   readonly edge: EdgeConfig;
+}
+
+export interface QuotaDefaults {
+  /** TESSERA_QUOTA_STORAGE_BYTES: bytes of stored content (every version, recycle bin included). */
+  readonly storageBytes: number;
+  /** TESSERA_QUOTA_ASSETS: assets (version chains). */
+  readonly assets: number;
+  /** TESSERA_QUOTA_UPLOADS_PER_USER_PER_HOUR: uploads (new assets and versions with content) one user may start per hour. */
+  readonly uploadsPerUserPerHour: number;
+  /** TESSERA_QUOTA_API_REQUESTS_PER_KEY_PER_MINUTE: requests one API key may make per minute. */
+  readonly apiRequestsPerKeyPerMinute: number;
 }
 
 export interface MediaConfig {
@@ -227,6 +240,12 @@ export function parseConfig(env: Env = process.env): Config {
     },
     shareMailPerUserPerHour: integer(env, 'TESSERA_SHARE_MAIL_PER_USER_PER_HOUR', 200, 0, 1_000_000),
     shareMailPerOrgPerHour: integer(env, 'TESSERA_SHARE_MAIL_PER_ORG_PER_HOUR', 1000, 0, 10_000_000),
+    quotas: {
+      storageBytes: integer(env, 'TESSERA_QUOTA_STORAGE_BYTES', 0, 0, Number.MAX_SAFE_INTEGER),
+      assets: integer(env, 'TESSERA_QUOTA_ASSETS', 0, 0, 1_000_000_000_000),
+      uploadsPerUserPerHour: integer(env, 'TESSERA_QUOTA_UPLOADS_PER_USER_PER_HOUR', 0, 0, 1_000_000_000),
+      apiRequestsPerKeyPerMinute: integer(env, 'TESSERA_QUOTA_API_REQUESTS_PER_KEY_PER_MINUTE', 0, 0, 1_000_000_000),
+    },
     auditRetentionDays: integer(env, 'TESSERA_AUDIT_RETENTION_DAYS', 0, 0, 36_500),
     smtpUrl: parseSmtpUrl(env),
     mailFrom: text(env, 'TESSERA_MAIL_FROM', 'Tessera <no-reply@tessera.invalid>'),

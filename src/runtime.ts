@@ -3,6 +3,7 @@ import { createApiKeyRuntime, type ApiKeyRuntime } from './features/api-keys/ind
 import { createAssetRuntime, type AssetRuntime } from './features/assets/index.ts';
 import { createAuthRuntime, type AuthRuntime } from './features/auth/index.ts';
 import { createIdentityRuntime, type IdentityRuntime } from './features/identity/index.ts';
+import { createQuotaRuntime, type QuotaRuntime } from './features/quotas/index.ts';
 import { createSearchRuntime, type SearchRuntime } from './features/search/index.ts';
 import { createWebhookRuntime, type WebhookRuntime } from './features/webhooks/index.ts';
 
@@ -25,6 +26,8 @@ export interface Runtime {
   readonly search: SearchRuntime;
   /** The engine that manual webhook delivery rounds (tests, CLI) drive. */
   readonly webhooks: WebhookRuntime;
+  /** Organizations' limits, kept a second (the per-key request limit reads them on every key request). */
+  readonly quotas: QuotaRuntime;
 }
 
 export interface ClosableRuntime extends Runtime {
@@ -41,6 +44,7 @@ export function createRuntime(deps: Deps): ClosableRuntime {
     assets: createAssetRuntime(deps),
     search: createSearchRuntime(),
     webhooks: createWebhookRuntime(),
+    quotas: createQuotaRuntime(),
   };
   return {
     ...runtime,

@@ -24,13 +24,15 @@ import { createGroup, createTemplate } from '../helpers/permissions.ts';
  * route cannot be forgotten, and when docs/security-audit.md's copy of the table is stale.
  */
 
-const TAGS = new Set(['assets', 'collections', 'storyboards', 'cdn', 'search', 'saved-searches', 'audit']);
+const TAGS = new Set(['assets', 'collections', 'storyboards', 'cdn', 'search', 'saved-searches', 'audit', 'quotas']);
 /** Rows shown by their own tests instead of a probe here (no route of their own). */
 const ELSEWHERE: Partial<Record<Action, string>> = {
   'asset.sensitive_data': 'test/security/sensitive-data.test.ts',
   'audit.read': 'src/features/audit/audit.test.ts',
   'delivery_preset.read': 'src/features/assets/delivery/delivery.test.ts',
   'delivery_preset.manage': 'src/features/assets/delivery/delivery.test.ts',
+  'quota.read': 'src/features/quotas/quotas.test.ts',
+  'quota.manage': 'src/features/quotas/quotas.test.ts',
 };
 
 describe('the permission table covers every documented route of assets, collections, story boards, search and CDN', () => {

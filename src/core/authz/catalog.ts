@@ -29,6 +29,10 @@ export const PRIVILEGES = {
   api_key_management: { name: 'API Key Management', description: 'Create, list and revoke API keys' },
   cdn_management: { name: 'CDN Management', description: 'Manage CDN pull zones' },
   audit_log: { name: 'Audit Log', description: "Read and export the organization's audit trail and usage" },
+  quota_management: {
+    name: 'Quota Management',
+    description: "Set the organization's quotas and limits and its usage-rights settings",
+  },
 } as const;
 
 export type Privilege = keyof typeof PRIVILEGES;

@@ -339,6 +339,21 @@ export const ACTIONS = {
     permissions: [],
     operations: ['ListAuditLog', 'ExportAuditLog', 'VerifyAuditLog'],
   }),
+  'quota.read': rule({
+    on: 'organization',
+    summary: "Read the organization's quotas, limits and current usage",
+    privileges: [],
+    anyPrivilege: ['quota_management', 'audit_log'],
+    permissions: [],
+    operations: ['GetOrganizationQuotas'],
+  }),
+  'quota.manage': rule({
+    on: 'organization',
+    summary: "Set the organization's quotas and limits (and its usage-rights settings)",
+    privileges: ['quota_management'],
+    permissions: [],
+    operations: ['UpdateOrganizationQuotas'],
+  }),
   // Capability links: no credentials; each dies with what it points at.
   'link.upload': rule({
     on: 'link',

@@ -60,6 +60,9 @@ export interface Database {
   asset_uploads: AssetUploadsTable;
   asset_visual_hashes: AssetVisualHashesTable;
   delivery_presets: DeliveryPresetsTable;
+  org_quotas: OrgQuotasTable;
+  org_usage: OrgUsageTable;
+  quota_windows: QuotaWindowsTable;
   search_docs: SearchDocsTable;
   search_doc_templates: SearchDocTemplatesTable;
   search_doc_facets: SearchDocFacetsTable;
@@ -967,4 +970,35 @@ export interface AdaptiveTemplatesTable {
 export interface TesseraRevisionTable {
   id: number;
   value: number;
+}
+
+// --- quotas (migration 0029_quotas, features/quotas) ---
+
+/** An organization's own limits: null follows the server default (TESSERA_QUOTA_*), 0 is no limit. */
+export interface OrgQuotasTable {
+  org_id: string;
+  storage_bytes: number | null;
+  assets: number | null;
+  uploads_per_user_per_hour: number | null;
+  share_mail_per_hour: number | null;
+  api_requests_per_key_per_minute: number | null;
+  updated_by: string | null;
+  updated_at: number;
+}
+
+/** What an organization holds, moved in the transaction of each asset change (one conditional UPDATE). */
+export interface OrgUsageTable {
+  org_id: string;
+  storage_bytes: number;
+  assets: number;
+  updated_at: number;
+}
+
+/** Fixed-window rate counters: one row per quota, subject (user or API key) and window start (epoch ms). */
+export interface QuotaWindowsTable {
+  quota: string;
+  subject: string;
+  window_start: number;
+  org_id: string;
+  count: number;
 }

@@ -32,6 +32,7 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: A
     requestId: request.id,
   };
   if (error.details && error.details.length > 0) body.details = error.details;
+  if (error.quota) body.quota = error.quota;
   if (error.status === 401) body.acceptedCredentials = ACCEPTED_CREDENTIAL_HEADERS;
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }

@@ -27,8 +27,20 @@ export interface ErrorDetail {
   message: string;
 }
 
+/** Which quota or limit refused a request (docs/quotas.md), in the error body as `quota`. */
+export interface QuotaDetail {
+  /** storageBytes, assets, uploadsPerUserPerHour, shareMailPerHour, shareMailPerUserPerHour, apiRequestsPerKeyPerMinute */
+  name: string;
+  limit: number;
+  /** Current use: bytes or assets held, or requests/uploads/mails counted in the current window. */
+  used: number;
+  /** What this request asked for on top (bytes, assets, mails), when known. */
+  requested?: number;
+}
+
 export interface AppErrorOptions {
   details?: ErrorDetail[];
+  quota?: QuotaDetail;
   headers?: Record<string, string>;
   cause?: unknown;
 }
@@ -38,6 +50,7 @@ export class AppError extends Error {
   readonly status: number;
   readonly details: ErrorDetail[] | undefined;
   readonly headers: Record<string, string> | undefined;
+  readonly quota: QuotaDetail | undefined;
 
   constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -46,6 +59,7 @@ export class AppError extends Error {
     this.status = ERROR_STATUS[code];
     this.details = options.details;
     this.headers = options.headers;
+    this.quota = options.quota;
   }
 }
 
@@ -84,8 +98,9 @@ export function conflict(message: string, field?: string): AppError {
   return new AppError('conflict', message, field ? { details: [{ field, message }] } : {});
 }
 
-export function tooManyRequests(retryAfterSeconds: number, message = 'Too many requests'): AppError {
+export function tooManyRequests(retryAfterSeconds: number, message = 'Too many requests', quota?: QuotaDetail): AppError {
   return new AppError('rate_limited', message, {
     headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    ...(quota ? { quota } : {}),
   });
 }

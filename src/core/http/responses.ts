@@ -12,6 +12,17 @@ export const ErrorBodySchema = Type.Object(
         description: 'Which field, what was wrong',
       }),
     ),
+    quota: Type.Optional(
+      Type.Object(
+        {
+          name: Type.String({ description: 'The quota or limit: storageBytes, assets, uploadsPerUserPerHour, …' }),
+          limit: Type.Integer(),
+          used: Type.Integer({ description: 'Current use (held, or counted in the current window)' }),
+          requested: Type.Optional(Type.Integer({ description: 'What this request asked for on top' })),
+        },
+        { description: 'On a refusal by a quota (docs/quotas.md): which one, its limit and the current use' },
+      ),
+    ),
     acceptedCredentials: Type.Optional(
       Type.Array(Type.String(), { description: 'On a 401: the headers that carry credentials Tessera accepts' }),
     ),

@@ -10,6 +10,7 @@ import { AppError, conflict, invalidField } from '../../core/http/errors.ts';
 import { isUuid, newId } from '../../core/ids.ts';
 import { checkSecurityTemplateIds, defaultSecurityTemplateId } from '../identity/index.ts';
 import { lockTemplateAgainstDelete } from '../metadata/index.ts';
+import { checkRoom, countUpload, reserveHoldings } from '../quotas/index.ts';
 import {
   assetNotFound,
   callerPermissions,
@@ -270,6 +271,11 @@ export async function createAsset(
     metadata,
   });
   const id = row.id;
+  // Refused early, before an upload is started anywhere: the quota checks that hold run in the transaction.
+  await checkRoom(deps.db, deps.config, orgId, {
+    bytes: expectsContent ? (input.filesize ?? 0) : 0,
+    assets: chain ? 0 : 1,
+  });
   let newUpload: NewUpload | null = null;
   let s3UploadId: string | null = null;
   if (expectsContent) {
@@ -283,7 +289,15 @@ export async function createAsset(
       expectedSha256: input.checksum?.toLowerCase() ?? null,
       contentType: input.contentType ?? null,
       createdBy: principal.userId,
-      ...(input.overwriteEmbeddedMetadata ? { options: { overwriteEmbedded: true } } : {}),
+      ...(input.overwriteEmbeddedMetadata || input.filesize !== undefined
+        ? {
+            options: {
+              ...(input.overwriteEmbeddedMetadata ? { overwriteEmbedded: true } : {}),
+              // A declared size counts against the storage quota now (reserved below), not on arrival.
+              ...(input.filesize !== undefined ? { reservedBytes: input.filesize } : {}),
+            },
+          }
+        : {}),
       plan: planUpload(deps, input.filesize, input.multipart === true),
     };
     s3UploadId = await beginUpload(deps, newUpload);
@@ -317,6 +331,14 @@ export async function createAsset(
         if (!(await lockTemplateAgainstDelete(trx, orgId, row.metadata_template_id)))
           throw invalidField('body.metadataTemplateId', 'metadata template not found');
       }
+      // Quotas (features/quotas): a new asset counts against the asset quota, a declared size against
+      // the storage quota, an upload against the uploader's hourly limit; all are checked and counted
+      // here, so a refused create leaves nothing.
+      await reserveHoldings(trx, deps.config, orgId, now, {
+        assets: chain ? 0 : 1,
+        bytes: expectsContent ? (input.filesize ?? 0) : 0,
+      });
+      if (expectsContent) await countUpload(trx, deps.config, { orgId, userId: principal.userId }, now);
       await trx.insertInto('assets').values(row).execute();
       await setAssetSecurity(trx, orgId, id, templates, { fresh: true });
       if (!expectsContent)

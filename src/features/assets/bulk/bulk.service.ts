@@ -1,4 +1,5 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { releaseHoldings } from '../../quotas/index.ts';
 import type { Deps } from '../../../deps.ts';
 import { assertMayApplyTemplates, holdsPermissionAnywhere } from '../../../core/authz/authorize.ts';
 import { mayPerform, permitted, requireAction } from '../../../core/authz/permissions.ts';
@@ -276,7 +277,7 @@ async function purgeWork(deps: Deps, ctx: ActionContext) {
     if (i % CHECKPOINT === 0 && (await ctx.cancelRequested())) throw new ActionCancelled({ purged });
     const versions = await deps.db
       .selectFrom('assets')
-      .select(['id', 'filename', 'sha256', 'blob_key'])
+      .select(['id', 'filename', 'sha256', 'blob_key', 'size', 'content_state', 'federated', 'is_current', 'object_type'])
       .where('org_id', '=', ctx.orgId)
       .where('original_file_id', '=', chainId)
       .where('deleted_at', 'is not', null)
@@ -297,6 +298,7 @@ async function purgeWork(deps: Deps, ctx: ActionContext) {
     // Only versions still in the recycle bin go: one restored since they were read stays, whole.
     const gone = await deps.db.transaction().execute(async (trx) => {
       const removed: typeof versions = [];
+      let reservedBytes = 0;
       for (const v of versions) {
         const deleted = await trx
           .deleteFrom('assets')
@@ -304,6 +306,15 @@ async function purgeWork(deps: Deps, ctx: ActionContext) {
           .where('deleted_at', 'is not', null)
           .executeTakeFirst();
         if (Number(deleted.numDeletedRows) === 0) continue;
+        // An open upload's declared bytes were counted when it started (features/quotas): they go too.
+        for (const open of await trx
+          .selectFrom('asset_uploads')
+          .select('options')
+          .where('asset_id', '=', v.id)
+          .where('status', '=', 'open')
+          .where('target', '=', 'original')
+          .execute())
+          reservedBytes += fromJson<{ reservedBytes?: number }>(open.options, {}).reservedBytes ?? 0;
         await trx.deleteFrom('asset_uploads').where('asset_id', '=', v.id).execute();
         await trx.deleteFrom('asset_visual_hashes').where('asset_id', '=', v.id).execute();
         await publishEvent(trx, now, {
@@ -314,6 +325,14 @@ async function purgeWork(deps: Deps, ctx: ActionContext) {
         });
         removed.push(v);
       }
+      // What the organization holds goes down with them (features/quotas), in the same transaction.
+      await releaseHoldings(trx, ctx.orgId, now, {
+        bytes: removed.reduce(
+          (sum, v) => sum + (v.content_state === 'available' && v.federated === 0 ? Number(v.size ?? 0) : 0),
+          reservedBytes,
+        ),
+        assets: removed.filter((v) => v.is_current === 1 && v.object_type === 'Asset').length,
+      });
       return removed;
     });
     // Bytes go only when no other asset of the organization holds the same content.

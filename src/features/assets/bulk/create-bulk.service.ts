@@ -1,3 +1,4 @@
+import { reserveHoldings } from '../../quotas/index.ts';
 import type { Deps } from '../../../deps.ts';
 import { requireAction } from '../../../core/authz/permissions.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
@@ -138,6 +139,8 @@ export async function createAssetsBulk(
     );
   }
   await deps.db.transaction().execute(async (trx) => {
+    // All or nothing against the asset quota too (features/quotas).
+    await reserveHoldings(trx, deps.config, principal.orgId, now, { assets: prepared.length });
     await insertRows(
       trx,
       'assets',

@@ -6,6 +6,7 @@ import { newId } from '../../../core/ids.ts';
 import { tooManyRequests } from '../../../core/http/errors.ts';
 import type { Config } from '../../../config.ts';
 import { recordedError } from '../../../core/recorded-error.ts';
+import { orgLimits } from '../../quotas/index.ts';
 
 export const MAIL_JOB = 'mail.send';
 /** With the workers' backoff (1 s, 2 s, 4 s … capped at 10 min) this keeps trying for about an hour and a half. */
@@ -67,32 +68,40 @@ export async function queueMail(trx: DbOrTrx, now: number, mail: OutgoingMail): 
 const HOUR_MS = 3_600_000;
 
 /**
- * The share-mail rate limits (TESSERA_SHARE_MAIL_PER_USER_PER_HOUR, …_PER_ORG_PER_HOUR): throws
- * 429 with Retry-After, naming the limit, when queueing `count` more mails would take the sender
- * or the organization past its mails of the last hour. A share is refused whole, never half sent.
+ * The share-mail rate limits: per sender TESSERA_SHARE_MAIL_PER_USER_PER_HOUR, per organization its
+ * own shareMailPerHour quota (features/quotas, PATCH /v1/quotas) or else
+ * TESSERA_SHARE_MAIL_PER_ORG_PER_HOUR. Throws 429 with Retry-After, naming the limit, when queueing
+ * `count` more mails would take the sender or the organization past its mails of the last hour
+ * (a sliding hour, counted in the outbox). A share is refused whole, never half sent.
  */
 export async function checkShareMailLimits(
   db: DbOrTrx,
-  config: Pick<Config, 'shareMailPerUserPerHour' | 'shareMailPerOrgPerHour'>,
+  config: Pick<Config, 'shareMailPerUserPerHour' | 'shareMailPerOrgPerHour' | 'quotas'>,
   who: { orgId: string; senderId: string | null },
   count: number,
   now: number,
 ): Promise<void> {
   const since = now - HOUR_MS;
+  const orgLimit = (await orgLimits(db, config, who.orgId)).shareMailPerHour;
   const limits = [
     {
       limit: config.shareMailPerUserPerHour,
       column: 'sender_id' as const,
       value: who.senderId,
       what: 'per user',
+      name: 'shareMailPerUserPerHour',
       setting: 'TESSERA_SHARE_MAIL_PER_USER_PER_HOUR',
     },
     {
-      limit: config.shareMailPerOrgPerHour,
+      limit: orgLimit.limit ?? 0,
       column: 'org_id' as const,
       value: who.orgId,
       what: 'per organization',
-      setting: 'TESSERA_SHARE_MAIL_PER_ORG_PER_HOUR',
+      name: 'shareMailPerHour',
+      setting:
+        orgLimit.source === 'organization'
+          ? "the organization's shareMailPerHour quota"
+          : 'TESSERA_SHARE_MAIL_PER_ORG_PER_HOUR',
     },
   ];
   for (const l of limits) {
@@ -109,8 +118,20 @@ export async function checkShareMailLimits(
     throw tooManyRequests(
       retry / 1000,
       `Share mail limit reached: at most ${l.limit} mails ${l.what} per hour (${l.setting}); ${sent} were queued in the last hour and this share has ${count}`,
+      { name: l.name, limit: l.limit, used: sent, requested: count },
     );
   }
+}
+
+/** Share mails (mails someone had sent) an organization queued in the last hour: its shareMailPerHour use. */
+export async function shareMailsLastHour(db: DbOrTrx, orgId: string, now: number): Promise<number> {
+  const row = await db
+    .selectFrom('mail_outbox')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('org_id', '=', orgId)
+    .where('created_at', '>', now - HOUR_MS)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }
 
 /** SMTP answers that will never succeed on retry (5xx) and bad addresses; everything else is temporary. */

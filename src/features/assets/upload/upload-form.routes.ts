@@ -157,6 +157,8 @@ export function uploadFormRoutes(app: App, deps: Deps): void {
                 filename,
                 contentType: part.mimetype,
                 checksum: fields.checksum ?? staged.sha256,
+                // The size is known: the storage quota is checked (and the bytes counted) before anything is created.
+                filesize: staged.size,
                 originalFileId: fields.originalFileId,
                 overwriteEmbeddedMetadata: flag(fields.overwriteEmbeddedMetadata, 'body.overwriteEmbeddedMetadata'),
                 onDuplicate: duplicateOption(fields.onDuplicate),
@@ -201,14 +203,16 @@ function duplicateOption(value: string | undefined): 'report' | 'refuse' | 'vers
 async function stageFile(
   file: Readable & { truncated?: boolean },
   maxBytes: number,
-): Promise<{ path: string; sha256: string; head: Buffer; discard(): Promise<void> }> {
+): Promise<{ path: string; sha256: string; size: number; head: Buffer; discard(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), 'tessera-form-'));
   const discard = () => rm(dir, { recursive: true, force: true });
   try {
     const path = join(dir, 'file');
     const hash = createHash('sha256');
     const head = new HeadKeeper();
+    let size = 0;
     file.on('data', (chunk: Buffer) => {
+      size += chunk.length;
       hash.update(chunk);
       head.keep(chunk);
     });
@@ -218,7 +222,7 @@ async function stageFile(
         'payload_too_large',
         `The file is larger than ${maxBytes} bytes: use POST /v1/asset with filesize for a multipart upload; nothing was kept`,
       );
-    return { path, sha256: hash.digest('hex'), head: head.head, discard };
+    return { path, sha256: hash.digest('hex'), size, head: head.head, discard };
   } catch (error) {
     file.resume();
     await discard();

@@ -7,6 +7,7 @@ import type { AssetUploadsTable } from '../../../core/db/schema.ts';
 import { publishEvent } from '../../../core/events/index.ts';
 import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
 import { BlobTooLarge } from '../../../core/storage/index.ts';
+import { checkRoom, releaseHoldings, reserveHoldings } from '../../quotas/index.ts';
 import { enqueueJob, RetryJob } from '../../../core/jobs/queue.ts';
 import type { HandlersFor } from '../../../core/jobs/catalog.ts';
 import { previousVersionOf, sameContent, securityOf, templateNames, type AssetRow } from '../assets.repo.ts';
@@ -56,6 +57,11 @@ export function planUpload(deps: Deps, filesize: number | undefined, parts = fal
 export interface UploadOptions {
   /** Embedded metadata replaces values already set (see embedded/apply-embedded.ts). */
   overwriteEmbedded?: boolean;
+  /**
+   * Bytes counted against the storage quota when the upload was started (its size was declared):
+   * nothing more is counted when they arrive, and they are given back if the upload is discarded.
+   */
+  reservedBytes?: number;
 }
 
 export interface NewUpload {
@@ -461,23 +467,81 @@ export async function finalizeUpload(
   content: { size: number; sha256: string; contentType: string },
 ): Promise<boolean> {
   const key = contentKey(upload.org_id, content.sha256);
+  // Bytes not counted when the upload started (no declared size) count now, against the storage
+  // quota (features/quotas): first without a reservation, so refused bytes are deleted before they
+  // are moved anywhere; the check that holds is the reservation in the transaction below.
+  const counted = upload.target === 'original' && fromJson<UploadOptions>(upload.options, {}).reservedBytes === undefined;
+  if (counted) {
+    try {
+      await checkRoom(deps.db, deps.config, upload.org_id, { bytes: content.size });
+    } catch (error) {
+      await deps.blobs.delete(upload.staging_key);
+      throw error;
+    }
+  }
+  let moved = false;
   if (await deps.blobs.head(key)) {
     await deps.blobs.delete(upload.staging_key);
   } else {
     // A second PUT of the same bytes may have moved them a moment ago: the claim below decides.
-    await deps.blobs.move(upload.staging_key, key).catch(async (error: unknown) => {
-      if (!(await deps.blobs.head(key))) throw error;
-    });
+    await deps.blobs.move(upload.staging_key, key).then(
+      () => {
+        moved = true;
+      },
+      async (error: unknown) => {
+        if (!(await deps.blobs.head(key))) throw error;
+      },
+    );
   }
   const now = deps.clock.now();
-  const won = await deps.db.transaction().execute(async (trx) => {
-    const claimed = await trx
-      .updateTable('asset_uploads')
-      .set({ status: 'completed' })
-      .where('id', '=', upload.id)
-      .where('status', '=', 'open')
-      .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) === 0) return false;
+  let won: boolean;
+  try {
+    won = await deps.db.transaction().execute(async (trx) => {
+      const claimed = await trx
+        .updateTable('asset_uploads')
+        .set({ status: 'completed' })
+        .where('id', '=', upload.id)
+        .where('status', '=', 'open')
+        .executeTakeFirst();
+      if (Number(claimed.numUpdatedRows) === 0) return false;
+      return settleUpload(deps, trx, upload, content, key, now, counted);
+    });
+  } catch (error) {
+    // Refused by the storage quota in the transaction (a concurrent upload took the room): the
+    // upload stays open, and bytes this call moved into place go unless another asset holds them.
+    if (error instanceof AppError && error.quota && moved && !(await contentHeldBy(deps.db, upload.org_id, key)))
+      await deps.blobs.delete(key);
+    throw error;
+  }
+  if (!won) return false;
+  // Parts of a multipart upload (and anything left of the staged object) are no longer needed.
+  await deps.blobs.deletePrefix(uploadPrefix(upload.org_id, upload.id));
+  deps.jobs.wake();
+  return true;
+}
+
+/** Whether any asset version of the organization stores its content under `key`. */
+async function contentHeldBy(db: DbOrTrx, orgId: string, key: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('assets')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('blob_key', '=', key)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The claimed upload's content made the asset's (or its preview), in the claim's transaction. */
+async function settleUpload(
+  deps: Deps,
+  trx: Trx,
+  upload: UploadRow,
+  content: { size: number; sha256: string; contentType: string },
+  key: string,
+  now: number,
+  counted: boolean,
+): Promise<boolean> {
     if (upload.target === 'preview') {
       await enqueueJob(trx, now, {
         type: RENDITIONS_JOB,
@@ -488,6 +552,8 @@ export async function finalizeUpload(
     }
     const asset = await trx.selectFrom('assets').selectAll().where('id', '=', upload.asset_id).executeTakeFirst();
     if (!asset) return true;
+    // The bytes count against the storage quota from now on: checked and added in one statement.
+    if (counted) await reserveHoldings(trx, deps.config, upload.org_id, now, { bytes: content.size });
     const template = await templateOf(trx, asset.org_id, asset.metadata_template_id);
     const system = withSystemValues(template, fromJson<LegacyItem[]>(asset.metadata, []), {
       filename: asset.filename,
@@ -524,12 +590,6 @@ export async function finalizeUpload(
     }
     if (asset.created_event_sent === 0) await publishCreatedOnArrival(trx, now, asset, upload.created_by);
     return true;
-  });
-  if (!won) return false;
-  // Parts of a multipart upload (and anything left of the staged object) are no longer needed.
-  await deps.blobs.deletePrefix(uploadPrefix(upload.org_id, upload.id));
-  deps.jobs.wake();
-  return true;
 }
 
 /**
@@ -550,6 +610,9 @@ export async function discardUpload(deps: Deps, upload: UploadRow, status: 'canc
     if (Number(updated.numUpdatedRows) === 0) return false;
     if (upload.target === 'original') {
       const now = deps.clock.now();
+      // Bytes counted when the upload started are given back: they never arrived.
+      const reserved = fromJson<UploadOptions>(upload.options, {}).reservedBytes;
+      if (reserved !== undefined) await releaseHoldings(trx, upload.org_id, now, { bytes: reserved });
       const asset = await trx
         .selectFrom('assets')
         .selectAll()
