@@ -98,7 +98,11 @@ export function conflict(message: string, field?: string): AppError {
   return new AppError('conflict', message, field ? { details: [{ field, message }] } : {});
 }
 
-export function tooManyRequests(retryAfterSeconds: number, message = 'Too many requests', quota?: QuotaDetail): AppError {
+export function tooManyRequests(
+  retryAfterSeconds: number,
+  message = 'Too many requests',
+  quota?: QuotaDetail,
+): AppError {
   return new AppError('rate_limited', message, {
     headers: { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
     ...(quota ? { quota } : {}),

@@ -27,7 +27,14 @@ export {
   type AssetSecurity,
 } from './assets.repo.ts';
 export { createAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
-export { checkShareMailLimits, shareMailsLastHour, queueMail, mailStatus, MAIL_JOB, type OutgoingMail } from './share/mail-outbox.ts';
+export {
+  checkShareMailLimits,
+  shareMailsLastHour,
+  queueMail,
+  mailStatus,
+  MAIL_JOB,
+  type OutgoingMail,
+} from './share/mail-outbox.ts';
 export { receiveSingle } from './upload/uploads.service.ts';
 export { insertLink } from './relations/links.service.ts';
 export {

@@ -100,7 +100,8 @@ export async function reserveHoldings(
   const result = await update.executeTakeFirst();
   if (Number(result.numUpdatedRows) > 0) return;
   const held = await orgHoldings(trx, orgId);
-  if (byteLimit !== null && held.storageBytes + bytes > byteLimit) throw storageRefused(byteLimit, held.storageBytes, bytes);
+  if (byteLimit !== null && held.storageBytes + bytes > byteLimit)
+    throw storageRefused(byteLimit, held.storageBytes, bytes);
   throw assetsRefused(assetLimit ?? 0, held.assets, assets);
 }
 

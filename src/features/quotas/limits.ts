@@ -58,7 +58,10 @@ export async function orgLimits(db: DbOrTrx, config: QuotaConfig, orgId: string)
   for (const name of QUOTA_NAMES) {
     const own = row?.[QUOTA_COLUMNS[name]];
     const value = own === null || own === undefined ? fallback[name] : Number(own);
-    out[name] = { limit: value > 0 ? value : null, source: own === null || own === undefined ? 'default' : 'organization' };
+    out[name] = {
+      limit: value > 0 ? value : null,
+      source: own === null || own === undefined ? 'default' : 'organization',
+    };
   }
   return out;
 }

@@ -33,8 +33,12 @@ const QuotaState = Type.Object({
     description: "The organization's own setting (0: none); null when it follows the default",
   }),
   setting: Type.String({ description: 'The server setting the default comes from' }),
-  used: Type.Integer({ description: 'Held now, or counted in the current window (the busiest subject for per-user and per-key rates)' }),
-  remaining: Type.Union([Type.Integer(), Type.Null()], { description: 'limit − used (never below 0); null without a limit' }),
+  used: Type.Integer({
+    description: 'Held now, or counted in the current window (the busiest subject for per-user and per-key rates)',
+  }),
+  remaining: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'limit − used (never below 0); null without a limit',
+  }),
   window: Type.Optional(
     Type.Object(
       { start: Type.String({ format: 'date-time' }), end: Type.String({ format: 'date-time' }) },
@@ -42,7 +46,9 @@ const QuotaState = Type.Object({
     ),
   ),
   subjects: Type.Optional(
-    Type.Array(Subject, { description: 'Per-user or per-key counts in the current window, highest first (at most 50)' }),
+    Type.Array(Subject, {
+      description: 'Per-user or per-key counts in the current window, highest first (at most 50)',
+    }),
   ),
 });
 
@@ -58,5 +64,7 @@ export const QuotasSchema = Type.Object({
     shareMailPerHour: QuotaState,
     apiRequestsPerKeyPerMinute: QuotaState,
   }),
-  updatedEpoch: Type.Union([Type.Integer(), Type.Null()], { description: "When the organization's settings last changed" }),
+  updatedEpoch: Type.Union([Type.Integer(), Type.Null()], {
+    description: "When the organization's settings last changed",
+  }),
 });

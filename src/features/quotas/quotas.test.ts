@@ -36,7 +36,13 @@ function textOf(n: number, size = 1000): Buffer {
   return Buffer.from(head + 'x'.repeat(size - head.length));
 }
 
-async function formUpload(app: App | TestContext, org: TestOrg, bytes: Buffer, name: string, headers = org.admin.headers) {
+async function formUpload(
+  app: App | TestContext,
+  org: TestOrg,
+  bytes: Buffer,
+  name: string,
+  headers = org.admin.headers,
+) {
   const body = form(
     {
       metadataTemplateId: (await defaultTemplateIdOf(app, org))!,
@@ -116,7 +122,10 @@ forEachEngine(
       assert.equal(q.quotas.uploadsPerUserPerHour.used, 0);
       assert.equal(q.quotas.shareMailPerHour.limit, 1000, 'the server default TESSERA_SHARE_MAIL_PER_ORG_PER_HOUR');
       const auditor = await createTestUser(ctx(), org, { privileges: ['audit_log'] });
-      assert.equal((await ctx().inject({ method: 'GET', url: '/v1/quotas', headers: auditor.headers })).statusCode, 200);
+      assert.equal(
+        (await ctx().inject({ method: 'GET', url: '/v1/quotas', headers: auditor.headers })).statusCode,
+        200,
+      );
       const nobody = await createTestUser(ctx(), org, { privileges: ['upload'] });
       const refused = await ctx().inject({ method: 'GET', url: '/v1/quotas', headers: nobody.headers });
       assert.equal(refused.statusCode, 403, refused.body);
@@ -381,7 +390,10 @@ forEachEngine(
       assert.equal(refused.statusCode, 429, refused.body);
       assert.equal(json(refused).quota.name, 'apiRequestsPerKeyPerMinute');
       assert.equal(json(refused).quota.limit, 3);
-      assert.equal(Number(refused.headers['retry-after']), Math.ceil((minuteStart + 60_000 - ctx().clock.now()) / 1000));
+      assert.equal(
+        Number(refused.headers['retry-after']),
+        Math.ceil((minuteStart + 60_000 - ctx().clock.now()) / 1000),
+      );
       assert.equal((await call(ctx(), other.key)).statusCode, 200, 'another key has its own count');
       // A person's own token is not an API key.
       assert.equal(
@@ -413,7 +425,11 @@ describe('quotas: share mail per hour follows the organization', () => {
             method: 'POST',
             url: '/v1/asset/share',
             headers: org.admin.headers,
-            payload: { sender: { name: 'A' }, shareUsers: emails.map((email) => ({ email })), assets: [asset.objectId] },
+            payload: {
+              sender: { name: 'A' },
+              shareUsers: emails.map((email) => ({ email })),
+              assets: [asset.objectId],
+            },
           });
         assert.equal((await share(['a@example.test'])).statusCode, 200);
         const refused = await share(['b@example.test', 'c@example.test']);

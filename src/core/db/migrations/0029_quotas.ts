@@ -63,7 +63,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   for (const role of admins as { id: string; privileges: string }[]) {
     const privileges = JSON.parse(role.privileges) as string[];
-    if (!Array.isArray(privileges) || privileges.includes('quota_management') || !privileges.includes('role_management'))
+    if (
+      !Array.isArray(privileges) ||
+      privileges.includes('quota_management') ||
+      !privileges.includes('role_management')
+    )
       continue;
     await db
       .updateTable('roles')

@@ -277,7 +277,17 @@ async function purgeWork(deps: Deps, ctx: ActionContext) {
     if (i % CHECKPOINT === 0 && (await ctx.cancelRequested())) throw new ActionCancelled({ purged });
     const versions = await deps.db
       .selectFrom('assets')
-      .select(['id', 'filename', 'sha256', 'blob_key', 'size', 'content_state', 'federated', 'is_current', 'object_type'])
+      .select([
+        'id',
+        'filename',
+        'sha256',
+        'blob_key',
+        'size',
+        'content_state',
+        'federated',
+        'is_current',
+        'object_type',
+      ])
       .where('org_id', '=', ctx.orgId)
       .where('original_file_id', '=', chainId)
       .where('deleted_at', 'is not', null)

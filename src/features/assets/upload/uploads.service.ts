@@ -470,7 +470,8 @@ export async function finalizeUpload(
   // Bytes not counted when the upload started (no declared size) count now, against the storage
   // quota (features/quotas): first without a reservation, so refused bytes are deleted before they
   // are moved anywhere; the check that holds is the reservation in the transaction below.
-  const counted = upload.target === 'original' && fromJson<UploadOptions>(upload.options, {}).reservedBytes === undefined;
+  const counted =
+    upload.target === 'original' && fromJson<UploadOptions>(upload.options, {}).reservedBytes === undefined;
   if (counted) {
     try {
       await checkRoom(deps.db, deps.config, upload.org_id, { bytes: content.size });
@@ -542,54 +543,54 @@ async function settleUpload(
   now: number,
   counted: boolean,
 ): Promise<boolean> {
-    if (upload.target === 'preview') {
-      await enqueueJob(trx, now, {
-        type: RENDITIONS_JOB,
-        orgId: upload.org_id,
-        payload: { assetId: upload.asset_id, previewKey: key },
-      });
-      return true;
-    }
-    const asset = await trx.selectFrom('assets').selectAll().where('id', '=', upload.asset_id).executeTakeFirst();
-    if (!asset) return true;
-    // The bytes count against the storage quota from now on: checked and added in one statement.
-    if (counted) await reserveHoldings(trx, deps.config, upload.org_id, now, { bytes: content.size });
-    const template = await templateOf(trx, asset.org_id, asset.metadata_template_id);
-    const system = withSystemValues(template, fromJson<LegacyItem[]>(asset.metadata, []), {
-      filename: asset.filename,
-      size: content.size,
-      type: content.contentType,
+  if (upload.target === 'preview') {
+    await enqueueJob(trx, now, {
+      type: RENDITIONS_JOB,
+      orgId: upload.org_id,
+      payload: { assetId: upload.asset_id, previewKey: key },
     });
-    await trx
-      .updateTable('assets')
-      .set({
-        ...(system ? { metadata: toJson(system.doc), metadata_denormalized: toJson(system.denormalized) } : {}),
-        content_state: 'available',
-        size: content.size,
-        sha256: content.sha256,
-        blob_key: key,
-        content_type: content.contentType,
-        renditions_state: asset.skip_transcode === 1 ? 'none' : 'pending',
-        updated_at: now,
-        created_event_sent: 1,
-        renditions: '{}',
-        width: null,
-        height: null,
-      })
-      .where('id', '=', asset.id)
-      .execute();
-    // A new version became the latest when it was created (it exists from then on); nothing to swap here.
-    await enqueueJob(trx, now, { type: RENDITIONS_JOB, orgId: upload.org_id, payload: { assetId: asset.id } });
-    if (mayHoldEmbedded(content.contentType)) {
-      const options = fromJson<UploadOptions>(upload.options, {});
-      await enqueueJob(trx, now, {
-        type: EMBEDDED_JOB,
-        orgId: upload.org_id,
-        payload: { assetId: asset.id, ...(options.overwriteEmbedded ? { overwrite: true } : {}) },
-      });
-    }
-    if (asset.created_event_sent === 0) await publishCreatedOnArrival(trx, now, asset, upload.created_by);
     return true;
+  }
+  const asset = await trx.selectFrom('assets').selectAll().where('id', '=', upload.asset_id).executeTakeFirst();
+  if (!asset) return true;
+  // The bytes count against the storage quota from now on: checked and added in one statement.
+  if (counted) await reserveHoldings(trx, deps.config, upload.org_id, now, { bytes: content.size });
+  const template = await templateOf(trx, asset.org_id, asset.metadata_template_id);
+  const system = withSystemValues(template, fromJson<LegacyItem[]>(asset.metadata, []), {
+    filename: asset.filename,
+    size: content.size,
+    type: content.contentType,
+  });
+  await trx
+    .updateTable('assets')
+    .set({
+      ...(system ? { metadata: toJson(system.doc), metadata_denormalized: toJson(system.denormalized) } : {}),
+      content_state: 'available',
+      size: content.size,
+      sha256: content.sha256,
+      blob_key: key,
+      content_type: content.contentType,
+      renditions_state: asset.skip_transcode === 1 ? 'none' : 'pending',
+      updated_at: now,
+      created_event_sent: 1,
+      renditions: '{}',
+      width: null,
+      height: null,
+    })
+    .where('id', '=', asset.id)
+    .execute();
+  // A new version became the latest when it was created (it exists from then on); nothing to swap here.
+  await enqueueJob(trx, now, { type: RENDITIONS_JOB, orgId: upload.org_id, payload: { assetId: asset.id } });
+  if (mayHoldEmbedded(content.contentType)) {
+    const options = fromJson<UploadOptions>(upload.options, {});
+    await enqueueJob(trx, now, {
+      type: EMBEDDED_JOB,
+      orgId: upload.org_id,
+      payload: { assetId: asset.id, ...(options.overwriteEmbedded ? { overwrite: true } : {}) },
+    });
+  }
+  if (asset.created_event_sent === 0) await publishCreatedOnArrival(trx, now, asset, upload.created_by);
+  return true;
 }
 
 /**
