@@ -14,6 +14,7 @@ import { clientErrorHandler, frameworkErrors } from './core/http/framework-error
 import { registerInputGuards } from './core/http/input-guard.ts';
 import { registerRequestContext } from './core/http/request-context.ts';
 import { auditRoutes } from './features/audit/index.ts';
+import { ssoOAuthHooks, ssoRoutes } from './features/sso/index.ts';
 import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
 import { lazySchemas, type LazySchemas } from './core/http/lazy-schemas.ts';
@@ -243,7 +244,9 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       async (v1: App) => {
         identityRoutes(v1, deps);
         authenticationRoutes(v1, deps);
-        await oauthRoutes(v1, deps);
+        // The login page offers the organization's identity providers; signing out ends their session too.
+        await oauthRoutes(v1, deps, ssoOAuthHooks(deps));
+        ssoRoutes(v1, deps);
         // Cross-feature hooks are wired here, never registered at import time: metadata asks assets
         // what uses a template; GET /v1/action/{id} reads Action objects, which assets store.
         metadataRoutes(v1, deps, { usageProbes: [assetTemplateUsage, ...(options.usageProbes ?? [])] });

@@ -32,7 +32,16 @@ interface Operation {
 }
 
 /** Pages for a person's browser: their 400 is an HTML page on purpose. */
-const HTML_PAGES = ['/v1/oauth2/authorize', '/adaptive-templates/launch/'];
+const HTML_PAGES = [
+  '/v1/oauth2/authorize',
+  '/v1/oauth2/logout',
+  '/adaptive-templates/launch/',
+  '/v1/sso/callback',
+  '/v1/sso/logged-out',
+];
+/** Single sign-on's start link (a browser page too); the provider administration next to it answers JSON. */
+const isHtmlPage = (url: string) =>
+  HTML_PAGES.some((p) => url.startsWith(p)) || /^\/v1\/sso\/providers\/[^/?]+\/signin(\?|$)/.test(url);
 /** Routes that end the caller's own sign-in or change its password: the rest of the run needs them. */
 const ENDS_OWN_SESSION = /\/auth\/token$|\/auth\/sessions$|password/;
 
@@ -139,7 +148,7 @@ function sender(ctx: () => TestContext, org: () => TestOrg) {
     else if (
       res.statusCode >= 400 &&
       !String(res.headers['content-type']).includes('json') &&
-      !HTML_PAGES.some((p) => url.startsWith(p))
+      !isHtmlPage(url)
     )
       problems.push(`not JSON: ${res.statusCode} ${method} ${url.slice(0, 120)}`);
   };

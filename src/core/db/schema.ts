@@ -26,6 +26,9 @@ export interface Database {
   auth_login_failures: AuthLoginFailuresTable;
   oauth_clients: OAuthClientsTable;
   oauth_codes: OAuthCodesTable;
+  sso_providers: SsoProvidersTable;
+  sso_logins: SsoLoginsTable;
+  sso_identities: SsoIdentitiesTable;
   api_keys: ApiKeysTable;
   api_key_ips: ApiKeyIpsTable;
   events: EventsTable;
@@ -253,6 +256,8 @@ export interface AuthSessionsTable {
   expires_at: number;
   revoked_at: number | null;
   revoked_reason: string | null;
+  /** The identity provider the session was opened through (migration 0027), or null. */
+  sso_provider_id: string | null;
 }
 
 export interface AuthRefreshTokensTable {
@@ -300,6 +305,62 @@ export interface OAuthCodesTable {
   expires_at: number;
   used_at: number | null;
   session_id: string | null;
+  /** The identity provider the sign-in went through (migration 0027), or null for a password. */
+  sso_provider_id: string | null;
+}
+
+// --- Single sign-on (migration 0027_sso) ---
+
+export interface SsoProvidersTable {
+  id: string;
+  org_id: string;
+  name: string;
+  issuer: string;
+  client_id: string;
+  /** Sealed with the keyring (core/keyring.ts); null for a public client. */
+  client_secret: string | null;
+  /** Space-separated scopes asked for. */
+  scopes: string;
+  groups_claim: string;
+  /** JSON array of { value, groupId }. */
+  group_mappings: string;
+  default_role_id: string;
+  /** 1: unknown people get an account at first sign-in. */
+  jit: number;
+  enabled: number;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  jwks_uri: string;
+  end_session_endpoint: string | null;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SsoLoginsTable {
+  state_hash: string;
+  org_id: string;
+  provider_id: string;
+  /** Sealed. */
+  nonce: string;
+  /** Sealed PKCE verifier. */
+  code_verifier: string;
+  /** JSON: the Tessera authorization request the sign-in answers. */
+  request: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
+}
+
+export interface SsoIdentitiesTable {
+  provider_id: string;
+  subject: string;
+  org_id: string;
+  user_id: string;
+  /** The provider's last id token, sealed (its id_token_hint at logout). */
+  id_token: string | null;
+  created_at: number;
+  last_login_at: number;
 }
 
 // --- API keys (migration 0003_api_keys) ---

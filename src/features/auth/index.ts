@@ -5,7 +5,16 @@ import { discoveryRoute, jwksRoute } from './oauth/well-known.routes.ts';
 
 export { authJobHandlers } from './auth.jobs.ts';
 export { tokenResolver, principalForToken } from './resolver.ts';
-export { oauthRoutes } from './oauth/oauth.routes.ts';
+export { oauthRoutes, type OAuthHooks } from './oauth/oauth.routes.ts';
+export {
+  checkAuthorizeRequest,
+  issueAuthorizationCode,
+  type AuthorizeCheck,
+  type AuthorizeParams,
+} from './oauth/oauth.service.ts';
+export type { ProviderLogout } from './oauth/end-session.service.ts';
+export type { LoginProvider } from './oauth/oauth.page.ts';
+export { errorPage, noticePage, pageSecurity } from './oauth/oauth.page.ts';
 export { publicJwks } from './signing-keys.ts';
 export { revokeUserSessions } from './sessions/sessions.repo.ts';
 export { createAuthRuntime, type AuthRuntime } from './runtime.ts';

@@ -251,8 +251,10 @@ export interface NewLocalUser {
   firstName: string;
   lastName: string;
   roleId: string;
-  passwordHash: string;
+  /** Null for a federated user (single sign-on), who has no password. */
+  passwordHash: string | null;
   now: number;
+  accountType?: 'local' | 'federated';
 }
 
 /** Inserts a local (password) user and puts them in the organization's Everyone group; call in a transaction. */
@@ -275,7 +277,7 @@ export async function createLocalUser(db: DbOrTrx, user: NewLocalUser): Promise<
       last_name: user.lastName,
       friendly_name: user.username,
       status: 'enabled',
-      account_type: 'local',
+      account_type: user.accountType ?? 'local',
       role_id: user.roleId,
       password_hash: user.passwordHash,
       phone: null,
@@ -300,4 +302,110 @@ export async function setPasswordHash(db: DbOrTrx, userId: string, passwordHash:
     .set({ password_hash: passwordHash, updated_at: now })
     .where('id', '=', userId)
     .execute();
+}
+
+/** Names of the groups a user belongs to (the `groups` claim of the id tokens Tessera issues). */
+export async function groupNamesOfUser(db: DbOrTrx, orgId: string, userId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('user_groups')
+    .innerJoin('groups', 'groups.id', 'user_groups.group_id')
+    .select('groups.name')
+    .where('user_groups.org_id', '=', orgId)
+    .where('user_groups.user_id', '=', userId)
+    .orderBy('groups.name')
+    .execute();
+  return rows.map((r) => r.name);
+}
+
+/** Ids of the organization's groups among `ids` (the rest name no group of it). */
+export async function existingGroupIds(db: DbOrTrx, orgId: string, ids: readonly string[]): Promise<Set<string>> {
+  return new Set((await groupNames(db, orgId, ids)).keys());
+}
+
+/** A user signed in through an identity provider (single sign-on); no password. Call inside the sign-in's transaction. */
+export async function createFederatedUser(
+  db: DbOrTrx,
+  user: {
+    id: string;
+    orgId: string;
+    username: string;
+    email: string;
+    firstName: string;
+    lastName: string;
+    roleId: string;
+    now: number;
+  },
+): Promise<void> {
+  await createLocalUser(db, { ...user, passwordHash: null, accountType: 'federated' });
+}
+
+/** Whether a username is taken in any organization (usernames are unique across the server). */
+export async function usernameTaken(db: DbOrTrx, username: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('username_key', '=', username.toLowerCase())
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The state of a user as single sign-on needs it (undefined when not in the organization). */
+export async function ssoUserState(
+  db: DbOrTrx,
+  orgId: string,
+  userId: string,
+): Promise<{ id: string; status: string; accountType: string } | undefined> {
+  const row = await db
+    .selectFrom('users')
+    .select(['id', 'status', 'account_type'])
+    .where('org_id', '=', orgId)
+    .where('id', '=', userId)
+    .executeTakeFirst();
+  return row && { id: row.id, status: row.status, accountType: row.account_type };
+}
+
+/**
+ * Group mapping at a sign-in through an identity provider: of the `managed` groups (those a
+ * provider's mapping names), the user ends up in exactly `wanted`; other groups are left alone.
+ * Returns the group ids added and removed.
+ */
+export async function syncManagedGroups(
+  db: DbOrTrx,
+  orgId: string,
+  userId: string,
+  managed: readonly string[],
+  wanted: readonly string[],
+  now: number,
+): Promise<{ added: string[]; removed: string[] }> {
+  if (managed.length === 0) return { added: [], removed: [] };
+  const current = new Set(
+    (
+      await db
+        .selectFrom('user_groups')
+        .select('group_id')
+        .where('org_id', '=', orgId)
+        .where('user_id', '=', userId)
+        .where('group_id', 'in', [...managed])
+        .execute()
+    ).map((r) => r.group_id),
+  );
+  const want = new Set(wanted);
+  const added = [...want].filter((g) => !current.has(g));
+  const removed = [...current].filter((g) => !want.has(g));
+  if (added.length > 0)
+    await db
+      .insertInto('user_groups')
+      .values(added.map((group_id) => ({ org_id: orgId, user_id: userId, group_id })))
+      .onConflict((oc) => oc.columns(['user_id', 'group_id']).doNothing())
+      .execute();
+  if (removed.length > 0)
+    await db
+      .deleteFrom('user_groups')
+      .where('org_id', '=', orgId)
+      .where('user_id', '=', userId)
+      .where('group_id', 'in', removed)
+      .execute();
+  if (added.length > 0 || removed.length > 0)
+    await db.updateTable('users').set({ updated_at: now }).where('id', '=', userId).execute();
+  return { added, removed };
 }

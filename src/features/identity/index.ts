@@ -12,6 +12,12 @@ export { COMMON_PASSWORD_COUNT, isCommonPassword, passwordProblem } from './pass
 export { findUser, findUserByUsername, findRole, findRoleByName } from './identity.repo.ts';
 export {
   createLocalUser,
+  createFederatedUser,
+  existingGroupIds,
+  groupNamesOfUser,
+  ssoUserState,
+  syncManagedGroups,
+  usernameTaken,
   createServiceAccount,
   customerIdColumn,
   customerIdOf,

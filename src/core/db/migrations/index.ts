@@ -23,6 +23,7 @@ import * as m0023 from './0023_media_meta.ts';
 import * as m0024 from './0024_audit_chain.ts';
 import * as m0025 from './0025_asset_shares.ts';
 import * as m0026 from './0026_delivery_presets.ts';
+import * as m0027 from './0027_sso.ts';
 import * as m0029 from './0029_quotas.ts';
 import * as m0033 from './0033_asset_content_links.ts';
 
@@ -52,6 +53,7 @@ export const migrations: Record<string, Migration> = {
   '0024_audit_chain': m0024,
   '0025_asset_shares': m0025,
   '0026_delivery_presets': m0026,
+  '0027_sso': m0027,
   '0029_quotas': m0029,
   '0033_asset_content_links': m0033,
 };

@@ -14,6 +14,7 @@ import {
   ClientIdParamsSchema,
   ConsentClientParamsSchema,
   ConsentRevokedSchema,
+  EndSessionQuerySchema,
   OAuthConsentListSchema,
   OAuthClientCreateSchema,
   OAuthClientCreatedSchema,
@@ -26,7 +27,9 @@ import {
 } from './oauth.schemas.ts';
 import { createClient, deleteClient, getClient, listClients } from './oauth-clients.service.ts';
 import { listConsents, revokeConsent } from './oauth-consents.service.ts';
-import { errorPage, loginPage, pageSecurity } from './oauth.page.ts';
+import { errorPage, loginPage, noticePage, pageSecurity, type LoginProvider } from './oauth.page.ts';
+import { endSession, type ProviderLogout } from './end-session.service.ts';
+import { isUuid } from '../../../core/ids.ts';
 import { isWebAppClient } from './web-app-client.ts';
 import {
   approve,
@@ -113,8 +116,16 @@ function sendOAuthError(reply: FastifyReply, error: OAuthError): FastifyReply {
     .send({ error: error.error, error_description: error.message });
 }
 
+/** Hooks from other features, wired in app.ts: single sign-on (features/sso). */
+export interface OAuthHooks {
+  /** The identity providers the login page offers for an organization; each link carries the authorization request. */
+  loginProviders?: (orgId: string, request: Record<string, string>) => Promise<LoginProvider[]>;
+  /** Where to send a person whose session came from an identity provider, to sign out there too. */
+  providerLogout?: ProviderLogout;
+}
+
 /** Everything under /v1/oauth2: client registration (administrators) and the authorization server (public). */
-export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
+export async function oauthRoutes(v1: App, deps: Deps, hooks: OAuthHooks = {}): Promise<void> {
   await v1.register(
     async (app: App) => {
       // Form bodies (RFC 6749) are parsed only in this scope.
@@ -223,7 +234,7 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
       const showLogin = async (
         request: FastifyRequest,
         reply: FastifyReply,
-        params: AuthorizeParams,
+        params: AuthorizeParams & { organization?: string },
         extra: { status?: number; error?: string; username?: string; headers?: Record<string, string> } = {},
       ) => {
         const check = await checkAuthorizeRequest(deps, params);
@@ -243,6 +254,14 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
         }
         if (extra.headers) reply.headers(extra.headers);
         const sec = pageSecurity([new URL(check.redirectUri).origin]);
+        // A registered client belongs to one organization; the web app serves all, so it names one (?organization=).
+        const providerOrg = isWebAppClient(check.client)
+          ? params.organization && isUuid(params.organization)
+            ? params.organization
+            : undefined
+          : check.client.org_id;
+        const providers =
+          providerOrg && hooks.loginProviders ? await hooks.loginProviders(providerOrg, check.params) : [];
         const html = loginPage(
           {
             clientName: check.client.name,
@@ -252,6 +271,7 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
             error: extra.error,
             username: extra.username,
             firstParty: isWebAppClient(check.client),
+            providers,
           },
           sec,
         );
@@ -344,6 +364,35 @@ export async function oauthRoutes(v1: App, deps: Deps): Promise<void> {
               headers: error.headers,
             });
           }
+        },
+      );
+
+      app.get(
+        '/logout',
+        {
+          config: { public: true },
+          schema: {
+            operationId: 'OAuthEndSession',
+            tags,
+            summary:
+              'End-session endpoint (RP-initiated logout): ends the session of id_token_hint, signs out at its identity provider when it came from one, then returns to post_logout_redirect_uri',
+            security: [],
+            querystring: EndSessionQuerySchema,
+            response: {
+              200: Html,
+              303: Type.Null({ description: 'On to the provider or back to the client' }),
+              400: Html,
+            },
+          },
+        },
+        async (request, reply) => {
+          const outcome = await endSession(deps, request.query, { ip: clientIp(request) }, hooks.providerLogout);
+          if (outcome.kind === 'redirect')
+            return reply.header('cache-control', 'no-store').redirect(outcome.location, 303);
+          const sec = pageSecurity();
+          const html =
+            outcome.status === 200 ? noticePage('Signed out', outcome.message, sec) : errorPage(outcome.message, sec);
+          return sendPage(reply, outcome.status, html, sec.csp);
         },
       );
 

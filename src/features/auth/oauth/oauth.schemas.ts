@@ -54,6 +54,20 @@ export const AuthorizeQuerySchema = Type.Object({
   code_challenge: Param,
   code_challenge_method: Param,
   nonce: Param,
+  organization: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description:
+        "The organization whose identity providers the page offers (its id); a registered client's own organization otherwise",
+    }),
+  ),
+});
+
+export const EndSessionQuerySchema = Type.Object({
+  id_token_hint: Type.Optional(Type.String({ maxLength: 8192 })),
+  post_logout_redirect_uri: Param,
+  state: Param,
+  client_id: Param,
 });
 
 export const AuthorizeFormSchema = Type.Object({

@@ -20,6 +20,7 @@ import {
 } from '../sessions/sessions.repo.ts';
 import { clientRedirectUris, findActiveClient, secretMatches } from './oauth-clients.service.ts';
 import { verifySignature } from '../signing-keys.ts';
+import { groupNamesOfUser } from '../../identity/index.ts';
 import {
   ensureWebAppClient,
   isWebAppClient,
@@ -127,6 +128,20 @@ export async function approve(
   meta: RequestMeta,
 ): Promise<string> {
   const userId = await checkPassword(deps, username, password, meta);
+  return issueAuthorizationCode(deps, check, userId);
+}
+
+/**
+ * The end of a successful sign-in at the authorization endpoint (a password on our page, or an
+ * identity provider's answer through features/sso): a one-time code for the client, returned as
+ * the redirect to it. The user must belong to the client's organization (the web app: any).
+ */
+export async function issueAuthorizationCode(
+  deps: Deps,
+  check: Extract<AuthorizeCheck, { kind: 'ok' }>,
+  userId: string,
+  options: { ssoProviderId?: string } = {},
+): Promise<string> {
   const subject = await findTokenSubject(deps.db, userId);
   const now = deps.clock.now();
   let clientId = check.client.id;
@@ -159,6 +174,7 @@ export async function approve(
       expires_at: now + CODE_TTL_MS,
       used_at: null,
       session_id: null,
+      sso_provider_id: options.ssoProviderId ?? null,
     })
     .execute();
   return redirectTo(deps, check.redirectUri, { code, state: check.params.state });
@@ -219,7 +235,9 @@ async function respond(
   refreshToken: string,
   nonce?: string,
 ): Promise<OAuthTokens> {
-  const tokens = await mintTokens(deps, subject, session, nonce ? { nonce } : {});
+  // The `groups` claim (group names) lets a relying party map them, as Tessera's own single sign-on does.
+  const groups = await groupNamesOfUser(deps.db, subject.org_id, subject.id);
+  const tokens = await mintTokens(deps, subject, session, { groups, ...(nonce ? { nonce } : {}) });
   return {
     access_token: tokens.accessToken,
     token_type: 'Bearer',
@@ -279,6 +297,7 @@ export async function exchangeCode(
       meta,
       // Only offline_access earns a refresh token; without it access ends with the access token.
       refreshable: code.scope.split(' ').includes('offline_access'),
+      ...(code.sso_provider_id ? { ssoProviderId: code.sso_provider_id } : {}),
     });
     await trx
       .updateTable('oauth_codes')

@@ -66,7 +66,7 @@ export async function mintTokens(
   deps: Deps,
   subject: TokenSubject,
   session: Pick<SessionRow, 'id' | 'impersonator_id' | 'expires_at' | 'client_id' | 'scope'>,
-  extra: { nonce?: string } = {},
+  extra: { nonce?: string; groups?: string[] } = {},
 ): Promise<{ idToken: string; accessToken: string; expiresAt: number; audience: string }> {
   const now = deps.clock.now();
   const iat = Math.floor(now / 1000);
@@ -91,6 +91,7 @@ export async function mintTokens(
       email_verified: false,
       auth_time: iat,
       ...(extra.nonce ? { nonce: extra.nonce } : {}),
+      ...(extra.groups ? { groups: extra.groups } : {}),
     }),
     signToken(deps, {
       ...common,
@@ -176,6 +177,8 @@ export interface OpenSessionOptions {
   refreshable: boolean;
   /** Pre-chosen session id (OAuth records it on the code in the same transaction). */
   id?: string;
+  /** The identity provider the person signed in through (features/sso). */
+  ssoProviderId?: string;
 }
 
 /** Writes a session and its first refresh token inside the caller's transaction. */
@@ -201,6 +204,7 @@ export async function insertSessionRows(
     expires_at: now + (options.ttlMs ?? REFRESH_FAMILY_TTL_MS),
     revoked_at: null,
     revoked_reason: null,
+    sso_provider_id: options.ssoProviderId ?? null,
   };
   const refreshToken = options.refreshable ? newRefreshToken() : '';
   await insertSession(trx, session);
@@ -215,7 +219,11 @@ export async function insertSessionRows(
       targetId: session.id,
       ip: options.meta.ip,
       objects: [{ type: 'user', id: subject.id }],
-      data: { kind: options.kind, ...(options.clientId ? { clientId: options.clientId } : {}) },
+      data: {
+        kind: options.kind,
+        ...(options.clientId ? { clientId: options.clientId } : {}),
+        ...(options.ssoProviderId ? { ssoProviderId: options.ssoProviderId } : {}),
+      },
     });
   }
   if (refreshToken) {
