@@ -145,11 +145,7 @@ function sender(ctx: () => TestContext, org: () => TestOrg) {
       problems.push(
         `${res.statusCode} ${method} ${url.slice(0, 120)} ${payload?.slice(0, 120) ?? ''} → ${res.body.slice(0, 160)}`,
       );
-    else if (
-      res.statusCode >= 400 &&
-      !String(res.headers['content-type']).includes('json') &&
-      !isHtmlPage(url)
-    )
+    else if (res.statusCode >= 400 && !String(res.headers['content-type']).includes('json') && !isHtmlPage(url))
       problems.push(`not JSON: ${res.statusCode} ${method} ${url.slice(0, 120)}`);
   };
   return { send, problems, sent: () => sent };
