@@ -22,7 +22,7 @@ import { seedOrganizationMetadata } from '../src/features/metadata/index.ts';
 import { createDeliveryEngine } from '../src/features/webhooks/index.ts';
 import { createGuardedDispatcher } from '../src/core/net/ssrf.ts';
 import { generateSecret, sendOnce, webhookHeaders } from '../src/features/webhooks/delivery/index.ts';
-import { createEndpoints } from '../src/features/webhooks/webhooks.service.ts';
+import { createEndpoints } from '../src/features/webhooks/endpoints/endpoints.service.ts';
 import { createPgDatabase } from '../test/helpers/engines.ts';
 import { batchInsert } from '../src/core/db/batch-insert.ts';
 import type { WebhookAttemptsTable } from '../src/core/db/schema.ts';

@@ -109,7 +109,7 @@ const ALLOWED: [string, string, string][] = [
     'its own keys (metadata.version.<org>) in the shared key/value table',
   ],
   [
-    'src/features/webhooks/delivery-store.ts',
+    'src/features/webhooks/delivery-engine/message-store.ts',
     'events',
     "webhooks is the outbox's consumer: it fans new events out to endpoints in one statement",
   ],

@@ -7,7 +7,7 @@ import type { WebhookAttemptsTable, WebhookMessagesTable } from '../../core/db/s
 import { eventsPublished } from '../../core/events/index.ts';
 import { conflict, invalidField, notFound } from '../../core/http/errors.ts';
 import { isUuid } from '../../core/ids.ts';
-import { findEndpoint } from './webhooks.repo.ts';
+import { findEndpoint } from './endpoints/endpoints.repo.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 

@@ -37,7 +37,7 @@ import {
   rotateSecret,
   setOAuthClient,
   updateEndpoint,
-} from './webhooks.service.ts';
+} from './endpoints/endpoints.service.ts';
 
 const tags = ['webhooks'];
 const NoContent = Type.Null({ description: 'Done' });

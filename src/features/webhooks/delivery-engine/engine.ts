@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import type { Deps } from '../../deps.ts';
-import { eventsPublished } from '../../core/events/index.ts';
-import { createRateLimiter } from './delivery/rate-limit.ts';
-import { createGuardedDispatcher } from '../../core/net/ssrf.ts';
-import { recordOutcomes, type AttemptOutcome } from './delivery-record.ts';
-import { createSender } from './delivery-send.ts';
+import type { Deps } from '../../../deps.ts';
+import { eventsPublished } from '../../../core/events/index.ts';
+import { createRateLimiter } from '../delivery/rate-limit.ts';
+import { createGuardedDispatcher } from '../../../core/net/ssrf.ts';
+import { recordOutcomes, type AttemptOutcome } from './record-outcomes.ts';
+import { createSender } from './send-message.ts';
 import {
   claimDue,
   extendLeases,
@@ -14,7 +14,7 @@ import {
   releaseMessages,
   type EndpointRow,
   type HeldMessage,
-} from './delivery-store.ts';
+} from './message-store.ts';
 
 export interface DeliveryOptions {
   /** How long a claimed message stays leased to this process without a heartbeat; default 20 s. */

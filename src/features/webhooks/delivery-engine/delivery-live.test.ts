@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import { it } from 'node:test';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg } from '../../../test/helpers/factories.ts';
-import { startReceiver } from '../../../test/helpers/receiver.ts';
-import { waitFor } from '../../../test/helpers/wait.ts';
-import { publishEvent } from '../../core/events/index.ts';
-import { newId } from '../../core/ids.ts';
-import { createDeliveryEngine } from './index.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg } from '../../../../test/helpers/factories.ts';
+import { startReceiver } from '../../../../test/helpers/receiver.ts';
+import { waitFor } from '../../../../test/helpers/wait.ts';
+import { publishEvent } from '../../../core/events/index.ts';
+import { newId } from '../../../core/ids.ts';
+import { createDeliveryEngine } from '../index.ts';
 
 // The real delivery loop (as `serve` runs it), on the real clock.
 forEachEngine(

@@ -1,9 +1,9 @@
 import type { Selectable } from 'kysely';
-import type { DbOrTrx } from '../../core/db/connect.ts';
-import { fromJson } from '../../core/db/json.ts';
-import type { WebhookEndpointsTable } from '../../core/db/schema.ts';
+import type { DbOrTrx } from '../../../core/db/connect.ts';
+import { fromJson } from '../../../core/db/json.ts';
+import type { WebhookEndpointsTable } from '../../../core/db/schema.ts';
 import type { TargetAuth } from './target-auth.ts';
-import type { Endpoint } from './webhooks.schemas.ts';
+import type { Endpoint } from '../webhooks.schemas.ts';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
 import { Value } from 'typebox/value';
-import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
-import { startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
-import { envelopeSchema, isEventType, publishEvent } from '../../core/events/index.ts';
-import { newId } from '../../core/ids.ts';
-import { pruneDeliveryLog, runDeliveryOnce } from './index.ts';
+import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
+import { startReceiver, type Receiver } from '../../../../test/helpers/receiver.ts';
+import { envelopeSchema, isEventType, publishEvent } from '../../../core/events/index.ts';
+import { newId } from '../../../core/ids.ts';
+import { pruneDeliveryLog, runDeliveryOnce } from '../index.ts';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;

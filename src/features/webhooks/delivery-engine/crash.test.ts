@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { forEachEngine, TEST_SECRET } from '../../../test/helpers/context.ts';
-import { startReceiver } from '../../../test/helpers/receiver.ts';
-import { freePort } from '../../../test/helpers/net.ts';
+import { forEachEngine, TEST_SECRET } from '../../../../test/helpers/context.ts';
+import { startReceiver } from '../../../../test/helpers/receiver.ts';
+import { freePort } from '../../../../test/helpers/net.ts';
 
 const ADMIN = { username: 'crash-admin', password: 'Crash-Test-Password-1' };
 const KILLS = 5;
-const MAIN = fileURLToPath(new URL('../../main.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../../main.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../..', import.meta.url));
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

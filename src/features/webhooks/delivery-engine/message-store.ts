@@ -1,11 +1,11 @@
 import { sql, type Selectable } from 'kysely';
-import type { Db, Engine, Trx } from '../../core/db/connect.ts';
-import { fromJson } from '../../core/db/json.ts';
+import type { Db, Engine, Trx } from '../../../core/db/connect.ts';
+import { fromJson } from '../../../core/db/json.ts';
 import type { Insertable } from 'kysely';
-import type { WebhookEndpointsTable, WebhookMessagesTable } from '../../core/db/schema.ts';
-import { newId } from '../../core/ids.ts';
-import { batchInsert } from '../../core/db/batch-insert.ts';
-import { matchesEventType } from './event-types.ts';
+import type { WebhookEndpointsTable, WebhookMessagesTable } from '../../../core/db/schema.ts';
+import { newId } from '../../../core/ids.ts';
+import { batchInsert } from '../../../core/db/batch-insert.ts';
+import { matchesEventType } from '../event-types.ts';
 
 export type EndpointRow = Selectable<WebhookEndpointsTable>;
 

@@ -1,11 +1,11 @@
 import { PostgresAdapter, sql } from 'kysely';
-import type { Db } from '../../core/db/connect.ts';
-import type { WebhookAttemptsTable } from '../../core/db/schema.ts';
-import { OPERATIONAL_EVENT_TYPES, publishEvent } from '../../core/events/index.ts';
-import { newId } from '../../core/ids.ts';
-import { nextDelayMs, shouldDisable } from './delivery/schedule.ts';
-import { batchInsert } from '../../core/db/batch-insert.ts';
-import type { HeldMessage } from './delivery-store.ts';
+import type { Db } from '../../../core/db/connect.ts';
+import type { WebhookAttemptsTable } from '../../../core/db/schema.ts';
+import { OPERATIONAL_EVENT_TYPES, publishEvent } from '../../../core/events/index.ts';
+import { newId } from '../../../core/ids.ts';
+import { nextDelayMs, shouldDisable } from '../delivery/schedule.ts';
+import { batchInsert } from '../../../core/db/batch-insert.ts';
+import type { HeldMessage } from './message-store.ts';
 
 /** Kept of a receiver's response in the attempt log. */
 export const RESPONSE_LOG_CHARS = 1024;

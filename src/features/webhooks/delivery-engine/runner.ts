@@ -1,10 +1,5 @@
-import type { Deps } from '../../deps.ts';
-import {
-  createDeliveryEngine,
-  type DeliveryEngine,
-  type DeliveryOptions,
-  type RoundSummary,
-} from './delivery-engine.ts';
+import type { Deps } from '../../../deps.ts';
+import { createDeliveryEngine, type DeliveryEngine, type DeliveryOptions, type RoundSummary } from './engine.ts';
 
 /** The webhooks feature's per-process state (deps.runtime.webhooks), built by src/runtime.ts. */
 export interface WebhookRuntime {

@@ -1,19 +1,19 @@
-import type { Deps } from '../../deps.ts';
+import type { Deps } from '../../../deps.ts';
 import { sql } from 'kysely';
-import { audit } from '../../core/audit.ts';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import { fromJson, toJson } from '../../core/db/json.ts';
-import type { WebhookEndpointsTable } from '../../core/db/schema.ts';
-import { eventsPublished } from '../../core/events/index.ts';
-import { AppError, invalidField, notFound } from '../../core/http/errors.ts';
-import { newId } from '../../core/ids.ts';
-import { generateSecret, isValidSecret } from './delivery/signing.ts';
-import { assertAllowedTarget, isTargetNotAllowed } from '../../core/net/ssrf.ts';
-import { checkEventTypes } from './event-types.ts';
+import { audit } from '../../../core/audit.ts';
+import { requirePrivileges } from '../../../core/authz/authorize.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { fromJson, toJson } from '../../../core/db/json.ts';
+import type { WebhookEndpointsTable } from '../../../core/db/schema.ts';
+import { eventsPublished } from '../../../core/events/index.ts';
+import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
+import { newId } from '../../../core/ids.ts';
+import { generateSecret, isValidSecret } from '../delivery/signing.ts';
+import { assertAllowedTarget, isTargetNotAllowed } from '../../../core/net/ssrf.ts';
+import { checkEventTypes } from '../event-types.ts';
 import { parseTargetAuth, refuseAuthorizationClash, usesAuthorization, type TargetAuth } from './target-auth.ts';
-import { findEndpoint, listEndpointRows, toEndpoint, type OAuthConfig } from './webhooks.repo.ts';
-import type { Endpoint, EndpointCreateItem, EndpointUpdate, OAuthInput } from './webhooks.schemas.ts';
+import { findEndpoint, listEndpointRows, toEndpoint, type OAuthConfig } from './endpoints.repo.ts';
+import type { Endpoint, EndpointCreateItem, EndpointUpdate, OAuthInput } from '../webhooks.schemas.ts';
 
 /** The receiver deadline the reference documents: 200 within 30 seconds. */
 export const DEFAULT_TIMEOUT_MS = 30_000;

@@ -9,19 +9,19 @@ import { join } from 'node:path';
 import { it } from 'node:test';
 import { sql, type CompiledQuery, type KyselyPlugin } from 'kysely';
 import { Migrator } from 'kysely/migration';
-import { forEachEngine, TEST_SECRET, type TestContext } from '../../../test/helpers/context.ts';
-import { createPgDatabase } from '../../../test/helpers/engines.ts';
-import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
-import { startReceiver, type Receiver } from '../../../test/helpers/receiver.ts';
-import { parseConfig } from '../../config.ts';
-import { createDeps } from '../../deps.ts';
-import type { Db } from '../../core/db/connect.ts';
-import { migrateToLatest } from '../../core/db/migrate.ts';
-import { migrations } from '../../core/db/migrations/index.ts';
-import { publishEvent, publishEvents } from '../../core/events/index.ts';
-import { newId } from '../../core/ids.ts';
-import { claimDue, extendLeases, fanOut } from './delivery-store.ts';
-import { pruneDeliveryLog, RETENTION_MS, runDeliveryOnce } from './index.ts';
+import { forEachEngine, TEST_SECRET, type TestContext } from '../../../../test/helpers/context.ts';
+import { createPgDatabase } from '../../../../test/helpers/engines.ts';
+import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
+import { startReceiver, type Receiver } from '../../../../test/helpers/receiver.ts';
+import { parseConfig } from '../../../config.ts';
+import { createDeps } from '../../../deps.ts';
+import type { Db } from '../../../core/db/connect.ts';
+import { migrateToLatest } from '../../../core/db/migrate.ts';
+import { migrations } from '../../../core/db/migrations/index.ts';
+import { publishEvent, publishEvents } from '../../../core/events/index.ts';
+import { newId } from '../../../core/ids.ts';
+import { claimDue, extendLeases, fanOut } from './message-store.ts';
+import { pruneDeliveryLog, RETENTION_MS, runDeliveryOnce } from '../index.ts';
 
 const assetEvent = (ctx: TestContext, org: TestOrg) => ({
   orgId: org.orgId,

@@ -1,5 +1,5 @@
-import { AppError, invalidField } from '../../core/http/errors.ts';
-import type { AuthenticationInput } from './webhooks.schemas.ts';
+import { AppError, invalidField } from '../../../core/http/errors.ts';
+import type { AuthenticationInput } from '../webhooks.schemas.ts';
 
 /** What is stored of an endpoint's receiver authentication (`target_auth`); the secret is apart, encrypted. */
 export type TargetAuth = { type: 'basic'; username: string } | { type: 'header'; headerName: string };

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg } from '../../../test/helpers/factories.ts';
-import { startReceiver } from '../../../test/helpers/receiver.ts';
-import { publishEvent } from '../../core/events/index.ts';
-import { newId } from '../../core/ids.ts';
-import { runDeliveryOnce } from './index.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg } from '../../../../test/helpers/factories.ts';
+import { startReceiver } from '../../../../test/helpers/receiver.ts';
+import { publishEvent } from '../../../core/events/index.ts';
+import { newId } from '../../../core/ids.ts';
+import { runDeliveryOnce } from '../index.ts';
 
 // The operator has NOT allowed private targets here (production default).
 forEachEngine(

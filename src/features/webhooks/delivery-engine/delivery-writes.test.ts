@@ -4,15 +4,15 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { sql } from 'kysely';
-import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
-import { startReceiver } from '../../../test/helpers/receiver.ts';
-import { settlesWithin, signal, waitFor } from '../../../test/helpers/wait.ts';
-import { publishEvents } from '../../core/events/index.ts';
-import { newId } from '../../core/ids.ts';
-import { recordOutcomes } from './delivery-record.ts';
-import { fanOut } from './delivery-store.ts';
-import { createDeliveryEngine, runDeliveryOnce } from './index.ts';
+import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
+import { startReceiver } from '../../../../test/helpers/receiver.ts';
+import { settlesWithin, signal, waitFor } from '../../../../test/helpers/wait.ts';
+import { publishEvents } from '../../../core/events/index.ts';
+import { newId } from '../../../core/ids.ts';
+import { recordOutcomes } from './record-outcomes.ts';
+import { fanOut } from './message-store.ts';
+import { createDeliveryEngine, runDeliveryOnce } from '../index.ts';
 
 const assetEvent = (org: TestOrg) => ({
   orgId: org.orgId,
