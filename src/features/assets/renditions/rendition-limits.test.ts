@@ -102,6 +102,67 @@ forEachEngine(
       );
       assert.deepEqual([raster.width, raster.height, raster.channels, raster.data.length], [200, 50, 4, 200 * 50 * 4]);
     });
+
+    // A test timeout, not a timing assertion: decoded in the API process (as the transform service
+    // did), the bomb would hold a thread inside librsvg for minutes and the Action would not finish.
+    it('a transformation never draws an SVG in-process: a filter bomb (as source or as watermark) is killed at the time limit and named; the other items are made', {
+      timeout: 120_000,
+    }, async () => {
+      const bombAsset = await uploadAsset(ctx(), org, bigBomb, 'bigbomb.svg', { contentType: 'image/svg+xml' });
+      const photo = await uploadAsset(ctx(), org, await jpeg(200, 100), 'photo.jpg');
+      const drawing = await uploadAsset(
+        ctx(),
+        org,
+        Buffer.from(
+          '<svg xmlns="http://www.w3.org/2000/svg" width="300" height="200"><rect width="300" height="200" fill="#08f"/></svg>',
+        ),
+        'drawing.svg',
+        { contentType: 'image/svg+xml' },
+      );
+      await worker.drain();
+      const res = await ctx().inject({
+        method: 'POST',
+        url: '/v1/asset/transform',
+        headers: org.admin.headers,
+        payload: {
+          transformations: [
+            { objectId: bombAsset.objectId, source: 'original', transformations: [{ type: 'resize', width: 100 }] },
+            {
+              objectId: photo.objectId,
+              source: 'original',
+              transformations: [{ type: 'watermark', objectId: bombAsset.objectId, gravity: 'center', scale: 0.5 }],
+            },
+            { objectId: photo.objectId, source: 'original', transformations: [{ type: 'resize', width: 50 }] },
+            { objectId: drawing.objectId, source: 'original', transformations: [{ type: 'resize', width: 150 }] },
+          ],
+        },
+      });
+      assert.equal(res.statusCode, 202, res.body);
+      await worker.drain();
+      const action = (
+        await ctx().inject({ method: 'GET', url: `/v1/action/${res.json().jobId}`, headers: org.admin.headers })
+      ).json();
+      const text = JSON.stringify(action);
+      assert.equal(
+        text.match(/took longer than 1 s to render \(TESSERA_RENDITION_TIMEOUT_SECONDS\)/g)?.length,
+        2,
+        `the bomb as source and as watermark, each named: ${text}`,
+      );
+      const files = action.result.files as { objectId: string; url: string | null; width: number; height: number }[];
+      assert.deepEqual(
+        files.map((f) => f.url === null),
+        [true, true, false, false],
+        'the two bombed items have no file',
+      );
+      assert.deepEqual(
+        files.filter((f) => f.url !== null).map((f) => [f.objectId, f.width, f.height]),
+        [
+          [photo.objectId, 50, 25],
+          [drawing.objectId, 150, 100],
+        ],
+        'the photo, and an ordinary SVG drawn by the child process',
+      );
+    });
   },
   { env: { TESSERA_RENDITION_TIMEOUT_SECONDS: '1' } },
 );

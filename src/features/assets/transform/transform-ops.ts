@@ -2,6 +2,9 @@ import type { Sharp } from 'sharp';
 import { invalidField } from '../../../core/http/errors.ts';
 import { loadSharp } from '../../../core/sharp.ts';
 import { RenditionError } from '../renditions/rendition-error.ts';
+import { rasteriseSvg } from '../renditions/media/svg-raster.ts';
+import { sniff } from '../upload/content-types.ts';
+import { open as openFile, readFile } from 'node:fs/promises';
 
 /**
  * The transformations Tessera offers on `POST /v1/asset/transform` (operationId GetTransformation).
@@ -198,6 +201,42 @@ export function checkGeometry(
 export interface TransformLimits {
   maxPixels: number;
   timeoutSeconds: number;
+  /** Stops an SVG being drawn (its child process is killed), e.g. when the Action loses its lease. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Whether libvips would hand these bytes to librsvg: an SVG (no other format's signature, `<svg`
+ * near the start) or gzip (libvips reads gzipped SVG too). Such bytes are never decoded in this
+ * process: a filter bomb blocks inside one librsvg call that no timeout here can interrupt.
+ */
+export function drawnByLibrsvg(head: Buffer): boolean {
+  if (head[0] === 0x1f && head[1] === 0x8b) return true;
+  if (sniff(head) !== undefined) return false;
+  return head.subarray(0, 4096).toString('latin1').toLowerCase().includes('<svg');
+}
+
+async function headOf(input: Buffer | string): Promise<Buffer> {
+  if (typeof input !== 'string') return input.subarray(0, 4096);
+  const file = await openFile(input, 'r');
+  try {
+    const head = Buffer.alloc(4096);
+    const { bytesRead } = await file.read(head, 0, head.length, 0);
+    return head.subarray(0, bytesRead);
+  } finally {
+    await file.close();
+  }
+}
+
+/** The longest side an SVG is drawn at: as big as the pixel limit allows (the rasteriser never enlarges). */
+const svgBox = (maxPixels: number) => Math.max(1, Math.min(16_384, Math.floor(Math.sqrt(maxPixels))));
+
+/**
+ * An SVG drawn in the killable child process the renditions use (issue 23, defect 7): bounded by
+ * TESSERA_RENDITION_TIMEOUT_SECONDS and TESSERA_RENDITION_MAX_PIXELS, killed on abort.
+ */
+function drawSvg(bytes: Buffer, limits: TransformLimits) {
+  return rasteriseSvg(bytes, svgBox(limits.maxPixels), limits.maxPixels, limits.timeoutSeconds, limits.signal);
 }
 
 export interface TransformOutput {
@@ -259,11 +298,17 @@ async function transform(
   const open = (data: Buffer | string, raw?: { width: number; height: number; channels: 1 | 2 | 3 | 4 }) =>
     sharp(data, raw ? { raw } : { limitInputPixels: limits.maxPixels }).timeout({ seconds: limits.timeoutSeconds });
   let sourceFormat: string | undefined;
-  try {
-    sourceFormat = (await sharp(input, { limitInputPixels: limits.maxPixels }).metadata()).format;
-  } catch (error) {
-    throw new RenditionError(`the source is not a readable image: ${(error as Error).message}`);
-  }
+  let svg: { data: Buffer; raw: { width: number; height: number; channels: 1 | 2 | 3 | 4 } } | undefined;
+  if (drawnByLibrsvg(await headOf(input))) {
+    const r = await drawSvg(typeof input === 'string' ? await readFile(input) : input, limits);
+    svg = { data: r.data, raw: { width: r.width, height: r.height, channels: r.channels } };
+    sourceFormat = 'svg';
+  } else
+    try {
+      sourceFormat = (await sharp(input, { limitInputPixels: limits.maxPixels }).metadata()).format;
+    } catch (error) {
+      throw new RenditionError(`the source is not a readable image: ${(error as Error).message}`);
+    }
   let format: OutputFormat = oneOf(OUTPUT_FORMATS, sourceFormat) ? sourceFormat : 'jpeg';
   let quality: number | undefined;
   const run = async (img: Sharp) => {
@@ -273,7 +318,7 @@ async function transform(
       raw: { width: out.info.width, height: out.info.height, channels: out.info.channels as 1 | 2 | 3 | 4 },
     };
   };
-  let current = await run(open(input).rotate());
+  let current = svg ?? (await run(open(input).rotate()));
   for (const op of ops) {
     const img = open(current.data, current.raw);
     const { width, height } = current.raw;
@@ -366,9 +411,14 @@ async function imageMark(
   limits: TransformLimits,
 ): Promise<Buffer> {
   const target = Math.max(1, Math.round(width * op.scale));
+  // An SVG watermark is drawn in the killable child process too, never in this one.
+  const drawn = drawnByLibrsvg(bytes) ? await drawSvg(bytes, limits) : undefined;
   try {
-    return await sharp(bytes, { limitInputPixels: limits.maxPixels })
-      .rotate()
+    return await (
+      drawn
+        ? sharp(drawn.data, { raw: { width: drawn.width, height: drawn.height, channels: drawn.channels } })
+        : sharp(bytes, { limitInputPixels: limits.maxPixels }).rotate()
+    )
       .resize({ width: target, height, fit: 'inside' })
       .ensureAlpha()
       .composite([

@@ -303,7 +303,11 @@ export async function transformWork(deps: Deps, ctx: ActionContext): Promise<Act
         const out = await applyTransformations(
           file,
           item.ops,
-          { maxPixels: deps.config.renditionMaxPixels, timeoutSeconds: deps.config.renditionTimeoutSeconds },
+          {
+            maxPixels: deps.config.renditionMaxPixels,
+            timeoutSeconds: deps.config.renditionTimeoutSeconds,
+            signal: ctx.signal,
+          },
           async (objectId) => {
             const mark = await findAsset(deps.db, ctx.orgId, objectId);
             if (!mark || mark.deleted_at !== null || !mark.blob_key)
