@@ -57,6 +57,12 @@ export class CacheStore {
   private mru: CacheEntry | null = null;
   private diskBytes = 0;
   private memoryBytes = 0;
+  /**
+   * The largest object held whole in memory since start, read from a cache file (here) or from an
+   * origin (the edge records those): at most the memory tier's per-object bound, except a URL
+   * origin's answer without a Content-Length. Shown by the control GET /health.
+   */
+  largestWholeRead = 0;
   private readonly opts: CacheStoreOptions;
 
   constructor(opts: CacheStoreOptions) {
@@ -89,11 +95,17 @@ export class CacheStore {
     return entry;
   }
 
+  /**
+   * The entry's bytes in memory: from the memory tier, or its file read whole — only for objects
+   * within the memory tier's per-object bound (issue 23, defect 8); a bigger one is sent from its
+   * file in chunks (`open`), and asking for it whole answers null.
+   */
   async body(entry: CacheEntry): Promise<Buffer | null> {
     if (entry.body) return entry.body;
-    if (!entry.file) return null;
+    if (!entry.file || entry.size > this.opts.memoryMaxBytes / 4) return null;
     try {
       const data = await readFile(entry.file);
+      if (data.length > this.largestWholeRead) this.largestWholeRead = data.length;
       if (entry.dead) return null;
       this.keepHot(entry, data);
       return data;

@@ -434,6 +434,7 @@ export class Edge {
           objects: this.cache.size,
           bytes: this.cache.bytes,
           rateBuckets: this.buckets.size,
+          largestWholeRead: this.cache.largestWholeRead,
         }),
       );
       return;
@@ -813,12 +814,9 @@ export class Edge {
     if (entry && !entry.dead && (!fetched || fetched.entry === entry)) {
       status = entry.status;
       headers = entry.headers;
-      if (
-        fetched?.streamed ||
-        ((!fetched || fetched.revalidated) &&
-          this.cache.streams(entry) &&
-          !(s.optimizerEnabled && isOptimizableImage(headers['content-type'])))
-      ) {
+      // An object beyond the memory tier's bound is sent from its file in chunks, never read whole — an
+      // image too (it is served as stored, not optimized).
+      if (fetched?.streamed || ((!fetched || fetched.revalidated) && this.cache.streams(entry))) {
         body = null;
         size = entry.size;
       } else {
@@ -1105,8 +1103,14 @@ export class Edge {
         inlineMaxBytes: Math.floor(this.deps.config.memoryMaxBytes / 4),
       });
     } else {
-      origin = await this.origin.fetch(zone, path, query, h);
+      origin = await this.origin.fetch(zone, path, query, h, {
+        inlineMaxBytes: Math.floor(this.deps.config.memoryMaxBytes / 4),
+      });
     }
+    // The largest object held whole in memory (control GET /health): within the memory tier's bound,
+    // except a URL origin's answer of undeclared length (read whole up to EDGE_MAX_OBJECT_BYTES).
+    if (!origin.stream && origin.body.length > this.cache.largestWholeRead)
+      this.cache.largestWholeRead = origin.body.length;
     this.stats.origin(zone.id, now, origin.stream ? (origin.size ?? 0) : origin.body.length, origin.ms);
     const purged = (this.epochs.get(zone.id) ?? 0) !== epoch;
     const opts = {
@@ -1119,14 +1123,29 @@ export class Edge {
       // Revalidated: the stored body stays; its metadata and freshness are renewed.
       const merged = { ...stale.headers, ...storedHeaders(origin.headers) };
       const f = freshness(stale.status, merged, opts);
-      if (purged || bypass)
-        return {
-          status: stale.status,
-          headers: merged,
-          body: (await this.cache.body(stale)) ?? Buffer.alloc(0),
-          entry: null,
-          revalidated: true,
-        };
+      // Beyond EDGE_MAX_OBJECT_BYTES (a limit lowered since it was stored) it is not kept either.
+      const tooBig = stale.size > this.deps.config.maxObjectBytes;
+      if (purged || bypass || tooBig) {
+        // Served to this client once, not kept. An object beyond the memory tier's bound goes from its
+        // file in chunks, like a pass-through (issue 23, defect 8): never read whole.
+        if (tooBig || this.cache.streams(stale)) {
+          const file = await this.cache.open(stale);
+          if (tooBig) this.cache.remove(stale);
+          if (!file) throw new Error('the cached object was removed while it was revalidated');
+          return {
+            status: stale.status,
+            headers: merged,
+            body: EMPTY,
+            entry: null,
+            revalidated: true,
+            stream: file.createReadStream({ highWaterMark: 64 * 1024 }),
+            size: stale.size,
+          };
+        }
+        const body = await this.cache.body(stale);
+        if (!body) throw new Error('the cached object was removed while it was revalidated');
+        return { status: stale.status, headers: merged, body, entry: null, revalidated: true };
+      }
       stale.headers = merged;
       stale.fast = undefined;
       stale.storedAt = now;

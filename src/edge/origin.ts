@@ -8,7 +8,17 @@ export type { OriginResponse };
 export class OriginTooLarge extends Error {}
 
 export interface OriginFetcher {
-  fetch(zone: ZoneConfig, path: string, query: string, headers: Record<string, string>): Promise<OriginResponse>;
+  /**
+   * `inlineMaxBytes`: a 200 answer declaring a longer body comes back as a stream (never read whole,
+   * like the asset-store origin); anything else is read into memory, up to EDGE_MAX_OBJECT_BYTES.
+   */
+  fetch(
+    zone: ZoneConfig,
+    path: string,
+    query: string,
+    headers: Record<string, string>,
+    options?: { inlineMaxBytes?: number },
+  ): Promise<OriginResponse>;
   close(): Promise<void>;
 }
 
@@ -22,7 +32,7 @@ export function createUrlOrigin(options: {
     ? new Agent({ connections: 64, keepAliveTimeout: 30_000 })
     : createGuardedDispatcher({ allowPrivate: false, connections: 64, keepAliveTimeoutMs: 30_000 });
   return {
-    async fetch(zone, path, query, headers) {
+    async fetch(zone, path, query, headers, fetchOptions) {
       const started = performance.now();
       const base = zone.settings.originUrl!;
       const url = `${base}${path}${query ? `?${query}` : ''}`;
@@ -42,6 +52,21 @@ export function createUrlOrigin(options: {
         res.body.destroy();
         throw new OriginTooLarge(`origin object of ${declared} bytes exceeds EDGE_MAX_OBJECT_BYTES`);
       }
+      // A big object is not read whole (issue 23, defect 8, for URL origins too): the edge writes the
+      // stream to its disk cache or passes it through, checking it brings the declared length.
+      if (
+        res.statusCode === 200 &&
+        Number.isSafeInteger(declared) &&
+        declared > (fetchOptions?.inlineMaxBytes ?? Number.POSITIVE_INFINITY)
+      )
+        return {
+          status: res.statusCode,
+          headers: out,
+          body: Buffer.alloc(0),
+          stream: res.body,
+          size: declared,
+          ms: performance.now() - started,
+        };
       const chunks: Buffer[] = [];
       let size = 0;
       for await (const chunk of res.body) {

@@ -4,7 +4,7 @@ import { after, before, it } from 'node:test';
 import { assetOriginFor } from '../../src/features/cdn/index.ts';
 import { zoneConfigFromRow } from '../../src/features/cdn/contract.ts';
 import { uploadAsset } from '../helpers/assets.ts';
-import { startEdge, unique } from '../helpers/cdn.ts';
+import { makeZone, startEdge, TestOrigin, unique } from '../helpers/cdn.ts';
 import { forEachEngine, json } from '../helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../helpers/factories.ts';
 
@@ -24,7 +24,10 @@ forEachEngine('security: the edge streams published assets, never reading a big 
   });
 
   const health = async () =>
-    (await (await fetch(`${edge.edge.controlUrl}/health`)).json()) as { bytes: { memory: number; disk: number } };
+    (await (await fetch(`${edge.edge.controlUrl}/health`)).json()) as {
+      bytes: { memory: number; disk: number };
+      largestWholeRead: number;
+    };
   /** The response body's SHA-256 and length, read chunk by chunk (the test holds no copy either). */
   const digest = async (res: Response) => {
     const hash = createHash('sha256');
@@ -126,5 +129,123 @@ forEachEngine('security: the edge streams published assets, never reading a big 
     );
     assert.equal(inline.stream, undefined);
     assert.ok(inline.body.equals(data));
+  });
+
+  it("the zone's request limit holds for passed-through objects too: 429 with Retry-After, and nothing fetched from the origin", async () => {
+    const data = randomBytes(3 * 1024 * 1024 + 1);
+    const { zone, url } = await publish(data, 'limited.bin');
+    const set = await ctx().inject({
+      method: 'PATCH',
+      url: `/v1/cdn/pullzones/${zone.id}`,
+      headers: org.admin.headers,
+      payload: { requestLimit: 1, burstSize: 0 },
+    });
+    assert.equal(set.statusCode, 200, set.body);
+    await edge.edge.sync({});
+    const headers = { 'x-forwarded-for': '198.51.100.77' };
+    const first = await fetch(url, { headers });
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.get('cdn-cache'), 'BYPASS', 'passed through, not kept');
+    assert.equal((await digest(first)).length, data.length);
+    const fetchesBefore = edge.edge.originFetches;
+    const second = await fetch(url, { headers });
+    assert.equal(second.status, 429);
+    assert.ok(Number(second.headers.get('retry-after')) >= 1);
+    await second.arrayBuffer();
+    assert.equal(edge.edge.originFetches, fetchesBefore, 'a refused request reaches no origin');
+    // Another client address has a bucket of its own.
+    const other = await fetch(url, { headers: { 'x-forwarded-for': '198.51.100.78' } });
+    assert.equal(other.status, 200);
+    assert.equal((await digest(other)).length, data.length);
+  });
+
+  it('revalidating a stale object beyond the memory tier while a purge lands sends it from its file in chunks: never read whole', async () => {
+    const origin = await new TestOrigin().start();
+    try {
+      const zone = await makeZone(ctx(), org, origin);
+      const data = randomBytes(1536 * 1024 + 7);
+      const want = createHash('sha256').update(data).digest('hex');
+      let hold: Promise<void> | null = null;
+      let release = () => {};
+      let arrived = () => {};
+      const revalidating = new Promise<void>((r) => {
+        arrived = r;
+      });
+      let changed: Buffer | null = null;
+      // no-cache: every request revalidates the stored copy (304 when the etag still matches).
+      origin.routes.set('/stale.bin', async (req, res) => {
+        if (changed) {
+          res
+            .writeHead(200, {
+              'content-type': 'application/octet-stream',
+              'content-length': changed.length,
+              etag: '"s2"',
+              'cache-control': 'no-cache',
+            })
+            .end(changed);
+          return;
+        }
+        if (req.headers['if-none-match'] === '"s1"') {
+          if (hold) {
+            arrived();
+            await hold;
+          }
+          res.writeHead(304, { etag: '"s1"', 'cache-control': 'no-cache' }).end();
+          return;
+        }
+        res
+          .writeHead(200, {
+            'content-type': 'application/octet-stream',
+            'content-length': data.length,
+            etag: '"s1"',
+            'cache-control': 'no-cache',
+          })
+          .end(data);
+      });
+      const url = `${edge.url}/${zone.name}/stale.bin`;
+      const miss = await fetch(url);
+      assert.equal(miss.headers.get('cdn-cache'), 'MISS');
+      assert.deepEqual(await digest(miss), { sha: want, length: data.length });
+      const revalidated = await fetch(url);
+      assert.equal(revalidated.headers.get('cdn-cache'), 'REVALIDATED');
+      assert.deepEqual(await digest(revalidated), { sha: want, length: data.length });
+
+      // A purge of another path of the zone lands while the origin is answering the revalidation: the
+      // stored copy is served to this client once, not renewed.
+      hold = new Promise<void>((r) => {
+        release = r;
+      });
+      const pending = fetch(url);
+      await revalidating;
+      const purged = await ctx().inject({
+        method: 'POST',
+        url: `/v1/cdn/pullzones/${zone.id}/purge`,
+        headers: org.admin.headers,
+        payload: { url: `/${zone.name}/other.bin` },
+      });
+      assert.equal(purged.statusCode, 200, purged.body);
+      await edge.edge.sync({});
+      release();
+      const res = await pending;
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-length'), String(data.length));
+      assert.deepEqual(await digest(res), { sha: want, length: data.length });
+      // The object changed at the origin: the revalidation brings a new 200, streamed to disk, not read whole.
+      changed = randomBytes(1800 * 1024 + 3);
+      const renewed = await fetch(url);
+      assert.equal(renewed.status, 200);
+      assert.equal(renewed.headers.get('etag'), '"s2"');
+      assert.deepEqual(await digest(renewed), {
+        sha: createHash('sha256').update(changed).digest('hex'),
+        length: changed.length,
+      });
+      const h = await health();
+      assert.ok(
+        h.largestWholeRead <= 256 * 1024,
+        `nothing beyond the memory tier's per-object bound was held whole, from a cache file or the origin (largest: ${h.largestWholeRead})`,
+      );
+    } finally {
+      await origin.close();
+    }
   });
 });
