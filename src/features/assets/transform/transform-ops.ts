@@ -414,10 +414,9 @@ async function imageMark(
   // An SVG watermark is drawn in the killable child process too, never in this one.
   const drawn = drawnByLibrsvg(bytes) ? await drawSvg(bytes, limits) : undefined;
   try {
-    return await (
-      drawn
-        ? sharp(drawn.data, { raw: { width: drawn.width, height: drawn.height, channels: drawn.channels } })
-        : sharp(bytes, { limitInputPixels: limits.maxPixels }).rotate()
+    return await (drawn
+      ? sharp(drawn.data, { raw: { width: drawn.width, height: drawn.height, channels: drawn.channels } })
+      : sharp(bytes, { limitInputPixels: limits.maxPixels }).rotate()
     )
       .resize({ width: target, height, fit: 'inside' })
       .ensureAlpha()
