@@ -51,6 +51,11 @@ export async function startSignIn(deps: Deps, providerId: string, request: Autho
   const nonce = randomBytes(32).toString('base64url');
   const verifier = randomBytes(48).toString('base64url');
   const now = deps.clock.now();
+  // Sign-ins never finished (or long finished) go; a replayed state stays known for one more window.
+  await deps.db
+    .deleteFrom('sso_logins')
+    .where('expires_at', '<', now - SIGNIN_TTL_MS)
+    .execute();
   await deps.db
     .insertInto('sso_logins')
     .values({

@@ -241,6 +241,60 @@ for (const engine of ENGINES) {
       assert.ok(ended.length >= 1, 'the provider session ended');
     });
 
+    it('refuses a disabled account, and records why', async () => {
+      const userId = (await rpUserOf())!.user_id;
+      await rp.deps.db.updateTable('users').set({ status: 'disabled' }).where('id', '=', userId).execute();
+      try {
+        const { back } = await signIn(new Browser());
+        assert.equal(back.status, 403);
+        const failed = await rp.deps.db
+          .selectFrom('audit_log')
+          .select('data')
+          .where('org_id', '=', rpOrg.orgId)
+          .where('action', '=', 'auth.signin_failed')
+          .execute();
+        assert.ok(failed.some((r) => String(r.data).includes('account_disabled')));
+      } finally {
+        await rp.deps.db.updateTable('users').set({ status: 'enabled' }).where('id', '=', userId).execute();
+      }
+    });
+
+    it("the web app's login page offers the organization it names, also when shown again after a wrong password", async () => {
+      const browser = new Browser();
+      const request = authorizeRequest(rp.config.publicUrl, 'tessera-web', `${rp.config.publicUrl}/app/callback`, {
+        organization: rpOrg.orgId,
+      });
+      const page = await browser.request(request.url);
+      assert.equal(page.status, 200);
+      assert.ok(providerLinks(page.body).has('Acme IdP'));
+      const again = await browser.request(`${rp.config.publicUrl}/v1/oauth2/authorize`, {
+        form: { ...hiddenFields(page.body), username: 'nobody-here', password: 'wrong-password-1', decision: 'allow' },
+      });
+      assert.equal(again.status, 401);
+      assert.ok(providerLinks(again.body).has('Acme IdP'));
+      const plain = await browser.request(
+        authorizeRequest(rp.config.publicUrl, 'tessera-web', `${rp.config.publicUrl}/app/callback`).url,
+      );
+      assert.equal(providerLinks(plain.body).size, 0, 'no organization named, none offered');
+    });
+
+    it('forgets sign-ins that were never finished', async () => {
+      rp.clock.advance(25 * 60_000);
+      try {
+        const request = authorizeRequest(rp.config.publicUrl, appClient, APP_CALLBACK);
+        const page = await new Browser().request(request.url);
+        assertRedirect(await new Browser().request(providerLinks(page.body).get('Acme IdP')!), idp.config.publicUrl);
+        const stale = await rp.deps.db
+          .selectFrom('sso_logins')
+          .select('state_hash')
+          .where('expires_at', '<', rp.clock.now() - 10 * 60_000)
+          .execute();
+        assert.equal(stale.length, 0);
+      } finally {
+        rp.clock.advance(-25 * 60_000);
+      }
+    });
+
     it('refuses an unknown state, and a replayed answer', async () => {
       const bad = await new Browser().request(`${rp.config.publicUrl}/v1/sso/callback?state=nope&code=abc`);
       assert.equal(bad.status, 400);

@@ -266,7 +266,11 @@ export async function oauthRoutes(v1: App, deps: Deps, hooks: OAuthHooks = {}): 
           {
             clientName: check.client.name,
             scope: check.scope,
-            params: check.params,
+            // The web app's organization stays on the form, so a page shown again after an error still offers its providers.
+            params:
+              isWebAppClient(check.client) && providerOrg
+                ? { ...check.params, organization: providerOrg }
+                : check.params,
             csrf: deps.keys.hash('oauth-csrf', csrfCookie),
             error: extra.error,
             username: extra.username,

@@ -83,6 +83,9 @@ export const AuthorizeFormSchema = Type.Object({
   password: Type.Optional(Type.String({ maxLength: 4096 })),
   csrf: Param,
   decision: Param,
+  organization: Type.Optional(
+    Type.String({ maxLength: 64, description: 'As on GET: whose identity providers to offer' }),
+  ),
 });
 
 export const TokenFormSchema = Type.Object({
