@@ -1,3 +1,3 @@
 export { storyboardRoutes } from './storyboards.routes.ts';
-export { storyboardSharedRoutes } from './shared.routes.ts';
-export { content, type AssetCard, type ContentSource } from './content.ts';
+export { storyboardSharedRoutes } from './sharing/shared.routes.ts';
+export { content, type AssetCard, type ContentSource } from './view/content.ts';

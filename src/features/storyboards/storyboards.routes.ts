@@ -43,7 +43,7 @@ import {
   updateStoryboard,
   viewStoryboard,
 } from './storyboards.service.ts';
-import { createLink, listShares, revokeLink, shareInternally, unshareInternally } from './shares.service.ts';
+import { createLink, listShares, revokeLink, shareInternally, unshareInternally } from './sharing/shares.service.ts';
 
 const tags = ['storyboards'];
 const errors = (...extra: Parameters<typeof errorResponses>) => errorResponses(...AUTHENTICATED_ERRORS, ...extra);

@@ -13,8 +13,8 @@ import { decodeCursor, encodeCursor } from '../../core/http/pagination.ts';
 import { newId } from '../../core/ids.ts';
 import { accessTo, mayViewStoryboards, type Access, type BoardRow } from './access.ts';
 import { normalizeBlock, normalizeBlocks } from './blocks.ts';
-import { content } from './content.ts';
-import { hiddenSources, keepHidden, redactBlocks } from './redact.ts';
+import { content } from './view/content.ts';
+import { hiddenSources, keepHidden, redactBlocks } from './view/redact.ts';
 import {
   deleteBoard,
   findVisibleBoard,
@@ -33,7 +33,7 @@ import type {
   StoryboardSummary,
   UpdateInput,
 } from './storyboards.schemas.ts';
-import { apiRenditionUrl, blocksOf, resolveView, type StoryboardView } from './view.ts';
+import { apiRenditionUrl, blocksOf, resolveView, type StoryboardView } from './view/view.ts';
 
 type Flag = keyof Access['flags'];
 const FLAG_NAMES: Record<Flag, string> = {

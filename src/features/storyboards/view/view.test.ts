@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../../../test/helpers/factories.ts';
-import { PERMISSIONS } from '../../core/authz/catalog.ts';
-import { jpeg, uploadAsset } from '../../../test/helpers/assets.ts';
-import { docInput, indexDocs } from '../../../test/helpers/search.ts';
+import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../../../../test/helpers/factories.ts';
+import { PERMISSIONS } from '../../../core/authz/catalog.ts';
+import { jpeg, uploadAsset } from '../../../../test/helpers/assets.ts';
+import { docInput, indexDocs } from '../../../../test/helpers/search.ts';
 
 interface World {
   org: TestOrg;

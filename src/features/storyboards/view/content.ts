@@ -1,11 +1,18 @@
-import type { Deps } from '../../deps.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import { AppError } from '../../core/http/errors.ts';
+import type { Deps } from '../../../deps.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { AppError } from '../../../core/http/errors.ts';
 import { Readable } from 'node:stream';
-import { createAsset, insertLink, loadAsset, presentLegacy, receiveSingle, storedRenditions } from '../assets/index.ts';
-import { collectionAssetsForViewer, loadVisibleCollection } from '../collections/index.ts';
-import { getSavedSearch, runSavedSearchForViewer } from '../search/index.ts';
-import { hiddenAttributesFor } from '../metadata/index.ts';
+import {
+  createAsset,
+  insertLink,
+  loadAsset,
+  presentLegacy,
+  receiveSingle,
+  storedRenditions,
+} from '../../assets/index.ts';
+import { collectionAssetsForViewer, loadVisibleCollection } from '../../collections/index.ts';
+import { getSavedSearch, runSavedSearchForViewer } from '../../search/index.ts';
+import { hiddenAttributesFor } from '../../metadata/index.ts';
 
 /**
  * What story boards need from assets, collections and saved searches, always "as this viewer":

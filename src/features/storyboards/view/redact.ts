@@ -1,7 +1,7 @@
-import type { Deps } from '../../deps.ts';
-import type { Principal } from '../../core/authz/principal.ts';
+import type { Deps } from '../../../deps.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
 import { content } from './content.ts';
-import type { Block, BlockInput } from './storyboards.schemas.ts';
+import type { Block, BlockInput } from '../storyboards.schemas.ts';
 
 /**
  * An editor sees a board's block definitions, but not what its sources are when they may not view

@@ -1,9 +1,9 @@
-import type { Deps } from '../../deps.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import { fromJson } from '../../core/db/json.ts';
-import type { BoardRow } from './access.ts';
+import type { Deps } from '../../../deps.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { fromJson } from '../../../core/db/json.ts';
+import type { BoardRow } from '../access.ts';
 import { content, type AssetCard } from './content.ts';
-import type { Block } from './storyboards.schemas.ts';
+import type { Block } from '../storyboards.schemas.ts';
 
 export interface ViewAsset {
   id: string;

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
+import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
 import sharp from 'sharp';
-import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
-import { createKey } from '../../../test/helpers/api-keys.ts';
-import { jpeg, uploadAsset } from '../../../test/helpers/assets.ts';
-import { boardWithAssets } from '../../../test/helpers/storyboards.ts';
+import { createTestOrg, createTestUser, type TestOrg } from '../../../../test/helpers/factories.ts';
+import { createKey } from '../../../../test/helpers/api-keys.ts';
+import { jpeg, uploadAsset } from '../../../../test/helpers/assets.ts';
+import { boardWithAssets } from '../../../../test/helpers/storyboards.ts';
 
 const DAY = 86_400_000;
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ViewAsset, ViewBlock, StoryboardView } from './view.ts';
+import type { ViewAsset, ViewBlock, StoryboardView } from '../view/view.ts';
 
 /**
  * The read-only HTML page of a share link: server-rendered, no scripts at all, one inline style

@@ -1,14 +1,14 @@
 import formbody from '@fastify/formbody';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import type { Deps } from '../../deps.ts';
-import type { App } from '../../core/http/app-types.ts';
-import { clientIp } from '../../core/http/authenticate.ts';
-import { unauthorized } from '../../core/http/errors.ts';
-import { errorResponses } from '../../core/http/responses.ts';
+import type { Deps } from '../../../deps.ts';
+import type { App } from '../../../core/http/app-types.ts';
+import { clientIp } from '../../../core/http/authenticate.ts';
+import { unauthorized } from '../../../core/http/errors.ts';
+import { errorResponses } from '../../../core/http/responses.ts';
 import { passwordPage, pageSecurity, storyboardPage } from './page.ts';
-import { addStoryboardSchemas } from './storyboards.routes.ts';
-import { TokenAssetParamsSchema, TokenParamsSchema, UnlockSchema } from './storyboards.schemas.ts';
+import { addStoryboardSchemas } from '../storyboards.routes.ts';
+import { TokenAssetParamsSchema, TokenParamsSchema, UnlockSchema } from '../storyboards.schemas.ts';
 import {
   checkLinkPassword,
   isUnlocked,
