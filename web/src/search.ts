@@ -59,6 +59,9 @@ export function searchBody(query: Query): Record<string, unknown> {
 
 export const PAGE = 100;
 const FROM_LIMIT = 10_000;
+/** Results per scan call, and how far ahead of the current scan run a page starts a run of its own. */
+const SCAN_STEP = 1000;
+const SCAN_JUMP = 5000;
 const EXCLUDES = [
   'technicalMetadata',
   'securityDenormalized',
@@ -76,8 +79,9 @@ interface KeywordAnswer {
 
 /**
  * The pages of one query, loaded as they scroll into view. Pages up to the API's 10,000-result
- * window come from the keyword search (`from`); past it, from a scan in the same order, whose
- * cursor is followed from the window's end (each call fills ten pages).
+ * window come from the keyword search (`from`); past it, from a scan in the same order: a run
+ * starts at the first page wanted past the window (the scan's `from`) and its cursor is followed
+ * while the pages wanted are near it (each call fills ten pages); a page far from it starts a new run.
  */
 export class ResultSet {
   readonly query: Query;
@@ -87,6 +91,8 @@ export class ResultSet {
   private readonly loading = new Map<number, Promise<void>>();
   private scanCursor: string | null | undefined;
   private scanNext = 0;
+  /** Where the current scan run began (its first call's `from`). */
+  private runStart = -1;
   private scanning: Promise<void> | null = null;
   private readonly onChange: () => void;
   private readonly abort = new AbortController();
@@ -151,19 +157,35 @@ export class ResultSet {
   }
 
   private async fetchScan(page: number): Promise<void> {
+    const target = page * PAGE;
     while (!this.pages.has(page)) {
-      if (this.scanCursor === null) return;
-      this.scanning ??= this.scanStep().finally(() => {
+      if (this.scanning) {
+        await this.scanning;
+        continue;
+      }
+      // A page the current run has not reached soon (or passed before it began) starts a run of its
+      // own there (`from`), so the end of 100,000 results is one call away, not ninety.
+      const fresh =
+        this.scanCursor === undefined ||
+        this.scanCursor === null ||
+        target < this.runStart ||
+        target >= this.scanNext + SCAN_JUMP;
+      if (fresh && this.runStart === target && this.scanCursor === null) return; // nothing there
+      this.scanning = this.scanStep(fresh ? target : undefined).finally(() => {
         this.scanning = null;
       });
       await this.scanning;
     }
   }
 
-  private async scanStep(): Promise<void> {
-    const body: Record<string, unknown> = { ...searchBody(this.query), limit: 1000 };
+  private async scanStep(from?: number): Promise<void> {
+    const body: Record<string, unknown> = { ...searchBody(this.query), limit: SCAN_STEP };
     if (this.query.sort === 'relevance') delete body.sortBy;
-    if (this.scanCursor) body.cursor = this.scanCursor;
+    if (from !== undefined) {
+      body.from = from;
+      this.runStart = from;
+      this.scanNext = from;
+    } else body.cursor = this.scanCursor;
     const answer = await api<{ cursor: string | null; result: AssetRecord[] }>(
       'POST',
       '/v1/asset/scan',

@@ -326,6 +326,7 @@ export async function scanPage(
   order: ScanOrder,
   after: (string | number)[] | null,
   limit: number,
+  skip = 0,
 ): Promise<{ hits: SearchPage['hits']; nextCursor: string | null }> {
   const parts: RawBuilder<boolean>[] = [p.where];
   const col = order.column === 'filename_key' ? textOrder(engine, sql`d.filename_key`) : sql.raw(`d.${order.column}`);
@@ -342,7 +343,7 @@ export async function scanPage(
     select d.doc_no, d.record, d.${sql.raw(order.column)} as k from search_docs d
     where ${sql.join(parts, sql` and `)}
     order by ${orderBy}
-    limit ${limit + 1}`.execute(db);
+    limit ${limit + 1}${skip > 0 ? sql` offset ${skip}` : sql``}`.execute(db);
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];

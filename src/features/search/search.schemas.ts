@@ -113,6 +113,15 @@ export const ScanBodySchema = Type.Object(
         description: "Omit on the first call; then send back the previous response's cursor",
       }),
     ),
+    from: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: 1_000_000_000,
+        default: 0,
+        description:
+          'First call only: start the scan this many results in (a client jumping deep into a large result); the cursors then continue from there',
+      }),
+    ),
     ...common,
     assetType: Type.Optional(
       Type.String({ maxLength: 200, description: 'Restrict to assets of this metadata template (by name)' }),

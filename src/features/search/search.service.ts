@@ -306,12 +306,14 @@ export async function scanAssets(deps: Deps, principal: Principal, body: ScanBod
   }
   const q = parseQuery(spec);
   const order = scanOrder(q);
+  if (body.cursor && body.from)
+    throw invalidField('body.from', 'from starts a scan: send it on the first call only, not with a cursor');
   const after = body.cursor ? decodeScanCursor(body.cursor, order) : null;
   const sensitive = await sensitiveView(deps.db, principal, q);
   await syncSearchIndex(deps);
   const scope: SearchScope = { orgId: principal.orgId, ...(await searchVisibility(deps.db, principal)) };
   const where = wherePredicate(deps.engine, q, scope);
-  const page = await scanPage(deps.db, deps.engine, where, order, after, body.limit ?? 100);
+  const page = await scanPage(deps.db, deps.engine, where, order, after, body.limit ?? 100, body.from ?? 0);
   const facets =
     body.aggregations && !body.cursor ? await facetCounts(deps.db, principal.orgId, where, { size: 20 }) : [];
   return {

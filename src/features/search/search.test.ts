@@ -309,6 +309,34 @@ forEachEngine('search', (ctx) => {
     assert.equal(bad.statusCode, 400);
   });
 
+  it('starts a scan `from` a position of the result, and its cursor continues from there', async () => {
+    const sortBy = [{ metadataDefinitionSearchField: 'filename', order: 'asc' }];
+    const whole = json(
+      await search(w.alice, { limit: 1000, includeDeleted: true, sortBy }, '/v1/asset/scan'),
+    ).result.map((r: { filename: string }) => r.filename);
+    assert.equal(whole.length, 5);
+    const first = json(await search(w.alice, { limit: 2, from: 2, includeDeleted: true, sortBy }, '/v1/asset/scan'));
+    assert.deepEqual(
+      first.result.map((r: { filename: string }) => r.filename),
+      whole.slice(2, 4),
+    );
+    const rest = json(
+      await search(w.alice, { limit: 10, cursor: first.cursor, includeDeleted: true, sortBy }, '/v1/asset/scan'),
+    );
+    assert.deepEqual(
+      rest.result.map((r: { filename: string }) => r.filename),
+      whole.slice(4),
+    );
+    assert.equal(rest.cursor, null);
+    const past = json(await search(w.alice, { from: 99, includeDeleted: true, sortBy }, '/v1/asset/scan'));
+    assert.deepEqual([past.result.length, past.cursor], [0, null]);
+    for (const body of [{ from: -1 }, { from: 1.5 }, { from: 1, cursor: first.cursor, sortBy }]) {
+      const res = await search(w.alice, { includeDeleted: true, ...body }, '/v1/asset/scan');
+      assert.equal(res.statusCode, 400, res.body);
+      assert.equal(json(res).details[0].field, 'body.from', res.body);
+    }
+  });
+
   it('scans without duplicates or gaps while assets are added, changed and removed', async () => {
     const c = ctx();
     const org = await createTestOrg(c);
