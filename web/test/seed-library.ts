@@ -140,7 +140,12 @@ async function writeNewDocuments(trx: Trx, docs: readonly SearchDocumentInput[],
       const facet_key = foldKey(f.facet);
       const value_key = foldKey(f.value);
       if (facet_key !== '' && value_key !== '')
-        seen.set(`${facet_key}\u0000${value_key}`, { facet: f.facet.trim(), value: f.value.trim(), facet_key, value_key });
+        seen.set(`${facet_key}\u0000${value_key}`, {
+          facet: f.facet.trim(),
+          value: f.value.trim(),
+          facet_key,
+          value_key,
+        });
     }
     return [...seen.values()].map((f) => ({ org_id: doc.orgId, doc_no: no, ...f }));
   });
