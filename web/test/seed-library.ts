@@ -12,7 +12,7 @@ import { newAssetRow } from '../../src/features/assets/assets.service.ts';
 import { prepareCreate, templateForWrite } from '../../src/features/assets/metadata-seam.ts';
 import { defaultSecurityTemplateId, loadUserPrincipal } from '../../src/features/identity/index.ts';
 import { defaultTemplateId } from '../../src/features/metadata/index.ts';
-import { assetsForIndexing } from '../../src/features/assets/assets.repo.ts';
+import { assetsForIndexing, type AssetRow } from '../../src/features/assets/assets.repo.ts';
 import { buildDocuments } from '../../src/features/search/search.documents.ts';
 import type { SearchDocumentInput } from '../../src/features/search/search-index.repo.ts';
 import { aclText, documentTokens, foldKey } from '../../src/features/search/search.tokenize.ts';
@@ -50,7 +50,7 @@ export async function seedLibrary(dataDir: string, username: string, count: numb
     let at = deps.clock.now() - count - 1000;
     const BATCH = 10_000;
     for (let from = 0; from < count; from += BATCH) {
-      const rows = [];
+      const rows: AssetRow[] = [];
       for (let i = from; i < Math.min(count, from + BATCH); i++)
         rows.push(
           newAssetRow(principal, at++, {
