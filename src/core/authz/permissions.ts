@@ -105,10 +105,11 @@ export const ACTIONS = {
   }),
   'asset.transform': rule({
     on: 'asset',
-    summary: 'Transformed copies of assets behind expiring links, mailed to recipients',
+    summary:
+      'Transformed copies of assets behind expiring links, mailed to recipients; revoke them (who asked, or someone who may transform every asset in it)',
     privileges: ['download'],
     permissions: ['view', 'download', 'share'],
-    operations: ['GetTransformation'],
+    operations: ['GetTransformation', 'RevokeTransformation'],
   }),
   'asset.share': rule({
     on: 'asset',
@@ -374,7 +375,7 @@ export const ACTIONS = {
   }),
   'link.transform': rule({
     on: 'link',
-    summary: 'Transformed file (from asset.transform); dies when the asset goes to the recycle bin',
+    summary: 'Transformed file (from asset.transform); dies when the asset goes to the recycle bin, or when revoked',
     privileges: [],
     permissions: [],
     operations: ['GetTransformedFile'],

@@ -5,7 +5,7 @@ import { principalOf } from '../../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
 import { SignedQuery } from '../assets.schemas.ts';
 import { OUTPUT_FORMATS, TRANSFORM_KINDS } from './transform-ops.ts';
-import { requestTransformation, serveTransformed } from './transform.service.ts';
+import { requestTransformation, revokeTransformation, serveTransformed } from './transform.service.ts';
 
 const tags = ['assets'];
 
@@ -194,5 +194,26 @@ export function transformRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => serveTransformed(deps, request, reply, request.params, request.query),
+  );
+
+  app.delete(
+    '/asset/transform/:actionId',
+    {
+      schema: {
+        operationId: 'RevokeTransformation',
+        tags,
+        summary:
+          'Revoke a transformation: every link it made answers 410 at once and its files are removed. Who asked for it, or someone who may transform every asset in it',
+        params: Type.Object({ actionId: Type.String({ format: 'uuid' }) }),
+        response: {
+          204: Type.Null({ description: 'Revoked' }),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      await revokeTransformation(deps, principalOf(request), request.params.actionId);
+      return reply.code(204).send(null);
+    },
   );
 }

@@ -66,6 +66,10 @@ interface TransformInput {
 interface Manifest {
   orgId: string;
   createdAt: number;
+  /** Who asked for it (manifests written before revocation existed have none). */
+  requestedBy?: string | null;
+  /** Set by DELETE /v1/asset/transform/{actionId}: the files are gone and every link answers 410. */
+  revokedAt?: number;
   files: ({
     key: string;
     size: number;
@@ -361,7 +365,7 @@ export async function transformWork(deps: Deps, ctx: ActionContext): Promise<Act
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
-  const manifest: Manifest = { orgId: ctx.orgId, createdAt: deps.clock.now(), files };
+  const manifest: Manifest = { orgId: ctx.orgId, createdAt: deps.clock.now(), requestedBy: input.requestedBy, files };
   await deps.blobs.put(`${prefixOf(ctx.actionId)}/manifest.json`, Buffer.from(JSON.stringify(manifest)), {
     contentType: 'application/json',
   });
@@ -427,6 +431,7 @@ export async function serveTransformed(
 ) {
   verifySignedPath(deps, 'GET', transformPath(params.actionId, params.n), query.expires, query.signature);
   const manifest = await readManifest(deps, params.actionId.toLowerCase());
+  if (manifest?.revokedAt !== undefined) throw new AppError('gone', 'These transformed files were revoked');
   const file = manifest?.files[params.n];
   if (!manifest || !file) throw notFound('Transformed file (not ready, failed, or no longer kept)');
   if ((await liveAssetIds(deps.db, manifest.orgId, [file.assetId])).size === 0)
@@ -440,4 +445,40 @@ export async function serveTransformed(
     cacheControl: 'private, no-store',
     downloadName: file.downloadName,
   });
+}
+
+/**
+ * DELETE /v1/asset/transform/{actionId}: ends every link of a transformation at once (410) and
+ * removes its files. The person who asked for it, or someone who may transform every asset in it
+ * (Download privilege; View + Download + Share on each); another organization's, or one not made
+ * (yet), is a 404. A repeat changes nothing.
+ */
+export async function revokeTransformation(deps: Deps, principal: Principal, actionId: string): Promise<void> {
+  requireAction(principal, 'asset.transform');
+  const id = actionId.toLowerCase();
+  const manifest = await readManifest(deps, id);
+  if (!manifest || manifest.orgId !== principal.orgId) throw notFound('Transformation');
+  if (manifest.revokedAt !== undefined) return;
+  if (manifest.requestedBy !== principal.userId) {
+    for (const file of manifest.files) {
+      if (!file) continue;
+      try {
+        await loadAssetFor(deps.db, principal, file.assetId, 'asset.transform');
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'not_found') throw notFound('Transformation');
+        if (error instanceof AppError && error.code === 'forbidden')
+          throw new AppError(
+            'forbidden',
+            'Only who asked for the transformation, or someone who may transform every asset in it, revokes it',
+          );
+        throw error;
+      }
+    }
+  }
+  // The tombstone first: no link serves from the moment it is written, then the files go.
+  const tombstone: Manifest = { ...manifest, files: [], revokedAt: deps.clock.now() };
+  await deps.blobs.put(`${prefixOf(id)}/manifest.json`, Buffer.from(JSON.stringify(tombstone)), {
+    contentType: 'application/json',
+  });
+  for (const file of manifest.files) if (file) await deps.blobs.delete(file.key);
 }
