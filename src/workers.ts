@@ -5,7 +5,12 @@ import { auditJobHandlers, startAuditSealer } from './features/audit/index.ts';
 import { authJobHandlers } from './features/auth/index.ts';
 import { startDelivery } from './features/webhooks/index.ts';
 import { metadataJobHandlers } from './features/metadata/index.ts';
-import { applyMetadataToAssets, assetJobHandlers, startPendingRenditionSweep } from './features/assets/index.ts';
+import {
+  applyMetadataToAssets,
+  assetJobHandlers,
+  scheduleRightsSweep,
+  startPendingRenditionSweep,
+} from './features/assets/index.ts';
 import { collectionJobHandlers } from './features/collections/index.ts';
 import { startSearchIndexer } from './features/search/index.ts';
 
@@ -43,8 +48,19 @@ export function startWorkers(deps: Deps): Worker {
   const sealer = startAuditSealer(deps);
   // Renditions left pending with no live job (lost to a crash or an old outage) are enqueued again, at start and every 5 min.
   const sweep = startPendingRenditionSweep(deps);
+  // Usage rights: the hourly expiry sweep is enqueued once per hour across processes (features/assets/rights).
+  const rightsState = { hour: -1 };
+  const scheduleRights = () =>
+    scheduleRightsSweep(deps, rightsState).then(
+      () => deps.jobs.wake(),
+      (error: unknown) => deps.log.warn({ err: error }, 'could not schedule the rights expiry sweep'),
+    );
+  void scheduleRights();
+  const rightsTimer = setInterval(() => void scheduleRights(), 60_000);
+  rightsTimer.unref();
   return {
     async stop(graceMs?: number) {
+      clearInterval(rightsTimer);
       await Promise.all([jobs.stop(graceMs), delivery.stop(), indexer.stop(), sealer.stop(), sweep.stop()]);
     },
     drain: () => jobs.drain(),

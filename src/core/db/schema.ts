@@ -66,6 +66,7 @@ export interface Database {
   org_quotas: OrgQuotasTable;
   org_usage: OrgUsageTable;
   quota_windows: QuotaWindowsTable;
+  asset_rights_expiries: AssetRightsExpiriesTable;
   search_docs: SearchDocsTable;
   search_doc_templates: SearchDocTemplatesTable;
   search_doc_facets: SearchDocFacetsTable;
@@ -1062,4 +1063,13 @@ export interface QuotaWindowsTable {
   window_start: number;
   org_id: string;
   count: number;
+}
+
+/** Usage-right expiries already announced (rm.agreement.expired), one row per asset and expiry date (migration 0030). */
+export interface AssetRightsExpiriesTable {
+  asset_id: string;
+  /** ISO calendar date (yyyy-MM-dd) */
+  expiry_date: string;
+  org_id: string;
+  announced_at: number;
 }

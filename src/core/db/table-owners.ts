@@ -64,6 +64,7 @@ export const TABLE_OWNERS = {
   org_quotas: 'quotas',
   org_usage: 'quotas',
   quota_windows: 'quotas',
+  asset_rights_expiries: 'assets',
   mail_outbox: 'assets',
   asset_shares: 'assets',
   asset_content_links: 'assets',

@@ -116,7 +116,24 @@ const ApiKey = Type.Object({
   expiresAt: Nullable(Type.String({ format: 'date-time' })),
 });
 const RmProject = Type.Object({ id: Id });
-const RmAgreement = Type.Object({ id: Id, name: Type.String() });
+const Rights = Type.Object({
+  license: Nullable(Type.String()),
+  usageTerms: Nullable(Type.String()),
+  territories: Type.Array(Type.String()),
+  channels: Type.Array(Type.String()),
+  startDate: Nullable(Type.String({ description: 'ISO date (yyyy-MM-dd)' })),
+  expiryDate: Nullable(Type.String({ description: 'ISO date (yyyy-MM-dd)' })),
+});
+/** Tessera's own, beside the reference's agreement{id, name}: an asset's rights are its agreement (docs/usage-rights.md). */
+const RmAgreementData = {
+  agreement: Type.Object(
+    { id: Id, name: Type.String() },
+    { description: "The asset's rights: id is the asset's objectId, name its license (or file name)" },
+  ),
+  asset: Type.Optional(AssetBrief),
+  rights: Type.Optional(Nullable(Rights)),
+  previous: Type.Optional(Nullable(Rights)),
+};
 const RmEntity = Type.Object({ id: Id });
 const PullZone = Type.Object({ id: Id, name: Type.String(), region: Type.String() });
 
@@ -269,14 +286,15 @@ export const EVENT_CATALOG = {
     purge: Type.Object({ id: Id, paths: Type.Array(Type.String()) }),
   }),
   // --- reference event types whose producing feature does not exist yet: listed and subscribable (compat) ---
+  // (rm.agreement.* are produced by the usage rights of assets, features/assets/rights; rm.project.* and rm.entity.* are not)
   'asset.updated': def('assets', 'An asset changed: name, content, metadata or security', { asset: Asset }),
   'rm.project.created': def('rights', 'A rights-management project was created', { project: RmProject }),
   'rm.project.updated': def('rights', 'A rights-management project changed', { project: RmProject }),
   'rm.project.deleted': def('rights', 'A rights-management project was deleted', { project: RmProject }),
-  'rm.agreement.created': def('rights', 'A rights agreement was created', { agreement: RmAgreement }),
-  'rm.agreement.updated': def('rights', 'A rights agreement changed', { agreement: RmAgreement }),
-  'rm.agreement.deleted': def('rights', 'A rights agreement was deleted', { agreement: RmAgreement }),
-  'rm.agreement.expired': def('rights', 'A rights agreement reached its end date', { agreement: RmAgreement }),
+  'rm.agreement.created': def('rights', 'A rights agreement was created', RmAgreementData),
+  'rm.agreement.updated': def('rights', 'A rights agreement changed', RmAgreementData),
+  'rm.agreement.deleted': def('rights', 'A rights agreement was deleted', RmAgreementData),
+  'rm.agreement.expired': def('rights', 'A rights agreement reached its end date', RmAgreementData),
   'rm.entity.created': def('rights', 'A rights-managed entity was created', { entity: RmEntity }),
   'rm.entity.updated': def('rights', 'A rights-managed entity changed', { entity: RmEntity }),
   'rm.entity.deleted': def('rights', 'A rights-managed entity was deleted', { entity: RmEntity }),

@@ -21,6 +21,11 @@ export const JOB_CATALOG = {
       "Deletes audit rows older than TESSERA_AUDIT_RETENTION_DAYS and re-anchors each organization's chain (daily)",
     payload: Type.Null(),
   },
+  'rights.expiry_sweep': {
+    description:
+      'Announces every usage right that expired and was not announced yet: one rm.agreement.expired per asset and expiry date (hourly)',
+    payload: Type.Null(),
+  },
   'auth.cleanup': {
     description: 'Deletes ended sessions, old authorization codes and stale failure counters (at most hourly)',
     payload: Type.Null(),

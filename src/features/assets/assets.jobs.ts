@@ -18,6 +18,7 @@ import {
   transformCleanup,
   transformWork,
 } from './transform/transform.service.ts';
+import { rightsJobHandlers, type RIGHTS_SWEEP_JOB } from './rights/rights.ts';
 import {
   RENDITIONS_JOB,
   type UPLOAD_EXPIRE_JOB,
@@ -36,7 +37,8 @@ type AssetJob =
   | typeof PURGE_ACTION
   | typeof REGENERATE_ACTION
   | typeof TRANSFORM_ACTION
-  | typeof TRANSFORM_CLEANUP_JOB;
+  | typeof TRANSFORM_CLEANUP_JOB
+  | typeof RIGHTS_SWEEP_JOB;
 
 /** The assets feature's jobs (payloads in core/jobs/catalog.ts), for src/workers.ts. */
 export function assetJobHandlers(deps: Deps): HandlersFor<AssetJob> {
@@ -56,5 +58,7 @@ export function assetJobHandlers(deps: Deps): HandlersFor<AssetJob> {
     // POST /v1/asset/transform: make the files, link and mail them; remove them when the links expire.
     [TRANSFORM_ACTION]: actionJobHandler(deps, (ctx) => transformWork(deps, ctx)),
     [TRANSFORM_CLEANUP_JOB]: (job) => transformCleanup(deps, job.payload),
+    // Hourly: usage rights that expired are announced once each (rm.agreement.expired).
+    ...rightsJobHandlers(deps),
   };
 }

@@ -11,6 +11,7 @@ import { isUuid, newId } from '../../core/ids.ts';
 import { checkSecurityTemplateIds, defaultSecurityTemplateId } from '../identity/index.ts';
 import { lockTemplateAgainstDelete } from '../metadata/index.ts';
 import { checkRoom, countUpload, reserveHoldings } from '../quotas/index.ts';
+import { publishRightsChange, rightsOf } from './rights/rights.ts';
 import {
   assetNotFound,
   callerPermissions,
@@ -341,6 +342,15 @@ export async function createAsset(
       if (expectsContent) await countUpload(trx, deps.config, { orgId, userId: principal.userId }, now);
       await trx.insertInto('assets').values(row).execute();
       await setAssetSecurity(trx, orgId, id, templates, { fresh: true });
+      // Rights given at creation (a new version carries its chain's: no change there).
+      await publishRightsChange(
+        trx,
+        now,
+        row,
+        principal.userId,
+        chain ? rightsOf(chain.metadata_denormalized) : null,
+        rightsOf(row.metadata_denormalized),
+      );
       if (!expectsContent)
         await publishCreated(
           trx,
@@ -619,13 +629,24 @@ export async function applyChanges(
       { ...asset, metadata_template_id: change.templateId ?? asset.metadata_template_id },
       current,
     );
-    if (metadataChanged)
+    if (metadataChanged) {
       await publishEvent(trx, now, {
         orgId: asset.org_id,
         type: 'asset.metadata.updated',
         actor: actorId,
         data: { asset: data },
       });
+      // Usage rights are metadata: their changes are also the reference's rm.agreement.* events.
+      if (change.denormalized !== undefined)
+        await publishRightsChange(
+          trx,
+          now,
+          asset,
+          actorId,
+          rightsOf(asset.metadata_denormalized),
+          rightsOf(change.denormalized),
+        );
+    }
     if (securityChanged) {
       const previous = await templateNames(trx, asset.org_id, currentTemplates);
       await publishEvent(trx, now, {

@@ -57,6 +57,7 @@ export { readActionObject } from './bulk/action-objects.ts';
 export { assetTemplateUsage, applyMetadataToAssets } from './bulk/bulk.service.ts';
 export { createAssetRuntime, type AssetRuntime } from './runtime.ts';
 export { assetJobHandlers } from './assets.jobs.ts';
+export { scheduleRightsSweep, sweepExpiredRights, rightsOf, type Rights } from './rights/rights.ts';
 export { resumePendingRenditions, startPendingRenditionSweep } from './renditions/resume-pending.ts';
 
 export function assetsRoutes(app: App, deps: Deps): void {

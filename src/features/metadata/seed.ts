@@ -113,6 +113,45 @@ const SYSTEM_ATTRIBUTES: SeedAttribute[] = [
   },
 ];
 
+/**
+ * Usage rights (issue 29, docs/usage-rights.md): with Usage Rights (the license) and Expiration
+ * Date (when the right ends) above, the rest of an asset's rights. System attributes, so every
+ * template has them; appended to organizations seeded before them (addMissingSystemAttributes).
+ */
+export const RIGHTS_ATTRIBUTES: SeedAttribute[] = [
+  {
+    name: 'Usage Terms',
+    searchField: 'usage_terms',
+    type: 'text',
+    settings: {
+      length: 4000,
+      multiLine: true,
+      embeddedFields: ['XMP-xmpRights:UsageTerms'],
+    },
+  },
+  {
+    name: 'Territories',
+    searchField: 'territories',
+    type: 'text',
+    settings: { length: 128, multiLine: false, multiple: true },
+    facetable: true,
+  },
+  {
+    name: 'Channels',
+    searchField: 'channels',
+    type: 'text',
+    settings: { length: 128, multiLine: false, multiple: true },
+    facetable: true,
+  },
+  {
+    name: 'Rights Start Date',
+    searchField: 'rights_start_date',
+    type: 'date',
+    settings: { dateFormat: 'MM/dd/yyyy' },
+    sortable: true,
+  },
+];
+
 export interface SeededMetadata {
   systemGroupId: string;
   defaultTemplateId: string;
@@ -158,7 +197,21 @@ export async function seedOrganizationMetadata(db: DbOrTrx, now: number, orgId: 
     )
     .execute();
 
-  const attributes: MetadataAttributesTable[] = SYSTEM_ATTRIBUTES.map((a, position) => ({
+  const attributes: MetadataAttributesTable[] = [...SYSTEM_ATTRIBUTES, ...RIGHTS_ATTRIBUTES].map((a, position) =>
+    attributeRow(a, position, orgId, now, vocabularyId),
+  );
+  await db.insertInto('metadata_attributes').values(attributes).execute();
+  return seedGroupAndTemplate(db, now, orgId, attributes, vocabularyId);
+}
+
+function attributeRow(
+  a: SeedAttribute,
+  position: number,
+  orgId: string,
+  now: number,
+  vocabularyId: string | null,
+): MetadataAttributesTable {
+  return {
     id: newId(now),
     org_id: orgId,
     parent_id: null,
@@ -186,9 +239,16 @@ export async function seedOrganizationMetadata(db: DbOrTrx, now: number, orgId: 
     created_by: null,
     created_at: now,
     updated_at: now,
-  }));
-  await db.insertInto('metadata_attributes').values(attributes).execute();
+  };
+}
 
+async function seedGroupAndTemplate(
+  db: DbOrTrx,
+  now: number,
+  orgId: string,
+  attributes: MetadataAttributesTable[],
+  vocabularyId: string,
+): Promise<SeededMetadata> {
   const systemGroupId = newId(now);
   await db
     .insertInto('metadata_groups')
@@ -245,5 +305,43 @@ export async function seedMissingOrganizations(db: DbOrTrx, now: number, orgIds:
   );
   const missing = orgIds.filter((id) => !seeded.has(id));
   for (const orgId of missing) await seedOrganizationMetadata(db, now, orgId);
+  for (const orgId of orgIds) if (seeded.has(orgId)) await addMissingSystemAttributes(db, now, orgId);
   return missing.length;
+}
+
+/**
+ * Appends to an organization's system group the system attributes it lacks (the rights attributes,
+ * for organizations seeded before them). An attribute whose name or search field the organization
+ * already uses for one of its own is left out.
+ */
+export async function addMissingSystemAttributes(db: DbOrTrx, now: number, orgId: string): Promise<number> {
+  const group = await db
+    .selectFrom('metadata_groups')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('system', '=', 1)
+    .executeTakeFirst();
+  if (!group) return 0;
+  const taken = await db
+    .selectFrom('metadata_attributes')
+    .select(['name_key', 'search_field'])
+    .where('org_id', '=', orgId)
+    .execute();
+  const names = new Set(taken.map((t) => t.name_key));
+  const fields = new Set(taken.map((t) => t.search_field));
+  const add = RIGHTS_ATTRIBUTES.filter((a) => !names.has(a.name.toLowerCase()) && !fields.has(a.searchField));
+  if (add.length === 0) return 0;
+  const last = await db
+    .selectFrom('metadata_group_attributes')
+    .select((eb) => eb.fn.max('position').as('p'))
+    .where('group_id', '=', group.id)
+    .executeTakeFirst();
+  const start = Number(last?.p ?? -1) + 1;
+  const rows = add.map((a, i) => attributeRow(a, start + i, orgId, now, null));
+  await db.insertInto('metadata_attributes').values(rows).execute();
+  await db
+    .insertInto('metadata_group_attributes')
+    .values(rows.map((r, i) => ({ org_id: orgId, group_id: group.id, attribute_id: r.id, position: start + i })))
+    .execute();
+  return rows.length;
 }

@@ -25,6 +25,7 @@ import * as m0025 from './0025_asset_shares.ts';
 import * as m0026 from './0026_delivery_presets.ts';
 import * as m0027 from './0027_sso.ts';
 import * as m0029 from './0029_quotas.ts';
+import * as m0030 from './0030_usage_rights.ts';
 import * as m0033 from './0033_asset_content_links.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
@@ -55,5 +56,6 @@ export const migrations: Record<string, Migration> = {
   '0026_delivery_presets': m0026,
   '0027_sso': m0027,
   '0029_quotas': m0029,
+  '0030_usage_rights': m0030,
   '0033_asset_content_links': m0033,
 };

@@ -43,11 +43,15 @@ forEachEngine(
           'system_filename',
           'system_file_size',
           'system_file_type',
+          'usage_terms',
+          'territories',
+          'channels',
+          'rights_start_date',
         ],
       );
       assert.deepEqual(
         system.metadataAttributes.map((a: any) => a.fieldOrder),
-        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14],
       );
       assert.equal(system.metadataAttributes.find((a: any) => a.searchField === 'system_file_size').readonly, true);
       assert.equal(

@@ -74,7 +74,7 @@ forEachEngine('metadata: validating documents against stored templates', (ctx) =
       t.attributes.slice(0, 4).map((a) => a.name),
       ['Headline', 'Live Date', 'Usage', 'Palette'],
     );
-    assert.equal(t.attributes.at(-1)!.searchField, 'system_file_type');
+    assert.equal(t.attributes.at(-1)!.searchField, 'rights_start_date');
     assert.equal(
       t.byName
         .get('usage')!
