@@ -118,7 +118,11 @@ forEachEngine('usage rights (issue 29, part 4)', (ctx) => {
       'rm.agreement.updated',
     ]);
     const of = (type: string) => events.find((e) => e.eventType === type);
-    const [created, updated, deleted] = [of('rm.agreement.created'), of('rm.agreement.updated'), of('rm.agreement.deleted')];
+    const [created, updated, deleted] = [
+      of('rm.agreement.created'),
+      of('rm.agreement.updated'),
+      of('rm.agreement.deleted'),
+    ];
     assert.equal(created.agreement.name, 'Rights Managed');
     assert.deepEqual(created.rights, {
       license: 'Rights Managed',

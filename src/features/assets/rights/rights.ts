@@ -75,7 +75,8 @@ export async function publishRightsChange(
   after: Rights | null,
 ): Promise<void> {
   if (same(before, after)) return;
-  const type = before === null ? 'rm.agreement.created' : after === null ? 'rm.agreement.deleted' : 'rm.agreement.updated';
+  const type =
+    before === null ? 'rm.agreement.created' : after === null ? 'rm.agreement.deleted' : 'rm.agreement.updated';
   const current = after ?? before!;
   await publishEvent(trx, now, {
     orgId: asset.org_id,
