@@ -98,10 +98,16 @@ forEachEngine('compatibility: asset fields (issue 24, item 6)', (ctx) => {
     }
   });
 
-  it('the Asset schema declares presignedURL, linkType, relationshipId and secondaryId, and the link read carries the relationship ones', async () => {
+  it('presignedURL, linkType, relationshipId and secondaryId are filled only where the reference fills them: the download link and the relationship read, not Asset reads', async () => {
     const doc = json(await ctx().inject({ method: 'GET', url: '/openapi.json' }));
-    for (const field of ['presignedURL', 'linkType', 'relationshipId', 'secondaryId'])
-      assert.equal(doc.components.schemas.Asset.properties[field].type, 'string', field);
+    const schemaOf = (path: string) => doc.paths[path].get.responses['200'].content['application/json'].schema;
+    for (const field of ['presignedURL', 'linkType', 'relationshipId', 'secondaryId']) {
+      assert.equal(doc.components.schemas.Asset.properties[field], undefined, `Asset does not declare ${field}`);
+      assert.equal(doc.components.schemas.ActionObject.properties[field], undefined, `ActionObject: ${field}`);
+    }
+    assert.ok(schemaOf('/v1/asset/{id}/content').required.includes('presignedURL'));
+    for (const field of ['linkType', 'relationshipId', 'secondaryId'])
+      assert.ok(schemaOf('/v1/asset/{id}/link').items.required.includes(field), field);
     const a = await uploadAsset(
       ctx(),
       org,
@@ -133,6 +139,22 @@ forEachEngine('compatibility: asset fields (issue 24, item 6)', (ctx) => {
     );
     const content = json(await ctx().inject({ method: 'GET', url: `/v1/asset/${a.objectId}/content`, headers }));
     assert.equal(typeof content.presignedURL, 'string');
+    // Asset reads and search results never carry them.
+    const reads = [
+      json(await ctx().inject({ method: 'GET', url: `/v1/asset/${a.objectId}`, headers })),
+      json(await ctx().inject({ method: 'GET', url: `/v1/assets/asset/${a.objectId}`, headers })).data,
+      ...json(
+        await ctx().inject({
+          method: 'POST',
+          url: '/v1/search/keyword',
+          headers,
+          payload: { from: 0, limit: 10, searchTerm: ['*'], operation: 'AND' },
+        }),
+      ).result,
+    ];
+    for (const read of reads)
+      for (const field of ['presignedURL', 'linkType', 'relationshipId', 'secondaryId'])
+        assert.equal(read[field], undefined, `${field} in ${JSON.stringify(read).slice(0, 100)}`);
   });
 
   it("POST /v1/collection/{id}/share answers the reference's {StatusCode, ExecutedVersion, Payload} beside Tessera's fields, with HTTP 202", async () => {

@@ -26,11 +26,14 @@ export function validatorFor(doc: Doc) {
     .map((template) => ({
       template,
       params: (template.match(/\{/g) ?? []).length,
+      // A {*} wildcard takes the rest of the path, slashes included; any other {param} one segment.
       pattern: new RegExp(
         `^${template
-          .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
-          .replace(/\\?\{[^}]+\\?\}/g, '[^/]+')
-          .replace(/\{[^}]+\}/g, '[^/]+')}$`,
+          .split(/(\{[^}]+\})/)
+          .map((part) =>
+            part === '{*}' ? '.*' : part.startsWith('{') ? '[^/]+' : part.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&'),
+          )
+          .join('')}$`,
       ),
     }))
     .sort((a, b) => a.params - b.params);

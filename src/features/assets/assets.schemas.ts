@@ -337,24 +337,14 @@ const assetProperties = {
   contentType: Nullable(Type.String()),
   fileSizeInBytes: Nullable(Type.Integer()),
   isFederated: Type.Boolean(),
-  presignedURL: Type.Optional(
-    Type.String({
-      description:
-        "The reference's Asset field for download contexts (reference §7.1); Tessera gives a download link at GET /v1/asset/{id}/content ({presignedURL}) and POST /v1/asset/expose, and leaves it out of Asset records",
-    }),
-  ),
-  linkType: Type.Optional(
-    Type.String({
-      description:
-        "The reference's Asset field for relationship contexts (reference §7.1): child, derivative or placed-graphic; Tessera's relationship reads (GET /v1/asset/{id}/link) carry it with relationshipId and secondaryId",
-    }),
-  ),
-  relationshipId: Type.Optional(
-    Type.String({ description: 'Relationship contexts (reference §7.1): `<primaryId>-<secondaryId>`' }),
-  ),
-  secondaryId: Type.Optional(Type.String({ description: 'Relationship contexts (reference §7.1): the linked asset' })),
 };
 
+/**
+ * The reference's Asset also lists presignedURL ("populated in download contexts") and linkType,
+ * relationshipId and secondaryId ("populated in relationship contexts", reference §7.1). Tessera
+ * fills them only there — GET /v1/asset/{id}/content answers {presignedURL}, GET /v1/asset/{id}/link
+ * answers relationships carrying the other three — so no Asset read declares them.
+ */
 export const AssetSchema = Type.Object(assetProperties, { $id: 'Asset', title: 'Asset' });
 /** An Asset as search answers it: `includes`/`excludes` may leave any field out, and other index fields in. */
 export const AssetRecordSchema = Type.Partial(Type.Object(assetProperties, { additionalProperties: true }), {
@@ -365,10 +355,9 @@ export const AssetRecordSchema = Type.Partial(Type.Object(assetProperties, { add
  * An Action object (reference §5): the legacy Asset object with objectType Action — a DAM object
  * whose metadata template is an action-type template; createdBy is who created the template.
  */
-const { presignedURL: _noUpload, ...actionObjectProperties } = assetProperties;
 export const ActionObjectSchema = Type.Object(
   {
-    ...actionObjectProperties,
+    ...assetProperties,
     objectType: Type.Literal('Action'),
     filename: Type.String({ description: "The template's name" }),
   },

@@ -86,7 +86,9 @@ export function contentRoutes(app: App, deps: Deps): void {
         }),
         response: {
           200: Type.Object({
-            presignedURL: Type.String(),
+            presignedURL: Type.String({
+              description: "The signed, time-limited link to the original (the reference's Asset field of download contexts)",
+            }),
             linkId: Type.String({
               format: 'uuid',
               description: "Tessera's own: the link's record; DELETE /v1/asset/link/{linkId} ends it at once (410)",

@@ -36,11 +36,12 @@ const LinkResults = Type.Array(
     relationshipId: Type.Optional(Type.String()),
   }),
 );
+/** The reference's relationship context: where its Asset fields linkType, relationshipId and secondaryId are filled. */
 const Relationship = Type.Object({
   primaryId: Type.String(),
-  secondaryId: Type.String(),
-  linkType: Type.String(),
-  relationshipId: Type.String(),
+  secondaryId: Type.String({ description: 'The linked asset' }),
+  linkType: Type.String({ description: 'child, derivative or placed-graphic' }),
+  relationshipId: Type.String({ description: '`<primaryId>-<secondaryId>`' }),
   customerId: Type.String(),
   createdEpoch: Type.Integer(),
   lastUpdatedEpoch: Type.Integer(),

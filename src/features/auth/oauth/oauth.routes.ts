@@ -451,7 +451,7 @@ export async function oauthRoutes(v1: App, deps: Deps, hooks: OAuthHooks = {}): 
             security: [],
             body: RevokeFormSchema,
             response: {
-              200: Type.Null({ description: 'Revoked, or the token was unknown' }),
+              200: Type.Null({ description: 'Revoked, or the token was unknown: no body (RFC 7009 §2.2)' }),
               400: OAuthErrorSchema,
               401: OAuthErrorSchema,
             },
@@ -465,7 +465,8 @@ export async function oauthRoutes(v1: App, deps: Deps, hooks: OAuthHooks = {}): 
               client_secret: request.body.client_secret,
             });
             await revokeToken(deps, client, request.body.token);
-            return reply.code(200).send(null);
+            // No body (RFC 7009 §2.2), as declared; send(null) would write a JSON `null`.
+            return (reply as FastifyReply).code(200).send();
           } catch (error) {
             if (error instanceof OAuthError) return sendOAuthError(reply, error);
             throw error;

@@ -119,6 +119,16 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
     await oauth.processRevocationResponse(
       await oauth.revocationRequest(as, client, auth, 'no-such-token', oauthOptions(ctx().app)),
     );
+    // With no body (RFC 7009 §2.2; /openapi.json declares none), not a JSON `null`.
+    const raw = await ctx().inject({
+      method: 'POST',
+      url: '/v1/oauth2/revoke',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: `token=no-such-token&client_id=${encodeURIComponent(client.client_id)}`,
+    });
+    assert.equal(raw.statusCode, 200, raw.body);
+    assert.equal(raw.body, '');
+    assert.equal(raw.headers['content-type'], undefined);
   });
 
   it('a replayed code is refused and revokes the tokens it issued', async () => {
