@@ -156,7 +156,14 @@ export function ssoRoutes(v1: App, deps: Deps): void {
         security: [],
         params: ProviderIdParamsSchema,
         querystring: SignInQuerySchema,
-        response: { 303: Type.Null({ description: 'To the identity provider' }), 400: Html, 404: Html },
+        response: {
+          303: Type.Null({ description: 'To the identity provider' }),
+          400: {
+            description: 'An error page, or a JSON error for a malformed URL or a field the schema refuses',
+            content: { 'text/html': { schema: Type.String() }, 'application/json': { schema: Type.Ref('Error') } },
+          },
+          404: Html,
+        },
       },
     },
     async (request, reply) => send(deps, reply, await startSignIn(deps, request.params.id, request.query)),
