@@ -149,11 +149,7 @@ forEachEngine(
       await worker.drain();
       assert.deepEqual(smtp.mails.map((m) => m.to).sort(), ['jane@example.com', 'john.doe@example.com']);
       // A transformation mails links to files made from the asset; it shares no asset: no asset.shared event.
-      const events = await ctx()
-        .deps.db.selectFrom('events')
-        .select('type')
-        .where('org_id', '=', org.orgId)
-        .execute();
+      const events = await ctx().deps.db.selectFrom('events').select('type').where('org_id', '=', org.orgId).execute();
       assert.ok(events.length > 0, 'the organization has events (the upload)');
       assert.ok(!events.some((e) => e.type === 'asset.shared'), JSON.stringify(events.map((e) => e.type)));
       const links = linksIn(smtp.mails[0]!.body);

@@ -87,7 +87,8 @@ export function contentRoutes(app: App, deps: Deps): void {
         response: {
           200: Type.Object({
             presignedURL: Type.String({
-              description: "The signed, time-limited link to the original (the reference's Asset field of download contexts)",
+              description:
+                "The signed, time-limited link to the original (the reference's Asset field of download contexts)",
             }),
             linkId: Type.String({
               format: 'uuid',
