@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
+  ADMIN,
   apiAs,
   axe,
   openBrowser,
@@ -60,9 +61,74 @@ describe('administration: people and access in a real browser', { skip }, () => 
     await server?.stop();
   });
 
-  it('creates, edits and deletes a role; a duplicate name is refused on its field', async () => {
+  it('creates a user (after a password check), changes their role and groups, disables, enables and sets their password', async () => {
     const { page } = browser;
     await page.goto(`${server.url}/app/admin/people`);
+    await page.waitForSelector('#users >> text=people-admin');
+    await page.click('#user-new');
+    await page.fill('#user-first', 'Uma');
+    await page.fill('#user-last', 'User');
+    await page.fill('#user-friendly', 'Uma');
+    await page.fill('#user-email', 'uma@example.test');
+    await page.fill('#user-username', 'uma');
+    await page.selectOption('#user-role', { label: 'Editor' });
+    await page.fill('#user-new-password', 'Uma-first-pass-1');
+    await page.fill('#user-own-password', 'not my password');
+    await page.click('#user-save');
+    await page.waitForSelector('#user-own-password[aria-invalid="true"]');
+    assert.match((await page.textContent('#user-own-password-error')) ?? '', /not right/);
+    await page.fill('#user-own-password', ADMIN.password);
+    await page.click('#user-save');
+    await page.waitForSelector('#users-notice >> text=User "uma" created.');
+    const login = (password: string) =>
+      fetch(`${server.url}/v1/auth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'uma', password }),
+      }).then((r) => r.status);
+    assert.equal(await login('Uma-first-pass-1'), 200);
+    type U = { data: { userId: string; roleId: string; groups: string[]; status: string }[] };
+    const uma = async () => (await admin<U>('GET', '/v1/user/search/uma')).data[0]!;
+    const roles = await admin<Role[]>('GET', '/v1/roles');
+    assert.equal((await uma()).roleId, roles.find((r) => r.name === 'Editor')!.id);
+    // Role and groups.
+    await page.click('button[aria-label="Manage uma"]');
+    await page.selectOption('#user-role', { label: 'Viewer' });
+    await page.check('#user-form label:has-text("Administrators") input');
+    await page.fill('#user-own-password', ADMIN.password);
+    await page.click('#user-save');
+    await page.waitForSelector('#users-notice >> text=User "uma" saved.');
+    assert.equal((await uma()).roleId, roles.find((r) => r.name === 'Viewer')!.id);
+    assert.equal((await uma()).groups.length, 2);
+    // Disable: they cannot sign in; enable again.
+    await page.click('button[aria-label="Manage uma"]');
+    await page.fill('#user-own-password', ADMIN.password);
+    await page.click('#user-status');
+    await page.waitForSelector('#users-notice >> text=User "uma" disabled');
+    assert.equal((await uma()).status, 'disabled');
+    assert.notEqual(await login('Uma-first-pass-1'), 200);
+    await page.click('button[aria-label="Manage uma"]');
+    await page.fill('#user-own-password', ADMIN.password);
+    await page.click('#user-status');
+    await page.waitForSelector('#users-notice >> text=User "uma" enabled.');
+    // A new password for them: a weak one is refused on its field, then a good one works.
+    await page.click('button[aria-label="Manage uma"]');
+    await page.fill('#user-reset-password', 'password');
+    await page.fill('#user-own-password', ADMIN.password);
+    await page.click('#user-reset');
+    await page.waitForSelector('#user-reset-password[aria-invalid="true"]');
+    await page.fill('#user-reset-password', 'Uma-second-pass-2');
+    await page.fill('#user-own-password', ADMIN.password);
+    await page.click('#user-reset');
+    await page.waitForSelector('#users-notice >> text=Password of "uma" set');
+    assert.equal(await login('Uma-second-pass-2'), 200);
+    assert.notEqual(await login('Uma-first-pass-1'), 200);
+    await screenshot(page, 'admin-19-people-users', true);
+    assert.deepEqual(await axe(page), []);
+  });
+
+  it('creates, edits and deletes a role; a duplicate name is refused on its field', async () => {
+    const { page } = browser;
     await page.waitForSelector('#roles >> text=Administrator');
     await page.click('#role-new');
     await page.fill('#role-name', 'Reviewer');
@@ -172,6 +238,19 @@ describe('administration: people and access in a real browser', { skip }, () => 
       await signIn(other.page, server.url, PEOPLE_ADMIN);
       await other.page.goto(`${server.url}/app/admin/people`);
       await other.page.waitForSelector('#roles >> li:has-text("Administrator") >> text=holds privileges you lack');
+      // The administrator is above them: no Manage; a role above them cannot be given.
+      await other.page.waitForSelector('#users tr:has-text("(admin)") >> text=Holds privileges you lack');
+      await other.page.waitForSelector('#users tr:has-text("(viewer-people)") >> text=Holds privileges you lack');
+      await other.page.click('#user-new');
+      const option = (label: string) =>
+        other.page.$eval(
+          '#user-role',
+          (select, wanted) => [...(select as HTMLSelectElement).options].find((o) => o.text.startsWith(wanted))?.disabled,
+          label,
+        );
+      assert.equal(await option('Administrator'), true);
+      assert.equal(await option('People administrator'), false);
+      await other.page.click('#user-form >> text=Cancel');
       assert.equal(await other.page.$('button[aria-label="Edit role Administrator"]'), null);
       await other.page.click('#role-new');
       const purge = other.page.locator('#role-form label:has-text("Purge") input');
@@ -194,6 +273,7 @@ describe('administration: people and access in a real browser', { skip }, () => 
     try {
       await signIn(viewer.page, server.url, VIEWER);
       await viewer.page.goto(`${server.url}/app/admin/people`);
+      await viewer.page.waitForSelector('text=You may not manage users: it takes the User Management privilege');
       await viewer.page.waitForSelector('text=You may not manage roles: it takes the Role Management');
       await viewer.page.waitForSelector('text=You may not manage groups: it takes the User Management privilege');
       await viewer.page.waitForSelector(

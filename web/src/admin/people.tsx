@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
-import { api, reason } from '../api.ts';
+import { ApiError, api, reason } from '../api.ts';
 import { t } from '../messages.ts';
-import { Ceiling, FieldError, fieldErrors, isForbidden } from './common.tsx';
+import { Ceiling, FieldError, fieldErrors, isForbidden, withOwnSignIn } from './common.tsx';
 import type { SectionProps } from './loader.tsx';
 
 interface Role {
@@ -64,13 +64,14 @@ function Problem({ load }: { load: Load<unknown> }) {
 }
 
 /** People and access: roles and their privileges, groups, security templates with their group × permission grid. */
-export default function People(_: SectionProps) {
+export default function People({ user }: SectionProps) {
   const [groups, setGroups] = useState<Load<Group[]>>({ state: 'loading' });
   const reloadGroups = () => loadInto(setGroups, () => api<Group[]>('GET', '/v1/security/groups'));
   useEffect(() => void reloadGroups(), []);
   return (
     <>
       <h1>{t('admin.section.people')}</h1>
+      <Users me={user} groups={groups.state === 'ready' ? groups.value : []} />
       <Roles />
       <Groups groups={groups} reload={reloadGroups} />
       <Templates groups={groups.state === 'ready' ? groups.value : []} />
@@ -626,6 +627,351 @@ function TemplateForm({
           </button>
         )}
       </div>
+    </form>
+  );
+}
+
+interface User {
+  userId: string;
+  userName: string | null;
+  emailId: string;
+  firstName: string;
+  lastName: string;
+  friendlyName: string;
+  roleId: string;
+  status: 'enabled' | 'disabled' | 'pending';
+  accountType: string;
+  groups: string[];
+}
+
+/**
+ * Users: search (everyone by default), create, and per person their role, groups, enabled state
+ * and password. Every change to someone else takes the caller's own sign-in (docs/auth.md), so
+ * each asks for the caller's password (withOwnSignIn).
+ */
+function Users({ me, groups }: { me: SectionProps['user']; groups: Group[] }) {
+  const [text, setText] = useState('');
+  const [users, setUsers] = useState<Load<User[]>>({ state: 'loading' });
+  const [roles, setRoles] = useState<Role[]>([]);
+  const [held, setHeld] = useState<Set<string>>(new Set());
+  const [open, setOpen] = useState<User | 'new' | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const load = (query = text) =>
+    loadInto(setUsers, async () => {
+      const answer = await api<{ data: User[] }>(
+        'GET',
+        `/v1/user/search/${encodeURIComponent(query.trim() || '*')}?limit=100`,
+      );
+      return answer.data;
+    });
+  useEffect(() => {
+    void load('*');
+    api<Role[]>('GET', '/v1/roles').then(
+      async (list) => {
+        setRoles(list);
+        setHeld((await ownPrivileges(list)).held);
+      },
+      () => undefined,
+    );
+  }, []);
+  const roleName = (id: string) => roles.find((r) => r.id === id)?.name ?? '';
+  // Someone whose role holds privileges the caller lacks is not theirs to change (the API says the same).
+  const roleWithin = (id: string) => (roles.find((r) => r.id === id)?.privileges ?? []).every((p) => held.has(p));
+  const groupName = (id: string) => groups.find((g) => g.groupId === id)?.groupName ?? '';
+  return (
+    <section class="card" aria-labelledby="users-title">
+      <h2 id="users-title">{t('people.users')}</h2>
+      <p class="hint">{t('people.usersLead')}</p>
+      {users.state === 'forbidden' && <Ceiling what="people.usersWhat" privilege="privilege.user_management" />}
+      {notice && (
+        <p class="notice" role="status" id="users-notice">
+          {notice}
+        </p>
+      )}
+      {users.state !== 'forbidden' && (
+        <form
+          class="row"
+          role="search"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void load();
+          }}
+        >
+          <label for="user-search">{t('people.searchUsers')}</label>
+          <input id="user-search" type="search" value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+          <button type="submit">{t('people.search')}</button>
+        </form>
+      )}
+      <Problem load={users} />
+      {users.state === 'ready' && (
+        <>
+          <div class="table-scroll">
+            <table id="users">
+              <thead>
+                <tr>
+                  <th scope="col">{t('people.person')}</th>
+                  <th scope="col" class="col-optional">
+                    {t('people.email')}
+                  </th>
+                  <th scope="col">{t('people.role')}</th>
+                  <th scope="col" class="col-optional">
+                    {t('people.groups')}
+                  </th>
+                  <th scope="col">{t('people.status')}</th>
+                  <td />
+                </tr>
+              </thead>
+              <tbody>
+                {users.value.map((u) => (
+                  <tr key={u.userId}>
+                    <th scope="row">
+                      {u.friendlyName} <span class="small muted">({u.userName})</span>
+                    </th>
+                    <td class="col-optional">{u.emailId}</td>
+                    <td>{roleName(u.roleId)}</td>
+                    <td class="col-optional">{u.groups.map(groupName).join(', ')}</td>
+                    <td>
+                      <span class={`state ${u.status === 'enabled' ? 'ok' : 'bad'}`}>{t(`people.status.${u.status}`)}</span>
+                    </td>
+                    <td>
+                      {u.userId !== me.userId && !roleWithin(u.roleId) && (
+                        <span class="small muted">{t('people.userAbove')}</span>
+                      )}
+                      {u.userId !== me.userId && roleWithin(u.roleId) && (
+                        <button
+                          type="button"
+                          aria-label={t('people.manage', { name: u.userName ?? u.friendlyName })}
+                          onClick={() => setOpen(u)}
+                        >
+                          {t('people.manageShort')}
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {open === null ? (
+            <button type="button" class="primary" id="user-new" onClick={() => setOpen('new')}>
+              {t('people.newUser')}
+            </button>
+          ) : (
+            <UserForm
+              key={open === 'new' ? 'new' : open.userId}
+              me={me}
+              user={open === 'new' ? null : open}
+              roles={roles}
+              held={held}
+              groups={groups}
+              onDone={(message) => {
+                setNotice(message);
+                setOpen(null);
+                void load();
+              }}
+              onCancel={() => setOpen(null)}
+            />
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+function UserForm({
+  me,
+  user,
+  roles,
+  held,
+  groups,
+  onDone,
+  onCancel,
+}: {
+  me: SectionProps['user'];
+  user: User | null;
+  roles: Role[];
+  held: Set<string>;
+  groups: Group[];
+  onDone: (message: string) => void;
+  onCancel: () => void;
+}) {
+  const allowed = (r: Role) => r.privileges.every((p) => held.has(p));
+  const [first, setFirst] = useState(user?.firstName ?? '');
+  const [last, setLast] = useState(user?.lastName ?? '');
+  const [friendly, setFriendly] = useState(user?.friendlyName ?? '');
+  const [email, setEmail] = useState(user?.emailId ?? '');
+  const [username, setUsername] = useState(user?.userName ?? '');
+  const [roleId, setRoleId] = useState(user?.roleId ?? roles.find(allowed)?.id ?? '');
+  const [memberOf, setMemberOf] = useState<Set<string>>(
+    new Set(user?.groups ?? groups.filter((g) => g.groupName === 'Everyone').map((g) => g.groupId)),
+  );
+  const [newPassword, setNewPassword] = useState('');
+  const [password, setPassword] = useState('');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const name = user?.userName ?? username;
+  const send = async (method: 'POST' | 'PUT' | 'PATCH', path: string, body: unknown, done: string) => {
+    setErrors({});
+    try {
+      await withOwnSignIn(me.userName, password, method, path, body);
+      onDone(done);
+    } catch (e) {
+      // A wrong password of the caller's own (the step-up sign-in) belongs on that field.
+      if (e instanceof ApiError && e.status === 401) setErrors({ ownPassword: e.message });
+      else {
+        const f = fieldErrors(e);
+        setErrors(Object.keys(f).length > 0 ? f : { form: reason(e) });
+      }
+    } finally {
+      setPassword('');
+    }
+  };
+  const text = (id: string, label: string, value: string, set: (v: string) => void, field: string, type: 'text' | 'email' | 'password' = 'text') => (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        type={type as 'text'}
+        required
+        value={value}
+        aria-invalid={errors[field] ? 'true' : undefined}
+        aria-describedby={errors[field] ? `${id}-error` : undefined}
+        onInput={(e) => set((e.target as HTMLInputElement).value)}
+      />
+      <FieldError id={`${id}-error`} message={errors[field]} />
+    </div>
+  );
+  return (
+    <form
+      class="stack"
+      id="user-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const common = { firstName: first, lastName: last, friendlyName: friendly, email, userRoleId: roleId, groups: [...memberOf] };
+        if (user) void send('PATCH', `/v1/user/${user.userId}`, common, t('people.userSaved', { name }));
+        else
+          void send(
+            'POST',
+            '/v1/user',
+            { ...common, username, accountType: 'local', ...(newPassword ? { password: newPassword } : {}) },
+            t('people.userCreated', { name: username }),
+          );
+      }}
+    >
+      <h3>{user ? t('people.manage', { name }) : t('people.newUser')}</h3>
+      <div class="row">
+        {text('user-first', t('people.firstName'), first, setFirst, 'firstName')}
+        {text('user-last', t('people.lastName'), last, setLast, 'lastName')}
+        {text('user-friendly', t('people.friendlyName'), friendly, setFriendly, 'friendlyName')}
+      </div>
+      <div class="row">
+        {text('user-email', t('people.email'), email, setEmail, 'email', 'email')}
+        {!user && text('user-username', t('people.username'), username, setUsername, 'username')}
+      </div>
+      <div class="field">
+        <label for="user-role">{t('people.role')}</label>
+        <select id="user-role" value={roleId} onChange={(e) => setRoleId((e.target as HTMLSelectElement).value)}>
+          {roles.map((r) => (
+            <option key={r.id} value={r.id} disabled={!allowed(r)}>
+              {allowed(r) ? r.name : t('keys.roleTooHigh', { name: r.name })}
+            </option>
+          ))}
+        </select>
+      </div>
+      <fieldset class="checks">
+        <legend>{t('people.memberships')}</legend>
+        {groups.map((g) => (
+          <label key={g.groupId}>
+            <input
+              type="checkbox"
+              checked={memberOf.has(g.groupId)}
+              onChange={(e) => {
+                const copy = new Set(memberOf);
+                if ((e.target as HTMLInputElement).checked) copy.add(g.groupId);
+                else copy.delete(g.groupId);
+                setMemberOf(copy);
+              }}
+            />
+            {g.groupName}
+          </label>
+        ))}
+      </fieldset>
+      {!user && text('user-new-password', t('people.initialPassword'), newPassword, setNewPassword, 'password', 'password')}
+      <div class="field">
+        <label for="user-own-password">{t('admin.password')}</label>
+        <span class="hint" id="user-own-password-hint">
+          {t('people.ownSignIn')}
+        </span>
+        <input
+          id="user-own-password"
+          type="password"
+          required
+          autocomplete="current-password"
+          value={password}
+          aria-invalid={errors.ownPassword ? 'true' : undefined}
+          aria-describedby={
+            errors.ownPassword ? 'user-own-password-hint user-own-password-error' : 'user-own-password-hint'
+          }
+          onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+        />
+        <FieldError id="user-own-password-error" message={errors.ownPassword} />
+      </div>
+      {errors.form && (
+        <p class="error" role="alert">
+          {errors.form}
+        </p>
+      )}
+      <div class="row">
+        <button type="submit" class="primary" id="user-save">
+          {user ? t('admin.save') : t('people.create')}
+        </button>
+        <button type="button" onClick={onCancel}>
+          {t('admin.cancel')}
+        </button>
+        {user && (
+          <button
+            type="button"
+            class={user.status === 'enabled' ? 'danger' : ''}
+            id="user-status"
+            onClick={() =>
+              void send(
+                'PATCH',
+                `/v1/user/${user.userId}`,
+                { status: user.status === 'enabled' ? 'disabled' : 'enabled' },
+                t(user.status === 'enabled' ? 'people.userDisabled' : 'people.userEnabled', { name }),
+              )
+            }
+          >
+            {user.status === 'enabled' ? t('people.disable') : t('people.enable')}
+          </button>
+        )}
+      </div>
+      {user && user.accountType === 'local' && (
+        <div class="row">
+          <div class="field">
+            <label for="user-reset-password">{t('people.resetPassword')}</label>
+            <input
+              id="user-reset-password"
+              type="password"
+              autocomplete="new-password"
+              value={newPassword}
+              aria-invalid={errors.newPassword ? 'true' : undefined}
+              aria-describedby={errors.newPassword ? 'user-reset-password-error' : undefined}
+              onInput={(e) => setNewPassword((e.target as HTMLInputElement).value)}
+            />
+            <FieldError id="user-reset-password-error" message={errors.newPassword} />
+          </div>
+          <button
+            type="button"
+            id="user-reset"
+            disabled={!newPassword}
+            onClick={() =>
+              void send('PUT', `/v1/user/${user.userId}/password`, { newPassword }, t('people.passwordSet', { name }))
+            }
+          >
+            {t('people.setPassword')}
+          </button>
+        </div>
+      )}
     </form>
   );
 }
