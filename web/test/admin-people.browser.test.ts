@@ -245,7 +245,8 @@ describe('administration: people and access in a real browser', { skip }, () => 
       const option = (label: string) =>
         other.page.$eval(
           '#user-role',
-          (select, wanted) => [...(select as HTMLSelectElement).options].find((o) => o.text.startsWith(wanted))?.disabled,
+          (select, wanted) =>
+            [...(select as HTMLSelectElement).options].find((o) => o.text.startsWith(wanted))?.disabled,
           label,
         );
       assert.equal(await option('Administrator'), true);

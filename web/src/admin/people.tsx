@@ -698,7 +698,12 @@ function Users({ me, groups }: { me: SectionProps['user']; groups: Group[] }) {
           }}
         >
           <label for="user-search">{t('people.searchUsers')}</label>
-          <input id="user-search" type="search" value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} />
+          <input
+            id="user-search"
+            type="search"
+            value={text}
+            onInput={(e) => setText((e.target as HTMLInputElement).value)}
+          />
           <button type="submit">{t('people.search')}</button>
         </form>
       )}
@@ -731,7 +736,9 @@ function Users({ me, groups }: { me: SectionProps['user']; groups: Group[] }) {
                     <td>{roleName(u.roleId)}</td>
                     <td class="col-optional">{u.groups.map(groupName).join(', ')}</td>
                     <td>
-                      <span class={`state ${u.status === 'enabled' ? 'ok' : 'bad'}`}>{t(`people.status.${u.status}`)}</span>
+                      <span class={`state ${u.status === 'enabled' ? 'ok' : 'bad'}`}>
+                        {t(`people.status.${u.status}`)}
+                      </span>
                     </td>
                     <td>
                       {u.userId !== me.userId && !roleWithin(u.roleId) && (
@@ -825,7 +832,14 @@ function UserForm({
       setPassword('');
     }
   };
-  const text = (id: string, label: string, value: string, set: (v: string) => void, field: string, type: 'text' | 'email' | 'password' = 'text') => (
+  const text = (
+    id: string,
+    label: string,
+    value: string,
+    set: (v: string) => void,
+    field: string,
+    type: 'text' | 'email' | 'password' = 'text',
+  ) => (
     <div class="field">
       <label for={id}>{label}</label>
       <input
@@ -846,7 +860,14 @@ function UserForm({
       id="user-form"
       onSubmit={(e) => {
         e.preventDefault();
-        const common = { firstName: first, lastName: last, friendlyName: friendly, email, userRoleId: roleId, groups: [...memberOf] };
+        const common = {
+          firstName: first,
+          lastName: last,
+          friendlyName: friendly,
+          email,
+          userRoleId: roleId,
+          groups: [...memberOf],
+        };
         if (user) void send('PATCH', `/v1/user/${user.userId}`, common, t('people.userSaved', { name }));
         else
           void send(
@@ -895,7 +916,8 @@ function UserForm({
           </label>
         ))}
       </fieldset>
-      {!user && text('user-new-password', t('people.initialPassword'), newPassword, setNewPassword, 'password', 'password')}
+      {!user &&
+        text('user-new-password', t('people.initialPassword'), newPassword, setNewPassword, 'password', 'password')}
       <div class="field">
         <label for="user-own-password">{t('admin.password')}</label>
         <span class="hint" id="user-own-password-hint">
