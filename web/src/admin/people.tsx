@@ -691,7 +691,6 @@ function Users({ me, groups }: { me: SectionProps['user']; groups: Group[] }) {
       {users.state !== 'forbidden' && (
         <form
           class="row"
-          role="search"
           onSubmit={(e) => {
             e.preventDefault();
             void load();
