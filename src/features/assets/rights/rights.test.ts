@@ -9,6 +9,7 @@ import { forEachEngine, json } from '../../../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
 import { startReceiver, type Receiver } from '../../../../test/helpers/receiver.ts';
 import { sweepExpiredRights } from './rights.ts';
+import { seedMissingOrganizations } from '../../metadata/index.ts';
 
 const DAY = 86_400_000;
 /** MM/dd/yyyy, the system date attributes' format, of an epoch day. */
@@ -86,6 +87,42 @@ forEachEngine('usage rights (issue 29, part 4)', (ctx) => {
       'expiration_date',
     ])
       assert.ok(attr(field), field);
+  });
+
+  it('organizations seeded before the rights fields are given them at start, after their own attributes', async () => {
+    const old = await createTestOrg(ctx());
+    const db = ctx().deps.db;
+    const rights = await db
+      .selectFrom('metadata_attributes')
+      .select('id')
+      .where('org_id', '=', old.orgId)
+      .where('search_field', 'in', ['usage_terms', 'territories', 'channels', 'rights_start_date'])
+      .execute();
+    assert.equal(rights.length, 4);
+    const ids = rights.map((r) => r.id);
+    await db.deleteFrom('metadata_group_attributes').where('attribute_id', 'in', ids).execute();
+    await db.deleteFrom('metadata_attributes').where('id', 'in', ids).execute();
+    await seedMissingOrganizations(db, ctx().clock.now(), [old.orgId]);
+    const back = await db
+      .selectFrom('metadata_group_attributes as g')
+      .innerJoin('metadata_attributes as a', 'a.id', 'g.attribute_id')
+      .select(['a.search_field', 'g.position'])
+      .where('g.org_id', '=', old.orgId)
+      .orderBy('g.position')
+      .execute();
+    assert.deepEqual(
+      back.slice(-4).map((r) => r.search_field),
+      ['usage_terms', 'territories', 'channels', 'rights_start_date'],
+    );
+    // Run again: nothing is added twice.
+    await seedMissingOrganizations(db, ctx().clock.now(), [old.orgId]);
+    const count = await db
+      .selectFrom('metadata_attributes')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('org_id', '=', old.orgId)
+      .where('search_field', '=', 'territories')
+      .executeTakeFirst();
+    assert.equal(Number(count?.n), 1);
   });
 
   it('setting, changing and clearing rights publish rm.agreement.created / updated / deleted, delivered to a real receiver', async () => {
