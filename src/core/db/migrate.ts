@@ -18,7 +18,12 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
     const postgres = conn.getExecutor().adapter instanceof PostgresAdapter;
     if (postgres) await sql`set statement_timeout = 0`.execute(conn);
     try {
-      return await new Migrator({ db: conn, provider: new StaticProvider() }).migrateToLatest();
+      return await new Migrator({
+        db: conn,
+        provider: new StaticProvider(),
+        // Numbers are reserved per change in parallel work, so one may land after a higher one ran.
+        allowUnorderedMigrations: true,
+      }).migrateToLatest();
     } finally {
       if (postgres) await sql`reset statement_timeout`.execute(conn).catch(() => {});
     }

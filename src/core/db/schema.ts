@@ -852,6 +852,11 @@ export interface AssetUploadsTable {
   status: 'open' | 'completed' | 'cancelled' | 'expired';
   /** JSON upload options ({overwriteEmbedded}) applied when the content arrives. */
   options: ColumnType<string | null, string | null | undefined, string | null>;
+  /**
+   * JSON {size, sha256, contentType} of the verified bytes, recorded before they move to their
+   * content address (migration 0031), so a repeated completion finishes with them.
+   */
+  assembled: ColumnType<string | null, string | null | undefined, string | null>;
   created_by: string;
   created_at: number;
   expires_at: number;

@@ -26,6 +26,7 @@ import * as m0026 from './0026_delivery_presets.ts';
 import * as m0027 from './0027_sso.ts';
 import * as m0029 from './0029_quotas.ts';
 import * as m0030 from './0030_usage_rights.ts';
+import * as m0031 from './0031_upload_assembled.ts';
 import * as m0033 from './0033_asset_content_links.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
@@ -57,5 +58,6 @@ export const migrations: Record<string, Migration> = {
   '0027_sso': m0027,
   '0029_quotas': m0029,
   '0030_usage_rights': m0030,
+  '0031_upload_assembled': m0031,
   '0033_asset_content_links': m0033,
 };

@@ -8,6 +8,7 @@ import { publishEvent } from '../../../core/events/index.ts';
 import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
 import { BlobTooLarge } from '../../../core/storage/index.ts';
 import { checkRoom, releaseHoldings, reserveHoldings } from '../../quotas/index.ts';
+import { outageOf } from '../../../core/outage.ts';
 import { enqueueJob, RetryJob } from '../../../core/jobs/queue.ts';
 import type { HandlersFor } from '../../../core/jobs/catalog.ts';
 import { previousVersionOf, sameContent, securityOf, templateNames, type AssetRow } from '../assets.repo.ts';
@@ -116,6 +117,7 @@ export async function recordUpload(
     part_count: input.plan.partCount,
     status: 'open',
     options: input.options ? toJson(input.options) : null,
+    assembled: null,
     created_by: input.createdBy,
     created_at: now,
     expires_at: now + deps.config.uploadUrlTtlSeconds * 1000,
@@ -361,6 +363,10 @@ const uploadStatus = async (deps: Deps, id: string) =>
 
 /** The bytes of a completion (assembled from local parts, or as stored), verified and made the asset's content. */
 async function assembleAndFinalize(deps: Deps, upload: UploadRow, input: CompleteInput): Promise<boolean> {
+  // An earlier completion verified the bytes and recorded them, then stopped (a crash, a lost
+  // connection) before or after moving them: this one finishes with them (no orphaned object).
+  const assembled = fromJson<AssembledContent | null>(upload.assembled, null);
+  if (assembled) return finalizeUpload(deps, upload, assembled);
   let received: Received | null;
   if (upload.kind === 'multipart') {
     const parts = [...(input.parts ?? [])].sort((a, b) => a.partNumber - b.partNumber);
@@ -375,7 +381,17 @@ async function assembleAndFinalize(deps: Deps, upload: UploadRow, input: Complet
       try {
         await deps.blobs.presign.complete(upload.staging_key, upload.s3_upload_id!, parts);
       } catch (error) {
-        throw invalidField('body.parts', `the storage refused the parts: ${(error as Error).message}`);
+        // An earlier completion completed the S3 upload (which is then gone) and stopped before
+        // recording it: its assembled object is there, and this completion takes it from here.
+        // (A store that cannot answer fails this look too: 503, and the completion may be sent again.)
+        const stored = await deps.blobs.head(upload.staging_key);
+        if (!stored) {
+          if (outageOf(error)) throw error;
+          throw invalidField('body.parts', `the storage refused the parts: ${(error as Error).message}`);
+        }
+        // Not all there yet: a concurrent completion is still writing it (the caller may send it again).
+        if (upload.expected_size !== null && stored.size !== upload.expected_size)
+          throw new AppError('conflict', 'Another completion of this upload is assembling it; send the request again');
       }
       received = await measureStored(deps, upload.staging_key);
     } else {
@@ -449,11 +465,27 @@ async function verifyAndFinalize(
   // default application/x-www-form-urlencoded never does); the bytes are the check on both.
   const type = verifyContentType(received.head, declaredUploadType(upload.content_type, declaredType), upload.filename);
   if ('problem' in type) await reject('header.content-type', `${type.problem}; nothing was kept`);
-  return finalizeUpload(deps, upload, {
+  const content: AssembledContent = {
     size: received.size,
     sha256: received.sha256,
     contentType: (type as { type: string }).type,
-  });
+  };
+  // Recorded before the bytes move to their content address, so a completion repeated after a
+  // crash between the move and the claim below finds them (see assembleAndFinalize).
+  await deps.db
+    .updateTable('asset_uploads')
+    .set({ assembled: toJson(content) })
+    .where('id', '=', upload.id)
+    .where('status', '=', 'open')
+    .execute();
+  return finalizeUpload(deps, upload, content);
+}
+
+/** What a completion verified, recorded on the upload (asset_uploads.assembled, migration 0031). */
+interface AssembledContent {
+  size: number;
+  sha256: string;
+  contentType: string;
 }
 
 /**
