@@ -387,6 +387,15 @@ async function assembleAndFinalize(deps: Deps, upload: UploadRow, input: Complet
         const stored = await deps.blobs.head(upload.staging_key);
         if (!stored) {
           if (outageOf(error)) throw error;
+          // A concurrent completion got further: it moved the bytes (recorded) or finished the upload.
+          const now = await deps.db
+            .selectFrom('asset_uploads')
+            .select(['status', 'assembled'])
+            .where('id', '=', upload.id)
+            .executeTakeFirst();
+          const recorded = fromJson<AssembledContent | null>(now?.assembled ?? null, null);
+          if (recorded) return finalizeUpload(deps, upload, recorded);
+          if (now?.status === 'completed') throw new AppError('conflict', 'This upload was completed meanwhile');
           throw invalidField('body.parts', `the storage refused the parts: ${(error as Error).message}`);
         }
         // Not all there yet: a concurrent completion is still writing it (the caller may send it again).
