@@ -27,7 +27,10 @@ forEachEngine(
       const created = await createAsset(ctx(), org, { filename: 'multi.bin', filesize: content.length });
       const parts = [];
       for (const { partNumber, url } of created.urls!) {
-        const res = await fetch(url, { method: 'PUT', body: content.subarray((partNumber - 1) * PART, partNumber * PART) });
+        const res = await fetch(url, {
+          method: 'PUT',
+          body: content.subarray((partNumber - 1) * PART, partNumber * PART),
+        });
         assert.equal(res.status, 200);
         parts.push({ partNumber, etag: res.headers.get('etag')! });
       }
@@ -44,11 +47,7 @@ forEachEngine(
 
     const renditionJobs = async (assetId: string) =>
       (
-        await ctx()
-          .deps.db.selectFrom('jobs')
-          .select(['payload'])
-          .where('type', '=', 'assets.renditions')
-          .execute()
+        await ctx().deps.db.selectFrom('jobs').select(['payload']).where('type', '=', 'assets.renditions').execute()
       ).filter((j) => JSON.parse(j.payload).assetId === assetId).length;
 
     it('a completion that died after S3 assembled the parts is finished by the next one, once, with no object left over', async () => {
