@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import type { HandlersFor } from '../../core/jobs/catalog.ts';
 import { actionJobHandler } from '../actions/index.ts';
-import { cleanupWork, SHARE_ACTION, SHARE_CLEANUP_JOB, shareWork } from './share.service.ts';
+import { cleanupWork, SHARE_ACTION, SHARE_CLEANUP_JOB, shareWork } from './share/share.service.ts';
 
 /** The collections feature's jobs (payloads in core/jobs/catalog.ts), for src/workers.ts. */
 export function collectionJobHandlers(deps: Deps): HandlersFor<typeof SHARE_ACTION | typeof SHARE_CLEANUP_JOB> {

@@ -24,7 +24,7 @@ import {
 } from './collections.service.ts';
 import { listCollectionAssets, searchCollections, searchInCollection } from './collections-search.service.ts';
 import { KeywordSearchBodySchema, SearchResultSchema } from '../search/index.ts';
-import { shareRoutes } from './share.routes.ts';
+import { shareRoutes } from './share/share.routes.ts';
 
 const tags = ['collections'];
 const emptyBody = async (request: { body: unknown }) => {

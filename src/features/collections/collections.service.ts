@@ -22,7 +22,7 @@ import {
   visibleMemberFileIds,
   type CollectionRow,
 } from './collections.repo.ts';
-import { checkCollectionMetadata } from './collection-metadata.ts';
+import { checkCollectionMetadata } from './metadata/collection-metadata.ts';
 import {
   assertNoRestrictedItems,
   hiddenAttributesFor,

@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { PassThrough, type Readable } from 'node:stream';
 import { Zip, ZipDeflate, ZipPassThrough } from 'fflate';
-import type { BlobStore, PutResult } from '../../core/storage/blob-store.ts';
+import type { BlobStore, PutResult } from '../../../core/storage/blob-store.ts';
 
 /** One file of an archive: its name inside the zip and the stored object holding its bytes. */
 export interface ZipEntrySource {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
-import { metadataApi, rnd } from '../../../test/helpers/metadata.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
+import { metadataApi, rnd } from '../../../../test/helpers/metadata.ts';
 
 // Collections are a metadata write path too: with a template, values go through the validation library.
 forEachEngine('collections: metadata checked against the collection template', (ctx) => {

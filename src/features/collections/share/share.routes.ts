@@ -1,10 +1,10 @@
 import { Type } from 'typebox';
-import { docRequired } from '../../core/http/doc-schema.ts';
-import type { Deps } from '../../deps.ts';
-import type { App } from '../../core/http/app-types.ts';
-import { principalOf } from '../../core/http/authenticate.ts';
-import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
-import { SignedQuery } from '../assets/index.ts';
+import { docRequired } from '../../../core/http/doc-schema.ts';
+import type { Deps } from '../../../deps.ts';
+import type { App } from '../../../core/http/app-types.ts';
+import { principalOf } from '../../../core/http/authenticate.ts';
+import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
+import { SignedQuery } from '../../assets/index.ts';
 import { revokeShare, serveShare, shareCollection } from './share.service.ts';
 
 const tags = ['collections'];

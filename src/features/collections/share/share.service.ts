@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { permissionsOn } from '../../core/authz/authorize.ts';
-import { permitted, requireAction } from '../../core/authz/permissions.ts';
-import { isPrivilege } from '../../core/authz/catalog.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import { fromJson, toJson } from '../../core/db/json.ts';
-import { publishEvent } from '../../core/events/index.ts';
-import { AppError, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
-import { enqueueJob } from '../../core/jobs/queue.ts';
-import type { Deps } from '../../deps.ts';
-import { ActionCancelled, actionCreator, createAction, type ActionContext } from '../actions/index.ts';
+import { permissionsOn } from '../../../core/authz/authorize.ts';
+import { permitted, requireAction } from '../../../core/authz/permissions.ts';
+import { isPrivilege } from '../../../core/authz/catalog.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { fromJson, toJson } from '../../../core/db/json.ts';
+import { publishEvent } from '../../../core/events/index.ts';
+import { AppError, forbidden, invalidField, notFound } from '../../../core/http/errors.ts';
+import { enqueueJob } from '../../../core/jobs/queue.ts';
+import type { Deps } from '../../../deps.ts';
+import { ActionCancelled, actionCreator, createAction, type ActionContext } from '../../actions/index.ts';
 import {
   callerPermissions,
   checkShareMailLimits,
@@ -22,11 +22,11 @@ import {
   verifySignedPath,
   type MailMessage,
   type ShareSource,
-} from '../assets/index.ts';
-import { enabledUserIdByEmail, loadUserPrincipal } from '../identity/index.ts';
-import { templatesHiddenFrom } from '../metadata/index.ts';
-import { memberFileIds } from './collections.repo.ts';
-import { loadVisibleCollection } from './collections.service.ts';
+} from '../../assets/index.ts';
+import { enabledUserIdByEmail, loadUserPrincipal } from '../../identity/index.ts';
+import { templatesHiddenFrom } from '../../metadata/index.ts';
+import { memberFileIds } from '../collections.repo.ts';
+import { loadVisibleCollection } from '../collections.service.ts';
 import { ZIP_LIMIT_BYTES, entryName, writeZip, type ZipEntrySource } from './share.zip.ts';
 
 export const SHARE_ACTION = 'collections.share';

@@ -1,8 +1,8 @@
-import type { Principal } from '../../core/authz/principal.ts';
-import type { DbOrTrx } from '../../core/db/connect.ts';
-import { invalidField } from '../../core/http/errors.ts';
-import { isUuid } from '../../core/ids.ts';
-import { canUseTemplate, loadTemplate, metadataInvalid, validateMetadata } from '../metadata/index.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../../core/db/connect.ts';
+import { invalidField } from '../../../core/http/errors.ts';
+import { isUuid } from '../../../core/ids.ts';
+import { canUseTemplate, loadTemplate, metadataInvalid, validateMetadata } from '../../metadata/index.ts';
 
 /**
  * A collection's metadata goes through the same validation library as assets' when the
