@@ -383,9 +383,9 @@ export async function oauthRoutes(v1: App, deps: Deps, hooks: OAuthHooks = {}): 
             security: [],
             querystring: EndSessionQuerySchema,
             response: {
-              200: Html,
+              200: Html('A page saying the session has ended'),
               303: Type.Null({ description: 'On to the provider or back to the client' }),
-              400: Html,
+              400: HtmlOrError('A page naming what is wrong with the request'),
             },
           },
         },
