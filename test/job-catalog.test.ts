@@ -36,8 +36,10 @@ function enqueuedTypes(): { name: string; where: string }[] {
       const property = call.arguments.map((a) => firstPropertyNamed(a, 'type')).find((p) => p !== undefined);
       if (property === undefined) continue;
       const at = where(source, call);
-      const expr = ts.isPropertyAssignment(property) ? property.initializer : property.name;
-      // actions.service.ts passes its caller's type through (spec.type): the callers are scanned themselves.
+      let expr: ts.Expression = ts.isPropertyAssignment(property) ? property.initializer : property.name;
+      while (ts.isAsExpression(expr) || ts.isParenthesizedExpression(expr)) expr = expr.expression;
+      // actions.service.ts passes a type through (spec.type from its callers, action.type when an
+      // Action resumes): the callers that first enqueue it are scanned themselves.
       if (ts.isPropertyAccessExpression(expr)) continue;
       const name = stringValue(expr) ?? (ts.isIdentifier(expr) ? constants.get(expr.text) : undefined);
       assert.ok(name, `${at}: the job type ${expr.getText(source)} is not a string constant this test can resolve`);

@@ -396,7 +396,6 @@ export async function resumeAction(deps: Deps, principal: Principal, id: string)
     );
   const now = deps.clock.now();
   const jobId = newId(now);
-  const type = action.type as ActionJobType;
   await deps.db.transaction().execute(async (trx) => {
     const moved = await trx
       .updateTable('actions')
@@ -406,7 +405,13 @@ export async function resumeAction(deps: Deps, principal: Principal, id: string)
       .where('status', 'in', ['cancelled', 'failed'])
       .executeTakeFirst();
     if (Number(moved.numUpdatedRows) === 0) throw new AppError('conflict', 'The action was resumed already');
-    await enqueueJob(trx, now, { id: jobId, type, orgId: principal.orgId, payload: { actionId: id }, maxAttempts: 3 });
+    await enqueueJob(trx, now, {
+      id: jobId,
+      type: action.type as ActionJobType,
+      orgId: principal.orgId,
+      payload: { actionId: id },
+      maxAttempts: 3,
+    });
   });
   deps.jobs.wake();
   return getAction(deps, principal, id);
