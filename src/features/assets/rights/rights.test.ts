@@ -81,8 +81,8 @@ forEachEngine('usage rights (issue 29, part 4)', (ctx) => {
     for (const field of [
       'usage_rights',
       'usage_terms',
-      'territories',
-      'channels',
+      'rights_territories',
+      'rights_channels',
       'rights_start_date',
       'expiration_date',
     ])
@@ -96,7 +96,7 @@ forEachEngine('usage rights (issue 29, part 4)', (ctx) => {
       .selectFrom('metadata_attributes')
       .select('id')
       .where('org_id', '=', old.orgId)
-      .where('search_field', 'in', ['usage_terms', 'territories', 'channels', 'rights_start_date'])
+      .where('search_field', 'in', ['usage_terms', 'rights_territories', 'rights_channels', 'rights_start_date'])
       .execute();
     assert.equal(rights.length, 4);
     const ids = rights.map((r) => r.id);
@@ -112,7 +112,7 @@ forEachEngine('usage rights (issue 29, part 4)', (ctx) => {
       .execute();
     assert.deepEqual(
       back.slice(-4).map((r) => r.search_field),
-      ['usage_terms', 'territories', 'channels', 'rights_start_date'],
+      ['usage_terms', 'rights_territories', 'rights_channels', 'rights_start_date'],
     );
     // Run again: nothing is added twice.
     await seedMissingOrganizations(db, ctx().clock.now(), [old.orgId]);
@@ -120,7 +120,7 @@ forEachEngine('usage rights (issue 29, part 4)', (ctx) => {
       .selectFrom('metadata_attributes')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('org_id', '=', old.orgId)
-      .where('search_field', '=', 'territories')
+      .where('search_field', '=', 'rights_territories')
       .executeTakeFirst();
     assert.equal(Number(count?.n), 1);
   });
@@ -131,19 +131,19 @@ forEachEngine('usage rights (issue 29, part 4)', (ctx) => {
     const id = await create([
       { name: 'Usage Rights', value: 'Rights Managed' },
       { name: 'Usage Terms', value: 'Print and web, no broadcast' },
-      { name: 'Territories', value: ['Europe', 'North America'] },
-      { name: 'Channels', value: ['Web'] },
+      { name: 'Rights Territories', value: ['Europe', 'North America'] },
+      { name: 'Rights Channels', value: ['Web'] },
       { name: 'Rights Start Date', value: us(now - 10 * DAY) },
       { name: 'Expiration Date', value: us(now + 30 * DAY) },
     ]);
-    await patch(id, [{ name: 'Channels', value: ['Web', 'Print'] }]);
+    await patch(id, [{ name: 'Rights Channels', value: ['Web', 'Print'] }]);
     // Metadata other than rights: no rm event.
     await patch(id, [{ name: 'Title', value: 'Not a right' }]);
     await patch(id, [
       { name: 'Usage Rights', value: null },
       { name: 'Usage Terms', value: null },
-      { name: 'Territories', value: null },
-      { name: 'Channels', value: null },
+      { name: 'Rights Territories', value: null },
+      { name: 'Rights Channels', value: null },
       { name: 'Rights Start Date', value: null },
       { name: 'Expiration Date', value: null },
     ]);
@@ -211,12 +211,12 @@ forEachEngine('usage rights (issue 29, part 4)', (ctx) => {
     const now = ctx().clock.now();
     const soon = await create([
       { name: 'Title', value: 'zqxrights soon' },
-      { name: 'Territories', value: ['Oceania'] },
+      { name: 'Rights Territories', value: ['Oceania'] },
       { name: 'Expiration Date', value: us(now + 5 * DAY) },
     ]);
     const later = await create([
       { name: 'Title', value: 'zqxrights later' },
-      { name: 'Territories', value: ['Oceania'] },
+      { name: 'Rights Territories', value: ['Oceania'] },
       { name: 'Expiration Date', value: us(now + 90 * DAY) },
     ]);
     const search = async (body: Record<string, unknown>) => {
@@ -234,9 +234,9 @@ forEachEngine('usage rights (issue 29, part 4)', (ctx) => {
       within30.result.map((r: { objectId: string }) => r.objectId),
       [soon],
     );
-    const all = await search({ facets: ['Territories'] });
+    const all = await search({ facets: ['Rights Territories'] });
     assert.deepEqual(all.result.map((r: { objectId: string }) => r.objectId).sort(), [soon, later].sort());
-    const territories = all.facets.find((f: { facet_name: string }) => f.facet_name === 'Territories');
+    const territories = all.facets.find((f: { facet_name: string }) => f.facet_name === 'Rights Territories');
     assert.deepEqual(territories?.values, [{ key: 'Oceania', doc_count: 2 }]);
   });
 });

@@ -18,8 +18,8 @@ import type { Deps } from '../../../deps.ts';
 export const RIGHTS_FIELDS = {
   license: 'usage_rights',
   usageTerms: 'usage_terms',
-  territories: 'territories',
-  channels: 'channels',
+  territories: 'rights_territories',
+  channels: 'rights_channels',
   startDate: 'rights_start_date',
   expiryDate: 'expiration_date',
 } as const;
