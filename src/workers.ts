@@ -48,14 +48,14 @@ export function startWorkers(deps: Deps): Worker {
   const sealer = startAuditSealer(deps);
   // Renditions left pending with no live job (lost to a crash or an old outage) are enqueued again, at start and every 5 min.
   const sweep = startPendingRenditionSweep(deps);
-  // Usage rights: the hourly expiry sweep is enqueued once per hour across processes (features/assets/rights).
+  // Usage rights: the hourly expiry sweep is enqueued once per hour across processes (features/assets/rights),
+  // the first a minute after start, so an idle start runs no job (test/lean-start.test.ts).
   const rightsState = { hour: -1 };
   const scheduleRights = () =>
     scheduleRightsSweep(deps, rightsState).then(
       () => deps.jobs.wake(),
       (error: unknown) => deps.log.warn({ err: error }, 'could not schedule the rights expiry sweep'),
     );
-  void scheduleRights();
   const rightsTimer = setInterval(() => void scheduleRights(), 60_000);
   rightsTimer.unref();
   return {

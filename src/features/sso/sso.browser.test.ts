@@ -88,7 +88,7 @@ for (const engine of ENGINES) {
         rmSync(profile, { recursive: true, force: true });
       }
       const back = new URL(landed);
-      assert.equal(back.searchParams.get('state'), request.state);
+      assert.equal(back.searchParams.get('state'), request.state, `landed on ${landed}`);
       const tokens = await exchange(rp.config.publicUrl, {
         grant_type: 'authorization_code',
         code: back.searchParams.get('code')!,
