@@ -44,8 +44,8 @@ forEachEngine(
           'system_file_size',
           'system_file_type',
           'usage_terms',
-          'territories',
-          'channels',
+          'rights_territories',
+          'rights_channels',
           'rights_start_date',
         ],
       );
