@@ -80,7 +80,10 @@ for (const engine of ENGINES) {
         await Promise.all([page.waitForURL((u) => u.toString().startsWith(idp.config.publicUrl)), link.click()]);
         await page.fill('#username', person.username);
         await page.fill('#password', person.password);
-        await Promise.all([page.waitForURL((u) => u.toString().startsWith(appCallback) && u.searchParams.has('state')), page.click('#allow')]);
+        await Promise.all([
+          page.waitForURL((u) => u.toString().startsWith(appCallback) && u.searchParams.has('state')),
+          page.click('#allow'),
+        ]);
         landed = page.url();
         assert.equal(violations.length, 0, violations.join('\n'));
       } finally {
