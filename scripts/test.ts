@@ -1,6 +1,12 @@
-// Runs every test file once with node:test. Each file covers both engines (SQLite and
-// PostgreSQL); see test/helpers/context.ts. web/test holds the web app's browser tests (one real server, SQLite). Extra arguments narrow the files: `npm test -- src/features/identity`.
-import { spawnSync } from 'node:child_process';
+// Runs every test file with node:test, each file in its own process and process group, a few at a time.
+// Each file covers both engines (SQLite and PostgreSQL; see test/helpers/context.ts); web/test holds the web
+// app's browser tests (one real server, SQLite). Extra arguments narrow the files: `npm test -- src/features/identity`.
+//
+// Why not `node --test` with every file: its runner has no limit per file, and it waits for a file's output pipes
+// to close, so one stuck file (a hung browser, or a server it started and never stopped) holds the whole run until
+// CI is killed. Here a file that passes its limit is killed with everything it started, and reported as failed.
+// A real-browser file (*.browser.test.ts) that fails is run once more on its own, and both runs are printed.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -17,20 +23,134 @@ function collect(dir: string, out: string[]): string[] {
 }
 
 const filters = process.argv.slice(2);
+const isBrowser = (file: string) => file.endsWith('.browser.test.ts');
 const files = [...collect('src', []), ...collect('test', []), ...collect('web/test', [])]
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
-  .sort();
+  .sort()
+  // The long real-browser files start first, so that they do not end the run alone.
+  .sort((a, b) => Number(isBrowser(b)) - Number(isBrowser(a)));
 if (files.length === 0) {
   console.error(`No test files match ${filters.join(' ')}`);
   process.exit(1);
 }
-const concurrency = process.env.TESSERA_TEST_CONCURRENCY ?? '3';
-// A test, suite or hook still running after 8 minutes has hung (the slowest suite takes about 25 s):
-// it fails with a timeout instead of holding the run (and CI) until it is killed.
-const timeout = process.env.TESSERA_TEST_TIMEOUT_MS ?? '480000';
-const result = spawnSync(
-  process.execPath,
-  ['--test', `--test-concurrency=${concurrency}`, `--test-timeout=${timeout}`, '--test-reporter=spec', ...files],
-  { stdio: 'inherit' },
-);
-process.exit(result.status ?? 1);
+const concurrency = Math.max(1, Number(process.env.TESSERA_TEST_CONCURRENCY ?? '3'));
+// A test, suite or hook still running after 8 minutes has hung (the slowest test takes well under a minute).
+const testTimeout = process.env.TESSERA_TEST_TIMEOUT_MS ?? '480000';
+// A whole file still running after 15 minutes is killed (the slowest file takes about 70 s alone).
+const fileTimeout = Number(process.env.TESSERA_TEST_FILE_TIMEOUT_MS ?? '900000');
+
+const COUNTS = ['tests', 'suites', 'pass', 'fail', 'cancelled', 'skipped', 'todo'] as const;
+type Counts = Record<(typeof COUNTS)[number], number>;
+interface Outcome {
+  file: string;
+  ok: boolean;
+  counts: Counts;
+  output: string;
+  note?: string;
+}
+
+const running = new Set<ChildProcess>();
+
+function killGroup(child: ChildProcess): void {
+  try {
+    if (child.pid) process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
+function runFile(file: string): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [`--test-timeout=${testTimeout}`, '--test-reporter=spec', file], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    running.add(child);
+    let output = '';
+    child.stdout!.on('data', (chunk) => {
+      output += String(chunk);
+    });
+    child.stderr!.on('data', (chunk) => {
+      output += String(chunk);
+    });
+    let note: string | undefined;
+    const limit = setTimeout(() => {
+      note = `killed: the file was still running after ${Math.round(fileTimeout / 1000)} s`;
+      killGroup(child);
+    }, fileTimeout);
+    child.once('exit', (code, signal) => {
+      clearTimeout(limit);
+      // Whatever the file started and left behind (a server, a worker) goes with it; a grandchild that still holds
+      // the output pipes must not hold the run, so the rest of the output is read for a moment at most.
+      setTimeout(() => {
+        killGroup(child);
+        child.stdout!.destroy();
+        child.stderr!.destroy();
+        running.delete(child);
+        const counts = Object.fromEntries(
+          COUNTS.map((name) => [name, Number(new RegExp(`^ℹ ${name} (\\d+)$`, 'm').exec(output)?.[1] ?? 0)]),
+        ) as Counts;
+        const ok = code === 0 && note === undefined && counts.fail === 0 && counts.cancelled === 0;
+        if (!ok && counts.fail + counts.cancelled === 0) counts.fail = 1;
+        if (note === undefined && code !== 0) note = `exited with ${signal ?? `code ${code}`}`;
+        resolve({ file, ok, counts, output, note });
+      }, 500);
+    });
+  });
+}
+
+function print(outcome: Outcome, label = ''): void {
+  process.stdout.write(`\n── ${outcome.file}${label}\n${outcome.output}`);
+  if (outcome.note) process.stdout.write(`✖ ${outcome.file}: ${outcome.note}\n`);
+}
+
+async function main(): Promise<number> {
+  const started = Date.now();
+  const queue = [...files];
+  const outcomes: Outcome[] = [];
+  const retried: string[] = [];
+  async function lane(): Promise<void> {
+    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+      let outcome = await runFile(file);
+      print(outcome);
+      if (!outcome.ok && isBrowser(file)) {
+        retried.push(file);
+        outcome = await runFile(file);
+        print(outcome, ' (run again: a real-browser file that failed gets one more run)');
+      }
+      outcomes.push(outcome);
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, lane));
+
+  const total = Object.fromEntries(
+    COUNTS.map((name) => [name, outcomes.reduce((sum, o) => sum + o.counts[name], 0)]),
+  ) as Counts;
+  const failed = outcomes.filter((o) => !o.ok);
+  process.stdout.write('\n');
+  for (const o of retried) {
+    const last = outcomes.find((x) => x.file === o);
+    process.stdout.write(`ℹ run twice: ${o} (${last?.ok ? 'passed the second time' : 'failed both times'})\n`);
+  }
+  if (failed.length > 0) {
+    process.stdout.write('\n✖ failing files:\n');
+    for (const o of failed) {
+      process.stdout.write(`\n${o.file}${o.note ? ` (${o.note})` : ''}\n`);
+      const at = o.output.indexOf('✖ failing tests:');
+      if (at >= 0) process.stdout.write(`${o.output.slice(at)}\n`);
+    }
+  }
+  process.stdout.write(`\nℹ files ${outcomes.length}\n`);
+  for (const name of COUNTS) process.stdout.write(`ℹ ${name} ${total[name]}\n`);
+  process.stdout.write(`ℹ duration_ms ${Date.now() - started}\n`);
+  process.stdout.write(`${total.pass} passed, ${total.fail + total.cancelled} failed, ${total.skipped} skipped\n`);
+  return failed.length === 0 ? 0 : 1;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    for (const child of running) killGroup(child);
+    process.exit(1);
+  });
+}
+main().then((code) => process.exit(code));

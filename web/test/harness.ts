@@ -85,7 +85,10 @@ export async function startServer(extraEnv: Record<string, string> = {}): Promis
     async stop() {
       if (child.exitCode === null) {
         child.kill('SIGTERM');
+        // A server that does not stop within 15 s of SIGTERM is killed, so that a stuck shutdown cannot hold the test.
+        const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
         await new Promise((resolve) => child.once('exit', resolve));
+        clearTimeout(kill);
       }
       rmSync(dataDir, { recursive: true, force: true });
     },

@@ -71,6 +71,12 @@ for (const engine of ENGINES) {
       let landed = '';
       try {
         const page = await browser.newPage();
+        // The app's own callback page would spend the code and move on to /app/; the test answers it itself so
+        // that the code and state stay in the URL for the exchange below.
+        await page.route(
+          (u) => u.toString().startsWith(appCallback),
+          (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'callback' }),
+        );
         page.on('console', (message) => {
           if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
         });
