@@ -12,24 +12,7 @@ import { forEachEngine, type TestContext } from './helpers/context.ts';
 import { createTestOrg, type TestOrg } from './helpers/factories.ts';
 import { PROTOTYPE_NAMES } from '../src/core/lookup.ts';
 import { jpeg, uploadAsset } from './helpers/assets.ts';
-
-type Schema = {
-  $ref?: string;
-  type?: string | string[];
-  properties?: Record<string, Schema>;
-  items?: Schema;
-  anyOf?: Schema[];
-  oneOf?: Schema[];
-  allOf?: Schema[];
-  enum?: unknown[];
-  const?: unknown;
-  format?: string;
-  minimum?: number;
-};
-interface Operation {
-  parameters?: { in: string; name: string }[];
-  requestBody?: { content?: Record<string, { schema?: Schema }> };
-}
+import { documented } from './helpers/documented.ts';
 
 /** Pages for a person's browser: their 400 is an HTML page on purpose. */
 const HTML_PAGES = [
@@ -42,9 +25,6 @@ const HTML_PAGES = [
 /** Single sign-on's start link (a browser page too); the provider administration next to it answers JSON. */
 const isHtmlPage = (url: string) =>
   HTML_PAGES.some((p) => url.startsWith(p)) || /^\/v1\/sso\/providers\/[^/?]+\/signin(\?|$)/.test(url);
-/** Routes that end the caller's own sign-in or change its password: the rest of the run needs them. */
-const ENDS_OWN_SESSION = /\/auth\/token$|\/auth\/sessions$|password/;
-
 const BAD_VALUES: unknown[] = [
   null,
   -1,
@@ -91,43 +71,6 @@ const BAD_QUERY_VALUES = [
 ];
 const PLACEHOLDER_ID = '0190a4b2-0000-7000-8000-000000000000';
 const WHOLE_BODY_NAMES = new Set<string>(['__proto__', 'constructor', 'toString']);
-
-type Doc = { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Schema> } };
-
-/** The OpenAPI document, and a plausible value for any of its schemas (the bodies mutations start from). */
-async function documented(ctx: TestContext) {
-  const doc = JSON.parse((await ctx.inject({ method: 'GET', url: '/openapi.json' })).body) as Doc;
-  const resolve = (s: Schema | undefined): Schema | undefined =>
-    s?.$ref ? resolve(doc.components.schemas[s.$ref.split('/').pop()!]) : s;
-  const example = (raw: Schema | undefined, depth = 0): unknown => {
-    const s = resolve(raw);
-    if (!s || depth > 5) return null;
-    if (s.anyOf ?? s.oneOf) return example((s.anyOf ?? s.oneOf)![0], depth + 1);
-    if (s.allOf) return Object.assign({}, ...s.allOf.map((x) => example(x, depth + 1)));
-    if (s.enum) return s.enum[0];
-    if (s.const !== undefined) return s.const;
-    const type = Array.isArray(s.type) ? s.type[0] : s.type;
-    if (type === 'object' || s.properties)
-      return Object.fromEntries(Object.entries(s.properties ?? {}).map(([k, v]) => [k, example(v, depth + 1)]));
-    if (type === 'array') return [example(s.items, depth + 1)];
-    if (type === 'string')
-      return s.format === 'email' ? 'someone@example.test' : s.format === 'uri' ? 'http://127.0.0.1:9/x' : 'x';
-    if (type === 'integer' || type === 'number') return s.minimum ?? 1;
-    return type === 'boolean' ? true : null;
-  };
-  /** Every documented operation the fuzz may call (not those ending the caller's own sign-in). */
-  const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
-    Object.entries(ops)
-      .filter(([verb]) => ['get', 'post', 'put', 'patch', 'delete'].includes(verb) && !ENDS_OWN_SESSION.test(path))
-      .map(([verb, operation]) => ({
-        path,
-        method: verb.toUpperCase(),
-        operation,
-        body: example(operation.requestBody?.content?.['application/json']?.schema),
-      })),
-  );
-  return { operations };
-}
 
 /** Sends requests as the organization's administrator; collects every 5xx and every non-JSON error. */
 function sender(ctx: () => TestContext, org: () => TestOrg) {
