@@ -45,7 +45,7 @@ import { hiddenOf, presentLegacy, presentSimplified } from './views/present.ts';
 import { seesSensitiveData } from '../metadata/index.ts';
 import { verifySignedPath } from './upload/signed-urls.ts';
 import { templateOf } from './metadata-seam.ts';
-import { completeUpload, receivePart, receiveSingle } from './upload/uploads.service.ts';
+import { completeUpload, receivePart, receiveSingle, uploadedAssetFileIds } from './upload/uploads.service.ts';
 
 const tags = ['assets'];
 /** POST /v1/assets/bulk accepts bodies up to this size (or TESSERA_BODY_LIMIT_BYTES when larger): 1000 items of up to ~16 KB each. */
@@ -234,11 +234,7 @@ export function assetRoutes(app: App, deps: Deps): void {
     },
     async (request) => {
       const { upload, status } = await completeUpload(deps, principalOf(request), request.body);
-      const asset = await deps.db
-        .selectFrom('assets')
-        .select(['file_id', 'original_file_id'])
-        .where('id', '=', upload.asset_id)
-        .executeTakeFirst();
+      const asset = await uploadedAssetFileIds(deps, upload.asset_id);
       const fileId = asset?.file_id ?? request.body.fileId ?? upload.asset_id;
       return {
         fileId,

@@ -752,3 +752,15 @@ export function uploadJobHandlers(deps: Deps): HandlersFor<typeof UPLOAD_EXPIRE_
     },
   };
 }
+
+/** The file ids of the asset an upload fed (for the answer of FinishUpload); undefined once it is purged. */
+export function uploadedAssetFileIds(
+  deps: Deps,
+  assetId: string,
+): Promise<{ file_id: string; original_file_id: string } | undefined> {
+  return deps.db
+    .selectFrom('assets')
+    .select(['file_id', 'original_file_id'])
+    .where('id', '=', assetId)
+    .executeTakeFirst();
+}
