@@ -133,6 +133,87 @@ export function FieldError({ id, message }: { id: string; message?: string }) {
   ) : null;
 }
 
+/** A labelled input whose value is text, with the API's problem with its field beneath it. */
+export function TextField({
+  id,
+  label,
+  value,
+  onInput,
+  error,
+  type = 'text',
+  maxLength,
+}: {
+  id: string;
+  label: string;
+  value: string;
+  onInput: (value: string) => void;
+  error?: string;
+  type?: 'text' | 'email' | 'password';
+  maxLength?: number;
+}) {
+  return (
+    <div class="field">
+      <label for={id}>{label}</label>
+      <input
+        id={id}
+        type={type as 'text'}
+        required
+        maxLength={maxLength}
+        value={value}
+        aria-invalid={error ? 'true' : undefined}
+        aria-describedby={error ? `${id}-error` : undefined}
+        onInput={(e) => onInput((e.target as HTMLInputElement).value)}
+      />
+      <FieldError id={`${id}-error`} message={error} />
+    </div>
+  );
+}
+
+/** A problem of the whole form (not of one field), announced when it appears. */
+export function FormError({ message }: { message?: string }) {
+  return message ? (
+    <p class="error" role="alert">
+      {message}
+    </p>
+  ) : null;
+}
+
+/**
+ * An editor's buttons: save and cancel, and for a record that exists, Delete, which asks once more
+ * ("Delete {name}?") before `onDelete` runs. Ids are `${id}-save`, `${id}-delete` and `${id}-delete-yes`.
+ */
+export function EditorActions({
+  id,
+  onCancel,
+  deletes,
+}: {
+  id: string;
+  onCancel: () => void;
+  deletes?: { name: string; run: () => Promise<void> };
+}) {
+  const [confirming, setConfirming] = useState(false);
+  return (
+    <div class="row">
+      <button type="submit" class="primary" id={`${id}-save`}>
+        {t('admin.save')}
+      </button>
+      <button type="button" onClick={onCancel}>
+        {t('admin.cancel')}
+      </button>
+      {deletes && !confirming && (
+        <button type="button" class="danger" id={`${id}-delete`} onClick={() => setConfirming(true)}>
+          {t('admin.delete')}
+        </button>
+      )}
+      {deletes && confirming && (
+        <button type="button" class="danger" id={`${id}-delete-yes`} onClick={deletes.run}>
+          {t('admin.confirmDelete', { name: deletes.name })}
+        </button>
+      )}
+    </div>
+  );
+}
+
 export function when(iso: string | null | undefined): string {
   return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : t('admin.never');
 }

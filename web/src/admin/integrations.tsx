@@ -2,7 +2,17 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, reason } from '../api.ts';
 import { t } from '../messages.ts';
 import { linkClick, navigate } from '../router.ts';
-import { Ceiling, FieldError, fieldErrors, isForbidden, SecretBox, when, withOwnSignIn } from './common.tsx';
+import {
+  Ceiling,
+  FieldError,
+  FormError,
+  fieldErrors,
+  isForbidden,
+  SecretBox,
+  TextField,
+  when,
+  withOwnSignIn,
+} from './common.tsx';
 import type { SectionProps } from './loader.tsx';
 
 /** Integrations: API keys and webhook endpoints (with an endpoint's own page and delivery log). */
@@ -289,19 +299,14 @@ function KeyForm({
       }}
     >
       <h3>{t('keys.new')}</h3>
-      <div class="field">
-        <label for="key-name">{t('keys.name')}</label>
-        <input
-          id="key-name"
-          required
-          maxLength={100}
-          value={name}
-          aria-invalid={errors.name ? 'true' : undefined}
-          aria-describedby={errors.name ? 'key-name-error' : undefined}
-          onInput={(e) => setName((e.target as HTMLInputElement).value)}
-        />
-        <FieldError id="key-name-error" message={errors.name} />
-      </div>
+      <TextField
+        id="key-name"
+        label={t('keys.name')}
+        maxLength={100}
+        value={name}
+        onInput={setName}
+        error={errors.name}
+      />
       <div class="field">
         <label for="key-role">{t('keys.role')}</label>
         <select
@@ -350,11 +355,7 @@ function KeyForm({
         />
         <FieldError id="key-password-error" message={errors.password} />
       </div>
-      {errors.form && (
-        <p class="error" role="alert">
-          {errors.form}
-        </p>
-      )}
+      <FormError message={errors.form} />
       <div>
         <button type="submit" class="primary" id="key-create" disabled={busy || !chosen}>
           {t('keys.create')}
@@ -625,11 +626,7 @@ function EndpointForm({ endpoint, onSaved }: { endpoint?: Endpoint; onSaved: (se
           <FieldError id="hook-timeoutSeconds-error" message={errors.timeoutSeconds} />
         </div>
       </div>
-      {errors.form && (
-        <p class="error" role="alert">
-          {errors.form}
-        </p>
-      )}
+      <FormError message={errors.form} />
       {done && (
         <p class="notice" role="status">
           {t('admin.saved')}

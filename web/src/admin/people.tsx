@@ -1,7 +1,16 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, reason } from '../api.ts';
 import { t } from '../messages.ts';
-import { Ceiling, FieldError, fieldErrors, isForbidden, withOwnSignIn } from './common.tsx';
+import {
+  Ceiling,
+  EditorActions,
+  FieldError,
+  FormError,
+  fieldErrors,
+  isForbidden,
+  TextField,
+  withOwnSignIn,
+} from './common.tsx';
 import type { SectionProps } from './loader.tsx';
 
 interface Role {
@@ -179,7 +188,6 @@ function RoleForm({
   const [name, setName] = useState(role?.name ?? '');
   const [chosen, setChosen] = useState<Set<string>>(new Set(role?.privileges ?? []));
   const [errors, setErrors] = useState<Record<string, string>>({});
-  const [confirmDelete, setConfirmDelete] = useState(false);
   const fail = (e: unknown) => {
     const f = fieldErrors(e);
     setErrors(Object.keys(f).length > 0 ? f : { form: reason(e) });
@@ -202,19 +210,14 @@ function RoleForm({
       }}
     >
       <h3>{role ? t('people.editRole', { name: role.name }) : t('people.newRole')}</h3>
-      <div class="field">
-        <label for="role-name">{t('people.name')}</label>
-        <input
-          id="role-name"
-          required
-          maxLength={100}
-          value={name}
-          aria-invalid={errors.name ? 'true' : undefined}
-          aria-describedby={errors.name ? 'role-name-error' : undefined}
-          onInput={(e) => setName((e.target as HTMLInputElement).value)}
-        />
-        <FieldError id="role-name-error" message={errors.name} />
-      </div>
+      <TextField
+        id="role-name"
+        label={t('people.name')}
+        maxLength={100}
+        value={name}
+        onInput={setName}
+        error={errors.name}
+      />
       <fieldset class="checks">
         <legend>{t('people.privileges')}</legend>
         {privileges.map((p) => (
@@ -235,41 +238,26 @@ function RoleForm({
           </label>
         ))}
       </fieldset>
-      {errors.form && (
-        <p class="error" role="alert">
-          {errors.form}
-        </p>
-      )}
-      <div class="row">
-        <button type="submit" class="primary" id="role-save">
-          {t('admin.save')}
-        </button>
-        <button type="button" onClick={onCancel}>
-          {t('admin.cancel')}
-        </button>
-        {role && !confirmDelete && (
-          <button type="button" class="danger" id="role-delete" onClick={() => setConfirmDelete(true)}>
-            {t('admin.delete')}
-          </button>
-        )}
-        {role && confirmDelete && (
-          <button
-            type="button"
-            class="danger"
-            id="role-delete-yes"
-            onClick={async () => {
-              try {
-                await api('DELETE', `/v1/roles/${role.id}`);
-                onDone(t('people.roleDeleted', { name: role.name }));
-              } catch (err) {
-                fail(err);
+      <FormError message={errors.form} />
+      <EditorActions
+        id="role"
+        onCancel={onCancel}
+        deletes={
+          role
+            ? {
+                name: role.name,
+                run: async () => {
+                  try {
+                    await api('DELETE', `/v1/roles/${role.id}`);
+                    onDone(t('people.roleDeleted', { name: role.name }));
+                  } catch (err) {
+                    fail(err);
+                  }
+                },
               }
-            }}
-          >
-            {t('admin.confirmDelete', { name: role.name })}
-          </button>
-        )}
-      </div>
+            : undefined
+        }
+      />
     </form>
   );
 }
@@ -304,11 +292,7 @@ function Groups({ groups, reload }: { groups: Load<Group[]>; reload: () => Promi
           {notice}
         </p>
       )}
-      {errors.form && (
-        <p class="error" role="alert">
-          {errors.form}
-        </p>
-      )}
+      <FormError message={errors.form} />
       {groups.state === 'ready' && (
         <>
           <ul class="plain-list" id="groups">
@@ -504,7 +488,6 @@ function TemplateForm({
     () => new Map((template?.securityDenormalized ?? []).map((g) => [g.groupId, new Set(g.permissions)])),
   );
   const [errors, setErrors] = useState<Record<string, string>>({});
-  const [confirmDelete, setConfirmDelete] = useState(false);
   const fail = (e: unknown) => {
     const f = fieldErrors(e);
     setErrors(Object.keys(f).length > 0 ? f : { form: reason(e) });
@@ -546,19 +529,14 @@ function TemplateForm({
       }}
     >
       <h3>{template ? t('people.editTemplate', { name: template.templateName }) : t('people.newTemplate')}</h3>
-      <div class="field">
-        <label for="template-name">{t('people.name')}</label>
-        <input
-          id="template-name"
-          required
-          maxLength={100}
-          value={name}
-          aria-invalid={errors.templateName ? 'true' : undefined}
-          aria-describedby={errors.templateName ? 'template-name-error' : undefined}
-          onInput={(e) => setName((e.target as HTMLInputElement).value)}
-        />
-        <FieldError id="template-name-error" message={errors.templateName} />
-      </div>
+      <TextField
+        id="template-name"
+        label={t('people.name')}
+        maxLength={100}
+        value={name}
+        onInput={setName}
+        error={errors.templateName}
+      />
       <p class="hint">{t('people.gridCeiling')}</p>
       <div class="table-scroll">
         <table id="template-grid" class="grid">
@@ -592,41 +570,26 @@ function TemplateForm({
           </tbody>
         </table>
       </div>
-      {errors.form && (
-        <p class="error" role="alert">
-          {errors.form}
-        </p>
-      )}
-      <div class="row">
-        <button type="submit" class="primary" id="template-save">
-          {t('admin.save')}
-        </button>
-        <button type="button" onClick={onCancel}>
-          {t('admin.cancel')}
-        </button>
-        {template && !confirmDelete && (
-          <button type="button" class="danger" id="template-delete" onClick={() => setConfirmDelete(true)}>
-            {t('admin.delete')}
-          </button>
-        )}
-        {template && confirmDelete && (
-          <button
-            type="button"
-            class="danger"
-            id="template-delete-yes"
-            onClick={async () => {
-              try {
-                await api('DELETE', `/v1/security/template/${template.templateId}`);
-                onDone(t('people.templateDeleted', { name: template.templateName }));
-              } catch (err) {
-                fail(err);
+      <FormError message={errors.form} />
+      <EditorActions
+        id="template"
+        onCancel={onCancel}
+        deletes={
+          template
+            ? {
+                name: template.templateName,
+                run: async () => {
+                  try {
+                    await api('DELETE', `/v1/security/template/${template.templateId}`);
+                    onDone(t('people.templateDeleted', { name: template.templateName }));
+                  } catch (err) {
+                    fail(err);
+                  }
+                },
               }
-            }}
-          >
-            {t('admin.confirmDelete', { name: template.templateName })}
-          </button>
-        )}
-      </div>
+            : undefined
+        }
+      />
     </form>
   );
 }
@@ -838,21 +801,7 @@ function UserForm({
     set: (v: string) => void,
     field: string,
     type: 'text' | 'email' | 'password' = 'text',
-  ) => (
-    <div class="field">
-      <label for={id}>{label}</label>
-      <input
-        id={id}
-        type={type as 'text'}
-        required
-        value={value}
-        aria-invalid={errors[field] ? 'true' : undefined}
-        aria-describedby={errors[field] ? `${id}-error` : undefined}
-        onInput={(e) => set((e.target as HTMLInputElement).value)}
-      />
-      <FieldError id={`${id}-error`} message={errors[field]} />
-    </div>
-  );
+  ) => <TextField id={id} label={label} value={value} onInput={set} error={errors[field]} type={type} />;
   return (
     <form
       class="stack"
@@ -936,11 +885,7 @@ function UserForm({
         />
         <FieldError id="user-own-password-error" message={errors.ownPassword} />
       </div>
-      {errors.form && (
-        <p class="error" role="alert">
-          {errors.form}
-        </p>
-      )}
+      <FormError message={errors.form} />
       <div class="row">
         <button type="submit" class="primary" id="user-save">
           {user ? t('admin.save') : t('people.create')}
