@@ -3,7 +3,7 @@ import { createDeps, type Deps } from './deps.ts';
 import { buildApp } from './app.ts';
 import { migrateToLatest } from './core/db/migrate.ts';
 import { bootstrapFirstOrganization, organizationIds } from './features/identity/index.ts';
-import { seedWebAppClients } from './features/auth/index.ts';
+import { checkSecretKey, seedWebAppClients } from './features/auth/index.ts';
 import {
   announceFirstRun,
   collectStartupGarbage,
@@ -23,11 +23,25 @@ async function openDatabase(config: Config): Promise<Deps> {
     deps = createDeps(config);
     const applied = await migrateToLatest(deps.db);
     if (applied.length > 0) deps.log.info({ applied }, 'database migrated');
+    const secret = await checkSecretKey(deps);
+    if (!secret.ok) throw secretMismatch(config);
+    if (secret.written) deps.log.info('secret key verifier recorded in the database');
     return deps;
   } catch (error) {
     await deps?.close().catch(() => {});
     throw databaseError(error, config) ?? error;
   }
+}
+
+/** Another process initialised this database with another secret: its tokens and sealed secrets would not verify here. */
+function secretMismatch(config: Config): StartupError {
+  const source = config.secretKey
+    ? 'this TESSERA_SECRET_KEY'
+    : `the secret in ${config.dataDir}/secret.key (TESSERA_SECRET_KEY is not set)`;
+  return new StartupError(
+    'TESSERA_SECRET_KEY',
+    `${source} differs from the secret the database was initialised with; give every process the same TESSERA_SECRET_KEY`,
+  );
 }
 
 async function serve(config: Config): Promise<void> {

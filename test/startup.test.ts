@@ -7,6 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { freePort } from './helpers/net.ts';
+import { createPgDatabase, engines } from './helpers/engines.ts';
+import pg from 'pg';
+import Sqlite from 'better-sqlite3';
 
 function baseEnv(dataDir: string, extra: Record<string, string> = {}): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = {
@@ -193,4 +196,81 @@ describe('start-up failures: one line naming the cause and the setting, exit cod
     assertOneLine(res.stderr, /192\.0\.2\.1/, 'HOST');
     assert.ok(!existsSync(join(root, 'host', 'tessera.sqlite')));
   });
+});
+
+describe('start-up failures: a secret key other than the database was initialised with', async () => {
+  const KEY_A = 'secret-key-a-0123456789abcdef0123456789';
+  const KEY_B = 'secret-key-b-0123456789abcdef0123456789';
+  for (const engine of await engines()) {
+    it(`refuses with one line naming TESSERA_SECRET_KEY, exit code 2; an old database gets its verifier (${engine.name})`, {
+      skip: engine.skip,
+    }, async () => {
+      const root = mkdtempSync(join(tmpdir(), 'tessera-secret-'));
+      const pgDb = engine.name === 'postgres' ? await createPgDatabase() : undefined;
+      const env = (dataDir: string, key: string, extra: Record<string, string> = {}) =>
+        baseEnv(dataDir, {
+          TESSERA_SECRET_KEY: key,
+          PORT: '0',
+          ...(pgDb ? { DATABASE_URL: pgDb.url } : {}),
+          ...extra,
+        });
+      // Run one command, return its exit code and stderr.
+      const run = (args: string[], e: Record<string, string | undefined>) => {
+        const r = spawnSync(process.execPath, ['src/main.ts', ...args], { env: e, encoding: 'utf8', timeout: 60_000 });
+        return { code: r.status, stderr: r.stderr };
+      };
+      const verifier = async (remove: boolean): Promise<string | undefined> => {
+        if (pgDb) {
+          const client = new pg.Client({ connectionString: pgDb.url });
+          await client.connect();
+          try {
+            if (remove) await client.query("delete from server_state where key = 'auth.secret_verifier'");
+            return (await client.query("select value from server_state where key = 'auth.secret_verifier'")).rows[0]?.value;
+          } finally {
+            await client.end();
+          }
+        }
+        const db = new Sqlite(join(root, 'one', 'tessera.sqlite'));
+        try {
+          if (remove) db.prepare("delete from server_state where key = 'auth.secret_verifier'").run();
+          return (db.prepare("select value from server_state where key = 'auth.secret_verifier'").get() as { value: string } | undefined)?.value;
+        } finally {
+          db.close();
+        }
+      };
+      try {
+        const first = run(['migrate'], env(join(root, 'one'), KEY_A));
+        assert.equal(first.code, 0, first.stderr);
+        const stored = await verifier(false);
+        assert.match(stored ?? '', /^v1:/, 'the verifier is recorded');
+        assert.ok(!stored!.includes(KEY_A), 'never the key itself');
+
+        // Another key on the same database (for SQLite, the same data directory): refused before serving.
+        const wrong = await failingStart(env(join(root, engine.name === 'postgres' ? 'two' : 'one'), KEY_B, { PORT: String(await freePort()) }));
+        assert.equal(wrong.code, 2, wrong.stderr);
+        assertOneLine(wrong.stderr, /differs from the secret the database was initialised with/, 'TESSERA_SECRET_KEY');
+        assert.doesNotMatch(wrong.stderr, /secret-key-[ab]/, 'no key is shown');
+
+        // Without TESSERA_SECRET_KEY, a new data directory's generated secret.key is another secret too.
+        if (pgDb) {
+          const generated = await failingStart(env(join(root, 'three'), '', { PORT: String(await freePort()) }));
+          assert.equal(generated.code, 2, generated.stderr);
+          assertOneLine(generated.stderr, /secret\.key/, 'TESSERA_SECRET_KEY');
+        }
+
+        // A database from before the check (no verifier) takes the key of its next start, then holds to it.
+        assert.equal(await verifier(true), undefined);
+        const upgrade = run(['migrate'], env(join(root, 'one'), KEY_B));
+        assert.equal(upgrade.code, 0, upgrade.stderr);
+        assert.match((await verifier(false)) ?? '', /^v1:/);
+        assert.notEqual(await verifier(false), stored);
+        const old = run(['migrate'], env(join(root, 'one'), KEY_A));
+        assert.equal(old.code, 2, old.stderr);
+        assertOneLine(old.stderr, /differs/, 'TESSERA_SECRET_KEY');
+      } finally {
+        await pgDb?.drop();
+        rmSync(root, { recursive: true, force: true });
+      }
+    });
+  }
 });

@@ -16,6 +16,7 @@ export type { ProviderLogout } from './oauth/end-session.service.ts';
 export type { LoginProvider } from './oauth/oauth.page.ts';
 export { errorPage, noticePage, pageSecurity } from './oauth/oauth.page.ts';
 export { publicJwks } from './signing-keys.ts';
+export { checkSecretKey, SECRET_VERIFIER_KEY } from './secret-check.ts';
 export { revokeUserSessions } from './sessions/sessions.repo.ts';
 export { createAuthRuntime, type AuthRuntime } from './runtime.ts';
 export { linkPasswordSucceeded, reserveLinkPasswordAttempt } from './login-throttle.ts';
