@@ -225,7 +225,8 @@ describe('start-up failures: a secret key other than the database was initialise
           await client.connect();
           try {
             if (remove) await client.query("delete from server_state where key = 'auth.secret_verifier'");
-            return (await client.query("select value from server_state where key = 'auth.secret_verifier'")).rows[0]?.value;
+            return (await client.query("select value from server_state where key = 'auth.secret_verifier'")).rows[0]
+              ?.value;
           } finally {
             await client.end();
           }
@@ -233,7 +234,11 @@ describe('start-up failures: a secret key other than the database was initialise
         const db = new Sqlite(join(root, 'one', 'tessera.sqlite'));
         try {
           if (remove) db.prepare("delete from server_state where key = 'auth.secret_verifier'").run();
-          return (db.prepare("select value from server_state where key = 'auth.secret_verifier'").get() as { value: string } | undefined)?.value;
+          return (
+            db.prepare("select value from server_state where key = 'auth.secret_verifier'").get() as
+              | { value: string }
+              | undefined
+          )?.value;
         } finally {
           db.close();
         }
@@ -246,7 +251,9 @@ describe('start-up failures: a secret key other than the database was initialise
         assert.ok(!stored!.includes(KEY_A), 'never the key itself');
 
         // Another key on the same database (for SQLite, the same data directory): refused before serving.
-        const wrong = await failingStart(env(join(root, engine.name === 'postgres' ? 'two' : 'one'), KEY_B, { PORT: String(await freePort()) }));
+        const wrong = await failingStart(
+          env(join(root, engine.name === 'postgres' ? 'two' : 'one'), KEY_B, { PORT: String(await freePort()) }),
+        );
         assert.equal(wrong.code, 2, wrong.stderr);
         assertOneLine(wrong.stderr, /differs from the secret the database was initialised with/, 'TESSERA_SECRET_KEY');
         assert.doesNotMatch(wrong.stderr, /secret-key-[ab]/, 'no key is shown');
