@@ -99,7 +99,7 @@ const ALLOWED: [string, string, string][] = [
   ],
   ['src/features/auth/signing-keys.ts', 'server_state', 'its own key (auth.signing_kid) in the shared key/value table'],
   [
-    'src/features/identity/bootstrap.ts',
+    'src/features/identity/organizations/bootstrap.ts',
     'server_state',
     'its own key (the first-run marker) in the shared key/value table',
   ],

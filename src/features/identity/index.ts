@@ -1,14 +1,18 @@
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
-import { accessRoutes } from './access.routes.ts';
-import { userRoutes } from './users.routes.ts';
+import { accessRoutes } from './access/access.routes.ts';
+import { userRoutes } from './users/users.routes.ts';
 
-export { bootstrapFirstOrganization } from './bootstrap.ts';
-export { createOrganization, type CreatedOrganization, type OrganizationSeed } from './organizations.service.ts';
+export { bootstrapFirstOrganization } from './organizations/bootstrap.ts';
+export {
+  createOrganization,
+  type CreatedOrganization,
+  type OrganizationSeed,
+} from './organizations/organizations.service.ts';
 export { loadUserPrincipal, parsePrivileges, principalFromRow, type UserPrincipalRow } from './principal.ts';
 export { groupIdsJson } from './identity.repo.ts';
-export { hashPassword, verifyPassword, dummyPasswordHash, passwordQueueDepth } from './password.ts';
-export { COMMON_PASSWORD_COUNT, isCommonPassword, passwordProblem } from './password-policy.ts';
+export { hashPassword, verifyPassword, dummyPasswordHash, passwordQueueDepth } from './passwords/password.ts';
+export { COMMON_PASSWORD_COUNT, isCommonPassword, passwordProblem } from './passwords/password-policy.ts';
 export { findUser, findUserByUsername, findRole, findRoleByName } from './identity.repo.ts';
 export {
   createLocalUser,
@@ -39,8 +43,8 @@ export {
   type UserNames,
 } from './directory.ts';
 export { UserCreateSchema } from './identity.schemas.ts';
-export { checkSecurityTemplateIds, type SecurityTemplateIdRules } from './security-template-ids.ts';
-export type { BootstrapResult } from './bootstrap.ts';
+export { checkSecurityTemplateIds, type SecurityTemplateIdRules } from './access/security-template-ids.ts';
+export type { BootstrapResult } from './organizations/bootstrap.ts';
 export { createIdentityRuntime, type IdentityRuntime } from './runtime.ts';
 
 export function identityRoutes(app: App, deps: Deps): void {

@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
-import type { Deps } from '../../deps.ts';
-import type { App } from '../../core/http/app-types.ts';
-import { clientIp, principalOf } from '../../core/http/authenticate.ts';
-import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
-import { sharedJsonSender } from '../../core/http/shared-json.ts';
+import type { Deps } from '../../../deps.ts';
+import type { App } from '../../../core/http/app-types.ts';
+import { clientIp, principalOf } from '../../../core/http/authenticate.ts';
+import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
+import { sharedJsonSender } from '../../../core/http/shared-json.ts';
 import {
   GroupMembershipSchema,
   IdParamsSchema,
@@ -15,8 +15,8 @@ import {
   UserCreatedSchema,
   UserSchema,
   UserUpdateSchema,
-} from './identity.schemas.ts';
-import { changeOwnPassword, resetPassword } from './passwords.service.ts';
+} from '../identity.schemas.ts';
+import { changeOwnPassword, resetPassword } from '../passwords/passwords.service.ts';
 import { searchUsers, UserSearchParamsSchema, UserSearchQuerySchema, UserSearchResultSchema } from './user-search.ts';
 import {
   cachedCurrentUser,

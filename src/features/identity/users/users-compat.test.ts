@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
-import { securitySuite } from '../../../test/helpers/security.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
+import { securitySuite } from '../../../../test/helpers/security.ts';
 
 forEachEngine('identity: what clients of the reference send', (ctx) => {
   it('PATCH /v1/user/{id} with userRoleId and userRoleName naming the same role (the reference example) is accepted', async () => {

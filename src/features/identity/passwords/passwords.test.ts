@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
-import { impersonationHeaders, login } from '../../../test/helpers/auth.ts';
-import { createKey } from '../../../test/helpers/api-keys.ts';
-import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
-import { securitySuite } from '../../../test/helpers/security.ts';
+import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
+import { impersonationHeaders, login } from '../../../../test/helpers/auth.ts';
+import { createKey } from '../../../../test/helpers/api-keys.ts';
+import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
+import { securitySuite } from '../../../../test/helpers/security.ts';
 
 // Issue 8, item 6: disabling ends every session; password change (own) and reset (administrator).
 

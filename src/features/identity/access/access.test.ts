@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { PERMISSIONS } from '../../core/authz/catalog.ts';
-import { permissionsOn } from '../../core/authz/authorize.ts';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
-import { securitySuite } from '../../../test/helpers/security.ts';
-import { loadUserPrincipal } from './principal.ts';
+import { PERMISSIONS } from '../../../core/authz/catalog.ts';
+import { permissionsOn } from '../../../core/authz/authorize.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
+import { securitySuite } from '../../../../test/helpers/security.ts';
+import { loadUserPrincipal } from '../principal.ts';
 
 const NONE = '00000000-0000-4000-8000-000000000000';
 

@@ -1,15 +1,15 @@
-import type { Deps } from '../../deps.ts';
-import { audit } from '../../core/audit.ts';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
-import { assertWithin, byKind, grantsOfGroups, holdingsOfPrincipal } from '../../core/authz/ceiling.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import type { DbOrTrx } from '../../core/db/connect.ts';
-import { isUniqueViolation } from '../../core/db/connect.ts';
-import type { GroupsTable } from '../../core/db/schema.ts';
-import { conflict, notFound } from '../../core/http/errors.ts';
-import { newId } from '../../core/ids.ts';
-import type { Group } from './identity.schemas.ts';
-import { findGroup } from './identity.repo.ts';
+import type { Deps } from '../../../deps.ts';
+import { audit } from '../../../core/audit.ts';
+import { requirePrivileges } from '../../../core/authz/authorize.ts';
+import { assertWithin, byKind, grantsOfGroups, holdingsOfPrincipal } from '../../../core/authz/ceiling.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../../core/db/connect.ts';
+import { isUniqueViolation } from '../../../core/db/connect.ts';
+import type { GroupsTable } from '../../../core/db/schema.ts';
+import { conflict, notFound } from '../../../core/http/errors.ts';
+import { newId } from '../../../core/ids.ts';
+import type { Group } from '../identity.schemas.ts';
+import { findGroup } from '../identity.repo.ts';
 
 function toGroup(row: GroupsTable): Group {
   return {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import type { Deps } from '../../deps.ts';
-import { isUniqueViolation } from '../../core/db/connect.ts';
+import type { Deps } from '../../../deps.ts';
+import { isUniqueViolation } from '../../../core/db/connect.ts';
 import { createOrganization, type OrganizationSeed } from './organizations.service.ts';
-import { hashPassword } from './password.ts';
+import { hashPassword } from '../passwords/password.ts';
 
 export type BootstrapResult =
   | { created: false }

@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
-import { writeTemplatePermissions } from '../../core/authz/authorize.ts';
-import { ALL_PERMISSIONS, ALL_PRIVILEGES, PERMISSIONS, type Privilege } from '../../core/authz/catalog.ts';
-import type { DbOrTrx } from '../../core/db/connect.ts';
-import { toJson } from '../../core/db/json.ts';
-import { newId } from '../../core/ids.ts';
+import { writeTemplatePermissions } from '../../../core/authz/authorize.ts';
+import { ALL_PERMISSIONS, ALL_PRIVILEGES, PERMISSIONS, type Privilege } from '../../../core/authz/catalog.ts';
+import type { DbOrTrx } from '../../../core/db/connect.ts';
+import { toJson } from '../../../core/db/json.ts';
+import { newId } from '../../../core/ids.ts';
 
 export interface NewOrganization {
   name: string;

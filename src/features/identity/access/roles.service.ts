@@ -1,17 +1,17 @@
-import type { Deps } from '../../deps.ts';
-import { audit } from '../../core/audit.ts';
-import { privilegesWithin, requireAnyPrivilege, requirePrivileges } from '../../core/authz/authorize.ts';
-import { ALL_PRIVILEGES, PRIVILEGES, isPrivilege, type Privilege } from '../../core/authz/catalog.ts';
-import { assertPrivilegesStillHeld, lockOrganization, privilegesHeldByPeople } from '../../core/authz/ceiling.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import { isUniqueViolation } from '../../core/db/connect.ts';
-import { toJson } from '../../core/db/json.ts';
-import type { RolesTable } from '../../core/db/schema.ts';
-import { conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
-import { newId } from '../../core/ids.ts';
-import type { Role } from './identity.schemas.ts';
-import { findRole } from './identity.repo.ts';
-import { parsePrivileges } from './principal.ts';
+import type { Deps } from '../../../deps.ts';
+import { audit } from '../../../core/audit.ts';
+import { privilegesWithin, requireAnyPrivilege, requirePrivileges } from '../../../core/authz/authorize.ts';
+import { ALL_PRIVILEGES, PRIVILEGES, isPrivilege, type Privilege } from '../../../core/authz/catalog.ts';
+import { assertPrivilegesStillHeld, lockOrganization, privilegesHeldByPeople } from '../../../core/authz/ceiling.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { isUniqueViolation } from '../../../core/db/connect.ts';
+import { toJson } from '../../../core/db/json.ts';
+import type { RolesTable } from '../../../core/db/schema.ts';
+import { conflict, forbidden, invalidField, notFound } from '../../../core/http/errors.ts';
+import { newId } from '../../../core/ids.ts';
+import type { Role } from '../identity.schemas.ts';
+import { findRole } from '../identity.repo.ts';
+import { parsePrivileges } from '../principal.ts';
 
 function toRole(row: RolesTable): Role {
   return {

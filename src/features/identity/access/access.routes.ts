@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import type { Deps } from '../../deps.ts';
-import type { App } from '../../core/http/app-types.ts';
-import { clientIp, principalOf } from '../../core/http/authenticate.ts';
-import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
+import type { Deps } from '../../../deps.ts';
+import type { App } from '../../../core/http/app-types.ts';
+import { clientIp, principalOf } from '../../../core/http/authenticate.ts';
+import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
 import {
   GroupCreateSchema,
   GroupSchema,
@@ -17,7 +17,7 @@ import {
   SecurityTemplateSchema,
   SecurityTemplateUpdateSchema,
   SecurityTemplateWriteSchema,
-} from './identity.schemas.ts';
+} from '../identity.schemas.ts';
 import { createGroup, deleteGroup, getGroup, listGroups, updateGroup } from './groups.service.ts';
 import { createRole, deleteRole, getRole, listPrivileges, listRoles, updateRole } from './roles.service.ts';
 import {

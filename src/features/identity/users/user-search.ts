@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { Type, type Static } from 'typebox';
-import type { Deps } from '../../deps.ts';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import { groupIdsJson } from './identity.repo.ts';
-import type { User } from './identity.schemas.ts';
+import type { Deps } from '../../../deps.ts';
+import { requirePrivileges } from '../../../core/authz/authorize.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { groupIdsJson } from '../identity.repo.ts';
+import type { User } from '../identity.schemas.ts';
 import { toUser } from './users.service.ts';
 
 /** GET /v1/user/search/{searchText} (reference §12.7): people search by any profile field, group or role name. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
 
 // Issue 8, item 10: concurrent membership changes never answer 500, and what changes nothing records nothing.
 

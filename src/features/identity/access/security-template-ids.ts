@@ -1,7 +1,7 @@
-import type { DbOrTrx } from '../../core/db/connect.ts';
-import { invalidField } from '../../core/http/errors.ts';
-import { isUuid } from '../../core/ids.ts';
-import { securityTemplateNames } from './directory.ts';
+import type { DbOrTrx } from '../../../core/db/connect.ts';
+import { invalidField } from '../../../core/http/errors.ts';
+import { isUuid } from '../../../core/ids.ts';
+import { securityTemplateNames } from '../directory.ts';
 
 /**
  * How a list of security template ids that a caller sends is checked. The rules and the messages are

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
-import { loginHeaders } from '../../../test/helpers/auth.ts';
-import { createKey } from '../../../test/helpers/api-keys.ts';
-import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
-import { PERMISSIONS } from '../../core/authz/catalog.ts';
+import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
+import { loginHeaders } from '../../../../test/helpers/auth.ts';
+import { createKey } from '../../../../test/helpers/api-keys.ts';
+import { createTestOrg, createTestUser, type TestOrg } from '../../../../test/helpers/factories.ts';
+import { PERMISSIONS } from '../../../core/authz/catalog.ts';
 
 // Issue 8, item 2: "nobody acts beyond what they hold", on every user, membership, role,
 // group and template change; and item 3: only a person's own sign-in creates or changes people.

@@ -1,13 +1,13 @@
-import type { Deps } from '../../deps.ts';
-import { audit } from '../../core/audit.ts';
-import { requireOwnSignIn, requirePrivileges } from '../../core/authz/authorize.ts';
-import { assertWithin, byKind, grantsOfGroups, holdingsOfPrincipal } from '../../core/authz/ceiling.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import { conflict, invalidField, notFound } from '../../core/http/errors.ts';
-import { endUserSessions, findUserProfile, userGrantBasis } from './identity.repo.ts';
+import type { Deps } from '../../../deps.ts';
+import { audit } from '../../../core/audit.ts';
+import { requireOwnSignIn, requirePrivileges } from '../../../core/authz/authorize.ts';
+import { assertWithin, byKind, grantsOfGroups, holdingsOfPrincipal } from '../../../core/authz/ceiling.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { conflict, invalidField, notFound } from '../../../core/http/errors.ts';
+import { endUserSessions, findUserProfile, userGrantBasis } from '../identity.repo.ts';
 import { hashPassword, verifyPassword } from './password.ts';
 import { passwordProblem } from './password-policy.ts';
-import { parsePrivileges } from './principal.ts';
+import { parsePrivileges } from '../principal.ts';
 
 /**
  * The signed-in person changes their own password, proving the current one. Every other session

@@ -1,17 +1,17 @@
-import type { Deps } from '../../deps.ts';
-import { audit } from '../../core/audit.ts';
-import { requirePrivileges, writeTemplatePermissions } from '../../core/authz/authorize.ts';
-import { ALL_PERMISSIONS, PERMISSIONS, permissionFromId } from '../../core/authz/catalog.ts';
-import { byKind, holdingsOfPrincipal } from '../../core/authz/ceiling.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import { isUniqueViolation, type DbOrTrx } from '../../core/db/connect.ts';
-import { fromJson, toJson } from '../../core/db/json.ts';
-import type { SecurityTemplatesTable } from '../../core/db/schema.ts';
-import { conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
-import { newId } from '../../core/ids.ts';
-import type { SecurityTemplate, SecurityTemplateUpdate, SecurityTemplateWrite } from './identity.schemas.ts';
-import { existingGroupIds, findTemplate } from './identity.repo.ts';
-import { EMPTY_TEMPLATE, publishTemplateEvent, templateSnapshot } from './events.ts';
+import type { Deps } from '../../../deps.ts';
+import { audit } from '../../../core/audit.ts';
+import { requirePrivileges, writeTemplatePermissions } from '../../../core/authz/authorize.ts';
+import { ALL_PERMISSIONS, PERMISSIONS, permissionFromId } from '../../../core/authz/catalog.ts';
+import { byKind, holdingsOfPrincipal } from '../../../core/authz/ceiling.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { isUniqueViolation, type DbOrTrx } from '../../../core/db/connect.ts';
+import { fromJson, toJson } from '../../../core/db/json.ts';
+import type { SecurityTemplatesTable } from '../../../core/db/schema.ts';
+import { conflict, forbidden, invalidField, notFound } from '../../../core/http/errors.ts';
+import { newId } from '../../../core/ids.ts';
+import type { SecurityTemplate, SecurityTemplateUpdate, SecurityTemplateWrite } from '../identity.schemas.ts';
+import { existingGroupIds, findTemplate } from '../identity.repo.ts';
+import { EMPTY_TEMPLATE, publishTemplateEvent, templateSnapshot } from '../events.ts';
 
 type Grants = Map<string, string[]>;
 

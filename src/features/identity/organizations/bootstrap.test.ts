@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { bootstrapFirstOrganization } from './bootstrap.ts';
-import { seedOrganizationMetadata } from '../metadata/index.ts';
-import { verifyPassword } from './password.ts';
-import { createTestContext, forEachEngine } from '../../../test/helpers/context.ts';
-import { createDeps } from '../../deps.ts';
-import { createLog } from '../../core/log.ts';
+import { seedOrganizationMetadata } from '../../metadata/index.ts';
+import { verifyPassword } from '../passwords/password.ts';
+import { createTestContext, forEachEngine } from '../../../../test/helpers/context.ts';
+import { createDeps } from '../../../deps.ts';
+import { createLog } from '../../../core/log.ts';
 
 forEachEngine('first-start bootstrap', (ctx) => {
   it('creates the first organization and an administrator with every privilege, once', async () => {

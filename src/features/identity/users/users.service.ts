@@ -1,6 +1,6 @@
-import type { Deps } from '../../deps.ts';
-import { audit } from '../../core/audit.ts';
-import { hasPrivilege, privilegesWithin, requireOwnSignIn, requirePrivileges } from '../../core/authz/authorize.ts';
+import type { Deps } from '../../../deps.ts';
+import { audit } from '../../../core/audit.ts';
+import { hasPrivilege, privilegesWithin, requireOwnSignIn, requirePrivileges } from '../../../core/authz/authorize.ts';
 import {
   assertPrivilegesStillHeld,
   assertWithin,
@@ -10,14 +10,14 @@ import {
   lockOrganization,
   privilegesHeldByPeople,
   type Holdings,
-} from '../../core/authz/ceiling.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import { isUniqueViolation, type DbOrTrx } from '../../core/db/connect.ts';
-import { fromJson } from '../../core/db/json.ts';
-import type { UsersTable } from '../../core/db/schema.ts';
-import { AppError, conflict, forbidden, invalidField, notFound } from '../../core/http/errors.ts';
-import { newId } from '../../core/ids.ts';
-import type { GroupMembership, User, UserCreate, UserUpdate } from './identity.schemas.ts';
+} from '../../../core/authz/ceiling.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { isUniqueViolation, type DbOrTrx } from '../../../core/db/connect.ts';
+import { fromJson } from '../../../core/db/json.ts';
+import type { UsersTable } from '../../../core/db/schema.ts';
+import { AppError, conflict, forbidden, invalidField, notFound } from '../../../core/http/errors.ts';
+import { newId } from '../../../core/ids.ts';
+import type { GroupMembership, User, UserCreate, UserUpdate } from '../identity.schemas.ts';
 import {
   endImpersonationsBy,
   endUserSessions,
@@ -30,11 +30,11 @@ import {
   replaceUserGroups,
   userGrantBasis,
   type UserProfileRow,
-} from './identity.repo.ts';
-import { hashPassword } from './password.ts';
-import { parsePrivileges } from './principal.ts';
-import { passwordProblem } from './password-policy.ts';
-import { publishUserEvent } from './events.ts';
+} from '../identity.repo.ts';
+import { hashPassword } from '../passwords/password.ts';
+import { parsePrivileges } from '../principal.ts';
+import { passwordProblem } from '../passwords/password-policy.ts';
+import { publishUserEvent } from '../events.ts';
 
 export function toUser(row: UserProfileRow): User {
   return {

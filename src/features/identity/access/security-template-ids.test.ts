@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { defaultTemplate } from '../../../test/helpers/assets.ts';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg } from '../../../test/helpers/factories.ts';
+import { defaultTemplate } from '../../../../test/helpers/assets.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg } from '../../../../test/helpers/factories.ts';
 
 /**
  * One check (checkSecurityTemplateIds) serves assets, saved searches and story boards; each API keeps

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
-import { securitySuite } from '../../../test/helpers/security.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
+import { securitySuite } from '../../../../test/helpers/security.ts';
 
 forEachEngine('users', (ctx) => {
   it('GET /v1/user returns the current user in the reference shape', async () => {
