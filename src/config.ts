@@ -22,6 +22,10 @@ export interface Config {
   readonly secretKey: string | undefined;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly workers: boolean;
+  /** /readyz answers 503 when the data directory's disk has less free space than this (docs/operations.md › Health). */
+  readonly readyMinFreeBytes: number;
+  /** On SIGTERM, how long in-flight requests and job steps get to finish before the process exits (docs/operations.md › Stopping). */
+  readonly drainTimeoutMs: number;
   /** Background jobs (docs/operations.md › Jobs): how many run at once per process, and their lease. */
   readonly jobs: { readonly concurrency: number; readonly leaseMs: number };
   readonly allowPrivateTargets: boolean;
@@ -215,6 +219,8 @@ export function parseConfig(env: Env = process.env): Config {
     secretKey,
     logLevel,
     workers: boolean(env, 'TESSERA_WORKERS', true),
+    readyMinFreeBytes: integer(env, 'TESSERA_READY_MIN_FREE_BYTES', 104_857_600, 0, Number.MAX_SAFE_INTEGER),
+    drainTimeoutMs: integer(env, 'TESSERA_DRAIN_TIMEOUT_MS', 25_000, 0, 3_600_000),
     jobs: {
       concurrency: integer(env, 'TESSERA_JOB_CONCURRENCY', 4, 1, 256),
       leaseMs: integer(env, 'TESSERA_JOB_LEASE_MS', 60_000, 1000, 3_600_000),
