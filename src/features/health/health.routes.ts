@@ -57,11 +57,19 @@ export function healthRoutes(app: App, deps: Deps): void {
       await withTimeout(deps.blobs.ping(), 2000).catch(() =>
         failed.push({ check: 'storage', why: 'the blob storage does not answer' }),
       );
-      failed.push(...(await withTimeout(diskChecks(deps), 2000).catch(() => [{ check: 'disk_writable', why: 'the disk does not answer' }])));
+      failed.push(
+        ...(await withTimeout(diskChecks(deps), 2000).catch(() => [
+          { check: 'disk_writable', why: 'the disk does not answer' },
+        ])),
+      );
       if (failed.length > 0)
-        throw new AppError('service_unavailable', `Not ready: ${failed.map((f) => `${f.check} (${f.why})`).join(', ')}`, {
-          details: failed.map((f) => ({ field: `checks.${f.check}`, message: f.why })),
-        });
+        throw new AppError(
+          'service_unavailable',
+          `Not ready: ${failed.map((f) => `${f.check} (${f.why})`).join(', ')}`,
+          {
+            details: failed.map((f) => ({ field: `checks.${f.check}`, message: f.why })),
+          },
+        );
       return {
         status: 'ok' as const,
         checks: { database: 'ok', storage: 'ok', disk_writable: 'ok', disk_space: 'ok' } as const,
@@ -87,7 +95,10 @@ async function diskChecks(deps: Deps): Promise<{ check: string; why: string }[]>
     try {
       await writeFile(probe, 'ready', { mode: 0o600 });
     } catch (error) {
-      failed.push({ check: 'disk_writable', why: `cannot write in ${name}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` });
+      failed.push({
+        check: 'disk_writable',
+        why: `cannot write in ${name}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+      });
       continue;
     } finally {
       await rm(probe, { force: true }).catch(() => {});
