@@ -19,6 +19,7 @@ import { embeddedServable } from '../embedded/embed-download.ts';
 import { serveBlob } from './serve.ts';
 import { assertLinkLive, revokeContentLink } from './content-links.ts';
 import { verifySignedPath } from '../upload/signed-urls.ts';
+import { PAGE_COMPONENT, renderPage, type PageSize } from '../renditions/pages.service.ts';
 
 const tags = ['assets'];
 const Binary = Type.String({
@@ -242,6 +243,10 @@ export function contentRoutes(app: App, deps: Deps): void {
             await publishDownloaded(deps, asset, request.query.by ?? null);
         });
       }
+      // A PDF page preview (page-{n}-{size}, signed by POST /v1/asset/rendition-urls), rendered on first request.
+      const page = PAGE_COMPONENT.exec(component);
+      if (page)
+        return serveBlob(deps, request, reply, await renderPage(deps, asset, Number(page[1]), page[2] as PageSize));
       return serveBlob(deps, request, reply, renditionServable(asset, component));
     },
   );

@@ -8,6 +8,7 @@ import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/respons
 import { loadAssetFor } from '../access.ts';
 import { storedRenditions } from '../views/present.ts';
 import { signedUrl } from '../upload/signed-urls.ts';
+import { PAGE_COMPONENT, pageCountOf } from '../renditions/pages.service.ts';
 
 /**
  * Signed, short-lived rendition URLs for viewers (Tessera's own): an `<img>` cannot send the
@@ -22,12 +23,14 @@ export const RENDITION_NAMES = ['imageThumb', 'imagePreview', 'imagePreviewLarge
 
 /**
  * Any rendition name an asset may hold: the four image renditions, and those the media renditions add
- * (`videoProxy`, page previews…), so a client asks for what `GET /v1/asset/{id}` lists. Never `original`:
- * the original needs the Download permission (`GET /v1/asset/{id}/content`).
+ * (`videoProxy`…), so a client asks for what `GET /v1/asset/{id}` lists, and the pages of an analysed PDF as
+ * `page-{n}-{size}` (size thumbnail, preview, large or mezzanine; n up to
+ * `technicalMetadata.document_metadata.pageCount`), rendered on first request like `GET /v1/asset/{id}/page/{n}`.
+ * Never `original`: the original needs the Download permission (`GET /v1/asset/{id}/content`).
  */
 const RenditionName = Type.String({
   pattern: '^(?!original$)[A-Za-z][A-Za-z0-9_-]{0,49}$',
-  description: `A rendition name: ${RENDITION_NAMES.join(', ')}, or another the asset holds (not original)`,
+  description: `A rendition name: ${RENDITION_NAMES.join(', ')}, another the asset holds (not original), or page-{n}-{size} of a PDF (size thumbnail, preview, large or mezzanine)`,
 });
 
 const BodySchema = Type.Object(
@@ -71,8 +74,10 @@ export async function renditionLinks(
     }
     const stored = storedRenditions(asset);
     const links: Record<string, string> = {};
+    const pages = pageCountOf(asset);
     for (const name of names) {
-      if (stored[name])
+      const page = PAGE_COMPONENT.exec(name);
+      if (stored[name] || (page && Number(page[1]) <= pages))
         links[name] = signedUrl(deps, 'GET', `/v1/content/${asset.id}/${name}`, expires - nowSeconds).url;
     }
     urls[id] = links;

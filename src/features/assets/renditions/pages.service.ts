@@ -10,6 +10,7 @@ import { fromJson } from '../../../core/db/json.ts';
 import { AppError, notFound } from '../../../core/http/errors.ts';
 import { loadSharp } from '../../../core/sharp.ts';
 import { loadAssetFor } from '../access.ts';
+import type { AssetWithOrg } from '../assets.repo.ts';
 import { requireArrivedContent } from '../download/download.service.ts';
 import type { Servable } from '../download/serve.ts';
 import { analysePdf } from './media/pdf.ts';
@@ -54,6 +55,21 @@ export async function pagePreview(
   size: PageSize,
 ): Promise<Servable> {
   const { asset } = await loadAssetFor(deps.db, principal, id, 'asset.view');
+  return renderPage(deps, asset, page, size);
+}
+
+/** `page-{n}-{size}`: the component name of a page preview in a signed URL (POST /v1/asset/rendition-urls). */
+export const PAGE_COMPONENT = /^page-([1-9]\d{0,4})-(thumbnail|preview|large|mezzanine)$/;
+
+/** The page count of an analysed PDF (technicalMetadata.document_metadata.pageCount), or 0. */
+export function pageCountOf(asset: Pick<AssetWithOrg, 'content_type' | 'technical_metadata'>): number {
+  if (asset.content_type !== 'application/pdf') return 0;
+  const doc = fromJson<{ document_metadata?: { pageCount?: number } }>(asset.technical_metadata, {}).document_metadata;
+  return typeof doc?.pageCount === 'number' ? doc.pageCount : 0;
+}
+
+/** Page `page` of an asset already loaded for the caller (or reached through a signed URL). */
+export async function renderPage(deps: Deps, asset: AssetWithOrg, page: number, size: PageSize): Promise<Servable> {
   requireArrivedContent(asset);
   if (
     asset.content_type !== 'application/pdf' ||

@@ -116,6 +116,38 @@ forEachEngine('assets: PDF renditions, properties, pages and text', (ctx) => {
       headers: org.admin.headers,
     });
     assert.equal(zero.statusCode, 400);
+    // Signed page URLs for an <img> (the web app's page viewer): page-{n}-{size} up to the page count.
+    const signed = await ctx().inject({
+      method: 'POST',
+      url: '/v1/asset/rendition-urls',
+      headers: org.admin.headers,
+      payload: { ids: [created.objectId], renditions: ['page-2-thumbnail', 'page-3-large', 'page-4-preview'] },
+    });
+    assert.equal(signed.statusCode, 200, signed.body);
+    const links = signed.json().urls[created.objectId] as Record<string, string>;
+    assert.deepEqual(Object.keys(links).sort(), ['page-2-thumbnail', 'page-3-large']);
+    const local = (u: string) => {
+      const url = new URL(u);
+      return url.pathname + url.search;
+    };
+    const thumb = await ctx().inject({ method: 'GET', url: local(links['page-2-thumbnail']!) });
+    assert.equal(thumb.statusCode, 200, thumb.body);
+    assert.equal(thumb.headers['content-type'], 'image/jpeg');
+    assert.deepEqual(thumb.rawPayload, page2.rawPayload, 'the same stored page as the authenticated route');
+    const large = await ctx().inject({ method: 'GET', url: local(links['page-3-large']!) });
+    assert.equal((await sharp(large.rawPayload).metadata()).height, 1000);
+    const tampered = await ctx().inject({
+      method: 'GET',
+      url: local(links['page-3-large']!).replace('page-3-large', 'page-1-large'),
+    });
+    assert.equal(tampered.statusCode, 403, 'the signature covers the page');
+    const strangerLinks = await ctx().inject({
+      method: 'POST',
+      url: '/v1/asset/rendition-urls',
+      headers: stranger.headers,
+      payload: { ids: [created.objectId], renditions: ['page-1-preview'] },
+    });
+    assert.deepEqual(strangerLinks.json().urls, {}, 'no page URLs without View');
   });
 
   it('fails a corrupt PDF cleanly: renditionsState failed, the reason recorded, the job dead, nothing referenced', async () => {
