@@ -4,7 +4,7 @@ import { PERMISSIONS, type Permission } from '../../src/core/authz/catalog.ts';
 import { toJson } from '../../src/core/db/json.ts';
 import { newId } from '../../src/core/ids.ts';
 import type { TestContext } from './context.ts';
-import { upsertDocuments, type SearchDocumentInput } from '../../src/features/search/search-index.repo.ts';
+import { upsertDocuments, type SearchDocumentInput } from '../../src/features/search/indexing/search-index.repo.ts';
 
 export async function createGroup(
   ctx: TestContext,

@@ -13,8 +13,8 @@ import { prepareCreate, templateForWrite } from '../../src/features/assets/metad
 import { defaultSecurityTemplateId, loadUserPrincipal } from '../../src/features/identity/index.ts';
 import { defaultTemplateId } from '../../src/features/metadata/index.ts';
 import { assetsForIndexing, type AssetRow } from '../../src/features/assets/assets.repo.ts';
-import { buildDocuments } from '../../src/features/search/search.documents.ts';
-import type { SearchDocumentInput } from '../../src/features/search/search-index.repo.ts';
+import { buildDocuments } from '../../src/features/search/indexing/search.documents.ts';
+import type { SearchDocumentInput } from '../../src/features/search/indexing/search-index.repo.ts';
 import { aclText, documentTokens, foldKey } from '../../src/features/search/search.tokenize.ts';
 import type { Trx } from '../../src/core/db/connect.ts';
 import { sql } from 'kysely';

@@ -1,4 +1,4 @@
-import { createIndexerState, type IndexerState } from './search.indexer.ts';
+import { createIndexerState, type IndexerState } from './indexing/search.indexer.ts';
 
 /** The search feature's per-process state (deps.runtime.search), built by src/runtime.ts. */
 export interface SearchRuntime {

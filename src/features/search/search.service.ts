@@ -11,10 +11,10 @@ import {
   wherePredicate,
   type FacetResult,
   type SearchScope,
-} from './search.engine.ts';
+} from './query/search.engine.ts';
 import { fromJson } from '../../core/db/json.ts';
 import { bag, hasOwn, lookupTable, ownPath } from '../../core/lookup.ts';
-import { countFacets, memoryMatches, topDocs } from './search.columns.ts';
+import { countFacets, memoryMatches, topDocs } from './memory-index/search.columns.ts';
 import {
   SYSTEM_SORTS,
   facetTerm,
@@ -25,11 +25,11 @@ import {
   type SearchSpec,
   type SortKey,
   type TextTerm,
-} from './search.query.ts';
+} from './query/search.query.ts';
 import type { KeywordSearchBody, ScanBody, SearchBody } from './search.schemas.ts';
-import { searchVisibility } from './visibility.ts';
-import { syncSearchIndex } from './search.indexer.ts';
-import { sensitiveView } from './sensitive.ts';
+import { searchVisibility } from './access/visibility.ts';
+import { syncSearchIndex } from './indexing/search.indexer.ts';
+import { sensitiveView } from './access/sensitive.ts';
 
 type CommonBody = Pick<
   SearchBody,

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { isUniqueViolation } from '../../core/db/connect.ts';
-import { eventDataSince } from '../../core/events/index.ts';
-import type { Deps } from '../../deps.ts';
-import { assetsForIndexing, existingAssetIds, type AssetWithOrg } from '../assets/index.ts';
+import { isUniqueViolation } from '../../../core/db/connect.ts';
+import { eventDataSince } from '../../../core/events/index.ts';
+import type { Deps } from '../../../deps.ts';
+import { assetsForIndexing, existingAssetIds, type AssetWithOrg } from '../../assets/index.ts';
 import { buildDocuments } from './search.documents.ts';
 import { removeDocuments, upsertDocuments } from './search-index.repo.ts';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import fc from 'fast-check';
-import { forEachEngine, type TestContext } from '../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
-import { createGroup, createTemplate, docInput, indexDocs } from '../../../test/helpers/search.ts';
+import { forEachEngine, type TestContext } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
+import { createGroup, createTemplate, docInput, indexDocs } from '../../../../test/helpers/search.ts';
 
 /**
  * For random groups, security templates, users, assets, collections and metadata templates with

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../../../test/helpers/factories.ts';
-import { jpeg, uploadAsset } from '../../../test/helpers/assets.ts';
-import { createGroup, createTemplate } from '../../../test/helpers/search.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../../../../test/helpers/factories.ts';
+import { jpeg, uploadAsset } from '../../../../test/helpers/assets.ts';
+import { createGroup, createTemplate } from '../../../../test/helpers/search.ts';
 
 /**
  * Reference §8.1: a caller also needs access to an asset's metadata template. Assets whose template

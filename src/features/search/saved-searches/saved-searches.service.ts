@@ -1,18 +1,18 @@
 import { sql } from 'kysely';
-import { permissionsOn } from '../../core/authz/authorize.ts';
-import { permitted } from '../../core/authz/permissions.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import type { DbOrTrx } from '../../core/db/connect.ts';
-import { fromJson, toJson } from '../../core/db/json.ts';
-import { forbidden, invalidField, notFound } from '../../core/http/errors.ts';
-import { newId } from '../../core/ids.ts';
-import type { SavedSearchesTable } from '../../core/db/schema.ts';
-import type { Deps } from '../../deps.ts';
-import { checkSecurityTemplateIds } from '../identity/index.ts';
-import { parseQuery } from './search.query.ts';
-import { runSearch, specFromBody, type RunResult } from './search.service.ts';
+import { permissionsOn } from '../../../core/authz/authorize.ts';
+import { permitted } from '../../../core/authz/permissions.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../../core/db/connect.ts';
+import { fromJson, toJson } from '../../../core/db/json.ts';
+import { forbidden, invalidField, notFound } from '../../../core/http/errors.ts';
+import { newId } from '../../../core/ids.ts';
+import type { SavedSearchesTable } from '../../../core/db/schema.ts';
+import type { Deps } from '../../../deps.ts';
+import { checkSecurityTemplateIds } from '../../identity/index.ts';
+import { parseQuery } from '../query/search.query.ts';
+import { runSearch, specFromBody, type RunResult } from '../search.service.ts';
 import type { SavedQuery, SavedSearch, SavedSearchCreate, SavedSearchUpdate } from './saved-searches.schemas.ts';
-import { viewableTemplateIds } from './visibility.ts';
+import { viewableTemplateIds } from '../access/visibility.ts';
 
 /**
  * Saved searches (Tessera's own; the reference has none). A saved search stores a query, never

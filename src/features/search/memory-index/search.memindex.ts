@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from '../../core/db/connect.ts';
+import type { Db } from '../../../core/db/connect.ts';
 import {
   andInto,
   clearBit,

@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
-import type { Deps } from '../../deps.ts';
-import type { App } from '../../core/http/app-types.ts';
-import { principalOf } from '../../core/http/authenticate.ts';
-import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
+import type { Deps } from '../../../deps.ts';
+import type { App } from '../../../core/http/app-types.ts';
+import { principalOf } from '../../../core/http/authenticate.ts';
+import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
 import {
   IdParamsSchema,
   SavedSearchCreateSchema,
@@ -20,7 +20,7 @@ import {
   runSavedSearch,
   updateSavedSearch,
 } from './saved-searches.service.ts';
-import { SearchResultSchema } from './search.schemas.ts';
+import { SearchResultSchema } from '../search.schemas.ts';
 
 const tags = ['saved-searches'];
 

@@ -1,9 +1,9 @@
-import type { DbOrTrx } from '../../core/db/connect.ts';
-import { fromJson } from '../../core/db/json.ts';
-import type { Deps } from '../../deps.ts';
-import { presentLegacy, securityOf, type AssetWithOrg } from '../assets/index.ts';
+import type { DbOrTrx } from '../../../core/db/connect.ts';
+import { fromJson } from '../../../core/db/json.ts';
+import type { Deps } from '../../../deps.ts';
+import { presentLegacy, securityOf, type AssetWithOrg } from '../../assets/index.ts';
 import type { SearchDocumentInput } from './search-index.repo.ts';
-import { loadTemplate, NO_RESTRICTED, type CompiledTemplate } from '../metadata/index.ts';
+import { loadTemplate, NO_RESTRICTED, type CompiledTemplate } from '../../metadata/index.ts';
 
 /**
  * Turns assets into index documents: text (filename, ids, metadata values, extracted content),

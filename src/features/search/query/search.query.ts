@@ -1,6 +1,6 @@
-import { invalidField } from '../../core/http/errors.ts';
-import { lookupTable } from '../../core/lookup.ts';
-import { FIELD_WEIGHT, TEXT_FIELDS, foldKey, tokenize, type TextField } from './search.tokenize.ts';
+import { invalidField } from '../../../core/http/errors.ts';
+import { lookupTable } from '../../../core/lookup.ts';
+import { FIELD_WEIGHT, TEXT_FIELDS, foldKey, tokenize, type TextField } from '../search.tokenize.ts';
 
 /**
  * The query language of reference §8.1, parsed once into an engine-neutral form:

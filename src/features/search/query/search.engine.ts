@@ -1,8 +1,8 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { DbOrTrx, Engine } from '../../core/db/connect.ts';
-import { fromJson } from '../../core/db/json.ts';
-import { invalidField } from '../../core/http/errors.ts';
-import { aclMatch } from './search.tokenize.ts';
+import type { DbOrTrx, Engine } from '../../../core/db/connect.ts';
+import { fromJson } from '../../../core/db/json.ts';
+import { invalidField } from '../../../core/http/errors.ts';
+import { aclMatch } from '../search.tokenize.ts';
 import {
   SYSTEM_SORTS,
   fts5Expression,

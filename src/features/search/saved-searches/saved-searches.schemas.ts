@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { RangeSchema, SortKeySchema } from './search.schemas.ts';
+import { RangeSchema, SortKeySchema } from '../search.schemas.ts';
 
 export const SavedQuerySchema = Type.Object(
   {

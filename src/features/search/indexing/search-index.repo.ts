@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { DbOrTrx, Engine } from '../../core/db/connect.ts';
-import { toJson } from '../../core/db/json.ts';
-import { noteRemovedDocuments } from './search.memindex.ts';
-import { aclText, documentTokens, foldKey, tsvectorLiteral } from './search.tokenize.ts';
+import type { DbOrTrx, Engine } from '../../../core/db/connect.ts';
+import { toJson } from '../../../core/db/json.ts';
+import { noteRemovedDocuments } from '../memory-index/search.memindex.ts';
+import { aclText, documentTokens, foldKey, tsvectorLiteral } from '../search.tokenize.ts';
 
 /** What the index keeps of one asset version. Built from an asset by search.documents.ts. */
 export interface SearchDocumentInput {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
-import { securitySuite } from '../../../test/helpers/security.ts';
-import { createGroup, createTemplate, docInput, indexDocs } from '../../../test/helpers/search.ts';
-import { runSavedSearchForViewer } from './index.ts';
-import { loadUserPrincipal } from '../identity/index.ts';
+import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser, type TestOrg } from '../../../../test/helpers/factories.ts';
+import { securitySuite } from '../../../../test/helpers/security.ts';
+import { createGroup, createTemplate, docInput, indexDocs } from '../../../../test/helpers/search.ts';
+import { runSavedSearchForViewer } from '../index.ts';
+import { loadUserPrincipal } from '../../identity/index.ts';
 
 forEachEngine('saved searches', (ctx) => {
   it("create, list, get, update, run with the viewer's own visibility, delete", async () => {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../../../test/helpers/factories.ts';
-import { createGroup, createTemplate, docInput, indexDocs } from '../../../test/helpers/search.ts';
-import { memoryIndexStats, removeDocuments, unloadMemoryIndex, type SearchDocumentInput } from './index.ts';
+import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../../../../test/helpers/factories.ts';
+import { createGroup, createTemplate, docInput, indexDocs } from '../../../../test/helpers/search.ts';
+import { memoryIndexStats, removeDocuments, unloadMemoryIndex, type SearchDocumentInput } from '../index.ts';
 
 /**
  * The embedded engine answers from an in-memory index kept next to FTS5 (search.memindex.ts). These

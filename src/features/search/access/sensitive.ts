@@ -1,14 +1,14 @@
-import type { Principal } from '../../core/authz/principal.ts';
-import type { DbOrTrx } from '../../core/db/connect.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../../core/db/connect.ts';
 import {
   hiddenAttributesFor,
   restrictedAttributeRefused,
   withoutRestricted,
   type RestrictedAttributes,
-} from '../metadata/index.ts';
-import type { FacetResult } from './search.engine.ts';
-import type { ParsedQuery } from './search.query.ts';
-import { foldKey } from './search.tokenize.ts';
+} from '../../metadata/index.ts';
+import type { FacetResult } from '../query/search.engine.ts';
+import type { ParsedQuery } from '../query/search.query.ts';
+import { foldKey } from '../search.tokenize.ts';
 
 /**
  * Sensitive Data in searches (scan, search, keyword search, saved searches, collection searches):

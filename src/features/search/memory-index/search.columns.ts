@@ -1,6 +1,6 @@
-import type { Db } from '../../core/db/connect.ts';
+import type { Db } from '../../../core/db/connect.ts';
 import { andInto, count, hasBit, newBitset, orInto, toDocs, type Bitset } from './search.bitset.ts';
-import type { FacetRequest, FacetResult } from './search.engine.ts';
+import type { FacetRequest, FacetResult } from '../query/search.engine.ts';
 import {
   STATE_DELETED_CURRENT,
   STATE_DELETED_OLDER,
@@ -11,8 +11,8 @@ import {
   termBits,
   type OrgIndex,
 } from './search.memindex.ts';
-import { fts5Expression, type Operation, type TextTerm } from './search.query.ts';
-import type { TextField } from './search.tokenize.ts';
+import { fts5Expression, type Operation, type TextTerm } from '../query/search.query.ts';
+import type { TextField } from '../search.tokenize.ts';
 
 /**
  * Queries over the embedded engine's in-memory index (search.memindex.ts): a search whose whole

@@ -1,7 +1,7 @@
-import { templatesGranting } from '../../core/authz/authorize.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import type { DbOrTrx } from '../../core/db/connect.ts';
-import { templatesHiddenFrom } from '../metadata/index.ts';
+import { templatesGranting } from '../../../core/authz/authorize.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../../core/db/connect.ts';
+import { templatesHiddenFrom } from '../../metadata/index.ts';
 
 /**
  * The security templates through which the caller holds View: the one input visibility needs.
