@@ -1,0 +1,363 @@
+import { useEffect, useState } from 'preact/hooks';
+import { api, reason } from '../api.ts';
+import { fileSize } from '../format.ts';
+import { t, type MessageKey } from '../messages.ts';
+
+interface Hour {
+  hour: string;
+  requests: number;
+  bytesServed: number;
+  hits: number;
+  misses: number;
+}
+
+interface Stats {
+  totalBandwidthUsed: number;
+  totalOriginTraffic: number;
+  totalRequestsServed: number;
+  cacheHitRate: number;
+  byteHitRate: number;
+  totalHits: number;
+  totalMisses: number;
+  status2xx: number;
+  status3xx: number;
+  status4xx: number;
+  status5xx: number;
+  hourly: Hour[];
+  geoRequestDistribution: Record<string, number>;
+  geoTrafficDistribution: Record<string, number>;
+}
+
+const HOUR = 3_600_000;
+const PERIODS: { id: string; label: MessageKey; ms: number; step: number }[] = [
+  { id: '24h', label: 'cdn.period.24h', ms: 24 * HOUR, step: HOUR },
+  { id: '7d', label: 'cdn.period.7d', ms: 7 * 24 * HOUR, step: 24 * HOUR },
+  { id: '30d', label: 'cdn.period.30d', ms: 30 * 24 * HOUR, step: 24 * HOUR },
+];
+
+interface Bucket {
+  start: number;
+  requests: number;
+  bytes: number;
+  hits: number;
+}
+
+/** The hourly series in buckets of the period's step (hours, or UTC days), every bucket present, empty ones as 0. */
+function buckets(hourly: Hour[], from: number, to: number, step: number): Bucket[] {
+  const first = Math.floor(from / step) * step;
+  const out: Bucket[] = [];
+  for (let start = first; start < to; start += step) out.push({ start, requests: 0, bytes: 0, hits: 0 });
+  for (const h of hourly) {
+    const i = Math.floor((Date.parse(h.hour) - first) / step);
+    const b = out[Math.max(0, Math.min(out.length - 1, i))];
+    if (!b) continue;
+    b.requests += h.requests;
+    b.bytes += h.bytesServed;
+    b.hits += h.hits;
+  }
+  return out;
+}
+
+const percent = (rate: number) => `${(rate * 100).toFixed(1)} %`;
+const count = (n: number) => n.toLocaleString();
+
+/** A zone's statistics over a chosen period: totals, three series and the countries, each chart with its table. */
+export function CdnStats({ zoneId }: { zoneId: number }) {
+  const [period, setPeriod] = useState('24h');
+  const [stats, setStats] = useState<{ stats: Stats; from: number; to: number } | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const load = async () => {
+    const p = PERIODS.find((x) => x.id === period)!;
+    const to = Date.now();
+    const from = to - p.ms;
+    setBusy(true);
+    try {
+      const query = new URLSearchParams({ dateFrom: new Date(from).toISOString(), dateTo: new Date(to).toISOString() });
+      setStats({ stats: await api<Stats>('GET', `/v1/cdn/pullzones/${zoneId}/stats?${query}`), from, to });
+      setError(null);
+    } catch (e) {
+      setError(reason(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  useEffect(() => void load(), [zoneId, period]);
+  const p = PERIODS.find((x) => x.id === period)!;
+  const series = stats ? buckets(stats.stats.hourly, stats.from, stats.to, p.step) : [];
+  const label = (b: Bucket) =>
+    new Date(b.start).toLocaleString(
+      undefined,
+      p.step === HOUR ? { hour: '2-digit', minute: '2-digit', day: 'numeric', month: 'short' } : { dateStyle: 'medium' },
+    );
+  const s = stats?.stats;
+  return (
+    <section class="card" aria-labelledby="stats-title" id="stats">
+      <h2 id="stats-title">{t('cdn.stats')}</h2>
+      <div class="row">
+        <label for="stats-period">{t('cdn.period')}</label>
+        <select id="stats-period" value={period} onChange={(e) => setPeriod((e.target as HTMLSelectElement).value)}>
+          {PERIODS.map((x) => (
+            <option key={x.id} value={x.id}>
+              {t(x.label)}
+            </option>
+          ))}
+        </select>
+        <button type="button" id="stats-refresh" disabled={busy} onClick={() => void load()}>
+          {t('cdn.refresh')}
+        </button>
+      </div>
+      {error && (
+        <p class="error" role="alert">
+          {t('common.error', { reason: error })}
+        </p>
+      )}
+      {s && (
+        <>
+          <dl class="cdn-totals" id="stats-totals">
+            <div>
+              <dt>{t('cdn.s.requests')}</dt>
+              <dd id="total-requests">{count(s.totalRequestsServed)}</dd>
+            </div>
+            <div>
+              <dt>{t('cdn.s.bandwidth')}</dt>
+              <dd>{fileSize(s.totalBandwidthUsed)}</dd>
+            </div>
+            <div>
+              <dt>{t('cdn.s.origin')}</dt>
+              <dd>{fileSize(s.totalOriginTraffic)}</dd>
+            </div>
+            <div>
+              <dt>{t('cdn.s.hitRate')}</dt>
+              <dd>{percent(s.cacheHitRate)}</dd>
+            </div>
+            <div>
+              <dt>{t('cdn.s.byteHitRate')}</dt>
+              <dd>{percent(s.byteHitRate)}</dd>
+            </div>
+            <div>
+              <dt>{t('cdn.s.statuses')}</dt>
+              <dd>{t('cdn.s.statusList', { a: s.status2xx, b: s.status3xx, c: s.status4xx, d: s.status5xx })}</dd>
+            </div>
+          </dl>
+          {s.totalRequestsServed === 0 && (
+            <p class="muted" id="stats-empty">
+              {t('cdn.s.empty')}
+            </p>
+          )}
+          <div class="cdn-charts">
+            <BarChart
+              id="chart-requests"
+              title={t('cdn.s.requestsOver')}
+              points={series.map((b) => ({ label: label(b), value: b.requests }))}
+              format={count}
+            />
+            <BarChart
+              id="chart-bandwidth"
+              title={t('cdn.s.bandwidthOver')}
+              points={series.map((b) => ({ label: label(b), value: b.bytes }))}
+              format={fileSize}
+            />
+            <LineChart
+              id="chart-hitrate"
+              title={t('cdn.s.hitRateOver')}
+              points={series.map((b) => ({ label: label(b), value: b.requests > 0 ? b.hits / b.requests : null }))}
+            />
+            <Countries requests={s.geoRequestDistribution} bytes={s.geoTrafficDistribution} />
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
+
+const W = 600;
+const H = 160;
+
+interface Point {
+  label: string;
+  value: number;
+}
+
+function SeriesTable({ id, title, points }: { id: string; title: string; points: { label: string; value: string }[] }) {
+  return (
+    <details class="chart-table">
+      <summary>{t('cdn.s.asTable')}</summary>
+      <div class="table-scroll" role="region" aria-label={title} tabIndex={0}>
+        <table id={`${id}-table`}>
+          <thead>
+            <tr>
+              <th scope="col">{t('cdn.s.when')}</th>
+              <th scope="col">{t('cdn.s.value')}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {points.map((p) => (
+              <tr key={p.label}>
+                <th scope="row">{p.label}</th>
+                <td>{p.value}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </details>
+  );
+}
+
+function BarChart({
+  id,
+  title,
+  points,
+  format,
+}: {
+  id: string;
+  title: string;
+  points: Point[];
+  format: (n: number) => string;
+}) {
+  const max = Math.max(0, ...points.map((p) => p.value));
+  const total = points.reduce((sum, p) => sum + p.value, 0);
+  const peak = points.find((p) => p.value === max && max > 0);
+  const summary = peak
+    ? t('cdn.s.barSummary', { total: format(total), peak: format(max), when: peak.label })
+    : t('cdn.s.noneSummary');
+  const width = W / Math.max(1, points.length);
+  return (
+    <figure class="chart" id={id}>
+      <figcaption>
+        <strong>{title}</strong> <span class="muted small">{summary}</span>
+      </figcaption>
+      <svg viewBox={`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-label={`${title}. ${summary}`}>
+        <line class="axis" x1="0" y1={H - 0.5} x2={W} y2={H - 0.5} />
+        {points.map((p, i) => {
+          const h = max > 0 ? (p.value / max) * (H - 4) : 0;
+          return (
+            <rect
+              key={p.label}
+              class="bar"
+              x={i * width + width * 0.1}
+              y={H - h}
+              width={width * 0.8}
+              height={h}
+            >
+              <title>{`${p.label}: ${format(p.value)}`}</title>
+            </rect>
+          );
+        })}
+      </svg>
+      <div class="chart-axis small muted" aria-hidden="true">
+        <span>{points[0]?.label}</span>
+        <span>{t('cdn.s.max', { value: format(max) })}</span>
+        <span>{points[points.length - 1]?.label}</span>
+      </div>
+      <SeriesTable id={id} title={title} points={points.map((p) => ({ label: p.label, value: format(p.value) }))} />
+    </figure>
+  );
+}
+
+function LineChart({ id, title, points }: { id: string; title: string; points: { label: string; value: number | null }[] }) {
+  const step = W / Math.max(1, points.length);
+  const x = (i: number) => i * step + step / 2;
+  const y = (v: number) => H - 2 - v * (H - 4);
+  const known = points.filter((p) => p.value !== null);
+  const summary =
+    known.length > 0
+      ? t('cdn.s.lineSummary', {
+          low: percent(Math.min(...known.map((p) => p.value!))),
+          high: percent(Math.max(...known.map((p) => p.value!))),
+        })
+      : t('cdn.s.noneSummary');
+  // One polyline per run of hours that had requests: an hour without requests has no hit rate.
+  const runs: string[] = [];
+  let run: string[] = [];
+  points.forEach((p, i) => {
+    if (p.value === null) {
+      if (run.length) runs.push(run.join(' '));
+      run = [];
+    } else run.push(`${x(i)},${y(p.value)}`);
+  });
+  if (run.length) runs.push(run.join(' '));
+  return (
+    <figure class="chart" id={id}>
+      <figcaption>
+        <strong>{title}</strong> <span class="muted small">{summary}</span>
+      </figcaption>
+      <svg viewBox={`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-label={`${title}. ${summary}`}>
+        <line class="axis" x1="0" y1={H - 0.5} x2={W} y2={H - 0.5} />
+        <line class="grid" x1="0" y1={y(0.5)} x2={W} y2={y(0.5)} />
+        {runs.map((r) =>
+          r.includes(' ') ? (
+            <polyline key={r} class="line" points={r} />
+          ) : (
+            <circle key={r} class="dot" cx={r.split(',')[0]} cy={r.split(',')[1]} r="3" />
+          ),
+        )}
+      </svg>
+      <div class="chart-axis small muted" aria-hidden="true">
+        <span>{points[0]?.label}</span>
+        <span>{t('cdn.s.scale')}</span>
+        <span>{points[points.length - 1]?.label}</span>
+      </div>
+      <SeriesTable
+        id={id}
+        title={title}
+        points={points.map((p) => ({ label: p.label, value: p.value === null ? '—' : percent(p.value) }))}
+      />
+    </figure>
+  );
+}
+
+function Countries({ requests, bytes }: { requests: Record<string, number>; bytes: Record<string, number> }) {
+  const rows = Object.entries(requests).sort((a, b) => b[1] - a[1]);
+  const max = Math.max(1, ...rows.map(([, n]) => n));
+  const names = (() => {
+    try {
+      return new Intl.DisplayNames(undefined, { type: 'region' });
+    } catch {
+      return null;
+    }
+  })();
+  const name = (code: string) => (code === 'ZZ' ? t('cdn.s.unknownCountry') : (names?.of(code) ?? code));
+  return (
+    <figure class="chart" id="chart-countries">
+      <figcaption>
+        <strong>{t('cdn.s.countries')}</strong>
+      </figcaption>
+      {rows.length === 0 ? (
+        <p class="muted small">{t('cdn.s.noneSummary')}</p>
+      ) : (
+        <div class="table-scroll" role="region" aria-label={t('cdn.s.countries')} tabIndex={0}>
+          <table class="countries">
+            <thead>
+              <tr>
+                <th scope="col">{t('cdn.s.country')}</th>
+                <th scope="col">{t('cdn.s.requests')}</th>
+                <th scope="col">{t('cdn.s.bandwidth')}</th>
+                <th scope="col" class="bar-col">
+                  <span class="visually-hidden">{t('cdn.s.share')}</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map(([code, n]) => (
+                <tr key={code}>
+                  <th scope="row">
+                    {name(code)} <span class="mono muted">{code}</span>
+                  </th>
+                  <td>{count(n)}</td>
+                  <td>{fileSize(bytes[code] ?? 0)}</td>
+                  <td class="bar-col">
+                    <svg viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true" class="bar-cell">
+                      <rect class="bar" x="0" y="0" height="10" width={(n / max) * 100} />
+                    </svg>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </figure>
+  );
+}
