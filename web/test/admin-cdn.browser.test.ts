@@ -256,7 +256,10 @@ describe('administration: CDN (pull zones, purge, signed URLs, statistics) in a 
     );
     // One bar per clock hour the last 24 hours touch (24, or 25 when they start inside an hour).
     assert.ok(bars.length === 24 || bars.length === 25, `${bars.length} bars`);
-    assert.ok(bars.some((h) => h > 0), 'the current hour has a bar');
+    assert.ok(
+      bars.some((h) => h > 0),
+      'the current hour has a bar',
+    );
     assert.match((await page.getAttribute('#chart-requests svg', 'aria-label')) ?? '', /5 in all/);
     await page.click('#chart-requests summary');
     assert.match((await page.textContent('#chart-requests-table')) ?? '', /5/);

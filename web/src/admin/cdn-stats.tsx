@@ -88,7 +88,9 @@ export function CdnStats({ zoneId }: { zoneId: number }) {
   const label = (b: Bucket) =>
     new Date(b.start).toLocaleString(
       undefined,
-      p.step === HOUR ? { hour: '2-digit', minute: '2-digit', day: 'numeric', month: 'short' } : { dateStyle: 'medium' },
+      p.step === HOUR
+        ? { hour: '2-digit', minute: '2-digit', day: 'numeric', month: 'short' }
+        : { dateStyle: 'medium' },
     );
   const s = stats?.stats;
   return (
@@ -233,14 +235,7 @@ function BarChart({
         {points.map((p, i) => {
           const h = max > 0 ? (p.value / max) * (H - 4) : 0;
           return (
-            <rect
-              key={p.label}
-              class="bar"
-              x={i * width + width * 0.1}
-              y={H - h}
-              width={width * 0.8}
-              height={h}
-            >
+            <rect key={p.label} class="bar" x={i * width + width * 0.1} y={H - h} width={width * 0.8} height={h}>
               <title>{`${p.label}: ${format(p.value)}`}</title>
             </rect>
           );
@@ -256,7 +251,15 @@ function BarChart({
   );
 }
 
-function LineChart({ id, title, points }: { id: string; title: string; points: { label: string; value: number | null }[] }) {
+function LineChart({
+  id,
+  title,
+  points,
+}: {
+  id: string;
+  title: string;
+  points: { label: string; value: number | null }[];
+}) {
   const step = W / Math.max(1, points.length);
   const x = (i: number) => i * step + step / 2;
   const y = (v: number) => H - 2 - v * (H - 4);

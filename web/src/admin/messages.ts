@@ -344,7 +344,8 @@ export const adminEn = {
   'cdn.purge.prefixValue': 'Path prefix',
   'cdn.purge.run': 'Purge',
   'cdn.purge.all': 'Purge all of {name}',
-  'cdn.purged': 'Purged {what}: applied on {edges} edge(s); {unreachable} did not answer and will drop their whole cache.',
+  'cdn.purged':
+    'Purged {what}: applied on {edges} edge(s); {unreachable} did not answer and will drop their whole cache.',
   'cdn.sign': 'Signed URL',
   'cdn.sign.on': 'This zone requires signed URLs: share this link; it works until it expires.',
   'cdn.sign.off':
