@@ -3,7 +3,7 @@ import { api, ApiError, reason } from '../api.ts';
 import { fileSize } from '../format.ts';
 import { t, type MessageKey } from '../messages.ts';
 import { linkClick, navigate } from '../router.ts';
-import { CdnStats } from './cdn-stats.tsx';
+import { CdnStats, ScrollRegion } from './cdn-stats.tsx';
 import { Ceiling, EditorActions, FieldError, FormError, isForbidden, SecretBox, TextField, when } from './common.tsx';
 import type { SectionProps } from './loader.tsx';
 import './cdn.css';
@@ -97,7 +97,7 @@ function ZoneList() {
             {zones.value.length === 0 ? (
               <p class="muted">{t('cdn.none')}</p>
             ) : (
-              <div class="table-scroll" role="region" aria-labelledby="zones-title" tabIndex={0}>
+              <ScrollRegion label={t('cdn.zones')}>
                 <table id="zones">
                   <thead>
                     <tr>
@@ -136,7 +136,7 @@ function ZoneList() {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </ScrollRegion>
             )}
           </section>
           <NewZone />
