@@ -7,6 +7,7 @@ import { createKeyring, loadSecret, type Keyring } from './core/keyring.ts';
 import { createLog, type Log } from './core/log.ts';
 import { createBlobStore, type BlobStore } from './core/storage/index.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
+import { createTempFiles, type TempFiles } from './core/temp.ts';
 
 /** Everything a service needs from the outside world, built once by main.ts (or a test). */
 export interface Deps {
@@ -17,6 +18,8 @@ export interface Deps {
   readonly log: Log;
   readonly clock: Clock;
   readonly keys: Keyring;
+  /** This process's temporary files, under `<data dir>/tmp` (core/temp.ts); removed on close. */
+  readonly temp: TempFiles;
   /** Wake this process's job workers after committing new jobs. */
   readonly jobs: JobSignal;
   /** This process's long-lived state (caches, batched writers), by feature: see src/runtime.ts. */
@@ -34,14 +37,16 @@ export interface DepsOverrides {
 export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps {
   const handle = connectDb(config.database, { poolSize: overrides.poolSize, timeouts: config.databaseTimeouts });
   const secret = loadSecret(config.secretKey, join(config.dataDir, 'secret.key'));
+  const temp = createTempFiles(config.dataDir);
   const deps: { -readonly [K in keyof Deps]: Deps[K] } = {
     config,
     db: handle.db,
     engine: handle.engine,
-    blobs: createBlobStore(config.storage),
+    blobs: createBlobStore(config.storage, () => temp.mkdtemp('s3-')),
     log: overrides.log ?? createLog(config.logLevel),
     clock: overrides.clock ?? systemClock,
     keys: createKeyring(secret),
+    temp,
     jobs: new JobSignal(),
     runtime: undefined as unknown as Runtime,
     close: async () => {
@@ -49,6 +54,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
         await runtime.close();
       } finally {
         await handle.close();
+        await temp.close().catch(() => {});
       }
     },
   };

@@ -15,6 +15,17 @@ import {
 } from './startup.ts';
 import { seedMissingOrganizations, seedOrganizationMetadata } from './features/metadata/index.ts';
 import { startWorkers } from './workers.ts';
+import { sweepTemp } from './core/temp.ts';
+
+/** Temporary files a crashed earlier process left under `<data dir>/tmp` go at start (core/temp.ts). */
+async function sweepLeftovers(deps: Deps): Promise<void> {
+  try {
+    const removed = await sweepTemp(deps.config.dataDir);
+    if (removed.length > 0) deps.log.info({ removed }, 'removed temporary files left by stopped processes');
+  } catch (error) {
+    deps.log.warn({ err: error }, 'could not sweep temporary files');
+  }
+}
 
 /** Connects and migrates; a database that cannot be reached or opened is a one-line StartupError. */
 async function openDatabase(config: Config): Promise<Deps> {
@@ -49,6 +60,7 @@ async function serve(config: Config): Promise<void> {
   prepareDataDir(config.dataDir);
   await probeListen(config);
   const deps = await openDatabase(config);
+  await sweepLeftovers(deps);
   announceFirstRun(deps, await bootstrapFirstOrganization(deps, seedOrganizationMetadata));
   // Organizations made before metadata existed get its system group and Default template.
   await deps.db
@@ -136,7 +148,10 @@ async function main(argv: string[]): Promise<void> {
     process.exit(2);
   }
   // The edge is its own program (src/edge/run.ts); its modules (sharp, lightningcss, esbuild, GeoIP) load only here.
-  if (command === 'edge') return (await import('./edge/run.ts')).runEdge(deps);
+  if (command === 'edge') {
+    await sweepLeftovers(deps);
+    return (await import('./edge/run.ts')).runEdge(deps);
+  }
   const { auditVerify, orgCreate, usage, UsageError, userCreate, userResetPassword } = await cli();
   try {
     if (command === 'migrate') process.stdout.write('Database is up to date\n');

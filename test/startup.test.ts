@@ -1,9 +1,9 @@
 // First run and start-up failures, as a new user meets them: a real process, real files, real ports.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { freePort } from './helpers/net.ts';
@@ -280,4 +280,44 @@ describe('start-up failures: a secret key other than the database was initialise
       }
     });
   }
+});
+
+describe('temporary files left by a crashed process', () => {
+  it('are removed at start: a gone process\'s folder at once, an unknown or foreign one when a day old; a live process\'s are kept', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tessera-leftovers-'));
+    const tmp = join(dataDir, 'tmp');
+    const host = hostname().replace(/[^A-Za-z0-9-]/g, '_') || 'host';
+    // A process that has exited: its pid is gone.
+    const gonePid = spawnSync(process.execPath, ['-e', '']).pid!;
+    const leftovers = {
+      crashed: `${host}.${gonePid}.0badf00d`,
+      live: `${host}.${process.pid}.0a11ce00`,
+      otherHostFresh: 'elsewhere.123.00c0ffee',
+      otherHostOld: 'elsewhere.456.0dead000',
+      strayOld: 'partial.zip',
+    };
+    for (const name of Object.values(leftovers)) {
+      if (name.endsWith('.zip')) {
+        mkdirSync(tmp, { recursive: true });
+        writeFileSync(join(tmp, name), 'PK half a zip');
+      } else {
+        mkdirSync(join(tmp, name, 'form-x'), { recursive: true });
+        writeFileSync(join(tmp, name, 'form-x', 'file'), 'half an upload');
+      }
+    }
+    const twoDaysAgo = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+    utimesSync(join(tmp, leftovers.otherHostOld), twoDaysAgo, twoDaysAgo);
+    utimesSync(join(tmp, leftovers.strayOld), twoDaysAgo, twoDaysAgo);
+    const port = await freePort();
+    const server = await startServer(baseEnv(dataDir, { PORT: String(port), TESSERA_ADMIN_PASSWORD: 'leftovers-admin-pw' }), port);
+    try {
+      const left = readdirSync(tmp).sort();
+      assert.deepEqual(left, [leftovers.live, leftovers.otherHostFresh].sort(), server.stdout());
+      assert.ok(existsSync(join(tmp, leftovers.live, 'form-x', 'file')), 'a live process keeps its files');
+      assert.match(server.stdout(), /removed temporary files left by stopped processes/);
+    } finally {
+      await stop(server.child);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });

@@ -5,19 +5,23 @@ import { createLocalBlobStore } from './local-blob-store.ts';
 export type { BlobStore, PresignedUploads, PutResult } from './blob-store.ts';
 export { BlobTooLarge } from './blob-store.ts';
 
-export function createBlobStore(config: Config['storage']): BlobStore {
-  return config.kind === 's3' ? lazyS3BlobStore(config) : createLocalBlobStore(config.dir);
+/** `spoolDir`: a private temporary folder for the S3 store's spool files (see core/temp.ts). */
+export function createBlobStore(config: Config['storage'], spoolDir?: () => Promise<string>): BlobStore {
+  return config.kind === 's3' ? lazyS3BlobStore(config, spoolDir) : createLocalBlobStore(config.dir);
 }
 
 /**
  * The AWS SDK costs several MiB of memory and tens of milliseconds to load, so it is imported on
  * the first storage call rather than at start (issue 14: lean start).
  */
-function lazyS3BlobStore(config: Extract<Config['storage'], { kind: 's3' }>): BlobStore {
+function lazyS3BlobStore(
+  config: Extract<Config['storage'], { kind: 's3' }>,
+  spoolDir?: () => Promise<string>,
+): BlobStore {
   let store: Promise<BlobStore> | undefined;
   const load = () =>
     (store ??= import('./s3-blob-store.ts')
-      .then((m) => m.createS3BlobStore(config))
+      .then((m) => m.createS3BlobStore(config, spoolDir))
       .catch((error) => {
         store = undefined;
         throw error;

@@ -1,6 +1,6 @@
-import { createHash, createHmac, randomBytes, type Hash, type Hmac } from 'node:crypto';
+import { createHash, createHmac, type Hash, type Hmac } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Readable, Transform } from 'node:stream';
@@ -27,7 +27,11 @@ import { assertSafeKey, type BlobStore, type PresignedUploads, type PutResult } 
  * Any S3-protocol store. Checksums are sent only when required: with the SDK's default
  * aws-chunked framing some S3-compatible servers store the framing inside the object.
  */
-export function createS3BlobStore(config: S3StorageConfig): BlobStore {
+/** `spoolDir` makes a private folder for a spool file (Tessera's temporary root, core/temp.ts); the system's by default. */
+export function createS3BlobStore(
+  config: S3StorageConfig,
+  spoolDir: () => Promise<string> = () => mkdtemp(join(tmpdir(), 'tessera-s3-')),
+): BlobStore {
   const client = new S3Client({
     // A store that does not answer fails the call (503 to an API caller, a retry for a job) rather
     // than holding it for the whole outage: connecting, and each silence of the socket, are bounded.
@@ -73,7 +77,8 @@ export function createS3BlobStore(config: S3StorageConfig): BlobStore {
         return { size: body.length, sha256: createHash('sha256').update(body).digest('hex') };
       }
       // A stream of unknown length is spooled to disk first so the upload has a known length.
-      const spool = join(tmpdir(), `tessera-s3-${randomBytes(8).toString('hex')}`);
+      const spoolFolder = await spoolDir();
+      const spool = join(spoolFolder, 'spool');
       const hash = createHash('sha256');
       let size = 0;
       try {
@@ -99,7 +104,7 @@ export function createS3BlobStore(config: S3StorageConfig): BlobStore {
         );
         return { size, sha256: hash.digest('hex') };
       } finally {
-        await rm(spool, { force: true });
+        await rm(spoolFolder, { recursive: true, force: true });
       }
     },
     async get(key, range) {

@@ -1,6 +1,5 @@
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { JobPayload } from '../../../core/jobs/catalog.ts';
@@ -34,7 +33,7 @@ export async function runEmbeddedMetadata(deps: Deps, job: JobPayload<typeof EMB
   if (!template || !template.attributes.some((a) => a.embeddedFields?.length)) return;
   const stream = await deps.blobs.get(asset.blob_key);
   if (!stream) return;
-  const dir = await mkdtemp(join(tmpdir(), 'tessera-embedded-'));
+  const dir = await deps.temp.mkdtemp('embedded-');
   try {
     const file = join(dir, 'source');
     await pipeline(stream, createWriteStream(file));

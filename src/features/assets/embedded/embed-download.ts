@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ExifTool, type WriteTags } from 'exiftool-vendored';
@@ -100,7 +99,7 @@ async function writeTags(
 ): Promise<Buffer> {
   const source = await deps.blobs.get(blobKey);
   if (!source) throw notFound('Content');
-  const dir = await mkdtemp(join(tmpdir(), 'tessera-embed-'));
+  const dir = await deps.temp.mkdtemp('embed-');
   const exiftool = new ExifTool({ maxProcs: 1, taskTimeoutMillis: 30_000 });
   try {
     const file = join(dir, `copy.${ext}`);

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Deps } from '../../../deps.ts';
@@ -103,7 +102,7 @@ export async function renderPage(deps: Deps, asset: AssetWithOrg, page: number, 
   const head = await deps.blobs.head(key);
   if (head) return servable(head.size);
   return turn(async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'tessera-rend-'));
+    const dir = await deps.temp.mkdtemp('rend-');
     try {
       const stream = await deps.blobs.get(asset.blob_key!);
       if (!stream) throw notFound('Content');

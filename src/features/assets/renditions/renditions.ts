@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -247,7 +246,7 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
   const asset = await deps.db.selectFrom('assets').selectAll().where('id', '=', job.assetId).executeTakeFirst();
   if (!asset || asset.content_state !== 'available' || !asset.blob_key || !asset.sha256) return;
   const sourceKey = job.previewKey ?? asset.blob_key;
-  const dir = await mkdtemp(join(tmpdir(), 'tessera-rend-'));
+  const dir = await deps.temp.mkdtemp('rend-');
   const file = join(dir, 'source');
   try {
     const stream = await deps.blobs.get(sourceKey);

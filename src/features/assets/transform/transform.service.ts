@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -291,7 +290,7 @@ export async function transformWork(deps: Deps, ctx: ActionContext): Promise<Act
     contentType?: string;
     size?: number;
   }[] = [];
-  const dir = await mkdtemp(join(tmpdir(), 'tessera-transform-'));
+  const dir = await deps.temp.mkdtemp('transform-');
   await ctx.progress(0, input.items.length);
   try {
     for (const [n, item] of input.items.entries()) {

@@ -14,8 +14,7 @@ import { verifyContentType } from './content-types.ts';
 import { HeadKeeper } from './upload-streams.ts';
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -136,7 +135,7 @@ export function uploadFormRoutes(app: App, deps: Deps): void {
           const filename = fields.filename ?? part.filename;
           // The whole file is received (and checked) before anything is created: a refused request
           // (too large, wrong checksum, bytes contradicting the type) leaves no asset, version or blob.
-          const staged = await stageFile(part.file, deps.config.uploadPartSizeBytes);
+          const staged = await stageFile(deps, part.file, deps.config.uploadPartSizeBytes);
           try {
             if (fields.checksum !== undefined && fields.checksum.toLowerCase() !== staged.sha256) {
               throw invalidField(
@@ -201,10 +200,11 @@ function duplicateOption(value: string | undefined): 'report' | 'refuse' | 'vers
  * bytes. Past `maxBytes` (the parser truncates there) it is a 413 and the file is gone.
  */
 async function stageFile(
+  deps: Deps,
   file: Readable & { truncated?: boolean },
   maxBytes: number,
 ): Promise<{ path: string; sha256: string; size: number; head: Buffer; discard(): Promise<void> }> {
-  const dir = await mkdtemp(join(tmpdir(), 'tessera-form-'));
+  const dir = await deps.temp.mkdtemp('form-');
   const discard = () => rm(dir, { recursive: true, force: true });
   try {
     const path = join(dir, 'file');
