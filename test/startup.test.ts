@@ -1,7 +1,17 @@
 // First run and start-up failures, as a new user meets them: a real process, real files, real ports.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -283,7 +293,7 @@ describe('start-up failures: a secret key other than the database was initialise
 });
 
 describe('temporary files left by a crashed process', () => {
-  it('are removed at start: a gone process\'s folder at once, an unknown or foreign one when a day old; a live process\'s are kept', async () => {
+  it("are removed at start: a gone process's folder at once, an unknown or foreign one when a day old; a live process's are kept", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tessera-leftovers-'));
     const tmp = join(dataDir, 'tmp');
     const host = hostname().replace(/[^A-Za-z0-9-]/g, '_') || 'host';
@@ -309,7 +319,10 @@ describe('temporary files left by a crashed process', () => {
     utimesSync(join(tmp, leftovers.otherHostOld), twoDaysAgo, twoDaysAgo);
     utimesSync(join(tmp, leftovers.strayOld), twoDaysAgo, twoDaysAgo);
     const port = await freePort();
-    const server = await startServer(baseEnv(dataDir, { PORT: String(port), TESSERA_ADMIN_PASSWORD: 'leftovers-admin-pw' }), port);
+    const server = await startServer(
+      baseEnv(dataDir, { PORT: String(port), TESSERA_ADMIN_PASSWORD: 'leftovers-admin-pw' }),
+      port,
+    );
     try {
       const left = readdirSync(tmp).sort();
       assert.deepEqual(left, [leftovers.live, leftovers.otherHostFresh].sort(), server.stdout());
