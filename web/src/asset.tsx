@@ -143,7 +143,19 @@ export function AssetPage({ id, uploads, onChanged }: { id: string; uploads: Upl
           onDragLeave={() => setDropping(false)}
           onDrop={onDrop}
         >
-          <Preview objectId={asset.objectId} name={name} contentType={asset.contentType} urls={urls} />
+          <Preview
+            objectId={asset.objectId}
+            name={name}
+            contentType={asset.contentType}
+            urls={urls}
+            pageCount={pageCountOf(asset)}
+            renditionsState={asset.renditionsState}
+            renditionError={
+              typeof asset.technicalMetadata?.renditionError === 'string'
+                ? asset.technicalMetadata.renditionError
+                : undefined
+            }
+          />
           <p class="muted small">{t('asset.dropVersion')}</p>
         </section>
         <section class="details" aria-label={t('asset.tabs')}>
@@ -188,6 +200,12 @@ export function AssetPage({ id, uploads, onChanged }: { id: string; uploads: Upl
       </div>
     </div>
   );
+}
+
+/** The page count of an analysed PDF (technicalMetadata.document_metadata.pageCount). */
+function pageCountOf(asset: LegacyAsset): number | undefined {
+  const doc = asset.technicalMetadata?.document_metadata as { pageCount?: unknown } | undefined;
+  return typeof doc?.pageCount === 'number' ? doc.pageCount : undefined;
 }
 
 function BackLink() {
