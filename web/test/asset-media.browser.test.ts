@@ -107,7 +107,12 @@ describe('web app: the asset page media (PDF pages, video)', { skip }, () => {
     ids.report = (await uploadAsset(call, 'harbour-report.pdf', makePdf(3), common)).objectId;
     ids.clip = (await uploadAsset(call, 'testcard.mp4', await makeVideo(), common)).objectId;
     ids.broken = (
-      await uploadAsset(call, 'broken.pdf', Buffer.concat([makePdf(1).subarray(0, 40), Buffer.alloc(300, 0x41)]), common)
+      await uploadAsset(
+        call,
+        'broken.pdf',
+        Buffer.concat([makePdf(1).subarray(0, 40), Buffer.alloc(300, 0x41)]),
+        common,
+      )
     ).objectId;
     for (const id of Object.values(ids)) await renditionsSettled(call, id);
     browser = await openBrowser();
@@ -129,7 +134,9 @@ describe('web app: the asset page media (PDF pages, video)', { skip }, () => {
     assert.equal(await page.isDisabled('button:has-text("Previous page")'), true);
     assert.equal(await page.locator('.page-strip li').count(), 3);
     await page.waitForFunction(
-      () => [...document.querySelectorAll<HTMLImageElement>('.page-strip img')].filter((i) => i.naturalWidth > 0).length === 3,
+      () =>
+        [...document.querySelectorAll<HTMLImageElement>('.page-strip img')].filter((i) => i.naturalWidth > 0).length ===
+        3,
       undefined,
       { timeout: 60_000 },
     );
