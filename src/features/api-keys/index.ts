@@ -5,7 +5,7 @@ export {
   verifyApiKey,
   API_KEY_HEADER,
   INVALID_KEY_MESSAGE,
-} from './verify.ts';
-export { flushApiKeyUsage } from './usage.ts';
+} from './authenticate/verify.ts';
+export { flushApiKeyUsage } from './authenticate/usage.ts';
 export { generateKey, isWellFormedKey, secretPart, KEY_PATTERN, KEY_PREFIX } from './key-format.ts';
 export { createApiKeyRuntime, type ApiKeyRuntime } from './runtime.ts';

@@ -2,8 +2,8 @@ import type { CompiledQuery } from 'kysely';
 import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { createRevisionCache, type RevisionCache } from '../../core/db/revision-cache.ts';
-import { UsageTracker } from './usage.ts';
-import type { LookupRow } from './verify.ts';
+import { UsageTracker } from './authenticate/usage.ts';
+import type { LookupRow } from './authenticate/verify.ts';
 
 /** The API-key feature's per-process state (deps.runtime.apiKeys), built by src/runtime.ts. */
 export interface ApiKeyRuntime {

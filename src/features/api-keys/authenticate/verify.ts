@@ -1,15 +1,15 @@
 import { hash as digest } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createQueryId, sql, type InferResult } from 'kysely';
-import type { Deps } from '../../deps.ts';
-import { isPrivilege, type Privilege } from '../../core/authz/catalog.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import { fromJson } from '../../core/db/json.ts';
-import { addRouteHook, clientIp, type CredentialResolver } from '../../core/http/authenticate.ts';
-import { unauthorized } from '../../core/http/errors.ts';
-import type { Loaded } from '../../core/db/revision-cache.ts';
-import { enabledUsernameOf, enabledUserPrivilegesOf, rolePrivilegesOf } from '../identity/index.ts';
-import { isWellFormedKey, KEY_PREFIX } from './key-format.ts';
+import type { Deps } from '../../../deps.ts';
+import { isPrivilege, type Privilege } from '../../../core/authz/catalog.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { fromJson } from '../../../core/db/json.ts';
+import { addRouteHook, clientIp, type CredentialResolver } from '../../../core/http/authenticate.ts';
+import { unauthorized } from '../../../core/http/errors.ts';
+import type { Loaded } from '../../../core/db/revision-cache.ts';
+import { enabledUsernameOf, enabledUserPrivilegesOf, rolePrivilegesOf } from '../../identity/index.ts';
+import { isWellFormedKey, KEY_PREFIX } from '../key-format.ts';
 
 export const API_KEY_HEADER = 'x-api-key';
 /** One message for malformed, unknown, revoked and expired keys: callers learn nothing more. */

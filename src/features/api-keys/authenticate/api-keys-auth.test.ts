@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import type { KyselyPlugin } from 'kysely';
 import { it } from 'node:test';
-import { CREATE, LIST, REVOKE, createKey, roleWith } from '../../../test/helpers/api-keys.ts';
-import type { App } from '../../core/http/app-types.ts';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
-import { flushApiKeyUsage, generateKey, verifyApiKey } from './index.ts';
+import { CREATE, LIST, REVOKE, createKey, roleWith } from '../../../../test/helpers/api-keys.ts';
+import type { App } from '../../../core/http/app-types.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
+import { flushApiKeyUsage, generateKey, verifyApiKey } from '../index.ts';
 
 const ME = '/v1/user';
 

@@ -1,6 +1,6 @@
-import type { Deps } from '../../deps.ts';
-import { audit } from '../../core/audit.ts';
-import { recordLastUsed, rememberIp } from './api-keys.repo.ts';
+import type { Deps } from '../../../deps.ts';
+import { audit } from '../../../core/audit.ts';
+import { recordLastUsed, rememberIp } from '../api-keys.repo.ts';
 
 const FLUSH_EVERY_MS = 1000;
 const MAX_REMEMBERED_IPS = 100_000;
