@@ -164,6 +164,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   acceptEmptyJsonBodies(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Draining (SIGTERM): each answer ends its connection, so clients reconnect to another process.
+    if (deps.lifecycle.draining) reply.header('connection', 'close');
   });
   registerErrorHandling(app);
   registerInputGuards(app);

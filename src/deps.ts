@@ -8,6 +8,7 @@ import { createLog, type Log } from './core/log.ts';
 import { createBlobStore, type BlobStore } from './core/storage/index.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { createTempFiles, type TempFiles } from './core/temp.ts';
+import { Lifecycle } from './core/lifecycle.ts';
 
 /** Everything a service needs from the outside world, built once by main.ts (or a test). */
 export interface Deps {
@@ -20,6 +21,8 @@ export interface Deps {
   readonly keys: Keyring;
   /** This process's temporary files, under `<data dir>/tmp` (core/temp.ts); removed on close. */
   readonly temp: TempFiles;
+  /** Draining after SIGTERM (core/lifecycle.ts, src/shutdown.ts). */
+  readonly lifecycle: Lifecycle;
   /** Wake this process's job workers after committing new jobs. */
   readonly jobs: JobSignal;
   /** This process's long-lived state (caches, batched writers), by feature: see src/runtime.ts. */
@@ -47,6 +50,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     clock: overrides.clock ?? systemClock,
     keys: createKeyring(secret),
     temp,
+    lifecycle: new Lifecycle(),
     jobs: new JobSignal(),
     runtime: undefined as unknown as Runtime,
     close: async () => {

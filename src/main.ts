@@ -15,6 +15,7 @@ import {
 } from './startup.ts';
 import { seedMissingOrganizations, seedOrganizationMetadata } from './features/metadata/index.ts';
 import { startWorkers } from './workers.ts';
+import { drain, trackInFlight } from './shutdown.ts';
 import { sweepTemp } from './core/temp.ts';
 
 /** Temporary files a crashed earlier process left under `<data dir>/tmp` go at start (core/temp.ts). */
@@ -82,16 +83,15 @@ async function serve(config: Config): Promise<void> {
     throw listenError(error, config) ?? error;
   }
   collectStartupGarbage(deps);
+  const inFlight = trackInFlight(app);
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    deps.log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 10_000);
+    // A drain that cannot end (a hook that never settles) still ends the process.
+    const force = setTimeout(() => process.exit(1), deps.config.drainTimeoutMs + 15_000);
     force.unref();
-    await app.close();
-    await worker?.stop();
-    await deps.close();
+    await drain(deps, app, worker, inFlight, signal);
     process.exit(0);
   };
   process.once('SIGINT', () => void stop('SIGINT'));

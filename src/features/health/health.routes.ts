@@ -44,12 +44,17 @@ export function healthRoutes(app: App, deps: Deps): void {
         tags: ['system'],
         summary: 'Readiness: the database and the blob storage answer, the local disk is writable and not full',
         description:
-          'A 503 names each failed check in `details` (`field` is `checks.<name>`: database, storage, disk_writable, disk_space).',
+          'A 503 names each failed check in `details` (`field` is `checks.<name>`: draining, database, storage, disk_writable, disk_space).',
         security: [],
         response: { 200: ReadySchema, ...errorResponses('service_unavailable') },
       },
     },
     async () => {
+      // SIGTERM: unready at once, before any other check (src/shutdown.ts).
+      if (deps.lifecycle.draining)
+        throw new AppError('service_unavailable', 'Not ready: draining (the process is stopping)', {
+          details: [{ field: 'checks.draining', message: 'the process is stopping' }],
+        });
       const failed: { check: string; why: string }[] = [];
       await withTimeout(sql`select 1`.execute(deps.db), 2000).catch(() =>
         failed.push({ check: 'database', why: 'the database does not answer' }),
