@@ -39,6 +39,7 @@ import { storyboardRoutes, storyboardSharedRoutes } from './features/storyboards
 import { adaptiveTemplateLaunchRoutes, adaptiveTemplateRoutes } from './features/adaptive-templates/index.ts';
 import { cdnRoutes } from './features/cdn/index.ts';
 import { webAppRoutes } from './features/web-app/index.ts';
+import { scimRoutes } from './features/scim/index.ts';
 
 /**
  * CORS for in-browser integrations (TESSERA_CORS_ORIGINS). Preflights are answered before
@@ -272,6 +273,8 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       },
       { prefix: '/api/v1/api-key' },
     );
+    // SCIM 2.0 provisioning for identity providers (an API key as the bearer token; features/scim).
+    await scimRoutes(api, deps);
     // The spec shows webhook paths without a version; the reference serves them under /v1 too.
     await registerWithHiddenAlias(api, (scope) => webhookRoutes(scope, deps), '/v1');
     // Public pages outside /v1: story-board share links and the adaptive-template launch page.

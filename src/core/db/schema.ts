@@ -29,6 +29,7 @@ export interface Database {
   sso_providers: SsoProvidersTable;
   sso_logins: SsoLoginsTable;
   sso_identities: SsoIdentitiesTable;
+  scim_resources: ScimResourcesTable;
   api_keys: ApiKeysTable;
   api_key_ips: ApiKeyIpsTable;
   events: EventsTable;
@@ -351,6 +352,17 @@ export interface SsoLoginsTable {
   created_at: number;
   expires_at: number;
   used_at: number | null;
+}
+
+/** SCIM's own facts about a user or group (features/scim): the provider's externalId, and its deletion. */
+export interface ScimResourcesTable {
+  /** User or Group */
+  resource_type: string;
+  resource_id: string;
+  org_id: string;
+  external_id: string | null;
+  deleted_at: number | null;
+  updated_at: number;
 }
 
 export interface SsoIdentitiesTable {

@@ -32,6 +32,7 @@ export const TABLE_OWNERS = {
   sso_providers: 'sso',
   sso_logins: 'sso',
   sso_identities: 'sso',
+  scim_resources: 'scim',
   api_keys: 'api-keys',
   api_key_ips: 'api-keys',
   event_fanout_queue: 'webhooks',

@@ -42,6 +42,22 @@ export {
   userNames,
   type UserNames,
 } from './directory.ts';
+export {
+  changeGroupMembers,
+  createProvisionedGroup,
+  createProvisionedUser,
+  deleteProvisionedGroup,
+  provisionedGroup,
+  provisionedGroups,
+  provisionedUser,
+  provisionedUsers,
+  renameProvisionedGroup,
+  updateProvisionedUser,
+  type ExcludedIds,
+  type ProvisionedGroup,
+  type ProvisionedUser,
+  type ProvisionedUserInput,
+} from './provisioning.ts';
 export { UserCreateSchema } from './identity.schemas.ts';
 export { checkSecurityTemplateIds, type SecurityTemplateIdRules } from './access/security-template-ids.ts';
 export type { BootstrapResult } from './organizations/bootstrap.ts';

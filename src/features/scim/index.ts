@@ -1,0 +1,1 @@
+export { scimRoutes } from './scim.routes.ts';
