@@ -5,6 +5,7 @@ import { toAppError } from '../../core/http/error-handler.ts';
 import { discoveryRoutes } from './discovery.routes.ts';
 import { ERROR_SCHEMA, ScimError } from './errors.ts';
 import { userRoutes } from './users.routes.ts';
+import { groupRoutes } from './groups.routes.ts';
 
 export const SCIM_CONTENT_TYPE = 'application/scim+json; charset=utf-8';
 
@@ -51,6 +52,7 @@ export async function scimRoutes(app: App, deps: Deps): Promise<void> {
       });
       discoveryRoutes(scim, deps);
       userRoutes(scim, deps);
+      groupRoutes(scim, deps);
     },
     { prefix: '/scim/v2' },
   );
