@@ -210,10 +210,13 @@ export async function updateProvisionedUser(
   input: Partial<ProvisionedUserInput> & { leaveGroups?: boolean },
   now: number,
 ): Promise<boolean> {
-  const row = await usersQuery(trx, principal.orgId, { ids: [id] }).selectAll().executeTakeFirst();
+  const row = await usersQuery(trx, principal.orgId, { ids: [id] })
+    .selectAll()
+    .executeTakeFirst();
   if (!row) throw notFound('User');
   await assertMayProvision(trx, principal, id);
-  if (input.active === false && id === principal.userId) throw conflict('You cannot disable your own account', 'active');
+  if (input.active === false && id === principal.userId)
+    throw conflict('You cannot disable your own account', 'active');
   const patch: Partial<UsersTable> = {};
   const changes: Record<string, { before: unknown; after: unknown }> = {};
   const set = <K extends keyof UsersTable>(column: K, field: string, value: UsersTable[K] | undefined) => {
@@ -344,7 +347,12 @@ export async function provisionedGroup(
 }
 
 /** A new group (empty; add members with changeGroupMembers). A taken name is a unique violation. */
-export async function createProvisionedGroup(trx: Trx, principal: Principal, name: string, now: number): Promise<string> {
+export async function createProvisionedGroup(
+  trx: Trx,
+  principal: Principal,
+  name: string,
+  now: number,
+): Promise<string> {
   const id = newId(now);
   await trx
     .insertInto('groups')
@@ -387,7 +395,9 @@ export async function renameProvisionedGroup(
   name: string,
   now: number,
 ): Promise<void> {
-  const row = await groupsQuery(trx, principal.orgId, { ids: [id] }).select(['name']).executeTakeFirst();
+  const row = await groupsQuery(trx, principal.orgId, { ids: [id] })
+    .select(['name'])
+    .executeTakeFirst();
   if (!row) throw notFound('Group');
   if (row.name === name) return;
   await assertGroupWithin(trx, principal, id);
@@ -422,16 +432,14 @@ export async function changeGroupMembers(
   field = 'members',
   exclude?: ExcludedIds,
 ): Promise<{ added: string[]; removed: string[] }> {
-  const group = await groupsQuery(trx, principal.orgId, { ids: [groupId] }).select(['id']).executeTakeFirst();
+  const group = await groupsQuery(trx, principal.orgId, { ids: [groupId] })
+    .select(['id'])
+    .executeTakeFirst();
   if (!group) throw notFound('Group');
   const named = [...new Set([...(change.add ?? []), ...(change.replace ?? [])])];
   if (named.length > 0) {
     const found = new Set(
-      (
-        await usersQuery(trx, principal.orgId, { ids: named, exclude })
-          .select('id')
-          .execute()
-      ).map((r) => r.id),
+      (await usersQuery(trx, principal.orgId, { ids: named, exclude }).select('id').execute()).map((r) => r.id),
     );
     const missing = named.filter((id) => !found.has(id));
     if (missing.length > 0) throw invalidField(field, `names no user of this organization: ${missing.join(', ')}`);
@@ -509,7 +517,9 @@ export async function changeGroupMembers(
 
 /** Deletes a group with its memberships and its grants in security templates (as DELETE /v1/user-group does). */
 export async function deleteProvisionedGroup(trx: Trx, principal: Principal, id: string, now: number): Promise<void> {
-  const row = await groupsQuery(trx, principal.orgId, { ids: [id] }).select(['name']).executeTakeFirst();
+  const row = await groupsQuery(trx, principal.orgId, { ids: [id] })
+    .select(['name'])
+    .executeTakeFirst();
   if (!row) throw notFound('Group');
   await assertGroupWithin(trx, principal, id);
   await trx.deleteFrom('user_groups').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
