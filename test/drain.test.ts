@@ -139,4 +139,62 @@ forEachEngine('SIGTERM drain', (ctx) => {
       await exited;
     }
   });
+  it('cuts a request still in flight when TESSERA_DRAIN_TIMEOUT_MS is over, and still exits 0', { timeout: 120_000 }, async () => {
+    const database = ctx().database;
+    const port = await freePort();
+    let stdout = '';
+    const child: ChildProcess = spawn(process.execPath, ['src/main.ts', 'serve'], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        DATABASE_URL: database.kind === 'postgres' ? database.url : `sqlite:${database.file}`,
+        TESSERA_DATA_DIR: ctx().dataDir,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        TESSERA_SECRET_KEY: TEST_SECRET,
+        TESSERA_LOG_LEVEL: 'info',
+        TESSERA_DRAIN_TIMEOUT_MS: '200',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    child.stdout!.on('data', (d) => (stdout += d));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      await until('the server to listen', async () => {
+        if (child.exitCode !== null) throw new Error(`server exited:\n${stdout}`);
+        return get(agent, port, '/healthz').then(
+          (r) => (r.status === 200 ? true : undefined),
+          () => undefined,
+        );
+      });
+      // A body that never completes.
+      const stuck = request({
+        host: '127.0.0.1',
+        port,
+        path: '/v1/auth/token',
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': 1000 },
+      });
+      const outcome = new Promise<string>((resolve) => {
+        stuck.once('response', (res) => resolve(`answered ${res.statusCode}`));
+        stuck.once('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+      });
+      stuck.write('{"username":');
+      stuck.flushHeaders();
+      await until('the server to receive the stuck request', async () =>
+        /"msg":"incoming request"[^\n]*\/v1\/auth\/token|\/v1\/auth\/token[^\n]*"msg":"incoming request"/.test(stdout)
+          ? true
+          : undefined,
+      );
+      child.kill('SIGTERM');
+      assert.equal(await exited, 0, stdout);
+      assert.match(await outcome, /ECONNRESET|socket hang up/);
+      assert.match(stdout, /drain timeout: cutting the requests still in flight/);
+    } finally {
+      agent.destroy();
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+    }
+  });
 });
