@@ -139,7 +139,9 @@ forEachEngine('SIGTERM drain', (ctx) => {
       await exited;
     }
   });
-  it('cuts a request still in flight when TESSERA_DRAIN_TIMEOUT_MS is over, and still exits 0', { timeout: 120_000 }, async () => {
+  it('cuts a request still in flight when TESSERA_DRAIN_TIMEOUT_MS is over, and still exits 0', {
+    timeout: 120_000,
+  }, async () => {
     const database = ctx().database;
     const port = await freePort();
     let stdout = '';
