@@ -43,7 +43,7 @@ export async function runEdge(deps: Deps): Promise<void> {
     keys: deps.keys,
     log: deps.log,
     allowPrivateTargets: deps.config.allowPrivateTargets,
-    assetOrigin: assetOriginFor({ db: deps.db, blobs: deps.blobs }),
+    assetOrigin: assetOriginFor({ db: deps.db, blobs: deps.blobs, clock: deps.clock }),
   });
   const { port, controlUrl } = await edge.start();
   deps.log.info({ port, controlUrl, edgeId: edge.id, region: deps.config.edge.region }, 'edge listening');

@@ -28,6 +28,7 @@ const TAGS = new Set(['assets', 'collections', 'storyboards', 'cdn', 'search', '
 /** Rows shown by their own tests instead of a probe here (no route of their own). */
 const ELSEWHERE: Partial<Record<Action, string>> = {
   'asset.sensitive_data': 'test/security/sensitive-data.test.ts',
+  'asset.download_out_of_rights': 'src/features/assets/rights/out-of-rights.test.ts',
   'audit.read': 'src/features/audit/audit.test.ts',
   'delivery_preset.read': 'src/features/assets/delivery/delivery.test.ts',
   'delivery_preset.manage': 'src/features/assets/delivery/delivery.test.ts',

@@ -96,6 +96,15 @@ export const ACTIONS = {
     permissions: ['view', 'download'],
     operations: ['GetAssetContent', 'GetAssetUrl', 'RevokeAssetLink'],
   }),
+  'asset.download_out_of_rights': rule({
+    on: 'asset',
+    summary:
+      "Download the original and renditions above preview size of an asset whose usage right has expired or not started, when the organization blocks or watermarks such downloads (holders of the other rows' permissions still need them)",
+    privileges: [],
+    anyPrivilege: ['quota_management', 'content_management'],
+    permissions: ['view', 'download'],
+    operations: [],
+  }),
   'asset.deliver': rule({
     on: 'asset',
     summary: 'An image rendition on request, by parameters or by a delivery preset (made once, then cached)',
@@ -342,18 +351,18 @@ export const ACTIONS = {
   }),
   'quota.read': rule({
     on: 'organization',
-    summary: "Read the organization's quotas, limits and current usage",
+    summary: "Read the organization's quotas, limits and current usage (and its usage-rights settings)",
     privileges: [],
     anyPrivilege: ['quota_management', 'audit_log'],
     permissions: [],
-    operations: ['GetOrganizationQuotas'],
+    operations: ['GetOrganizationQuotas', 'GetRightsSettings'],
   }),
   'quota.manage': rule({
     on: 'organization',
     summary: "Set the organization's quotas and limits (and its usage-rights settings)",
     privileges: ['quota_management'],
     permissions: [],
-    operations: ['UpdateOrganizationQuotas'],
+    operations: ['UpdateOrganizationQuotas', 'UpdateRightsSettings'],
   }),
   // Capability links: no credentials; each dies with what it points at.
   'link.upload': rule({
@@ -403,7 +412,7 @@ export type Action = keyof typeof ACTIONS;
 export const ALL_ACTIONS = Object.keys(ACTIONS) as Action[];
 
 /** The privileges `action` needs that the caller lacks, by name; empty when the caller may. */
-export function missingPrivileges(principal: Principal, action: Action): string[] {
+export function missingPrivileges(principal: Pick<Principal, 'privileges'>, action: Action): string[] {
   const r: ActionRule = ACTIONS[action];
   const missing: string[] = r.privileges.filter((p) => !principal.privileges.has(p)).map((p) => PRIVILEGES[p].name);
   if (r.anyPrivilege && !r.anyPrivilege.some((p) => principal.privileges.has(p)))
@@ -411,7 +420,7 @@ export function missingPrivileges(principal: Principal, action: Action): string[
   return missing;
 }
 
-export function mayPerform(principal: Principal, action: Action): boolean {
+export function mayPerform(principal: Pick<Principal, 'privileges'>, action: Action): boolean {
   return missingPrivileges(principal, action).length === 0;
 }
 

@@ -68,6 +68,7 @@ export interface Database {
   org_usage: OrgUsageTable;
   quota_windows: QuotaWindowsTable;
   asset_rights_expiries: AssetRightsExpiriesTable;
+  org_rights_settings: OrgRightsSettingsTable;
   search_docs: SearchDocsTable;
   search_doc_templates: SearchDocTemplatesTable;
   search_doc_facets: SearchDocFacetsTable;
@@ -1083,6 +1084,14 @@ export interface QuotaWindowsTable {
 }
 
 /** Usage-right expiries already announced (rm.agreement.expired), one row per asset and expiry date (migration 0030). */
+export interface OrgRightsSettingsTable {
+  org_id: string;
+  /** allow | block | watermark: downloads of an asset whose usage right has expired or not started */
+  expired_downloads: string;
+  updated_by: string | null;
+  updated_at: number;
+}
+
 export interface AssetRightsExpiriesTable {
   asset_id: string;
   /** ISO calendar date (yyyy-MM-dd) */

@@ -66,6 +66,7 @@ export const TABLE_OWNERS = {
   org_usage: 'quotas',
   quota_windows: 'quotas',
   asset_rights_expiries: 'assets',
+  org_rights_settings: 'assets',
   mail_outbox: 'assets',
   asset_shares: 'assets',
   asset_content_links: 'assets',

@@ -17,6 +17,8 @@ export const ERROR_STATUS = {
   headers_too_large: 431,
   internal: 500,
   service_unavailable: 503,
+  /** A download refused because the asset's usage right expired or has not started (docs/usage-rights.md). */
+  rights_expired: 403,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -275,7 +275,17 @@ export async function objectIdsByAnyId(
 export function servedContentOf(db: DbOrTrx, orgId: string, id: string) {
   return db
     .selectFrom('assets')
-    .select(['blob_key', 'content_type', 'sha256', 'size', 'updated_at', 'filename', 'content_state', 'deleted_at'])
+    .select([
+      'blob_key',
+      'content_type',
+      'sha256',
+      'size',
+      'updated_at',
+      'filename',
+      'content_state',
+      'deleted_at',
+      'metadata_denormalized',
+    ])
     .where('id', '=', id)
     .where('org_id', '=', orgId)
     .executeTakeFirst();

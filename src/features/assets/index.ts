@@ -2,6 +2,7 @@ import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { assetRoutes } from './assets.routes.ts';
 import { contentRoutes } from './download/download.routes.ts';
+import { rightsRoutes } from './rights/rights.routes.ts';
 import { relationRoutes } from './relations/relations.routes.ts';
 import { bulkRoutes } from './bulk/bulk.routes.ts';
 import { shareRoutes } from './share/share.routes.ts';
@@ -58,6 +59,16 @@ export { assetTemplateUsage, applyMetadataToAssets } from './bulk/bulk.service.t
 export { createAssetRuntime, type AssetRuntime } from './runtime.ts';
 export { assetJobHandlers } from './assets.jobs.ts';
 export { scheduleRightsSweep, sweepExpiredRights, rightsOf, type Rights } from './rights/rights.ts';
+export {
+  exemptPrincipal,
+  outOfRights,
+  refusalAmong,
+  refusalOutOfRights,
+  rightsGate,
+  rightsRefusal,
+  serveWatermarked,
+  UNGATED_RENDITIONS,
+} from './rights/gate.ts';
 export { resumePendingRenditions, startPendingRenditionSweep } from './renditions/resume-pending.ts';
 
 export function assetsRoutes(app: App, deps: Deps): void {
@@ -73,4 +84,5 @@ export function assetsRoutes(app: App, deps: Deps): void {
   transformRoutes(app, deps);
   similarRoutes(app, deps);
   deliveryRoutes(app, deps);
+  rightsRoutes(app, deps);
 }

@@ -5,7 +5,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import type { Db } from '../../core/db/connect.ts';
 import { AppError } from '../../core/http/errors.ts';
 import type { BlobStore } from '../../core/storage/index.ts';
-import { loadAsset, objectIdsByAnyId, servedContentOf } from '../assets/index.ts';
+import { loadAsset, objectIdsByAnyId, refusalOutOfRights, servedContentOf } from '../assets/index.ts';
 import type { AssetOrigin, OriginResponse } from './contract.ts';
 
 /**
@@ -43,7 +43,7 @@ export async function checkPublishable(deps: Deps, principal: Principal, assetId
  * Only assets published to the zone, with stored content and not in the recycle bin, are served;
  * anything else is a 404 exactly like a missing asset.
  */
-export function assetOriginFor(deps: { db: Db; blobs: BlobStore }): AssetOrigin {
+export function assetOriginFor(deps: { db: Db; blobs: BlobStore; clock?: { now(): number } }): AssetOrigin {
   const notFound = (started: number): OriginResponse => ({
     status: 404,
     headers: { 'content-type': 'application/json', 'cache-control': 'max-age=10' },
@@ -66,6 +66,16 @@ export function assetOriginFor(deps: { db: Db; blobs: BlobStore }): AssetOrigin 
       const row = published ? await servedContentOf(deps.db, zone.orgId, assetId) : undefined;
       if (!row || row.content_state !== 'available' || row.deleted_at !== null || !row.blob_key)
         return notFound(started);
+      // Out of rights (docs/usage-rights.md): checked on every fetch and revalidation, before any 304,
+      // and never cached, so a renewed right serves again at the next request.
+      const refusal = await refusalOutOfRights(deps.db, zone.orgId, row, deps.clock?.now() ?? Date.now());
+      if (refusal)
+        return {
+          status: refusal.status,
+          headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+          body: Buffer.from(JSON.stringify({ status: 'error', code: refusal.code, message: refusal.message })),
+          ms: performance.now() - started,
+        };
       const etag = `"${row.sha256 ?? row.updated_at}"`;
       const base: Record<string, string> = {
         'content-type': row.content_type ?? 'application/octet-stream',

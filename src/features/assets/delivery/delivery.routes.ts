@@ -5,6 +5,8 @@ import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/respons
 import type { Deps } from '../../../deps.ts';
 import { serveBlob } from '../download/serve.ts';
 import { deliver } from './deliver.service.ts';
+import { loadAssetFor } from '../access.ts';
+import { exemptPrincipal, rightsGate, serveWatermarked } from '../rights/gate.ts';
 import { createPreset, deletePreset, FITS, FORMATS, listPresets, updatePreset } from './presets.service.ts';
 
 const tags = ['assets'];
@@ -77,8 +79,16 @@ export function deliveryRoutes(app: App, deps: Deps): void {
         },
       },
     },
-    async (request, reply) =>
-      serveBlob(deps, request, reply, await deliver(deps, principalOf(request), request.params.id, request.query)),
+    async (request, reply) => {
+      const principal = principalOf(request);
+      // Out of rights (docs/usage-rights.md): a delivery is a picture of any size, gated like the original
+      // (refused before anything is made; a delivery is always an image, so `watermark` marks it).
+      const { asset } = await loadAssetFor(deps.db, principal, request.params.id, 'asset.deliver');
+      const verdict = await rightsGate(deps, asset, 'original', exemptPrincipal(principal), 'image/jpeg');
+      const item = await deliver(deps, principal, request.params.id, request.query);
+      if (verdict !== 'serve') return serveWatermarked(deps, request, reply, item);
+      return serveBlob(deps, request, reply, item);
+    },
   );
 
   app.get(

@@ -19,7 +19,8 @@ import { embeddedServable } from '../embedded/embed-download.ts';
 import { serveBlob } from './serve.ts';
 import { assertLinkLive, revokeContentLink } from './content-links.ts';
 import { verifySignedPath } from '../upload/signed-urls.ts';
-import { PAGE_COMPONENT, renderPage, type PageSize } from '../renditions/pages.service.ts';
+import { PAGE_COMPONENT, PAGE_SIZES, renderPage, type PageSize } from '../renditions/pages.service.ts';
+import { exemptPrincipal, exemptUser, rightsGate, serveWatermarked } from '../rights/gate.ts';
 
 const tags = ['assets'];
 const Binary = Type.String({
@@ -150,8 +151,13 @@ export function contentRoutes(app: App, deps: Deps): void {
       },
     },
     async (request, reply) => {
-      const { asset } = await loadAssetFor(deps.db, principalOf(request), request.params.id, 'asset.view');
-      return serveBlob(deps, request, reply, renditionServable(asset, request.params.name));
+      const principal = principalOf(request);
+      const { asset } = await loadAssetFor(deps.db, principal, request.params.id, 'asset.view');
+      const item = renditionServable(asset, request.params.name);
+      // Out of rights (docs/usage-rights.md): above preview size, refused or watermarked per the organization.
+      const verdict = await rightsGate(deps, asset, request.params.name, exemptPrincipal(principal), item.contentType);
+      if (verdict !== 'serve') return serveWatermarked(deps, request, reply, item);
+      return serveBlob(deps, request, reply, item);
     },
   );
 
@@ -229,6 +235,24 @@ export function contentRoutes(app: App, deps: Deps): void {
       );
       const asset = await assetForSignedUrl(deps, id, request.query.share);
       if (request.query.link !== undefined) await assertLinkLive(deps, request.query.link, asset, component);
+      const ofOriginal = component === 'original' || component === EMBEDDED_COMPONENT;
+      const pageOf = PAGE_COMPONENT.exec(component);
+      // Out of rights (docs/usage-rights.md): checked when the bytes are served, so links made before obey
+      // the current dates and setting; exempt only when the link was made for a user who is exempt now.
+      const verdict = await rightsGate(
+        deps,
+        asset,
+        ofOriginal ? 'original' : pageOf ? PAGE_SIZES[pageOf[2] as PageSize] : component,
+        () => exemptUser(deps.db, asset.org_id, request.query.by),
+        // A page of a document is never watermarked (refused as under block).
+        ofOriginal || pageOf ? asset.content_type : renditionServable(asset, component).contentType,
+      );
+      if (verdict !== 'serve') {
+        // The original with its metadata written in is watermarked from the stored original.
+        const item = ofOriginal ? originalServable(asset) : renditionServable(asset, component);
+        if (ofOriginal && request.method === 'GET') await publishDownloaded(deps, asset, request.query.by ?? null);
+        return serveWatermarked(deps, request, reply, item);
+      }
       if (component === 'original') {
         if (asset.deleted_at !== null) throw notFound('Content');
         // A download starts when bytes from the first one on are sent (not on a HEAD, a 304, or a later range of a resumed download).

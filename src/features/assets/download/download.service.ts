@@ -13,6 +13,7 @@ import type { Servable } from './serve.ts';
 import { signedUrl } from '../upload/signed-urls.ts';
 import { checkEmbeddable } from '../embedded/embed-download.ts';
 import { newLinkId, recordContentLinks, type LinkToIssue } from './content-links.ts';
+import { exemptPrincipal, rightsGate } from '../rights/gate.ts';
 
 export const DOWNLOAD_TTL_SECONDS = 3600;
 /** The signed component of an original with its metadata written in (`?embed=true`). */
@@ -107,6 +108,8 @@ export async function downloadLink(
   const { asset } = await loadAssetFor(deps.db, principal, id, 'asset.download');
   downloadable(asset);
   if (embed) checkEmbeddable(asset);
+  // Refused out of rights under `block` (docs/usage-rights.md): say so now rather than from the link.
+  await rightsGate(deps, asset, 'original', exemptPrincipal(principal));
   const component = embed ? EMBEDDED_COMPONENT : 'original';
   const linkId = newLinkId();
   const { url, expires } = contentUrl(

@@ -15,6 +15,7 @@ import type { Servable } from '../download/serve.ts';
 import { analysePdf } from './media/pdf.ts';
 import { RenditionError } from './rendition-error.ts';
 import { RENDITION_SPECS, renditionKey } from './renditions.ts';
+import { exemptPrincipal, rightsGate } from '../rights/gate.ts';
 
 /** `?size=` of a page preview: the image rendition sizes by their short names. */
 export const PAGE_SIZES = {
@@ -70,6 +71,8 @@ export function pageCountOf(asset: Pick<AssetWithOrg, 'content_type' | 'technica
 /** Page `page` of an asset already loaded for the caller (or reached through a signed URL). */
 export async function renderPage(deps: Deps, asset: AssetWithOrg, page: number, size: PageSize): Promise<Servable> {
   requireArrivedContent(asset);
+  // Out of rights (docs/usage-rights.md): pages above preview size are refused (a document: not watermarked).
+  await rightsGate(deps, asset, PAGE_SIZES[size], exemptPrincipal(principal));
   if (
     asset.content_type !== 'application/pdf' ||
     asset.content_state !== 'available' ||

@@ -14,6 +14,7 @@ import { loadAssetFor } from '../access.ts';
 import { findAsset, liveAssetIds, type AssetWithOrg } from '../assets.repo.ts';
 import { contentUrl, requireArrivedContent } from '../download/download.service.ts';
 import { serveBlob } from '../download/serve.ts';
+import { exemptPrincipal, rightsGate, serveWatermarked } from '../rights/gate.ts';
 import { RenditionError } from '../renditions/rendition-error.ts';
 import { checkShareMailLimits, queueMail } from '../share/mail-outbox.ts';
 import { mailConfigured } from '../share/mail.ts';
@@ -159,6 +160,8 @@ export async function requestTransformation(deps: Deps, principal: Principal, bo
       throw invalidField(`${at}.expiration`, `seconds from 60 to ${MAX_TTL}`);
     const asset = await bodyAsset(deps, principal, item.objectId, `${at}.objectId`, 'asset.transform');
     const source = item.source ?? 'original';
+    // Out of rights (docs/usage-rights.md): refused now under `block` (a thumbnail or preview as source passes).
+    await rightsGate(deps, asset, source, exemptPrincipal(principal));
     let size: { width: number | null; height: number | null };
     if (source === 'original') {
       if (!isImage(asset.content_type))
@@ -435,6 +438,14 @@ export async function serveTransformed(
   if (!manifest || !file) throw notFound('Transformed file (not ready, failed, or no longer kept)');
   if ((await liveAssetIds(deps.db, manifest.orgId, [file.assetId])).size === 0)
     throw new AppError('gone', 'The asset was deleted: the link no longer works');
+  // Out of rights (docs/usage-rights.md): checked when the file is served, for everyone who holds the link.
+  const rights = await deps.db
+    .selectFrom('assets')
+    .select(['org_id', 'metadata_denormalized', 'content_type'])
+    .where('id', '=', file.assetId)
+    .executeTakeFirst();
+  if (rights && (await rightsGate(deps, rights, 'original', false, file.contentType)) !== 'serve')
+    return serveWatermarked(deps, request, reply, { key: file.key, downloadName: file.downloadName });
   return serveBlob(deps, request, reply, {
     key: file.key,
     size: file.size,

@@ -16,6 +16,7 @@ import {
   liveAssetIds,
   mailConfigured,
   queueMail,
+  refusalAmong,
   serveBlob,
   shareSourcesByFileId,
   signPath,
@@ -469,6 +470,10 @@ export async function serveShare(
   const archive = manifest.archives[manifest.recipients[Number(params.recipient)] ?? -1];
   if (!archive) throw notFound('Shared zip');
   await assertShareAlive(deps, manifest, params.shareId, archive.assets ?? []);
+  // Out of rights (docs/usage-rights.md): a zip holding an asset whose right expired is refused while
+  // the organization does not allow such downloads (checked at each request: a renewed right serves again).
+  const refusal = await refusalAmong(deps.db, manifest.orgId, archive.assets ?? [], deps.clock.now());
+  if (refusal) throw refusal;
   const whole = !request.headers.range && !request.headers['if-none-match'] && !request.headers['if-modified-since'];
   if (whole) {
     const now = deps.clock.now();

@@ -4,10 +4,13 @@ import { AppError } from '../../../core/http/errors.ts';
 import { Readable } from 'node:stream';
 import {
   createAsset,
+  exemptPrincipal,
   insertLink,
   loadAsset,
   presentLegacy,
   receiveSingle,
+  rightsGate,
+  rightsRefusal,
   storedRenditions,
 } from '../../assets/index.ts';
 import { collectionAssetsForViewer, loadVisibleCollection } from '../../collections/index.ts';
@@ -147,9 +150,26 @@ async function readAll(stream: NodeJS.ReadableStream, maxBytes: number): Promise
   return Buffer.concat(chunks);
 }
 
+/**
+ * Out of rights (docs/usage-rights.md): the original and renditions above preview size are refused
+ * (403 rights_expired) unless the viewer is exempt; `watermark` refuses here too (these bytes are
+ * reused or cached as they are).
+ */
+async function refuseOutOfRights(
+  deps: Deps,
+  viewer: Principal,
+  asset: Parameters<typeof rightsGate>[1],
+  component: string,
+  contentType: string | null,
+): Promise<void> {
+  const verdict = await rightsGate(deps, asset, component, exemptPrincipal(viewer), contentType);
+  if (verdict !== 'serve') throw rightsRefusal(verdict.watermark);
+}
+
 async function original(deps: Deps, viewer: Principal, assetId: string, maxBytes: number) {
   const a = await orNull(loadAsset(deps.db, viewer, assetId));
   if (!a || a.asset.deleted_at !== null || !a.asset.blob_key) return null;
+  await refuseOutOfRights(deps, viewer, a.asset, 'original', a.asset.content_type);
   const stream = await deps.blobs.get(a.asset.blob_key);
   if (!stream) return null;
   const bytes = await readAll(stream, maxBytes);
@@ -167,6 +187,7 @@ async function rendition(
   if (!a || a.asset.deleted_at !== null) return null;
   const stored = storedRenditions(a.asset)[name];
   if (!stored) return null;
+  await refuseOutOfRights(deps, viewer, a.asset, name, stored.contentType);
   const body = await deps.blobs.get(stored.key);
   if (!body) return null;
   return { contentType: stored.contentType, body, size: stored.size, etag: stored.etag };
