@@ -55,6 +55,9 @@ export async function pagePreview(
   size: PageSize,
 ): Promise<Servable> {
   const { asset } = await loadAssetFor(deps.db, principal, id, 'asset.view');
+  // Out of rights (docs/usage-rights.md): pages above preview size are refused (a document: not
+  // watermarked); signed page links are checked by the content route.
+  await rightsGate(deps, asset, PAGE_SIZES[size], exemptPrincipal(principal));
   return renderPage(deps, asset, page, size);
 }
 
@@ -71,8 +74,6 @@ export function pageCountOf(asset: Pick<AssetWithOrg, 'content_type' | 'technica
 /** Page `page` of an asset already loaded for the caller (or reached through a signed URL). */
 export async function renderPage(deps: Deps, asset: AssetWithOrg, page: number, size: PageSize): Promise<Servable> {
   requireArrivedContent(asset);
-  // Out of rights (docs/usage-rights.md): pages above preview size are refused (a document: not watermarked).
-  await rightsGate(deps, asset, PAGE_SIZES[size], exemptPrincipal(principal));
   if (
     asset.content_type !== 'application/pdf' ||
     asset.content_state !== 'available' ||
