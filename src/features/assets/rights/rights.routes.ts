@@ -9,7 +9,11 @@ import { EXPIRED_DOWNLOAD_MODES } from './gate.ts';
 const tags = ['quotas'];
 
 const Mode = Type.Union(
-  [Type.Literal(EXPIRED_DOWNLOAD_MODES[0]), Type.Literal(EXPIRED_DOWNLOAD_MODES[1]), Type.Literal(EXPIRED_DOWNLOAD_MODES[2])],
+  [
+    Type.Literal(EXPIRED_DOWNLOAD_MODES[0]),
+    Type.Literal(EXPIRED_DOWNLOAD_MODES[1]),
+    Type.Literal(EXPIRED_DOWNLOAD_MODES[2]),
+  ],
   {
     description:
       'Downloads of an asset whose usage right has expired or not started: allow (as before, the default), block (403 rights_expired for the original and renditions above preview size; thumbnails and previews stay), watermark (images are served with "Usage rights expired" drawn across them; other files are refused as under block). Holders of Quota Management or Content Management download as before',
@@ -17,7 +21,9 @@ const Mode = Type.Union(
 );
 const Settings = Type.Object({
   expiredDownloads: Mode,
-  updatedEpoch: Type.Union([Type.Integer(), Type.Null()], { description: 'epoch ms of the last change, null if never set' }),
+  updatedEpoch: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'epoch ms of the last change, null if never set',
+  }),
 });
 
 /** The organization's usage-rights settings (docs/usage-rights.md). Mounted under /v1. */
