@@ -128,7 +128,7 @@ describe('administration: integrations (API keys, webhook endpoints) in a real b
     assert.equal(listed[0]!.expiresAt.slice(0, 7), nextYear.slice(0, 7));
     // Shown once: dismissed, it is gone and the table shows only its hint.
     await page.click('text=I have stored it');
-    assert.equal(await page.$('#new-key'), null);
+    await page.waitForSelector('#new-key', { state: 'detached' });
     assert.match((await page.textContent('#api-keys')) ?? '', new RegExp(`…${key.slice(-4)}`));
     await page.click('button[aria-label="Revoke Nightly import"]');
     await page.click('#revoke-yes');

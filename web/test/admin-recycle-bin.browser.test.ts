@@ -97,7 +97,7 @@ describe('administration: recycle bin and Actions in a real browser', { skip }, 
     const { page } = browser;
     await page.click('button[aria-label="Restore autumn.jpg"]');
     await page.waitForSelector('#bin-notice >> text="autumn.jpg" is back in the library.');
-    assert.equal(await page.$('button[aria-label="Restore autumn.jpg"]'), null);
+    await page.waitForSelector('button[aria-label="Restore autumn.jpg"]', { state: 'detached' });
     const asset = await admin<{ metadataDeletedEpoch?: number | null }>('GET', `/v1/asset/${ids['autumn.jpg']}`);
     assert.ok(!asset.metadataDeletedEpoch, 'restored');
   });
@@ -148,7 +148,8 @@ describe('administration: recycle bin and Actions in a real browser', { skip }, 
     await page.click('#actions .action-card:first-child .item-errors summary');
     await page.waitForSelector('#actions .item-errors >> text=0190a4b2-0000-7000-8000-000000000000');
     assert.match((await page.textContent('#actions .item-errors')) ?? '', /Asset not found/);
-    assert.equal(await page.$('#actions .resume-action'), null, 'a succeeded Action offers no Resume');
+    // A succeeded Action offers no Resume.
+    await page.waitForSelector('#actions .resume-action', { state: 'detached' });
     await page.selectOption('#actions-status', 'failed');
     await page.waitForSelector('text=No Actions.');
     await page.selectOption('#actions-status', '');

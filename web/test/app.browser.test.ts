@@ -149,13 +149,14 @@ describe('web app in a real browser', { skip }, () => {
     await page.waitForSelector('[data-field="Expiration Date"] .field-error');
     assert.match((await page.textContent('[data-field="Expiration Date"] .field-error')) ?? '', /is not a date/);
     assert.equal(await page.getAttribute('[data-field="Expiration Date"] input', 'aria-invalid'), 'true');
-    assert.equal(await page.$('[data-field="Title"] .field-error'), null, 'only the bad field is marked');
+    // Only the bad field is marked.
+    await page.waitForSelector('[data-field="Title"] .field-error', { state: 'detached' });
     await screenshot(page, '09-asset-validation-error');
     assert.deepEqual(await axe(page), []);
     await page.fill('[data-field="Expiration Date"] input', '2027-12-31');
     await page.click('.metadata-form button[type=submit]');
     await page.waitForSelector('.metadata-form .notice:has-text("Saved.")');
-    assert.equal(await page.$('.field-error'), null);
+    await page.waitForSelector('.field-error', { state: 'detached' });
     await page.click('#tab-technical');
     await page.waitForSelector('.technical dt');
     await page.click('#tab-versions');

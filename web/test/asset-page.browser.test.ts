@@ -243,7 +243,7 @@ describe('web app: the asset page', { skip }, () => {
     assert.deepEqual(await axe(page), []);
     await page.click('.asset-actions button:has-text("Restore")');
     await page.waitForSelector('.notice:has-text("Restored.")');
-    assert.equal(await page.$('.error:has-text("in the recycle bin")'), null);
+    await page.waitForSelector('.error:has-text("in the recycle bin")', { state: 'detached' });
   });
 
   it('plays a video from its original when no web version exists, and links a PDF', async () => {
