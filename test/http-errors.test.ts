@@ -133,7 +133,7 @@ forEachEngine('HTTP error handling', (ctx) => {
     assert.deepEqual(json(await ctx().inject({ method: 'GET', url: '/healthz' })), { status: 'ok' });
     const ready = await ctx().inject({ method: 'GET', url: '/readyz' });
     assert.equal(ready.statusCode, 200);
-    assert.deepEqual(json(ready).checks, { database: 'ok', storage: 'ok' });
+    assert.deepEqual(json(ready).checks, { database: 'ok', disk_space: 'ok', disk_writable: 'ok', storage: 'ok' });
   });
 
   it('a write that lost a race is a 409 (or 503 while SQLite is busy), never a 500: the database errors as the drivers raise them', async () => {

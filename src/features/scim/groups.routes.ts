@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { principalOf } from '../../core/http/authenticate.ts';
-import { MEDIA, scimErrors, tags } from './route-common.ts';
+import { MEDIA, scimErrors, scimErrorsWithPath, tags } from './route-common.ts';
 import { createGroup, deleteGroup, getGroup, listGroups, patchGroup, replaceGroup } from './groups.service.ts';
 import {
   IdParamsSchema,
@@ -56,7 +56,7 @@ export function groupRoutes(app: App, deps: Deps): void {
         summary: 'SCIM: a group and its members',
         params: IdParamsSchema,
         produces: MEDIA,
-        response: { 200: ScimGroupSchema, ...scimErrors(400, 404) },
+        response: { 200: ScimGroupSchema, ...scimErrorsWithPath(400, 404) },
       },
     },
     async (request) => getGroup(deps, principalOf(request), request.params.id),
@@ -72,7 +72,7 @@ export function groupRoutes(app: App, deps: Deps): void {
         body: ScimGroupBodySchema,
         consumes: MEDIA,
         produces: MEDIA,
-        response: { 200: ScimGroupSchema, ...scimErrors(400, 404, 409) },
+        response: { 200: ScimGroupSchema, ...scimErrorsWithPath(400, 404, 409) },
       },
     },
     async (request) => replaceGroup(deps, principalOf(request), request.params.id, request.body),
@@ -88,7 +88,7 @@ export function groupRoutes(app: App, deps: Deps): void {
         body: PatchOpSchema,
         consumes: MEDIA,
         produces: MEDIA,
-        response: { 200: ScimGroupSchema, ...scimErrors(400, 404, 409) },
+        response: { 200: ScimGroupSchema, ...scimErrorsWithPath(400, 404, 409) },
       },
     },
     async (request) => patchGroup(deps, principalOf(request), request.params.id, request.body),
@@ -101,7 +101,7 @@ export function groupRoutes(app: App, deps: Deps): void {
         tags,
         summary: 'SCIM: delete a group (its memberships and template grants go with it)',
         params: IdParamsSchema,
-        response: { 204: { type: 'null', description: 'Deleted' }, ...scimErrors(400, 404, 409) },
+        response: { 204: { type: 'null', description: 'Deleted' }, ...scimErrorsWithPath(400, 404, 409) },
       },
     },
     async (request, reply) => {

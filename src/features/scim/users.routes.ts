@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { principalOf } from '../../core/http/authenticate.ts';
-import { MEDIA, scimErrors, tags } from './route-common.ts';
+import { MEDIA, scimErrors, scimErrorsWithPath, tags } from './route-common.ts';
 import {
   IdParamsSchema,
   ListQuerySchema,
@@ -56,7 +56,7 @@ export function userRoutes(app: App, deps: Deps): void {
         summary: 'SCIM: a user',
         params: IdParamsSchema,
         produces: MEDIA,
-        response: { 200: ScimUserSchema, ...scimErrors(400, 404) },
+        response: { 200: ScimUserSchema, ...scimErrorsWithPath(400, 404) },
       },
     },
     async (request) => getUser(deps, principalOf(request), request.params.id),
@@ -72,7 +72,7 @@ export function userRoutes(app: App, deps: Deps): void {
         body: ScimUserBodySchema,
         consumes: MEDIA,
         produces: MEDIA,
-        response: { 200: ScimUserSchema, ...scimErrors(400, 404, 409) },
+        response: { 200: ScimUserSchema, ...scimErrorsWithPath(400, 404, 409) },
       },
     },
     async (request) => replaceUser(deps, principalOf(request), request.params.id, request.body),
@@ -88,7 +88,7 @@ export function userRoutes(app: App, deps: Deps): void {
         body: PatchOpSchema,
         consumes: MEDIA,
         produces: MEDIA,
-        response: { 200: ScimUserSchema, ...scimErrors(400, 404, 409) },
+        response: { 200: ScimUserSchema, ...scimErrorsWithPath(400, 404, 409) },
       },
     },
     async (request) => patchUser(deps, principalOf(request), request.params.id, request.body),
@@ -101,7 +101,7 @@ export function userRoutes(app: App, deps: Deps): void {
         tags,
         summary: 'SCIM: deprovision a user (disabled, sessions ended, out of every group; then 404)',
         params: IdParamsSchema,
-        response: { 204: { type: 'null', description: 'Deleted' }, ...scimErrors(400, 404, 409) },
+        response: { 204: { type: 'null', description: 'Deleted' }, ...scimErrorsWithPath(400, 404, 409) },
       },
     },
     async (request, reply) => {
