@@ -8,7 +8,7 @@ import { createTestOrg, createTestUser } from '../helpers/factories.ts';
 import { createGroup, createTemplate } from '../helpers/permissions.ts';
 import { startReceiver } from '../helpers/receiver.ts';
 import { runDeliveryOnce } from '../../src/features/webhooks/index.ts';
-import { sign } from '../../src/features/webhooks/delivery/signing.ts';
+import { sign } from '../../src/features/webhooks/delivery/credentials/signing.ts';
 
 /**
  * Issue 23, defect 3: attributes marked isRestricted are seen and written only with the Sensitive

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../../../deps.ts';
 import { eventsPublished } from '../../../core/events/index.ts';
-import { createRateLimiter } from '../delivery/rate-limit.ts';
+import { createRateLimiter } from '../delivery/pacing/rate-limit.ts';
 import { createGuardedDispatcher } from '../../../core/net/ssrf.ts';
 import { recordOutcomes, type AttemptOutcome } from './record-outcomes.ts';
 import { createSender } from './send-message.ts';

@@ -3,7 +3,7 @@ import type { Db } from '../../../core/db/connect.ts';
 import type { WebhookAttemptsTable } from '../../../core/db/schema.ts';
 import { OPERATIONAL_EVENT_TYPES, publishEvent } from '../../../core/events/index.ts';
 import { newId } from '../../../core/ids.ts';
-import { nextDelayMs, shouldDisable } from '../delivery/schedule.ts';
+import { nextDelayMs, shouldDisable } from '../delivery/pacing/schedule.ts';
 import { batchInsert } from '../../../core/db/batch-insert.ts';
 import type { HeldMessage } from './message-store.ts';
 

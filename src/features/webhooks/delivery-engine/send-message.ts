@@ -1,15 +1,15 @@
 import type { Dispatcher } from 'undici';
 import type { Deps } from '../../../deps.ts';
 import { fromJson } from '../../../core/db/json.ts';
-import { sendWithOAuth, TokenProviderCache } from '../delivery/oauth-token.ts';
-import { sendOnce, type SendResult } from '../delivery/send.ts';
-import { webhookHeaders } from '../delivery/signing.ts';
+import { sendWithOAuth, TokenProviderCache } from '../delivery/credentials/oauth-token.ts';
+import { sendOnce, type SendResult } from '../delivery/send/send.ts';
+import { webhookHeaders } from '../delivery/credentials/signing.ts';
 import type { EndpointRow, HeldMessage } from './message-store.ts';
 import type { OAuthConfig } from '../endpoints/endpoints.repo.ts';
 import { customerIdOf } from '../../identity/index.ts';
-import { toLegacyEvent } from '../delivery/legacy-format.ts';
+import { toLegacyEvent } from '../delivery/payloads/legacy-format.ts';
 import { targetAuthHeaders, type TargetAuth } from '../endpoints/target-auth.ts';
-import { payloadForEndpoint } from '../delivery/restricted-values.ts';
+import { payloadForEndpoint } from '../delivery/payloads/restricted-values.ts';
 
 /**
  * One signed attempt of a message to its endpoint: both signatures during a rotation overlap, the

@@ -10,7 +10,7 @@ export {
   SECRET_PREFIX,
   USER_AGENT,
   type WebhookHeaders,
-} from './signing.ts';
+} from './credentials/signing.ts';
 export {
   AUTO_DISABLE_AFTER_MS,
   decideAfterAttempt,
@@ -25,7 +25,7 @@ export {
   type AttemptDecision,
   type DecideOptions,
   type NextDelayOptions,
-} from './schedule.ts';
+} from './pacing/schedule.ts';
 export {
   classifyError,
   DEFAULT_TIMEOUT_MS,
@@ -37,7 +37,7 @@ export {
   type ErrorClass,
   type SendInput,
   type SendResult,
-} from './send.ts';
+} from './send/send.ts';
 export {
   configHash,
   createTokenProvider,
@@ -51,11 +51,11 @@ export {
   type TokenProvider,
   type TokenProviderConfig,
   type TokenProviderOptions,
-} from './oauth-token.ts';
+} from './credentials/oauth-token.ts';
 export {
   createInflightLimiter,
   createRateLimiter,
   type InflightLimiter,
   type RateLimiter,
   type RateLimiterOptions,
-} from './rate-limit.ts';
+} from './pacing/rate-limit.ts';

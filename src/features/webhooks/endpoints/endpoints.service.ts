@@ -8,7 +8,7 @@ import type { WebhookEndpointsTable } from '../../../core/db/schema.ts';
 import { eventsPublished } from '../../../core/events/index.ts';
 import { AppError, invalidField, notFound } from '../../../core/http/errors.ts';
 import { newId } from '../../../core/ids.ts';
-import { generateSecret, isValidSecret } from '../delivery/signing.ts';
+import { generateSecret, isValidSecret } from '../delivery/credentials/signing.ts';
 import { assertAllowedTarget, isTargetNotAllowed } from '../../../core/net/ssrf.ts';
 import { checkEventTypes } from '../event-types.ts';
 import { parseTargetAuth, refuseAuthorizationClash, usesAuthorization, type TargetAuth } from './target-auth.ts';

@@ -4,9 +4,9 @@ import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Webhook } from 'standardwebhooks';
-import { generateSecret, webhookHeaders } from './signing.ts';
+import { generateSecret, webhookHeaders } from '../credentials/signing.ts';
 import { MAX_RESPONSE_BYTES, parseRetryAfter, sendOnce } from './send.ts';
-import { createGuardedDispatcher } from '../../../core/net/ssrf.ts';
+import { createGuardedDispatcher } from '../../../../core/net/ssrf.ts';
 
 // A self-signed certificate for localhost/127.0.0.1 (test fixture only, valid until 2126).
 const TEST_KEY = `-----BEGIN PRIVATE KEY-----

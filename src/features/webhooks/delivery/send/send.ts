@@ -8,7 +8,7 @@ import type { Dispatcher } from 'undici';
 let undici: typeof import('undici') | undefined;
 const request: typeof import('undici').request = (...args) =>
   (undici ??= createRequire(import.meta.url)('undici') as typeof import('undici')).request(...args);
-import { isTargetNotAllowed } from '../../../core/net/ssrf.ts';
+import { isTargetNotAllowed } from '../../../../core/net/ssrf.ts';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const MAX_TIMEOUT_MS = 30_000;

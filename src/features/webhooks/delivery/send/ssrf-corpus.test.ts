@@ -11,7 +11,7 @@ import {
   createGuardedDispatcher,
   isTargetNotAllowed,
   type Resolver,
-} from '../../../core/net/ssrf.ts';
+} from '../../../../core/net/ssrf.ts';
 
 // A stand-in for DNS: wildcard services (nip.io, localtest.me), records pointing inside, split answers.
 const RECORDS: Record<string, string[]> = {

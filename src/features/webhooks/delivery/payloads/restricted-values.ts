@@ -1,6 +1,6 @@
-import type { Deps } from '../../../deps.ts';
-import { loadUserPrincipal } from '../../identity/index.ts';
-import { itemsWithoutRestricted, restrictedAttributes, seesSensitiveData } from '../../metadata/index.ts';
+import type { Deps } from '../../../../deps.ts';
+import { loadUserPrincipal } from '../../../identity/index.ts';
+import { itemsWithoutRestricted, restrictedAttributes, seesSensitiveData } from '../../../metadata/index.ts';
 
 /**
  * Event types whose payload carries metadata values (`collection.metadata.updated`: the changed

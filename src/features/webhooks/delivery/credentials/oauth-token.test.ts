@@ -11,7 +11,7 @@ import {
   TokenProviderCache,
   withOAuthRetry,
 } from './oauth-token.ts';
-import { createGuardedDispatcher } from '../../../core/net/ssrf.ts';
+import { createGuardedDispatcher } from '../../../../core/net/ssrf.ts';
 
 interface TokenRequest {
   headers: IncomingMessage['headers'];

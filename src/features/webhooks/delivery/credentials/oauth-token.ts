@@ -8,7 +8,7 @@ import type { Dispatcher } from 'undici';
 // Loaded on first use, not at start (issue 14: lean start).
 const request: typeof import('undici').request = (...args) =>
   (createRequire(import.meta.url)('undici') as typeof import('undici')).request(...args);
-import { classifyError, type ErrorClass, type SendInput, type SendResult, sendOnce } from './send.ts';
+import { classifyError, type ErrorClass, type SendInput, type SendResult, sendOnce } from '../send/send.ts';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post';
 
