@@ -5,6 +5,7 @@ import { createAuthRuntime, type AuthRuntime } from './features/auth/index.ts';
 import { createIdentityRuntime, type IdentityRuntime } from './features/identity/index.ts';
 import { createQuotaRuntime, type QuotaRuntime } from './features/quotas/index.ts';
 import { createSearchRuntime, type SearchRuntime } from './features/search/index.ts';
+import { createSsoRuntime, type SsoRuntime } from './features/sso/index.ts';
 import { createWebhookRuntime, type WebhookRuntime } from './features/webhooks/index.ts';
 
 /**
@@ -28,6 +29,8 @@ export interface Runtime {
   readonly webhooks: WebhookRuntime;
   /** Organizations' limits, kept a second (the per-key request limit reads them on every key request). */
   readonly quotas: QuotaRuntime;
+  /** The dispatcher to identity providers and their key sets. */
+  readonly sso: SsoRuntime;
 }
 
 export interface ClosableRuntime extends Runtime {
@@ -45,11 +48,12 @@ export function createRuntime(deps: Deps): ClosableRuntime {
     search: createSearchRuntime(),
     webhooks: createWebhookRuntime(),
     quotas: createQuotaRuntime(),
+    sso: createSsoRuntime(deps),
   };
   return {
     ...runtime,
     async close() {
-      await Promise.all([runtime.webhooks.close(), runtime.search.close()]);
+      await Promise.all([runtime.webhooks.close(), runtime.search.close(), runtime.sso.close()]);
       // Last: the delivery engine and the indexer write nothing to api_keys, but requests may still have.
       await runtime.apiKeys.close();
     },

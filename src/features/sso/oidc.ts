@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
-import type { Dispatcher } from 'undici';
 import type { Deps } from '../../deps.ts';
-import { assertAllowedTarget, createGuardedDispatcher } from '../../core/net/ssrf.ts';
+import { assertAllowedTarget } from '../../core/net/ssrf.ts';
+import type { Jwks } from './runtime.ts';
 
 // Talking to an OpenID provider: discovery, the token endpoint, its keys and the id token check.
 // undici and jose load on the first sign-in, not when the routes load (lean start).
@@ -20,16 +20,6 @@ export class ProviderError extends Error {
   }
 }
 
-const dispatchers = new WeakMap<Deps, Dispatcher>();
-function dispatcherOf(deps: Deps): Dispatcher {
-  let d = dispatchers.get(deps);
-  if (!d) {
-    d = createGuardedDispatcher({ allowPrivate: deps.config.allowPrivateTargets });
-    dispatchers.set(deps, d);
-  }
-  return d;
-}
-
 async function call(
   deps: Deps,
   url: string,
@@ -45,7 +35,7 @@ async function call(
       method: init.method ?? 'GET',
       headers: { accept: 'application/json', 'user-agent': 'Tessera-SSO/1.0', ...init.headers },
       ...(init.body !== undefined ? { body: init.body } : {}),
-      dispatcher: dispatcherOf(deps),
+      dispatcher: deps.runtime.sso.dispatcher(),
       headersTimeout: TIMEOUT_MS,
       bodyTimeout: TIMEOUT_MS,
       signal: AbortSignal.timeout(TIMEOUT_MS),
@@ -144,12 +134,8 @@ export async function exchangeCode(
   return body.id_token;
 }
 
-type Jwks = { keys: Record<string, unknown>[] };
-const jwksCache = new WeakMap<Deps, Map<string, { at: number; jwks: Jwks }>>();
-
 async function fetchJwks(deps: Deps, uri: string, fresh: boolean): Promise<Jwks> {
-  let cache = jwksCache.get(deps);
-  if (!cache) jwksCache.set(deps, (cache = new Map()));
+  const cache = deps.runtime.sso.jwks;
   const hit = cache.get(uri);
   const now = Date.now();
   if (hit && !fresh && now - hit.at < JWKS_TTL_MS) return hit.jwks;
