@@ -16,9 +16,9 @@ import * as mupdf from 'mupdf';
 import sharp from 'sharp';
 import { parseConfig } from '../src/config.ts';
 import { EXIFR_OPTIONS, readEmbedded } from '../src/features/assets/embedded/read-embedded.ts';
-import { convertAudioVideo, videoCommands } from '../src/features/assets/renditions/media/audio-video.ts';
+import { convertAudioVideo, videoCommands } from '../src/features/assets/renditions/media/audio-video/audio-video.ts';
 import { makePdf } from '../src/features/assets/renditions/media/media.fixtures.ts';
-import { analysePdf, closePdfThreads, convertPdf } from '../src/features/assets/renditions/media/pdf.ts';
+import { analysePdf, closePdfThreads, convertPdf } from '../src/features/assets/renditions/media/pdf/pdf.ts';
 import { fmt, percentile, printTable } from './lib.ts';
 
 const PDF_RUNS = Number(process.env.MEDIA_BENCH_PDF_RUNS ?? 30);

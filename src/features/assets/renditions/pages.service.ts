@@ -12,7 +12,7 @@ import { loadAssetFor } from '../access.ts';
 import type { AssetWithOrg } from '../assets.repo.ts';
 import { requireArrivedContent } from '../download/download.service.ts';
 import type { Servable } from '../download/serve.ts';
-import { analysePdf } from './media/pdf.ts';
+import { analysePdf } from './media/pdf/pdf.ts';
 import { RenditionError } from './rendition-error.ts';
 import { RENDITION_SPECS, renditionKey } from './renditions.ts';
 import { exemptPrincipal, rightsGate } from '../rights/gate.ts';

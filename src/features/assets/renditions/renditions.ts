@@ -20,7 +20,7 @@ import { exiftoolKeys } from './exiftool-keys.ts';
 import { RenditionError } from './rendition-error.ts';
 import { convertMedia, mediaKind } from './media/media.ts';
 import type { MediaResult, RawRaster } from './media/media-types.ts';
-import { rasteriseSvg } from './media/svg-raster.ts';
+import { rasteriseSvg } from './media/images/svg-raster.ts';
 import { isAnimated, mediaDimensions, mergeMediaTechnical, renderAnimated, watchJob } from './media/pipeline.ts';
 import { summaryOfThumbnail, writeVisualSummary } from './visual-summary.service.ts';
 

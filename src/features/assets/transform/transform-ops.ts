@@ -2,7 +2,7 @@ import type { Sharp } from 'sharp';
 import { invalidField } from '../../../core/http/errors.ts';
 import { loadSharp } from '../../../core/sharp.ts';
 import { RenditionError } from '../renditions/rendition-error.ts';
-import { rasteriseSvg } from '../renditions/media/svg-raster.ts';
+import { rasteriseSvg } from '../renditions/media/images/svg-raster.ts';
 import { sniff } from '../upload/content-types.ts';
 import { open as openFile, readFile } from 'node:fs/promises';
 

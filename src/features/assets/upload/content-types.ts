@@ -59,7 +59,7 @@ const BY_EXTENSION = lookupTable({
   '.srw': 'image/x-samsung-srw',
 });
 
-/** Camera RAW types: previews come from the JPEG the camera embedded (renditions/media/images.ts). */
+/** Camera RAW types: previews come from the JPEG the camera embedded (renditions/media/images/images.ts). */
 export const RAW_TYPES: ReadonlySet<string> = new Set([
   'image/x-adobe-dng',
   'image/x-canon-cr2',

@@ -1,10 +1,10 @@
 import type { MediaConfig } from '../../../../config.ts';
 import { RAW_TYPES, typeFromFilename } from '../../upload/content-types.ts';
 import type { MediaResult } from './media-types.ts';
-import { convertOffice, convertText, OFFICE_TYPES, TEXT_TYPES } from './office.ts';
-import { convertPdf } from './pdf.ts';
-import { convertAudioVideo } from './audio-video.ts';
-import { convertHeic, convertPsd, convertRaw } from './images.ts';
+import { convertOffice, convertText, OFFICE_TYPES, TEXT_TYPES } from './office/office.ts';
+import { convertPdf } from './pdf/pdf.ts';
+import { convertAudioVideo } from './audio-video/audio-video.ts';
+import { convertHeic, convertPsd, convertRaw } from './images/images.ts';
 
 export type MediaKind = 'pdf' | 'office' | 'text' | 'audio-video' | 'heic' | 'raw' | 'psd';
 

@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { MediaConfig } from '../../../../config.ts';
-import { RenditionError } from '../rendition-error.ts';
-import { keptText, type MediaResult, type RawRaster } from './media-types.ts';
-import { ConversionAborted } from './run-tool.ts';
+import type { MediaConfig } from '../../../../../config.ts';
+import { RenditionError } from '../../rendition-error.ts';
+import { keptText, type MediaResult, type RawRaster } from '../media-types.ts';
+import { ConversionAborted } from '../run-tool.ts';
 
 export interface PdfAnalysis {
   pageCount: number;

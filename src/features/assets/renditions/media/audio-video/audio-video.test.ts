@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import sharp from 'sharp';
-import { forEachEngine } from '../../../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../../../test/helpers/factories.ts';
-import type { Worker } from '../../../../core/jobs/worker.ts';
-import { parseConfig } from '../../../../config.ts';
-import { assetWorker, pathOf, uploadAsset } from '../../../../../test/helpers/assets.ts';
-import { audioClip, videoClip } from './media.fixtures.ts';
-import { ConversionAborted, ffmpegPath, runTool } from './run-tool.ts';
-import { RenditionError } from '../rendition-error.ts';
+import { forEachEngine } from '../../../../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../../../../test/helpers/factories.ts';
+import type { Worker } from '../../../../../core/jobs/worker.ts';
+import { parseConfig } from '../../../../../config.ts';
+import { assetWorker, pathOf, uploadAsset } from '../../../../../../test/helpers/assets.ts';
+import { audioClip, videoClip } from '../media.fixtures.ts';
+import { ConversionAborted, ffmpegPath, runTool } from '../run-tool.ts';
+import { RenditionError } from '../../rendition-error.ts';
 
 forEachEngine('assets: video and audio through ffmpeg', (ctx) => {
   let org: TestOrg;

@@ -3,11 +3,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { MediaConfig } from '../../../../config.ts';
-import { RenditionError } from '../rendition-error.ts';
-import { makePdf } from './media.fixtures.ts';
+import type { MediaConfig } from '../../../../../config.ts';
+import { RenditionError } from '../../rendition-error.ts';
+import { makePdf } from '../media.fixtures.ts';
 import { analysePdf, closePdfThreads, PDF_THREADS } from './pdf.ts';
-import { ConversionAborted } from './run-tool.ts';
+import { ConversionAborted } from '../run-tool.ts';
 
 const media: MediaConfig = {
   ffmpegPath: undefined,

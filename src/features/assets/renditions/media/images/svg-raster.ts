@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { RenditionError } from '../rendition-error.ts';
-import type { RawRaster } from './media-types.ts';
+import { RenditionError } from '../../rendition-error.ts';
+import type { RawRaster } from '../media-types.ts';
 
 const CHILD = fileURLToPath(new URL('./svg-raster.child.ts', import.meta.url));
 /** What the child writes first, once it is about to draw. */

@@ -1,11 +1,11 @@
 import { copyFile, open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unzipSync } from 'fflate';
-import { RenditionError } from '../rendition-error.ts';
-import type { ConvertInput } from './media.ts';
-import { keptText, type MediaResult } from './media-types.ts';
-import { analysePdf } from './pdf.ts';
-import { runTool, sofficePath } from './run-tool.ts';
+import { RenditionError } from '../../rendition-error.ts';
+import type { ConvertInput } from '../media.ts';
+import { keptText, type MediaResult } from '../media-types.ts';
+import { analysePdf } from '../pdf/pdf.ts';
+import { runTool, sofficePath } from '../run-tool.ts';
 
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { forEachEngine } from '../../../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../../../test/helpers/factories.ts';
-import type { Worker } from '../../../../core/jobs/worker.ts';
-import { assetWorker, pathOf, uploadAsset } from '../../../../../test/helpers/assets.ts';
-import { makeDocx, makeOdt, makePptx, makeXlsx } from './media.fixtures.ts';
+import { forEachEngine } from '../../../../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../../../../test/helpers/factories.ts';
+import type { Worker } from '../../../../../core/jobs/worker.ts';
+import { assetWorker, pathOf, uploadAsset } from '../../../../../../test/helpers/assets.ts';
+import { makeDocx, makeOdt, makePptx, makeXlsx } from '../media.fixtures.ts';
 
 forEachEngine('assets: office documents and text', (ctx) => {
   let org: TestOrg;

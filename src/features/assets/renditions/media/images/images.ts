@@ -1,10 +1,10 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { loadSharp } from '../../../../core/sharp.ts';
-import { RenditionError } from '../rendition-error.ts';
-import type { ConvertInput } from './media.ts';
-import type { MediaResult } from './media-types.ts';
+import { loadSharp } from '../../../../../core/sharp.ts';
+import { RenditionError } from '../../rendition-error.ts';
+import type { ConvertInput } from '../media.ts';
+import type { MediaResult } from '../media-types.ts';
 
 const require = createRequire(import.meta.url);
 

@@ -5,10 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { after, before, it } from 'node:test';
 import { writePsdBuffer } from 'ag-psd';
 import sharp from 'sharp';
-import { forEachEngine } from '../../../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../../../test/helpers/factories.ts';
-import type { Worker } from '../../../../core/jobs/worker.ts';
-import { assetWorker, pathOf, uploadAsset } from '../../../../../test/helpers/assets.ts';
+import { forEachEngine } from '../../../../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../../../../test/helpers/factories.ts';
+import type { Worker } from '../../../../../core/jobs/worker.ts';
+import { assetWorker, pathOf, uploadAsset } from '../../../../../../test/helpers/assets.ts';
 
 /** A TIFF-headed file with a small and a large JPEG inside, as cameras write RAW files. */
 async function fakeRaw(): Promise<Buffer> {
@@ -60,7 +60,7 @@ forEachEngine('assets: HEIC, camera RAW, PSD, animated and SVG images', (ctx) =>
 
   it('decodes HEIC through heic-decode into the image renditions', async () => {
     const { asset } = await upload(
-      await readFile(new URL('../../../../../test/fixtures/media/sample-64x48.heic', import.meta.url)),
+      await readFile(new URL('../../../../../../test/fixtures/media/sample-64x48.heic', import.meta.url)),
       'photo.heic',
     );
     assert.equal(asset.renditionsState, 'ready', JSON.stringify(asset.technicalMetadata));

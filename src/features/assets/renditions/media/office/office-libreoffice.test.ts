@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import sharp from 'sharp';
-import { forEachEngine } from '../../../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../../../test/helpers/factories.ts';
-import type { Worker } from '../../../../core/jobs/worker.ts';
-import { assetWorker, pathOf, uploadAsset } from '../../../../../test/helpers/assets.ts';
-import { makeDocx, makePdf } from './media.fixtures.ts';
+import { forEachEngine } from '../../../../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../../../../test/helpers/factories.ts';
+import type { Worker } from '../../../../../core/jobs/worker.ts';
+import { assetWorker, pathOf, uploadAsset } from '../../../../../../test/helpers/assets.ts';
+import { makeDocx, makePdf } from '../media.fixtures.ts';
 
 // LibreOffice is not installed here: a stand-in `soffice` on PATH does what the real one does for
 // `--convert-to pdf --outdir DIR FILE` — writes DIR/<name>.pdf — with a real PDF this test made

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
-import { RenditionError } from '../rendition-error.ts';
-import type { ConvertInput } from './media.ts';
-import type { ExtraRendition, MediaResult } from './media-types.ts';
-import { ffmpegPath, ffprobePath, runTool } from './run-tool.ts';
+import { RenditionError } from '../../rendition-error.ts';
+import type { ConvertInput } from '../media.ts';
+import type { ExtraRendition, MediaResult } from '../media-types.ts';
+import { ffmpegPath, ffprobePath, runTool } from '../run-tool.ts';
 
 interface ProbeStream {
   codec_type?: string;

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import sharp from 'sharp';
-import { forEachEngine } from '../../../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser, type TestOrg } from '../../../../../test/helpers/factories.ts';
-import type { Worker } from '../../../../core/jobs/worker.ts';
-import { assetWorker, pathOf, uploadAsset } from '../../../../../test/helpers/assets.ts';
-import { makePdf } from './media.fixtures.ts';
+import { forEachEngine } from '../../../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser, type TestOrg } from '../../../../../../test/helpers/factories.ts';
+import type { Worker } from '../../../../../core/jobs/worker.ts';
+import { assetWorker, pathOf, uploadAsset } from '../../../../../../test/helpers/assets.ts';
+import { makePdf } from '../media.fixtures.ts';
 
 forEachEngine('assets: PDF renditions, properties, pages and text', (ctx) => {
   let org: TestOrg;
