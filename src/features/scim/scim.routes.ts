@@ -2,10 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { toAppError } from '../../core/http/error-handler.ts';
-import { discoveryRoutes } from './discovery.routes.ts';
-import { ERROR_SCHEMA, ScimError } from './errors.ts';
-import { userRoutes } from './users.routes.ts';
-import { groupRoutes } from './groups.routes.ts';
+import { discoveryRoutes } from './discovery/discovery.routes.ts';
+import { ERROR_SCHEMA, ScimError } from './protocol/errors.ts';
+import { userRoutes } from './users/users.routes.ts';
+import { groupRoutes } from './groups/groups.routes.ts';
 
 export const SCIM_CONTENT_TYPE = 'application/scim+json; charset=utf-8';
 

@@ -1,8 +1,8 @@
-import type { Deps } from '../../deps.ts';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import { isUniqueViolation, type Trx } from '../../core/db/connect.ts';
-import { notFound } from '../../core/http/errors.ts';
+import type { Deps } from '../../../deps.ts';
+import { requirePrivileges } from '../../../core/authz/authorize.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { isUniqueViolation, type Trx } from '../../../core/db/connect.ts';
+import { notFound } from '../../../core/http/errors.ts';
 import {
   changeGroupMembers,
   createProvisionedGroup,
@@ -11,13 +11,13 @@ import {
   provisionedGroups,
   renameProvisionedGroup,
   type ProvisionedGroup,
-} from '../identity/index.ts';
-import { expandOperations, iso, listResponse, location, pageOf, type Op } from './common.ts';
-import { invalidPath, invalidValue, mutability, uniqueness } from './errors.ts';
-import { parseFilter, single } from './filter.ts';
-import { deletedIds, externalIds, forgetResource, idsByExternalId, recordResource } from './scim.repo.ts';
-import { GROUP_SCHEMA, type ListQuery, type PatchOp, type ScimGroup, type ScimGroupBody } from './scim.schemas.ts';
-import { toExternalId, toText } from './values.ts';
+} from '../../identity/index.ts';
+import { expandOperations, iso, listResponse, location, pageOf, type Op } from '../protocol/messages.ts';
+import { invalidPath, invalidValue, mutability, uniqueness } from '../protocol/errors.ts';
+import { parseFilter, single } from '../protocol/filter.ts';
+import { deletedIds, externalIds, forgetResource, idsByExternalId, recordResource } from '../scim.repo.ts';
+import { GROUP_SCHEMA, type ListQuery, type PatchOp, type ScimGroup, type ScimGroupBody } from '../scim.schemas.ts';
+import { toExternalId, toText } from '../protocol/values.ts';
 
 function render(deps: Deps, group: ProvisionedGroup, externalId: string | undefined): ScimGroup {
   return {

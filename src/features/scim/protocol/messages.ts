@@ -1,6 +1,6 @@
-import type { Deps } from '../../deps.ts';
+import type { Deps } from '../../../deps.ts';
 import { invalidPath, invalidSyntax, noTarget } from './errors.ts';
-import { LIST_SCHEMA, type ListQuery } from './scim.schemas.ts';
+import { LIST_SCHEMA, type ListQuery } from '../scim.schemas.ts';
 
 export const MAX_RESULTS = 200;
 const DEFAULT_COUNT = 100;

@@ -1,7 +1,7 @@
-import type { Deps } from '../../deps.ts';
-import type { App } from '../../core/http/app-types.ts';
-import { principalOf } from '../../core/http/authenticate.ts';
-import { MEDIA, scimErrors, scimErrorsWithPath, tags } from './route-common.ts';
+import type { Deps } from '../../../deps.ts';
+import type { App } from '../../../core/http/app-types.ts';
+import { principalOf } from '../../../core/http/authenticate.ts';
+import { MEDIA, scimErrors, scimErrorsWithPath, tags } from '../protocol/route-schemas.ts';
 import {
   IdParamsSchema,
   ListQuerySchema,
@@ -9,7 +9,7 @@ import {
   ScimUserBodySchema,
   ScimUserListSchema,
   ScimUserSchema,
-} from './scim.schemas.ts';
+} from '../scim.schemas.ts';
 import { createUser, deleteUser, getUser, listUsers, patchUser, replaceUser } from './users.service.ts';
 
 /** SCIM Users (RFC 7644 §3): provisioning the organization's people. */

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
-import { roleWith } from '../../../test/helpers/api-keys.ts';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
-import { assertScimError, patchOp, scim, SCIM, scimKey, userBody } from '../../../test/helpers/scim.ts';
+import { roleWith } from '../../../../test/helpers/api-keys.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
+import { assertScimError, patchOp, scim, SCIM, scimKey, userBody } from '../../../../test/helpers/scim.ts';
 
 let counter = 0;
 const unique = (prefix: string) => `${prefix}-${process.pid}-${Date.now().toString(36)}-${counter++}`;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
-import { impersonationHeaders, loginHeaders } from '../../../test/helpers/auth.ts';
-import { assertScimError, patchOp, scim, scimKey, SCIM, userBody } from '../../../test/helpers/scim.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser, type TestOrg } from '../../../../test/helpers/factories.ts';
+import { impersonationHeaders, loginHeaders } from '../../../../test/helpers/auth.ts';
+import { assertScimError, patchOp, scim, scimKey, SCIM, userBody } from '../../../../test/helpers/scim.ts';
 
 const ME = '/v1/user';
 let counter = 0;
@@ -401,7 +401,7 @@ forEachEngine('SCIM 2.0: users (issue 29)', (ctx) => {
   });
 
   it('a key may not disable someone holding more than it (the administrator)', async () => {
-    const { roleWith } = await import('../../../test/helpers/api-keys.ts');
+    const { roleWith } = await import('../../../../test/helpers/api-keys.ts');
     const managerRole = await roleWith(ctx(), org, ['user_management']);
     const managerKey = await scimKey(ctx(), org, managerRole);
     const res = await scim(

@@ -1,8 +1,8 @@
-import type { Deps } from '../../deps.ts';
-import { requirePrivileges } from '../../core/authz/authorize.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import { isUniqueViolation } from '../../core/db/connect.ts';
-import { notFound } from '../../core/http/errors.ts';
+import type { Deps } from '../../../deps.ts';
+import { requirePrivileges } from '../../../core/authz/authorize.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { isUniqueViolation } from '../../../core/db/connect.ts';
+import { notFound } from '../../../core/http/errors.ts';
 import {
   createProvisionedUser,
   provisionedUser,
@@ -11,13 +11,13 @@ import {
   usernameTaken,
   type ExcludedIds,
   type ProvisionedUser,
-} from '../identity/index.ts';
-import { expandOperations, iso, listResponse, location, pageOf } from './common.ts';
-import { invalidPath, invalidValue, mutability, uniqueness } from './errors.ts';
-import { parseFilter, single } from './filter.ts';
-import { deletedIds, externalIds, idsByExternalId, recordResource } from './scim.repo.ts';
-import { USER_SCHEMA, type ListQuery, type PatchOp, type ScimUser, type ScimUserBody } from './scim.schemas.ts';
-import { primaryEmail, toBoolean, toEmail, toExternalId, toText, toUserName } from './values.ts';
+} from '../../identity/index.ts';
+import { expandOperations, iso, listResponse, location, pageOf } from '../protocol/messages.ts';
+import { invalidPath, invalidValue, mutability, uniqueness } from '../protocol/errors.ts';
+import { parseFilter, single } from '../protocol/filter.ts';
+import { deletedIds, externalIds, idsByExternalId, recordResource } from '../scim.repo.ts';
+import { USER_SCHEMA, type ListQuery, type PatchOp, type ScimUser, type ScimUserBody } from '../scim.schemas.ts';
+import { primaryEmail, toBoolean, toEmail, toExternalId, toText, toUserName } from '../protocol/values.ts';
 
 /** What SCIM reads and writes of a person. */
 interface UserState {

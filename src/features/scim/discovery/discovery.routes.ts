@@ -1,8 +1,8 @@
-import type { Deps } from '../../deps.ts';
-import type { App } from '../../core/http/app-types.ts';
+import type { Deps } from '../../../deps.ts';
+import type { App } from '../../../core/http/app-types.ts';
 import { resourceTypes, schemas, serviceProviderConfig } from './discovery.ts';
-import { MEDIA, tags } from './route-common.ts';
-import { DiscoverySchema, ScimErrorSchema } from './scim.schemas.ts';
+import { MEDIA, tags } from '../protocol/route-schemas.ts';
+import { DiscoverySchema, ScimErrorSchema } from '../scim.schemas.ts';
 
 const errors = { 401: ScimErrorSchema, 403: ScimErrorSchema, 429: ScimErrorSchema };
 

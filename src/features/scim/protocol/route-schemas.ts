@@ -1,5 +1,5 @@
 import { Type, type TSchema } from 'typebox';
-import { ScimErrorSchema } from './scim.schemas.ts';
+import { ScimErrorSchema } from '../scim.schemas.ts';
 
 export const tags = ['SCIM'];
 export const MEDIA = ['application/scim+json', 'application/json'];

@@ -1,7 +1,7 @@
-import type { Deps } from '../../deps.ts';
-import type { App } from '../../core/http/app-types.ts';
-import { principalOf } from '../../core/http/authenticate.ts';
-import { MEDIA, scimErrors, scimErrorsWithPath, tags } from './route-common.ts';
+import type { Deps } from '../../../deps.ts';
+import type { App } from '../../../core/http/app-types.ts';
+import { principalOf } from '../../../core/http/authenticate.ts';
+import { MEDIA, scimErrors, scimErrorsWithPath, tags } from '../protocol/route-schemas.ts';
 import { createGroup, deleteGroup, getGroup, listGroups, patchGroup, replaceGroup } from './groups.service.ts';
 import {
   IdParamsSchema,
@@ -10,7 +10,7 @@ import {
   ScimGroupBodySchema,
   ScimGroupListSchema,
   ScimGroupSchema,
-} from './scim.schemas.ts';
+} from '../scim.schemas.ts';
 
 /** SCIM Groups (RFC 7644 §3): the organization's groups and their members. */
 export function groupRoutes(app: App, deps: Deps): void {

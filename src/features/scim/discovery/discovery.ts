@@ -1,6 +1,6 @@
-import type { Deps } from '../../deps.ts';
-import { MAX_RESULTS } from './common.ts';
-import { GROUP_SCHEMA, USER_SCHEMA } from './scim.schemas.ts';
+import type { Deps } from '../../../deps.ts';
+import { MAX_RESULTS } from '../protocol/messages.ts';
+import { GROUP_SCHEMA, USER_SCHEMA } from '../scim.schemas.ts';
 
 /** RFC 7643 §5–7: what this service provider supports, honestly (docs/scim.md). */
 

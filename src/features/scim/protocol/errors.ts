@@ -1,4 +1,4 @@
-import { AppError, type ErrorCode } from '../../core/http/errors.ts';
+import { AppError, type ErrorCode } from '../../../core/http/errors.ts';
 
 export const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 
