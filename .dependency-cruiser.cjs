@@ -3,6 +3,7 @@
 //
 //   src/main.ts, app.ts, workers.ts, deps.ts, …   the composition roots: may import anything
 //   src/edge/                                     the edge program: core, and features/cdn's contract
+//                                                 (features/cdn/edge-contract/contract.ts)
 //   src/features/<name>/                          the API, one folder per capability; other features
 //                                                 only through <name>/index.ts
 //   src/core/                                     shared building blocks: never features, never the edge
@@ -91,7 +92,7 @@ module.exports = {
       name: 'features-not-into-edge',
       severity: 'error',
       comment:
-        'The edge is a separate program that depends on the API side (features/cdn/contract.ts), never ' +
+        'The edge is a separate program that depends on the API side (features/cdn/edge-contract/contract.ts), never ' +
         'the other way round.',
       from: { path: '^src/features/' },
       to: { path: '^src/edge/' },
@@ -100,12 +101,12 @@ module.exports = {
       name: 'edge-only-cdn-contract',
       severity: 'error',
       comment:
-        'src/edge uses features only through the CDN contract (features/cdn/contract.ts: control channel, ' +
+        'src/edge uses features only through the CDN contract (features/cdn/edge-contract/contract.ts: control channel, ' +
         'zone model, origin types) and features/cdn/index.ts (assetOriginFor, wired in src/edge/run.ts).',
       from: { path: '^src/edge/' },
       to: {
         path: '^src/features/',
-        pathNot: ['^src/features/cdn/contract[.]ts$', '^src/features/cdn/index[.]ts$'],
+        pathNot: ['^src/features/cdn/edge-contract/contract[.]ts$', '^src/features/cdn/index[.]ts$'],
       },
     },
     ...withExceptions({

@@ -23,7 +23,7 @@ import { migrateToLatest } from '../src/core/db/migrate.ts';
 import { toJson } from '../src/core/db/json.ts';
 import { createOrganization } from '../src/features/identity/index.ts';
 import { seedOrganizationMetadata } from '../src/features/metadata/index.ts';
-import { defaultSettings } from '../src/features/cdn/zone-model.ts';
+import { defaultSettings } from '../src/features/cdn/edge-contract/zone-model.ts';
 import { fmt, printTable } from './lib.ts';
 
 const SECRET = 'bench-secret-key-0123456789abcdef0123';

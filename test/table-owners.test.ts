@@ -45,32 +45,32 @@ const ALLOWED: [string, string, string][] = [
   [
     'src/edge/edge.ts',
     'cdn_edges',
-    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/contract.ts)",
+    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/edge-contract/contract.ts)",
   ],
   [
     'src/edge/edge.ts',
     'cdn_purges',
-    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/contract.ts)",
+    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/edge-contract/contract.ts)",
   ],
   [
     'src/edge/edge.ts',
     'cdn_stats_hourly',
-    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/contract.ts)",
+    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/edge-contract/contract.ts)",
   ],
   [
     'src/edge/edge.ts',
     'cdn_zones',
-    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/contract.ts)",
+    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/edge-contract/contract.ts)",
   ],
   [
     'src/edge/stats.ts',
     'cdn_stats_geo',
-    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/contract.ts)",
+    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/edge-contract/contract.ts)",
   ],
   [
     'src/edge/stats.ts',
     'cdn_stats_hourly',
-    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/contract.ts)",
+    "the edge program (a second composition root) reads and reports through the CDN feature's tables: they are its control contract with the API (features/cdn/edge-contract/contract.ts)",
   ],
   [
     'src/features/assets/assets.repo.ts',

@@ -5,7 +5,7 @@ import sharp from 'sharp';
 import { forEachEngine, json } from '../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../test/helpers/factories.ts';
 import { makeZone, startEdge, TestOrigin, unique } from '../../test/helpers/cdn.ts';
-import { signToken } from '../features/cdn/contract.ts';
+import { signToken } from '../features/cdn/edge-contract/contract.ts';
 
 forEachEngine('CDN edge server', (ctx) => {
   const origin = new TestOrigin();

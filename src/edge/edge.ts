@@ -27,7 +27,7 @@ import {
   type IpMatcher,
   type PurgeMessage,
   type ZoneConfig,
-} from '../features/cdn/contract.ts';
+} from '../features/cdn/edge-contract/contract.ts';
 import { CacheStore, type CacheEntry } from './cache-store.ts';
 import { freshness, notModified, parseRange, parseVary, storedHeaders, varyKey } from './http-cache.ts';
 import { openGeo, type Geo } from './geo.ts';

@@ -1,6 +1,6 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { createGuardedDispatcher } from '../core/net/ssrf.ts';
-import type { OriginResponse, ZoneConfig } from '../features/cdn/contract.ts';
+import type { OriginResponse, ZoneConfig } from '../features/cdn/edge-contract/contract.ts';
 import { bag } from '../core/lookup.ts';
 
 export type { OriginResponse };

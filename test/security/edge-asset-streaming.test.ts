@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { assetOriginFor } from '../../src/features/cdn/index.ts';
-import { zoneConfigFromRow } from '../../src/features/cdn/contract.ts';
+import { zoneConfigFromRow } from '../../src/features/cdn/edge-contract/contract.ts';
 import { uploadAsset } from '../helpers/assets.ts';
 import { makeZone, startEdge, TestOrigin, unique } from '../helpers/cdn.ts';
 import { forEachEngine, json } from '../helpers/context.ts';

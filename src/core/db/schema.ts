@@ -644,7 +644,7 @@ export interface CdnZonesTable {
   name_key: string;
   region: string;
   enabled: number;
-  /** Every other zone field, as JSON (see features/cdn/zone-model.ts). */
+  /** Every other zone field, as JSON (see features/cdn/edge-contract/zone-model.ts). */
   settings: string;
   version: number;
   created_at: number;

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { MAX_TOKEN_LIFETIME_SECONDS } from './zone-model.ts';
+import { MAX_TOKEN_LIFETIME_SECONDS } from './edge-contract/zone-model.ts';
 
 /** Reference §16.1: 5..100 characters. Tessera also routes `/<name>/<path>` at the edge, so the name is URL-safe. */
 const Name = Type.String({

@@ -8,7 +8,7 @@ import type { CdnZonesTable } from '../../core/db/schema.ts';
 import { AppError, conflict, invalidField, notFound } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import { assertAllowedTarget, isTargetNotAllowed } from '../../core/net/ssrf.ts';
-import { checkPublishable } from './asset-origin.ts';
+import { checkPublishable } from './origin/asset-origin.ts';
 import {
   findZone,
   hostnamesTaken,
@@ -19,7 +19,7 @@ import {
   replaceHostnames,
 } from './cdn.repo.ts';
 import type { PurgeInput, Zone, ZoneCreate, ZoneUpdate } from './cdn.schemas.ts';
-import { pushToEdges, type PurgeMessage } from './control.ts';
+import { pushToEdges, type PurgeMessage } from './edge-contract/control.ts';
 import {
   defaultSettings,
   isHostname,
@@ -28,7 +28,7 @@ import {
   SETTING_KEYS,
   signToken,
   type ZoneSettings,
-} from './zone-model.ts';
+} from './edge-contract/zone-model.ts';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 

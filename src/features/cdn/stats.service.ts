@@ -4,7 +4,7 @@ import type { Principal } from '../../core/authz/principal.ts';
 import { invalidField, notFound } from '../../core/http/errors.ts';
 import { findZone } from './cdn.repo.ts';
 import type { Stats } from './cdn.schemas.ts';
-import { pushToEdges } from './control.ts';
+import { pushToEdges } from './edge-contract/control.ts';
 
 const HOUR = 3_600_000;
 const ratio = (a: number, b: number) => (b > 0 ? a / b : 0);

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
-import { fromJson } from '../../core/db/json.ts';
-import type { CdnZonesTable } from '../../core/db/schema.ts';
+import { fromJson } from '../../../core/db/json.ts';
+import type { CdnZonesTable } from '../../../core/db/schema.ts';
 
 /** Everything about a zone beyond name, region and enabled: stored as JSON, read by API and edges alike. */
 export interface ZoneSettings {

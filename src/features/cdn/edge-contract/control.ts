@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { Keyring } from '../../core/keyring.ts';
-import type { Db } from '../../core/db/connect.ts';
+import type { Keyring } from '../../../core/keyring.ts';
+import type { Db } from '../../../core/db/connect.ts';
 
 /**
  * The API → edge control channel. Every edge process registers a control URL in `cdn_edges` and

@@ -1,12 +1,12 @@
-import type { Permission } from '../../core/authz/catalog.ts';
-import { permitted } from '../../core/authz/permissions.ts';
-import type { Deps } from '../../deps.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import type { Db } from '../../core/db/connect.ts';
-import { AppError } from '../../core/http/errors.ts';
-import type { BlobStore } from '../../core/storage/index.ts';
-import { loadAsset, objectIdsByAnyId, refusalOutOfRights, servedContentOf } from '../assets/index.ts';
-import type { AssetOrigin, OriginResponse } from './contract.ts';
+import type { Permission } from '../../../core/authz/catalog.ts';
+import { permitted } from '../../../core/authz/permissions.ts';
+import type { Deps } from '../../../deps.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import type { Db } from '../../../core/db/connect.ts';
+import { AppError } from '../../../core/http/errors.ts';
+import type { BlobStore } from '../../../core/storage/index.ts';
+import { loadAsset, objectIdsByAnyId, refusalOutOfRights, servedContentOf } from '../../assets/index.ts';
+import type { AssetOrigin, OriginResponse } from '../edge-contract/contract.ts';
 
 /**
  * Publishing assets to a zone makes them public at the edge, so the caller must see each asset

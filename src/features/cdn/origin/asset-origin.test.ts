@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import sharp from 'sharp';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser, type TestOrg } from '../../../test/helpers/factories.ts';
-import { jpeg, uploadAsset } from '../../../test/helpers/assets.ts';
-import { startEdge } from '../../../test/helpers/cdn.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser, type TestOrg } from '../../../../test/helpers/factories.ts';
+import { jpeg, uploadAsset } from '../../../../test/helpers/assets.ts';
+import { startEdge } from '../../../../test/helpers/cdn.ts';
 
 const unique = () => Math.random().toString(36).slice(2, 10);
 
