@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import sharp from 'sharp';
-import { inspect, renderImage, RENDITION_SPECS } from '../src/features/assets/renditions/renditions.ts';
+import { inspect, renderImage, RENDITION_SPECS } from '../src/features/assets/renditions/job/renditions.ts';
 import { fmt, percentile, printTable } from './lib.ts';
 
 sharp.cache(false);

@@ -6,7 +6,7 @@
 // SIMILAR_BENCH_N changes the size; DATABASE_URL=postgres://… runs it on PostgreSQL.
 import { insertRows } from '../src/core/db/insert-rows.ts';
 import { newId } from '../src/core/ids.ts';
-import { popcount } from '../src/features/assets/renditions/visual-summary.ts';
+import { popcount } from '../src/features/assets/renditions/visual-summary/visual-summary.ts';
 import { benchOrg } from './assets-fixture.ts';
 import { fmt, measure, percentile, printTable, startBenchServer } from './lib.ts';
 import { rng } from './search-corpus.ts';

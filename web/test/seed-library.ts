@@ -9,7 +9,7 @@ import { parseConfig } from '../../src/config.ts';
 import { insertRows } from '../../src/core/db/insert-rows.ts';
 import { createDeps } from '../../src/deps.ts';
 import { newAssetRow } from '../../src/features/assets/assets.service.ts';
-import { prepareCreate, templateForWrite } from '../../src/features/assets/metadata-seam.ts';
+import { prepareCreate, templateForWrite } from '../../src/features/assets/metadata-seam/metadata-seam.ts';
 import { defaultSecurityTemplateId, loadUserPrincipal } from '../../src/features/identity/index.ts';
 import { defaultTemplateId } from '../../src/features/metadata/index.ts';
 import { assetsForIndexing, type AssetRow } from '../../src/features/assets/assets.repo.ts';

@@ -9,7 +9,7 @@ import {
   type REGENERATE_ACTION,
 } from './bulk/bulk.service.ts';
 import { MAIL_JOB, sendQueuedMail } from './share/mail-outbox.ts';
-import { runRenditions } from './renditions/renditions.ts';
+import { runRenditions } from './renditions/job/renditions.ts';
 import { EMBEDDED_JOB, runEmbeddedMetadata } from './embedded/apply-embedded.ts';
 import { actionJobHandler } from '../actions/index.ts';
 import {

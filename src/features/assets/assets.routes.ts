@@ -44,7 +44,7 @@ import { createAssetsBulk } from './bulk/create-bulk.service.ts';
 import { hiddenOf, presentLegacy, presentSimplified } from './views/present.ts';
 import { seesSensitiveData } from '../metadata/index.ts';
 import { verifySignedPath } from './upload/signed-urls.ts';
-import { templateOf } from './metadata-seam.ts';
+import { templateOf } from './metadata-seam/metadata-seam.ts';
 import { completeUpload, receivePart, receiveSingle, uploadedAssetFileIds } from './upload/uploads.service.ts';
 
 const tags = ['assets'];

@@ -43,7 +43,7 @@ import {
   withSystemValues,
   type LegacyItem,
   type PreparedMetadata,
-} from './metadata-seam.ts';
+} from './metadata-seam/metadata-seam.ts';
 import { eventAsset } from './views/present.ts';
 import {
   beginUpload,

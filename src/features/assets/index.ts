@@ -69,7 +69,7 @@ export {
   serveWatermarked,
   UNGATED_RENDITIONS,
 } from './rights/gate.ts';
-export { resumePendingRenditions, startPendingRenditionSweep } from './renditions/resume-pending.ts';
+export { resumePendingRenditions, startPendingRenditionSweep } from './renditions/job/resume-pending.ts';
 
 export function assetsRoutes(app: App, deps: Deps): void {
   assetRoutes(app, deps);

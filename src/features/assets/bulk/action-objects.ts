@@ -19,7 +19,7 @@ import {
 import { defaultSecurityTemplateId } from '../../identity/index.ts';
 import { callerPermissions } from '../access.ts';
 import { findAsset, securityOf, setAssetSecurity, type AssetRow } from '../assets.repo.ts';
-import { project, templateOf, withSystemValues, type LegacyItem } from '../metadata-seam.ts';
+import { project, templateOf, withSystemValues, type LegacyItem } from '../metadata-seam/metadata-seam.ts';
 import { hiddenOf, presentLegacy } from '../views/present.ts';
 
 /**

@@ -23,9 +23,9 @@ import {
 import { assetVisibleTo, callerPermissions } from '../access.ts';
 import { contentHeld, findAsset, securityOf } from '../assets.repo.ts';
 import { applyChanges, checkTemplates } from '../assets.service.ts';
-import { preparePatch, project, templateForWrite, type LegacyItem } from '../metadata-seam.ts';
+import { preparePatch, project, templateForWrite, type LegacyItem } from '../metadata-seam/metadata-seam.ts';
 import { RENDITIONS_JOB } from '../upload/uploads.service.ts';
-import { renditionPrefix } from '../renditions/renditions.ts';
+import { renditionPrefix } from '../renditions/job/renditions.ts';
 import { recordedError } from '../../../core/recorded-error.ts';
 
 export const BULK_EDIT_ACTION = 'assets.bulk_edit';

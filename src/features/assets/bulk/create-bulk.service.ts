@@ -15,7 +15,7 @@ import {
   newAssetRow,
   type CreateAssetInput,
 } from '../assets.service.ts';
-import { prepareCreate, templateForWrite } from '../metadata-seam.ts';
+import { prepareCreate, templateForWrite } from '../metadata-seam/metadata-seam.ts';
 
 /** Items per POST /v1/assets/bulk. */
 export const BULK_CREATE_MAX = 1000;

@@ -9,7 +9,7 @@ import { requireArrivedContent } from '../download/download.service.ts';
 import type { Servable } from '../download/serve.ts';
 import { mediaKind } from '../renditions/media/media.ts';
 import { turn } from '../renditions/pages.service.ts';
-import { renditionKey } from '../renditions/renditions.ts';
+import { renditionKey } from '../renditions/job/renditions.ts';
 import { isImage } from '../upload/content-types.ts';
 import { storedRenditions } from '../views/present.ts';
 import { type DeliveryParams, deliveryParams, type PresetInput, presetByName } from './presets.service.ts';

@@ -7,7 +7,7 @@ import { fromJson } from '../../../core/db/json.ts';
 import type { Deps } from '../../../deps.ts';
 import { applyChanges } from '../assets.service.ts';
 import { securityOf } from '../assets.repo.ts';
-import { embeddedPatch, templateOf, withEmbedded, type LegacyItem } from '../metadata-seam.ts';
+import { embeddedPatch, templateOf, withEmbedded, type LegacyItem } from '../metadata-seam/metadata-seam.ts';
 import { EMBEDDED_JOB, mayHoldEmbedded, readEmbedded } from './read-embedded.ts';
 
 export { EMBEDDED_JOB };

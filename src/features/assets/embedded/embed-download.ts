@@ -15,8 +15,8 @@ import {
 } from '../../metadata/index.ts';
 import type { AssetWithOrg } from '../assets.repo.ts';
 import type { Servable } from '../download/serve.ts';
-import { templateOf, type LegacyItem } from '../metadata-seam.ts';
-import { renditionPrefix } from '../renditions/renditions.ts';
+import { templateOf, type LegacyItem } from '../metadata-seam/metadata-seam.ts';
+import { renditionPrefix } from '../renditions/job/renditions.ts';
 
 /** Types ExifTool writes IPTC and XMP into without touching the image data. */
 const WRITABLE = /^image\/(jpeg|pjpeg|tiff|png)$/;

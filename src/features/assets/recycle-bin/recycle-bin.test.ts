@@ -7,7 +7,7 @@ import { PERMISSIONS } from '../../../core/authz/catalog.ts';
 import type { Worker } from '../../../core/jobs/worker.ts';
 import type { BlobStore } from '../../../core/storage/blob-store.ts';
 import { assetWorker, createAsset, jpeg, uploadAsset } from '../../../../test/helpers/assets.ts';
-import { runRenditions } from '../renditions/renditions.ts';
+import { runRenditions } from '../renditions/job/renditions.ts';
 
 const remove = async (ctx: TestContext, user: TestUser, id: string, action: 'delete' | 'undelete' = 'delete') => {
   const res = await ctx.inject({

@@ -14,7 +14,7 @@ import { requireArrivedContent } from '../download/download.service.ts';
 import type { Servable } from '../download/serve.ts';
 import { analysePdf } from './media/pdf/pdf.ts';
 import { RenditionError } from './rendition-error.ts';
-import { RENDITION_SPECS, renditionKey } from './renditions.ts';
+import { RENDITION_SPECS, renditionKey } from './job/renditions.ts';
 import { exemptPrincipal, rightsGate } from '../rights/gate.ts';
 
 /** `?size=` of a page preview: the image rendition sizes by their short names. */

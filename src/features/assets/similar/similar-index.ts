@@ -1,5 +1,5 @@
 import type { DbOrTrx } from '../../../core/db/connect.ts';
-import { popcount } from '../renditions/visual-summary.ts';
+import { popcount } from '../renditions/visual-summary/visual-summary.ts';
 
 /**
  * The perceptual hashes of one organization in memory (asset_visual_hashes, issue 25 item 5): a

@@ -3,7 +3,7 @@ import { conflict, invalidField } from '../../../core/http/errors.ts';
 import type { Deps } from '../../../deps.ts';
 import { loadAsset, visibleAmong } from '../access.ts';
 import { securityOf, type AssetWithOrg } from '../assets.repo.ts';
-import { dHash, type VisualHash } from '../renditions/visual-summary.ts';
+import { dHash, type VisualHash } from '../renditions/visual-summary/visual-summary.ts';
 import { placeholderOf, renditionUrls } from '../views/present.ts';
 
 export interface SimilarQuery {

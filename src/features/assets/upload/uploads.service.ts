@@ -14,7 +14,7 @@ import type { HandlersFor } from '../../../core/jobs/catalog.ts';
 import { previousVersionOf, sameContent, securityOf, templateNames, type AssetRow } from '../assets.repo.ts';
 import { EMBEDDED_JOB, mayHoldEmbedded } from '../embedded/read-embedded.ts';
 import { declaredUploadType, verifyContentType } from './content-types.ts';
-import { templateOf, withSystemValues, type LegacyItem } from '../metadata-seam.ts';
+import { templateOf, withSystemValues, type LegacyItem } from '../metadata-seam/metadata-seam.ts';
 import { fromJson, toJson } from '../../../core/db/json.ts';
 import { eventAsset } from '../views/present.ts';
 import { signedUrl } from './signed-urls.ts';

@@ -4,7 +4,7 @@ import type { Deps } from '../../../deps.ts';
 import { templateAccess, type CompiledTemplate, type TemplateAccess } from '../../metadata/index.ts';
 import { assetNotFound, assetVisibleTo } from '../access.ts';
 import { findAsset, securityOf, type AssetSecurity, type AssetWithOrg } from '../assets.repo.ts';
-import { templateOf } from '../metadata-seam.ts';
+import { templateOf } from '../metadata-seam/metadata-seam.ts';
 
 /**
  * Asset views: what GET /v1/asset/{id} and GET /v1/assets/asset/{id} answer, kept in memory per

@@ -10,7 +10,7 @@ import {
   type CompiledTemplate,
   type RestrictedAttributes,
 } from '../../metadata/index.ts';
-import { forLegacyRead, forSimplifiedRead, isEmptyValue, type LegacyItem } from '../metadata-seam.ts';
+import { forLegacyRead, forSimplifiedRead, isEmptyValue, type LegacyItem } from '../metadata-seam/metadata-seam.ts';
 import { lookupTable } from '../../../core/lookup.ts';
 
 export interface StoredRendition {

@@ -4,13 +4,13 @@
 // reached through a TCP proxy on loopback that the test cuts and restores.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { forEachEngine, json } from '../../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
-import { startS3 } from '../../../../test/helpers/s3.ts';
-import { startTcpProxy } from '../../../../test/helpers/tcp-proxy.ts';
-import { assetWorker, createAsset, jpeg } from '../../../../test/helpers/assets.ts';
-import type { Worker } from '../../../core/jobs/worker.ts';
-import { resumePendingRenditions } from '../index.ts';
+import { forEachEngine, json } from '../../../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../../../test/helpers/factories.ts';
+import { startS3 } from '../../../../../test/helpers/s3.ts';
+import { startTcpProxy } from '../../../../../test/helpers/tcp-proxy.ts';
+import { assetWorker, createAsset, jpeg } from '../../../../../test/helpers/assets.ts';
+import type { Worker } from '../../../../core/jobs/worker.ts';
+import { resumePendingRenditions } from '../../index.ts';
 
 const s3 = await startS3();
 const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(s3.endpoint).port) });

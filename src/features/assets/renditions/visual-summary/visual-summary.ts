@@ -1,5 +1,5 @@
 import { rgbaToThumbHash } from 'thumbhash';
-import { loadSharp } from '../../../core/sharp.ts';
+import { loadSharp } from '../../../../core/sharp.ts';
 
 /** What a client paints before the thumbnail loads (issue 25 item 7): stored as JSON in assets.placeholder. */
 export interface Placeholder {

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import sharp from 'sharp';
-import { forEachEngine, json } from '../../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser, type TestOrg } from '../../../../test/helpers/factories.ts';
-import { securitySuite } from '../../../../test/helpers/security.ts';
-import type { Worker } from '../../../core/jobs/worker.ts';
-import { assetWorker, createAsset, image, jpeg, pathOf, uploadAsset } from '../../../../test/helpers/assets.ts';
+import { forEachEngine, json } from '../../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser, type TestOrg } from '../../../../../test/helpers/factories.ts';
+import { securitySuite } from '../../../../../test/helpers/security.ts';
+import type { Worker } from '../../../../core/jobs/worker.ts';
+import { assetWorker, createAsset, image, jpeg, pathOf, uploadAsset } from '../../../../../test/helpers/assets.ts';
 
 const get = (ctx: any, org: TestOrg, id: string) =>
   ctx.inject({ method: 'GET', url: `/v1/asset/${id}`, headers: org.admin.headers }).then((r: any) => r.json());

@@ -1,6 +1,6 @@
-import type { Principal } from '../../core/authz/principal.ts';
-import type { DbOrTrx } from '../../core/db/connect.ts';
-import { invalidField } from '../../core/http/errors.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../../core/db/connect.ts';
+import { invalidField } from '../../../core/http/errors.ts';
 import {
   assertRestrictedUnchanged,
   templateUse,
@@ -15,7 +15,7 @@ import {
   type CompiledTemplate,
   type LegacyItem,
   type SimplifiedItem,
-} from '../metadata/index.ts';
+} from '../../metadata/index.ts';
 
 /**
  * The asset side of metadata documents: every write is validated by the metadata feature

@@ -1,6 +1,6 @@
-import type { Deps } from '../../../deps.ts';
-import { enqueueJob, liveJobsNaming } from '../../../core/jobs/queue.ts';
-import { RENDITIONS_JOB } from '../upload/uploads.service.ts';
+import type { Deps } from '../../../../deps.ts';
+import { enqueueJob, liveJobsNaming } from '../../../../core/jobs/queue.ts';
+import { RENDITIONS_JOB } from '../../upload/uploads.service.ts';
 
 /** An asset whose renditions have been pending this long with no live job lost its job. */
 export const STALLED_RENDITIONS_MS = 60_000;

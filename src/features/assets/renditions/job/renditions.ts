@@ -5,24 +5,30 @@ import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Metadata, OutputInfo, SharpOptions } from 'sharp';
-import type { JobPayload } from '../../../core/jobs/catalog.ts';
-import type { Deps } from '../../../deps.ts';
-import { loadSharp } from '../../../core/sharp.ts';
-import { fromJson, toJson } from '../../../core/db/json.ts';
-import { publishEvent } from '../../../core/events/index.ts';
-import { FatalJobError } from '../../../core/jobs/queue.ts';
-import { contentHeld, securityOf, templateNames } from '../assets.repo.ts';
-import { isImage } from '../upload/content-types.ts';
-import { humanSize, parseExif, parseIptc, parseXmp } from './image-metadata.ts';
-import { eventAsset, renditionUrl, SHORT_NAMES, type RenditionName, type StoredRendition } from '../views/present.ts';
-import { recordedError } from '../../../core/recorded-error.ts';
-import { exiftoolKeys } from './exiftool-keys.ts';
-import { RenditionError } from './rendition-error.ts';
-import { convertMedia, mediaKind } from './media/media.ts';
-import type { MediaResult, RawRaster } from './media/media-types.ts';
-import { rasteriseSvg } from './media/images/svg-raster.ts';
-import { isAnimated, mediaDimensions, mergeMediaTechnical, renderAnimated, watchJob } from './media/pipeline.ts';
-import { summaryOfThumbnail, writeVisualSummary } from './visual-summary.service.ts';
+import type { JobPayload } from '../../../../core/jobs/catalog.ts';
+import type { Deps } from '../../../../deps.ts';
+import { loadSharp } from '../../../../core/sharp.ts';
+import { fromJson, toJson } from '../../../../core/db/json.ts';
+import { publishEvent } from '../../../../core/events/index.ts';
+import { FatalJobError } from '../../../../core/jobs/queue.ts';
+import { contentHeld, securityOf, templateNames } from '../../assets.repo.ts';
+import { isImage } from '../../upload/content-types.ts';
+import { humanSize, parseExif, parseIptc, parseXmp } from '../image-metadata/image-metadata.ts';
+import {
+  eventAsset,
+  renditionUrl,
+  SHORT_NAMES,
+  type RenditionName,
+  type StoredRendition,
+} from '../../views/present.ts';
+import { recordedError } from '../../../../core/recorded-error.ts';
+import { exiftoolKeys } from '../image-metadata/exiftool-keys.ts';
+import { RenditionError } from '../rendition-error.ts';
+import { convertMedia, mediaKind } from '../media/media.ts';
+import type { MediaResult, RawRaster } from '../media/media-types.ts';
+import { rasteriseSvg } from '../media/images/svg-raster.ts';
+import { isAnimated, mediaDimensions, mergeMediaTechnical, renderAnimated, watchJob } from '../media/pipeline.ts';
+import { summaryOfThumbnail, writeVisualSummary } from '../visual-summary/visual-summary.service.ts';
 
 export interface RenditionSpec {
   name: RenditionName;

@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import sharp from 'sharp';
 import { thumbHashToAverageRGBA, thumbHashToRGBA } from 'thumbhash';
-import { forEachEngine } from '../../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
-import { assetWorker, uploadAsset } from '../../../../test/helpers/assets.ts';
-import type { Worker } from '../../../core/jobs/worker.ts';
-import { makeDocx, makePdf, videoClip } from './media/media.fixtures.ts';
+import { forEachEngine } from '../../../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../../../test/helpers/factories.ts';
+import { assetWorker, uploadAsset } from '../../../../../test/helpers/assets.ts';
+import type { Worker } from '../../../../core/jobs/worker.ts';
+import { makeDocx, makePdf, videoClip } from '../media/media.fixtures.ts';
 
 const rgb = (hex: string) => [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)) as [number, number, number];
 

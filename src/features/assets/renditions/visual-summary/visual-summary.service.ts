@@ -1,6 +1,6 @@
 import { buffer } from 'node:stream/consumers';
-import type { DbOrTrx } from '../../../core/db/connect.ts';
-import type { Deps } from '../../../deps.ts';
+import type { DbOrTrx } from '../../../../core/db/connect.ts';
+import type { Deps } from '../../../../deps.ts';
 import { type VisualHash, type VisualSummary, visualSummary } from './visual-summary.ts';
 
 /**

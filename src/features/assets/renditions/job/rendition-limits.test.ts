@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { forEachEngine } from '../../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
-import type { Worker } from '../../../core/jobs/worker.ts';
-import { assetWorker, jpeg, uploadAsset } from '../../../../test/helpers/assets.ts';
-import { createTestOrg as otherOrg } from '../../../../test/helpers/factories.ts';
-import { rasteriseSvg } from './media/images/svg-raster.ts';
+import { forEachEngine } from '../../../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../../../test/helpers/factories.ts';
+import type { Worker } from '../../../../core/jobs/worker.ts';
+import { assetWorker, jpeg, uploadAsset } from '../../../../../test/helpers/assets.ts';
+import { createTestOrg as otherOrg } from '../../../../../test/helpers/factories.ts';
+import { rasteriseSvg } from '../media/images/svg-raster.ts';
 
 // A few hundred bytes of SVG whose filter takes libvips/librsvg seconds to render (about 2.5 s on an idle core; the issue's
 // "filter bomb", scaled down): with TESSERA_RENDITION_TIMEOUT_SECONDS=1 its rendition is abandoned.

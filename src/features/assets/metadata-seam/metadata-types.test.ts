@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { before, it } from 'node:test';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../test/helpers/factories.ts';
-import { metadataApi } from '../../../test/helpers/metadata.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
+import { metadataApi } from '../../../../test/helpers/metadata.ts';
 
 /**
  * Every attribute type, valid and invalid, in both encodings, through the asset write paths
