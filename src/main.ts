@@ -68,7 +68,7 @@ async function serve(config: Config): Promise<void> {
     .transaction()
     .execute(async (trx) => seedMissingOrganizations(trx, deps.clock.now(), await organizationIds(trx)))
     .catch((error) => deps.log.warn({ err: error }, 'metadata seeding skipped'));
-  // The web app's OAuth client (one row per organization; see features/auth/oauth/web-app-client.ts).
+  // The web app's OAuth client (one row per organization; see features/auth/oauth/clients/web-app-client.ts).
   await seedWebAppClients(deps.db, deps.clock.now(), await organizationIds(deps.db)).catch((error) =>
     deps.log.warn({ err: error }, 'web app client seeding skipped'),
   );

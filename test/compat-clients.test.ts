@@ -6,7 +6,7 @@ import { login } from './helpers/auth.ts';
 import { createKey, REVOKE } from './helpers/api-keys.ts';
 import { createTestOrg } from './helpers/factories.ts';
 import { generateKey } from '../src/features/api-keys/index.ts';
-import { signToken, type TokenClaims } from '../src/features/auth/signing-keys.ts';
+import { signToken, type TokenClaims } from '../src/features/auth/keys/signing-keys.ts';
 
 /** What the reference's own client code sends (issue 8, items 12, 15 and 21). */
 forEachEngine('clients of the reference', (ctx) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { decodeJwt } from 'jose';
-import { signToken, type TokenClaims } from '../../src/features/auth/signing-keys.ts';
+import { signToken, type TokenClaims } from '../../src/features/auth/keys/signing-keys.ts';
 import type { TestContext } from './context.ts';
 import type { TestUser } from './factories.ts';
 

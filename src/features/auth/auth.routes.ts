@@ -14,9 +14,9 @@ import {
   SessionResponseSchema,
   TokenRequestSchema,
 } from './auth.schemas.ts';
-import { impersonate } from './impersonation.service.ts';
+import { impersonate } from './impersonation/impersonation.service.ts';
 import { expireToken, listSessions, revokeAllOwnSessions, revokeOwnSession } from './sessions/sessions.service.ts';
-import { presentedToken } from './resolver.ts';
+import { presentedToken } from './token-resolver.ts';
 import { tokenRequest } from './sessions/token-request.ts';
 
 const tags = ['authentication'];

@@ -4,7 +4,7 @@ import { authRoutes } from './auth.routes.ts';
 import { discoveryRoute, jwksRoute } from './oauth/well-known.routes.ts';
 
 export { authJobHandlers } from './auth.jobs.ts';
-export { tokenResolver, principalForToken } from './resolver.ts';
+export { tokenResolver, principalForToken } from './token-resolver.ts';
 export { oauthRoutes, type OAuthHooks } from './oauth/oauth.routes.ts';
 export {
   checkAuthorizeRequest,
@@ -13,14 +13,14 @@ export {
   type AuthorizeParams,
 } from './oauth/oauth.service.ts';
 export type { ProviderLogout } from './oauth/end-session.service.ts';
-export type { LoginProvider } from './oauth/oauth.page.ts';
-export { errorPage, noticePage, pageSecurity } from './oauth/oauth.page.ts';
-export { publicJwks } from './signing-keys.ts';
-export { checkSecretKey, SECRET_VERIFIER_KEY } from './secret-check.ts';
+export type { LoginProvider } from './oauth/login-page/oauth.page.ts';
+export { errorPage, noticePage, pageSecurity } from './oauth/login-page/oauth.page.ts';
+export { publicJwks } from './keys/signing-keys.ts';
+export { checkSecretKey, SECRET_VERIFIER_KEY } from './keys/secret-check.ts';
 export { revokeUserSessions } from './sessions/sessions.repo.ts';
 export { createAuthRuntime, type AuthRuntime } from './runtime.ts';
-export { linkPasswordSucceeded, reserveLinkPasswordAttempt } from './login-throttle.ts';
-export { seedWebAppClients, WEB_APP_CLIENT_ID, WEB_APP_CALLBACK_PATH } from './oauth/web-app-client.ts';
+export { linkPasswordSucceeded, reserveLinkPasswordAttempt } from './throttle/login-throttle.ts';
+export { seedWebAppClients, WEB_APP_CLIENT_ID, WEB_APP_CALLBACK_PATH } from './oauth/clients/web-app-client.ts';
 
 /** /v1/auth/* routes: tokens, impersonation, sessions. */
 export function authenticationRoutes(app: App, deps: Deps): void {

@@ -1,7 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import type { Principal } from '../../core/authz/principal.ts';
 import { createRevisionCache, type RevisionCache } from '../../core/db/revision-cache.ts';
-import { createKeyState, type KeyState } from './signing-keys.ts';
+import { createKeyState, type KeyState } from './keys/signing-keys.ts';
 
 /** The auth feature's per-process state (deps.runtime.auth), built by src/runtime.ts. */
 export interface AuthRuntime {

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   // Every audit row written while an administrator impersonates someone names the administrator.
   await db.schema.alterTable('audit_log').addColumn('impersonator_id', 'text').execute();
-  // Login attempts are reserved atomically before hashing (features/auth/login-throttle.ts).
+  // Login attempts are reserved atomically before hashing (features/auth/throttle/login-throttle.ts).
   await db.schema.alterTable('auth_login_failures').addColumn('reservation', 'text').execute();
 }
 

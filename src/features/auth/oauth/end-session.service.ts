@@ -1,9 +1,9 @@
 import type { Deps } from '../../../deps.ts';
 import { audit } from '../../../core/audit.ts';
 import { findSession, revokeSession, type SessionRow } from '../sessions/sessions.repo.ts';
-import { verifySignature } from '../signing-keys.ts';
-import { clientRedirectUris, findActiveClient } from './oauth-clients.service.ts';
-import { webAppClientRowId } from './web-app-client.ts';
+import { verifySignature } from '../keys/signing-keys.ts';
+import { clientRedirectUris, findActiveClient } from './clients/oauth-clients.service.ts';
+import { webAppClientRowId } from './clients/web-app-client.ts';
 
 /** What features/sso does when a session opened through an identity provider ends (wired in app.ts). */
 export type ProviderLogout = (input: {

@@ -25,12 +25,12 @@ import {
   RevokeFormSchema,
   TokenFormSchema,
 } from './oauth.schemas.ts';
-import { createClient, deleteClient, getClient, listClients } from './oauth-clients.service.ts';
+import { createClient, deleteClient, getClient, listClients } from './clients/oauth-clients.service.ts';
 import { listConsents, revokeConsent } from './oauth-consents.service.ts';
-import { errorPage, loginPage, noticePage, pageSecurity, type LoginProvider } from './oauth.page.ts';
+import { errorPage, loginPage, noticePage, pageSecurity, type LoginProvider } from './login-page/oauth.page.ts';
 import { endSession, type ProviderLogout } from './end-session.service.ts';
 import { isUuid } from '../../../core/ids.ts';
-import { isWebAppClient } from './web-app-client.ts';
+import { isWebAppClient } from './clients/web-app-client.ts';
 import {
   approve,
   authenticateClient,

@@ -18,8 +18,8 @@ import {
   revokeSession,
   type SessionRow,
 } from '../sessions/sessions.repo.ts';
-import { clientRedirectUris, findActiveClient, secretMatches } from './oauth-clients.service.ts';
-import { verifySignature } from '../signing-keys.ts';
+import { clientRedirectUris, findActiveClient, secretMatches } from './clients/oauth-clients.service.ts';
+import { verifySignature } from '../keys/signing-keys.ts';
 import { groupNamesOfUser } from '../../identity/index.ts';
 import {
   ensureWebAppClient,
@@ -29,7 +29,7 @@ import {
   webAppClientRowId,
   webAppRedirectAllowed,
   WEB_APP_CLIENT_ID,
-} from './web-app-client.ts';
+} from './clients/web-app-client.ts';
 
 export const CODE_TTL_MS = 60_000;
 /** The scopes a client may ask for (their meaning: core/authz/scopes.ts, docs/auth.md). */

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import type { Deps } from '../../../deps.ts';
 import type { App } from '../../../core/http/app-types.ts';
-import { publicJwks } from '../signing-keys.ts';
+import { publicJwks } from '../keys/signing-keys.ts';
 import { SCOPES } from './oauth.service.ts';
 
 const tags = ['authentication'];

@@ -19,7 +19,7 @@ import {
   type SessionResponse,
   type TokenSubject,
 } from './tokens.service.ts';
-import { verifySignature } from '../signing-keys.ts';
+import { verifySignature } from '../keys/signing-keys.ts';
 
 export type RotationOutcome =
   | { ok: true; session: SessionRow; refreshToken: string }

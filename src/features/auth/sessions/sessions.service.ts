@@ -9,7 +9,7 @@ import {
   revokeSession,
   revokeUserSessions,
 } from './sessions.repo.ts';
-import { verifySignature } from '../signing-keys.ts';
+import { verifySignature } from '../keys/signing-keys.ts';
 import { firstPartyClientId, userPoolId } from './tokens.service.ts';
 
 export interface SessionView {

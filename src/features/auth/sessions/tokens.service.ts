@@ -6,9 +6,9 @@ import { AppError, unauthorized } from '../../../core/http/errors.ts';
 import { newId } from '../../../core/ids.ts';
 import { dummyPasswordHash, findUserByUsername, passwordQueueDepth, verifyPassword } from '../../identity/index.ts';
 import { scheduleCleanup } from './cleanup.ts';
-import { loginSucceeded, reserveLoginAttempt } from '../login-throttle.ts';
+import { loginSucceeded, reserveLoginAttempt } from '../throttle/login-throttle.ts';
 import { findTokenSubject, insertRefreshToken, insertSession, type SessionRow } from './sessions.repo.ts';
-import { signToken } from '../signing-keys.ts';
+import { signToken } from '../keys/signing-keys.ts';
 
 export const ACCESS_TOKEN_TTL_MS = 60 * 60_000;
 export const REFRESH_FAMILY_TTL_MS = 30 * 24 * 60 * 60_000;

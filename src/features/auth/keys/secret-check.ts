@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
-import type { Deps } from '../../deps.ts';
+import type { Deps } from '../../../deps.ts';
 
 /** server_state key holding a verifier of the secret the database was initialised with (never the secret). */
 export const SECRET_VERIFIER_KEY = 'auth.secret_verifier';

@@ -1,17 +1,17 @@
-import type { Deps } from '../../deps.ts';
-import { audit } from '../../core/audit.ts';
-import { requireOwnSignIn, requirePrivileges } from '../../core/authz/authorize.ts';
-import { byKind, holdingsOfPrincipal, holdingsWithin } from '../../core/authz/ceiling.ts';
-import type { Principal } from '../../core/authz/principal.ts';
-import { forbidden, notFound } from '../../core/http/errors.ts';
-import { findUserByUsername, loadUserPrincipal } from '../identity/index.ts';
+import type { Deps } from '../../../deps.ts';
+import { audit } from '../../../core/audit.ts';
+import { requireOwnSignIn, requirePrivileges } from '../../../core/authz/authorize.ts';
+import { byKind, holdingsOfPrincipal, holdingsWithin } from '../../../core/authz/ceiling.ts';
+import type { Principal } from '../../../core/authz/principal.ts';
+import { forbidden, notFound } from '../../../core/http/errors.ts';
+import { findUserByUsername, loadUserPrincipal } from '../../identity/index.ts';
 import {
   mintTokens,
   openSession,
   sessionResponse,
   type RequestMeta,
   type SessionResponse,
-} from './sessions/tokens.service.ts';
+} from '../sessions/tokens.service.ts';
 
 /**
  * Tokens acting as another user of the same organization: needs the Impersonate privilege, never

@@ -1,13 +1,13 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Deps } from '../../../deps.ts';
-import { audit } from '../../../core/audit.ts';
-import { requireOwnSignIn, requirePrivileges } from '../../../core/authz/authorize.ts';
-import type { Principal } from '../../../core/authz/principal.ts';
-import type { DbOrTrx } from '../../../core/db/connect.ts';
-import { fromJson, toJson } from '../../../core/db/json.ts';
-import type { OAuthClientsTable } from '../../../core/db/schema.ts';
-import { invalidField, notFound } from '../../../core/http/errors.ts';
-import { newId, isUuid } from '../../../core/ids.ts';
+import type { Deps } from '../../../../deps.ts';
+import { audit } from '../../../../core/audit.ts';
+import { requireOwnSignIn, requirePrivileges } from '../../../../core/authz/authorize.ts';
+import type { Principal } from '../../../../core/authz/principal.ts';
+import type { DbOrTrx } from '../../../../core/db/connect.ts';
+import { fromJson, toJson } from '../../../../core/db/json.ts';
+import type { OAuthClientsTable } from '../../../../core/db/schema.ts';
+import { invalidField, notFound } from '../../../../core/http/errors.ts';
+import { newId, isUuid } from '../../../../core/ids.ts';
 
 /** OAuth clients are registered per organization by users holding User Management. */
 const PRIVILEGE = 'user_management' as const;

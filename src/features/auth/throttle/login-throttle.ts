@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Deps } from '../../deps.ts';
-import { tooManyRequests } from '../../core/http/errors.ts';
+import type { Deps } from '../../../deps.ts';
+import { tooManyRequests } from '../../../core/http/errors.ts';
 
 /**
  * Failed-login throttling per account and per client IP, kept in the database so that every

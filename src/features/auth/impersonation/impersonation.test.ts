@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { decodeJwt } from 'jose';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { login, loginHeaders } from '../../../test/helpers/auth.ts';
-import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
-import { securitySuite } from '../../../test/helpers/security.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { login, loginHeaders } from '../../../../test/helpers/auth.ts';
+import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
+import { securitySuite } from '../../../../test/helpers/security.ts';
 
 forEachEngine('auth impersonation', (ctx) => {
   it('an administrator obtains non-refreshable tokens acting as a user, with an act claim and an audit entry', async () => {

@@ -7,7 +7,7 @@ import {
   type JsonWebKey,
   type KeyObject,
 } from 'node:crypto';
-import type { Deps } from '../../deps.ts';
+import type { Deps } from '../../../deps.ts';
 
 type JWK = JsonWebKey & { kid?: string; alg?: string; use?: string };
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json, type TestContext } from '../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
+import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
 import {
   COMMON_PASSWORD_COUNT,
   dummyPasswordHash,
@@ -9,7 +9,7 @@ import {
   passwordProblem,
   passwordQueueDepth,
   verifyPassword,
-} from '../identity/index.ts';
+} from '../../identity/index.ts';
 
 const attempt = (ctx: TestContext, username: string, password: string, ip = '127.0.0.1') =>
   ctx.app.inject({ method: 'POST', url: '/v1/auth/token', payload: { username, password }, remoteAddress: ip });

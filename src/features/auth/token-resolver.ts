@@ -6,7 +6,7 @@ import { tokenExpired, unauthorized } from '../../core/http/errors.ts';
 import { byKind, holdingsOfPrincipal, holdingsWithin } from '../../core/authz/ceiling.ts';
 import { loadUserPrincipal, principalFromRow } from '../identity/index.ts';
 import { findSessionWithUser } from './sessions/sessions.repo.ts';
-import { verifySignature } from './signing-keys.ts';
+import { verifySignature } from './keys/signing-keys.ts';
 
 /**
  * The token a request presents: `AccessToken: <jwt>` (spec), else `Authorization: Bearer <jwt>`

@@ -1,4 +1,4 @@
-import { OAUTH_SCOPES, isOAuthScope } from '../../../core/authz/scopes.ts';
+import { OAUTH_SCOPES, isOAuthScope } from '../../../../core/authz/scopes.ts';
 import { randomBytes } from 'node:crypto';
 
 /** The login-and-consent page and its error page: plain HTML, no scripts, inline style under a nonce. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { DbOrTrx } from '../../../core/db/connect.ts';
-import type { OAuthClientsTable } from '../../../core/db/schema.ts';
+import type { DbOrTrx } from '../../../../core/db/connect.ts';
+import type { OAuthClientsTable } from '../../../../core/db/schema.ts';
 
 /**
  * The web app at /app is Tessera's own public OAuth client (code flow + PKCE). It serves every

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { impersonationHeaders, loginHeaders } from '../../../test/helpers/auth.ts';
-import { CREATE } from '../../../test/helpers/api-keys.ts';
-import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
+import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { impersonationHeaders, loginHeaders } from '../../../../test/helpers/auth.ts';
+import { CREATE } from '../../../../test/helpers/api-keys.ts';
+import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
 
 // Issue 8, item 4: impersonation stays within its limits on every use.
 

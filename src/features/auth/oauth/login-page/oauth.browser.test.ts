@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { after, before, it } from 'node:test';
 import * as oauth from 'oauth4webapi';
 import { chromium } from 'playwright-core';
-import { forEachEngine, json } from '../../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
+import { forEachEngine, json } from '../../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser } from '../../../../../test/helpers/factories.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip =
