@@ -97,7 +97,11 @@ const ALLOWED: [string, string, string][] = [
     'server_state',
     'its own key (auth.secret_verifier) in the shared key/value table',
   ],
-  ['src/features/auth/keys/signing-keys.ts', 'server_state', 'its own key (auth.signing_kid) in the shared key/value table'],
+  [
+    'src/features/auth/keys/signing-keys.ts',
+    'server_state',
+    'its own key (auth.signing_kid) in the shared key/value table',
+  ],
   [
     'src/features/identity/organizations/bootstrap.ts',
     'server_state',
