@@ -44,7 +44,7 @@ export function startWorkers(deps: Deps): Worker {
   const delivery = startDelivery(deps, { leaseMs: deps.config.webhookLeaseMs });
   // Search index: assets changed since the last pass are re-indexed every 250 ms.
   const indexer = startSearchIndexer(deps);
-  // Audit rows committed since the last pass are chained every second (features/audit/sealer.ts).
+  // Audit rows committed since the last pass are chained every second (features/audit/chain/sealer.ts).
   const sealer = startAuditSealer(deps);
   // Renditions left pending with no live job (lost to a crash or an old outage) are enqueued again, at start and every 5 min.
   const sweep = startPendingRenditionSweep(deps);

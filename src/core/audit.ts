@@ -12,7 +12,7 @@ import { newId } from './ids.ts';
  * The one way rows enter the audit trail (the table belongs to features/audit, which reads, seals,
  * verifies and prunes it; writing stays here because every feature, the events outbox and the CLI
  * record in their own transactions, and core never imports features). Rows are only inserted; the
- * audit feature chains them per organization after commit (features/audit/chain.ts).
+ * audit feature chains them per organization after commit (features/audit/chain/chain.ts).
  *
  * Who, what, when and from where are filled in from the request being handled: the acting
  * principal (user, API key, OAuth client, impersonator; core/authz/acting.ts) and the request's

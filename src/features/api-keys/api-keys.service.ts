@@ -17,7 +17,7 @@ import {
   type ApiKeyListInput,
   type ApiKeyPage,
 } from './api-keys.schemas.ts';
-import { generateKey, keyHint } from './key-format.ts';
+import { generateKey, keyHint } from './secrets/key-format.ts';
 
 /** Latest instant an ISO-8601 date-time can name with a four-digit year. */
 const MAX_EXPIRY = Date.UTC(9999, 11, 31, 23, 59, 59, 999);

@@ -7,7 +7,7 @@ import { CREATE, LIST, REVOKE, assertFieldError, createKey } from '../../../test
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser } from '../../../test/helpers/factories.ts';
 import { securitySuite } from '../../../test/helpers/security.ts';
-import { KEY_PATTERN } from './key-format.ts';
+import { KEY_PATTERN } from './secrets/key-format.ts';
 
 forEachEngine('api keys: create, list, revoke', (ctx) => {
   it('create returns id, name, keyHint and the plaintext key, and no expiresAt when none was set', async () => {

@@ -7,5 +7,5 @@ export {
   INVALID_KEY_MESSAGE,
 } from './authenticate/verify.ts';
 export { flushApiKeyUsage } from './authenticate/usage.ts';
-export { generateKey, isWellFormedKey, secretPart, KEY_PATTERN, KEY_PREFIX } from './key-format.ts';
+export { generateKey, isWellFormedKey, secretPart, KEY_PATTERN, KEY_PREFIX } from './secrets/key-format.ts';
 export { createApiKeyRuntime, type ApiKeyRuntime } from './runtime.ts';

@@ -1,6 +1,6 @@
 import type { HandlersFor } from '../../core/jobs/catalog.ts';
 import type { Deps } from '../../deps.ts';
-import { PRUNE_JOB, pruneAll } from './retention.ts';
+import { PRUNE_JOB, pruneAll } from './chain/retention.ts';
 
 /** The audit feature's jobs (payloads in core/jobs/catalog.ts), for src/workers.ts. */
 export function auditJobHandlers(deps: Deps): HandlersFor<typeof PRUNE_JOB> {

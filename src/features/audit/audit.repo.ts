@@ -1,5 +1,5 @@
 import type { Db } from '../../core/db/connect.ts';
-import type { AuditRow } from './chain.ts';
+import type { AuditRow } from './chain/chain.ts';
 
 export interface AuditFilter {
   /** A user: rows it made, or made while impersonating someone */

@@ -7,8 +7,8 @@ import type { Deps } from '../../deps.ts';
 import { loadAsset } from '../assets/index.ts';
 import { hasUnsealed, listRows, type AuditFilter } from './audit.repo.ts';
 import type { AuditExportQuery, AuditQuery, HistoryQuery } from './audit.schemas.ts';
-import { sealOrg, verifyChain, type AuditRow, type ChainReport } from './chain.ts';
-import { csvLine } from './csv.ts';
+import { sealOrg, verifyChain, type AuditRow, type ChainReport } from './chain/chain.ts';
+import { csvLine } from './export/csv.ts';
 
 /** Rows committed since the last pass of the sealer are chained before a read, so a reader sees its own writes. */
 async function sealBeforeRead(deps: Deps, orgId: string): Promise<void> {

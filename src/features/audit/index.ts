@@ -2,7 +2,7 @@
 // records with core/audit.ts (docs/audit.md).
 export { auditRoutes } from './audit.routes.ts';
 export { auditJobHandlers } from './audit.jobs.ts';
-export { startAuditSealer } from './sealer.ts';
+export { startAuditSealer } from './chain/sealer.ts';
 export { verifyOrganization } from './audit.service.ts';
-export { auditedOrganizations, sealOrg, sealPending, verifyChain, type ChainReport, type BrokenLink } from './chain.ts';
-export { pruneAll, pruneOrg } from './retention.ts';
+export { auditedOrganizations, sealOrg, sealPending, verifyChain, type ChainReport, type BrokenLink } from './chain/chain.ts';
+export { pruneAll, pruneOrg } from './chain/retention.ts';

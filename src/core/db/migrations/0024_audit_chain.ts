@@ -8,7 +8,7 @@ import { PostgresAdapter, sql, type Kysely } from 'kysely';
 // - Rows are chained per organization: `seq` (1, 2, 3 … per organization, unique) and
 //   `hash = sha256(prev_hash ‖ canonical row)`. Writers only insert (in the transaction of the
 //   change); the chain is sealed after commit, one organization at a time, under the lock of its
-//   row in `audit_heads` (features/audit/chain.ts). Rows written before this migration have no
+//   row in `audit_heads` (features/audit/chain/chain.ts). Rows written before this migration have no
 //   seq and are sealed like new ones.
 // - A sealed row cannot be updated (a trigger on both engines); retention deletes the oldest rows
 //   and records where the chain now starts (`audit_heads.anchor_seq`, `anchor_hash`).

@@ -9,7 +9,7 @@ import { addRouteHook, clientIp, type CredentialResolver } from '../../../core/h
 import { unauthorized } from '../../../core/http/errors.ts';
 import type { Loaded } from '../../../core/db/revision-cache.ts';
 import { enabledUsernameOf, enabledUserPrivilegesOf, rolePrivilegesOf } from '../../identity/index.ts';
-import { isWellFormedKey, KEY_PREFIX } from '../key-format.ts';
+import { isWellFormedKey, KEY_PREFIX } from '../secrets/key-format.ts';
 
 export const API_KEY_HEADER = 'x-api-key';
 /** One message for malformed, unknown, revoked and expired keys: callers learn nothing more. */

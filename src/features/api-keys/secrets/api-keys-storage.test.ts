@@ -3,10 +3,10 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { it } from 'node:test';
 import { sql } from 'kysely';
-import { REVOKE, createKey } from '../../../test/helpers/api-keys.ts';
-import { forEachEngine, type TestContext } from '../../../test/helpers/context.ts';
-import { createTestOrg } from '../../../test/helpers/factories.ts';
-import { flushApiKeyUsage, secretPart } from './index.ts';
+import { REVOKE, createKey } from '../../../../test/helpers/api-keys.ts';
+import { forEachEngine, type TestContext } from '../../../../test/helpers/context.ts';
+import { createTestOrg } from '../../../../test/helpers/factories.ts';
+import { flushApiKeyUsage, secretPart } from '../index.ts';
 
 /** Every text value in every table of the database, via SELECT (works on both engines). */
 async function allText(ctx: TestContext): Promise<string> {

@@ -1,4 +1,4 @@
-import type { Deps } from '../../deps.ts';
+import type { Deps } from '../../../deps.ts';
 import { sealPending } from './chain.ts';
 import { schedulePrune } from './retention.ts';
 

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
-import type { Db, DbOrTrx, Engine } from '../../core/db/connect.ts';
-import type { AuditLogTable } from '../../core/db/schema.ts';
-import type { Keyring } from '../../core/keyring.ts';
+import type { Db, DbOrTrx, Engine } from '../../../core/db/connect.ts';
+import type { AuditLogTable } from '../../../core/db/schema.ts';
+import type { Keyring } from '../../../core/keyring.ts';
 
 /**
  * The audit chain. Writers only insert rows (core/audit.ts, in the transaction of the change); this

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { isUniqueViolation } from '../../core/db/connect.ts';
-import { enqueueJob } from '../../core/jobs/queue.ts';
-import type { Deps } from '../../deps.ts';
+import { isUniqueViolation } from '../../../core/db/connect.ts';
+import { enqueueJob } from '../../../core/jobs/queue.ts';
+import type { Deps } from '../../../deps.ts';
 import { auditedOrganizations, lockHead, sealOrg } from './chain.ts';
 
 /**
