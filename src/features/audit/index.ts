@@ -4,5 +4,12 @@ export { auditRoutes } from './audit.routes.ts';
 export { auditJobHandlers } from './audit.jobs.ts';
 export { startAuditSealer } from './chain/sealer.ts';
 export { verifyOrganization } from './audit.service.ts';
-export { auditedOrganizations, sealOrg, sealPending, verifyChain, type ChainReport, type BrokenLink } from './chain/chain.ts';
+export {
+  auditedOrganizations,
+  sealOrg,
+  sealPending,
+  verifyChain,
+  type ChainReport,
+  type BrokenLink,
+} from './chain/chain.ts';
 export { pruneAll, pruneOrg } from './chain/retention.ts';
