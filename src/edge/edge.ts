@@ -6,7 +6,7 @@ import {
   type EdgeHttpServer,
   type EdgeRequest,
   type EdgeResponse,
-} from './http1.ts';
+} from './http/http1.ts';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { EdgeConfig } from '../config.ts';
@@ -28,8 +28,8 @@ import {
   type PurgeMessage,
   type ZoneConfig,
 } from '../features/cdn/edge-contract/contract.ts';
-import { CacheStore, type CacheEntry } from './cache-store.ts';
-import { freshness, notModified, parseRange, parseVary, storedHeaders, varyKey } from './http-cache.ts';
+import { CacheStore, type CacheEntry } from './cache/cache-store.ts';
+import { freshness, notModified, parseRange, parseVary, storedHeaders, varyKey } from './cache/http-cache.ts';
 import { openGeo, type Geo } from './geo.ts';
 import {
   acceptedFormats,
@@ -38,10 +38,10 @@ import {
   minify,
   variantEtag,
   type ImageFormat,
-} from './optimizer.ts';
-import { createUrlOrigin, type OriginFetcher, type OriginResponse } from './origin.ts';
+} from './origin/optimizer.ts';
+import { createUrlOrigin, type OriginFetcher, type OriginResponse } from './origin/origin.ts';
 import { EdgeStats, type CacheStatus } from './stats.ts';
-import { bufferSource, sendFileRange, sendRange, sendStream } from './file-body.ts';
+import { bufferSource, sendFileRange, sendRange, sendStream } from './http/file-body.ts';
 import type { Readable } from 'node:stream';
 
 export interface EdgeDeps {

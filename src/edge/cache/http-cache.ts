@@ -2,7 +2,7 @@
  * RFC 9111 (shared cache) decisions, kept pure so they are unit-tested: storability, freshness
  * lifetime, stale windows, validators, Vary and Range.
  */
-import { bag } from '../core/lookup.ts';
+import { bag } from '../../core/lookup.ts';
 
 export type Directives = Map<string, string | true>;
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { etagMatches, freshness, notModified, parseRange, parseVary } from './http-cache.ts';
-import { ipMatcher } from '../features/cdn/edge-contract/contract.ts';
+import { ipMatcher } from '../../features/cdn/edge-contract/contract.ts';
 
 const opts = {
   edgeTtl: null,

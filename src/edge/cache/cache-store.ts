@@ -4,7 +4,7 @@ import { open, readFile, stat, unlink, writeFile, type FileHandle } from 'node:f
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { PreparedHit } from './http1.ts';
+import type { PreparedHit } from '../http/http1.ts';
 
 /** One stored response (one variant of one URL). */
 export interface CacheEntry {

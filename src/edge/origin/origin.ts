@@ -1,7 +1,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
-import { createGuardedDispatcher } from '../core/net/ssrf.ts';
-import type { OriginResponse, ZoneConfig } from '../features/cdn/edge-contract/contract.ts';
-import { bag } from '../core/lookup.ts';
+import { createGuardedDispatcher } from '../../core/net/ssrf.ts';
+import type { OriginResponse, ZoneConfig } from '../../features/cdn/edge-contract/contract.ts';
+import { bag } from '../../core/lookup.ts';
 
 export type { OriginResponse };
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { connect, type AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { slowClient } from '../../test/helpers/net.ts';
+import { slowClient } from '../../../test/helpers/net.ts';
 import {
   createEdgeHttpServer,
   PreparedHit,
