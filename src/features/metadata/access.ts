@@ -5,7 +5,7 @@ import { fromJson, toJson } from '../../core/db/json.ts';
 import { AppError } from '../../core/http/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { Problem } from './validation/model.ts';
-import { servesAssets } from './template-types.ts';
+import { servesAssets } from './definitions/templates/template-types.ts';
 
 /**
  * Whether the caller may use a metadata template: templates without access templates are open to

@@ -55,7 +55,7 @@ export {
   EMBEDDED_FIELD_NAMES,
   writableEmbeddedField,
   type EmbeddedField,
-} from './definitions/embedded-fields.ts';
+} from './definitions/attributes/embedded-fields.ts';
 export { seedOrganizationMetadata, seedMissingOrganizations, DEFAULT_TEMPLATE_NAME } from './seed.ts';
 export type {
   MetadataRouteHooks,
@@ -88,7 +88,7 @@ export {
   isActionTemplate,
   type ActionObjectJob,
   type ActionTemplateInfo,
-} from './template-types.ts';
+} from './definitions/templates/template-types.ts';
 
 export {
   seesSensitiveData,

@@ -11,8 +11,8 @@ import {
   getAttribute,
   listAttributes,
   updateAttribute,
-} from './definitions/attributes.service.ts';
-import { createGroup, deleteGroup, getGroup, listGroups, updateGroup } from './definitions/groups.service.ts';
+} from './definitions/attributes/attributes.service.ts';
+import { createGroup, deleteGroup, getGroup, listGroups, updateGroup } from './definitions/groups/groups.service.ts';
 import {
   ApplySchema,
   AttributeCreateSchema,
@@ -45,14 +45,14 @@ import {
   listTemplatesLegacy,
   listTemplatesPaged,
   updateTemplate,
-} from './definitions/templates.service.ts';
+} from './definitions/templates/templates.service.ts';
 import {
   createVocabulary,
   deleteVocabulary,
   getVocabulary,
   listVocabularies,
   updateVocabulary,
-} from './definitions/vocabularies.service.ts';
+} from './definitions/vocabularies/vocabularies.service.ts';
 import { externalUsageOf, type MetadataRouteHooks } from './hooks.ts';
 
 const tags = ['metadata'];

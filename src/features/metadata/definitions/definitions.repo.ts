@@ -22,7 +22,7 @@ export interface AttributeSettings {
   multiple?: boolean;
   singleRow?: boolean;
   columnIds?: string[];
-  /** text and date: embedded fields read at upload (see embedded-fields.ts), in priority order */
+  /** text and date: embedded fields read at upload (see attributes/embedded-fields.ts), in priority order */
   embeddedFields?: string[];
 }
 

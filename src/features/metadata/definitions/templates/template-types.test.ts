@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json } from '../../../test/helpers/context.ts';
-import { createTestOrg } from '../../../test/helpers/factories.ts';
-import { ACTION_OBJECT_JOB } from './index.ts';
-import { metadataApi } from '../../../test/helpers/metadata.ts';
+import { forEachEngine, json } from '../../../../../test/helpers/context.ts';
+import { createTestOrg } from '../../../../../test/helpers/factories.ts';
+import { ACTION_OBJECT_JOB } from '../../index.ts';
+import { metadataApi } from '../../../../../test/helpers/metadata.ts';
 
 // templateType on create (reference §10.7): default | asset | action; legacy labels are read-only.
 forEachEngine('metadata: template types', (ctx) => {

@@ -1,7 +1,7 @@
-import type { DbOrTrx } from '../../core/db/connect.ts';
-import { fromJson } from '../../core/db/json.ts';
-import { invalidField } from '../../core/http/errors.ts';
-import type { JobPayload } from '../../core/jobs/catalog.ts';
+import type { DbOrTrx } from '../../../../core/db/connect.ts';
+import { fromJson } from '../../../../core/db/json.ts';
+import { invalidField } from '../../../../core/http/errors.ts';
+import type { JobPayload } from '../../../../core/jobs/catalog.ts';
 
 /**
  * Template types (reference §10.1, §10.7). The create endpoint takes `default`, `asset` and

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { forEachEngine, json } from '../../../../test/helpers/context.ts';
-import { createTestOrg } from '../../../../test/helpers/factories.ts';
-import { metadataApi } from '../../../../test/helpers/metadata.ts';
+import { forEachEngine, json } from '../../../../../test/helpers/context.ts';
+import { createTestOrg } from '../../../../../test/helpers/factories.ts';
+import { metadataApi } from '../../../../../test/helpers/metadata.ts';
 
 const NONE = '00000000-0000-4000-8000-000000000000';
 

@@ -1,28 +1,28 @@
-import type { Deps } from '../../../deps.ts';
-import { audit } from '../../../core/audit.ts';
-import { requirePrivileges } from '../../../core/authz/authorize.ts';
-import type { Principal } from '../../../core/authz/principal.ts';
-import { isUniqueViolation, type DbOrTrx, type Trx } from '../../../core/db/connect.ts';
-import { toJson } from '../../../core/db/json.ts';
-import { publishEvent } from '../../../core/events/publish.ts';
-import { AppError, conflict, invalidField } from '../../../core/http/errors.ts';
-import { newId } from '../../../core/ids.ts';
-import { recordDefinitionChange } from '../access.ts';
-import { touchDefinitions } from './template-cache.ts';
-import { nameContains } from './groups.service.ts';
-import { settingsOf, type AttributeRow, type AttributeSettings } from './definitions.repo.ts';
-import type { ExternalUsage } from '../hooks.ts';
+import type { Deps } from '../../../../deps.ts';
+import { audit } from '../../../../core/audit.ts';
+import { requirePrivileges } from '../../../../core/authz/authorize.ts';
+import type { Principal } from '../../../../core/authz/principal.ts';
+import { isUniqueViolation, type DbOrTrx, type Trx } from '../../../../core/db/connect.ts';
+import { toJson } from '../../../../core/db/json.ts';
+import { publishEvent } from '../../../../core/events/publish.ts';
+import { AppError, conflict, invalidField } from '../../../../core/http/errors.ts';
+import { newId } from '../../../../core/ids.ts';
+import { recordDefinitionChange } from '../../access.ts';
+import { touchDefinitions } from '../template-cache.ts';
+import { nameContains } from '../groups/groups.service.ts';
+import { settingsOf, type AttributeRow, type AttributeSettings } from '../definitions.repo.ts';
+import type { ExternalUsage } from '../../hooks.ts';
 import {
   attributeFamily,
   findAttribute,
   freeSearchField,
   groupsUsingAttributes,
   tablesUsingAttributes,
-} from './metadata.repo.ts';
-import type { AttributeCreate, AttributeOut, AttributeUpdate, LevelInput } from '../metadata.schemas.ts';
-import { DATE_FORMATS, type AttributeType, type DateFormat } from '../validation/model.ts';
-import { attributeOut } from './present.ts';
-import { lookupTable } from '../../../core/lookup.ts';
+} from '../metadata.repo.ts';
+import type { AttributeCreate, AttributeOut, AttributeUpdate, LevelInput } from '../../metadata.schemas.ts';
+import { DATE_FORMATS, type AttributeType, type DateFormat } from '../../validation/model.ts';
+import { attributeOut } from '../present.ts';
+import { lookupTable } from '../../../../core/lookup.ts';
 import { checkEmbeddedFields } from './embedded-fields.ts';
 
 const TYPE_ALIASES = lookupTable<AttributeType>({

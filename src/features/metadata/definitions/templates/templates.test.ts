@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, it } from 'node:test';
-import { forEachEngine, json } from '../../../../test/helpers/context.ts';
-import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
-import type { UsageProbe } from '../index.ts';
-import { metadataApi } from '../../../../test/helpers/metadata.ts';
+import { forEachEngine, json } from '../../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser } from '../../../../../test/helpers/factories.ts';
+import type { UsageProbe } from '../../index.ts';
+import { metadataApi } from '../../../../../test/helpers/metadata.ts';
 
 const NONE = '00000000-0000-4000-8000-000000000000';
 
@@ -383,8 +383,8 @@ forEachEngine(
         ).statusCode,
         200,
       );
-      const { canUseTemplate } = await import('../index.ts');
-      const { loadUserPrincipal } = await import('../../identity/index.ts');
+      const { canUseTemplate } = await import('../../index.ts');
+      const { loadUserPrincipal } = await import('../../../identity/index.ts');
       assert.equal(
         await canUseTemplate(
           ctx().deps.db,

@@ -1,32 +1,27 @@
 import type { Selectable } from 'kysely';
-import type { Deps } from '../../../deps.ts';
-import { audit } from '../../../core/audit.ts';
-import { hasPrivilege, permissionsOn, requirePrivileges } from '../../../core/authz/authorize.ts';
-import type { Principal } from '../../../core/authz/principal.ts';
-import { isUniqueViolation, type DbOrTrx, type Trx } from '../../../core/db/connect.ts';
-import { fromJson, toJson } from '../../../core/db/json.ts';
-import type { MetadataTemplatesTable } from '../../../core/db/schema.ts';
-import { publishEvent } from '../../../core/events/publish.ts';
-import { AppError, conflict, invalidField } from '../../../core/http/errors.ts';
-import { newId } from '../../../core/ids.ts';
-import { enqueueJob } from '../../../core/jobs/queue.ts';
-import { customerIdOf, securityTemplateNames } from '../../identity/index.ts';
-import { recordDefinitionChange } from '../access.ts';
-import { touchDefinitions } from './template-cache.ts';
-import { groupAttributeIds, loadCompiledTemplate } from './definitions.repo.ts';
-import { checkNoDuplicateAttributes, nameContains } from './groups.service.ts';
-import type { ExternalUsage } from '../hooks.ts';
-import { attributeFamily } from './metadata.repo.ts';
-import type { TemplateCreate, TemplateListQuery, TemplateUpdate } from '../metadata.schemas.ts';
-import { attributeOut, iso } from './present.ts';
-import { validateMetadata } from '../validation/validate.ts';
-import { requireMetadataRead } from './vocabularies.service.ts';
-import {
-  ACTION_OBJECT_JOB,
-  isActionTemplate,
-  normalizeTemplateTypes,
-  type ActionObjectJob,
-} from '../template-types.ts';
+import type { Deps } from '../../../../deps.ts';
+import { audit } from '../../../../core/audit.ts';
+import { hasPrivilege, permissionsOn, requirePrivileges } from '../../../../core/authz/authorize.ts';
+import type { Principal } from '../../../../core/authz/principal.ts';
+import { isUniqueViolation, type DbOrTrx, type Trx } from '../../../../core/db/connect.ts';
+import { fromJson, toJson } from '../../../../core/db/json.ts';
+import type { MetadataTemplatesTable } from '../../../../core/db/schema.ts';
+import { publishEvent } from '../../../../core/events/publish.ts';
+import { AppError, conflict, invalidField } from '../../../../core/http/errors.ts';
+import { newId } from '../../../../core/ids.ts';
+import { enqueueJob } from '../../../../core/jobs/queue.ts';
+import { customerIdOf, securityTemplateNames } from '../../../identity/index.ts';
+import { recordDefinitionChange } from '../../access.ts';
+import { touchDefinitions } from '../template-cache.ts';
+import { groupAttributeIds, loadCompiledTemplate } from '../definitions.repo.ts';
+import { checkNoDuplicateAttributes, nameContains } from '../groups/groups.service.ts';
+import type { ExternalUsage } from '../../hooks.ts';
+import { attributeFamily } from '../metadata.repo.ts';
+import type { TemplateCreate, TemplateListQuery, TemplateUpdate } from '../../metadata.schemas.ts';
+import { attributeOut, iso } from '../present.ts';
+import { validateMetadata } from '../../validation/validate.ts';
+import { requireMetadataRead } from '../vocabularies/vocabularies.service.ts';
+import { ACTION_OBJECT_JOB, isActionTemplate, normalizeTemplateTypes, type ActionObjectJob } from './template-types.ts';
 
 type TemplateRow = Selectable<MetadataTemplatesTable>;
 type DefaultValue = { searchField: string; value: unknown };

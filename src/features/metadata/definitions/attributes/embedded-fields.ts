@@ -1,4 +1,4 @@
-import { invalidField } from '../../../core/http/errors.ts';
+import { invalidField } from '../../../../core/http/errors.ts';
 
 /**
  * Fields embedded in files (IPTC-IIM, XMP, EXIF) that an attribute may read at upload and write
