@@ -11,6 +11,7 @@ import { createLocalUser } from './directory.ts';
 import { publishUserEvent } from './events.ts';
 import { endImpersonationsBy, endUserSessions, findRoleByName, userGrantBasis } from './identity.repo.ts';
 import { parsePrivileges } from './principal.ts';
+import { addGroup, assertGroupWithin, removeGroup } from './access/groups.service.ts';
 
 /**
  * Users and groups as a provisioning client (SCIM, features/scim) sees and changes them. People only:
@@ -353,38 +354,7 @@ export async function createProvisionedGroup(
   name: string,
   now: number,
 ): Promise<string> {
-  const id = newId(now);
-  await trx
-    .insertInto('groups')
-    .values({
-      id,
-      org_id: principal.orgId,
-      name,
-      name_key: name.toLowerCase(),
-      description: '',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  await audit(trx, {
-    orgId: principal.orgId,
-    at: now,
-    actorId: principal.userId,
-    action: 'group.created',
-    targetType: 'group',
-    targetId: id,
-    data: { provisioned: true },
-  });
-  return id;
-}
-
-/** What the group gives its members must be the caller's: renaming, staffing or emptying it. */
-async function assertGroupWithin(trx: Trx, principal: Principal, groupId: string): Promise<void> {
-  assertWithin(
-    byKind({ privileges: new Set(), grants: await grantsOfGroups(trx, principal.orgId, [groupId]) }),
-    byKind(await holdingsOfPrincipal(trx, principal)),
-    'The group brings',
-  );
+  return (await addGroup(trx, principal, { name, description: '' }, now, { provisioned: true })).id;
 }
 
 /** Renames a group (a taken name is a unique violation). */
@@ -521,26 +491,5 @@ export async function deleteProvisionedGroup(trx: Trx, principal: Principal, id:
     .select(['name'])
     .executeTakeFirst();
   if (!row) throw notFound('Group');
-  await assertGroupWithin(trx, principal, id);
-  await trx.deleteFrom('user_groups').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
-  await trx
-    .deleteFrom('security_template_grants')
-    .where('org_id', '=', principal.orgId)
-    .where('group_id', '=', id)
-    .execute();
-  await trx
-    .deleteFrom('security_template_permissions')
-    .where('org_id', '=', principal.orgId)
-    .where('group_id', '=', id)
-    .execute();
-  await trx.deleteFrom('groups').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
-  await audit(trx, {
-    orgId: principal.orgId,
-    at: now,
-    actorId: principal.userId,
-    action: 'group.deleted',
-    targetType: 'group',
-    targetId: id,
-    data: { name: row.name, provisioned: true },
-  });
+  await removeGroup(trx, principal, { id, name: row.name }, now, { provisioned: true });
 }

@@ -3,7 +3,7 @@ import { audit } from '../../../core/audit.ts';
 import { requirePrivileges } from '../../../core/authz/authorize.ts';
 import { assertWithin, byKind, grantsOfGroups, holdingsOfPrincipal } from '../../../core/authz/ceiling.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
-import type { DbOrTrx } from '../../../core/db/connect.ts';
+import type { DbOrTrx, Trx } from '../../../core/db/connect.ts';
 import { isUniqueViolation } from '../../../core/db/connect.ts';
 import type { GroupsTable } from '../../../core/db/schema.ts';
 import { conflict, notFound } from '../../../core/http/errors.ts';
@@ -21,8 +21,11 @@ function toGroup(row: GroupsTable): Group {
   };
 }
 
-/** Renaming or deleting a group changes what its members hold: the caller must hold everything it brings. */
-async function assertGroupWithin(db: DbOrTrx, principal: Principal, groupId: string): Promise<void> {
+/**
+ * Renaming, staffing, emptying or deleting a group changes what its members hold: the caller must hold
+ * everything it brings. Shared with SCIM provisioning (provisioning.ts).
+ */
+export async function assertGroupWithin(db: DbOrTrx, principal: Principal, groupId: string): Promise<void> {
   const brings = await grantsOfGroups(db, principal.orgId, [groupId]);
   assertWithin(
     byKind({ privileges: new Set(), grants: brings }),
@@ -59,33 +62,52 @@ export async function createGroup(
 ): Promise<Group> {
   requirePrivileges(principal, 'user_management');
   const now = deps.clock.now();
-  const row: GroupsTable = {
-    id: newId(now),
-    org_id: principal.orgId,
-    name: input.groupName,
-    name_key: input.groupName.toLowerCase(),
-    description: input.description ?? '',
-    created_at: now,
-    updated_at: now,
-  };
   try {
-    await deps.db.transaction().execute(async (trx) => {
-      await trx.insertInto('groups').values(row).execute();
-      await audit(trx, {
-        orgId: principal.orgId,
-        at: now,
-        actorId: principal.userId,
-        action: 'group.created',
-        targetType: 'group',
-        targetId: row.id,
-        ip,
-      });
-    });
+    const row = await deps.db
+      .transaction()
+      .execute((trx) =>
+        addGroup(trx, principal, { name: input.groupName, description: input.description ?? '' }, now, { ip }),
+      );
+    return toGroup(row);
   } catch (error) {
     if (isUniqueViolation(error)) throw duplicate();
     throw error;
   }
-  return toGroup(row);
+}
+
+/**
+ * Inserts a new, empty group and audits it (`group.created`); a taken name is a unique violation.
+ * Call it inside a transaction: POST /v1/user-group (createGroup, with the request's IP) and SCIM
+ * (provisioning.ts, `provisioned: true`) both create through here.
+ */
+export async function addGroup(
+  trx: Trx,
+  principal: Principal,
+  input: { name: string; description: string },
+  now: number,
+  how: { ip?: string; provisioned?: true },
+): Promise<GroupsTable> {
+  const row: GroupsTable = {
+    id: newId(now),
+    org_id: principal.orgId,
+    name: input.name,
+    name_key: input.name.toLowerCase(),
+    description: input.description,
+    created_at: now,
+    updated_at: now,
+  };
+  await trx.insertInto('groups').values(row).execute();
+  await audit(trx, {
+    orgId: principal.orgId,
+    at: now,
+    actorId: principal.userId,
+    action: 'group.created',
+    targetType: 'group',
+    targetId: row.id,
+    ip: how.ip,
+    data: how.provisioned ? { provisioned: true } : undefined,
+  });
+  return row;
 }
 
 export async function updateGroup(
@@ -131,28 +153,45 @@ export async function deleteGroup(deps: Deps, principal: Principal, id: string, 
   await deps.db.transaction().execute(async (trx) => {
     const row = await findGroup(trx, principal.orgId, id);
     if (!row) throw notFound('Group');
-    await assertGroupWithin(trx, principal, id);
-    await trx.deleteFrom('user_groups').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
-    await trx
-      .deleteFrom('security_template_grants')
-      .where('org_id', '=', principal.orgId)
-      .where('group_id', '=', id)
-      .execute();
-    await trx
-      .deleteFrom('security_template_permissions')
-      .where('org_id', '=', principal.orgId)
-      .where('group_id', '=', id)
-      .execute();
-    await trx.deleteFrom('groups').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
-    await audit(trx, {
-      orgId: principal.orgId,
-      at: now,
-      actorId: principal.userId,
-      action: 'group.deleted',
-      targetType: 'group',
-      targetId: id,
-      ip,
-      data: { name: row.name },
-    });
+    await removeGroup(trx, principal, { id, name: row.name }, now, { ip });
+  });
+}
+
+/**
+ * Removes a group that exists, with its memberships and its grants in security templates, once the
+ * caller holds everything it brings, and audits it (`group.deleted`). Call it inside a transaction:
+ * DELETE /v1/user-group (deleteGroup, with the request's IP) and SCIM (provisioning.ts,
+ * `provisioned: true`) both delete through here.
+ */
+export async function removeGroup(
+  trx: Trx,
+  principal: Principal,
+  group: { id: string; name: string },
+  now: number,
+  how: { ip?: string; provisioned?: true },
+): Promise<void> {
+  const { id } = group;
+  await assertGroupWithin(trx, principal, id);
+  await trx.deleteFrom('user_groups').where('org_id', '=', principal.orgId).where('group_id', '=', id).execute();
+  await trx
+    .deleteFrom('security_template_grants')
+    .where('org_id', '=', principal.orgId)
+    .where('group_id', '=', id)
+    .execute();
+  await trx
+    .deleteFrom('security_template_permissions')
+    .where('org_id', '=', principal.orgId)
+    .where('group_id', '=', id)
+    .execute();
+  await trx.deleteFrom('groups').where('org_id', '=', principal.orgId).where('id', '=', id).execute();
+  await audit(trx, {
+    orgId: principal.orgId,
+    at: now,
+    actorId: principal.userId,
+    action: 'group.deleted',
+    targetType: 'group',
+    targetId: id,
+    ip: how.ip,
+    data: { name: group.name, ...(how.provisioned ? { provisioned: true } : {}) },
   });
 }
