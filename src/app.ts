@@ -2,7 +2,7 @@ import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { openApiTransform } from './core/http/doc-schema.ts';
+import { anyJsonDoc, docAs, openApiTransform, openApiTransformObject } from './core/http/doc-schema.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
 import { Type } from 'typebox';
@@ -22,7 +22,7 @@ import { apiKeyResolver, apiKeyRoutes, registerApiKeyAlongsideUser } from './fea
 import { healthRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
-import { webhookRoutes } from './features/webhooks/index.ts';
+import { webhookEventsDocument, webhookRoutes } from './features/webhooks/index.ts';
 import { metadataRoutes, type UsageProbe } from './features/metadata/index.ts';
 import { actionRoutes } from './features/actions/index.ts';
 import {
@@ -173,6 +173,15 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   await app.register(helmet, { contentSecurityPolicy: false, global: true });
   if (deps.config.corsOrigins.length > 0) await registerCors(app, deps.config.corsOrigins);
   app.addSchema(ErrorBodySchema);
+  // The shared schemas as written, by $id: Fastify keeps a copy without the document-only marks
+  // (core/http/doc-schema.ts), which /openapi.json needs. Plugin scopes inherit this addSchema.
+  const shared: Record<string, unknown> = {};
+  const addSchema = app.addSchema;
+  app.addSchema = function (this: App, schema: { $id?: string }) {
+    if (schema.$id) shared[schema.$id] = schema;
+    return addSchema.call(this, schema);
+  } as typeof app.addSchema;
+  const sharedSchemas = () => shared;
 
   await app.register(swagger, {
     openapi: {
@@ -204,6 +213,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     },
     // Document-only marks (core/http/doc-schema.ts): fields the services require, raw and multipart bodies.
     transform: openApiTransform,
+    transformObject: openApiTransformObject(sharedSchemas, () => ({ webhooks: webhookEventsDocument() })),
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
   await app.register(swaggerUi, {
@@ -224,7 +234,46 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
         tags: ['system'],
         summary: 'This OpenAPI 3.1 document',
         security: [],
-        response: { 200: Type.Object({}, { additionalProperties: true, description: 'OpenAPI 3.1 document' }) },
+        response: {
+          200: docAs(Type.Object({}, { additionalProperties: true }), {
+            type: 'object',
+            description: 'OpenAPI 3.1 document (https://spec.openapis.org/oas/v3.1.0)',
+            required: ['openapi', 'info', 'paths'],
+            properties: {
+              openapi: { const: '3.1.0' },
+              info: {
+                type: 'object',
+                required: ['title', 'version'],
+                properties: { title: { type: 'string' }, version: { type: 'string' }, description: { type: 'string' } },
+              },
+              servers: {
+                type: 'array',
+                items: { type: 'object', required: ['url'], properties: { url: { type: 'string' } } },
+              },
+              security: {
+                type: 'array',
+                items: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+              },
+              paths: {
+                type: 'object',
+                description: 'Path → Path Item (method → Operation)',
+                additionalProperties: { type: 'object', additionalProperties: anyJsonDoc('An Operation object') },
+              },
+              webhooks: {
+                type: 'object',
+                description: 'Event type → the request Tessera sends a webhook endpoint',
+                additionalProperties: { type: 'object', additionalProperties: anyJsonDoc('An Operation object') },
+              },
+              components: {
+                type: 'object',
+                properties: {
+                  schemas: { type: 'object', additionalProperties: anyJsonDoc('A JSON Schema') },
+                  securitySchemes: { type: 'object', additionalProperties: anyJsonDoc('A Security Scheme object') },
+                },
+              },
+            },
+          }),
+        },
       },
     },
     async () => app.swagger(),

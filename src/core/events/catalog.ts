@@ -1,3 +1,4 @@
+import { anyJsonDoc, docAs } from '../http/doc-schema.ts';
 import { Type, type Static, type TObject, type TProperties, type TSchema } from 'typebox';
 
 /**
@@ -42,7 +43,18 @@ const CollectionUpdate = Type.Object({
   name: Type.String(),
   type: CollectionType,
   metadata: Type.Optional(
-    Type.Array(Type.Object({ attributeId: Id, value: Type.Unknown() }), { description: 'Only the changed attributes' }),
+    Type.Array(
+      Type.Object({
+        attributeId: Id,
+        value: docAs(
+          Type.Unknown(),
+          anyJsonDoc(
+            "The attribute's new value as the request sent it: legacy (metadataDefinitionValue) or name-based (value) encoding; null clears it",
+          ),
+        ),
+      }),
+      { description: 'Only the changed attributes' },
+    ),
   ),
   security: Type.Optional(Type.Object({ current: Type.Array(Ref), previous: Type.Array(Ref) })),
 });

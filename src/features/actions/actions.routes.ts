@@ -1,9 +1,84 @@
+import { anyJsonDoc, docAs } from '../../core/http/doc-schema.ts';
 import { Type, type TSchema } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { principalOf } from '../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../core/http/responses.ts';
 import { cancelAction, listActions, readAction, resumeAction, type ActionObjectReader } from './actions.service.ts';
+
+/*
+ * An action's input and result depend on its type (the feature that starts it). Declared in the
+ * document with the fields each type writes; a type added later may write others.
+ */
+const int = (description: string) => ({ type: 'integer', description });
+const ids = (description: string) => ({ type: 'array', items: { type: 'string' }, description });
+const ACTION_INPUT_DOC = {
+  type: 'object',
+  description:
+    'What the action was started with, by type: metadata.apply {pendingChanges}; bulk edit {metadataTemplateId, objectIds, metadataDocument, securityTemplateIds, securityTemplateOp, total}; purge {objectIds, …}; regenerate {objectIds}; transformation {items, recipients, …}; collection share {collection, recipients, expiresAt, …}',
+  properties: {
+    objectIds: ids('The assets it works on'),
+    total: int('Items to process'),
+    pendingChanges: int('metadata.apply: definition changes waiting when it started'),
+    metadataTemplateId: { type: 'string' },
+    securityTemplateIds: ids('Bulk edit: security templates to set or add'),
+  },
+  additionalProperties: anyJsonDoc('Further parameters of the action type'),
+};
+const ACTION_RESULT_DOC = {
+  type: ['object', 'null'],
+  description:
+    'null until the action has one (while it runs it may hold the counts so far); by type: metadata.apply {message, changesApplied, itemsUpdated, handlers}; bulk edit {updated, failed, total}; purge {purged}; regenerate {queued}; transformation {files, recipients, mailQueued}; collection share {collectionId, recipients, assets, leftOut, mailQueued, expiresEpoch}',
+  properties: {
+    message: { type: 'string' },
+    changesApplied: int('metadata.apply: definition changes applied'),
+    itemsUpdated: int('metadata.apply: assets and collections updated'),
+    handlers: {
+      type: 'object',
+      description: 'metadata.apply: items updated per handler',
+      additionalProperties: { type: 'integer' },
+    },
+    updated: int('Bulk edit: assets changed'),
+    failed: int('Bulk edit: assets refused (see errors)'),
+    total: int('Items in all'),
+    purged: int('Purge: assets removed for good'),
+    queued: int('Regenerate: assets whose renditions were queued'),
+    files: {
+      type: 'array',
+      description: 'Transformation: the files made, as expiring links',
+      items: {
+        type: 'object',
+        required: ['objectId', 'filename', 'source', 'url', 'expiresEpoch'],
+        properties: {
+          objectId: { type: 'string' },
+          filename: { type: 'string' },
+          source: { type: 'string' },
+          url: { type: ['string', 'null'], description: 'null: this file could not be made' },
+          originalUrl: { type: 'string' },
+          expiresEpoch: int('Seconds since the epoch'),
+          width: { type: 'integer' },
+          height: { type: 'integer' },
+          contentType: { type: 'string' },
+          size: int('Bytes'),
+        },
+      },
+    },
+    recipients: int('Addresses mailed'),
+    mailQueued: { type: 'boolean' },
+    collectionId: { type: 'string' },
+    assets: int('Collection share: assets in the zip'),
+    leftOut: int('Collection share: assets left out (see errors)'),
+    expiresEpoch: int('Collection share: when the links stop working (ms)'),
+  },
+  additionalProperties: anyJsonDoc('Further counts of the action type'),
+};
+
+/** These POSTs read no fields: the document says so (the validator drops any sent). */
+const NoFields = docAs(Type.Object({}), {
+  type: 'object',
+  description: 'No fields (an empty object, or no body)',
+  additionalProperties: false,
+});
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -24,8 +99,8 @@ export const ActionSchema = Type.Object(
     lastUpdatedDate: Type.String({ format: 'date-time' }),
     startedDate: Nullable(Type.String({ format: 'date-time' })),
     finishedDate: Nullable(Type.String({ format: 'date-time' })),
-    input: Type.Unknown(),
-    result: Type.Unknown(),
+    input: docAs(Type.Unknown(), ACTION_INPUT_DOC),
+    result: docAs(Type.Unknown(), ACTION_RESULT_DOC),
     errors: Type.Array(Type.Object({ item: Type.String(), message: Type.String() })),
   },
   { $id: 'Action' },
@@ -106,7 +181,7 @@ export function actionRoutes(app: App, deps: Deps, hooks: ActionRouteHooks): voi
         tags: ['actions'],
         summary: 'Cancel an Action: at once when queued, at its next checkpoint when running',
         params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
-        body: Type.Object({}),
+        body: NoFields,
         response: { 200: Type.Ref('Action'), ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found', 'conflict') },
       },
     },
@@ -124,7 +199,7 @@ export function actionRoutes(app: App, deps: Deps, hooks: ActionRouteHooks): voi
         summary:
           'Start a cancelled or failed Action again where it stopped: finished items stay done, the rest run (409 when it is queued, running or succeeded)',
         params: Type.Object({ id: Type.String({ format: 'uuid' }) }),
-        body: Type.Object({}),
+        body: NoFields,
         response: { 200: Type.Ref('Action'), ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found', 'conflict') },
       },
     },

@@ -1,6 +1,13 @@
 import { Type, type Static } from 'typebox';
 import { MEDIA_TYPE_PATTERN } from './upload/content-types.ts';
-import { docBinary, docRequiredOneOf } from '../../core/http/doc-schema.ts';
+import { docAs, docBinary, docRequiredOneOf } from '../../core/http/doc-schema.ts';
+import {
+  denormalizedDoc,
+  legacyTableDoc,
+  legacyValueDoc,
+  metadataItemInputDoc,
+  simplifiedOrSystemValueDoc,
+} from '../metadata/index.ts';
 
 const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 const Nullable = <
@@ -13,11 +20,11 @@ export const IdParams = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 100, description: 'objectId or fileId' }),
 });
 
-const MetadataDocument = Type.Union([Type.Array(Type.Unknown()), Type.Null()], {
+const MetadataDocument = Type.Union([Type.Array(docAs(Type.Unknown(), metadataItemInputDoc)), Type.Null()], {
   description:
     'Legacy metadata document (reference §7.17): [{metadataDefinitionId, metadataDefinitionValue | metadataDefinitionTableValue}]',
 });
-const SimpleMetadata = Type.Union([Type.Array(Type.Unknown()), Type.Null()], {
+const SimpleMetadata = Type.Union([Type.Array(docAs(Type.Unknown(), metadataItemInputDoc)), Type.Null()], {
   description: 'Name-based metadata (reference §7.17): [{name, value}]',
 });
 
@@ -192,6 +199,136 @@ const ShortRenditions = Type.Object(
 );
 
 const Num = (description: string) => Type.Optional(Type.Number({ description }));
+/*
+ * The sections Tessera fills from the file (renditions/image-metadata.ts, media/audio-video.ts,
+ * media/pdf.ts, media/office.ts), declared in the document only: a federated asset's client sets
+ * them through POST technical-metadata, so the serializer writes them as they are.
+ */
+const doc = (type: string, description?: string) => ({ type, ...(description ? { description } : {}) });
+const textOrList = { anyOf: [doc('string'), { type: 'array', items: doc('string') }] };
+const section = (description: string, properties: Record<string, unknown>, other: unknown, example: unknown) => ({
+  type: 'object',
+  description,
+  properties,
+  additionalProperties: other,
+  examples: [example],
+});
+const EXIF_DOC = section(
+  'EXIF fields read (the IFD0 and Exif sub-IFD tags named here); rationals as numbers, exposureTime below 1 s as "1/250"',
+  {
+    make: doc('string'),
+    model: doc('string'),
+    software: doc('string'),
+    modifyDate: doc('string', 'As written: YYYY:MM:DD hh:mm:ss'),
+    artist: doc('string'),
+    copyright: doc('string'),
+    imageDescription: doc('string'),
+    exposureTime: { anyOf: [doc('string'), doc('number')], description: 'Seconds ("1/250" below one)' },
+    fNumber: doc('number'),
+    iso: doc('integer'),
+    dateTimeOriginal: doc('string', 'As written: YYYY:MM:DD hh:mm:ss'),
+    createDate: doc('string', 'As written: YYYY:MM:DD hh:mm:ss'),
+    focalLength: doc('number', 'Millimetres'),
+    lensModel: doc('string'),
+    exifImageWidth: doc('integer'),
+    exifImageHeight: doc('integer'),
+    orientation: doc('integer', '1 to 8'),
+  },
+  { anyOf: [doc('string'), doc('number')], description: 'Set by a federated asset’s client' },
+  { make: 'Canon', model: 'EOS R5', fNumber: 2.8, exposureTime: '1/250', iso: 400 },
+);
+const IPTC_DOC = section(
+  'IPTC (IIM) fields read',
+  {
+    objectName: doc('string'),
+    keywords: { type: 'array', items: doc('string') },
+    byLine: doc('string'),
+    city: doc('string'),
+    country: doc('string'),
+    headline: doc('string'),
+    credit: doc('string'),
+    copyrightNotice: doc('string'),
+    caption: doc('string'),
+  },
+  { ...textOrList, description: 'Set by a federated asset’s client' },
+  { keywords: ['harbour', 'boats'], byLine: 'Jane Doe', city: 'Oslo' },
+);
+const XMP_DOC = section(
+  'XMP fields read (Dublin Core and a few others); a list where the packet holds several values',
+  {
+    title: textOrList,
+    creator: textOrList,
+    description: textOrList,
+    rights: textOrList,
+    subject: { type: 'array', items: doc('string') },
+    creatorTool: doc('string'),
+    headline: doc('string'),
+    rating: doc('string'),
+  },
+  { ...textOrList, description: 'Set by a federated asset’s client' },
+  { title: 'Harbour at dusk', subject: ['harbour', 'boats'], creatorTool: 'Adobe Lightroom' },
+);
+const nullable = (type: string, description?: string) => ({
+  anyOf: [doc(type), doc('null')],
+  ...(description ? { description } : {}),
+});
+const mediaDoc = (kind: 'Video' | 'Audio') =>
+  section(
+    `${kind} file as ffprobe describes it (the container, then the first ${kind === 'Video' ? 'video and audio streams' : 'audio stream'}); null where it does not say`,
+    {
+      container: nullable('string', 'ffprobe format_name'),
+      containerName: nullable('string'),
+      durationSeconds: nullable('number'),
+      bitRate: nullable('number', 'Bits per second'),
+      ...(kind === 'Video'
+        ? {
+            videoCodec: nullable('string'),
+            videoCodecName: nullable('string'),
+            videoProfile: nullable('string'),
+            width: nullable('integer', 'Pixels, as displayed (rotation applied)'),
+            height: nullable('integer', 'Pixels, as displayed (rotation applied)'),
+            frameRate: nullable('number'),
+            pixelFormat: nullable('string'),
+            videoBitRate: nullable('number'),
+            rotated: doc('boolean', 'Turned by 90° or 270°'),
+          }
+        : {}),
+      audioCodec: nullable('string'),
+      audioCodecName: nullable('string'),
+      sampleRate: nullable('number', 'Hz'),
+      audioChannels: nullable('integer'),
+      channelLayout: nullable('string'),
+      audioBitRate: nullable('number'),
+      probedBy: doc('string', 'ffprobe'),
+    },
+    {
+      anyOf: [doc('string'), doc('number'), doc('boolean'), doc('null')],
+      description: 'Set by a federated asset’s client',
+    },
+    kind === 'Video'
+      ? { container: 'mov,mp4,m4a,3gp,3g2,mj2', durationSeconds: 60, videoCodec: 'h264', width: 1920, height: 1080 }
+      : { container: 'mp3', durationSeconds: 184.2, audioCodec: 'mp3', sampleRate: 44100, audioChannels: 2 },
+  );
+const DOCUMENT_DOC = section(
+  "PDF and office documents: page count, the document's own properties (title, author, subject, creator, producer, …, as strings), page size, extracted text",
+  {
+    pageCount: doc('integer'),
+    slideCount: doc('integer', 'Presentations'),
+    sheetCount: doc('integer', 'Spreadsheets'),
+    pageWidthPt: doc('number', 'PDF: page 1, points'),
+    pageHeightPt: doc('number', 'PDF: page 1, points'),
+    textCharacters: doc('integer', 'Characters of text kept for search'),
+    textTruncated: doc('boolean'),
+    extractedBy: doc('string'),
+    previewNote: doc('string', 'Why there is no page preview'),
+  },
+  {
+    anyOf: [doc('string'), doc('number'), doc('boolean')],
+    description: 'A property of the document (a string or number)',
+  },
+  { pageCount: 12, title: 'Annual report', author: 'Jane Doe', textCharacters: 48210, textTruncated: false },
+);
+
 const Str = (description: string) => Type.Optional(Type.String({ description }));
 const Int = (description: string) => Type.Optional(Type.Integer({ description }));
 /** Technical metadata (reference §7.1): `tenovos_metadata` and the ExifTool-style `image_metadata`, plus Tessera's media sections. */
@@ -238,34 +375,16 @@ export const TechnicalMetadataSchema = Type.Object(
           interpretation: Type.Optional(
             Type.Union([Type.String(), Type.Null()], { description: "libvips' colour space (Tessera's own)" }),
           ),
-          exif: Type.Optional(
-            Type.Object(
-              {},
-              { additionalProperties: true, description: 'EXIF fields read (make, model, dateTimeOriginal, …)' },
-            ),
-          ),
-          iptc: Type.Optional(
-            Type.Object({}, { additionalProperties: true, description: 'IPTC fields read (keywords, byLine, …)' }),
-          ),
-          xmp: Type.Optional(
-            Type.Object(
-              {},
-              { additionalProperties: true, description: 'XMP fields read (title, creator, subject, …)' },
-            ),
-          ),
+          exif: Type.Optional(docAs(Type.Object({}, { additionalProperties: true }), EXIF_DOC)),
+          iptc: Type.Optional(docAs(Type.Object({}, { additionalProperties: true }), IPTC_DOC)),
+          xmp: Type.Optional(docAs(Type.Object({}, { additionalProperties: true }), XMP_DOC)),
         },
         { additionalProperties: true, description: "ExifTool-style keys (reference §7.1) and Tessera's own" },
       ),
     ),
-    video_metadata: Type.Optional(
-      Type.Object({}, { additionalProperties: true, description: 'Video streams (duration, codec, size, …)' }),
-    ),
-    audio_metadata: Type.Optional(
-      Type.Object({}, { additionalProperties: true, description: 'Audio streams (duration, codec, …)' }),
-    ),
-    document_metadata: Type.Optional(
-      Type.Object({}, { additionalProperties: true, description: 'Documents (pageCount, …)' }),
-    ),
+    video_metadata: Type.Optional(docAs(Type.Object({}, { additionalProperties: true }), mediaDoc('Video'))),
+    audio_metadata: Type.Optional(docAs(Type.Object({}, { additionalProperties: true }), mediaDoc('Audio'))),
+    document_metadata: Type.Optional(docAs(Type.Object({}, { additionalProperties: true }), DOCUMENT_DOC)),
     renditionError: Str('Why renditions could not be made'),
   },
   { additionalProperties: true },
@@ -275,13 +394,9 @@ export const TechnicalMetadataSchema = Type.Object(
 const LegacyMetadataItem = Type.Object(
   {
     metadataDefinitionId: Type.String({ description: 'The attribute' }),
-    metadataDefinitionValue: Type.Optional(
-      Type.Unknown({
-        description: 'Text, a vocabulary value id, a list of them, a number or a date, by the attribute type',
-      }),
-    ),
+    metadataDefinitionValue: Type.Optional(docAs(Type.Unknown(), legacyValueDoc)),
     metadataDefinitionTableValue: Type.Optional(
-      Type.Array(Type.Array(Type.Unknown()), { description: 'Table attributes: rows of items' }),
+      docAs(Type.Array(Type.Array(Type.Unknown()), { description: 'Table attributes: rows of items' }), legacyTableDoc),
     ),
   },
   { additionalProperties: true },
@@ -320,9 +435,9 @@ const assetProperties = {
   metadataDeletedEpoch: Nullable(Type.Integer()),
   metadataTemplateId: Nullable(Type.String()),
   metadata: Type.Array(LegacyMetadataItem),
-  metadataDenormalized: Type.Object(
-    {},
-    { additionalProperties: true, description: 'searchField → value (text, or the referenced id)' },
+  metadataDenormalized: docAs(
+    Type.Object({}, { additionalProperties: true, description: 'searchField → value' }),
+    denormalizedDoc,
   ),
   securityTemplateIds: Type.Array(Type.String()),
   securityDenormalized: Type.Array(Type.Object({ groupId: Type.String(), permissions: Type.Array(Type.String()) })),
@@ -384,7 +499,9 @@ export const SimpleAssetSchema = Type.Object(
     metadataState: Type.String(),
     metadataTemplate: Type.Union([Type.Object({ id: Type.String(), name: Type.String() }), Type.Null()]),
     securityTemplates: Type.Array(Type.Object({ id: Type.String(), name: Type.String() })),
-    metadata: Type.Array(Type.Object({ name: Type.String(), value: Type.Unknown() })),
+    metadata: Type.Array(
+      Type.Object({ name: Type.String(), value: docAs(Type.Unknown(), simplifiedOrSystemValueDoc) }),
+    ),
     renditions: ShortRenditions,
     placeholder: Type.Optional(PlaceholderSchema),
   },

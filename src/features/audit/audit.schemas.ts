@@ -1,3 +1,4 @@
+import { anyJsonDoc, docAs } from '../../core/http/doc-schema.ts';
 import { Type, type Static } from 'typebox';
 
 const Text = (description: string) => Type.String({ minLength: 1, maxLength: 200, description });
@@ -47,9 +48,47 @@ export const AuditEntrySchema = Type.Object({
   operation: Nullable(Type.String({ description: 'The operationId of the request, or cli / system' })),
   action: Type.String(),
   target: Type.Object({ type: Type.String(), id: Nullable(Type.String()) }),
-  data: Type.Record(Type.String(), Type.Unknown(), {
-    description: 'What changed (`changes`: field → {before, after}), further `objects`, event data; never secrets',
-  }),
+  data: docAs(
+    Type.Record(Type.String(), Type.Unknown(), {
+      description: 'What changed (`changes`: field → {before, after}), further `objects`, event data; never secrets',
+    }),
+    {
+      type: 'object',
+      description:
+        "What the entry records (core/audit.ts). `changes`, `objects` and `impersonatorId` are Tessera's own; every other key is the action's data (for an entry that publishes an event, the event's topic objects: `asset`, `collection`, `user`, …, as in the document's `webhooks`). Keys naming a secret (password, secret, token, …) hold \"[redacted]\"",
+      properties: {
+        changes: {
+          type: 'object',
+          description: 'Changed fields: field name → its value before and after',
+          additionalProperties: {
+            type: 'object',
+            required: ['before', 'after'],
+            properties: {
+              before: anyJsonDoc('The value before (null: unset)'),
+              after: anyJsonDoc('The value after (null: unset)'),
+            },
+          },
+        },
+        objects: {
+          type: 'array',
+          description: "Further objects the entry is about (an asset's history lists the entries naming it)",
+          items: {
+            type: 'object',
+            required: ['type', 'id'],
+            properties: { type: { type: 'string', examples: ['asset'] }, id: { type: 'string' } },
+          },
+        },
+        impersonatorId: { type: 'string', description: 'The administrator acting as the actor' },
+      },
+      additionalProperties: anyJsonDoc("The action's own data (its keys and shapes depend on `action`)"),
+      examples: [
+        {
+          changes: { name: { before: 'Boats', after: 'Harbour boats' } },
+          objects: [{ type: 'asset', id: '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b' }],
+        },
+      ],
+    },
+  ),
   origin: Type.Optional(
     Type.Object(
       { ip: Nullable(Type.String()), userAgent: Nullable(Type.String()), requestId: Nullable(Type.String()) },

@@ -1,11 +1,12 @@
 import { Type, type Static } from 'typebox';
-import { docRequired } from '../../core/http/doc-schema.ts';
+import { docAs, docRequired } from '../../core/http/doc-schema.ts';
+import { legacyTableDoc, legacyValueDoc, metadataItemInputDoc } from '../metadata/index.ts';
 
 const Id = Type.String({ minLength: 1, maxLength: 100 });
 const Ids = (max: number, description: string) => Type.Array(Id, { maxItems: max, description });
 const MetadataDocument = Type.Union(
   [
-    Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 500 }),
+    Type.Array(docAs(Type.Object({}, { additionalProperties: true }), metadataItemInputDoc), { maxItems: 500 }),
     Type.String({ maxLength: 200_000 }),
     Type.Null(),
   ],
@@ -60,10 +61,8 @@ export const CollectionSchema = Type.Object(
       Type.Object(
         {
           metadataDefinitionId: Type.Optional(Type.String({ description: 'The attribute' })),
-          metadataDefinitionValue: Type.Optional(
-            Type.Unknown({ description: 'Its value (legacy encoding, reference §7.17)' }),
-          ),
-          metadataDefinitionTableValue: Type.Optional(Type.Array(Type.Array(Type.Unknown()))),
+          metadataDefinitionValue: Type.Optional(docAs(Type.Unknown(), legacyValueDoc)),
+          metadataDefinitionTableValue: Type.Optional(docAs(Type.Array(Type.Array(Type.Unknown())), legacyTableDoc)),
         },
         { additionalProperties: true },
       ),
@@ -98,7 +97,7 @@ export const CollectionUpdateSchema = Type.Object(
     securityTemplateIds: Type.Optional(Ids(50, 'Replaces the current assignments')),
     collectionUpdates: Type.Optional(Type.Union([MembershipOp, Type.Array(MembershipOp, { maxItems: 20 })])),
     metadata: Type.Optional(
-      Type.Array(Type.Object({}, { additionalProperties: true }), {
+      Type.Array(docAs(Type.Object({}, { additionalProperties: true }), metadataItemInputDoc), {
         maxItems: 500,
         description: 'Partial: only the listed attributes change',
       }),

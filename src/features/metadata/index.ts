@@ -108,3 +108,14 @@ export {
 export { metadataRoutes } from './metadata.routes.ts';
 export { APPLY_ACTION } from './apply/apply.service.ts';
 export { metadataJobHandlers } from './metadata.jobs.ts';
+export {
+  denormalizedDoc,
+  legacyTableDoc,
+  legacyTableInputDoc,
+  legacyValueDoc,
+  legacyValueInputDoc,
+  metadataItemInputDoc,
+  simplifiedOrSystemValueDoc,
+  simplifiedValueDoc,
+  simplifiedValueInputDoc,
+} from './validation/value-docs.ts';

@@ -404,6 +404,7 @@ export function metadataRoutes(app: App, deps: Deps, hooks: MetadataRouteHooks):
           body: Type.Unsafe<Record<string, never> | null>({
             type: ['object', 'null'],
             description: 'No body (an empty object or nothing)',
+            additionalProperties: false,
           }),
           response: { 202: ApplySchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden') },
         },

@@ -1,5 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { DATE_FORMATS } from './validation/model.ts';
+import { simplifiedValueInputDoc } from './validation/value-docs.ts';
+import { anyJsonDoc, docAs } from '../../core/http/doc-schema.ts';
 
 const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 const Name = Type.String({ maxLength: 200, description: 'Display name (1–200 characters)' });
@@ -264,7 +266,15 @@ export const GroupPageSchema = Type.Object({
 
 // --- templates ---
 
-const DefaultValue = Type.Object({ searchField: Type.String(), value: Type.Unknown() }, { additionalProperties: true });
+const DefaultValue = Type.Object(
+  { searchField: Type.String(), value: docAs(Type.Unknown(), simplifiedValueInputDoc) },
+  { additionalProperties: true },
+);
+/** Stored and answered as sent; Tessera does not read it (the reference's template override). */
+const TemplateOverride = docAs(
+  Type.Unknown(),
+  anyJsonDoc("The reference's template override: stored and answered as sent, not read by Tessera"),
+);
 const AccessTemplateRef = Type.Union(
   [Uuid, Type.Object({ id: Type.Optional(Uuid), templateId: Type.Optional(Uuid) })],
   { description: 'A security template id (or {id})' },
@@ -284,7 +294,7 @@ export const TemplateCreateSchema = Type.Object({
   ),
   attributesDefaultValue: Type.Optional(Type.Array(DefaultValue, { maxItems: 500 })),
   accessTemplates: Type.Optional(Type.Array(AccessTemplateRef, { maxItems: 100 })),
-  templateOverride: Type.Optional(Type.Unknown()),
+  templateOverride: Type.Optional(TemplateOverride),
 });
 export type TemplateCreate = Static<typeof TemplateCreateSchema>;
 export const TemplateUpdateSchema = Type.Object(
@@ -293,7 +303,7 @@ export const TemplateUpdateSchema = Type.Object(
     groupIds: Type.Optional(Type.Array(Uuid, { maxItems: 200 })),
     attributesDefaultValue: Type.Optional(Type.Array(DefaultValue, { maxItems: 500 })),
     accessTemplates: Type.Optional(Type.Array(AccessTemplateRef, { maxItems: 100 })),
-    templateOverride: Type.Optional(Type.Unknown()),
+    templateOverride: Type.Optional(TemplateOverride),
   },
   {
     additionalProperties: true,
@@ -354,7 +364,7 @@ export const TemplateSchema = Type.Object(
     attributesDefaultValue: Type.Array(DefaultValue),
     templateDenormalized: Type.Array(LegacyGroup),
     accessTemplates: Type.Array(Type.Object({ id: Uuid, name: Type.String() })),
-    templateOverride: Type.Optional(Type.Unknown()),
+    templateOverride: Type.Optional(TemplateOverride),
     inUse: Type.Boolean(),
   },
   { $id: 'MetadataTemplateAdmin' },
@@ -380,7 +390,18 @@ export const PendingChangesSchema = Type.Object({
       kind: Type.String(),
       subjectType: Type.String(),
       subjectId: Type.String(),
-      data: Type.Unknown(),
+      data: docAs(Type.Unknown(), {
+        type: 'object',
+        description:
+          'By kind: attribute.updated {searchField, fields, previous{name, settings}, current{name, settings}, removedLevels}; attribute.deleted {name, searchField}; template.updated {fields, groups{added, removed}}; group.attributes.changed {added, removed, templates}; vocabulary changes {values added, renamed or removed}',
+        properties: {
+          searchField: { type: 'string' },
+          name: { type: 'string' },
+          fields: { type: 'array', items: { type: 'string' }, description: 'The changed fields of the definition' },
+          templates: { type: 'array', items: { type: 'string' } },
+        },
+        additionalProperties: anyJsonDoc('Further details of the change, by kind'),
+      }),
       createdBy: Nullable(Uuid),
       createdEpoch: Epoch,
     }),

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { anyJsonDoc, docAs } from '../../core/http/doc-schema.ts';
 
 /** Request and response shapes of SCIM 2.0 (RFC 7643 resources, RFC 7644 messages) as Tessera serves them. */
 
@@ -11,12 +12,18 @@ export const PATCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 // extension, …): bodies accept them and ignore them (docs/scim.md lists what is kept).
 const open = { additionalProperties: true } as const;
 
+/** Entra ID sends booleans as the strings "True"/"False". */
+const ScimBoolean = (description: string) => ({
+  description: `${description} (a boolean; "True"/"False" accepted)`,
+  anyOf: [{ type: 'boolean' }, { type: 'string', enum: ['True', 'False', 'true', 'false'] }],
+});
+
 const Schemas = Type.Optional(Type.Array(Type.String({ maxLength: 200 }), { maxItems: 20 }));
 const Email = Type.Object(
   {
     value: Type.String({ maxLength: 254 }),
     type: Type.Optional(Type.String({ maxLength: 50 })),
-    primary: Type.Optional(Type.Unknown({ description: 'boolean ("True"/"False" accepted)' })),
+    primary: Type.Optional(docAs(Type.Unknown(), ScimBoolean('The address to keep'))),
   },
   open,
 );
@@ -38,7 +45,7 @@ export const ScimUserBodySchema = Type.Object(
     ),
     displayName: Type.Optional(Type.String({ maxLength: 300 })),
     emails: Type.Optional(Type.Array(Email, { maxItems: 20, description: 'The primary one (else the first) is kept' })),
-    active: Type.Optional(Type.Unknown({ description: 'boolean ("True"/"False" accepted); default true' })),
+    active: Type.Optional(docAs(Type.Unknown(), ScimBoolean('false disables the user; default true'))),
   },
   { ...open, description: 'A SCIM User (urn:ietf:params:scim:schemas:core:2.0:User)' },
 );
@@ -68,7 +75,14 @@ export const PatchOpSchema = Type.Object(
         {
           op: Type.String({ maxLength: 20, description: 'add, replace or remove (any case)' }),
           path: Type.Optional(Type.String({ maxLength: 500 })),
-          value: Type.Optional(Type.Unknown()),
+          value: Type.Optional(
+            docAs(
+              Type.Unknown(),
+              anyJsonDoc(
+                'By path (RFC 7644 §3.5.2): a string, a boolean ("True"/"False" accepted), a list of {value} members or emails, or, without a path, an object of attributes',
+              ),
+            ),
+          ),
         },
         open,
       ),
@@ -144,5 +158,102 @@ export const ScimErrorSchema = Type.Object(
   { description: 'A SCIM error (urn:ietf:params:scim:api:messages:2.0:Error)' },
 );
 
-/** Discovery documents are static JSON (RFC 7643 §5–7). */
-export const DiscoverySchema = Type.Object({}, { additionalProperties: true });
+/** Discovery documents are static JSON (RFC 7643 §5–7), declared in the document (discovery.ts writes them). */
+const str = { type: 'string' };
+const supported = { type: 'object', required: ['supported'], properties: { supported: { type: 'boolean' } } };
+const meta = {
+  type: 'object',
+  required: ['resourceType', 'location'],
+  properties: { resourceType: str, location: { type: 'string', format: 'uri' } },
+};
+const list = (item: Record<string, unknown>) => ({
+  type: 'object',
+  required: ['schemas', 'totalResults', 'itemsPerPage', 'startIndex', 'Resources'],
+  properties: {
+    schemas: { type: 'array', items: str },
+    totalResults: { type: 'integer' },
+    itemsPerPage: { type: 'integer' },
+    startIndex: { type: 'integer' },
+    Resources: { type: 'array', items: item },
+  },
+});
+const discovery = (shown: Record<string, unknown>) => docAs(Type.Object({}, { additionalProperties: true }), shown);
+export const ServiceProviderConfigSchema = discovery({
+  type: 'object',
+  description: 'What this service provider supports (RFC 7643 §5)',
+  required: ['schemas', 'patch', 'bulk', 'filter', 'changePassword', 'sort', 'etag', 'authenticationSchemes'],
+  properties: {
+    schemas: { type: 'array', items: str },
+    documentationUri: { type: 'string', format: 'uri' },
+    patch: supported,
+    bulk: {
+      type: 'object',
+      properties: {
+        supported: { type: 'boolean' },
+        maxOperations: { type: 'integer' },
+        maxPayloadSize: { type: 'integer' },
+      },
+    },
+    filter: { type: 'object', properties: { supported: { type: 'boolean' }, maxResults: { type: 'integer' } } },
+    changePassword: supported,
+    sort: supported,
+    etag: supported,
+    authenticationSchemes: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['type', 'name'],
+        properties: { type: str, name: str, description: str, primary: { type: 'boolean' } },
+      },
+    },
+    meta,
+  },
+});
+export const ResourceTypesSchema = discovery({
+  ...list({
+    type: 'object',
+    required: ['id', 'name', 'endpoint', 'schema'],
+    properties: {
+      schemas: { type: 'array', items: str },
+      id: str,
+      name: str,
+      endpoint: str,
+      description: str,
+      schema: str,
+      schemaExtensions: { type: 'array', items: str },
+      meta,
+    },
+  }),
+  description: 'The resource types served: User and Group (RFC 7643 §6)',
+});
+const scimAttribute = (sub: Record<string, unknown> | undefined) => ({
+  type: 'object',
+  required: ['name', 'type'],
+  properties: {
+    name: str,
+    type: { type: 'string', description: 'string, boolean, complex, …' },
+    multiValued: { type: 'boolean' },
+    description: str,
+    required: { type: 'boolean' },
+    caseExact: { type: 'boolean' },
+    mutability: str,
+    returned: str,
+    uniqueness: str,
+    ...(sub ? { subAttributes: { type: 'array', items: sub } } : {}),
+  },
+});
+export const SchemasSchema = discovery({
+  ...list({
+    type: 'object',
+    required: ['id', 'name', 'attributes'],
+    properties: {
+      schemas: { type: 'array', items: str },
+      id: str,
+      name: str,
+      description: str,
+      attributes: { type: 'array', items: scimAttribute(scimAttribute(undefined)) },
+      meta,
+    },
+  }),
+  description: 'The User and Group schemas as Tessera keeps them (RFC 7643 §7)',
+});

@@ -1,5 +1,5 @@
 export { webhookRoutes } from './webhooks.routes.ts';
-export { matchesEventType } from './event-types.ts';
+export { matchesEventType, webhookEventsDocument } from './event-types.ts';
 export { createDeliveryEngine, type DeliveryOptions, type RoundSummary } from './delivery-engine/engine.ts';
 export { runDeliveryOnce, startDelivery, createWebhookRuntime, type WebhookRuntime } from './delivery-engine/runner.ts';
 export { pruneDeliveryLog, RETENTION_MS } from './delivery-engine/message-store.ts';

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { anyJsonDoc, docAs } from '../../core/http/doc-schema.ts';
 
 const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 const Description = Type.String({ minLength: 5, maxLength: 100, description: '5 to 100 characters' });
@@ -153,7 +154,38 @@ export const EventTypeSchema = Type.Object({
   description: Type.String(),
   createdDate: Type.String({ format: 'date-time' }),
   topic: Type.String(),
-  schema: Type.Object({}, { additionalProperties: true, description: 'JSON Schema of the delivered body' }),
+  schema: docAs(Type.Object({}, { additionalProperties: true }), {
+    type: 'object',
+    description:
+      "JSON Schema (2020-12) of the delivered body (payloadFormat standard), the same as this event's entry in the document's `webhooks`: an object schema with the envelope's eventType and event, then the event's topic objects",
+    required: ['type', 'properties'],
+    properties: {
+      type: { const: 'object' },
+      properties: {
+        type: 'object',
+        description: 'Field name → its JSON Schema',
+        additionalProperties: {
+          type: 'object',
+          description: 'A JSON Schema',
+          additionalProperties: anyJsonDoc('A JSON Schema keyword'),
+        },
+      },
+      required: { type: 'array', items: { type: 'string' } },
+      additionalProperties: { type: 'boolean' },
+    },
+    examples: [
+      {
+        type: 'object',
+        properties: {
+          eventType: { const: 'asset.downloaded' },
+          event: { type: 'object' },
+          asset: { type: 'object' },
+        },
+        required: ['eventType', 'event', 'asset'],
+        additionalProperties: false,
+      },
+    ],
+  }),
 });
 
 export const IdParamsSchema = Type.Object({ id: Uuid });

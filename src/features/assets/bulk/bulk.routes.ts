@@ -4,6 +4,8 @@ import type { App } from '../../../core/http/app-types.ts';
 import { principalOf } from '../../../core/http/authenticate.ts';
 import { AUTHENTICATED_ERRORS, errorResponses } from '../../../core/http/responses.ts';
 import { startBulkEdit, startPurge, startRegenerate } from './bulk.service.ts';
+import { docAs } from '../../../core/http/doc-schema.ts';
+import { legacyTableInputDoc, legacyValueInputDoc } from '../../metadata/index.ts';
 
 const tags = ['assets'];
 const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict');
@@ -16,8 +18,8 @@ const BulkEditBody = Type.Object({
     Type.Array(
       Type.Object({
         metadataDefinitionId: Type.String({ maxLength: 100 }),
-        metadataDefinitionValue: Type.Optional(Type.Unknown()),
-        metadataDefinitionTableValue: Type.Optional(Type.Array(Type.Array(Type.Unknown()))),
+        metadataDefinitionValue: Type.Optional(docAs(Type.Unknown(), legacyValueInputDoc)),
+        metadataDefinitionTableValue: Type.Optional(docAs(Type.Array(Type.Array(Type.Unknown())), legacyTableInputDoc)),
         operation: Type.Optional(Op),
       }),
       { maxItems: 2000 },

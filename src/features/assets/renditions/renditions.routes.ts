@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { TechnicalMetadataSchema } from '../assets.schemas.ts';
-import { docRequired } from '../../../core/http/doc-schema.ts';
+import { anyJsonDoc, docAs, docRequired } from '../../../core/http/doc-schema.ts';
 import type { Deps } from '../../../deps.ts';
 import type { App } from '../../../core/http/app-types.ts';
 import { principalOf } from '../../../core/http/authenticate.ts';
@@ -94,7 +94,13 @@ export function renditionRoutes(app: App, deps: Deps): void {
             fileIds: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 100 })),
             filename: Type.Optional(Type.String({ maxLength: 255 })),
             filesize: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 * 1024 ** 4 })),
-            contentPaths: Type.Optional(Type.Object({}, { additionalProperties: true })),
+            contentPaths: Type.Optional(
+              docAs(Type.Object({}, { additionalProperties: true }), {
+                type: 'object',
+                description: "The reference's content paths: accepted for its clients, not read by Tessera",
+                additionalProperties: anyJsonDoc('Not read'),
+              }),
+            ),
           }),
           ['fileIds', 'filename', 'filesize'],
         ),

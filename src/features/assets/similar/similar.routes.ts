@@ -1,4 +1,5 @@
 import multipart from '@fastify/multipart';
+import { docAs } from '../../../core/http/doc-schema.ts';
 import { Type } from 'typebox';
 import type { App } from '../../../core/http/app-types.ts';
 import { principalOf } from '../../../core/http/authenticate.ts';
@@ -74,9 +75,31 @@ export function similarRoutes(app: App, deps: Deps): void {
           summary:
             'Near-duplicates by perceptual hash: of an asset (JSON {assetId}) or of an uploaded picture (multipart/form-data, part `file`); only assets the caller may view, nearest first',
           consumes: ['application/json', 'multipart/form-data'],
-          body: Type.Any({
+          body: docAs(Type.Any(), {
+            type: 'object',
             description:
-              'JSON {assetId, threshold?, limit?, offset?}, or multipart/form-data with the same fields (threshold, limit, offset) and the picture as the part `file` (up to 25 MiB). threshold: most differing bits of 64 (0–32, default 10); limit 1–100 (default 25); offset 0–10000',
+              'JSON {assetId, threshold?, limit?, offset?}, or multipart/form-data with the same fields (threshold, limit, offset) and the picture as the part `file` (up to 25 MiB)',
+            properties: {
+              assetId: {
+                type: 'string',
+                description: 'JSON: the asset whose near-duplicates are wanted (objectId or fileId)',
+              },
+              file: {
+                type: 'string',
+                format: 'binary',
+                description: 'multipart/form-data: the picture (up to 25 MiB)',
+              },
+              threshold: {
+                type: 'integer',
+                minimum: 0,
+                maximum: 32,
+                default: 10,
+                description: 'Most differing bits of 64',
+              },
+              limit: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
+              offset: { type: 'integer', minimum: 0, maximum: 10_000, default: 0 },
+            },
+            anyOf: [{ required: ['assetId'] }, { required: ['file'] }],
           }),
           response: {
             200: SimilarResponse,

@@ -2,7 +2,7 @@ import type { Deps } from '../../../deps.ts';
 import type { App } from '../../../core/http/app-types.ts';
 import { resourceTypes, schemas, serviceProviderConfig } from './discovery.ts';
 import { MEDIA, tags } from '../protocol/route-schemas.ts';
-import { DiscoverySchema, ScimErrorSchema } from '../scim.schemas.ts';
+import { ResourceTypesSchema, SchemasSchema, ScimErrorSchema, ServiceProviderConfigSchema } from '../scim.schemas.ts';
 
 const errors = { 401: ScimErrorSchema, 403: ScimErrorSchema, 429: ScimErrorSchema };
 
@@ -16,7 +16,7 @@ export function discoveryRoutes(app: App, deps: Deps): void {
         tags,
         summary: 'SCIM: what this service provider supports',
         produces: MEDIA,
-        response: { 200: DiscoverySchema, ...errors },
+        response: { 200: ServiceProviderConfigSchema, ...errors },
       },
     },
     async () => serviceProviderConfig(deps),
@@ -29,7 +29,7 @@ export function discoveryRoutes(app: App, deps: Deps): void {
         tags,
         summary: 'SCIM: the resource types (User, Group)',
         produces: MEDIA,
-        response: { 200: DiscoverySchema, ...errors },
+        response: { 200: ResourceTypesSchema, ...errors },
       },
     },
     async () => resourceTypes(deps),
@@ -42,7 +42,7 @@ export function discoveryRoutes(app: App, deps: Deps): void {
         tags,
         summary: 'SCIM: the User and Group schemas as Tessera keeps them',
         produces: MEDIA,
-        response: { 200: DiscoverySchema, ...errors },
+        response: { 200: SchemasSchema, ...errors },
       },
     },
     async () => schemas(deps),
