@@ -1,3 +1,4 @@
+import { docAs } from '../../core/http/doc-schema.ts';
 import { Type } from 'typebox';
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
@@ -401,11 +402,17 @@ export function metadataRoutes(app: App, deps: Deps, hooks: MetadataRouteHooks):
           tags,
           summary:
             'Apply metadata definition changes to assets and the search index, as an Action (202; follow GET /v1/action/{actionId})',
-          body: Type.Unsafe<Record<string, never> | null>({
-            type: ['object', 'null'],
-            description: 'No body (an empty object or nothing)',
-            additionalProperties: false,
-          }),
+          body: docAs(
+            Type.Unsafe<Record<string, never> | null>({
+              type: ['object', 'null'],
+              description: 'No body (an empty object or nothing)',
+            }),
+            {
+              type: ['object', 'null'],
+              description: 'No body (an empty object or nothing)',
+              additionalProperties: false,
+            },
+          ),
           response: { 202: ApplySchema, ...errorResponses(...AUTHENTICATED_ERRORS, 'forbidden') },
         },
       },
