@@ -87,7 +87,7 @@ export async function startEdge(
     keys: ctx.deps.keys,
     log: createLog('silent'),
     allowPrivateTargets: true,
-    assetOrigin: assetOriginFor({ db: ctx.deps.db, blobs: ctx.deps.blobs }),
+    assetOrigin: assetOriginFor({ db: ctx.deps.db, blobs: ctx.deps.blobs, clock: ctx.deps.clock }),
   });
   const { port } = await edge.start();
   return { edge, url: `http://127.0.0.1:${port}`, close: () => edge.stop() };

@@ -77,6 +77,8 @@ interface Manifest {
     contentType: string;
     downloadName: string;
     assetId: string;
+    /** What it was made from: `original` or a rendition (manifests written before have none: `original`). */
+    source?: string;
   } | null)[];
 }
 
@@ -331,6 +333,7 @@ export async function transformWork(deps: Deps, ctx: ActionContext): Promise<Act
           contentType: out.contentType,
           downloadName,
           assetId: asset.id,
+          source: item.source,
         });
         links.push({
           objectId: asset.id,
@@ -438,13 +441,14 @@ export async function serveTransformed(
   if (!manifest || !file) throw notFound('Transformed file (not ready, failed, or no longer kept)');
   if ((await liveAssetIds(deps.db, manifest.orgId, [file.assetId])).size === 0)
     throw new AppError('gone', 'The asset was deleted: the link no longer works');
-  // Out of rights (docs/usage-rights.md): checked when the file is served, for everyone who holds the link.
+  // Out of rights (docs/usage-rights.md): checked when the file is served, for everyone who holds the link
+  // (never exempt), by what it was made from (one made from a thumbnail or preview passes, as when asked for).
   const rights = await deps.db
     .selectFrom('assets')
     .select(['org_id', 'metadata_denormalized', 'content_type'])
     .where('id', '=', file.assetId)
     .executeTakeFirst();
-  if (rights && (await rightsGate(deps, rights, 'original', false, file.contentType)) !== 'serve')
+  if (rights && (await rightsGate(deps, rights, file.source ?? 'original', false, file.contentType)) !== 'serve')
     return serveWatermarked(deps, request, reply, { key: file.key, downloadName: file.downloadName });
   return serveBlob(deps, request, reply, {
     key: file.key,

@@ -64,7 +64,10 @@ export interface ContentSource {
   collectionAssets(deps: Deps, viewer: Principal, collectionId: string, limit: number): Promise<AssetList | null>;
   /** A saved search re-run with the viewer's own visibility; null when the saved search is not visible. */
   savedSearchAssets(deps: Deps, viewer: Principal, savedSearchId: string, limit: number): Promise<AssetList | null>;
-  /** A rendition of an asset the viewer may view (null when missing or not visible). */
+  /**
+   * A rendition of an asset the viewer may view (null when missing or not visible), for a share link's
+   * audience: out of rights it is never exempt, whoever made the link (docs/usage-rights.md).
+   */
   rendition(deps: Deps, viewer: Principal, assetId: string, name: string): Promise<RenditionContent | null>;
   /** The original content of an asset the viewer may view, with its mime type. */
   original(
@@ -152,24 +155,24 @@ async function readAll(stream: NodeJS.ReadableStream, maxBytes: number): Promise
 
 /**
  * Out of rights (docs/usage-rights.md): the original and renditions above preview size are refused
- * (403 rights_expired) unless the viewer is exempt; `watermark` refuses here too (these bytes are
- * reused or cached as they are).
+ * (403 rights_expired) unless `exempt`; `watermark` refuses here too (these bytes are reused or
+ * cached as they are).
  */
 async function refuseOutOfRights(
   deps: Deps,
-  viewer: Principal,
+  exempt: boolean,
   asset: Parameters<typeof rightsGate>[1],
   component: string,
   contentType: string | null,
 ): Promise<void> {
-  const verdict = await rightsGate(deps, asset, component, exemptPrincipal(viewer), contentType);
+  const verdict = await rightsGate(deps, asset, component, exempt, contentType);
   if (verdict !== 'serve') throw rightsRefusal(verdict.watermark);
 }
 
 async function original(deps: Deps, viewer: Principal, assetId: string, maxBytes: number) {
   const a = await orNull(loadAsset(deps.db, viewer, assetId));
   if (!a || a.asset.deleted_at !== null || !a.asset.blob_key) return null;
-  await refuseOutOfRights(deps, viewer, a.asset, 'original', a.asset.content_type);
+  await refuseOutOfRights(deps, exemptPrincipal(viewer), a.asset, 'original', a.asset.content_type);
   const stream = await deps.blobs.get(a.asset.blob_key);
   if (!stream) return null;
   const bytes = await readAll(stream, maxBytes);
@@ -187,7 +190,9 @@ async function rendition(
   if (!a || a.asset.deleted_at !== null) return null;
   const stored = storedRenditions(a.asset)[name];
   if (!stored) return null;
-  await refuseOutOfRights(deps, viewer, a.asset, name, stored.contentType);
+  // The viewer is a share link's creator, but its audience is whoever holds the link: never exempt
+  // (like asset-share links), or an administrator's link would hand out what their own rule withholds.
+  await refuseOutOfRights(deps, false, a.asset, name, stored.contentType);
   const body = await deps.blobs.get(stored.key);
   if (!body) return null;
   return { contentType: stored.contentType, body, size: stored.size, etag: stored.etag };
