@@ -32,6 +32,8 @@ export interface ApplyContext {
   changes: readonly DefinitionChange[];
   /** When the apply runs (epoch ms): handlers stamp what they rewrite, so indexes that follow changes see it. */
   now: number;
+  /** Who started the apply (the Action's creator), the actor of the events handlers publish. */
+  actor: string | null;
   /** Report progress (0..1) of this handler's share of the work. */
   progress(fraction: number): Promise<void>;
 }

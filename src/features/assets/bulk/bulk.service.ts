@@ -27,6 +27,8 @@ import { preparePatch, project, templateForWrite, type LegacyItem } from '../met
 import { RENDITIONS_JOB } from '../upload/uploads.service.ts';
 import { renditionPrefix } from '../renditions/job/renditions.ts';
 import { recordedError } from '../../../core/recorded-error.ts';
+import type { DbOrTrx, Trx } from '../../../core/db/connect.ts';
+import { publishRightsChange, rightsOf } from '../rights/rights.ts';
 
 export const BULK_EDIT_ACTION = 'assets.bulk_edit';
 export const PURGE_ACTION = 'assets.purge';
@@ -425,6 +427,11 @@ export const assetTemplateUsage: UsageProbe = async (db, orgId, kind, ids) => {
   return out;
 };
 
+/** `fn` in a transaction of its own, or in the caller's when `db` already is one. */
+function inTransaction(db: DbOrTrx, fn: (trx: Trx) => Promise<void>): Promise<void> {
+  return db.isTransaction ? fn(db as Trx) : db.transaction().execute(fn);
+}
+
 /** For the metadata feature (wired by src/workers.ts): brings assets' stored metadata in line after definition changes. */
 export const applyMetadataToAssets: ApplyHandler = async (db, ctx) => {
   const templates = new Map<string, CompiledTemplate | undefined>();
@@ -443,7 +450,7 @@ export const applyMetadataToAssets: ApplyHandler = async (db, ctx) => {
   for (;;) {
     const rows = await db
       .selectFrom('assets')
-      .select(['id', 'metadata', 'metadata_denormalized', 'metadata_template_id', 'updated_at'])
+      .select(['id', 'org_id', 'filename', 'metadata', 'metadata_denormalized', 'metadata_template_id', 'updated_at'])
       .where('org_id', '=', ctx.orgId)
       .where('id', '>', after)
       .orderBy('id')
@@ -461,15 +468,26 @@ export const applyMetadataToAssets: ApplyHandler = async (db, ctx) => {
       const denormalized = toJson(next.denormalized);
       if (doc !== row.metadata || denormalized !== row.metadata_denormalized) {
         // A new updated_at is what the search indexer follows: the index comes in line with the asset.
-        await db
-          .updateTable('assets')
-          .set({
-            metadata: doc,
-            metadata_denormalized: denormalized,
-            updated_at: Math.max(ctx.now, row.updated_at + 1),
-          })
-          .where('id', '=', row.id)
-          .execute();
+        const write = (trx: DbOrTrx) =>
+          trx
+            .updateTable('assets')
+            .set({
+              metadata: doc,
+              metadata_denormalized: denormalized,
+              updated_at: Math.max(ctx.now, row.updated_at + 1),
+            })
+            .where('id', '=', row.id)
+            .execute();
+        // A definition change can change an asset's rights (a renamed license, a removed rights
+        // attribute): the rm.agreement.* event goes with the write, in its transaction.
+        const before = rightsOf(row.metadata_denormalized);
+        const after = rightsOf(denormalized);
+        if (JSON.stringify(before) === JSON.stringify(after)) await write(db);
+        else
+          await inTransaction(db, async (trx) => {
+            await write(trx);
+            await publishRightsChange(trx, ctx.now, row, ctx.actor, before, after);
+          });
         updated++;
       }
     }

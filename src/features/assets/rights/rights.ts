@@ -70,7 +70,7 @@ export async function publishRightsChange(
   trx: Trx,
   now: number,
   asset: { id: string; org_id: string; filename: string },
-  actor: string,
+  actor: string | null,
   before: Rights | null,
   after: Rights | null,
 ): Promise<void> {

@@ -120,6 +120,7 @@ export function applyChangesJob(deps: Deps, hooks: MetadataJobHooks): TypedJobHa
         actionId: ctx.actionId,
         changes,
         now: deps.clock.now(),
+        actor: ctx.createdBy,
         progress: (fraction) => ctx.progress(Math.round((i + Math.max(0, Math.min(1, fraction))) * 1000), total),
       });
       perHandler[name] = out.updated;
