@@ -267,6 +267,42 @@ describe('administration: CDN (pull zones, purge, signed URLs, statistics) in a 
     assert.match((await page.textContent('#chart-hitrate figcaption')) ?? '', /%/);
     await page.selectOption('#stats-period', '7d');
     await page.waitForFunction(() => document.querySelectorAll('#chart-requests rect.bar').length >= 7);
+    await page.waitForSelector('#stats-range >> text=by day');
+    await page.selectOption('#stats-period', '90d');
+    await page.waitForFunction(() => document.querySelectorAll('#chart-requests rect.bar').length >= 90);
+    assert.equal(await page.textContent('#total-requests'), '5');
+    assert.deepEqual(await axe(page), []);
+  });
+
+  it('shows the statistics between two chosen days, refusing a start after the end on its field', async () => {
+    const { page } = browser;
+    const day = (daysAgo: number) => {
+      const d = new Date(Date.now() - daysAgo * 86_400_000);
+      return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+    };
+    // Yesterday and today: two days, by hour, with every request so far.
+    await page.fill('#stats-from', day(1));
+    await page.fill('#stats-to', day(0));
+    assert.equal(await page.inputValue('#stats-period'), 'custom');
+    await page.click('#stats-refresh');
+    await page.waitForSelector('#stats-range >> text=by hour');
+    await page.waitForFunction(() => document.querySelectorAll('#chart-requests rect.bar').length >= 24);
+    assert.equal(await page.textContent('#total-requests'), '5');
+    // A start after the end: the API's refusal, on the From field.
+    await page.fill('#stats-from', day(0));
+    await page.fill('#stats-to', day(1));
+    await page.click('#stats-refresh');
+    await page.waitForSelector('#stats-from[aria-invalid="true"]');
+    assert.match((await page.textContent('#stats-from-error')) ?? '', /after/);
+    // The last 30 days up to today: by day, one bar a day.
+    await page.fill('#stats-from', day(30));
+    await page.fill('#stats-to', day(0));
+    await page.click('#stats-refresh');
+    await page.waitForSelector('#stats-range >> text=by day');
+    await page.waitForSelector('#stats-from:not([aria-invalid])');
+    const bars = await page.$$eval('#chart-requests rect.bar', (rects) => rects.length);
+    assert.ok(bars === 31 || bars === 32, `${bars} bars`);
+    assert.equal(await page.textContent('#total-requests'), '5');
     await screenshot(page, 'admin-cdn-02-statistics', true);
     assert.deepEqual(await axe(page), []);
   });

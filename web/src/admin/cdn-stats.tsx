@@ -1,8 +1,9 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, reason } from '../api.ts';
+import { ApiError, api, reason } from '../api.ts';
 import { fileSize } from '../format.ts';
 import { t, type MessageKey } from '../messages.ts';
+import { FieldError } from './common.tsx';
 
 interface Hour {
   hour: string;
@@ -30,11 +31,28 @@ interface Stats {
 }
 
 const HOUR = 3_600_000;
-const PERIODS: { id: string; label: MessageKey; ms: number; step: number }[] = [
-  { id: '24h', label: 'cdn.period.24h', ms: 24 * HOUR, step: HOUR },
-  { id: '7d', label: 'cdn.period.7d', ms: 7 * 24 * HOUR, step: 24 * HOUR },
-  { id: '30d', label: 'cdn.period.30d', ms: 30 * 24 * HOUR, step: 24 * HOUR },
+const DAY = 24 * HOUR;
+const PERIODS: { id: string; label: MessageKey; ms: number }[] = [
+  { id: '24h', label: 'cdn.period.24h', ms: DAY },
+  { id: '7d', label: 'cdn.period.7d', ms: 7 * DAY },
+  { id: '30d', label: 'cdn.period.30d', ms: 30 * DAY },
+  { id: '90d', label: 'cdn.period.90d', ms: 90 * DAY },
 ];
+
+/** yyyy-mm-dd of a moment in the browser's time zone (what <input type="date"> shows). */
+function dayOf(ms: number): string {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+}
+
+/** The first moment of a yyyy-mm-dd day in the browser's time zone (NaN when it is not a day). */
+function startOfDay(day: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  return m ? new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3])).getTime() : Number.NaN;
+}
+
+/** A period of up to two days is shown by hour, a longer one by day. */
+const stepOf = (from: number, to: number) => (to - from <= 2 * DAY ? HOUR : DAY);
 
 interface Bucket {
   start: number;
@@ -65,51 +83,126 @@ const count = (n: number) => n.toLocaleString();
 /** A zone's statistics over a chosen period: totals, three series and the countries, each chart with its table. */
 export function CdnStats({ zoneId }: { zoneId: number }) {
   const [period, setPeriod] = useState('24h');
+  const [fromDay, setFromDay] = useState(() => dayOf(Date.now() - DAY));
+  const [toDay, setToDay] = useState(() => dayOf(Date.now()));
   const [stats, setStats] = useState<{ stats: Stats; from: number; to: number } | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [fieldErrors, setFieldErrors] = useState<{ from?: string; to?: string }>({});
   const [busy, setBusy] = useState(false);
+  /** The period asked for: a preset ends now; chosen days run from the first one's start to the last one's end. */
+  const range = (): { from: number; to: number } => {
+    const preset = PERIODS.find((x) => x.id === period);
+    if (preset) {
+      const to = Date.now();
+      return { from: to - preset.ms, to };
+    }
+    const end = startOfDay(toDay);
+    return { from: startOfDay(fromDay), to: Number.isNaN(end) ? end : Math.min(Date.now(), end + DAY - 1) };
+  };
   const load = async () => {
-    const p = PERIODS.find((x) => x.id === period)!;
-    const to = Date.now();
-    const from = to - p.ms;
+    const { from, to } = range();
+    setFieldErrors({});
+    if (Number.isNaN(from) || Number.isNaN(to)) {
+      setFieldErrors(Number.isNaN(from) ? { from: t('cdn.period.badDay') } : { to: t('cdn.period.badDay') });
+      return;
+    }
     setBusy(true);
     try {
       const query = new URLSearchParams({ dateFrom: new Date(from).toISOString(), dateTo: new Date(to).toISOString() });
       setStats({ stats: await api<Stats>('GET', `/v1/cdn/pullzones/${zoneId}/stats?${query}`), from, to });
       setError(null);
     } catch (e) {
-      setError(reason(e));
+      // The API names the query parameter it refuses (a start after the end): said on that date field.
+      const field = e instanceof ApiError ? e.details.find((d) => /date(From|To)/.test(d.field)) : undefined;
+      if (field) setFieldErrors(/dateFrom/.test(field.field) ? { from: field.message } : { to: field.message });
+      else setError(reason(e));
     } finally {
       setBusy(false);
     }
   };
   useEffect(() => void load(), [zoneId, period]);
-  const p = PERIODS.find((x) => x.id === period)!;
-  const series = stats ? buckets(stats.stats.hourly, stats.from, stats.to, p.step) : [];
+  const choosePreset = (id: string) => {
+    const preset = PERIODS.find((x) => x.id === id);
+    if (preset) {
+      setFromDay(dayOf(Date.now() - preset.ms));
+      setToDay(dayOf(Date.now()));
+    }
+    setPeriod(id);
+  };
+  const step = stats ? stepOf(stats.from, stats.to) : HOUR;
+  const series = stats ? buckets(stats.stats.hourly, stats.from, stats.to, step) : [];
   const label = (b: Bucket) =>
     new Date(b.start).toLocaleString(
       undefined,
-      p.step === HOUR
-        ? { hour: '2-digit', minute: '2-digit', day: 'numeric', month: 'short' }
-        : { dateStyle: 'medium' },
+      step === HOUR ? { hour: '2-digit', minute: '2-digit', day: 'numeric', month: 'short' } : { dateStyle: 'medium' },
     );
   const s = stats?.stats;
   return (
     <section class="card" aria-labelledby="stats-title" id="stats">
       <h2 id="stats-title">{t('cdn.stats')}</h2>
-      <div class="row">
-        <label for="stats-period">{t('cdn.period')}</label>
-        <select id="stats-period" value={period} onChange={(e) => setPeriod((e.target as HTMLSelectElement).value)}>
-          {PERIODS.map((x) => (
-            <option key={x.id} value={x.id}>
-              {t(x.label)}
-            </option>
-          ))}
-        </select>
-        <button type="button" id="stats-refresh" disabled={busy} onClick={() => void load()}>
-          {t('cdn.refresh')}
+      <form
+        class="row stats-period"
+        id="stats-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void load();
+        }}
+      >
+        <div class="field">
+          <label for="stats-period">{t('cdn.period')}</label>
+          <select id="stats-period" value={period} onChange={(e) => choosePreset((e.target as HTMLSelectElement).value)}>
+            {PERIODS.map((x) => (
+              <option key={x.id} value={x.id}>
+                {t(x.label)}
+              </option>
+            ))}
+            <option value="custom">{t('cdn.period.custom')}</option>
+          </select>
+        </div>
+        <div class="field">
+          <label for="stats-from">{t('cdn.period.from')}</label>
+          <input
+            id="stats-from"
+            type="date"
+            value={fromDay}
+            max={dayOf(Date.now())}
+            aria-invalid={fieldErrors.from ? 'true' : undefined}
+            aria-describedby={fieldErrors.from ? 'stats-from-error' : undefined}
+            onInput={(e) => {
+              setFromDay((e.target as HTMLInputElement).value);
+              setPeriod('custom');
+            }}
+          />
+          <FieldError id="stats-from-error" message={fieldErrors.from} />
+        </div>
+        <div class="field">
+          <label for="stats-to">{t('cdn.period.to')}</label>
+          <input
+            id="stats-to"
+            type="date"
+            value={toDay}
+            max={dayOf(Date.now())}
+            aria-invalid={fieldErrors.to ? 'true' : undefined}
+            aria-describedby={fieldErrors.to ? 'stats-to-error' : undefined}
+            onInput={(e) => {
+              setToDay((e.target as HTMLInputElement).value);
+              setPeriod('custom');
+            }}
+          />
+          <FieldError id="stats-to-error" message={fieldErrors.to} />
+        </div>
+        <button type="submit" id="stats-refresh" disabled={busy}>
+          {period === 'custom' ? t('cdn.period.show') : t('cdn.refresh')}
         </button>
-      </div>
+      </form>
+      {stats && (
+        <p class="muted small" id="stats-range">
+          {t(step === HOUR ? 'cdn.period.rangeHours' : 'cdn.period.rangeDays', {
+            from: new Date(stats.from).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }),
+            to: new Date(stats.to).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }),
+          })}
+        </p>
+      )}
       {error && (
         <p class="error" role="alert">
           {t('common.error', { reason: error })}
