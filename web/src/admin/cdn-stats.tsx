@@ -150,7 +150,11 @@ export function CdnStats({ zoneId }: { zoneId: number }) {
       >
         <div class="field">
           <label for="stats-period">{t('cdn.period')}</label>
-          <select id="stats-period" value={period} onChange={(e) => choosePreset((e.target as HTMLSelectElement).value)}>
+          <select
+            id="stats-period"
+            value={period}
+            onChange={(e) => choosePreset((e.target as HTMLSelectElement).value)}
+          >
             {PERIODS.map((x) => (
               <option key={x.id} value={x.id}>
                 {t(x.label)}
