@@ -6,12 +6,20 @@ import { createTestContext, type ContextOptions, type TestContext } from './cont
 import type { EngineName } from './engines.ts';
 import { freePort } from './net.ts';
 
-/** A test context whose app listens on 127.0.0.1 at its public URL. */
-export async function listeningContext(engine: EngineName, options: ContextOptions = {}): Promise<TestContext> {
+/**
+ * A test context whose app listens on 127.0.0.1 at its public URL. `hostName: 'localhost'` gives it
+ * a public URL on another host name, so that a real browser keeps its cookies apart from another
+ * instance's on 127.0.0.1 (cookies do not separate ports).
+ */
+export async function listeningContext(
+  engine: EngineName,
+  options: ContextOptions & { hostName?: 'localhost' | '127.0.0.1' } = {},
+): Promise<TestContext> {
   const port = await freePort();
+  const { hostName = '127.0.0.1', ...rest } = options;
   const ctx = await createTestContext(engine, {
-    ...options,
-    env: { ...options.env, TESSERA_PUBLIC_URL: `http://127.0.0.1:${port}` },
+    ...rest,
+    env: { ...rest.env, TESSERA_PUBLIC_URL: `http://${hostName}:${port}` },
   });
   await ctx.app.listen({ port, host: '127.0.0.1' });
   return ctx;

@@ -1,6 +1,15 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, reason } from './api.ts';
-import { completeSignIn, hasStoredSession, onAuthChange, refresh, signIn, signOut, signOutEverywhere } from './auth.ts';
+import {
+  completeSignIn,
+  hasStoredSession,
+  onAuthChange,
+  refresh,
+  returnedFromSignOut,
+  signIn,
+  signOut,
+  signOutEverywhere,
+} from './auth.ts';
 import { AdminPage } from './admin/loader.tsx';
 import { AssetPage } from './asset.tsx';
 import { BulkEdit } from './bulk.tsx';
@@ -39,7 +48,9 @@ export function App() {
           await refresh();
           await loadUser();
         } else {
-          setAuth({ state: 'signedOut' });
+          setAuth(
+            returnedFromSignOut() ? { state: 'signedOut', message: t('signedout.title') } : { state: 'signedOut' },
+          );
         }
       } catch (error) {
         if (route.page === 'callback') navigate('/app/', true);

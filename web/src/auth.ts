@@ -9,6 +9,9 @@ export const CLIENT_ID = 'tessera-web';
 const SCOPE = 'openid offline_access tessera.api';
 const REFRESH_KEY = 'tessera.refreshToken';
 const PENDING_KEY = 'tessera.pendingSignIn';
+/** The organization last signed in to (kept after sign-out): its single sign-on providers are offered at the next sign-in. */
+const ORGANIZATION_KEY = 'tessera.organization';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const LOCK = 'tessera-token-refresh';
 
 interface TokenResponse {
@@ -19,6 +22,11 @@ interface TokenResponse {
 }
 
 let accessToken: string | null = null;
+/**
+ * The id token of the current sign-in, in memory like the access token (every refresh, also the one
+ * at page load, brings a new one): the hint RP-initiated logout needs to end a provider's session too.
+ */
+let idToken: string | null = null;
 let expiresAt = 0;
 let timer: ReturnType<typeof setTimeout> | undefined;
 const listeners = new Set<(signedIn: boolean) => void>();
@@ -46,8 +54,33 @@ export function redirectUri(): string {
   return `${location.origin}/app/callback`;
 }
 
+/**
+ * The organization whose single sign-on providers the sign-in page should offer: `?organization=`
+ * on an /app link (an administrator shares it, docs/sso.md), else the one last signed in to here.
+ */
+export function organizationHint(): string | null {
+  const fromLink = new URL(location.href).searchParams.get('organization');
+  if (fromLink && UUID.test(fromLink)) {
+    localStorage.setItem(ORGANIZATION_KEY, fromLink);
+    return fromLink;
+  }
+  const remembered = localStorage.getItem(ORGANIZATION_KEY);
+  return remembered && UUID.test(remembered) ? remembered : null;
+}
+
+/** The claims of a JWT, unverified (only to remember which organization signed in; the server checks every token). */
+function claimsOf(jwt: string): Record<string, unknown> {
+  try {
+    const part = jwt.split('.')[1] ?? '';
+    return JSON.parse(atob(part.replace(/-/g, '+').replace(/_/g, '/'))) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
 /** Sends the browser to the sign-in page; it comes back to /app/callback. */
 export async function signIn(returnTo = location.pathname + location.search): Promise<void> {
+  const organization = organizationHint();
   const verifier = random(48);
   const challenge = base64url(
     new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))),
@@ -70,6 +103,7 @@ export async function signIn(returnTo = location.pathname + location.search): Pr
     state,
     code_challenge: challenge,
     code_challenge_method: 'S256',
+    ...(organization ? { organization } : {}),
   };
   for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
   location.assign(url.toString());
@@ -102,6 +136,11 @@ function accept(tokens: TokenResponse): void {
   accessToken = tokens.access_token;
   expiresAt = Date.now() + tokens.expires_in * 1000;
   if (tokens.refresh_token) localStorage.setItem(REFRESH_KEY, tokens.refresh_token);
+  if (tokens.id_token) {
+    idToken = tokens.id_token;
+    const org = claimsOf(tokens.id_token).org;
+    if (typeof org === 'string' && UUID.test(org)) localStorage.setItem(ORGANIZATION_KEY, org);
+  }
   clearTimeout(timer);
   // Silent refresh a minute before the access token ends.
   timer = setTimeout(() => void refresh().catch(() => undefined), Math.max(5_000, tokens.expires_in * 1000 - 60_000));
@@ -171,12 +210,19 @@ function forget(): void {
   expiresAt = 0;
   clearTimeout(timer);
   localStorage.removeItem(REFRESH_KEY);
+  idToken = null;
   emit(false);
 }
 
-/** Ends this sign-in (RFC 7009 revocation of the refresh token: the whole session ends). */
+/**
+ * Ends this sign-in (RFC 7009 revocation of the refresh token: the whole session ends), then, with
+ * the sign-in's id token, goes through the end-session endpoint (GET /v1/oauth2/logout): when the
+ * session came from an organization's identity provider, that ends the provider's session too, and
+ * the browser comes back to /app/?signed-out.
+ */
 export async function signOut(): Promise<void> {
   const stored = localStorage.getItem(REFRESH_KEY);
+  const hint = idToken;
   forget();
   if (stored) {
     await fetch('/v1/oauth2/revoke', {
@@ -185,6 +231,22 @@ export async function signOut(): Promise<void> {
       body: new URLSearchParams({ client_id: CLIENT_ID, token: stored }),
     }).catch(() => undefined);
   }
+  if (hint) {
+    const url = new URL('/v1/oauth2/logout', location.origin);
+    url.searchParams.set('id_token_hint', hint);
+    url.searchParams.set('client_id', CLIENT_ID);
+    url.searchParams.set('post_logout_redirect_uri', `${location.origin}/app/?signed-out`);
+    location.assign(url.toString());
+  }
+}
+
+/** Came back from the end-session endpoint: says so once, and leaves a clean address. */
+export function returnedFromSignOut(): boolean {
+  const url = new URL(location.href);
+  if (!url.searchParams.has('signed-out')) return false;
+  url.searchParams.delete('signed-out');
+  history.replaceState(null, '', url.pathname + url.search + url.hash);
+  return true;
 }
 
 /** Ends every session of this user, on every device and app. */

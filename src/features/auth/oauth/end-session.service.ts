@@ -3,7 +3,7 @@ import { audit } from '../../../core/audit.ts';
 import { findSession, revokeSession, type SessionRow } from '../sessions/sessions.repo.ts';
 import { verifySignature } from '../keys/signing-keys.ts';
 import { clientRedirectUris, findActiveClient } from './clients/oauth-clients.service.ts';
-import { webAppClientRowId } from './clients/web-app-client.ts';
+import { WEB_APP_CLIENT_ID, webAppClientRowId } from './clients/web-app-client.ts';
 
 /** What features/sso does when a session opened through an identity provider ends (wired in app.ts). */
 export type ProviderLogout = (input: {
@@ -61,7 +61,14 @@ export async function endSession(
   const session = await findSession(deps.db, claims.sid);
   if (!session || session.user_id !== claims.sub)
     return { kind: 'page', status: 400, message: 'This session is unknown.' };
-  if (params.client_id !== undefined && params.client_id !== session.client_id && params.client_id !== claims.aud)
+  // The web app names itself by its public id (tessera-web); its sessions hold the organization's own row of it.
+  const webApp = params.client_id === WEB_APP_CLIENT_ID && session.client_id === webAppClientRowId(session.org_id);
+  if (
+    params.client_id !== undefined &&
+    params.client_id !== session.client_id &&
+    params.client_id !== claims.aud &&
+    !webApp
+  )
     return { kind: 'page', status: 400, message: 'client_id does not match the id token.' };
   const now = deps.clock.now();
   if (session.revoked_at === null) {
