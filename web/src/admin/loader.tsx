@@ -18,6 +18,7 @@ const SECTIONS: { id: string; label: MessageKey; load: () => Promise<{ default: 
   { id: 'integrations', label: 'admin.section.integrations', load: () => import('./integrations.tsx') },
   { id: 'people', label: 'admin.section.people', load: () => import('./people.tsx') },
   { id: 'cdn', label: 'admin.section.cdn', load: () => import('./cdn.tsx') },
+  { id: 'metadata', label: 'admin.section.metadata', load: () => import('./metadata/metadata-model.tsx') },
   { id: 'recycle-bin', label: 'admin.section.recycleBin', load: () => import('./recycle-bin.tsx') },
   { id: 'actions', label: 'admin.section.actions', load: () => import('./actions.tsx') },
 ];
