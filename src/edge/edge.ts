@@ -16,6 +16,7 @@ import type { Log } from '../core/log.ts';
 import { newId } from '../core/ids.ts';
 import {
   checkControlAuth,
+  DELIVERY_QUERY_KEYS,
   EDGE_LIVENESS_MS,
   ipMatcher,
   REGION_GEO_ZONE,
@@ -615,9 +616,11 @@ export class Edge {
       const params = new URLSearchParams(url.slice(qi + 1));
       token = params.get('token') ?? undefined;
       expires = params.get('expires') ?? undefined;
-      if (!s.ignoreQueryStrings) {
+      // An asset-store zone keeps its delivery parameters (presets, sizes, formats) whatever the setting.
+      const deliveryOnly = s.ignoreQueryStrings && s.originType === 'assets';
+      if (!s.ignoreQueryStrings || deliveryOnly) {
         const kept = [...params]
-          .filter(([k]) => !TOKEN_PARAMS.has(k))
+          .filter(([k]) => !TOKEN_PARAMS.has(k) && (!deliveryOnly || DELIVERY_QUERY_KEYS.has(k)))
           .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
         query = new URLSearchParams(kept).toString();
       }
@@ -1101,6 +1104,7 @@ export class Edge {
       // Objects beyond a quarter of the memory tier come as a stream, never read whole (defect 8).
       origin = await this.deps.assetOrigin.fetch(zone, path, h, {
         inlineMaxBytes: Math.floor(this.deps.config.memoryMaxBytes / 4),
+        query,
       });
     } else {
       origin = await this.origin.fetch(zone, path, query, h, {

@@ -1,6 +1,6 @@
 import cluster from 'node:cluster';
 import type { Deps } from '../deps.ts';
-import { assetOriginFor } from '../features/cdn/index.ts';
+import { deliveringAssetOrigin } from '../features/cdn/index.ts';
 import { Edge } from './edge.ts';
 
 /**
@@ -43,7 +43,7 @@ export async function runEdge(deps: Deps): Promise<void> {
     keys: deps.keys,
     log: deps.log,
     allowPrivateTargets: deps.config.allowPrivateTargets,
-    assetOrigin: assetOriginFor({ db: deps.db, blobs: deps.blobs, clock: deps.clock }),
+    assetOrigin: deliveringAssetOrigin(deps),
   });
   const { port, controlUrl } = await edge.start();
   deps.log.info({ port, controlUrl, edgeId: edge.id, region: deps.config.edge.region }, 'edge listening');

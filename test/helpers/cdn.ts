@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { EdgeConfig } from '../../src/config.ts';
 import { createLog } from '../../src/core/log.ts';
 import { Edge } from '../../src/edge/edge.ts';
-import { assetOriginFor } from '../../src/features/cdn/index.ts';
+import { deliveringAssetOrigin } from '../../src/features/cdn/index.ts';
 import { json, type TestContext } from './context.ts';
 import type { TestOrg } from './factories.ts';
 
@@ -87,7 +87,7 @@ export async function startEdge(
     keys: ctx.deps.keys,
     log: createLog('silent'),
     allowPrivateTargets: true,
-    assetOrigin: assetOriginFor({ db: ctx.deps.db, blobs: ctx.deps.blobs, clock: ctx.deps.clock }),
+    assetOrigin: deliveringAssetOrigin(ctx.deps),
   });
   const { port } = await edge.start();
   return { edge, url: `http://127.0.0.1:${port}`, close: () => edge.stop() };

@@ -13,6 +13,8 @@ import { renditionLinkRoutes } from './download/rendition-links.ts';
 import { transformRoutes } from './transform/transform.routes.ts';
 import { similarRoutes } from './similar/similar.routes.ts';
 import { deliveryRoutes } from './delivery/delivery.routes.ts';
+export { asksForDelivery, deliverPublished } from './delivery/deliver.service.ts';
+export type { Servable } from './download/serve.ts';
 
 export { loadAsset, callerPermissions, requirePermissions, assetNotFound, type AccessibleAsset } from './access.ts';
 export {

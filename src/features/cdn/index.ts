@@ -1,2 +1,2 @@
 export { cdnRoutes } from './cdn.routes.ts';
-export { assetOriginFor } from './origin/asset-origin.ts';
+export { assetOriginFor, deliveringAssetOrigin } from './origin/asset-origin.ts';

@@ -12,6 +12,7 @@ import { turn } from '../renditions/pages.service.ts';
 import { renditionKey } from '../renditions/job/renditions.ts';
 import { isImage } from '../upload/content-types.ts';
 import { storedRenditions } from '../views/present.ts';
+import type { AssetRow } from '../assets.repo.ts';
 import { type DeliveryParams, deliveryParams, type PresetInput, presetByName } from './presets.service.ts';
 
 /** Changes whenever the same parameters would give other bytes: part of every cache key. */
@@ -31,16 +32,76 @@ export interface DeliveryQuery extends PresetInput {
  */
 export async function deliver(deps: Deps, principal: Principal, id: string, query: DeliveryQuery): Promise<Servable> {
   const { asset } = await loadAssetFor(deps.db, principal, id, 'asset.deliver');
-  let params: DeliveryParams;
+  const params = await resolveParams(deps, principal.orgId, query, 'querystring');
+  return deliverAsset(deps, asset, params);
+}
+
+/** A preset's parameters, or the given ones, checked (`at` prefixes field names in errors). */
+async function resolveParams(
+  deps: Pick<Deps, 'db'>,
+  orgId: string,
+  query: DeliveryQuery,
+  at: string,
+): Promise<DeliveryParams> {
   if (query.preset !== undefined) {
     const others = (['width', 'height', 'fit', 'format', 'quality'] as const).filter((k) => query[k] !== undefined);
-    if (others.length > 0)
-      throw invalidField(`querystring.${others[0]}`, 'give either a preset or parameters, not both');
-    const preset = await presetByName(deps.db, principal.orgId, query.preset);
-    if (!preset)
-      throw invalidField('querystring.preset', `no delivery preset is named ${JSON.stringify(query.preset)}`);
-    params = deliveryParams({}, 'querystring', preset as DeliveryParams);
-  } else params = deliveryParams(query, 'querystring');
+    if (others.length > 0) throw invalidField(`${at}.${others[0]}`, 'give either a preset or parameters, not both');
+    const preset = await presetByName(deps.db, orgId, query.preset);
+    if (!preset) throw invalidField(`${at}.preset`, `no delivery preset is named ${JSON.stringify(query.preset)}`);
+    return deliveryParams({}, at, preset as DeliveryParams);
+  }
+  return deliveryParams(query, at);
+}
+
+const DELIVERY_KEYS = new Set(['preset', 'width', 'height', 'fit', 'format', 'quality']);
+
+/** Does a CDN URL's query ask for a delivery rendition (any of preset, width, height, fit, format, quality)? */
+export function asksForDelivery(query: URLSearchParams): boolean {
+  for (const k of query.keys()) if (DELIVERY_KEYS.has(k)) return true;
+  return false;
+}
+
+/**
+ * For the CDN's asset-store origin (features/cdn): the same rendition on request for an asset
+ * published to a zone, by a preset or parameters in the URL's query. Publishing needed View and
+ * Download on the asset, and made its bytes public; its renditions on request follow. Bad
+ * parameters throw the same 400s as GET /v1/asset/{id}/delivery, naming `query.<field>`.
+ */
+export async function deliverPublished(
+  deps: Deps,
+  orgId: string,
+  assetId: string,
+  query: URLSearchParams,
+): Promise<Servable> {
+  const asset = await deps.db
+    .selectFrom('assets')
+    .selectAll()
+    .where('id', '=', assetId)
+    .where('org_id', '=', orgId)
+    .executeTakeFirst();
+  if (!asset) throw notFound('Asset');
+  const int = (k: string) => {
+    const v = query.get(k);
+    if (v === null) return undefined;
+    if (!/^\d{1,5}$/.test(v)) throw invalidField(`query.${k}`, 'must be a whole number');
+    return Number(v);
+  };
+  const text = (k: string) => query.get(k) ?? undefined;
+  const input: DeliveryQuery = {};
+  for (const [k, v] of [
+    ['preset', text('preset')],
+    ['width', int('width')],
+    ['height', int('height')],
+    ['fit', text('fit')],
+    ['format', text('format')],
+    ['quality', int('quality')],
+  ] as const)
+    if (v !== undefined) (input as Record<string, unknown>)[k] = v;
+  return deliverAsset(deps, asset, await resolveParams(deps, orgId, input, 'query'));
+}
+
+/** Makes (once) and describes the rendition of `params` for a loaded asset. */
+async function deliverAsset(deps: Deps, asset: AssetRow, params: DeliveryParams): Promise<Servable> {
   requireArrivedContent(asset);
   if (asset.content_state !== 'available' || !asset.blob_key || !asset.sha256) throw notFound('Content');
   // An SVG is delivered from its rendition: rasterising it again here would bypass the bounded

@@ -1,6 +1,6 @@
 import type { Deps } from '../../../deps.ts';
 import { fromJson } from '../../../core/db/json.ts';
-import type { AssetWithOrg, AssetSecurity } from '../assets.repo.ts';
+import type { AssetRow, AssetWithOrg, AssetSecurity } from '../assets.repo.ts';
 import { securityDenormalized } from '../access.ts';
 import {
   itemsWithoutRestricted,
@@ -34,7 +34,7 @@ export const SHORT_NAMES: Record<RenditionName, string> = {
 };
 
 /** The stored renditions by name, with no prototype: a caller's name (`constructor`) finds nothing. */
-export function storedRenditions(asset: AssetWithOrg): Readonly<Record<string, StoredRendition | undefined>> {
+export function storedRenditions(asset: Pick<AssetRow, 'renditions'>): Readonly<Record<string, StoredRendition | undefined>> {
   return lookupTable(fromJson<Record<string, StoredRendition>>(asset.renditions, {}));
 }
 

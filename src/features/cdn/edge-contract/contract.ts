@@ -26,6 +26,20 @@ export {
   type ZoneSettings,
 } from './zone-model.ts';
 
+/**
+ * The query parameters of an asset-store zone's URL that ask for an image rendition on request
+ * (a delivery preset or its parameters; features/assets' delivery reads the same names). They are
+ * kept, sorted, in the cache key even when the zone ignores query strings.
+ */
+export const DELIVERY_QUERY_KEYS: ReadonlySet<string> = new Set([
+  'preset',
+  'width',
+  'height',
+  'fit',
+  'format',
+  'quality',
+]);
+
 /** An origin's answer as the edge caches it. */
 export interface OriginResponse {
   status: number;
@@ -48,6 +62,10 @@ export interface AssetOrigin {
     zone: ZoneConfig,
     path: string,
     headers: Record<string, string>,
-    options?: { inlineMaxBytes: number },
+    /**
+     * `query`: the request's query string as the edge keys its cache (sorted, token parameters
+     * removed); a preset or delivery parameters in it ask for an image rendition on request.
+     */
+    options?: { inlineMaxBytes: number; query?: string },
   ): Promise<OriginResponse>;
 }

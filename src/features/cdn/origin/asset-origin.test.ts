@@ -63,6 +63,92 @@ forEachEngine('CDN with the asset store as origin', (ctx) => {
     assert.equal((await fetch(`${edge.url}/${zone.name}/${published.objectId}`)).status, 404);
   });
 
+  it('delivery presets and parameters in CDN URLs: made once, cached per query, 400 naming the field, purged with the asset', async () => {
+    const zone = await configure(org);
+    const image = await jpeg(400, 300);
+    const asset = await uploadAsset(ctx(), org, image, 'wide.jpg');
+    const other = await uploadAsset(ctx(), org, await jpeg(40, 30), 'not-published.jpg');
+    const pub = await ctx().inject({
+      method: 'POST',
+      url: '/v1/cdn/publish',
+      headers: org.admin.headers,
+      payload: { assets: [asset.objectId], pullZoneId: zone.id },
+    });
+    assert.equal(pub.statusCode, 200, pub.body);
+    const presetName = `Square ${unique()}`;
+    const made = await ctx().inject({
+      method: 'POST',
+      url: '/v1/delivery-presets',
+      headers: org.admin.headers,
+      payload: { name: presetName, width: 100, height: 100, fit: 'cover', format: 'webp', quality: 70 },
+    });
+    assert.equal(made.statusCode, 200, made.body);
+    const at = (query: string) => `${edge.url}/${zone.name}/${asset.objectId}/wide.jpg${query}`;
+
+    const first = await fetch(at(`?preset=${encodeURIComponent(presetName.toLowerCase())}`));
+    assert.equal(first.status, 200, await first.clone().text());
+    assert.equal(first.headers.get('content-type'), 'image/webp');
+    assert.equal(first.headers.get('cdn-cache'), 'MISS');
+    const square = await sharp(Buffer.from(await first.arrayBuffer())).metadata();
+    assert.deepEqual([square.format, square.width, square.height], ['webp', 100, 100]);
+    const again = await fetch(at(`?preset=${encodeURIComponent(presetName.toLowerCase())}`));
+    assert.equal(again.headers.get('cdn-cache'), 'HIT', 'cached at the edge after the first request');
+    await again.arrayBuffer();
+
+    // Parameters, as GET /v1/asset/{id}/delivery takes them; the original is untouched beside them.
+    const small = await fetch(at('?width=50&format=png'));
+    assert.equal(small.status, 200);
+    assert.equal(small.headers.get('content-type'), 'image/png');
+    const meta = await sharp(Buffer.from(await small.arrayBuffer())).metadata();
+    assert.deepEqual([meta.format, meta.width, meta.height], ['png', 50, 38]);
+    const original = await fetch(at(''));
+    assert.equal(original.headers.get('content-type'), 'image/jpeg');
+    assert.deepEqual(Buffer.from(await original.arrayBuffer()), image);
+
+    // Bad input: a 400 naming the field, never cached.
+    for (const [query, field] of [
+      ['?preset=no-such-preset', 'query.preset'],
+      [`?preset=${encodeURIComponent(presetName)}&width=10`, 'query.width'],
+      ['?width=abc', 'query.width'],
+      ['?width=0', 'query.width'],
+      ['?format=gif', 'query.format'],
+      ['?fit=squash', 'query.fit'],
+    ] as const) {
+      for (let i = 0; i < 2; i++) {
+        const bad = await fetch(at(query));
+        assert.equal(bad.status, 400, `${query}: ${bad.status}`);
+        assert.notEqual(bad.headers.get('cdn-cache'), 'HIT', `${query} is not cached`);
+        const body = (await bad.json()) as { details?: { field: string }[] };
+        assert.equal(body.details?.[0]?.field, field, `${query}: ${JSON.stringify(body)}`);
+      }
+    }
+    // Another organization's preset names mean nothing here.
+    const stranger = await createTestOrg(ctx());
+    const foreign = `Foreign ${unique()}`;
+    await ctx().inject({
+      method: 'POST',
+      url: '/v1/delivery-presets',
+      headers: stranger.admin.headers,
+      payload: { name: foreign, width: 10 },
+    });
+    assert.equal((await fetch(at(`?preset=${encodeURIComponent(foreign)}`))).status, 400);
+    // Only published assets: a preset does not open an unpublished one.
+    assert.equal(
+      (await fetch(`${edge.url}/${zone.name}/${other.objectId}/x.jpg?preset=${encodeURIComponent(presetName)}`)).status,
+      404,
+    );
+    // Unpublishing purges the asset's renditions on request too (same cache tag).
+    const un = await ctx().inject({
+      method: 'POST',
+      url: '/v1/cdn/unpublish',
+      headers: org.admin.headers,
+      payload: { assets: [asset.objectId], pullZoneId: zone.id },
+    });
+    assert.equal(un.statusCode, 200, un.body);
+    assert.equal((await fetch(at(`?preset=${encodeURIComponent(presetName.toLowerCase())}`))).status, 404);
+    assert.equal((await fetch(at('?width=50&format=png'))).status, 404);
+  });
+
   it('publishing needs the asset to be visible (404) with Download (403); another organization’s asset is 404', async () => {
     const zone = await configure(org);
     const mine = await uploadAsset(ctx(), org, await jpeg(), 'a.jpg');

@@ -5,7 +5,15 @@ import type { Principal } from '../../../core/authz/principal.ts';
 import type { Db } from '../../../core/db/connect.ts';
 import { AppError } from '../../../core/http/errors.ts';
 import type { BlobStore } from '../../../core/storage/index.ts';
-import { loadAsset, objectIdsByAnyId, refusalOutOfRights, servedContentOf } from '../../assets/index.ts';
+import {
+  asksForDelivery,
+  deliverPublished,
+  loadAsset,
+  objectIdsByAnyId,
+  refusalOutOfRights,
+  servedContentOf,
+} from '../../assets/index.ts';
+import type { Servable } from '../../assets/index.ts';
 import type { AssetOrigin, OriginResponse } from '../edge-contract/contract.ts';
 
 /**
@@ -43,7 +51,16 @@ export async function checkPublishable(deps: Deps, principal: Principal, assetId
  * Only assets published to the zone, with stored content and not in the recycle bin, are served;
  * anything else is a 404 exactly like a missing asset.
  */
-export function assetOriginFor(deps: { db: Db; blobs: BlobStore; clock?: { now(): number } }): AssetOrigin {
+export function assetOriginFor(deps: {
+  db: Db;
+  blobs: BlobStore;
+  clock?: { now(): number };
+  /**
+   * Image renditions on request (`?preset=<name>` or `?width=&height=&fit=&format=&quality=`):
+   * features/assets' deliverPublished, wired by the edge program. Without it such a query is a 404.
+   */
+  delivery?: (orgId: string, assetId: string, query: URLSearchParams) => Promise<Servable>;
+}): AssetOrigin {
   const notFound = (started: number): OriginResponse => ({
     status: 404,
     headers: { 'content-type': 'application/json', 'cache-control': 'max-age=10' },
@@ -76,9 +93,34 @@ export function assetOriginFor(deps: { db: Db; blobs: BlobStore; clock?: { now()
           body: Buffer.from(JSON.stringify({ status: 'error', code: refusal.code, message: refusal.message })),
           ms: performance.now() - started,
         };
-      const etag = `"${row.sha256 ?? row.updated_at}"`;
+      // A delivery preset or parameters: the rendition on request instead of the original.
+      const query = new URLSearchParams(options?.query ?? '');
+      let served: Servable | undefined;
+      if (asksForDelivery(query)) {
+        if (!deps.delivery) return notFound(started);
+        try {
+          served = await deps.delivery(zone.orgId, assetId, query);
+        } catch (error) {
+          if (!(error instanceof AppError) || error.status >= 500) throw error;
+          return {
+            status: error.status,
+            headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+            body: Buffer.from(
+              JSON.stringify({
+                status: 'error',
+                code: error.code,
+                message: error.message,
+                ...(error.details ? { details: error.details } : {}),
+              }),
+            ),
+            ms: performance.now() - started,
+          };
+        }
+      }
+      const blobKey = served?.key ?? row.blob_key;
+      const etag = served ? served.etag : `"${row.sha256 ?? row.updated_at}"`;
       const base: Record<string, string> = {
-        'content-type': row.content_type ?? 'application/octet-stream',
+        'content-type': served?.contentType ?? row.content_type ?? 'application/octet-stream',
         etag,
         'last-modified': new Date(row.updated_at).toUTCString(),
         // Short and must-revalidate: a deleted or replaced asset leaves every edge within a minute
@@ -89,8 +131,8 @@ export function assetOriginFor(deps: { db: Db; blobs: BlobStore; clock?: { now()
       if (headers['if-none-match'] === etag)
         return { status: 304, headers: base, body: Buffer.alloc(0), ms: performance.now() - started };
       // Never read a big object whole (issue 23, defect 8): the edge streams it to disk or the client.
-      const size = (await deps.blobs.head(row.blob_key))?.size;
-      const stream = size === undefined ? null : await deps.blobs.get(row.blob_key);
+      const size = (await deps.blobs.head(blobKey))?.size;
+      const stream = size === undefined ? null : await deps.blobs.get(blobKey);
       if (!stream || size === undefined) return notFound(started);
       if (size > (options?.inlineMaxBytes ?? 1024 * 1024)) {
         return {
@@ -117,4 +159,14 @@ export function assetOriginFor(deps: { db: Db; blobs: BlobStore; clock?: { now()
       };
     },
   };
+}
+
+/** The asset-store origin with renditions on request (presets and parameters in CDN URLs), as the edge program runs it. */
+export function deliveringAssetOrigin(deps: Deps): AssetOrigin {
+  return assetOriginFor({
+    db: deps.db,
+    blobs: deps.blobs,
+    clock: deps.clock,
+    delivery: (orgId, assetId, query) => deliverPublished(deps, orgId, assetId, query),
+  });
 }
