@@ -34,7 +34,9 @@ export const SHORT_NAMES: Record<RenditionName, string> = {
 };
 
 /** The stored renditions by name, with no prototype: a caller's name (`constructor`) finds nothing. */
-export function storedRenditions(asset: Pick<AssetRow, 'renditions'>): Readonly<Record<string, StoredRendition | undefined>> {
+export function storedRenditions(
+  asset: Pick<AssetRow, 'renditions'>,
+): Readonly<Record<string, StoredRendition | undefined>> {
   return lookupTable(fromJson<Record<string, StoredRendition>>(asset.renditions, {}));
 }
 
