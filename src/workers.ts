@@ -9,6 +9,7 @@ import {
   applyMetadataToAssets,
   assetJobHandlers,
   scheduleRightsSweep,
+  scheduleVisualBackfill,
   startPendingRenditionSweep,
 } from './features/assets/index.ts';
 import { collectionJobHandlers } from './features/collections/index.ts';
@@ -48,6 +49,11 @@ export function startWorkers(deps: Deps): Worker {
   const sealer = startAuditSealer(deps);
   // Renditions left pending with no live job (lost to a crash or an old outage) are enqueued again, at start and every 5 min.
   const sweep = startPendingRenditionSweep(deps);
+  // Placeholders and perceptual hashes for assets rendered before they existed: enqueued at start only
+  // when some asset lacks them (features/assets/renditions/visual-summary/backfill.ts).
+  void scheduleVisualBackfill(deps).catch((error: unknown) =>
+    deps.log.warn({ err: error }, 'could not schedule the placeholder backfill'),
+  );
   // Usage rights: the hourly expiry sweep is enqueued once per hour across processes (features/assets/rights),
   // the first a minute after start, so an idle start runs no job (test/lean-start.test.ts).
   const rightsState = { hour: -1 };

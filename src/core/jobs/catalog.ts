@@ -48,6 +48,14 @@ export const JOB_CATALOG = {
       overwrite: Type.Optional(Type.Boolean()),
     }),
   },
+  'assets.visual_backfill': {
+    description:
+      'Fills the placeholder and perceptual hash of assets rendered before they existed, from their stored thumbnails (enqueued at start when any lacks them)',
+    payload: Type.Object({
+      /** Where the previous job of the chain stopped (asset ids in order). */
+      after: Type.Optional(Type.String()),
+    }),
+  },
   'assets.upload.watch': {
     description: 'Watches a presigned upload until its bytes arrive in the store, then completes it',
     payload: Type.Object({ uploadId: Id }),

@@ -11,6 +11,7 @@ import {
 import { MAIL_JOB, sendQueuedMail } from './share/mail-outbox.ts';
 import { runRenditions } from './renditions/job/renditions.ts';
 import { EMBEDDED_JOB, runEmbeddedMetadata } from './embedded/apply-embedded.ts';
+import { runVisualBackfill, VISUAL_BACKFILL_JOB } from './renditions/visual-summary/backfill.ts';
 import { actionJobHandler } from '../actions/index.ts';
 import {
   TRANSFORM_ACTION,
@@ -33,6 +34,7 @@ type AssetJob =
   | typeof MAIL_JOB
   | typeof ACTION_OBJECT_JOB
   | typeof EMBEDDED_JOB
+  | typeof VISUAL_BACKFILL_JOB
   | typeof BULK_EDIT_ACTION
   | typeof PURGE_ACTION
   | typeof REGENERATE_ACTION
@@ -51,6 +53,8 @@ export function assetJobHandlers(deps: Deps): HandlersFor<AssetJob> {
     [RENDITIONS_JOB]: (job) => runRenditions(deps, job.payload, job.signal),
     // Embedded IPTC, XMP and EXIF fields onto the attributes that read them (new content).
     [EMBEDDED_JOB]: (job) => runEmbeddedMetadata(deps, job.payload),
+    // Placeholders and perceptual hashes for assets rendered before they existed.
+    [VISUAL_BACKFILL_JOB]: (job) => runVisualBackfill(deps, job.payload),
     // Named by metadata (an action-type template changed); assets store its Action object.
     [ACTION_OBJECT_JOB]: actionObjectJobHandler(deps),
     // The outbox's mails (collection shares).

@@ -61,6 +61,7 @@ export { assetTemplateUsage, applyMetadataToAssets } from './bulk/bulk.service.t
 export { createAssetRuntime, type AssetRuntime } from './runtime.ts';
 export { assetJobHandlers } from './assets.jobs.ts';
 export { scheduleRightsSweep, sweepExpiredRights, rightsOf, type Rights } from './rights/rights.ts';
+export { backfillVisualSummaries, scheduleVisualBackfill } from './renditions/visual-summary/backfill.ts';
 export {
   exemptPrincipal,
   outOfRights,
