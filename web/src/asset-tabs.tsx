@@ -21,6 +21,8 @@ export interface LegacyAsset {
   fileSizeInBytes?: number;
   renditions?: Record<string, unknown>;
   renditionsState?: string | null;
+  /** `pending` until the upload's bytes arrive. */
+  contentState?: string | null;
   metadataTemplateId?: string;
   technicalMetadata?: Record<string, unknown>;
   fileState?: string;

@@ -47,13 +47,8 @@ export function AssetPage({ id, uploads, onChanged }: { id: string; uploads: Upl
         if (cancelled) return;
         setAsset(legacy);
         setSimple(modern.data);
-        // Every rendition the asset holds (the image sizes, and media renditions once they exist), as signed URLs.
-        const names = [...new Set([...IMAGE_RENDITIONS, ...renditionNames(legacy.renditions)])].slice(0, 50);
-        const links = await api<{ urls: Record<string, Record<string, string>> }>('POST', '/v1/asset/rendition-urls', {
-          ids: [legacy.objectId],
-          renditions: names,
-        });
-        if (!cancelled) setUrls(links.urls[legacy.objectId] ?? {});
+        const links = await signedUrlsOf(legacy);
+        if (!cancelled) setUrls(links);
       } catch (e) {
         if (!cancelled) setError(e instanceof ApiError && e.status === 404 ? t('asset.notFound') : reason(e));
       }
@@ -62,6 +57,39 @@ export function AssetPage({ id, uploads, onChanged }: { id: string; uploads: Upl
       cancelled = true;
     };
   }, [id, reload]);
+
+  // While the asset is analysed (its bytes on their way, renditions pending), the page looks again, less
+  // often as time goes on, and shows the preview, page viewer or player as soon as they exist. Only the
+  // asset and its rendition URLs are renewed: a metadata form being edited keeps what was typed.
+  const analysing = asset !== null && (asset.renditionsState === 'pending' || asset.contentState === 'pending');
+  useEffect(() => {
+    if (!analysing || !asset) return;
+    let stopped = false;
+    let delay = 1000;
+    let timer: ReturnType<typeof setTimeout>;
+    const look = async () => {
+      try {
+        const fresh = await api<LegacyAsset>('GET', `/v1/asset/${encodeURIComponent(asset.objectId)}`);
+        if (stopped) return;
+        if (fresh.renditionsState !== asset.renditionsState || fresh.contentState !== asset.contentState) {
+          const links = await signedUrlsOf(fresh);
+          if (stopped) return;
+          setUrls(links);
+          setAsset(fresh);
+          return;
+        }
+      } catch {
+        // A failed look is tried again, later.
+      }
+      delay = Math.min(Math.round(delay * 1.5), 10_000);
+      timer = setTimeout(() => void look(), delay);
+    };
+    timer = setTimeout(() => void look(), delay);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [asset?.objectId, asset?.renditionsState, asset?.contentState]);
 
   // A new version uploaded from this page (dropped, or a restored one): the page follows it once stored.
   useEffect(() => {
@@ -200,6 +228,16 @@ export function AssetPage({ id, uploads, onChanged }: { id: string; uploads: Upl
       </div>
     </div>
   );
+}
+
+/** Every rendition the asset holds (the image sizes, and media renditions once they exist), as signed URLs. */
+async function signedUrlsOf(asset: LegacyAsset): Promise<Record<string, string>> {
+  const names = [...new Set([...IMAGE_RENDITIONS, ...renditionNames(asset.renditions)])].slice(0, 50);
+  const links = await api<{ urls: Record<string, Record<string, string>> }>('POST', '/v1/asset/rendition-urls', {
+    ids: [asset.objectId],
+    renditions: names,
+  });
+  return links.urls[asset.objectId] ?? {};
 }
 
 /** The page count of an analysed PDF (technicalMetadata.document_metadata.pageCount). */

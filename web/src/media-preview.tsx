@@ -35,18 +35,12 @@ type Kind = 'video' | 'audio' | 'pdf' | 'image' | 'other';
 export function kindOf(contentType: string | undefined, filename: string, urls: Record<string, string>): Kind {
   const type = (contentType ?? '').toLowerCase();
   const ext = extension(filename).toLowerCase();
-  if (
-    VIDEO.some((n) => urls[n]) ||
-    type.startsWith('video/') ||
-    ['mp4', 'webm', 'mov', 'm4v', 'ogv', 'mkv', 'avi'].includes(ext)
-  )
-    return 'video';
-  if (
-    AUDIO.some((n) => urls[n]) ||
-    type.startsWith('audio/') ||
-    ['mp3', 'wav', 'ogg', 'oga', 'm4a', 'aac', 'flac', 'opus'].includes(ext)
-  )
+  // What the server made says most: an M4A is stored as video/mp4 (its container) but gets an audio proxy.
+  if (VIDEO.some((n) => urls[n])) return 'video';
+  if (AUDIO.some((n) => urls[n])) return 'audio';
+  if (type.startsWith('audio/') || ['mp3', 'wav', 'ogg', 'oga', 'm4a', 'aac', 'flac', 'opus'].includes(ext))
     return 'audio';
+  if (type.startsWith('video/') || ['mp4', 'webm', 'mov', 'm4v', 'ogv', 'mkv', 'avi'].includes(ext)) return 'video';
   if (pageRenditions(urls).length > 0 || type === 'application/pdf' || ext === 'pdf') return 'pdf';
   if (urls.imagePreview || urls.imagePreviewLarge || type.startsWith('image/')) return 'image';
   return 'other';

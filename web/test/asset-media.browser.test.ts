@@ -73,6 +73,33 @@ async function makeVideo(): Promise<Buffer> {
   }
 }
 
+/** A real 3-second AAC (M4A) tone made by the ffmpeg binary the server itself uses. */
+async function makeAudio(): Promise<Buffer> {
+  const ffmpeg = (createRequire(import.meta.url)('@ffmpeg-installer/ffmpeg') as { path: string }).path;
+  const dir = await mkdtemp(join(tmpdir(), 'tessera-web-audio-'));
+  try {
+    const out = join(dir, 'tone.m4a');
+    await promisify(execFile)(ffmpeg, [
+      '-nostdin',
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'sine=frequency=330:duration=3',
+      '-c:a',
+      'aac',
+      '-movflags',
+      '+faststart',
+      out,
+    ]);
+    return await readFile(out);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 /** Waits until the page image shows page `n` and has loaded (naturalWidth > 0). */
 async function pageShown(page: Page, n: number, count: number): Promise<string> {
   const img = page.locator('.page-box img.page-image');
@@ -95,6 +122,7 @@ describe('web app: the asset page media (PDF pages, video)', { skip }, () => {
   let browser: Browser;
   let call: Call;
   const ids: Record<string, string> = {};
+  let commonBody: Record<string, unknown> = {};
 
   before(async () => {
     server = await startServer();
@@ -106,6 +134,8 @@ describe('web app: the asset page media (PDF pages, video)', { skip }, () => {
     const common = { metadataTemplateId: template.templateId, securityTemplateIds: [security[0]!.templateId] };
     ids.report = (await uploadAsset(call, 'harbour-report.pdf', makePdf(3), common)).objectId;
     ids.clip = (await uploadAsset(call, 'testcard.mp4', await makeVideo(), common)).objectId;
+    ids.tone = (await uploadAsset(call, 'tone.m4a', await makeAudio(), common)).objectId;
+    commonBody = common;
     ids.broken = (
       await uploadAsset(
         call,
@@ -251,6 +281,77 @@ describe('web app: the asset page media (PDF pages, video)', { skip }, () => {
     await page.evaluate(() => (document.querySelector('video.media') as HTMLVideoElement).pause());
     await screenshot(page, 'asset-media-06-video');
     assert.deepEqual(await axe(page), []);
+    assert.deepEqual(browser.problems, []);
+  });
+
+  it('plays a real audio file from its web version: currentTime advances, no media error', async () => {
+    const { page } = browser;
+    const tone = await call('GET', `/v1/asset/${ids.tone}`);
+    assert.equal(tone.renditionsState, 'ready');
+    assert.ok(tone.renditions.audioProxy, 'the AAC web version was made');
+    await page.goto(`${server.url}/app/asset/${ids.tone}`);
+    const audio = await page.waitForSelector('audio.media[src]');
+    assert.match((await audio.getAttribute('src'))!, /\/v1\/content\/[^/]+\/audioProxy\?/);
+    await page.waitForFunction(
+      () => (document.querySelector('audio.media') as HTMLAudioElement).readyState >= 1,
+      undefined,
+      { timeout: 60_000 },
+    );
+    const duration = await page.evaluate(() => (document.querySelector('audio.media') as HTMLAudioElement).duration);
+    assert.ok(Math.abs(duration - 3) < 0.5, `the whole tone (${duration} s)`);
+    await page.evaluate(() => {
+      const a = document.querySelector('audio.media') as HTMLAudioElement;
+      a.muted = true;
+      void a.play();
+    });
+    await page.waitForFunction(
+      () => {
+        const a = document.querySelector('audio.media') as HTMLAudioElement;
+        return a.currentTime > 0.3 || a.error !== null;
+      },
+      undefined,
+      { timeout: 60_000 },
+    );
+    const state = await page.evaluate(() => {
+      const a = document.querySelector('audio.media') as HTMLAudioElement;
+      return { time: a.currentTime, error: a.error?.message ?? a.error?.code ?? null };
+    });
+    assert.equal(state.error, null);
+    assert.ok(state.time > 0.3, `currentTime advanced (${state.time})`);
+    await page.evaluate(() => (document.querySelector('audio.media') as HTMLAudioElement).pause());
+    await screenshot(page, 'asset-media-07-audio');
+    assert.deepEqual(await axe(page), []);
+    assert.deepEqual(browser.problems, []);
+  });
+
+  it('an asset opened while it is analysed shows its pages as soon as they exist, without a reload', async () => {
+    const { page } = browser;
+    // The page is opened before the file's bytes arrive: nothing to show yet.
+    const created = await call<{ data: { objectId: string; url: string } }>('POST', '/v1/assets/asset', {
+      filename: 'arriving.pdf',
+      ...commonBody,
+    });
+    const id = created.data.objectId;
+    let navigations = 0;
+    const count = (frame: { parentFrame(): unknown }) => {
+      if (!frame.parentFrame()) navigations++;
+    };
+    await page.goto(`${server.url}/app/asset/${id}`);
+    await page.waitForSelector('h1.asset-title');
+    page.on('framenavigated', count);
+    try {
+      const put = await fetch(created.data.url, {
+        method: 'PUT',
+        body: new Blob([makePdf(2) as Uint8Array<ArrayBuffer>]),
+      });
+      assert.ok(put.ok, `PUT: ${put.status}`);
+      // The page looks again by itself (1 s, then less often) and shows page 1 once rendered.
+      await pageShown(page, 1, 2);
+      assert.equal(navigations, 0, 'no reload');
+    } finally {
+      page.off('framenavigated', count);
+    }
+    await screenshot(page, 'asset-media-08-arrived-without-reload');
     assert.deepEqual(browser.problems, []);
   });
 });
