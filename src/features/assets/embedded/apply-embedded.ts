@@ -7,6 +7,7 @@ import { fromJson } from '../../../core/db/json.ts';
 import type { Deps } from '../../../deps.ts';
 import { applyChanges } from '../assets.service.ts';
 import { securityOf } from '../assets.repo.ts';
+import { readXmpByExifTool, xmpNeedsExifTool } from './xmp-by-exiftool.ts';
 import { embeddedPatch, templateOf, withEmbedded, type LegacyItem } from '../metadata-seam/metadata-seam.ts';
 import { EMBEDDED_JOB, mayHoldEmbedded, readEmbedded } from './read-embedded.ts';
 
@@ -37,7 +38,10 @@ export async function runEmbeddedMetadata(deps: Deps, job: JobPayload<typeof EMB
   try {
     const file = join(dir, 'source');
     await pipeline(stream, createWriteStream(file));
-    const values = await readEmbedded(file);
+    let values = await readEmbedded(file);
+    // HEIC/HEIF: exifr reads their EXIF but not their XMP item; ExifTool reads it (keywords, rights…).
+    if (xmpNeedsExifTool(asset.content_type) && !Object.keys(values).some((k) => k.startsWith('XMP-')))
+      values = { ...(await readXmpByExifTool(file)), ...values };
     if (Object.keys(values).length === 0) return;
     // Read again: the user may have edited the asset while the file was read.
     const fresh = await deps.db.selectFrom('assets').selectAll().where('id', '=', asset.id).executeTakeFirst();

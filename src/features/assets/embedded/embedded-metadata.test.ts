@@ -90,13 +90,48 @@ forEachEngine('assets: embedded IPTC, XMP and EXIF metadata in and back out', (c
     const read = await readEmbedded(heic);
     assert.equal(read['EXIF:Artist'], 'Heic Artist', JSON.stringify(read));
     assert.equal(read['EXIF:Copyright'], 'Heic copyright');
-    // exifr does not read XMP packets inside HEIC (EXIF only): keywords in a HEIC's XMP are not mapped.
+    // exifr reads the EXIF of a HEIC; its XMP is read through ExifTool (the next test).
     const created = await uploadAsset(ctx(), org, heic, 'phone.heic');
     await worker.drain();
     const values = await simple(created.objectId);
     assert.equal(values.Description, 'A HEIC from a phone');
     assert.equal(values.Creator, 'Heic Artist');
     assert.equal(values.Copyright, 'Heic copyright');
+  });
+
+  it('reads the XMP of a HEIC (keywords, title, usage terms) through ExifTool, where exifr reads none: searchable at once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'tessera-heic-xmp-'));
+    const et = new ExifTool({ maxProcs: 1 });
+    let heic: Buffer;
+    try {
+      const file = join(dir, 'photo.heic');
+      await writeFile(
+        file,
+        await readFile(new URL('../../../../test/fixtures/media/sample-64x48.heic', import.meta.url)),
+      );
+      await et.write(
+        file,
+        {
+          'XMP-dc:Subject': ['lighthouse', 'coastline'],
+          'XMP-dc:Title': 'Lighthouse at dawn',
+          'XMP-xmpRights:UsageTerms': 'Web only',
+        } as never,
+        { writeArgs: ['-overwrite_original'] },
+      );
+      heic = await readFile(file);
+    } finally {
+      await et.end();
+      await rm(dir, { recursive: true, force: true });
+    }
+    const read = await readEmbedded(heic);
+    assert.equal(read['XMP-dc:Subject'], undefined, 'exifr alone does not see the XMP of a HEIC');
+    const created = await uploadAsset(ctx(), org, heic, 'dawn.heic');
+    await worker.drain();
+    const values = await simple(created.objectId);
+    assert.deepEqual(values.Keywords, ['lighthouse', 'coastline']);
+    assert.equal(values.Title, 'Lighthouse at dawn');
+    assert.equal(values['Usage Terms'], 'Web only');
+    assert.equal((await search({ searchTerm: ['coastline'] })).totalCount, 1);
   });
 
   it('maps XMP and EXIF of a JPEG and a TIFF onto the Default template at upload: searchable, facetable, keywords a list, in both encodings', async () => {
