@@ -95,4 +95,69 @@ describe('web app: a multipart upload survives a reload and a lost connection', 
     assert.ok(download.equals(bytes), 'byte-identical content');
     assert.deepEqual(browser.problems, []);
   });
+
+  it('waits while the browser is offline and resumes when it is back, without sending stored parts again', async () => {
+    const { page, context } = browser;
+    const bytes = randomBytes(3 * PART + 4321);
+    const file = join(dir, 'offline-cut.bin');
+    writeFileSync(file, bytes);
+    await page.goto(`${server.url}/app/`);
+    await page.waitForSelector('#user-menu');
+    const sent: string[] = [];
+    const onRequest = (request: { url(): string; method(): string }) => {
+      const part = /\/parts\/(\d+)\?/.exec(request.url());
+      if (part && request.method() === 'PUT') sent.push(part[1]!);
+    };
+    page.on('request', onRequest);
+    // The network goes away as soon as part 2 starts: part 1 is stored, part 2 fails.
+    let cut = false;
+    let stored = '';
+    const cutAtPart2 = async (route: { continue(): Promise<void>; abort(): Promise<void> }) => {
+      if (!cut) {
+        cut = true;
+        await context.setOffline(true);
+      }
+      await route.abort();
+    };
+    await page.route(/\/parts\/2\?/, cutAtPart2);
+    try {
+      await page.click('#upload-button');
+      await page.setInputFiles('#file-input', file);
+      await page.waitForSelector('.queue-item[data-state="waiting"]', { timeout: 60_000 });
+      assert.equal(await page.evaluate(() => navigator.onLine), false);
+      stored = await page.evaluate(
+        () =>
+          new Promise<string>((resolve) => {
+            const open = indexedDB.open('tessera-uploads');
+            open.onsuccess = () => {
+              const all = open.result.transaction('queue').objectStore('queue').getAll();
+              all.onsuccess = () => resolve(all.result[0]?.objectId);
+            };
+          }),
+      );
+      await screenshot(page, 'resume-03-offline-waiting');
+      // Offline for a while: nothing is sent, the item keeps waiting (no failure, no lost progress).
+      const before = sent.length;
+      await page.waitForTimeout(1500);
+      assert.equal(sent.length, before, 'nothing is sent while offline');
+      assert.equal(await page.locator('.queue-item[data-state="failed"]').count(), 0);
+      await page.unroute(/\/parts\/2\?/, cutAtPart2);
+      sent.length = 0;
+      // Back online: the 'online' event resumes the queue at once.
+      await context.setOffline(false);
+      await page.waitForSelector('.queue-item[data-state="done"]', { timeout: 120_000 });
+    } finally {
+      page.off('request', onRequest);
+      await context.setOffline(false);
+    }
+    assert.deepEqual([...new Set(sent)].sort(), ['2', '3', '4'], 'part 1 was not sent again');
+    await screenshot(page, 'resume-04-back-online-done');
+    const call = await apiAs(server.url);
+    const id = stored;
+    assert.ok(id, 'the asset exists');
+    const link = await call<{ presignedURL: string }>('GET', `/v1/asset/${id}/content`);
+    const download = Buffer.from(await (await fetch(new URL(link.presignedURL, server.url))).arrayBuffer());
+    assert.ok(download.equals(bytes), 'byte-identical content');
+    assert.deepEqual(browser.problems, []);
+  });
 });
