@@ -123,6 +123,16 @@ describe('web app in a real browser', { skip }, () => {
     await screenshot(page, '06-list');
     await page.click('button:has-text("Grid")');
     await page.click('button:has-text("Clear filters")');
+    // Each new query's answer is measured from its arrival to the frame that shows it (printed, not asserted).
+    const paints = await page.evaluate(() =>
+      performance.getEntriesByName('tessera:search-paint').map((e) => Math.round(e.duration * 10) / 10),
+    );
+    assert.ok(paints.length >= 3, `every search answer is measured (${paints.length})`);
+    const sorted = [...paints].sort((a, b) => a - b);
+    console.log(
+      `search answer painted after the API's answer: ${paints.length} searches, median ${sorted[Math.floor(sorted.length / 2)]} ms, ` +
+        `max ${sorted.at(-1)} ms (target: within 100 ms)`,
+    );
   });
 
   it('switches to the dark theme and fits a phone', async () => {
