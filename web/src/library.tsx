@@ -228,7 +228,9 @@ export function Library({ query, setQuery, selection, setSelection, revision, to
           <h1 id="library-title" class="count">
             <span class="visually-hidden">{t('library.title')}: </span>
             {results.total < 0
-              ? t('app.loading')
+              ? error
+                ? t('library.unavailable')
+                : t('app.loading')
               : results.total === 1
                 ? t('library.count.one')
                 : t('library.count', { count: results.total.toLocaleString() })}

@@ -29,6 +29,7 @@ export const en = {
   'search.placeholder': 'Search by word, file name, "phrase" or prefix*',
   'library.title': 'Library',
   'library.count': '{count} assets',
+  'library.unavailable': 'Not loaded',
   'library.count.one': '1 asset',
   'library.empty': 'Nothing here yet. Drop files anywhere on this page, or use Upload.',
   'library.noMatch': 'No asset matches this search.',

@@ -215,6 +215,9 @@ describe('web app in a real browser', { skip }, () => {
     await page.click('button:has-text("Add selection to collection")');
     await page.waitForSelector('.notice:has-text("Added 3 assets to Spring campaign")');
     await page.click('.mainnav a:has-text("Collections")');
+    await page.waitForSelector('.collection-list a:has-text("Spring campaign")');
+    await screenshot(page, '12a-collections-list');
+    assert.deepEqual(await axe(page), []);
     await page.click('.collection-list a:has-text("Spring campaign")');
     await page.waitForFunction(() => document.querySelectorAll('.member').length === 3);
     const before = await page.$$eval('.member', (els) => els.map((e) => e.getAttribute('data-file-id')));
@@ -243,6 +246,37 @@ describe('web app in a real browser', { skip }, () => {
     assert.equal(zip!.status, 200);
     assert.match(zip!.headers.get('content-type') ?? '', /zip/);
     await page.click('.mainnav a:has-text("Library")');
+  });
+
+  it('says so when the library cannot be loaded, and loads again once the API answers', async () => {
+    const { page } = browser;
+    const fail = (route: { fulfill(r: { status: number; contentType: string; body: string }): Promise<void> }) =>
+      route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        body: JSON.stringify({
+          status: 'error',
+          code: 'service_unavailable',
+          message: 'The database is not answering',
+        }),
+      });
+    await page.route(/\/v1\/search\/keyword/, fail);
+    try {
+      await page.fill('#search', 'beach');
+      const alert = await page.waitForSelector('.results [role="alert"]', { timeout: 20_000 });
+      assert.match((await alert.textContent()) ?? '', /database is not answering/i);
+      assert.equal(
+        await page.textContent('.toolbar .count .visually-hidden + *, .toolbar .count'),
+        'Library: Not loaded',
+      );
+      await screenshot(page, '13-library-error');
+      assert.deepEqual(await axe(page), []);
+    } finally {
+      await page.unroute(/\/v1\/search\/keyword/, fail);
+    }
+    await page.fill('#search', '');
+    await page.waitForFunction(() => document.querySelector('.toolbar .count')?.textContent?.includes('6 assets'));
+    assert.equal(await page.locator('.results [role="alert"]').count(), 0, 'the error is gone once it loads');
   });
 
   it('signs out, and the refresh token no longer works', async () => {
