@@ -17,13 +17,13 @@ interface Action {
   errors?: { objectId?: string; id?: string; message?: string }[];
 }
 
-/** Set, add or clear one attribute (and the template) on the selection, watched as an Action with per-item results. */
+/** Set, add, remove (one value of many) or clear one attribute (and the template) on the selection, watched as an Action with per-item results. */
 export function BulkEdit({ ids, onClose }: { ids: string[]; onClose: (changed: boolean) => void }) {
   const [templates, setTemplates] = useState<Template[]>([]);
   const [vocabs, setVocabs] = useState<Map<string, Vocabulary>>(new Map());
   const [templateId, setTemplateId] = useState('');
   const [attributeId, setAttributeId] = useState('');
-  const [mode, setMode] = useState<'replace' | 'append' | 'clear'>('replace');
+  const [mode, setMode] = useState<'replace' | 'append' | 'remove' | 'clear'>('replace');
   const [value, setValue] = useState('');
   const [action, setAction] = useState<Action | null>(null);
   const [error, setError] = useState<string | null>(null);
@@ -58,7 +58,7 @@ export function BulkEdit({ ids, onClose }: { ids: string[]; onClose: (changed: b
             metadataDefinitionId: attribute.id,
             metadataDefinitionValue:
               vocab && v !== null ? (Array.isArray(v) ? v.map((name) => ({ valueName: name })) : { valueName: v }) : v,
-            operation: mode === 'append' ? 'append' : 'replace',
+            operation: mode === 'append' || mode === 'remove' ? mode : 'replace',
           },
         ];
       }
@@ -131,7 +131,8 @@ export function BulkEdit({ ids, onClose }: { ids: string[]; onClose: (changed: b
             >
               <option value="replace">{t('bulk.mode.set')}</option>
               <option value="append">{t('bulk.mode.add')}</option>
-              <option value="clear">{t('bulk.mode.remove')}</option>
+              <option value="remove">{t('bulk.mode.remove')}</option>
+              <option value="clear">{t('bulk.mode.clear')}</option>
             </select>
           </div>
           {mode !== 'clear' && (

@@ -192,9 +192,27 @@ describe('web app in a real browser', { skip }, () => {
     await screenshot(page, '11-bulk-edit');
     assert.deepEqual(await axe(page), []);
     await page.click('.modal button:has-text("Close")');
+    // Add two keywords to the six, then remove one of them: the other stays.
+    const bulk = async (mode: string, value: string) => {
+      await page.click('#bulk-edit');
+      await page.waitForSelector('#bulk-title');
+      await page.selectOption('#bulk-attribute', { label: 'Keywords' });
+      await page.selectOption('#bulk-mode', mode);
+      await page.fill('#bulk-value', value);
+      await page.click('.modal button[type=submit]');
+      await page.waitForSelector('#bulk-result:has-text("Done: 6 changed, 0 failed")', { timeout: 30_000 });
+      await page.click('.modal button:has-text("Close")');
+    };
+    await bulk('append', 'spring');
+    await bulk('append', 'launch');
+    await bulk('remove', 'spring');
     await page.keyboard.press('Escape');
     await page.fill('#search', 'marketing');
     await page.waitForFunction(() => document.querySelector('.toolbar .count')?.textContent?.includes('6 assets'));
+    await page.fill('#search', 'launch');
+    await page.waitForFunction(() => document.querySelector('.toolbar .count')?.textContent?.includes('6 assets'));
+    await page.fill('#search', 'spring');
+    await page.waitForFunction(() => document.querySelector('.toolbar .count')?.textContent?.includes('0 assets'));
     await page.fill('#search', '');
     await page.waitForFunction(() => document.querySelector('.toolbar .count')?.textContent?.includes('6 assets'));
   });

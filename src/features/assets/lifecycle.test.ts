@@ -458,6 +458,108 @@ forEachEngine(
       );
     });
 
+    it('bulk edit removes values (operation remove): one keyword of many, a vocabulary value by name, a security template; never the last template', async () => {
+      const { id: templateId, attr } = await defaultTemplate(ctx(), org);
+      const extra = await ctx().inject({
+        method: 'POST',
+        url: '/v1/security/template',
+        headers: org.admin.headers,
+        payload: { templateName: `Partners ${Math.random().toString(36).slice(2, 8)}` },
+      });
+      assert.ok(extra.statusCode < 300, extra.body);
+      const extraId = (json(extra).templateId ?? json(extra).data?.templateId) as string;
+      assert.ok(extraId, extra.body);
+      const made = async (keywords: string[]) =>
+        (
+          await createAsset(ctx(), org, {
+            metadata: [
+              { metadataDefinitionId: attr('keywords'), metadataDefinitionValue: keywords },
+              { metadataDefinitionId: attr('usage_rights'), metadataDefinitionValue: { valueName: 'Royalty Free' } },
+            ],
+            securityTemplateIds: [org.defaultTemplateId, extraId],
+          })
+        ).objectId;
+      const a = await made(['sea', 'draft', 'sunset']);
+      const b = await made(['draft']);
+      const c = await made(['city']);
+      const res = await ctx().inject({
+        method: 'PATCH',
+        url: '/v1/asset',
+        headers: org.admin.headers,
+        payload: {
+          metadataTemplateId: templateId,
+          objectIds: [a, b, c],
+          metadataDocument: [
+            { metadataDefinitionId: attr('keywords'), metadataDefinitionValue: ['draft'], operation: 'remove' },
+            {
+              metadataDefinitionId: attr('usage_rights'),
+              metadataDefinitionValue: { valueName: 'Royalty Free' },
+              operation: 'remove',
+            },
+          ],
+          securityTemplateIds: [extraId],
+          securityTemplateOp: 'remove',
+        },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      await worker.drain();
+      const action = json(await get(ctx(), org, `/v1/action/${json(res).jobId}`));
+      assert.deepEqual(action.result, { updated: 3, failed: 0, total: 3 }, JSON.stringify(action));
+      const read = async (id: string) => json(await get(ctx(), org, `/v1/asset/${id}`)).metadataDenormalized;
+      assert.deepEqual((await read(a)).keywords, ['sea', 'sunset'], 'the others stay, in order');
+      assert.ok(
+        [undefined, null, ''].includes((await read(a)).usage_rights) || (await read(a)).usage_rights?.length === 0,
+      );
+      assert.ok([undefined, null].includes((await read(b)).keywords) || (await read(b)).keywords.length === 0);
+      assert.deepEqual((await read(c)).keywords, ['city'], 'an asset without the value keeps its own');
+      const security = await ctx()
+        .deps.db.selectFrom('asset_security')
+        .select(['asset_id', 'template_id'])
+        .where('asset_id', 'in', [a, b, c])
+        .execute();
+      assert.equal(security.length, 3, 'each asset keeps the default template');
+      assert.ok(
+        security.every((r) => r.template_id === org.defaultTemplateId),
+        'the removed template left every asset',
+      );
+
+      // Removing the last security template is an item error; the asset keeps it.
+      const last = await ctx().inject({
+        method: 'PATCH',
+        url: '/v1/asset',
+        headers: org.admin.headers,
+        payload: {
+          metadataTemplateId: templateId,
+          objectIds: [a],
+          securityTemplateIds: [org.defaultTemplateId],
+          securityTemplateOp: 'remove',
+        },
+      });
+      assert.equal(last.statusCode, 200, last.body);
+      await worker.drain();
+      const refused = json(await get(ctx(), org, `/v1/action/${json(last).jobId}`));
+      assert.deepEqual(refused.result, { updated: 0, failed: 1, total: 1 });
+      assert.match(refused.errors[0].message, /at least one security template/);
+      // A value that is not a value of the attribute's vocabulary is a 400 naming it, before any work.
+      const bad = await ctx().inject({
+        method: 'PATCH',
+        url: '/v1/asset',
+        headers: org.admin.headers,
+        payload: {
+          metadataTemplateId: templateId,
+          objectIds: [a],
+          metadataDocument: [
+            {
+              metadataDefinitionId: attr('usage_rights'),
+              metadataDefinitionValue: { valueName: 'No such' },
+              operation: 'remove',
+            },
+          ],
+        },
+      });
+      assert.equal(bad.statusCode, 400, bad.body);
+    });
+
     it('brings assets in line when metadata definition changes are applied (POST /v1/metadata/apply)', async () => {
       const { attr } = await defaultTemplate(ctx(), org);
       const a = await createAsset(ctx(), org, {

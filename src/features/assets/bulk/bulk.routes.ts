@@ -10,7 +10,10 @@ import { legacyTableInputDoc, legacyValueInputDoc } from '../../metadata/index.t
 const tags = ['assets'];
 const write = errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict');
 
-const Op = Type.Union([Type.Literal('replace'), Type.Literal('append')]);
+const Op = Type.Union([Type.Literal('replace'), Type.Literal('append'), Type.Literal('remove')], {
+  description:
+    "replace (the default) sets the value; append adds to what each asset has (multi-value attributes, tables, text); remove takes the given values out (Tessera's extension; for securityTemplateOp, removes those templates)",
+});
 const BulkEditBody = Type.Object({
   metadataTemplateId: Type.String({ maxLength: 100 }),
   objectIds: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: 100_000 }),

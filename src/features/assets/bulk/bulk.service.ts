@@ -23,7 +23,13 @@ import {
 import { assetVisibleTo, callerPermissions } from '../access.ts';
 import { contentHeld, findAsset, securityOf } from '../assets.repo.ts';
 import { applyChanges, checkTemplates } from '../assets.service.ts';
-import { preparePatch, project, templateForWrite, type LegacyItem } from '../metadata-seam/metadata-seam.ts';
+import {
+  normalizeItem,
+  preparePatch,
+  project,
+  templateForWrite,
+  type LegacyItem,
+} from '../metadata-seam/metadata-seam.ts';
 import { RENDITIONS_JOB } from '../upload/uploads.service.ts';
 import { renditionPrefix } from '../renditions/job/renditions.ts';
 import { recordedError } from '../../../core/recorded-error.ts';
@@ -42,10 +48,10 @@ export interface BulkEditInput {
     metadataDefinitionId: string;
     metadataDefinitionValue?: unknown;
     metadataDefinitionTableValue?: unknown[][];
-    operation?: 'replace' | 'append';
+    operation?: 'replace' | 'append' | 'remove';
   }[];
   securityTemplateIds?: string[];
-  securityTemplateOp?: 'replace' | 'append';
+  securityTemplateOp?: 'replace' | 'append' | 'remove';
 }
 
 /** PATCH /v1/asset: validates the edit once, then runs it over every asset as an Action. */
@@ -119,6 +125,32 @@ function appendItem(t: CompiledTemplate, old: LegacyItem | undefined, change: Le
   return change;
 }
 
+/**
+ * `remove`: the given values leave the attribute (a multi-value attribute keeps the others; a
+ * single value equal to the given one is cleared; table rows equal to the given ones are dropped).
+ * Values are compared as the template stores them, so a vocabulary value may be named or given by id.
+ */
+function removeItem(t: CompiledTemplate, old: LegacyItem | undefined, change: LegacyItem): LegacyItem {
+  const keep = (value: unknown) =>
+    ({ metadataDefinitionId: change.metadataDefinitionId, metadataDefinitionValue: value }) as LegacyItem;
+  if (!old) return keep(null);
+  const given = normalizeItem(t, change, 'metadataDocument');
+  if (!given) return old;
+  const key = (v: unknown) => JSON.stringify(v);
+  if (given.metadataDefinitionTableValue) {
+    const drop = new Set(given.metadataDefinitionTableValue.map(key));
+    return {
+      ...old,
+      metadataDefinitionTableValue: (old.metadataDefinitionTableValue ?? []).filter((r) => !drop.has(key(r))),
+    };
+  }
+  const a = old.metadataDefinitionValue;
+  const b = given.metadataDefinitionValue;
+  const drop = new Set((Array.isArray(b) ? b : [b]).map(key));
+  if (Array.isArray(a)) return { ...old, metadataDefinitionValue: a.filter((v) => !drop.has(key(v))) } as LegacyItem;
+  return drop.has(key(a)) ? keep(null) : old;
+}
+
 async function bulkEditWork(deps: Deps, ctx: ActionContext) {
   const input = ctx.input as BulkEditInput & { total: number };
   const principal = ctx.createdBy ? await loadUserPrincipal(deps.db, ctx.createdBy) : null;
@@ -170,7 +202,9 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
       const patch = (input.metadataDocument ?? []).map(({ operation, ...item }) =>
         operation === 'append'
           ? appendItem(t, byId.get(item.metadataDefinitionId), item as LegacyItem)
-          : (item as LegacyItem),
+          : operation === 'remove'
+            ? removeItem(t, byId.get(item.metadataDefinitionId), item as LegacyItem)
+            : (item as LegacyItem),
       );
       const prepared = preparePatch(principal, t, patch, current, 'metadataDocument');
       let templates: string[] | undefined;
@@ -178,7 +212,11 @@ async function bulkEditWork(deps: Deps, ctx: ActionContext) {
         templates =
           input.securityTemplateOp === 'append'
             ? [...new Set([...security!.templateIds, ...input.securityTemplateIds])]
-            : input.securityTemplateIds;
+            : input.securityTemplateOp === 'remove'
+              ? security!.templateIds.filter((id) => !input.securityTemplateIds!.includes(id))
+              : input.securityTemplateIds;
+      if (templates && templates.length === 0)
+        throw new Error('An asset keeps at least one security template: removing these would leave none');
       if (templates) await assertMayApplyTemplates(deps.db, principal, permissions, security!.templateIds, templates);
       const from = cursor;
       await applyChanges(

@@ -101,6 +101,17 @@ export function preparePatch(
   return { doc: r.document, denormalized: denormalizeWith(t, r.document) };
 }
 
+/**
+ * One item as the template stores it (vocabulary values by name or id resolved, dates and numbers
+ * in their stored form), checked like a patch of that item alone; a bad value throws the same
+ * 400 naming `field`. For comparing values a caller sent with stored ones (bulk edit's remove).
+ */
+export function normalizeItem(t: CompiledTemplate, item: LegacyItem, field: string): LegacyItem | undefined {
+  const r = validateMetadata(t, [item], { mode: 'patch', current: [], path: field });
+  if (!r.ok) throw metadataInvalid(r.problems);
+  return r.document.find((i) => i.metadataDefinitionId === item.metadataDefinitionId);
+}
+
 /** A document moved onto a (possibly different) template: attributes it lacks are dropped. */
 export function project(t: CompiledTemplate, doc: readonly LegacyItem[]): PreparedMetadata {
   const merged = mergeWith(t, doc);
