@@ -27,7 +27,7 @@ async function unreachable(page: Browser['page']): Promise<string[]> {
   const describe = () =>
     page.evaluate(() => {
       const label = (el: Element) =>
-        `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className ? `.${String(el.className).split(' ')[0]}` : ''}${el.getAttribute('href') ? `(${el.getAttribute('href')!.slice(0, 30)})` : ''}[${(el.getAttribute('aria-label') ?? (el as HTMLElement).innerText ?? (el as HTMLInputElement).name ?? '').trim().slice(0, 40)}]`;
+        `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className ? `.${String(el.className).split(' ')[0]}` : ''}${el.getAttribute('href') ? `(${el.getAttribute('href')!.slice(0, 30)})` : ''}[${(el.getAttribute('aria-label') ?? (el as HTMLElement).textContent ?? (el as HTMLInputElement).name ?? '').trim().slice(0, 40)}]`;
       const controls = [
         ...document.querySelectorAll<HTMLElement>(
           'a[href], button:not([disabled]), input:not([disabled]):not([type=hidden]), select:not([disabled]), textarea:not([disabled]), summary, [tabindex]:not([tabindex="-1"])',
