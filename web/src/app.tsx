@@ -13,6 +13,7 @@ import {
 import { AdminPage } from './admin/loader.tsx';
 import { AssetPage } from './asset.tsx';
 import { BulkEdit } from './bulk.tsx';
+import { SelectionCdnPublish } from './cdn-publish.tsx';
 import { Collections, CollectionPage, AddToCollection } from './collections.tsx';
 import { Library } from './library.tsx';
 import { t } from './messages.ts';
@@ -341,6 +342,7 @@ function Shell({ user }: { user: User }) {
                   {t('bulk.button')}
                 </button>
                 <AddToCollection ids={selected} onDone={setNotice} />
+                <SelectionCdnPublish ids={selected} />
               </>
             }
           />

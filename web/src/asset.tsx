@@ -5,6 +5,7 @@ import { dateTime } from './format.ts';
 import { IMAGE_RENDITIONS, Preview, renditionNames } from './media-preview.tsx';
 import { Field, problemsByField, type Problems } from './metadata-fields.tsx';
 import { t } from './messages.ts';
+import { AssetCdnPublish } from './cdn-publish.tsx';
 import { linkClick, navigate } from './router.ts';
 import {
   attributesOf,
@@ -348,6 +349,7 @@ function Actions({
         >
           {t('asset.expose')}
         </button>
+        <AssetCdnPublish target={{ objectId: asset.objectId, filename: asset.filename }} disabled={deleted} />
         {deleted ? (
           <button
             type="button"

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import sharp from 'sharp';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,6 +14,7 @@ import {
   signIn,
   skip,
   startServer,
+  uploadAsset,
   type Browser,
   type Call,
   type RunningServer,
@@ -305,6 +307,71 @@ describe('administration: CDN (pull zones, purge, signed URLs, statistics) in a 
     assert.equal(await page.textContent('#total-requests'), '5');
     await screenshot(page, 'admin-cdn-02-statistics', true);
     assert.deepEqual(await axe(page), []);
+  });
+
+  it('publishes an asset from its page and a selection from the library, shows the CDN address, and unpublishes', async () => {
+    const { page } = browser;
+    const zoneName = `library-${Date.now().toString(36)}`;
+    const libraryZone = await admin<{ id: number }>('POST', '/v1/cdn/configure', {
+      name: zoneName,
+      region: 'de',
+      url: `https://${zoneName}.cdn.example.com`,
+    });
+    const security = await admin<{ templateId: string }[]>('GET', '/v1/security/template');
+    const templates = await admin<{ template: { templateId: string } }[]>('GET', '/v1/metadata/template');
+    const common = {
+      metadataTemplateId: templates[0]!.template.templateId,
+      securityTemplateIds: [security[0]!.templateId],
+    };
+    const bytes = await sharp({ create: { width: 120, height: 80, channels: 3, background: '#3bb273' } })
+      .jpeg()
+      .toBuffer();
+    const one = await uploadAsset(admin, 'hero.jpg', bytes, common);
+    const two = await uploadAsset(admin, 'second.jpg', bytes, common);
+
+    // From the asset page.
+    await page.goto(`${server.url}/app/asset/${one.objectId}`);
+    await page.click('#cdn-publish');
+    await page.selectOption('#cdn-publish-zone', { label: zoneName });
+    await page.click('#cdn-publish-run');
+    await page.waitForSelector('#cdn-publish-result');
+    const address = await page.inputValue('#cdn-publish-url');
+    assert.match(address, new RegExp(`${one.objectId}/hero\\.jpg$`));
+    await screenshot(page, 'admin-cdn-04-publish-from-asset');
+    assert.deepEqual(await axe(page), []);
+    // Served by the live edge under the zone's path, byte for byte.
+    const served = await until(async () => {
+      const res = await fetch(`${edge!.url}/${zoneName}/${one.objectId}/hero.jpg`);
+      return res.status === 200 ? Buffer.from(await res.arrayBuffer()) : null;
+    });
+    assert.ok(served.equals(bytes));
+    await page.click('#cdn-publish-unpublish');
+    await page.waitForSelector('#cdn-publish-result >> text=Unpublished');
+    await until(async () =>
+      (await fetch(`${edge!.url}/${zoneName}/${one.objectId}/hero.jpg`)).status === 404 ? true : null,
+    );
+
+    // A selection from the library.
+    await page.goto(`${server.url}/app/`);
+    await page.waitForSelector('.tile[data-asset-id]');
+    await page.click(`.tile[data-asset-id="${one.objectId}"]`);
+    await page.click(`.tile[data-asset-id="${two.objectId}"]`, { modifiers: ['Control'] });
+    await page.waitForSelector('.selectionbar:has-text("2 selected")');
+    await page.click('#cdn-publish-selection');
+    await page.selectOption('#cdn-selection-zone', { label: zoneName });
+    await page.click('#cdn-selection-run');
+    await page.waitForSelector('#cdn-selection-result');
+    const list = (await page.inputValue('#cdn-selection-url')).split('\n');
+    assert.equal(list.length, 2);
+    await screenshot(page, 'admin-cdn-05-publish-selection');
+    assert.deepEqual(await axe(page), []);
+    await until(async () => ((await fetch(`${edge!.url}/${zoneName}/${two.objectId}`)).status === 200 ? true : null));
+    await page.click('#cdn-selection-close');
+    await page.keyboard.press('Escape');
+    await admin('DELETE', `/v1/cdn/pullzones/${libraryZone.id}`);
+    // Back to the zone's page, where the next tests continue.
+    await page.goto(`${server.url}/app/admin/cdn/${zoneId}`);
+    await page.waitForSelector('#zone-form');
   });
 
   it('fits a phone and the dark theme', async () => {
