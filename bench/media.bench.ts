@@ -8,7 +8,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import exifr from 'exifr';
@@ -30,6 +30,7 @@ const media = parseConfig({
   TESSERA_DATA_DIR: tmpdir(),
   TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
 }).media;
+const load = () => `load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`;
 const dir = mkdtempSync(join(tmpdir(), 'tessera-media-bench-'));
 const ratioLegend = {
   'min ms':
@@ -178,7 +179,7 @@ if (only.includes('pdf')) {
     ),
   ];
   printTable(
-    `A 100-page PDF (${(readFileSync(file).length / 1024).toFixed(0)} KiB), ${PDF_RUNS} runs each, MuPDF WebAssembly (npm mupdf)`,
+    `A 100-page PDF (${(readFileSync(file).length / 1024).toFixed(0)} KiB), ${PDF_RUNS} runs each, MuPDF WebAssembly (npm mupdf); ${load()}`,
     HEADER,
     rows,
     ratioLegend,
@@ -247,7 +248,7 @@ if (only.includes('video')) {
     });
   const [d, o] = await paired(VIDEO_RUNS, direct, ours);
   printTable(
-    `A ${VIDEO_SECONDS} s 1080p25 H.264/AAC clip: poster + web proxy (H.264 veryfast, 1080p) + animated preview, ${VIDEO_RUNS} runs each after one untimed`,
+    `A ${VIDEO_SECONDS} s 1080p25 H.264/AAC clip: poster + web proxy (H.264 veryfast, 1080p) + animated preview, ${VIDEO_RUNS} runs each after one untimed; ${load()}`,
     HEADER,
     rowsOf(
       '',
@@ -310,7 +311,7 @@ if (only.includes('embedded')) {
   }
   const sample = await readEmbedded(files[0]!);
   printTable(
-    `Embedded metadata of 20 camera-size JPEGs (2000×1500, EXIF + XMP), read from disk ${EMBEDDED_READS} times per round, median of 5 rounds; ${Object.keys(sample).length} fields mapped per file`,
+    `Embedded metadata of 20 camera-size JPEGs (2000×1500, EXIF + XMP), read from disk ${EMBEDDED_READS} times per round, median of 5 rounds; ${Object.keys(sample).length} fields mapped per file; ${load()}`,
     ['path', 'files/s', 'vs reader alone'],
     [
       ['exifr.parse alone (same options)', fmt(percentile(a, 50), 0), '1.00'],

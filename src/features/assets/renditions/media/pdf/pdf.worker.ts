@@ -84,7 +84,9 @@ function runOwned(req: Request, own: <T extends Freeable>(value: T) => T) {
   const height = pix.getHeight();
   const stride = pix.getStride();
   const pixels = pix.getPixels();
-  const data = new Uint8Array(width * height * 3);
+  // Not zero-filled (every byte is written below); large enough to own its ArrayBuffer, which is
+  // transferred to the main thread rather than copied.
+  const data = Buffer.allocUnsafeSlow(width * height * 3);
   if (stride === width * 3) data.set(pixels.subarray(0, data.length));
   else for (let y = 0; y < height; y++) data.set(pixels.subarray(y * stride, y * stride + width * 3), y * width * 3);
   return {
