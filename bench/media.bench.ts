@@ -30,7 +30,10 @@ const media = parseConfig({
   TESSERA_DATA_DIR: tmpdir(),
   TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
 }).media;
-const load = () => `load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`;
+const load = () =>
+  `load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`;
 const dir = mkdtempSync(join(tmpdir(), 'tessera-media-bench-'));
 const ratioLegend = {
   'min ms':
