@@ -19,7 +19,7 @@ import { requestIdFor } from './core/http/request-id.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
 import { lazySchemas, type LazySchemas } from './core/http/lazy-schemas.ts';
 import { apiKeyResolver, apiKeyRoutes, registerApiKeyAlongsideUser } from './features/api-keys/index.ts';
-import { healthRoutes } from './features/health/index.ts';
+import { healthRoutes, metricsRoutes } from './features/health/index.ts';
 import { identityRoutes } from './features/identity/index.ts';
 import { authenticationRoutes, oauthRoutes, tokenResolver, wellKnownRoutes } from './features/auth/index.ts';
 import { webhookEventsDocument, webhookRoutes } from './features/webhooks/index.ts';
@@ -168,6 +168,18 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
     // Draining (SIGTERM): each answer ends its connection, so clients reconnect to another process.
     if (deps.lifecycle.draining) reply.header('connection', 'close');
   });
+  // Prometheus (GET /metrics): each answer by its route pattern, when metrics are on (core/metrics.ts).
+  const metrics = deps.metrics;
+  if (metrics)
+    app.addHook('onResponse', (request, reply, done) => {
+      metrics.observeRequest(
+        request.method,
+        request.routeOptions.url ?? 'unmatched',
+        reply.statusCode,
+        reply.elapsedTime / 1000,
+      );
+      done();
+    });
   registerErrorHandling(app);
   registerInputGuards(app);
   await app.register(helmet, { contentSecurityPolicy: false, global: true });
@@ -280,6 +292,7 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   );
 
   healthRoutes(app, deps);
+  metricsRoutes(app, deps);
   wellKnownRoutes(app, deps);
   webAppRoutes(app, deps);
 

@@ -26,7 +26,11 @@ import { seedOrganizationMetadata } from './features/metadata/index.ts';
 export class UsageError extends Error {}
 
 const USAGE = `Usage: tessera <command>
-  serve                                   migrate, then serve the API and run background workers
+  serve [--no-workers]                    migrate, then serve the API and (unless --no-workers) run the
+                                          background workers in the same process
+  worker [--concurrency N]                migrate, then run the background workers only (no HTTP listener);
+                                          N jobs at once (default TESSERA_JOB_CONCURRENCY, 4). Any number of
+                                          serve, worker and edge processes may share one database (docs/deploy.md)
   migrate                                 bring the database schema up to date
   edge                                    run a CDN edge server (EDGE_PORT, default 8081; EDGE_WORKERS processes)
   org create --name N --admin-username U --admin-email E --admin-password P

@@ -22,6 +22,13 @@ export interface Config {
   readonly secretKey: string | undefined;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly workers: boolean;
+  /**
+   * GET /metrics (docs/operations.md › Metrics) answers only a scraper that sends this as a Bearer token;
+   * unset, /metrics is off (404) and no request is counted.
+   */
+  readonly metricsToken: string | undefined;
+  /** `tessera worker` serves /healthz, /readyz and /metrics on this port when set (it has no API listener). */
+  readonly metricsPort: number | undefined;
   /** /readyz answers 503 when the data directory's disk has less free space than this (docs/operations.md › Health). */
   readonly readyMinFreeBytes: number;
   /** On SIGTERM, how long in-flight requests and job steps get to finish before the process exits (docs/operations.md › Stopping). */
@@ -200,9 +207,16 @@ export function parseConfig(env: Env = process.env): Config {
   if (secretKey !== undefined && secretKey.length < 32) {
     throw new ConfigError('TESSERA_SECRET_KEY', 'must be at least 32 characters long');
   }
+  const metricsToken = optional(env, 'TESSERA_METRICS_TOKEN');
+  if (metricsToken !== undefined && (metricsToken.length < 16 || metricsToken.length > 512 || /\s/.test(metricsToken))) {
+    throw new ConfigError('TESSERA_METRICS_TOKEN', 'must be 16 to 512 characters long, without spaces');
+  }
+  const metricsPort = optional(env, 'TESSERA_METRICS_PORT') === undefined ? undefined : integer(env, 'TESSERA_METRICS_PORT', 0, 0, 65535);
   return Object.freeze({
     port,
     host,
+    metricsToken,
+    metricsPort,
     dataDir,
     database: parseDatabase(env, dataDir),
     databaseTimeouts: {

@@ -9,6 +9,8 @@ import { createBlobStore, type BlobStore } from './core/storage/index.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
 import { createTempFiles, type TempFiles } from './core/temp.ts';
 import { Lifecycle } from './core/lifecycle.ts';
+import { createMetrics, type Metrics } from './core/metrics.ts';
+import { collectJobQueue } from './core/jobs/queue-metrics.ts';
 
 /** Everything a service needs from the outside world, built once by main.ts (or a test). */
 export interface Deps {
@@ -25,6 +27,8 @@ export interface Deps {
   readonly lifecycle: Lifecycle;
   /** Wake this process's job workers after committing new jobs. */
   readonly jobs: JobSignal;
+  /** Prometheus metrics (core/metrics.ts), kept only when TESSERA_METRICS_TOKEN turns /metrics on. */
+  readonly metrics: Metrics | undefined;
   /** This process's long-lived state (caches, batched writers), by feature: see src/runtime.ts. */
   readonly runtime: Runtime;
   /** Closes the runtime (writing what it batched), then the database. */
@@ -35,6 +39,8 @@ export interface DepsOverrides {
   clock?: Clock;
   log?: Log;
   poolSize?: number;
+  /** The process role named on the metrics (serve, api, worker): src/roles.ts. */
+  role?: string;
 }
 
 export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps {
@@ -52,6 +58,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     temp,
     lifecycle: new Lifecycle(),
     jobs: new JobSignal(),
+    metrics: config.metricsToken === undefined ? undefined : createMetrics(overrides.role ?? 'serve'),
     runtime: undefined as unknown as Runtime,
     close: async () => {
       try {
@@ -62,6 +69,16 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
       }
     },
   };
+  if (deps.metrics) {
+    const { gauges } = deps.metrics;
+    deps.metrics.onScrape(() => collectJobQueue(handle.db, deps.clock.now(), gauges.jobs, gauges.jobOldestAge));
+    deps.metrics.onScrape(() => {
+      const pool = handle.pool();
+      gauges.dbPool.set({ state: 'total' }, pool.total);
+      gauges.dbPool.set({ state: 'idle' }, pool.idle);
+      gauges.dbPool.set({ state: 'waiting' }, pool.waiting);
+    });
+  }
   // Built from the rest of deps (its factories keep the reference), then attached.
   const runtime = createRuntime(deps);
   deps.runtime = runtime;

@@ -17,6 +17,8 @@ import { seedMissingOrganizations, seedOrganizationMetadata } from './features/m
 import { startWorkers } from './workers.ts';
 import { drain, trackInFlight } from './shutdown.ts';
 import { sweepTemp } from './core/temp.ts';
+import { parseRole, RoleError } from './roles.ts';
+import { startWorkerEndpoint } from './worker-endpoint.ts';
 
 /** Temporary files a crashed earlier process left under `<data dir>/tmp` go at start (core/temp.ts). */
 async function sweepLeftovers(deps: Deps): Promise<void> {
@@ -29,10 +31,10 @@ async function sweepLeftovers(deps: Deps): Promise<void> {
 }
 
 /** Connects and migrates; a database that cannot be reached or opened is a one-line StartupError. */
-async function openDatabase(config: Config): Promise<Deps> {
+async function openDatabase(config: Config, role?: string): Promise<Deps> {
   let deps: Deps | undefined;
   try {
-    deps = createDeps(config);
+    deps = createDeps(config, { role });
     const applied = await migrateToLatest(deps.db);
     if (applied.length > 0) deps.log.info({ applied }, 'database migrated');
     const secret = await checkSecretKey(deps);
@@ -56,11 +58,12 @@ function secretMismatch(config: Config): StartupError {
   );
 }
 
+/** `tessera serve [--no-workers]`: the API, and (by default) the background workers in the same process. */
 async function serve(config: Config): Promise<void> {
   // Checked in the order a person would fix them, and before any first-run side effect.
   prepareDataDir(config.dataDir);
   await probeListen(config);
-  const deps = await openDatabase(config);
+  const deps = await openDatabase(config, config.workers ? 'serve' : 'api');
   await sweepLeftovers(deps);
   announceFirstRun(deps, await bootstrapFirstOrganization(deps, seedOrganizationMetadata));
   // Organizations made before metadata existed get its system group and Default template.
@@ -98,6 +101,41 @@ async function serve(config: Config): Promise<void> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
 }
 
+/**
+ * `tessera worker [--concurrency N]`: jobs only (renditions, Actions, webhook delivery, the search indexer,
+ * the audit sealer, the sweeps), no HTTP listener. Any number of workers and API processes may share one
+ * database and one bucket: jobs are claimed with renewed leases (core/jobs/worker.ts). SIGTERM stops
+ * claiming, gives running job steps TESSERA_DRAIN_TIMEOUT_MS, releases their leases and exits 0.
+ */
+async function work(config: Config): Promise<void> {
+  prepareDataDir(config.dataDir);
+  const deps = await openDatabase(config, 'worker');
+  await sweepLeftovers(deps);
+  const worker = startWorkers(deps);
+  const endpoint = config.metricsPort === undefined ? undefined : await startWorkerEndpoint(deps, config.metricsPort);
+  const address = endpoint?.address();
+  deps.log.info(
+    { concurrency: config.jobs.concurrency, port: typeof address === 'object' ? address?.port : undefined },
+    'worker started',
+  );
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    const force = setTimeout(() => process.exit(1), deps.config.drainTimeoutMs + 15_000);
+    force.unref();
+    deps.log.info({ signal }, 'worker stopping');
+    deps.lifecycle.draining = true;
+    await worker.stop(deps.config.drainTimeoutMs);
+    endpoint?.close();
+    await deps.close();
+    deps.log.info('worker stopped');
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop('SIGINT'));
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+}
+
 async function main(argv: string[]): Promise<void> {
   let config: Config;
   try {
@@ -118,6 +156,7 @@ async function main(argv: string[]): Promise<void> {
   }
   const known =
     command === 'serve' ||
+    command === 'worker' ||
     command === 'edge' ||
     command === 'migrate' ||
     (command === 'org' && sub === 'create') ||
@@ -129,10 +168,16 @@ async function main(argv: string[]): Promise<void> {
   }
   // Files Tessera writes (database, secret key, first-run credentials, blobs) are for this user only.
   process.umask(0o077);
-  if (command === 'serve') {
+  if (command === 'serve' || command === 'worker') {
     try {
-      return await serve(config);
+      const role = parseRole(command, argv.slice(1));
+      if (role.kind === 'worker') return await work({ ...config, workers: true, jobs: { ...config.jobs, ...role.jobs } });
+      return await serve(role.workers ? config : { ...config, workers: false });
     } catch (error) {
+      if (error instanceof RoleError) {
+        process.stderr.write(`${error.message}\n${(await cli()).usage()}\n`);
+        process.exit(2);
+      }
       if (!(error instanceof StartupError)) throw error;
       process.stderr.write(`${error.message}\n`);
       process.exit(2);
@@ -141,7 +186,7 @@ async function main(argv: string[]): Promise<void> {
   let deps: Deps;
   try {
     prepareDataDir(config.dataDir);
-    deps = await openDatabase(config);
+    deps = await openDatabase(config, command === 'edge' ? 'edge' : 'cli');
   } catch (error) {
     if (!(error instanceof StartupError)) throw error;
     process.stderr.write(`${error.message}\n`);

@@ -42,6 +42,8 @@ import {
 } from './origin/optimizer.ts';
 import { createUrlOrigin, type OriginFetcher, type OriginResponse } from './origin/origin.ts';
 import { EdgeStats, type CacheStatus } from './stats.ts';
+import { edgeScrape } from './edge-metrics.ts';
+import type { Metrics } from '../core/metrics.ts';
 import { bufferSource, sendFileRange, sendRange, sendStream } from './http/file-body.ts';
 import type { Readable } from 'node:stream';
 
@@ -51,6 +53,8 @@ export interface EdgeDeps {
   keys: Keyring;
   log: Log;
   allowPrivateTargets: boolean;
+  /** GET /metrics on the control port (edge-metrics.ts), with the token that opens it; absent: off (404). */
+  metrics?: { metrics: Metrics; token: string };
   /** Origin for asset-store zones (published assets only); absent until the assets feature is wired. */
   assetOrigin?: AssetOrigin;
 }
@@ -438,6 +442,14 @@ export class Edge {
           largestWholeRead: this.cache.largestWholeRead,
         }),
       );
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/metrics') {
+      const scrape = await edgeScrape(this.deps.metrics, req.headers.authorization, () => ({
+        totals: this.stats.totals,
+        cache: { objects: this.cache.size, ...this.cache.bytes },
+      }));
+      res.writeHead(scrape.status, scrape.headers).end(scrape.body);
       return;
     }
     if (

@@ -44,6 +44,10 @@ export async function runEdge(deps: Deps): Promise<void> {
     log: deps.log,
     allowPrivateTargets: deps.config.allowPrivateTargets,
     assetOrigin: deliveringAssetOrigin(deps),
+    metrics:
+      deps.metrics && deps.config.metricsToken !== undefined
+        ? { metrics: deps.metrics, token: deps.config.metricsToken }
+        : undefined,
   });
   const { port, controlUrl } = await edge.start();
   deps.log.info({ port, controlUrl, edgeId: edge.id, region: deps.config.edge.region }, 'edge listening');

@@ -44,6 +44,8 @@ export class EdgeStats {
   /** Bytes served per zone since the last flush (for monthly caps between syncs). */
   readonly unflushedBytes = new Map<number, number>();
   private flushing: Promise<void> = Promise.resolve();
+  /** Since this process started, never flushed (GET /metrics on the control port: edge-metrics.ts). */
+  readonly totals = { requests: 0, hits: 0, misses: 0, bytesServed: 0, hitBytes: 0, originFetches: 0, originBytes: 0 };
 
   /** Per zone: the counters of the hour last written (saves building map keys on every request). */
   private last = new Map<
@@ -62,13 +64,19 @@ export class EdgeStats {
       this.last.set(zoneId, cur);
     }
     const c = cur.c;
+    const t = this.totals;
     c.requests++;
     c.bytes_served += bytes;
+    t.requests++;
+    t.bytesServed += bytes;
     if (cache === 'HIT' || cache === 'STALE' || cache === 'REVALIDATED') {
       c.hits++;
       c.hit_bytes += bytes;
+      t.hits++;
+      t.hitBytes += bytes;
     } else if (cache === 'MISS' || cache === 'EXPIRED' || cache === 'BYPASS') {
       c.misses++;
+      t.misses++;
     }
     if (status < 300) c.status_2xx++;
     else if (status < 400) c.status_3xx++;
@@ -93,6 +101,8 @@ export class EdgeStats {
     if (!c) this.hourly.set(k, (c = zero()));
     c.origin_fetches++;
     c.bytes_origin += bytes;
+    this.totals.originFetches++;
+    this.totals.originBytes += bytes;
     c.origin_ms += Math.round(ms);
   }
 

@@ -88,6 +88,10 @@ export async function startEdge(
     log: createLog('silent'),
     allowPrivateTargets: true,
     assetOrigin: deliveringAssetOrigin(ctx.deps),
+    metrics:
+      ctx.deps.metrics && ctx.config.metricsToken !== undefined
+        ? { metrics: ctx.deps.metrics, token: ctx.config.metricsToken }
+        : undefined,
   });
   const { port } = await edge.start();
   return { edge, url: `http://127.0.0.1:${port}`, close: () => edge.stop() };

@@ -17,6 +17,8 @@ export type Engine = 'sqlite' | 'postgres';
 export interface DbHandle {
   readonly db: Db;
   readonly engine: Engine;
+  /** Connections of the pool by state (PostgreSQL; SQLite holds one connection, always in use). */
+  pool(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -72,7 +74,12 @@ export function connectDb(
     });
     const db = new Kysely<Database>({ dialect: tracked.dialect });
     tracked.register(db);
-    return { db, engine: 'postgres', close: () => db.destroy() };
+    return {
+      db,
+      engine: 'postgres',
+      pool: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+      close: () => db.destroy(),
+    };
   }
   if (config.file !== ':memory:') mkdirSync(dirname(config.file), { recursive: true });
   const SQLiteDatabase = require('better-sqlite3') as typeof SQLite;
@@ -86,7 +93,7 @@ export function connectDb(
   });
   const db = new Kysely<Database>({ dialect: tracked.dialect });
   tracked.register(db);
-  return { db, engine: 'sqlite', close: () => db.destroy() };
+  return { db, engine: 'sqlite', pool: () => ({ total: 1, idle: 0, waiting: 0 }), close: () => db.destroy() };
 }
 
 /**

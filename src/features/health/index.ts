@@ -1,1 +1,2 @@
 export { healthRoutes } from './health.routes.ts';
+export { metricsRoutes } from './metrics.routes.ts';

@@ -187,6 +187,12 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
         totals.succeeded += summary.succeeded;
         totals.failed += batch.length - summary.succeeded;
         totals.exhausted += summary.exhausted;
+        const delivered = deps.metrics?.webhookDeliveries;
+        if (delivered) {
+          delivered.inc({ outcome: 'succeeded' }, summary.succeeded);
+          delivered.inc({ outcome: 'retrying' }, summary.retrying);
+          delivered.inc({ outcome: 'exhausted' }, summary.exhausted);
+        }
         for (const id of summary.disabledEndpoints)
           states
             .get(id)
