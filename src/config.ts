@@ -208,10 +208,14 @@ export function parseConfig(env: Env = process.env): Config {
     throw new ConfigError('TESSERA_SECRET_KEY', 'must be at least 32 characters long');
   }
   const metricsToken = optional(env, 'TESSERA_METRICS_TOKEN');
-  if (metricsToken !== undefined && (metricsToken.length < 16 || metricsToken.length > 512 || /\s/.test(metricsToken))) {
+  if (
+    metricsToken !== undefined &&
+    (metricsToken.length < 16 || metricsToken.length > 512 || /\s/.test(metricsToken))
+  ) {
     throw new ConfigError('TESSERA_METRICS_TOKEN', 'must be 16 to 512 characters long, without spaces');
   }
-  const metricsPort = optional(env, 'TESSERA_METRICS_PORT') === undefined ? undefined : integer(env, 'TESSERA_METRICS_PORT', 0, 0, 65535);
+  const metricsPort =
+    optional(env, 'TESSERA_METRICS_PORT') === undefined ? undefined : integer(env, 'TESSERA_METRICS_PORT', 0, 0, 65535);
   return Object.freeze({
     port,
     host,

@@ -171,7 +171,8 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'serve' || command === 'worker') {
     try {
       const role = parseRole(command, argv.slice(1));
-      if (role.kind === 'worker') return await work({ ...config, workers: true, jobs: { ...config.jobs, ...role.jobs } });
+      if (role.kind === 'worker')
+        return await work({ ...config, workers: true, jobs: { ...config.jobs, ...role.jobs } });
       return await serve(role.workers ? config : { ...config, workers: false });
     } catch (error) {
       if (error instanceof RoleError) {

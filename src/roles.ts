@@ -3,9 +3,7 @@ import { parseArgs } from 'node:util';
 /** A command line that names a process role wrongly (`tessera worker --concurrency 0`): exit 2 with the usage. */
 export class RoleError extends Error {}
 
-export type Role =
-  | { kind: 'serve'; workers: boolean }
-  | { kind: 'worker'; jobs: { concurrency?: number } };
+export type Role = { kind: 'serve'; workers: boolean } | { kind: 'worker'; jobs: { concurrency?: number } };
 
 /**
  * The process roles (docs/deploy.md): `serve` (API + workers, the default), `serve --no-workers` (API only),

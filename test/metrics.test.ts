@@ -91,7 +91,11 @@ forEachEngine(
         const res = await ctx().inject({ method: 'GET', url: '/v1/user', headers: org.admin.headers });
         assert.equal(res.statusCode, 200);
       }
-      const missing = await ctx().inject({ method: 'GET', url: `/v1/asset/${newId(Date.now())}`, headers: org.admin.headers });
+      const missing = await ctx().inject({
+        method: 'GET',
+        url: `/v1/asset/${newId(Date.now())}`,
+        headers: org.admin.headers,
+      });
       assert.equal(missing.statusCode, 404);
       const samples = await scrape();
       const labels = { method: 'GET', route: '/v1/user', status: '200' };
@@ -137,14 +141,18 @@ forEachEngine(
       });
       assert.equal(created.statusCode, 200, created.body);
       const publish = () =>
-        ctx().deps.db.transaction().execute((trx) =>
-          publishEvent(trx, ctx().clock.now(), {
-            orgId: org.orgId,
-            type: 'asset.created',
-            actor: org.admin.userId,
-            data: { asset: { id: newId(Date.now()), filename: 'a.jpg', metadataTemplate: null, securityTemplates: [] } },
-          }),
-        );
+        ctx()
+          .deps.db.transaction()
+          .execute((trx) =>
+            publishEvent(trx, ctx().clock.now(), {
+              orgId: org.orgId,
+              type: 'asset.created',
+              actor: org.admin.userId,
+              data: {
+                asset: { id: newId(Date.now()), filename: 'a.jpg', metadataTemplate: null, securityTemplates: [] },
+              },
+            }),
+          );
       await publish();
       await publish();
       await runDeliveryOnce(ctx().deps);
@@ -168,7 +176,8 @@ forEachEngine(
     it("the edge's control port serves its hits, misses and bytes", async () => {
       const zone = await makeZone(ctx(), org, origin);
       origin.set('/m.txt', 'x'.repeat(1000), { 'cache-control': 'max-age=60' });
-      for (let i = 0; i < 3; i++) assert.equal((await (await fetch(`${edge.url}/${zone.name}/m.txt`)).text()).length, 1000);
+      for (let i = 0; i < 3; i++)
+        assert.equal((await (await fetch(`${edge.url}/${zone.name}/m.txt`)).text()).length, 1000);
       const url = `${edge.edge.controlUrl}/metrics`;
       assert.equal((await fetch(url)).status, 401);
       const res = await fetch(url, { headers: { authorization: `Bearer ${TOKEN}` } });

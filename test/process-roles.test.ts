@@ -33,7 +33,8 @@ forEachEngine('process roles', (ctx) => {
       const child = spawnTessera(args, tesseraEnv(ctx(), { PORT: '0' }));
       assert.equal(await child.exited, 2, `${args.join(' ')}:\n${child.output()}`);
       assert.match(child.output(), /Usage: tessera/);
-      if (args[1] === '--concurrency') assert.match(child.output(), /--concurrency must be a whole number from 1 to 256/);
+      if (args[1] === '--concurrency')
+        assert.match(child.output(), /--concurrency must be a whole number from 1 to 256/);
     }
   });
 
@@ -78,14 +79,24 @@ forEachEngine('process roles', (ctx) => {
       assert.equal(started[1], '2');
       await until('the worker to finish the jobs', async () => ((await pendingJobs()) === 0 ? true : undefined)).catch(
         async (error: Error) => {
-          const jobs = await ctx().deps.db.selectFrom('jobs').select(['type', 'status', 'attempts', 'last_error', 'run_at']).where('org_id', '=', org.orgId).execute();
+          const jobs = await ctx()
+            .deps.db.selectFrom('jobs')
+            .select(['type', 'status', 'attempts', 'last_error', 'run_at'])
+            .where('org_id', '=', org.orgId)
+            .execute();
           throw new Error(`${error.message}\n${JSON.stringify(jobs)}\n${worker?.output().slice(-3000)}`);
         },
       );
 
       // The API process serves what the worker made.
-      const detail = (await (await fetch(`${base}/v1/asset/${asset.objectId}`, { headers })).json()) as Record<string, unknown>;
-      assert.ok(JSON.stringify(detail).includes('thumbnail') || JSON.stringify(detail).includes('rendition'), JSON.stringify(detail).slice(0, 400));
+      const detail = (await (await fetch(`${base}/v1/asset/${asset.objectId}`, { headers })).json()) as Record<
+        string,
+        unknown
+      >;
+      assert.ok(
+        JSON.stringify(detail).includes('thumbnail') || JSON.stringify(detail).includes('rendition'),
+        JSON.stringify(detail).slice(0, 400),
+      );
 
       // The worker has no API listener, only its health and metrics port.
       const wbase = `http://127.0.0.1:${metricsPort}`;

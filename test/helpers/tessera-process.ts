@@ -59,7 +59,11 @@ export function spawnTessera(args: string[], env: Record<string, string>): Tesse
             resolve(match);
           } else if (child.exitCode !== null || child.signalCode !== null) {
             done();
-            reject(new Error(`tessera ${args.join(' ')} exited (${child.exitCode ?? child.signalCode}) before ${pattern}:\n${out}`));
+            reject(
+              new Error(
+                `tessera ${args.join(' ')} exited (${child.exitCode ?? child.signalCode}) before ${pattern}:\n${out}`,
+              ),
+            );
           }
         };
         const timer = setTimeout(() => {
