@@ -11,6 +11,7 @@ import {
   signOutEverywhere,
 } from './auth.ts';
 import { AdminPage } from './admin/loader.tsx';
+import { AdaptiveTemplatesRoute } from './adaptive-template-action.tsx';
 import { AssetPage } from './asset.tsx';
 import { BulkEdit } from './bulk.tsx';
 import { SelectionCdnPublish } from './cdn-publish.tsx';
@@ -226,6 +227,13 @@ function Shell({ user }: { user: User }) {
             {t('nav.collections')}
           </a>
           <a
+            href="/app/templates"
+            aria-current={route.page === 'templates' || route.page === 'template' ? 'page' : undefined}
+            onClick={(e) => linkClick(e, '/app/templates')}
+          >
+            {t('nav.templates')}
+          </a>
+          <a
             href="/app/admin"
             aria-current={route.page === 'admin' ? 'page' : undefined}
             onClick={(e) => linkClick(e, '/app/admin')}
@@ -352,6 +360,8 @@ function Shell({ user }: { user: User }) {
         )}
         {route.page === 'collections' && <Collections />}
         {route.page === 'collection' && <CollectionPage id={route.id} />}
+        {route.page === 'templates' && <AdaptiveTemplatesRoute />}
+        {route.page === 'template' && <AdaptiveTemplatesRoute id={route.id} />}
         {route.page === 'admin' && <AdminPage section={route.section} id={route.id} user={user} />}
       </main>
       {bulkOpen && (

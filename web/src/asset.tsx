@@ -6,6 +6,7 @@ import { IMAGE_RENDITIONS, Preview, renditionNames } from './media-preview.tsx';
 import { Field, problemsByField, type Problems } from './metadata-fields.tsx';
 import { t } from './messages.ts';
 import { AssetCdnPublish } from './cdn-publish.tsx';
+import { AdaptiveTemplateAction } from './adaptive-template-action.tsx';
 import { linkClick, navigate } from './router.ts';
 import {
   attributesOf,
@@ -350,6 +351,7 @@ function Actions({
           {t('asset.expose')}
         </button>
         <AssetCdnPublish target={{ objectId: asset.objectId, filename: asset.filename }} disabled={deleted} />
+        <AdaptiveTemplateAction asset={asset} disabled={deleted} onNotice={onNotice} />
         {deleted ? (
           <button
             type="button"

@@ -2,10 +2,12 @@
  * Every text the app shows, in one catalog ready for translation: a translator copies `en`, keeps
  * the keys, and translates the values. `{name}` marks a value filled in at run time.
  */
+import { adaptiveEn } from './adaptive-templates.messages.ts';
 import { adminEn } from './admin/messages.ts';
 
 export const en = {
   ...adminEn,
+  ...adaptiveEn,
   'app.name': 'Tessera',
   'app.loading': 'Loading…',
   'app.skip': 'Skip to content',

@@ -6,6 +6,8 @@ export type Route =
   | { page: 'asset'; id: string }
   | { page: 'collections' }
   | { page: 'collection'; id: string }
+  | { page: 'templates' }
+  | { page: 'template'; id: string }
   | { page: 'admin'; section: string; id?: string }
   | { page: 'callback' };
 
@@ -16,6 +18,8 @@ export function parseRoute(path: string): Route {
   if (first === 'asset' && second) return { page: 'asset', id: decodeURIComponent(second) };
   if (first === 'collections' && second) return { page: 'collection', id: decodeURIComponent(second) };
   if (first === 'collections') return { page: 'collections' };
+  if (first === 'templates' && second) return { page: 'template', id: decodeURIComponent(second) };
+  if (first === 'templates') return { page: 'templates' };
   if (first === 'admin')
     return {
       page: 'admin',
