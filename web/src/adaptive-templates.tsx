@@ -127,7 +127,9 @@ export function TemplatesPage() {
                   </a>
                   <span class="muted small">
                     {x.kind.toUpperCase()} ·{' '}
-                    {x.fields.length === 1 ? t('adaptive.fields.one') : t('adaptive.fields', { count: x.fields.length })}{' '}
+                    {x.fields.length === 1
+                      ? t('adaptive.fields.one')
+                      : t('adaptive.fields', { count: x.fields.length })}{' '}
                     · {x.filename}
                   </span>
                   {x.metadataDocument.description && <span class="small">{x.metadataDocument.description}</span>}
@@ -353,7 +355,8 @@ export function TemplatePage({ id }: { id: string }) {
         setValues(Object.fromEntries(x.fields.map((f) => [f.name, f.default])));
       },
       (e) =>
-        live && setError(e instanceof ApiError && (e.status === 404 || e.status === 400) ? t('adaptive.notFound') : reason(e)),
+        live &&
+        setError(e instanceof ApiError && (e.status === 404 || e.status === 400) ? t('adaptive.notFound') : reason(e)),
     );
     void mayUpload().then((ok) => live && setAllowed(ok));
     return () => {
@@ -448,7 +451,10 @@ export function TemplatePage({ id }: { id: string }) {
       if (!response.ok) {
         const problem = await errorOf(response);
         if (problem.status === 400 && problem.details.length > 0) {
-          const found = problemsOf(problem.details, template.fields.map((f) => f.name));
+          const found = problemsOf(
+            problem.details,
+            template.fields.map((f) => f.name),
+          );
           setProblems(found);
           if (found['']) setPreviewProblem(found['']);
         } else setPreviewProblem(t('common.error', { reason: problem.message }));

@@ -160,7 +160,10 @@ describe('adaptive templates in a real browser', { skip }, () => {
 
     await page.fill('#f-headline', 'Autumn deals');
     await page.fill('#f-subline', 'Everything 20% off');
-    await page.waitForFunction((src) => document.querySelector('#adaptive-preview')?.getAttribute('src') !== src, first.src);
+    await page.waitForFunction(
+      (src) => document.querySelector('#adaptive-preview')?.getAttribute('src') !== src,
+      first.src,
+    );
     await page.waitForSelector('#adaptive-preview-box[data-state="ready"]');
     const second = await previewBytes(page);
     assert.notEqual(second.hash, first.hash, 'the preview changed');
@@ -173,7 +176,10 @@ describe('adaptive templates in a real browser', { skip }, () => {
     // The colour picker writes into the colour field.
     await page.fill('input[aria-label="Pick a colour for Background"]', '#1e7a46');
     assert.equal(await page.inputValue('#f-background'), '#1e7a46');
-    await page.waitForFunction((src) => document.querySelector('#adaptive-preview')?.getAttribute('src') !== src, second.src);
+    await page.waitForFunction(
+      (src) => document.querySelector('#adaptive-preview')?.getAttribute('src') !== src,
+      second.src,
+    );
 
     // A value longer than the field takes: the API's message lands on that field.
     await page.fill('#f-subline', 'x'.repeat(201));
@@ -209,9 +215,7 @@ describe('adaptive templates in a real browser', { skip }, () => {
     const saved = new Uint8Array(await (await fetch(presignedURL)).arrayBuffer());
     assert.equal(
       sha(saved),
-      sha(
-        await render({ f_background: '#1e7a46', f_headline: 'Autumn deals', f_subline: 'Everything 20% off' }),
-      ),
+      sha(await render({ f_background: '#1e7a46', f_headline: 'Autumn deals', f_subline: 'Everything 20% off' })),
     );
     assert.notEqual(sha(saved), sha(await render({})));
     const links = await admin<{ primaryId: string; secondaryId: string; linkType: string }[]>(
@@ -290,7 +294,10 @@ describe('adaptive templates in a real browser', { skip }, () => {
       await viewer.page.waitForSelector('#adaptive-refused >> text=it takes the Upload privilege');
       await viewer.page.waitForSelector('.adaptive-card >> text=Spring banner');
       assert.equal(await viewer.page.$('#adaptive-register'), null, 'no register form');
-      assert.equal(await viewer.page.getAttribute('button[aria-label="Delete template Spring banner"]', 'disabled'), '');
+      assert.equal(
+        await viewer.page.getAttribute('button[aria-label="Delete template Spring banner"]', 'disabled'),
+        '',
+      );
       await screenshot(viewer.page, 'adaptive-09-refused-list');
       assert.deepEqual(await axe(viewer.page), []);
       await viewer.page.click('.adaptive-card a.adaptive-name');
