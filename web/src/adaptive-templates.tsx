@@ -134,7 +134,7 @@ export function TemplatesPage() {
                   </span>
                   {x.metadataDocument.description && <span class="small">{x.metadataDocument.description}</span>}
                   {asking === x.templateId ? (
-                    <span class="row" role="group" aria-label={t('adaptive.deleteQuestion', { name })}>
+                    <span class="row">
                       <span class="small">{t('adaptive.deleteQuestion', { name })}</span>
                       <button type="button" class="danger" onClick={() => void remove(x)}>
                         {t('adaptive.deleteConfirm', { name })}

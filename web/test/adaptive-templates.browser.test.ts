@@ -114,7 +114,7 @@ describe('adaptive templates in a real browser', { skip }, () => {
     // Nothing chosen: the picker says so.
     await page.click('#adaptive-register-submit');
     await page.waitForSelector('#adaptive-asset-error >> text=Choose an SVG asset first.');
-    await page.check('input[name="adaptive-asset"][value="' + ids.banner + '"]');
+    await page.check(`input[name="adaptive-asset"][value="${ids.banner}"]`);
     await page.fill('#adaptive-name', 'Spring banner');
     await page.fill('#adaptive-description', 'Social media banner, 600 × 314');
     await page.click('#adaptive-register-submit');
