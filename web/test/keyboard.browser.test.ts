@@ -109,6 +109,7 @@ describe('web app: every control is reachable with the keyboard', { skip }, () =
     ['the library', '/app/', '.tile img'],
     ['an asset page', 'ASSET', 'h1.asset-title'],
     ['the collections', '/app/collections', 'h1'],
+    ['the adaptive templates', '/app/templates', '#adaptive-register'],
     ['administration', '/app/admin', 'h1'],
   ] as const) {
     it(`${name}: Tab reaches every visible control`, async () => {
