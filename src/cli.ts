@@ -1,8 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Type, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import type { Config } from './config.ts';
 import type { Deps } from './deps.ts';
+import { createBackup, restoreBackup } from './core/backup/index.ts';
 import { audit } from './core/audit.ts';
 import { isUniqueViolation } from './core/db/connect.ts';
 import { newId } from './core/ids.ts';
@@ -41,6 +44,11 @@ const USAGE = `Usage: tessera <command>
               the user's sessions; the way back in when the first administrator's password is lost
   audit verify [--org ORG]                seals, then recomputes each organization's audit hash chain;
               prints the first broken link and exits 1 when one is broken (docs/audit.md)
+  backup --out DIR                        a consistent copy of a running embedded installation (SQLite
+              database, every blob with its SHA-256, the secret key, manifest.json) into a new or
+              empty folder; with PostgreSQL or S3 see docs/operations.md › "Backup and restore"
+  restore --from DIR [--force]            verifies a backup (every blob's SHA-256), then restores it into
+              an empty TESSERA_DATA_DIR (--force: replace the installation there; stop it first)
   help                                    this text (also: no command at all)
 
 Configuration comes from environment variables (README.md, "Configuration"): TESSERA_DATA_DIR,
@@ -251,4 +259,19 @@ export async function auditVerify(deps: Deps, argv: string[]): Promise<{ ok: boo
   }
   if (orgs.length === 0) lines.push('No audit trail yet');
   return { ok, text: lines.join('\n') };
+}
+
+/** `tessera backup --out DIR` (core/backup): runs beside a serving installation. */
+export async function backupCommand(config: Config, argv: string[]): Promise<{ ok: boolean; text: string }> {
+  const { values } = parseArgs({ args: argv, options: { out: { type: 'string' } } });
+  const out = required(values, 'out');
+  const { ok, text } = await createBackup(config, resolve(out));
+  return { ok, text };
+}
+
+/** `tessera restore --from DIR [--force]` (core/backup). */
+export async function restoreCommand(config: Config, argv: string[]): Promise<string> {
+  const { values } = parseArgs({ args: argv, options: { from: { type: 'string' }, force: { type: 'boolean' } } });
+  const from = required(values, 'from');
+  return (await restoreBackup(config, resolve(from), { force: values.force === true })).text;
 }

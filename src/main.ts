@@ -136,6 +136,30 @@ async function work(config: Config): Promise<void> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
 }
 
+async function fileCommand(config: Config, command: 'backup' | 'restore', args: string[]): Promise<void> {
+  const { backupCommand, restoreCommand, usage, UsageError } = await import('./cli.ts');
+  const { BackupError } = await import('./core/backup/index.ts');
+  try {
+    if (command === 'backup') {
+      const { ok, text } = await backupCommand(config, args);
+      process.stdout.write(`${text}\n`);
+      if (!ok) process.exitCode = 1;
+    } else {
+      process.stdout.write(`${await restoreCommand(config, args)}\n`);
+    }
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`${(error as Error).message}\n${usage()}\n`);
+      process.exitCode = 2;
+    } else if (error instanceof BackupError) {
+      process.stderr.write(`tessera ${command}: ${error.message}\n`);
+      process.exitCode = 1;
+    } else {
+      throw error;
+    }
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   let config: Config;
   try {
@@ -161,7 +185,9 @@ async function main(argv: string[]): Promise<void> {
     command === 'migrate' ||
     (command === 'org' && sub === 'create') ||
     (command === 'user' && (sub === 'create' || sub === 'reset-password')) ||
-    (command === 'audit' && sub === 'verify');
+    (command === 'audit' && sub === 'verify') ||
+    command === 'backup' ||
+    command === 'restore';
   if (!known) {
     process.stderr.write(`Unknown command: ${argv.join(' ')}\n${(await cli()).usage()}\n`);
     process.exit(2);
@@ -184,6 +210,8 @@ async function main(argv: string[]): Promise<void> {
       process.exit(2);
     }
   }
+  // Backup and restore work on files, beside a serving process or before one: no migration, no deps.
+  if (command === 'backup' || command === 'restore') return fileCommand(config, command, argv.slice(1));
   let deps: Deps;
   try {
     prepareDataDir(config.dataDir);
