@@ -92,7 +92,14 @@ export async function createBackup(config: BackupConfig, out: string): Promise<B
   } finally {
     db.close();
   }
-  const missing = referenced.filter((r) => !copied.has(r.blob_key)).map((r) => ({ key: r.blob_key, assetId: r.id }));
+  // An upload completing during the backup commits its asset, then moves the staged object to the
+  // asset's key: a snapshot taken in between refers to a key that appears a moment later.
+  const absent = () => referenced.filter((r) => !copied.has(r.blob_key));
+  for (let attempt = 0; attempt < 3 && absent().length > 0; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await copyNew();
+  }
+  const missing = absent().map((r) => ({ key: r.blob_key, assetId: r.id }));
 
   let secretKey: BackupManifest['secretKey'] = 'none';
   if (config.secretKey !== undefined) secretKey = 'environment';
