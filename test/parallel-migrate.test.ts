@@ -17,7 +17,9 @@ import { migrations } from '../src/core/db/migrations/index.ts';
 
 for (const engine of ENGINES) {
   describe(`migrations from many processes at once [${engine.name}]`, { skip: engine.skip }, () => {
-    it('one process migrates, the others wait and find nothing left; each migration recorded once', { timeout: 180_000 }, async () => {
+    it('one process migrates, the others wait and find nothing left; each migration recorded once', {
+      timeout: 180_000,
+    }, async () => {
       const dataDir = mkdtempSync(join(tmpdir(), 'tessera-migrate-'));
       const pgDb = engine.name === 'postgres' ? await createPgDatabase() : undefined;
       const databaseUrl = pgDb ? pgDb.url : `sqlite:${join(dataDir, 'tessera.sqlite')}`;
