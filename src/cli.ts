@@ -3,9 +3,10 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Type, type TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
-import type { Config } from './config.ts';
-import type { Deps } from './deps.ts';
-import { createBackup, restoreBackup } from './core/backup/index.ts';
+import { ConfigError, parseStorageSetting, type Config } from './config.ts';
+import { createDeps, type Deps } from './deps.ts';
+import { createBackup, migrateToPostgres, restoreBackup } from './core/backup/index.ts';
+import { syncSearchIndex } from './features/search/index.ts';
 import { audit } from './core/audit.ts';
 import { isUniqueViolation } from './core/db/connect.ts';
 import { newId } from './core/ids.ts';
@@ -49,6 +50,11 @@ const USAGE = `Usage: tessera <command>
               empty folder; with PostgreSQL or S3 see docs/operations.md › "Backup and restore"
   restore --from DIR [--force]            verifies a backup (every blob's SHA-256), then restores it into
               an empty TESSERA_DATA_DIR (--force: replace the installation there; stop it first)
+  migrate-to-postgres --to postgres://… [--storage s3://bucket/prefix?endpoint=…&region=…|file:/dir]
+              moves an embedded installation (stop it first) into a new, empty PostgreSQL database
+              and, with --storage, its blobs into that store (credentials as for TESSERA_STORAGE);
+              verifies every table (rows and checksum) and every blob's SHA-256 read back, prints
+              the report and exits 1 on any mismatch
   help                                    this text (also: no command at all)
 
 Configuration comes from environment variables (README.md, "Configuration"): TESSERA_DATA_DIR,
@@ -274,4 +280,51 @@ export async function restoreCommand(config: Config, argv: string[]): Promise<st
   const { values } = parseArgs({ args: argv, options: { from: { type: 'string' }, force: { type: 'boolean' } } });
   const from = required(values, 'from');
   return (await restoreBackup(config, resolve(from), { force: values.force === true })).text;
+}
+
+/**
+ * `tessera migrate-to-postgres --to URL [--storage URL]` (core/backup): the search index is rebuilt
+ * on the target by the search feature's own indexer, run to completion.
+ */
+export async function migrateToPostgresCommand(
+  config: Config,
+  argv: string[],
+  log: (line: string) => void,
+): Promise<{ ok: boolean; text: string }> {
+  const { values } = parseArgs({ args: argv, options: { to: { type: 'string' }, storage: { type: 'string' } } });
+  const to = required(values, 'to');
+  if (!/^postgres(ql)?:\/\//.test(to)) throw new UsageError(`--to must be a postgres:// URL (got "${to}")`);
+  try {
+    new URL(to);
+  } catch {
+    throw new UsageError('--to is not a valid postgres:// URL');
+  }
+  let storage: Config['storage'] | undefined;
+  if (typeof values.storage === 'string') {
+    try {
+      storage = parseStorageSetting(values.storage, config.dataDir);
+    } catch (error) {
+      if (error instanceof ConfigError) throw new UsageError(error.message.replace('TESSERA_STORAGE', '--storage'));
+      throw error;
+    }
+  }
+  const target: Config = {
+    ...config,
+    database: { kind: 'postgres', url: to },
+    storage: storage ?? config.storage,
+    workers: false,
+  };
+  return migrateToPostgres(config, {
+    targetUrl: to,
+    targetStorage: storage,
+    log,
+    rebuildSearchIndex: async () => {
+      const deps = createDeps(target, { poolSize: 2 });
+      try {
+        while ((await syncSearchIndex(deps)) > 0) {}
+      } finally {
+        await deps.close();
+      }
+    },
+  });
 }

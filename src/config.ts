@@ -326,6 +326,11 @@ function parseDatabase(env: Env, dataDir: string): Config['database'] {
   throw new ConfigError('DATABASE_URL', 'must start with postgres://, postgresql:// or sqlite:');
 }
 
+/** A storage setting given another way than TESSERA_STORAGE (`tessera migrate-to-postgres --storage`), same syntax and credentials. */
+export function parseStorageSetting(value: string, dataDir: string, env: Env = process.env): Config['storage'] {
+  return parseStorage({ ...env, TESSERA_STORAGE: value }, dataDir);
+}
+
 function parseStorage(env: Env, dataDir: string): Config['storage'] {
   const value = optional(env, 'TESSERA_STORAGE');
   if (value === undefined) return { kind: 'local', dir: resolve(dataDir, 'blobs') };

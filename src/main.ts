@@ -136,12 +136,19 @@ async function work(config: Config): Promise<void> {
   process.once('SIGTERM', () => void stop('SIGTERM'));
 }
 
-async function fileCommand(config: Config, command: 'backup' | 'restore', args: string[]): Promise<void> {
-  const { backupCommand, restoreCommand, usage, UsageError } = await import('./cli.ts');
+async function fileCommand(
+  config: Config,
+  command: 'backup' | 'restore' | 'migrate-to-postgres',
+  args: string[],
+): Promise<void> {
+  const { backupCommand, migrateToPostgresCommand, restoreCommand, usage, UsageError } = await import('./cli.ts');
   const { BackupError } = await import('./core/backup/index.ts');
   try {
-    if (command === 'backup') {
-      const { ok, text } = await backupCommand(config, args);
+    if (command === 'backup' || command === 'migrate-to-postgres') {
+      const { ok, text } =
+        command === 'backup'
+          ? await backupCommand(config, args)
+          : await migrateToPostgresCommand(config, args, (line) => process.stderr.write(`${line}\n`));
       process.stdout.write(`${text}\n`);
       if (!ok) process.exitCode = 1;
     } else {
@@ -187,7 +194,8 @@ async function main(argv: string[]): Promise<void> {
     (command === 'user' && (sub === 'create' || sub === 'reset-password')) ||
     (command === 'audit' && sub === 'verify') ||
     command === 'backup' ||
-    command === 'restore';
+    command === 'restore' ||
+    command === 'migrate-to-postgres';
   if (!known) {
     process.stderr.write(`Unknown command: ${argv.join(' ')}\n${(await cli()).usage()}\n`);
     process.exit(2);
@@ -211,7 +219,8 @@ async function main(argv: string[]): Promise<void> {
     }
   }
   // Backup and restore work on files, beside a serving process or before one: no migration, no deps.
-  if (command === 'backup' || command === 'restore') return fileCommand(config, command, argv.slice(1));
+  if (command === 'backup' || command === 'restore' || command === 'migrate-to-postgres')
+    return fileCommand(config, command, argv.slice(1));
   let deps: Deps;
   try {
     prepareDataDir(config.dataDir);
