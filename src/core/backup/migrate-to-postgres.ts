@@ -391,7 +391,7 @@ function parentsFirst(
       });
       if (ready) {
         out.push(row);
-        refs.forEach((r, i) => placed[i]!.add(String(row[r.to])));
+        for (const [i, r] of refs.entries()) placed[i]!.add(String(row[r.to]));
       } else {
         next.push(row);
       }
