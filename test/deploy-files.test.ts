@@ -40,7 +40,10 @@ function interpolate(value: string, vars: Record<string, string>): string {
 
 describe('deployment files', () => {
   const compose = parse(read('deploy/compose.yaml'), { merge: true }) as {
-    services: Record<string, { image?: string; command?: string[]; environment?: Record<string, string>; ports?: string[] }>;
+    services: Record<
+      string,
+      { image?: string; command?: string[]; environment?: Record<string, string>; ports?: string[] }
+    >;
   };
   const tessera = Object.entries(compose.services).filter(([, s]) => s.image === 'tessera:latest');
   const vars = exampleEnv();
@@ -78,7 +81,9 @@ describe('deployment files', () => {
   });
 
   it("nginx: the upstreams are exactly the compose file's API services, on their port", () => {
-    const upstreams = [...read('deploy/nginx.conf').matchAll(/^\s*server\s+([\w.-]+):(\d+)/gm)].map((m) => `${m[1]}:${m[2]}`);
+    const upstreams = [...read('deploy/nginx.conf').matchAll(/^\s*server\s+([\w.-]+):(\d+)/gm)].map(
+      (m) => `${m[1]}:${m[2]}`,
+    );
     const apis = tessera.filter(([, s]) => s.command?.[0] === 'serve').map(([name]) => `${name}:8080`);
     assert.deepEqual(upstreams.sort(), apis.sort());
     assert.equal(compose.services.proxy?.ports?.[0], '8080:8080');
@@ -93,7 +98,8 @@ describe('deployment files', () => {
     const port = /PORT=(\d+)/.exec(text)?.[1];
     assert.match(text, new RegExp(`^EXPOSE ${port}$`, 'm'));
     const ignored = read('.dockerignore');
-    for (const path of ['node_modules', '.git', 'data']) assert.ok(ignored.split('\n').includes(path), `.dockerignore: ${path}`);
+    for (const path of ['node_modules', '.git', 'data'])
+      assert.ok(ignored.split('\n').includes(path), `.dockerignore: ${path}`);
   });
 
   it('systemd: each unit starts a real role with valid flags from the shared environment file', () => {
