@@ -3,6 +3,7 @@ import { audit } from '../../../core/audit.ts';
 import type { Principal } from '../../../core/authz/principal.ts';
 import { notFound } from '../../../core/http/errors.ts';
 import { isUuid } from '../../../core/ids.ts';
+import { webAppClientRowId } from './clients/web-app-client.ts';
 
 /**
  * A person's consent to an OAuth client is what that client holds in their name: its open
@@ -14,6 +15,8 @@ import { isUuid } from '../../../core/ids.ts';
 export interface ConsentView {
   clientId: string;
   name: string;
+  /** The Tessera web app itself: revoking it signs the person out of the app. */
+  builtIn: boolean;
   /** Every scope granted across the client's open sessions. */
   scopes: string[];
   sessions: number;
@@ -48,6 +51,7 @@ export async function listConsents(deps: Deps, principal: Principal): Promise<{ 
       view = {
         clientId: row.client_id,
         name: row.name,
+        builtIn: row.client_id === webAppClientRowId(principal.orgId),
         scopes: [],
         sessions: 0,
         grantedEpoch: row.created_at,

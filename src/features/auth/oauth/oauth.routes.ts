@@ -20,12 +20,21 @@ import {
   OAuthClientCreatedSchema,
   OAuthClientListSchema,
   OAuthClientSchema,
+  OAuthClientSecretSchema,
+  OAuthClientUpdateSchema,
   OAuthErrorSchema,
   OAuthTokenResponseSchema,
   RevokeFormSchema,
   TokenFormSchema,
 } from './oauth.schemas.ts';
-import { createClient, deleteClient, getClient, listClients } from './clients/oauth-clients.service.ts';
+import {
+  createClient,
+  deleteClient,
+  getClient,
+  listClients,
+  rotateClientSecret,
+  updateClient,
+} from './clients/oauth-clients.service.ts';
 import { listConsents, revokeConsent } from './oauth-consents.service.ts';
 import { errorPage, loginPage, noticePage, pageSecurity, type LoginProvider } from './login-page/oauth.page.ts';
 import { endSession, type ProviderLogout } from './end-session.service.ts';
@@ -178,6 +187,47 @@ export async function oauthRoutes(v1: App, deps: Deps, hooks: OAuthHooks = {}): 
           },
         },
         async (request) => getClient(deps, principalOf(request), request.params.id),
+      );
+
+      app.patch(
+        '/clients/:id',
+        {
+          schema: {
+            operationId: 'UpdateOAuthClient',
+            tags,
+            summary: 'Rename an OAuth client or replace its redirect URIs (User Management)',
+            params: ClientIdParamsSchema,
+            body: OAuthClientUpdateSchema,
+            response: {
+              200: Type.Ref('OAuthClient'),
+              ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict'),
+            },
+          },
+        },
+        async (request) =>
+          updateClient(deps, principalOf(request), request.params.id, request.body, clientIp(request)),
+      );
+
+      app.post(
+        '/clients/:id/secret',
+        {
+          // Nothing to send: a request without a body is the usual one.
+          preValidation: async (request) => {
+            request.body ??= {};
+          },
+          schema: {
+            operationId: 'RotateOAuthClientSecret',
+            tags,
+            summary: 'Give a confidential OAuth client a new secret, shown once; the old one stops working (User Management)',
+            params: ClientIdParamsSchema,
+            body: Type.Optional(Type.Object({}, { additionalProperties: false, description: 'Nothing: send no body' })),
+            response: {
+              200: OAuthClientSecretSchema,
+              ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'forbidden', 'not_found', 'conflict'),
+            },
+          },
+        },
+        async (request) => rotateClientSecret(deps, principalOf(request), request.params.id, clientIp(request)),
       );
 
       app.delete(

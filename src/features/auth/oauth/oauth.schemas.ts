@@ -25,10 +25,38 @@ export const OAuthClientSchema = Type.Object(
     name: Type.String(),
     redirectUris: Type.Array(Type.String()),
     confidential: Type.Boolean(),
+    builtIn: Type.Boolean({
+      description:
+        'The organization\'s "Tessera web app" client (client_id tessera-web): deleting it turns sign-in to the web app off',
+    }),
     createdEpoch: Type.Integer(),
   },
   { $id: 'OAuthClient', title: 'OAuthClient' },
 );
+
+export const OAuthClientUpdateSchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Shown on the consent page' })),
+    redirectUris: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), {
+        minItems: 1,
+        maxItems: 10,
+        description: 'Replaces the exact redirect URIs (https, or http on a loopback host)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const OAuthClientSecretSchema = Type.Object({
+  clientId: Type.String(),
+  clientSecret: Type.String({ description: 'The new secret, shown only once; the old one no longer works' }),
+  name: Type.String(),
+  redirectUris: Type.Array(Type.String()),
+  confidential: Type.Boolean(),
+  builtIn: Type.Boolean(),
+  createdEpoch: Type.Integer(),
+});
 
 export const OAuthClientCreatedSchema = Type.Object({
   clientId: Type.String(),
@@ -36,6 +64,7 @@ export const OAuthClientCreatedSchema = Type.Object({
   name: Type.String(),
   redirectUris: Type.Array(Type.String()),
   confidential: Type.Boolean(),
+  builtIn: Type.Boolean(),
   createdEpoch: Type.Integer(),
 });
 
@@ -128,6 +157,9 @@ export const OAuthConsentListSchema = Type.Object(
       Type.Object({
         clientId: Type.String(),
         name: Type.String({ description: "The client's name, as on the consent page" }),
+        builtIn: Type.Boolean({
+          description: 'The Tessera web app itself: revoking this consent signs you out of the web app',
+        }),
         scopes: Type.Array(Type.String(), { description: 'Every scope granted across its open sessions' }),
         sessions: Type.Integer({ description: 'Open sessions the client holds for you' }),
         grantedEpoch: Type.Integer(),

@@ -5,6 +5,7 @@ import { forEachEngine, json, type TestContext } from '../../../../test/helpers/
 import { createTestOrg, createTestUser, type TestOrg } from '../../../../test/helpers/factories.ts';
 import { loginForm, oauthOptions, signInThroughPage } from '../../../../test/helpers/oauth.ts';
 import { securitySuite } from '../../../../test/helpers/security.ts';
+import { ensureWebAppClient, webAppClientRowId } from './clients/web-app-client.ts';
 
 const REDIRECT = 'http://127.0.0.1:9/callback';
 
@@ -382,6 +383,86 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
     }
   });
 
+  it("renames a client and replaces its redirect URIs: the old URI is refused, the new one works, bad ones name the field", async () => {
+    const org = await createTestOrg(ctx());
+    const registered = await registerClient(ctx(), org);
+    const NEW = 'http://127.0.0.1:9/new-callback';
+    const patch = (payload: unknown, id = registered.clientId) =>
+      ctx().inject({ method: 'PATCH', url: `/v1/oauth2/clients/${id}`, headers: org.admin.headers, payload });
+    const bad = await patch({ redirectUris: [NEW, 'http://example.com/cb'] });
+    assert.equal(bad.statusCode, 400, bad.body);
+    assert.equal(json(bad).details[0].field, 'body.redirectUris.1');
+    assert.equal((await patch({ name: '' })).statusCode, 400);
+    const changed = await patch({ name: 'Renamed', redirectUris: [NEW, NEW] });
+    assert.equal(changed.statusCode, 200, changed.body);
+    assert.deepEqual(
+      { name: json(changed).name, redirectUris: json(changed).redirectUris, builtIn: json(changed).builtIn },
+      { name: 'Renamed', redirectUris: [NEW], builtIn: false },
+    );
+    const shown = json(
+      await ctx().inject({ method: 'GET', url: `/v1/oauth2/clients/${registered.clientId}`, headers: org.admin.headers }),
+    );
+    assert.equal(shown.name, 'Renamed');
+    assert.deepEqual(shown.redirectUris, [NEW]);
+    const as = await discover(ctx());
+    const old = await authorizationUrl(as, registered.clientId);
+    const refused = await ctx().inject({ method: 'GET', url: old.url.pathname + old.url.search });
+    assert.equal(refused.statusCode, 400, 'the old redirect URI is no longer registered');
+    const fresh = await authorizationUrl(as, registered.clientId, { redirect_uri: NEW });
+    const page = await ctx().inject({ method: 'GET', url: fresh.url.pathname + fresh.url.search });
+    assert.equal(page.statusCode, 200, page.body);
+    assert.match(page.body, /Renamed/);
+    assert.equal((await patch({ name: 'x' }, '01a2082c-5ea1-7911-b418-8f733df68092')).statusCode, 404);
+  });
+
+  it('rotates a confidential client secret: the old secret stops working, the new one works, shown once', async () => {
+    const org = await createTestOrg(ctx());
+    const flow = await codeFlow(ctx(), org, org.admin, { confidential: true });
+    const rotate = (id: string) =>
+      ctx().inject({ method: 'POST', url: `/v1/oauth2/clients/${id}/secret`, headers: org.admin.headers });
+    const res = await rotate(flow.registered.clientId);
+    assert.equal(res.statusCode, 200, res.body);
+    const rotated = json(res);
+    assert.match(rotated.clientSecret, /^tcs_/);
+    assert.notEqual(rotated.clientSecret, flow.registered.clientSecret);
+    assert.equal(rotated.confidential, true);
+    const refresh = (secret: string) =>
+      oauth.refreshTokenGrantRequest(
+        flow.as,
+        flow.client,
+        oauth.ClientSecretBasic(secret),
+        flow.tokens.refresh_token!,
+        oauthOptions(ctx().app),
+      );
+    assert.equal((await refresh(flow.registered.clientSecret)).status, 401, 'the old secret is refused');
+    assert.equal((await refresh(rotated.clientSecret)).status, 200, 'the new secret works');
+    const listed = json(await ctx().inject({ method: 'GET', url: '/v1/oauth2/clients', headers: org.admin.headers }));
+    assert.equal(listed.clients[0].clientSecret, undefined);
+    // A public client has no secret to rotate.
+    const pub = await registerClient(ctx(), org);
+    const refused = await rotate(pub.clientId);
+    assert.equal(refused.statusCode, 409, refused.body);
+    assert.match(json(refused).message, /public client/);
+  });
+
+  it('shows the built-in web app client as built in, and refuses to edit it or give it a secret', async () => {
+    const org = await createTestOrg(ctx());
+    await ensureWebAppClient(ctx().deps.db, org.orgId, ctx().clock.now());
+    await registerClient(ctx(), org);
+    const listed = json(await ctx().inject({ method: 'GET', url: '/v1/oauth2/clients', headers: org.admin.headers }));
+    const builtIn = listed.clients.filter((c: { builtIn: boolean }) => c.builtIn);
+    assert.equal(builtIn.length, 1);
+    assert.equal(builtIn[0].clientId, webAppClientRowId(org.orgId));
+    assert.equal(builtIn[0].name, 'Tessera web app');
+    assert.equal(listed.clients.length, 2);
+    const url = `/v1/oauth2/clients/${builtIn[0].clientId}`;
+    const patched = await ctx().inject({ method: 'PATCH', url, headers: org.admin.headers, payload: { name: 'Mine' } });
+    assert.equal(patched.statusCode, 409, patched.body);
+    assert.match(json(patched).message, /built in/);
+    const secret = await ctx().inject({ method: 'POST', url: `${url}/secret`, headers: org.admin.headers });
+    assert.equal(secret.statusCode, 409, secret.body);
+  });
+
   it('codes expire after 60 seconds', async () => {
     const org = await createTestOrg(ctx());
     const registered = await registerClient(ctx(), org);
@@ -423,6 +504,20 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
     privileges: ['user_management'],
     resource: true,
     prepare: prepareClient,
+  });
+  securitySuite(ctx, '/v1/oauth2/clients/{id}', {
+    method: 'PATCH',
+    privileges: ['user_management'],
+    resource: true,
+    credentials: true,
+    prepare: async (c, org) => ({ ...(await prepareClient(c, org)), body: { name: 'Renamed' } }),
+  });
+  securitySuite(ctx, '/v1/oauth2/clients/{id}/secret', {
+    method: 'POST',
+    privileges: ['user_management'],
+    resource: true,
+    credentials: true,
+    prepare: async (c, org) => ({ url: `/v1/oauth2/clients/${(await registerClient(c, org, true)).clientId}/secret` }),
   });
   securitySuite(ctx, '/v1/oauth2/clients/{id}', {
     method: 'DELETE',

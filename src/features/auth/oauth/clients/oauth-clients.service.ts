@@ -6,8 +6,9 @@ import type { Principal } from '../../../../core/authz/principal.ts';
 import type { DbOrTrx } from '../../../../core/db/connect.ts';
 import { fromJson, toJson } from '../../../../core/db/json.ts';
 import type { OAuthClientsTable } from '../../../../core/db/schema.ts';
-import { invalidField, notFound } from '../../../../core/http/errors.ts';
+import { conflict, invalidField, notFound } from '../../../../core/http/errors.ts';
 import { newId, isUuid } from '../../../../core/ids.ts';
+import { webAppClientRowId } from './web-app-client.ts';
 
 /** OAuth clients are registered per organization by users holding User Management. */
 const PRIVILEGE = 'user_management' as const;
@@ -17,6 +18,8 @@ export interface OAuthClientView {
   name: string;
   redirectUris: string[];
   confidential: boolean;
+  /** The organization's "Tessera web app" client (client_id tessera-web): signing in to the web app depends on it. */
+  builtIn: boolean;
   createdEpoch: number;
 }
 
@@ -26,9 +29,19 @@ function view(row: OAuthClientsTable): OAuthClientView {
     name: row.name,
     redirectUris: fromJson<string[]>(row.redirect_uris, []),
     confidential: row.secret_hash !== null,
+    builtIn: row.id === webAppClientRowId(row.org_id),
     createdEpoch: row.created_at,
   };
 }
+
+function checkRedirectUris(uris: string[]): void {
+  uris.forEach((uri, i) => {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw invalidField(`body.redirectUris.${i}`, problem);
+  });
+}
+
+const newSecret = () => `tcs_${randomBytes(32).toString('base64url')}`;
 
 /** https anywhere; http only on loopback (RFC 8252); private-use schemes for native apps; never a fragment. */
 export function redirectUriProblem(value: string): string | null {
@@ -59,12 +72,9 @@ export async function createClient(
 ) {
   requirePrivileges(principal, PRIVILEGE);
   requireOwnSignIn(principal, 'Registering an OAuth client');
-  input.redirectUris.forEach((uri, i) => {
-    const problem = redirectUriProblem(uri);
-    if (problem) throw invalidField(`body.redirectUris.${i}`, problem);
-  });
+  checkRedirectUris(input.redirectUris);
   const now = deps.clock.now();
-  const secret = input.confidential ? `tcs_${randomBytes(32).toString('base64url')}` : undefined;
+  const secret = input.confidential ? newSecret() : undefined;
   const row: OAuthClientsTable = {
     id: newId(now),
     org_id: principal.orgId,
@@ -108,6 +118,93 @@ export async function getClient(deps: Deps, principal: Principal, id: string): P
   const row = await findActiveClient(deps.db, id);
   if (!row || row.org_id !== principal.orgId) throw notFound('OAuth client');
   return view(row);
+}
+
+/** The client a change may touch: the caller's organization's, active, and not the built-in web-app client. */
+async function changeableClient(deps: Deps, principal: Principal, id: string): Promise<OAuthClientsTable> {
+  const row = await findActiveClient(deps.db, id);
+  if (!row || row.org_id !== principal.orgId) throw notFound('OAuth client');
+  if (row.id === webAppClientRowId(row.org_id))
+    throw conflict('The Tessera web app client is built in: its redirect URI follows the public URL and it has no secret');
+  return row;
+}
+
+/**
+ * Renames a client or replaces its redirect URIs. Unexchanged codes issued for a URI no longer
+ * listed are deleted; sessions are left as they are.
+ */
+export async function updateClient(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  input: { name?: string; redirectUris?: string[] },
+  ip: string,
+): Promise<OAuthClientView> {
+  requirePrivileges(principal, PRIVILEGE);
+  // Another organization's client is missing (404) before anything else is said about the caller.
+  const row = await changeableClient(deps, principal, id);
+  requireOwnSignIn(principal, 'Changing an OAuth client');
+  if (input.redirectUris) checkRedirectUris(input.redirectUris);
+  const changes: Partial<OAuthClientsTable> = {};
+  if (input.name !== undefined) changes.name = input.name;
+  if (input.redirectUris !== undefined) changes.redirect_uris = toJson([...new Set(input.redirectUris)]);
+  if (Object.keys(changes).length === 0) return view(row);
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.updateTable('oauth_clients').set(changes).where('id', '=', id).execute();
+    // Unexchanged codes issued for a redirect URI that is no longer registered go with it.
+    if (input.redirectUris)
+      await trx
+        .deleteFrom('oauth_codes')
+        .where('client_id', '=', id)
+        .where('used_at', 'is', null)
+        .where('redirect_uri', 'not in', [...new Set(input.redirectUris)])
+        .execute();
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.impersonatorId ?? principal.userId,
+      action: 'oauth.client.update',
+      targetType: 'oauth_client',
+      targetId: id,
+      ip,
+      data: { fields: Object.keys(input).filter((k) => input[k as keyof typeof input] !== undefined) },
+    });
+  });
+  return view({ ...row, ...changes });
+}
+
+/**
+ * Gives a confidential client a new secret, shown once; the old one stops working at once (the
+ * client's refresh tokens stay valid, presented with the new secret). A public client has none.
+ */
+export async function rotateClientSecret(
+  deps: Deps,
+  principal: Principal,
+  id: string,
+  ip: string,
+): Promise<OAuthClientView & { clientSecret: string }> {
+  requirePrivileges(principal, PRIVILEGE);
+  // Another organization's client is missing (404) before anything else is said about the caller.
+  const row = await changeableClient(deps, principal, id);
+  requireOwnSignIn(principal, 'Rotating an OAuth client secret');
+  if (row.secret_hash === null) throw conflict('A public client has no secret: it uses PKCE only');
+  const secret = newSecret();
+  const secretHash = deps.keys.hash('oauth-client-secret', secret);
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.updateTable('oauth_clients').set({ secret_hash: secretHash }).where('id', '=', id).execute();
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.impersonatorId ?? principal.userId,
+      action: 'oauth.client.secret.rotate',
+      targetType: 'oauth_client',
+      targetId: id,
+      ip,
+    });
+  });
+  return { ...view({ ...row, secret_hash: secretHash }), clientSecret: secret };
 }
 
 /** Deletes a client: its codes go, and every session it obtained ends at once. */
