@@ -204,8 +204,7 @@ export async function oauthRoutes(v1: App, deps: Deps, hooks: OAuthHooks = {}): 
             },
           },
         },
-        async (request) =>
-          updateClient(deps, principalOf(request), request.params.id, request.body, clientIp(request)),
+        async (request) => updateClient(deps, principalOf(request), request.params.id, request.body, clientIp(request)),
       );
 
       app.post(
@@ -218,7 +217,8 @@ export async function oauthRoutes(v1: App, deps: Deps, hooks: OAuthHooks = {}): 
           schema: {
             operationId: 'RotateOAuthClientSecret',
             tags,
-            summary: 'Give a confidential OAuth client a new secret, shown once; the old one stops working (User Management)',
+            summary:
+              'Give a confidential OAuth client a new secret, shown once; the old one stops working (User Management)',
             params: ClientIdParamsSchema,
             body: Type.Optional(Type.Object({}, { additionalProperties: false, description: 'Nothing: send no body' })),
             response: {

@@ -383,7 +383,7 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
     }
   });
 
-  it("renames a client and replaces its redirect URIs: the old URI is refused, the new one works, bad ones name the field", async () => {
+  it('renames a client and replaces its redirect URIs: the old URI is refused, the new one works, bad ones name the field', async () => {
     const org = await createTestOrg(ctx());
     const registered = await registerClient(ctx(), org);
     const NEW = 'http://127.0.0.1:9/new-callback';
@@ -400,7 +400,11 @@ forEachEngine('oauth2 authorization code flow', (ctx) => {
       { name: 'Renamed', redirectUris: [NEW], builtIn: false },
     );
     const shown = json(
-      await ctx().inject({ method: 'GET', url: `/v1/oauth2/clients/${registered.clientId}`, headers: org.admin.headers }),
+      await ctx().inject({
+        method: 'GET',
+        url: `/v1/oauth2/clients/${registered.clientId}`,
+        headers: org.admin.headers,
+      }),
     );
     assert.equal(shown.name, 'Renamed');
     assert.deepEqual(shown.redirectUris, [NEW]);

@@ -125,7 +125,9 @@ async function changeableClient(deps: Deps, principal: Principal, id: string): P
   const row = await findActiveClient(deps.db, id);
   if (!row || row.org_id !== principal.orgId) throw notFound('OAuth client');
   if (row.id === webAppClientRowId(row.org_id))
-    throw conflict('The Tessera web app client is built in: its redirect URI follows the public URL and it has no secret');
+    throw conflict(
+      'The Tessera web app client is built in: its redirect URI follows the public URL and it has no secret',
+    );
   return row;
 }
 
