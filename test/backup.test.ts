@@ -145,7 +145,43 @@ describe('tessera backup / restore', () => {
     assert.equal(existsSync(target) ? readdirSync(target).length : 0, 0);
   });
 
-  it('explains what it cannot do: PostgreSQL, a missing --out, a non-empty --out', async () => {
+  it('carries a generated secret key (secret.key) across, so the restored database opens with it', async () => {
+    const home = join(scratch, 'keyed');
+    const env = { TESSERA_DATA_DIR: home, TESSERA_SECRET_KEY: undefined };
+    const org = await runTessera(
+      [
+        'org',
+        'create',
+        '--name',
+        'Keyed',
+        '--admin-username',
+        'keyed-admin',
+        '--admin-email',
+        'k@example.test',
+        '--admin-password',
+        'keyed admin pass 1',
+      ],
+      env,
+    );
+    assert.equal(org.status, 0, org.stderr);
+    assert.ok(existsSync(join(home, 'secret.key')));
+    const out = join(scratch, 'keyed-backup');
+    const backup = await runTessera(['backup', '--out', out], env);
+    assert.equal(backup.status, 0, backup.stderr);
+    assert.equal((await manifestOf(out)).secretKey, 'file');
+    const again = join(scratch, 'keyed-restored');
+    const restore = await runTessera(['restore', '--from', out], { ...env, TESSERA_DATA_DIR: again });
+    assert.equal(restore.status, 0, restore.stderr);
+    assert.equal(readFileSync(join(again, 'secret.key'), 'utf8'), readFileSync(join(home, 'secret.key'), 'utf8'));
+    // A process refuses a database initialised with another key: this one opens it.
+    const reset = await runTessera(['user', 'reset-password', '--username', 'keyed-admin'], {
+      ...env,
+      TESSERA_DATA_DIR: again,
+    });
+    assert.equal(reset.status, 0, reset.stderr);
+  });
+
+  it('explains what it cannot do: PostgreSQL, a missing --out, a non-empty --out, --out inside the blobs', async () => {
     const pg = await runTessera(['backup', '--out', join(scratch, 'pg')], {
       TESSERA_DATA_DIR: ctx.dataDir,
       DATABASE_URL: 'postgres://tessera@127.0.0.1:1/tessera',
@@ -158,5 +194,10 @@ describe('tessera backup / restore', () => {
     const full = await runTessera(['backup', '--out', backupDir], { TESSERA_DATA_DIR: ctx.dataDir });
     assert.equal(full.status, 1);
     assert.match(full.stderr, /is not empty/);
+    const inside = await runTessera(['backup', '--out', join(ctx.dataDir, 'blobs', 'backup')], {
+      TESSERA_DATA_DIR: ctx.dataDir,
+    });
+    assert.equal(inside.status, 1);
+    assert.match(inside.stderr, /inside the blob folder/);
   });
 });

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import type { Config } from '../../config.ts';
 import { copyHashed, digestFile, listBlobKeys, type Digest } from './files.ts';
 import {
@@ -51,6 +51,9 @@ export async function createBackup(config: BackupConfig, out: string): Promise<B
   if (config.database.kind !== 'sqlite' || config.storage.kind !== 'local') throw new BackupError(refused!);
   const dbFile = config.database.file;
   if (!existsSync(dbFile)) throw new BackupError(`there is no database at ${dbFile} (TESSERA_DATA_DIR / DATABASE_URL)`);
+  const blobDir = resolve(config.storage.dir);
+  if (resolve(out) === blobDir || resolve(out).startsWith(`${blobDir}${sep}`))
+    throw new BackupError(`--out ${out} is inside the blob folder ${blobDir}; give a folder outside it`);
   const existing = await readdir(out).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'ENOENT') return [];
     throw new BackupError(`cannot use ${out}: ${error.message}`);
