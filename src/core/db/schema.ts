@@ -69,6 +69,7 @@ export interface Database {
   quota_windows: QuotaWindowsTable;
   asset_rights_expiries: AssetRightsExpiriesTable;
   org_rights_settings: OrgRightsSettingsTable;
+  user_invitations: UserInvitationsTable;
   search_docs: SearchDocsTable;
   search_doc_templates: SearchDocTemplatesTable;
   search_doc_facets: SearchDocFacetsTable;
@@ -1084,6 +1085,16 @@ export interface QuotaWindowsTable {
 }
 
 /** Usage-right expiries already announced (rm.agreement.expired), one row per asset and expiry date (migration 0030). */
+/** A pending invitation: the SHA-256 (hex) of its one-time set-password token; one per user. */
+export interface UserInvitationsTable {
+  user_id: string;
+  org_id: string;
+  token_hash: string;
+  created_by: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface OrgRightsSettingsTable {
   org_id: string;
   /** allow | block | watermark: downloads of an asset whose usage right has expired or not started */

@@ -11,6 +11,7 @@ export const TABLE_OWNERS = {
   users: 'identity',
   groups: 'identity',
   user_groups: 'identity',
+  user_invitations: 'identity',
   roles: 'identity',
   security_templates: 'identity',
   security_template_grants: 'identity',

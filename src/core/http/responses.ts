@@ -36,6 +36,7 @@ const DESCRIPTIONS: Record<number, string> = {
   403: 'Authenticated, but lacking the privilege',
   404: 'Not found, or not visible to the caller',
   409: 'Conflicts with the current state',
+  410: 'Gone: expired or no longer available',
   413: 'Body too large',
   415: 'Unsupported content type',
   422: 'Well-formed but cannot be processed',

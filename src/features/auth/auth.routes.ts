@@ -10,12 +10,21 @@ import {
   ImpersonateRequestSchema,
   RevokedCountSchema,
   SessionIdParamsSchema,
+  UserIdParamsSchema,
+  UserSessionParamsSchema,
   SessionListSchema,
   SessionResponseSchema,
   TokenRequestSchema,
 } from './auth.schemas.ts';
 import { impersonate } from './impersonation/impersonation.service.ts';
-import { expireToken, listSessions, revokeAllOwnSessions, revokeOwnSession } from './sessions/sessions.service.ts';
+import {
+  expireToken,
+  listSessions,
+  listUserSessions,
+  revokeAllOwnSessions,
+  revokeOwnSession,
+  revokeUserSessionsAsAdmin,
+} from './sessions/sessions.service.ts';
 import { presentedToken } from './token-resolver.ts';
 import { tokenRequest } from './sessions/token-request.ts';
 
@@ -137,5 +146,66 @@ export function authRoutes(app: App, deps: Deps): void {
       },
     },
     async (request) => revokeAllOwnSessions(deps, principalOf(request), clientIp(request)),
+  );
+
+  app.get(
+    '/user/:id/sessions',
+    {
+      schema: {
+        operationId: 'GetUserSessions',
+        tags,
+        summary: "A user's active sessions (User Management)",
+        params: UserIdParamsSchema,
+        response: {
+          200: SessionListSchema,
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'not_found'),
+        },
+      },
+    },
+    async (request) => listUserSessions(deps, principalOf(request), request.params.id),
+  );
+
+  app.delete(
+    '/user/:id/sessions/:sessionId',
+    {
+      schema: {
+        operationId: 'ExpireUserSession',
+        tags,
+        summary: "End one of a user's sessions (User Management; not of someone holding more than you)",
+        params: UserSessionParamsSchema,
+        response: {
+          204: Type.Null({ description: 'Ended' }),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      await revokeUserSessionsAsAdmin(
+        deps,
+        principalOf(request),
+        request.params.id,
+        request.params.sessionId,
+        clientIp(request),
+      );
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.delete(
+    '/user/:id/sessions',
+    {
+      schema: {
+        operationId: 'ExpireAllUserSessions',
+        tags,
+        summary: "End all of a user's sessions (User Management; not of someone holding more than you)",
+        params: UserIdParamsSchema,
+        response: {
+          200: RevokedCountSchema,
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'validation_failed', 'not_found'),
+        },
+      },
+    },
+    async (request) =>
+      revokeUserSessionsAsAdmin(deps, principalOf(request), request.params.id, undefined, clientIp(request)),
   );
 }

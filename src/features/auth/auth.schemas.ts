@@ -104,3 +104,8 @@ export const SessionSchema = Type.Object({
 export const SessionListSchema = Type.Object({ sessions: Type.Array(SessionSchema) });
 export const SessionIdParamsSchema = Type.Object({ id: Type.String({ format: 'uuid' }) });
 export const RevokedCountSchema = Type.Object({ revoked: Type.Integer() });
+export const UserIdParamsSchema = Type.Object({ id: Type.String({ format: 'uuid' }) });
+export const UserSessionParamsSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  sessionId: Type.String({ format: 'uuid' }),
+});

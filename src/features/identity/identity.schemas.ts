@@ -222,3 +222,21 @@ export const PasswordChangedSchema = Type.Object({
   message: Type.String(),
   revokedSessions: Type.Integer({ description: 'Sessions of the user that were ended' }),
 });
+
+export const InvitationSchema = Type.Object({
+  url: Type.String({ description: 'The one-time link to /app/set-password, shown only in this answer' }),
+  token: Type.String({ description: 'The one-time token in the link (only its SHA-256 is stored)' }),
+  expiresAt: Type.String({ format: 'date-time', description: 'When the link stops working (7 days)' }),
+  expiresEpoch: Type.Number({ description: 'The same, in milliseconds since the epoch' }),
+});
+
+export const InvitationAcceptSchema = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 200, description: 'The token from the invitation link' }),
+  password: Type.String({ minLength: 1, maxLength: 150, description: 'The new password (the password rules apply)' }),
+});
+
+export const InvitationAcceptedSchema = Type.Object({
+  status: Type.Literal('success'),
+  message: Type.String(),
+  username: Type.String({ description: 'The username to sign in with' }),
+});

@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import type { App } from '../../core/http/app-types.ts';
 import { accessRoutes } from './access/access.routes.ts';
+import { invitationRoutes } from './invitations/invitations.routes.ts';
 import { userRoutes } from './users/users.routes.ts';
 
 export { bootstrapFirstOrganization } from './organizations/bootstrap.ts';
@@ -59,11 +60,13 @@ export {
   type ProvisionedUserInput,
 } from './provisioning.ts';
 export { UserCreateSchema } from './identity.schemas.ts';
+export { managedUser } from './users/users.service.ts';
 export { checkSecurityTemplateIds, type SecurityTemplateIdRules } from './access/security-template-ids.ts';
 export type { BootstrapResult } from './organizations/bootstrap.ts';
 export { createIdentityRuntime, type IdentityRuntime } from './runtime.ts';
 
 export function identityRoutes(app: App, deps: Deps): void {
   userRoutes(app, deps);
+  invitationRoutes(app, deps);
   accessRoutes(app, deps);
 }

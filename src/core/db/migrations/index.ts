@@ -30,6 +30,7 @@ import * as m0031 from './0031_upload_assembled.ts';
 import * as m0033 from './0033_asset_content_links.ts';
 import * as m0034 from './0034_scim.ts';
 import * as m0036 from './0036_rights_settings.ts';
+import * as m0037 from './0037_user_invitations.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   '0033_asset_content_links': m0033,
   '0034_scim': m0034,
   '0036_rights_settings': m0036,
+  '0037_user_invitations': m0037,
 };

@@ -9,6 +9,7 @@ import {
   revokeSession,
   revokeUserSessions,
 } from './sessions.repo.ts';
+import { managedUser } from '../../identity/index.ts';
 import { verifySignature } from '../keys/signing-keys.ts';
 import { firstPartyClientId, userPoolId } from './tokens.service.ts';
 
@@ -25,8 +26,12 @@ export interface SessionView {
   expireEpoch: number;
 }
 
-export async function listSessions(deps: Deps, principal: Principal): Promise<{ sessions: SessionView[] }> {
-  const rows = await listActiveSessions(deps.db, principal.orgId, principal.userId, deps.clock.now());
+export async function listSessions(
+  deps: Deps,
+  principal: Principal,
+  userId = principal.userId,
+): Promise<{ sessions: SessionView[] }> {
+  const rows = await listActiveSessions(deps.db, principal.orgId, userId, deps.clock.now());
   return {
     sessions: rows.map((r) => ({
       id: r.id,
@@ -131,4 +136,51 @@ export async function expireToken(deps: Deps, accessToken: string | undefined, b
     username: subject.username,
     session: { authorization: '', accessToken: '', refreshToken: body.session?.refreshToken ?? '' },
   };
+}
+
+/** An administrator (User Management) reads someone's active sessions; another organization's user is 404. */
+export async function listUserSessions(
+  deps: Deps,
+  principal: Principal,
+  userId: string,
+): Promise<{ sessions: SessionView[] }> {
+  const user = await managedUser(deps.db, principal, userId, false);
+  return listSessions(deps, principal, user.userId);
+}
+
+/**
+ * An administrator ends one of someone's sessions (or all of them, `sessionId` undefined): User
+ * Management, and the user must hold nothing the caller lacks. Their tokens stop working at once.
+ */
+export async function revokeUserSessionsAsAdmin(
+  deps: Deps,
+  principal: Principal,
+  userId: string,
+  sessionId: string | undefined,
+  ip: string,
+): Promise<{ revoked: number }> {
+  const user = await managedUser(deps.db, principal, userId, true);
+  const now = deps.clock.now();
+  if (sessionId !== undefined) {
+    const row = await findSession(deps.db, sessionId);
+    if (!row || row.org_id !== principal.orgId || row.user_id !== user.userId || row.revoked_at !== null)
+      throw notFound('Session');
+  }
+  return deps.db.transaction().execute(async (trx) => {
+    const revoked =
+      sessionId === undefined
+        ? await revokeUserSessions(trx, principal.orgId, user.userId, now, 'admin_revoked_all')
+        : Number(await revokeSession(trx, sessionId, now, 'admin_revoked'));
+    await audit(trx, {
+      orgId: principal.orgId,
+      at: now,
+      actorId: principal.impersonatorId ?? principal.userId,
+      action: sessionId === undefined ? 'auth.session.admin_revoke_all' : 'auth.session.admin_revoke',
+      targetType: sessionId === undefined ? 'user' : 'session',
+      targetId: sessionId ?? user.userId,
+      ip,
+      data: { userId: user.userId, revoked },
+    });
+    return { revoked };
+  });
 }

@@ -144,12 +144,14 @@ export async function createUser(
   requirePrivileges(principal, 'user_management', 'security_template_management');
   // A new person (with a password, or signing in elsewhere) is a lasting credential.
   requireOwnSignIn(principal, 'Creating a user');
-  if (input.accountType === 'local') {
-    if (!input.password) throw invalidField('body.password', 'is required for a local account');
+  // A local account without a password cannot sign in until it is given one: set by an
+  // administrator, or chosen by the person through an invitation (POST /v1/user/{id}/invitation).
+  if (input.accountType === 'local' && input.password !== undefined) {
     const problem = passwordProblem(input.password, input.username);
     if (problem) throw invalidField('body.password', problem);
   }
-  const passwordHash = input.accountType === 'local' ? await hashPassword(input.password!) : null;
+  const passwordHash =
+    input.accountType === 'local' && input.password !== undefined ? await hashPassword(input.password) : null;
   const now = deps.clock.now();
   const userId = newId(now);
   try {
@@ -396,4 +398,27 @@ export async function changeGroupMembership(
     });
     await publishUserEvent(trx, now, principal.orgId, principal.userId, 'user.updated', user.id);
   });
+}
+
+/**
+ * The user an administrator (User Management) acts on, for what other features do to people (their
+ * sessions): another organization's or a missing user is "not found"; with `withinCaller`, someone
+ * holding more than the caller is refused with 403 (the privilege ceiling).
+ */
+export async function managedUser(
+  db: DbOrTrx,
+  principal: Principal,
+  userId: string,
+  withinCaller: boolean,
+): Promise<{ userId: string; username: string }> {
+  requirePrivileges(principal, 'user_management');
+  const user = await findUserProfile(db, principal.orgId, userId);
+  if (!user) throw notFound('User');
+  if (withinCaller && user.id !== principal.userId)
+    assertWithin(
+      byKind(await userHoldings(db, principal.orgId, user.id)),
+      byKind(await holdingsOfPrincipal(db, principal)),
+      'The user holds',
+    );
+  return { userId: user.id, username: user.username };
 }
