@@ -1,4 +1,5 @@
-import { AuthError, refresh, token } from './auth.ts';
+import { actingAs, AuthError, refresh, stopActing, token } from './auth.ts';
+import { t } from './messages.ts';
 
 export interface FieldProblem {
   field: string;
@@ -34,7 +35,14 @@ async function send(
 
 /** Calls the public API as the signed-in user; one silent refresh and retry on a 401. */
 export async function api<T = unknown>(method: Method, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
-  let response = await send(method, path, body, await token(), signal);
+  const bearer = await token();
+  const impersonating = actingAs()?.accessToken === bearer;
+  let response = await send(method, path, body, bearer, signal);
+  // An impersonation cannot be refreshed: when it is refused, the app is the person's own again.
+  if (response.status === 401 && impersonating) {
+    await stopActing();
+    throw new ApiError(401, 'unauthorized', t('acting.ended'));
+  }
   if (response.status === 401) response = await send(method, path, body, await refresh(), signal);
   const text = await response.text();
   const data = text ? JSON.parse(text) : undefined;

@@ -1,14 +1,18 @@
+import type { ComponentType } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api, reason } from './api.ts';
 import {
+  type Acting,
   completeSignIn,
   hasStoredSession,
+  onActingChange,
   onAuthChange,
   refresh,
   returnedFromSignOut,
   signIn,
   signOut,
   signOutEverywhere,
+  stopActing,
 } from './auth.ts';
 import { AdminPage } from './admin/loader.tsx';
 import { AdaptiveTemplatesRoute } from './adaptive-template-action.tsx';
@@ -20,6 +24,7 @@ import { Library } from './library.tsx';
 import { t } from './messages.ts';
 import { linkClick, navigate, useRoute } from './router.ts';
 import { EMPTY_QUERY, type Query } from './search.ts';
+import { SetPassword } from './set-password.tsx';
 import { applyTheme, currentTheme, type Theme } from './theme.ts';
 import { UploadPanel, useUploads } from './upload-panel.tsx';
 import { filesFromDrop } from './upload.ts';
@@ -42,7 +47,9 @@ export function App() {
     const loadUser = async () => setAuth({ state: 'signedIn', user: await api<User>('GET', '/v1/user') });
     (async () => {
       try {
-        if (route.page === 'callback') {
+        // The invitation page is public: whoever may be signed in here, it stays what it is.
+        if (route.page === 'set-password') setAuth({ state: 'signedOut' });
+        else if (route.page === 'callback') {
           const returnTo = await completeSignIn(new URL(location.href));
           navigate(returnTo, true);
           await loadUser();
@@ -67,6 +74,25 @@ export function App() {
     });
   }, []);
 
+  // Acting as someone else, or back: the app is theirs (their profile, their rights) from scratch.
+  const [acting, setActing] = useState<Acting | null>(null);
+  const [epoch, setEpoch] = useState(0);
+  useEffect(
+    () =>
+      onActingChange(async (as) => {
+        setActing(as);
+        try {
+          await loadSignedIn();
+        } catch {
+          // A refused profile while acting has ended the acting (api.ts); the next change reloads.
+        }
+        setEpoch((n) => n + 1);
+      }),
+    [],
+  );
+  const loadSignedIn = async () => setAuth({ state: 'signedIn', user: await api<User>('GET', '/v1/user') });
+
+  if (route.page === 'set-password') return <SetPassword logo={<Logo />} />;
   if (auth.state === 'loading')
     return (
       <p class="center muted" role="status">
@@ -74,7 +100,7 @@ export function App() {
       </p>
     );
   if (auth.state === 'signedOut') return <SignIn message={auth.message} />;
-  return <Shell user={auth.user} />;
+  return <Shell key={epoch} user={auth.user} acting={acting} />;
 }
 
 function SignIn({ message }: { message?: string }) {
@@ -97,6 +123,31 @@ function SignIn({ message }: { message?: string }) {
   );
 }
 
+/** A page in its own chunk (with the administration styles), loaded on first visit. */
+function Lazy({ load, user }: { load: () => Promise<{ default: ComponentType<{ user: User }> }>; user: User }) {
+  const [Page, setPage] = useState<ComponentType<{ user: User }> | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    load().then(
+      (m) => setPage(() => m.default),
+      (e) => setError(reason(e)),
+    );
+  }, []);
+  if (error)
+    return (
+      <p role="alert" class="error">
+        {t('common.error', { reason: error })}
+      </p>
+    );
+  return Page ? (
+    <Page user={user} />
+  ) : (
+    <p class="muted" role="status">
+      {t('app.loading')}
+    </p>
+  );
+}
+
 function Logo() {
   return (
     <span class="logo" aria-hidden="true">
@@ -110,7 +161,7 @@ function Logo() {
   );
 }
 
-function Shell({ user }: { user: User }) {
+function Shell({ user, acting }: { user: User; acting: Acting | null }) {
   const route = useRoute();
   const [theme, setTheme] = useState<Theme>(currentTheme());
   const [query, setQuery] = useState<Query>(EMPTY_QUERY);
@@ -306,6 +357,18 @@ function Shell({ user }: { user: User }) {
             {menuOpen && (
               <ul class="menu-list" onKeyDown={(e) => e.key === 'Escape' && setMenuOpen(false)}>
                 <li>
+                  <a
+                    href="/app/sessions"
+                    id="my-sessions"
+                    onClick={(e) => {
+                      setMenuOpen(false);
+                      linkClick(e, '/app/sessions');
+                    }}
+                  >
+                    {t('user.sessions')}
+                  </a>
+                </li>
+                <li>
                   <button type="button" id="sign-out" onClick={() => void uploads.queue.forget().then(signOut)}>
                     {t('user.signout')}
                   </button>
@@ -331,6 +394,14 @@ function Shell({ user }: { user: User }) {
           </div>
         </div>
       </header>
+      {acting && (
+        <div class="acting-banner" role="status" id="acting-banner">
+          <span>{t('acting.banner', { name })}</span>
+          <button type="button" id="acting-stop" onClick={() => void stopActing()}>
+            {t('acting.stop')}
+          </button>
+        </div>
+      )}
       {notice && (
         <p class="notice" role="status">
           {notice}
@@ -363,6 +434,7 @@ function Shell({ user }: { user: User }) {
         {route.page === 'templates' && <AdaptiveTemplatesRoute />}
         {route.page === 'template' && <AdaptiveTemplatesRoute id={route.id} />}
         {route.page === 'admin' && <AdminPage section={route.section} id={route.id} user={user} />}
+        {route.page === 'sessions' && <Lazy load={() => import('./admin/sessions.tsx')} user={user} />}
       </main>
       {bulkOpen && (
         <BulkEdit

@@ -199,13 +199,57 @@ export function hasStoredSession(): boolean {
   return localStorage.getItem(REFRESH_KEY) !== null;
 }
 
-/** The current access token, refreshed first when it is about to end. */
+/**
+ * Acting as someone else (POST /v1/auth/impersonate): their access token, in memory only, is used
+ * for every call instead of the person's own, which keeps being refreshed underneath. It has no
+ * refresh token and ends at its expiry, on Stop, or on a reload (the app is the person's own again).
+ */
+export interface Acting {
+  accessToken: string;
+  expiresAt: number;
+  username: string;
+}
+let acting: Acting | null = null;
+const actingListeners = new Set<(acting: Acting | null) => void>();
+
+export function actingAs(): Acting | null {
+  return acting;
+}
+
+export function onActingChange(listener: (acting: Acting | null) => void): () => void {
+  actingListeners.add(listener);
+  return () => actingListeners.delete(listener);
+}
+
+export function startActing(as: Acting): void {
+  acting = as;
+  for (const l of actingListeners) l(acting);
+}
+
+/** Back to the person's own session; the impersonation session is ended on the server too. */
+export async function stopActing(): Promise<void> {
+  const ended = acting;
+  if (!ended) return;
+  acting = null;
+  for (const l of actingListeners) l(null);
+  await fetch('/v1/auth/token', {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${ended.accessToken}` },
+  }).catch(() => undefined);
+}
+
+/** The current access token (the impersonation's while acting), refreshed first when it is about to end. */
 export async function token(): Promise<string> {
+  if (acting) {
+    if (Date.now() < acting.expiresAt - 5_000) return acting.accessToken;
+    await stopActing();
+  }
   if (accessToken && Date.now() < expiresAt - 30_000) return accessToken;
   return refresh();
 }
 
 function forget(): void {
+  if (acting) void stopActing();
   accessToken = null;
   expiresAt = 0;
   clearTimeout(timer);

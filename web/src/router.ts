@@ -9,12 +9,16 @@ export type Route =
   | { page: 'templates' }
   | { page: 'template'; id: string }
   | { page: 'admin'; section: string; id?: string }
-  | { page: 'callback' };
+  | { page: 'callback' }
+  | { page: 'set-password' }
+  | { page: 'sessions' };
 
 export function parseRoute(path: string): Route {
   const rest = path.replace(/^\/app\/?/, '');
   const [first, second] = rest.split('/');
   if (first === 'callback') return { page: 'callback' };
+  if (first === 'set-password') return { page: 'set-password' };
+  if (first === 'sessions') return { page: 'sessions' };
   if (first === 'asset' && second) return { page: 'asset', id: decodeURIComponent(second) };
   if (first === 'collections' && second) return { page: 'collection', id: decodeURIComponent(second) };
   if (first === 'collections') return { page: 'collections' };

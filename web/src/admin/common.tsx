@@ -9,9 +9,9 @@ export function isForbidden(error: unknown): boolean {
 }
 
 /** What the caller may not do here, and which privilege it takes: said up front, not after a failed click. */
-export function Ceiling({ what, privilege }: { what: MessageKey; privilege: MessageKey }) {
+export function Ceiling({ what, privilege, id }: { what: MessageKey; privilege: MessageKey; id?: string }) {
   return (
-    <p class="ceiling" role="note">
+    <p class="ceiling" role="note" id={id}>
       {t('admin.mayNot', { what: t(what), privilege: t(privilege) })}
     </p>
   );
@@ -142,6 +142,7 @@ export function TextField({
   error,
   type = 'text',
   maxLength,
+  required = true,
 }: {
   id: string;
   label: string;
@@ -150,6 +151,7 @@ export function TextField({
   error?: string;
   type?: 'text' | 'email' | 'password';
   maxLength?: number;
+  required?: boolean;
 }) {
   return (
     <div class="field">
@@ -157,7 +159,7 @@ export function TextField({
       <input
         id={id}
         type={type as 'text'}
-        required
+        required={required}
         maxLength={maxLength}
         value={value}
         aria-invalid={error ? 'true' : undefined}

@@ -37,6 +37,7 @@ export const adminEn = {
   'privilege.delete': 'Delete',
   'privilege.cdn_management': 'CDN Management',
   'privilege.metadata_management': 'Metadata Management',
+  'privilege.impersonate': 'Impersonate',
   'keys.title': 'API keys',
   'keys.lead':
     'A key acts as a service account with the role chosen here, and never with more rights than its creator has now.',
@@ -126,6 +127,14 @@ export const adminEn = {
   'people.usersLead':
     'Everyone who signs in. Changing someone else takes your own sign-in, so each change asks for your password; you cannot give anyone more than you hold.',
   'people.usersWhat': 'manage users',
+  'people.impersonateWhat': 'act as other people',
+  'people.impersonate': 'Act as',
+  'people.impersonateNamed': 'Act as {name}',
+  'people.impersonateStatus': 'Disabled accounts cannot be acted as.',
+  'people.impersonateLead':
+    'You will see and do what {name} sees and may do, for up to an hour, with a banner to stop. It is recorded, with the reason.',
+  'people.impersonateReason': 'Reason (recorded in the audit log)',
+  'people.impersonateStart': 'Act as {name}',
   'people.searchUsers': 'Find people',
   'people.search': 'Search',
   'people.person': 'Person',
@@ -144,7 +153,12 @@ export const adminEn = {
   'people.friendlyName': 'Display name',
   'people.username': 'Username',
   'people.memberships': 'Groups',
-  'people.initialPassword': 'Password (8 characters or more)',
+  'people.initialPassword': 'Password (8 characters or more; leave empty to make an invitation link instead)',
+  'people.invite': 'Invite',
+  'people.invited': 'Invitation for "{name}" made.',
+  'people.invitationLink': 'Set-password link for "{name}"',
+  'people.invitationLead':
+    'Send this link to {name}: it lets them choose their password, once, until {date}. It is shown only now; a new invitation replaces it.',
   'people.ownSignIn': 'Changing people takes your own sign-in: enter your password to confirm this change.',
   'people.userCreated': 'User "{name}" created.',
   'people.userSaved': 'User "{name}" saved.',

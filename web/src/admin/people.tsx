@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, reason } from '../api.ts';
+import { startActing } from '../auth.ts';
 import { t } from '../messages.ts';
 import {
   Ceiling,
@@ -8,10 +9,12 @@ import {
   FormError,
   fieldErrors,
   isForbidden,
+  SecretBox,
   TextField,
   withOwnSignIn,
 } from './common.tsx';
 import type { SectionProps } from './loader.tsx';
+import { SessionList } from './sessions.tsx';
 
 interface Role {
   id: string;
@@ -40,6 +43,13 @@ interface Template {
   templateName: string;
   description: string;
   securityDenormalized: { groupId: string; permissions: string[] }[];
+}
+
+/** A set-password link, shown once after it is made (POST /v1/user/{id}/invitation). */
+interface Invitation {
+  name: string;
+  url: string;
+  expires: string;
 }
 
 type Load<T> =
@@ -619,6 +629,8 @@ function Users({ me, groups }: { me: SectionProps['user']; groups: Group[] }) {
   const [held, setHeld] = useState<Set<string>>(new Set());
   const [open, setOpen] = useState<User | 'new' | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  const [invitation, setInvitation] = useState<Invitation | null>(null);
+  const [actAs, setActAs] = useState<User | null>(null);
   const load = (query = text) =>
     loadInto(setUsers, async () => {
       const answer = await api<{ data: User[] }>(
@@ -641,6 +653,17 @@ function Users({ me, groups }: { me: SectionProps['user']; groups: Group[] }) {
   // Someone whose role holds privileges the caller lacks is not theirs to change (the API says the same).
   const roleWithin = (id: string) => (roles.find((r) => r.id === id)?.privileges ?? []).every((p) => held.has(p));
   const groupName = (id: string) => groups.find((g) => g.groupId === id)?.groupName ?? '';
+  // Acting as someone: the privilege, and nobody holding more than the caller (the API decides the
+  // same, also on group permissions): a control that may not be used is disabled, with its reason.
+  const canImpersonate = held.has('impersonate');
+  const impersonateBlock = (u: User): string | null =>
+    !canImpersonate
+      ? 'impersonate-ceiling'
+      : !roleWithin(u.roleId)
+        ? `above-${u.userId}`
+        : u.status !== 'enabled'
+          ? `inactive-${u.userId}`
+          : null;
   return (
     <section class="card" aria-labelledby="users-title">
       <h2 id="users-title">{t('people.users')}</h2>
@@ -650,6 +673,20 @@ function Users({ me, groups }: { me: SectionProps['user']; groups: Group[] }) {
         <p class="notice" role="status" id="users-notice">
           {notice}
         </p>
+      )}
+      {invitation && (
+        <div class="stack" id="invitation">
+          <p class="hint">{t('people.invitationLead', { name: invitation.name, date: invitation.expires })}</p>
+          <SecretBox
+            id="invitation-link"
+            label={t('people.invitationLink', { name: invitation.name })}
+            value={invitation.url}
+            onDone={() => setInvitation(null)}
+          />
+        </div>
+      )}
+      {users.state === 'ready' && roles.length > 0 && !canImpersonate && (
+        <Ceiling id="impersonate-ceiling" what="people.impersonateWhat" privilege="privilege.impersonate" />
       )}
       {users.state !== 'forbidden' && (
         <form
@@ -702,17 +739,42 @@ function Users({ me, groups }: { me: SectionProps['user']; groups: Group[] }) {
                         {t(`people.status.${u.status}`)}
                       </span>
                     </td>
-                    <td>
+                    <td class="row-actions">
                       {u.userId !== me.userId && !roleWithin(u.roleId) && (
-                        <span class="small muted">{t('people.userAbove')}</span>
+                        <span class="small muted" id={`above-${u.userId}`}>
+                          {t('people.userAbove')}
+                        </span>
+                      )}
+                      {u.userId !== me.userId && u.status !== 'enabled' && (
+                        <span class="visually-hidden" id={`inactive-${u.userId}`}>
+                          {t('people.impersonateStatus')}
+                        </span>
                       )}
                       {u.userId !== me.userId && roleWithin(u.roleId) && (
                         <button
                           type="button"
                           aria-label={t('people.manage', { name: u.userName ?? u.friendlyName })}
-                          onClick={() => setOpen(u)}
+                          onClick={() => {
+                            setActAs(null);
+                            setOpen(u);
+                          }}
                         >
                           {t('people.manageShort')}
+                        </button>
+                      )}
+                      {u.userId !== me.userId && (
+                        <button
+                          type="button"
+                          class="impersonate"
+                          aria-label={t('people.impersonateNamed', { name: u.userName ?? u.friendlyName })}
+                          disabled={impersonateBlock(u) !== null}
+                          aria-describedby={impersonateBlock(u) ?? undefined}
+                          onClick={() => {
+                            setOpen(null);
+                            setActAs(u);
+                          }}
+                        >
+                          {t('people.impersonate')}
                         </button>
                       )}
                     </td>
@@ -721,8 +783,17 @@ function Users({ me, groups }: { me: SectionProps['user']; groups: Group[] }) {
               </tbody>
             </table>
           </div>
+          {actAs && <ImpersonateForm key={actAs.userId} me={me} user={actAs} onCancel={() => setActAs(null)} />}
           {open === null ? (
-            <button type="button" class="primary" id="user-new" onClick={() => setOpen('new')}>
+            <button
+              type="button"
+              class="primary"
+              id="user-new"
+              onClick={() => {
+                setActAs(null);
+                setOpen('new');
+              }}
+            >
               {t('people.newUser')}
             </button>
           ) : (
@@ -733,13 +804,17 @@ function Users({ me, groups }: { me: SectionProps['user']; groups: Group[] }) {
               roles={roles}
               held={held}
               groups={groups}
-              onDone={(message) => {
+              onDone={(message, invited) => {
                 setNotice(message);
+                setInvitation(invited ?? null);
                 setOpen(null);
                 void load();
               }}
               onCancel={() => setOpen(null)}
             />
+          )}
+          {open !== null && open !== 'new' && (
+            <SessionList key={open.userId} userId={open.userId} name={open.userName ?? open.friendlyName} />
           )}
         </>
       )}
@@ -761,7 +836,7 @@ function UserForm({
   roles: Role[];
   held: Set<string>;
   groups: Group[];
-  onDone: (message: string) => void;
+  onDone: (message: string, invitation?: Invitation) => void;
   onCancel: () => void;
 }) {
   const allowed = (r: Role) => r.privileges.every((p) => held.has(p));
@@ -781,8 +856,17 @@ function UserForm({
   const send = async (method: 'POST' | 'PUT' | 'PATCH', path: string, body: unknown, done: string) => {
     setErrors({});
     try {
-      await withOwnSignIn(me.userName, password, method, path, body);
-      onDone(done);
+      type Answer = { userId?: string; url?: string; expiresAt?: string };
+      let answer = await withOwnSignIn<Answer>(me.userName, password, method, path, body);
+      // A local user created without a password gets an invitation at once, with the same confirmation.
+      if (!user && !newPassword && answer.userId)
+        answer = await withOwnSignIn<Answer>(me.userName, password, 'POST', `/v1/user/${answer.userId}/invitation`, {});
+      onDone(
+        done,
+        answer.url && answer.expiresAt
+          ? { name, url: answer.url, expires: new Date(answer.expiresAt).toLocaleDateString() }
+          : undefined,
+      );
     } catch (e) {
       // A wrong password of the caller's own (the step-up sign-in) belongs on that field.
       if (e instanceof ApiError && e.status === 401) setErrors({ ownPassword: e.message });
@@ -801,7 +885,18 @@ function UserForm({
     set: (v: string) => void,
     field: string,
     type: 'text' | 'email' | 'password' = 'text',
-  ) => <TextField id={id} label={label} value={value} onInput={set} error={errors[field]} type={type} />;
+    required = true,
+  ) => (
+    <TextField
+      id={id}
+      label={label}
+      value={value}
+      onInput={set}
+      error={errors[field]}
+      type={type}
+      required={required}
+    />
+  );
   return (
     <form
       class="stack"
@@ -865,7 +960,15 @@ function UserForm({
         ))}
       </fieldset>
       {!user &&
-        text('user-new-password', t('people.initialPassword'), newPassword, setNewPassword, 'password', 'password')}
+        text(
+          'user-new-password',
+          t('people.initialPassword'),
+          newPassword,
+          setNewPassword,
+          'password',
+          'password',
+          false,
+        )}
       <div class="field">
         <label for="user-own-password">{t('admin.password')}</label>
         <span class="hint" id="user-own-password-hint">
@@ -936,8 +1039,93 @@ function UserForm({
           >
             {t('people.setPassword')}
           </button>
+          <button
+            type="button"
+            id="user-invite"
+            onClick={() => void send('POST', `/v1/user/${user.userId}/invitation`, {}, t('people.invited', { name }))}
+          >
+            {t('people.invite')}
+          </button>
         </div>
       )}
+    </form>
+  );
+}
+
+/**
+ * Acting as someone (POST /v1/auth/impersonate): it takes the caller's own sign-in, so their
+ * password confirms it; the app then runs on the impersonation token with a banner to stop.
+ */
+function ImpersonateForm({ me, user, onCancel }: { me: SectionProps['user']; user: User; onCancel: () => void }) {
+  const name = user.userName ?? user.friendlyName;
+  const [password, setPassword] = useState('');
+  const [why, setWhy] = useState('');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  return (
+    <form
+      class="stack"
+      id="impersonate-form"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        setErrors({});
+        try {
+          const answer = await withOwnSignIn<{ session: { accessToken: string; expireEpoch: number } }>(
+            me.userName,
+            password,
+            'POST',
+            '/v1/auth/impersonate',
+            { username: user.userName, ...(why.trim() ? { reason: why.trim() } : {}) },
+          );
+          startActing({
+            accessToken: answer.session.accessToken,
+            expiresAt: answer.session.expireEpoch,
+            username: name,
+          });
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 401) setErrors({ ownPassword: err.message });
+          else {
+            const f = fieldErrors(err);
+            setErrors(Object.keys(f).length > 0 ? f : { form: reason(err) });
+          }
+        } finally {
+          setPassword('');
+        }
+      }}
+    >
+      <h3>{t('people.impersonateNamed', { name })}</h3>
+      <p class="hint">{t('people.impersonateLead', { name })}</p>
+      <TextField
+        id="impersonate-reason"
+        label={t('people.impersonateReason')}
+        maxLength={500}
+        required={false}
+        value={why}
+        onInput={setWhy}
+        error={errors.reason}
+      />
+      <div class="field">
+        <label for="impersonate-own-password">{t('admin.password')}</label>
+        <input
+          id="impersonate-own-password"
+          type="password"
+          required
+          autocomplete="current-password"
+          value={password}
+          aria-invalid={errors.ownPassword ? 'true' : undefined}
+          aria-describedby={errors.ownPassword ? 'impersonate-own-password-error' : undefined}
+          onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+        />
+        <FieldError id="impersonate-own-password-error" message={errors.ownPassword} />
+      </div>
+      <FormError message={errors.form} />
+      <div class="row">
+        <button type="submit" class="primary" id="impersonate-start">
+          {t('people.impersonateStart', { name })}
+        </button>
+        <button type="button" onClick={onCancel}>
+          {t('admin.cancel')}
+        </button>
+      </div>
     </form>
   );
 }
