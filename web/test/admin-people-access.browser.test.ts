@@ -219,6 +219,11 @@ describe('administration: invitations, sessions and acting as someone, in a real
     await page.waitForSelector('.ceiling >> text=manage users');
     await screenshot(page, 'admin-25-people-acting-as');
     assert.deepEqual(await axe(page), []);
+    // The banner in the dark theme.
+    await page.click('button[aria-label^="Switch to dark"]');
+    await screenshot(page, 'admin-25-people-acting-as-dark');
+    assert.deepEqual(await axe(page), []);
+    await page.click('button[aria-label^="Switch to light"]');
     assert.deepEqual(browser.problems, []);
     await page.click('#acting-stop');
     await page.waitForSelector('#acting-banner', { state: 'detached' });
