@@ -36,6 +36,7 @@ export interface Database {
   event_fanout_queue: EventFanoutQueueTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_messages: WebhookMessagesTable;
+  webhook_endpoint_owners: WebhookEndpointOwnersTable;
   webhook_attempts: WebhookAttemptsTable;
   metadata_vocabularies: MetadataVocabulariesTable;
   metadata_vocabulary_values: MetadataVocabularyValuesTable;
@@ -1109,4 +1110,11 @@ export interface AssetRightsExpiriesTable {
   expiry_date: string;
   org_id: string;
   announced_at: number;
+}
+
+/** Which process delivers a rate-limited endpoint's messages (features/webhooks/delivery-engine/endpoint-owners.ts). */
+export interface WebhookEndpointOwnersTable {
+  endpoint_id: string;
+  worker_id: string;
+  until: number;
 }

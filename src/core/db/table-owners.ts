@@ -39,6 +39,7 @@ export const TABLE_OWNERS = {
   event_fanout_queue: 'webhooks',
   webhook_endpoints: 'webhooks',
   webhook_messages: 'webhooks',
+  webhook_endpoint_owners: 'webhooks',
   webhook_attempts: 'webhooks',
   metadata_vocabularies: 'metadata',
   metadata_vocabulary_values: 'metadata',

@@ -31,6 +31,7 @@ import * as m0033 from './0033_asset_content_links.ts';
 import * as m0034 from './0034_scim.ts';
 import * as m0036 from './0036_rights_settings.ts';
 import * as m0037 from './0037_user_invitations.ts';
+import * as m0041 from './0041_webhook_endpoint_owners.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '0034_scim': m0034,
   '0036_rights_settings': m0036,
   '0037_user_invitations': m0037,
+  '0041_webhook_endpoint_owners': m0041,
 };

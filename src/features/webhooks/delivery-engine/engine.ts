@@ -4,6 +4,7 @@ import { eventsPublished } from '../../../core/events/index.ts';
 import { createRateLimiter } from '../delivery/pacing/rate-limit.ts';
 import { createGuardedDispatcher } from '../../../core/net/ssrf.ts';
 import { recordOutcomes, type AttemptOutcome } from './record-outcomes.ts';
+import { endpointsHeldElsewhere, releaseEndpoints, renewEndpoints, takeEndpoints } from './endpoint-owners.ts';
 import { createSender } from './send-message.ts';
 import {
   claimDue,
@@ -83,6 +84,50 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   const totals = { succeeded: 0, failed: 0, exhausted: 0, attempted: 0 };
   /** Messages this process took on: leased as the fan-out wrote them, or leased later by a claim. */
   const taken = { atFanOut: 0, byClaim: 0 };
+
+  // Rate-limited endpoints are delivered by one process at a time (endpoint-owners.ts): those this
+  // process holds (until when), and those another process holds (re-read at most once a second).
+  const ownedUntil = new Map<string, number>();
+  let elsewhere = new Set<string>();
+  let elsewhereReadAt = Number.NEGATIVE_INFINITY;
+  let rateLimitedSeen = false;
+  const limited = (row: EndpointRow | undefined) => typeof row?.rate_limit === 'number' && row.rate_limit > 0;
+
+  /**
+   * Keeps the messages this process may deliver: of a rate-limited endpoint only while it holds the
+   * endpoint (taken here when free); the others are given back at once, due now, for the holder.
+   */
+  async function admit(
+    messages: readonly HeldMessage[],
+    rows: ReadonlyMap<string, EndpointRow>,
+  ): Promise<readonly HeldMessage[]> {
+    const at = now();
+    const need = new Set<string>();
+    for (const m of messages)
+      if (limited(rows.get(m.endpointId)) && (ownedUntil.get(m.endpointId) ?? 0) < at + leaseMs / 2)
+        need.add(m.endpointId);
+    if (need.size === 0) return messages;
+    rateLimitedSeen = true;
+    const got = await takeEndpoints(deps.db, workerId, [...need], at, leaseMs);
+    for (const id of need) {
+      if (got.has(id)) {
+        ownedUntil.set(id, at + leaseMs);
+        elsewhere.delete(id);
+      } else {
+        ownedUntil.delete(id);
+        elsewhere.add(id);
+      }
+    }
+    const refused = messages.filter((m) => need.has(m.endpointId) && !got.has(m.endpointId));
+    if (refused.length === 0) return messages;
+    await releaseMessages(
+      deps.db,
+      workerId,
+      refused.map((m) => m.id),
+      at,
+    );
+    return messages.filter((m) => !(need.has(m.endpointId) && !got.has(m.endpointId)));
+  }
 
   // How many messages of one endpoint this process holds at most (queued + in flight).
   const capacityOf = (row: EndpointRow) => Math.max(concurrency * 16, Math.min(row.rate_limit ?? 0, 2000));
@@ -286,31 +331,38 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   /** One round: fan out new events, claim due messages; returns how many messages it took on. */
   async function round(): Promise<{ fannedOut: number; taken: number }> {
     if (!manual) await refreshHeldEndpoints();
+    if (rateLimitedSeen && now() - elsewhereReadAt >= 1000) {
+      elsewhereReadAt = now();
+      elsewhere = await endpointsHeldElsewhere(deps.db, workerId, now());
+    }
     const provisional = new Map<string, number>();
     const fan = await fanOut(deps.db, deps.engine, now(), {
       workerId,
       leaseMs,
       limit: fanOutLimit(),
       canTake: (row) => {
+        if (elsewhere.has(row.id)) return false;
         const n = (provisional.get(row.id) ?? load(row.id)) + 1;
         if (n > capacityOf(row) || held + provisional.size > maxHeld) return false;
         provisional.set(row.id, n);
         return true;
       },
     });
-    taken.atFanOut += fan.held.length;
-    enqueue(fan.held, fan.endpoints);
+    const fanned = await admit(fan.held, fan.endpoints);
+    taken.atFanOut += fanned.length;
+    enqueue(fanned, fan.endpoints);
     // Fresh events take the fan-out path above; the claim (retries, backlog, expired leases) scans
     // due rows, so it runs once per poll interval unless an endpoint just asked for more. Skipping a
     // saturated endpoint makes the claim read past all of that endpoint's due rows (its backlog),
     // so while one is saturated it runs at most once a second, or when an endpoint with room runs low.
     const skip = [...states.values()].filter(saturated).map((s) => s.row.id);
+    for (const id of elsewhere) skip.push(id);
     const asked =
       claimSoon &&
       (skip.length === 0 ||
         [...states.values()].some((s) => !saturated(s) && s.queue.length <= capacityOf(s.row) >> 1));
     claimSoon = false;
-    if (!manual && !asked && now() < nextClaimAt) return { fannedOut: fan.events, taken: fan.held.length };
+    if (!manual && !asked && now() < nextClaimAt) return { fannedOut: fan.events, taken: fanned.length };
     // Expired leases (a crashed holder) are looked for at most once a second: a lease lasts far
     // longer, and that scan, unlike the one of due messages, reads every leased row.
     const expired = manual || now() >= nextExpiredAt;
@@ -322,20 +374,21 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
       skipEndpoints: skip,
       expired,
     });
-    taken.byClaim += claimed.length;
-    if (claimed.length > 0)
-      enqueue(
-        claimed,
-        await loadEndpoints(
-          deps.db,
-          claimed.map((m) => m.endpointId),
-        ),
+    let admitted: readonly HeldMessage[] = claimed;
+    if (claimed.length > 0) {
+      const rows = await loadEndpoints(
+        deps.db,
+        claimed.map((m) => m.endpointId),
       );
+      admitted = await admit(claimed, rows);
+      enqueue(admitted, rows);
+    }
+    taken.byClaim += admitted.length;
     const skipping = [...states.values()].some(saturated);
     // More may be due: claim again at once, unless that claim would have to skip an endpoint.
     claimSoon = claimed.length > 0 && !skipping;
     nextClaimAt = now() + (skipping ? Math.max(pollMs, 1000) : pollMs);
-    return { fannedOut: fan.events, taken: fan.held.length + claimed.length };
+    return { fannedOut: fan.events, taken: fanned.length + admitted.length };
   }
 
   let running = !manual;
@@ -376,6 +429,10 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
           leftovers.map((m) => m.id),
           now() + Math.max(wait, 1),
         );
+      if (ownedUntil.size > 0) {
+        ownedUntil.clear();
+        await releaseEndpoints(deps.db, workerId);
+      }
       return {
         fannedOut,
         attempted: totals.attempted - before.attempted,
@@ -393,6 +450,16 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
             extendLeases(deps.db, deps.engine, workerId, now() + leaseMs).catch((error: unknown) =>
               deps.log.error({ err: error }, 'could not extend webhook leases'),
             );
+          const keep = [...ownedUntil.keys()].filter((id) => load(id) > 0);
+          if (keep.length > 0) {
+            const until = now() + leaseMs;
+            renewEndpoints(deps.db, workerId, keep, until).then(
+              () => {
+                for (const id of keep) ownedUntil.set(id, until);
+              },
+              (error: unknown) => deps.log.error({ err: error }, 'could not renew webhook endpoint leases'),
+            );
+          }
         },
         Math.max(250, Math.floor(leaseMs / 4)),
       );
@@ -450,6 +517,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
           queued.map((m) => m.id),
           now(),
         ).catch(() => {});
+      if (ownedUntil.size > 0) await releaseEndpoints(deps.db, workerId).catch(() => {});
       await agent?.close();
     },
     /** Stops without giving anything back (a crash, as far as the database can tell). */

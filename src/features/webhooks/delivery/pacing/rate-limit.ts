@@ -1,7 +1,7 @@
 // Per-endpoint delivery rate limit (`rateLimit`, messages per second) as a token bucket. The bucket
 // holds a tenth of a second's worth of messages (at least 1), so short bursts stay small while the
-// long-run rate is exact. In-memory and per process: with several worker processes each enforces
-// the limit on its own share (documented in docs/webhooks-delivery.md).
+// long-run rate is exact. In-memory, per process: across processes a rate-limited endpoint is
+// delivered by one process at a time (delivery-engine/endpoint-owners.ts; docs/webhooks-delivery.md).
 
 export interface RateLimiter {
   /**
