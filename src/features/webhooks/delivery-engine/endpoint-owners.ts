@@ -40,12 +40,7 @@ export async function endpointsHeldElsewhere(db: Db, workerId: string, now: numb
 }
 
 /** Renews this process's endpoints (with its message leases); lets go of those it holds nothing of. */
-export async function renewEndpoints(
-  db: Db,
-  workerId: string,
-  keep: readonly string[],
-  until: number,
-): Promise<void> {
+export async function renewEndpoints(db: Db, workerId: string, keep: readonly string[], until: number): Promise<void> {
   if (keep.length > 0)
     await db
       .updateTable('webhook_endpoint_owners')

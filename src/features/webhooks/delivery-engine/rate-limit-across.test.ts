@@ -48,14 +48,18 @@ forEachEngine(
       });
       assert.equal(created.statusCode, 200, created.body);
       for (let i = 0; i < count; i++)
-        await ctx().deps.db.transaction().execute((trx) =>
-          publishEvent(trx, Date.now(), {
-            orgId: org.orgId,
-            type: 'asset.created',
-            actor: org.admin.userId,
-            data: { asset: { id: newId(Date.now()), filename: `${i}.jpg`, metadataTemplate: null, securityTemplates: [] } },
-          }),
-        );
+        await ctx()
+          .deps.db.transaction()
+          .execute((trx) =>
+            publishEvent(trx, Date.now(), {
+              orgId: org.orgId,
+              type: 'asset.created',
+              actor: org.admin.userId,
+              data: {
+                asset: { id: newId(Date.now()), filename: `${i}.jpg`, metadataTemplate: null, securityTemplates: [] },
+              },
+            }),
+          );
       return { receiver, endpointId: json(created).id as string };
     }
 
@@ -65,11 +69,7 @@ forEachEngine(
      */
     const sendTimes = async (endpointId: string) =>
       (
-        await ctx()
-          .deps.db.selectFrom('webhook_attempts')
-          .select('at')
-          .where('endpoint_id', '=', endpointId)
-          .execute()
+        await ctx().deps.db.selectFrom('webhook_attempts').select('at').where('endpoint_id', '=', endpointId).execute()
       ).map((r) => Number(r.at));
 
     const until = async (what: string, check: () => boolean, ms = 60_000) => {
@@ -97,7 +97,10 @@ forEachEngine(
       const count = 100;
       const { receiver, endpointId } = await backlog(count);
       const other = await ctx().secondInstance();
-      const engines = [createDeliveryEngine(ctx().deps, { leaseMs: 5000 }), createDeliveryEngine(other.deps, { leaseMs: 5000 })];
+      const engines = [
+        createDeliveryEngine(ctx().deps, { leaseMs: 5000 }),
+        createDeliveryEngine(other.deps, { leaseMs: 5000 }),
+      ];
       const started = Date.now();
       for (const e of engines) e.start();
       try {
@@ -113,7 +116,9 @@ forEachEngine(
       assert.equal(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size, count, 'each once');
     });
 
-    it('when the holder dies, the other process takes the endpoint over after its lease, at the same rate', { timeout: 120_000 }, async (t) => {
+    it('when the holder dies, the other process takes the endpoint over after its lease, at the same rate', {
+      timeout: 120_000,
+    }, async (t) => {
       if (!onPostgres(t)) return;
       const count = 80;
       const { receiver, endpointId } = await backlog(count);
@@ -126,12 +131,18 @@ forEachEngine(
       await first.abandon();
       const diedAt = Date.now();
       try {
-        await until(`${count} deliveries`, () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size >= count);
+        await until(
+          `${count} deliveries`,
+          () => new Set(receiver.received.map((r) => r.headers['webhook-id'])).size >= count,
+        );
       } finally {
         await second.stop();
       }
       const sent = await sendTimes(endpointId);
-      assert.ok(sent.some((at) => at > diedAt), 'the second process delivered the rest');
+      assert.ok(
+        sent.some((at) => at > diedAt),
+        'the second process delivered the rest',
+      );
       assert.ok(busiest(sent, 1000) <= RATE + BURST, `${busiest(sent, 1000)} sent in one second`);
     });
   },
