@@ -14,8 +14,9 @@ import {
   withOwnSignIn,
 } from './common.tsx';
 import type { SectionProps } from './loader.tsx';
+import { Consents, OAuthClients } from './oauth-clients.tsx';
 
-/** Integrations: API keys and webhook endpoints (with an endpoint's own page and delivery log). */
+/** Integrations: API keys, webhook endpoints (with an endpoint's own page and delivery log), OAuth clients and your consents. */
 export default function Integrations({ id, user }: SectionProps) {
   if (id) return <EndpointPage id={id} />;
   return (
@@ -23,6 +24,8 @@ export default function Integrations({ id, user }: SectionProps) {
       <h1>{t('admin.section.integrations')}</h1>
       <ApiKeys user={user} />
       <Endpoints />
+      <OAuthClients user={user} />
+      <Consents />
     </>
   );
 }
@@ -374,6 +377,13 @@ interface Endpoint {
   disabledReason: string | null;
   rateLimit: number | null;
   timeoutSeconds: number;
+  oauth: {
+    clientId: string;
+    tokenUrl: string;
+    scope: string[];
+    extraParams: Record<string, string>;
+    authMethod: 'client_secret_basic' | 'client_secret_post';
+  } | null;
   createdDate: string;
 }
 
@@ -787,6 +797,7 @@ function EndpointPage({ id }: { id: string }) {
           <SecretBox id="endpoint-secret" label={secret.label} value={secret.value} onDone={() => setSecret(null)} />
         )}
       </section>
+      <EndpointOAuth endpoint={e} onChanged={() => void load()} />
       <section class="card" aria-labelledby="log-title">
         <h2 id="log-title">{t('hooks.log')}</h2>
         <DeliveryLog id={id} url={e.url} />
@@ -1008,5 +1019,154 @@ function MessageItem({
         ))}
       </details>
     </li>
+  );
+}
+
+/** The endpoint's OAuth client (client credentials towards the receiver): the secret is write-only. */
+function EndpointOAuth({ endpoint, onChanged }: { endpoint: Endpoint; onChanged: () => void }) {
+  const current = endpoint.oauth;
+  const [tokenUrl, setTokenUrl] = useState(current?.tokenUrl ?? '');
+  const [clientId, setClientId] = useState(current?.clientId ?? '');
+  const [secret, setSecret] = useState('');
+  const [scope, setScope] = useState(current?.scope.join(' ') ?? '');
+  const [method, setMethod] = useState(current?.authMethod ?? 'client_secret_basic');
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [notice, setNotice] = useState<string | null>(null);
+  const field = (name: string) => ({
+    'aria-invalid': errors[name] ? ('true' as const) : undefined,
+    'aria-describedby': errors[name] ? `hook-oauth-${name}-error` : undefined,
+  });
+  const url = `/v1/webhooks/endpoint/oauth/${endpoint.id}`;
+  return (
+    <section class="card" aria-labelledby="hook-oauth-title">
+      <h2 id="hook-oauth-title">{t('hooks.oauth')}</h2>
+      <p class="hint">{t('hooks.oauthLead')}</p>
+      <p id="hook-oauth-current">
+        {current
+          ? t('hooks.oauthSet', { clientId: current.clientId, tokenUrl: current.tokenUrl })
+          : t('hooks.oauthNone')}
+        {current && current.scope.length > 0 && <> · {t('hooks.oauthScope', { scope: current.scope.join(' ') })}</>}
+      </p>
+      {notice && (
+        <p class="notice" role="status" id="hook-oauth-notice">
+          {notice}
+        </p>
+      )}
+      <form
+        class="stack"
+        id="hook-oauth-form"
+        onSubmit={async (ev) => {
+          ev.preventDefault();
+          setErrors({});
+          setNotice(null);
+          try {
+            await api('PUT', url, {
+              tokenUrl,
+              clientId,
+              clientSecret: secret,
+              scope: scope.split(/\s+/).filter(Boolean),
+              authMethod: method,
+            });
+            setSecret('');
+            setNotice(t('hooks.oauthSaved'));
+            onChanged();
+          } catch (error) {
+            const fields = fieldErrors(error);
+            setErrors(Object.keys(fields).length > 0 ? fields : { form: reason(error) });
+          }
+        }}
+      >
+        <div class="field">
+          <label for="hook-oauth-tokenUrl">{t('hooks.oauthTokenUrl')}</label>
+          <input
+            id="hook-oauth-tokenUrl"
+            type="url"
+            required
+            placeholder="https://"
+            value={tokenUrl}
+            {...field('tokenUrl')}
+            onInput={(ev) => setTokenUrl((ev.target as HTMLInputElement).value)}
+          />
+          <FieldError id="hook-oauth-tokenUrl-error" message={errors.tokenUrl} />
+        </div>
+        <div class="field">
+          <label for="hook-oauth-clientId">{t('hooks.oauthClientId')}</label>
+          <input
+            id="hook-oauth-clientId"
+            required
+            value={clientId}
+            {...field('clientId')}
+            onInput={(ev) => setClientId((ev.target as HTMLInputElement).value)}
+          />
+          <FieldError id="hook-oauth-clientId-error" message={errors.clientId} />
+        </div>
+        <div class="field">
+          <label for="hook-oauth-clientSecret">{t('hooks.oauthSecret')}</label>
+          <span class="hint" id="hook-oauth-secret-hint">
+            {t('hooks.oauthSecretHint')}
+          </span>
+          <input
+            id="hook-oauth-clientSecret"
+            type="password"
+            required
+            autocomplete="new-password"
+            value={secret}
+            aria-invalid={errors.clientSecret ? 'true' : undefined}
+            aria-describedby={
+              errors.clientSecret ? 'hook-oauth-secret-hint hook-oauth-clientSecret-error' : 'hook-oauth-secret-hint'
+            }
+            onInput={(ev) => setSecret((ev.target as HTMLInputElement).value)}
+          />
+          <FieldError id="hook-oauth-clientSecret-error" message={errors.clientSecret} />
+        </div>
+        <div class="field">
+          <label for="hook-oauth-scope">{t('hooks.oauthScopeField')}</label>
+          <input
+            id="hook-oauth-scope"
+            value={scope}
+            {...field('scope')}
+            onInput={(ev) => setScope((ev.target as HTMLInputElement).value)}
+          />
+          <FieldError id="hook-oauth-scope-error" message={errors.scope} />
+        </div>
+        <div class="field">
+          <label for="hook-oauth-method">{t('hooks.oauthMethod')}</label>
+          <select
+            id="hook-oauth-method"
+            value={method}
+            onChange={(ev) => setMethod((ev.target as HTMLSelectElement).value as typeof method)}
+          >
+            <option value="client_secret_basic">{t('hooks.oauthBasic')}</option>
+            <option value="client_secret_post">{t('hooks.oauthPost')}</option>
+          </select>
+        </div>
+        <FormError message={errors.form} />
+        <div class="row">
+          <button type="submit" class="primary" id="hook-oauth-save">
+            {t('hooks.oauthSave')}
+          </button>
+          {current && (
+            <button
+              type="button"
+              id="hook-oauth-remove"
+              onClick={async () => {
+                try {
+                  await api('DELETE', url);
+                  setNotice(t('hooks.oauthRemoved'));
+                  setClientId('');
+                  setTokenUrl('');
+                  setScope('');
+                  onChanged();
+                } catch (error) {
+                  setNotice(t('common.error', { reason: reason(error) }));
+                }
+              }}
+            >
+              {t('hooks.oauthRemove')}
+            </button>
+          )}
+        </div>
+      </form>
+    </section>
   );
 }
