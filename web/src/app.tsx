@@ -19,6 +19,7 @@ import { AdaptiveTemplatesRoute } from './adaptive-template-action.tsx';
 import { AssetPage } from './asset.tsx';
 import { BulkEdit } from './bulk.tsx';
 import { SelectionCdnPublish } from './cdn-publish.tsx';
+import { BoardPage, Boards } from './boards.tsx';
 import { Collections, CollectionPage, AddToCollection } from './collections.tsx';
 import { Library } from './library.tsx';
 import { t } from './messages.ts';
@@ -285,6 +286,13 @@ function Shell({ user, acting }: { user: User; acting: Acting | null }) {
             {t('nav.templates')}
           </a>
           <a
+            href="/app/boards"
+            aria-current={route.page === 'boards' || route.page === 'board' ? 'page' : undefined}
+            onClick={(e) => linkClick(e, '/app/boards')}
+          >
+            {t('nav.boards')}
+          </a>
+          <a
             href="/app/admin"
             aria-current={route.page === 'admin' ? 'page' : undefined}
             onClick={(e) => linkClick(e, '/app/admin')}
@@ -433,6 +441,8 @@ function Shell({ user, acting }: { user: User; acting: Acting | null }) {
         {route.page === 'collection' && <CollectionPage id={route.id} />}
         {route.page === 'templates' && <AdaptiveTemplatesRoute />}
         {route.page === 'template' && <AdaptiveTemplatesRoute id={route.id} />}
+        {route.page === 'boards' && <Boards />}
+        {route.page === 'board' && <BoardPage id={route.id} userName={user.userName} />}
         {route.page === 'admin' && <AdminPage section={route.section} id={route.id} user={user} />}
         {route.page === 'sessions' && <Lazy load={() => import('./admin/sessions.tsx')} user={user} />}
       </main>

@@ -8,6 +8,8 @@ export type Route =
   | { page: 'collection'; id: string }
   | { page: 'templates' }
   | { page: 'template'; id: string }
+  | { page: 'boards' }
+  | { page: 'board'; id: string }
   | { page: 'admin'; section: string; id?: string }
   | { page: 'callback' }
   | { page: 'set-password' }
@@ -24,6 +26,8 @@ export function parseRoute(path: string): Route {
   if (first === 'collections') return { page: 'collections' };
   if (first === 'templates' && second) return { page: 'template', id: decodeURIComponent(second) };
   if (first === 'templates') return { page: 'templates' };
+  if (first === 'boards' && second) return { page: 'board', id: decodeURIComponent(second) };
+  if (first === 'boards') return { page: 'boards' };
   if (first === 'admin')
     return {
       page: 'admin',
