@@ -73,7 +73,11 @@ export function BoardPreview({ board, view, userName }: { board: Board; view: Bo
       <h2 id="preview-heading">{t('boards.preview')}</h2>
       <div class="row">
         <label for="preview-as">{t('boards.preview.as')}</label>
-        <select id="preview-as" value={viewer} onChange={(e) => setViewer((e.target as HTMLSelectElement).value as Viewer)}>
+        <select
+          id="preview-as"
+          value={viewer}
+          onChange={(e) => setViewer((e.target as HTMLSelectElement).value as Viewer)}
+        >
           <option value="me">{t('boards.preview.me')}</option>
           <option value="link">{t('boards.preview.link')}</option>
           <option value="person">{t('boards.preview.person')}</option>
@@ -110,7 +114,11 @@ export function BoardPreview({ board, view, userName }: { board: Board; view: Bo
       </div>
       <p class="muted small" id="preview-note">
         {t(
-          viewer === 'me' ? 'boards.preview.meNote' : viewer === 'link' ? 'boards.preview.linkNote' : 'boards.preview.personNote',
+          viewer === 'me'
+            ? 'boards.preview.meNote'
+            : viewer === 'link'
+              ? 'boards.preview.linkNote'
+              : 'boards.preview.personNote',
         )}
       </p>
       {viewer === 'person' && other?.problem && (
@@ -119,13 +127,7 @@ export function BoardPreview({ board, view, userName }: { board: Board; view: Bo
         </p>
       )}
       <div class={`preview-frame${viewer === 'link' ? ' as-link' : ''}`} id="preview-frame">
-        {viewer === 'person' ? (
-          other?.view ? (
-            <BoardRender view={other.view} />
-          ) : null
-        ) : (
-          <BoardRender view={view} />
-        )}
+        {viewer === 'person' ? other?.view ? <BoardRender view={other.view} /> : null : <BoardRender view={view} />}
       </div>
     </section>
   );

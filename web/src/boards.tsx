@@ -497,8 +497,7 @@ export function BoardPage({ id, userName }: { id: string; userName: string }) {
                       aria-label={t('boards.removeLabel', { name: label })}
                       onClick={() =>
                         void change(
-                          (version) =>
-                            api<Board>('DELETE', `/v1/storyboards/${id}/blocks/${b.id}?version=${version}`),
+                          (version) => api<Board>('DELETE', `/v1/storyboards/${id}/blocks/${b.id}?version=${version}`),
                           t('boards.removed', { name: label }),
                         )
                       }
@@ -555,8 +554,7 @@ export function BoardPage({ id, userName }: { id: string; userName: string }) {
                 onCancel={() => setAdding('')}
                 onSave={async (next) => {
                   const ok = await change(
-                    (version) =>
-                      api<Board>('POST', `/v1/storyboards/${id}/blocks`, { block: clean(next), version }),
+                    (version) => api<Board>('POST', `/v1/storyboards/${id}/blocks`, { block: clean(next), version }),
                     t('boards.added', { type: typeName(next.type) }),
                   );
                   if (ok) setAdding('');
@@ -709,6 +707,7 @@ function BlockEditor({
               {t('boards.rich.quote')}
             </button>
           </div>
+          {/* biome-ignore lint/a11y/useSemanticElements: a rich-text editor is a contenteditable; a textarea cannot hold formatting */}
           <div
             ref={rich}
             class="rich-editor board-rich"

@@ -365,7 +365,8 @@ export const en = {
   'boards.preview.username': 'User name',
   'boards.preview.show': 'Show',
   'boards.preview.meNote': 'Exactly what you see: blocks and assets you may not see are left out.',
-  'boards.preview.linkNote': 'A share link shows what the person who made it may see. For links you make, that is this.',
+  'boards.preview.linkNote':
+    'A share link shows what the person who made it may see. For links you make, that is this.',
   'boards.preview.personNote':
     'Shown through a short impersonation session: it needs the Impersonate privilege and your password, and is recorded in the audit log.',
   'boards.ownPassword': 'Your password',

@@ -69,7 +69,10 @@ describe('story boards in a real browser', { skip }, () => {
     });
     const security = await admin<{ templateId: string }[]>('GET', '/v1/security/template');
     const template = await admin<{ template: { templateId: string } }[]>('GET', '/v1/metadata/template');
-    const common = { metadataTemplateId: template[0]!.template.templateId, securityTemplateIds: [security[0]!.templateId] };
+    const common = {
+      metadataTemplateId: template[0]!.template.templateId,
+      securityTemplateIds: [security[0]!.templateId],
+    };
     for (const [name, colour] of [
       ['autumn.jpg', '#c0541e'],
       ['beach.jpg', '#1e8cc0'],
@@ -189,14 +192,19 @@ describe('story boards in a real browser', { skip }, () => {
     await page.waitForSelector('.block-list [data-block-type="savedSearch"] >> text=2 of 3 shown');
     await page.waitForSelector('.block-list a[href="https://example.com/spring"]:has-text("Campaign site")');
     await page.waitForFunction(() =>
-      [...document.querySelectorAll<HTMLImageElement>('.block-list img')].every((i) => i.complete && i.naturalWidth > 0),
+      [...document.querySelectorAll<HTMLImageElement>('.block-list img')].every(
+        (i) => i.complete && i.naturalWidth > 0,
+      ),
     );
   });
 
   it('edits a block in place', async () => {
     const { page } = browser;
     await page.click('button[aria-label="Edit Link: Campaign site"]');
-    await page.fill('.block-list #label-' + (await page.getAttribute('li[data-block-type="link"]', 'data-block-id')), 'Visit the campaign');
+    await page.fill(
+      '.block-list #label-' + (await page.getAttribute('li[data-block-type="link"]', 'data-block-id')),
+      'Visit the campaign',
+    );
     await page.click('.block-list button:has-text("Save block")');
     await page.waitForSelector('.block-list a:has-text("Visit the campaign")');
   });
@@ -248,7 +256,9 @@ describe('story boards in a real browser', { skip }, () => {
     await page.waitForSelector('#board-status >> text=Divider removed.');
     assert.equal(await page.locator('.block-list > li').count(), 7);
     await page.waitForFunction(() =>
-      [...document.querySelectorAll<HTMLImageElement>('.board-page img')].every((i) => i.complete && i.naturalWidth > 0),
+      [...document.querySelectorAll<HTMLImageElement>('.board-page img')].every(
+        (i) => i.complete && i.naturalWidth > 0,
+      ),
     );
     await screenshot(page, 'boards-01-builder-light', true);
     assert.deepEqual(await axe(page), []);
@@ -285,7 +295,9 @@ describe('story boards in a real browser', { skip }, () => {
     await page.click('.board-preview button:has-text("Show")');
     // Published: Vera sees the board, without the collection (private to the admin) and the assets she may not view.
     await page.waitForSelector('#preview-frame h2:has-text("Spring campaign")');
-    const types = await page.$$eval('#preview-frame .board-block', (b) => b.map((e) => (e as HTMLElement).dataset.blockType));
+    const types = await page.$$eval('#preview-frame .board-block', (b) =>
+      b.map((e) => (e as HTMLElement).dataset.blockType),
+    );
     assert.ok(!types.includes('collection'), types.join());
     assert.ok(types.includes('heading') && types.includes('richText'), types.join());
     assert.deepEqual(await axe(page), []);
