@@ -17,6 +17,7 @@ import { seedMissingOrganizations, seedOrganizationMetadata } from './features/m
 import { startWorkers } from './workers.ts';
 import { drain, trackInFlight } from './shutdown.ts';
 import { sweepTemp } from './core/temp.ts';
+import { analyzeTablesNeverAnalyzed } from './core/db/planner-stats.ts';
 import { parseRole, RoleError } from './roles.ts';
 import { startWorkerEndpoint } from './worker-endpoint.ts';
 
@@ -28,6 +29,16 @@ async function sweepLeftovers(deps: Deps): Promise<void> {
   } catch (error) {
     deps.log.warn({ err: error }, 'could not sweep temporary files');
   }
+}
+
+/** PostgreSQL planner statistics for tables that have none (a restored database): core/db/planner-stats.ts. */
+function gatherPlannerStatistics(deps: Deps): void {
+  void analyzeTablesNeverAnalyzed(deps.db, deps.engine).then(
+    (tables) => {
+      if (tables.length > 0) deps.log.info({ tables: tables.length }, 'planner statistics gathered for tables that had none');
+    },
+    (error: unknown) => deps.log.warn({ err: error }, 'could not gather planner statistics'),
+  );
 }
 
 /** Connects and migrates; a database that cannot be reached or opened is a one-line StartupError. */
@@ -65,6 +76,7 @@ async function serve(config: Config): Promise<void> {
   await probeListen(config);
   const deps = await openDatabase(config, config.workers ? 'serve' : 'api');
   await sweepLeftovers(deps);
+  gatherPlannerStatistics(deps);
   announceFirstRun(deps, await bootstrapFirstOrganization(deps, seedOrganizationMetadata));
   // Organizations made before metadata existed get its system group and Default template.
   await deps.db
@@ -111,6 +123,7 @@ async function work(config: Config): Promise<void> {
   prepareDataDir(config.dataDir);
   const deps = await openDatabase(config, 'worker');
   await sweepLeftovers(deps);
+  gatherPlannerStatistics(deps);
   const worker = startWorkers(deps);
   const endpoint = config.metricsPort === undefined ? undefined : await startWorkerEndpoint(deps, config.metricsPort);
   const address = endpoint?.address();
