@@ -35,7 +35,8 @@ async function sweepLeftovers(deps: Deps): Promise<void> {
 function gatherPlannerStatistics(deps: Deps): void {
   void analyzeTablesNeverAnalyzed(deps.db, deps.engine).then(
     (tables) => {
-      if (tables.length > 0) deps.log.info({ tables: tables.length }, 'planner statistics gathered for tables that had none');
+      if (tables.length > 0)
+        deps.log.info({ tables: tables.length }, 'planner statistics gathered for tables that had none');
     },
     (error: unknown) => deps.log.warn({ err: error }, 'could not gather planner statistics'),
   );

@@ -28,7 +28,9 @@ async function neverAnalyzed(url: string): Promise<string[]> {
 }
 
 describe('planner statistics at start [postgres]', { skip: postgres ? postgres.skip : 'PostgreSQL only' }, () => {
-  it('analyzes every table that has none when a process starts, and nothing the next time', { timeout: 120_000 }, async () => {
+  it('analyzes every table that has none when a process starts, and nothing the next time', {
+    timeout: 120_000,
+  }, async () => {
     const db = await createPgDatabase();
     const dataDir = mkdtempSync(join(tmpdir(), 'tessera-analyze-'));
     const env = (port: number) => ({
@@ -57,7 +59,10 @@ describe('planner statistics at start [postgres]', { skip: postgres ? postgres.s
           await new Promise((r) => setTimeout(r, 100));
           left = await neverAnalyzed(db.url);
         }
-        assert.ok(!left.includes('assets') && !left.includes('search_docs'), `still without statistics: ${left.join(', ')}`);
+        assert.ok(
+          !left.includes('assets') && !left.includes('search_docs'),
+          `still without statistics: ${left.join(', ')}`,
+        );
       } finally {
         await first.stop();
       }
