@@ -6,16 +6,17 @@ import type { Page } from 'playwright-core';
 import {
   apiAs,
   axe,
+  type Browser,
+  type Call,
+  createViewer,
   openBrowser,
   renditionsSettled,
+  type RunningServer,
   screenshot,
   signIn,
   skip,
   startServer,
   uploadAsset,
-  type Browser,
-  type Call,
-  type RunningServer,
 } from './harness.ts';
 
 const VIEWER = { username: 'viewer-adaptive', password: 'Viewer-adaptive-pass-1' };
@@ -66,19 +67,7 @@ describe('adaptive templates in a real browser', { skip }, () => {
   before(async () => {
     server = await startServer();
     admin = await apiAs(server.url);
-    const roles = await admin<{ id: string; name: string }[]>('GET', '/v1/roles');
-    const groups = await admin<{ groupId: string; groupName: string }[]>('GET', '/v1/security/groups');
-    await admin('POST', '/v1/user', {
-      firstName: 'Vera',
-      lastName: 'Viewer',
-      friendlyName: 'Vera',
-      email: 'vera@example.test',
-      username: VIEWER.username,
-      password: VIEWER.password,
-      accountType: 'local',
-      userRoleId: roles.find((r) => r.name === 'Viewer')!.id,
-      groups: [groups.find((g) => g.groupName === 'Everyone')!.groupId],
-    });
+    await createViewer(admin, VIEWER, 'Vera');
     const security = await admin<{ templateId: string }[]>('GET', '/v1/security/template');
     const template = await admin<{ template: { templateId: string } }[]>('GET', '/v1/metadata/template');
     const common = {

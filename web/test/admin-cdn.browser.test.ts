@@ -8,16 +8,17 @@ import { after, before, describe, it } from 'node:test';
 import {
   apiAs,
   axe,
+  type Browser,
+  type Call,
+  createViewer,
   openBrowser,
   ROOT,
+  type RunningServer,
   screenshot,
   signIn,
   skip,
   startServer,
   uploadAsset,
-  type Browser,
-  type Call,
-  type RunningServer,
 } from './harness.ts';
 
 const VIEWER = { username: 'viewer-cdn', password: 'Viewer-cdn-pass-1' };
@@ -112,19 +113,7 @@ describe('administration: CDN (pull zones, purge, signed URLs, statistics) in a 
   before(async () => {
     [server, web] = await Promise.all([startServer({ TESSERA_ALLOW_PRIVATE_TARGETS: 'true' }), origin()]);
     admin = await apiAs(server.url);
-    const roles = await admin<{ id: string; name: string }[]>('GET', '/v1/roles');
-    const groups = await admin<{ groupId: string; groupName: string }[]>('GET', '/v1/security/groups');
-    await admin('POST', '/v1/user', {
-      firstName: 'Vic',
-      lastName: 'Viewer',
-      friendlyName: 'Vic',
-      email: 'vic@example.test',
-      username: VIEWER.username,
-      password: VIEWER.password,
-      accountType: 'local',
-      userRoleId: roles.find((r) => r.name === 'Viewer')!.id,
-      groups: [groups.find((g) => g.groupName === 'Everyone')!.groupId],
-    });
+    await createViewer(admin, VIEWER, 'Vic');
     browser = await openBrowser();
     await signIn(browser.page, server.url);
   });

@@ -6,14 +6,15 @@ import {
   ADMIN,
   apiAs,
   axe,
+  type Browser,
+  type Call,
+  createViewer,
   openBrowser,
+  type RunningServer,
   screenshot,
   signIn,
   skip,
   startServer,
-  type Browser,
-  type Call,
-  type RunningServer,
 } from './harness.ts';
 
 const VIEWER = { username: 'viewer-web', password: 'Viewer-web-pass-1' };
@@ -56,19 +57,7 @@ describe('administration: integrations (API keys, webhook endpoints) in a real b
   before(async () => {
     [server, hook] = await Promise.all([startServer({ TESSERA_ALLOW_PRIVATE_TARGETS: 'true' }), receiver()]);
     admin = await apiAs(server.url);
-    const roles = await admin<{ id: string; name: string }[]>('GET', '/v1/roles');
-    const groups = await admin<{ groupId: string; groupName: string }[]>('GET', '/v1/security/groups');
-    await admin('POST', '/v1/user', {
-      firstName: 'Vera',
-      lastName: 'Viewer',
-      friendlyName: 'Vera',
-      email: 'vera@example.test',
-      username: VIEWER.username,
-      password: VIEWER.password,
-      accountType: 'local',
-      userRoleId: roles.find((r) => r.name === 'Viewer')!.id,
-      groups: [groups.find((g) => g.groupName === 'Everyone')!.groupId],
-    });
+    await createViewer(admin, VIEWER, 'Vera');
     browser = await openBrowser();
     await signIn(browser.page, server.url);
   });

@@ -4,14 +4,15 @@ import { after, before, describe, it } from 'node:test';
 import {
   apiAs,
   axe,
+  type Browser,
+  type Call,
+  createViewer,
   openBrowser,
+  type RunningServer,
   screenshot,
   signIn,
   skip,
   startServer,
-  type Browser,
-  type Call,
-  type RunningServer,
 } from './harness.ts';
 
 const VIEWER = { username: 'viewer-meta', password: 'Viewer-meta-pass-1' };
@@ -55,19 +56,7 @@ describe('administration: the metadata model in a real browser', { skip }, () =>
   before(async () => {
     server = await startServer();
     admin = await apiAs(server.url);
-    const roles = await admin<{ id: string; name: string }[]>('GET', '/v1/roles');
-    const groups = await admin<{ groupId: string; groupName: string }[]>('GET', '/v1/security/groups');
-    await admin('POST', '/v1/user', {
-      firstName: 'Vic',
-      lastName: 'Viewer',
-      friendlyName: 'Vic',
-      email: 'vic@example.test',
-      username: VIEWER.username,
-      password: VIEWER.password,
-      accountType: 'local',
-      userRoleId: roles.find((r) => r.name === 'Viewer')!.id,
-      groups: [groups.find((g) => g.groupName === 'Everyone')!.groupId],
-    });
+    await createViewer(admin, VIEWER, 'Vic');
     browser = await openBrowser();
     await signIn(browser.page, server.url);
   });

@@ -4,15 +4,16 @@ import sharp from 'sharp';
 import {
   apiAs,
   axe,
+  type Browser,
+  type Call,
+  createViewer,
   openBrowser,
+  type RunningServer,
   screenshot,
   signIn,
   skip,
   startServer,
   uploadAsset,
-  type Browser,
-  type Call,
-  type RunningServer,
 } from './harness.ts';
 
 const VIEWER = { username: 'viewer-bin', password: 'Viewer-bin-pass-1' };
@@ -37,19 +38,7 @@ describe('administration: recycle bin and Actions in a real browser', { skip }, 
   before(async () => {
     server = await startServer({ TESSERA_WORKERS: 'false' });
     admin = await apiAs(server.url);
-    const roles = await admin<{ id: string; name: string }[]>('GET', '/v1/roles');
-    const groups = await admin<{ groupId: string; groupName: string }[]>('GET', '/v1/security/groups');
-    await admin('POST', '/v1/user', {
-      firstName: 'Vic',
-      lastName: 'Viewer',
-      friendlyName: 'Vic',
-      email: 'vic@example.test',
-      username: VIEWER.username,
-      password: VIEWER.password,
-      accountType: 'local',
-      userRoleId: roles.find((r) => r.name === 'Viewer')!.id,
-      groups: [groups.find((g) => g.groupName === 'Everyone')!.groupId],
-    });
+    await createViewer(admin, VIEWER, 'Vic');
     const security = await admin<{ templateId: string }[]>('GET', '/v1/security/template');
     const template = await admin<{ template: { templateId: string } }[]>('GET', '/v1/metadata/template');
     metadataTemplateId = template[0]!.template.templateId;

@@ -223,6 +223,30 @@ export async function apiAs(url: string, user = ADMIN): Promise<Call> {
   };
 }
 
+/**
+ * A local user with the Viewer role in the Everyone group: the caller without privileges whose
+ * refusals the administration tests show. `firstName` also makes the email (`vic@example.test`).
+ */
+export async function createViewer(
+  admin: Call,
+  user: { username: string; password: string },
+  firstName = 'Vic',
+): Promise<void> {
+  const roles = await admin<{ id: string; name: string }[]>('GET', '/v1/roles');
+  const groups = await admin<{ groupId: string; groupName: string }[]>('GET', '/v1/security/groups');
+  await admin('POST', '/v1/user', {
+    firstName,
+    lastName: 'Viewer',
+    friendlyName: firstName,
+    email: `${firstName.toLowerCase()}@example.test`,
+    username: user.username,
+    password: user.password,
+    accountType: 'local',
+    userRoleId: roles.find((r) => r.name === 'Viewer')!.id,
+    groups: [groups.find((g) => g.groupName === 'Everyone')!.groupId],
+  });
+}
+
 /** Creates an asset (or a version of one) and uploads its bytes, as a client of the API would. */
 export async function uploadAsset(
   call: Call,
