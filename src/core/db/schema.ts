@@ -222,6 +222,8 @@ export interface JobsTable {
   locked_until: number | null;
   locked_by: string | null;
   last_error: string | null;
+  /** The request that enqueued it (its X-Request-Id), for the logs of the process that runs it. */
+  request_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   updated_at: ColumnType<number, number, number>;
 }

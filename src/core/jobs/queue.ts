@@ -1,3 +1,4 @@
+import { requestOrigin } from '../http/request-context.ts';
 import { sql } from 'kysely';
 import type { DbOrTrx, Engine } from '../db/connect.ts';
 import { toJson } from '../db/json.ts';
@@ -47,6 +48,8 @@ export async function enqueueRawJob(db: DbOrTrx, now: number, spec: RawJobSpec):
       locked_until: null,
       locked_by: null,
       last_error: null,
+      // Enqueued while a request is handled: its id follows the job into the worker's logs.
+      request_id: requestOrigin()?.requestId ?? null,
       created_at: now,
       updated_at: now,
     })

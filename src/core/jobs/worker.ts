@@ -160,7 +160,7 @@ export function startWorker(options: WorkerOptions): Worker {
           updated_at: now,
         }))
         .execute();
-      log.info({ jobId: row.id, type: row.type }, 'job run stopped: another run of it is ahead');
+      log.info({ jobId: row.id, type: row.type, requestId: row.request_id ?? undefined }, 'job run stopped: another run of it is ahead');
       return;
     }
     const outage = error === undefined ? undefined : outageOf(error);
@@ -180,7 +180,9 @@ export function startWorker(options: WorkerOptions): Worker {
           updated_at: now,
         }))
         .execute();
-      log.warn({ jobId: row.id, type: row.type, dependency: outage.dependency }, 'job waits for a dependency outage');
+      log.warn(
+        { jobId: row.id, type: row.type, requestId: row.request_id ?? undefined, dependency: outage.dependency },
+        'job waits for a dependency outage');
       return;
     }
     outages.delete(row.id);
@@ -197,7 +199,16 @@ export function startWorker(options: WorkerOptions): Worker {
         updated_at: now,
       })
       .execute();
-    if (dead) log.warn({ jobId: row.id, type: row.type, error: message }, 'job failed for good');
+    if (dead)
+      log.warn(
+        { jobId: row.id, type: row.type, requestId: row.request_id ?? undefined, error: message },
+        'job failed for good',
+      );
+    else
+      log.info(
+        { jobId: row.id, type: row.type, requestId: row.request_id ?? undefined, attempt: row.attempts, error: message },
+        'job failed, will retry',
+      );
   };
 
   /**
