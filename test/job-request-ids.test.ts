@@ -62,7 +62,9 @@ forEachEngine('request ids across the API and the workers', (ctx) => {
     } finally {
       await worker.stop();
     }
-    const failed = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'job failed for good');
+    const failed = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'job failed for good');
     assert.ok(failed, lines.join(''));
     assert.equal(failed.requestId, requestId);
     assert.equal(failed.jobId, jobs[0]!.id);

@@ -160,7 +160,10 @@ export function startWorker(options: WorkerOptions): Worker {
           updated_at: now,
         }))
         .execute();
-      log.info({ jobId: row.id, type: row.type, requestId: row.request_id ?? undefined }, 'job run stopped: another run of it is ahead');
+      log.info(
+        { jobId: row.id, type: row.type, requestId: row.request_id ?? undefined },
+        'job run stopped: another run of it is ahead',
+      );
       return;
     }
     const outage = error === undefined ? undefined : outageOf(error);
@@ -182,7 +185,8 @@ export function startWorker(options: WorkerOptions): Worker {
         .execute();
       log.warn(
         { jobId: row.id, type: row.type, requestId: row.request_id ?? undefined, dependency: outage.dependency },
-        'job waits for a dependency outage');
+        'job waits for a dependency outage',
+      );
       return;
     }
     outages.delete(row.id);
@@ -206,7 +210,13 @@ export function startWorker(options: WorkerOptions): Worker {
       );
     else
       log.info(
-        { jobId: row.id, type: row.type, requestId: row.request_id ?? undefined, attempt: row.attempts, error: message },
+        {
+          jobId: row.id,
+          type: row.type,
+          requestId: row.request_id ?? undefined,
+          attempt: row.attempts,
+          error: message,
+        },
         'job failed, will retry',
       );
   };
