@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, reason } from './api.ts';
 import { BlockView, type BoardView, type ViewAsset, usePictures, viewAssets } from './board-view.tsx';
 import { BoardPreview } from './board-preview.tsx';
+import { BoardSharing } from './board-share.tsx';
 import { type MessageKey, t } from './messages.ts';
 import { linkClick, navigate } from './router.ts';
 import { type AssetRecord, loadThumbs, searchTerms, thumbFor } from './search.ts';
@@ -563,6 +564,7 @@ export function BoardPage({ id, userName }: { id: string; userName: string }) {
             )}
           </section>
           <BoardPreview board={board} view={view} userName={userName} />
+          {board.canShareExternal && <BoardSharing board={board} userName={userName} />}
         </>
       )}
     </div>

@@ -324,4 +324,80 @@ describe('story boards in a real browser', { skip }, () => {
       await other.close();
     }
   });
+
+  it('shares with a password and an expiry; the link opens, themed, in a browser that never signed in', async () => {
+    const { page, context } = browser;
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+    await page.goto(`${server.url}/app/boards/${boardId}`);
+    await page.waitForSelector('#sharing-heading');
+    await page.fill('#share-password', 'open sesame');
+    await page.fill('#share-expires', '2031-06-30T17:00');
+    // A link takes the person's own sign-in: a wrong password of theirs is refused.
+    await page.fill('#share-own-password', 'not my password');
+    await page.click('#create-link');
+    await page.waitForSelector('.board-sharing [role="alert"]');
+    await page.fill('#share-own-password', ADMIN.password);
+    await page.click('#create-link');
+    await page.waitForSelector('#made-link-url');
+    const url = await page.inputValue('#made-link-url');
+    assert.match(url, /\/shared\/storyboards\/[\w-]+$/);
+    await page.click('#copy-link');
+    await page.waitForSelector('#copy-link:has-text("Copied")');
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), url);
+    await page.waitForSelector('.link-table tbody tr');
+    const row = await page.textContent('.link-table tbody tr');
+    assert.match(row ?? '', /Yes/);
+    assert.match(row ?? '', /2031/);
+    assert.match(row ?? '', /Active/);
+    const links = await admin<{ links: { expiresAt: string; passwordProtected: boolean }[] }>(
+      'GET',
+      `/v1/storyboards/${boardId}/shares`,
+    );
+    assert.equal(links.links[0]!.passwordProtected, true);
+    assert.equal(new Date(links.links[0]!.expiresAt).getFullYear(), 2031);
+    await screenshot(page, 'boards-06-sharing', true);
+    assert.deepEqual(await axe(page), []);
+
+    const outsider = await openBrowser();
+    try {
+      const p = outsider.page;
+      const first = await p.goto(url);
+      assert.equal(first?.status(), 401);
+      await p.waitForSelector('#password');
+      await screenshot(p, 'boards-07-share-password');
+      assert.deepEqual(await axe(p), []);
+      await p.fill('#password', 'wrong guess');
+      await p.click('#unlock');
+      await p.waitForSelector('[role="alert"] >> text=Wrong password');
+      assert.equal(await p.locator('h2, h3').count(), 0, 'nothing of the board shown');
+      await p.fill('#password', 'open sesame');
+      await p.click('#unlock');
+      await p.waitForSelector('header h1:has-text("Spring campaign")');
+      const headings = await p.$$eval('main h2, main h3, main h4', (h) => h.map((e) => e.textContent));
+      assert.ok(headings.includes('Our spring story'), headings.join());
+      await p.waitForSelector('main a:has-text("Visit the campaign")');
+      await p.waitForFunction(() =>
+        [...document.querySelectorAll<HTMLImageElement>('main img')].every((i) => i.complete && i.naturalWidth > 0),
+      );
+      assert.ok((await p.locator('main img').count()) >= 3);
+      await screenshot(p, 'boards-08-share-light', true);
+      assert.deepEqual(await axe(p), []);
+      await p.emulateMedia({ colorScheme: 'dark' });
+      assert.equal(await p.evaluate(() => getComputedStyle(document.body).backgroundColor), 'rgb(17, 20, 24)');
+      await screenshot(p, 'boards-09-share-dark', true);
+      assert.deepEqual(await axe(p), []);
+
+      // Revoked in the builder: the page says the link does not work.
+      await page.click('.link-table button[aria-label^="Revoke the link"]');
+      await page.waitForSelector('.link-table >> text=Revoked');
+      const gone = await p.reload();
+      assert.equal(gone?.status(), 404);
+      await p.waitForSelector('h1:has-text("This link does not work")');
+      await screenshot(p, 'boards-10-share-gone');
+      assert.deepEqual(await axe(p), []);
+      assert.deepEqual(outsider.problems, []);
+    } finally {
+      await outsider.close();
+    }
+  });
 });

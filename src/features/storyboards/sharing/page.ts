@@ -3,7 +3,8 @@ import type { ViewAsset, ViewBlock, StoryboardView } from '../view/view.ts';
 
 /**
  * The read-only HTML page of a share link: server-rendered, no scripts at all, one inline style
- * under a nonce, images only from this server. Rich text was sanitised when saved; everything
+ * under a nonce, images only from this server; light or dark as the visitor's system prefers, in
+ * the web app's colours (the API stores no per-board theme). Rich text was sanitised when saved; everything
  * else is escaped here.
  */
 const escape = (value: string) =>
@@ -41,7 +42,11 @@ figcaption,.caption,.meta{color:#5b6472;font-size:.9rem;margin-top:.4rem}
 a{color:#0b5cad}.link a{font-weight:600;word-break:break-word}footer{max-width:64rem;margin:0 auto;padding:1rem;color:#5b6472;font-size:.85rem}
 form{display:flex;flex-wrap:wrap;gap:.5rem}input[type=password]{flex:1 1 12rem;padding:.6rem;font-size:1rem}button{padding:.6rem 1.2rem;font-size:1rem}
 .error{color:#a00;background:#fee;padding:.5rem;border-radius:4px}
-@media (max-width:40rem){main{padding:.5rem}section{padding:.75rem}.grid{grid-template-columns:repeat(2,1fr)}}`;
+@media (max-width:40rem){main{padding:.5rem}section{padding:.75rem}.grid{grid-template-columns:repeat(2,1fr)}}
+:root{color-scheme:light dark}
+@media (prefers-color-scheme:dark){body{color:#e8eaed;background:#111418}header{background:#1a1e24;border-bottom:1px solid #363d47}
+section{background:#1a1e24;box-shadow:0 1px 3px #0008}figcaption,.caption,.meta,footer{color:#a4acb7}a{color:#7aa7f5}hr{border-top-color:#363d47}
+figure img,.noimg{background:#242a32}.noimg{color:#a4acb7}.error{color:#ff8a80;background:#3b1d1b}}`;
 
 const WIDTHS: Record<string, number> = {
   imageThumb: 200,
@@ -107,6 +112,17 @@ export function storyboardPage(view: StoryboardView, jsonUrl: string, security: 
     `<header><div class="inner"><h1>${escape(view.title)}</h1>${view.description ? `<p>${escape(view.description)}</p>` : ''}${cover}</div></header>
 <main>${view.blocks.map(block).join('\n')}</main>
 <footer>Shared with Tessera · updated ${escape(view.lastUpdatedDate.slice(0, 10))} · <a href="${escape(jsonUrl)}">JSON</a></footer>`,
+    security,
+  );
+}
+
+/** An unknown, expired or revoked link (all the same 404): said in words, not as JSON. */
+export function gonePage(security: PageSecurity): string {
+  return layout(
+    'Link not available',
+    'en',
+    `<header><div class="inner"><h1>This link does not work</h1><p>It may have expired or been revoked, or the story board is no longer shared.</p></div></header>
+<main><section><p>Ask the person who sent it to you for a new link.</p></section></main>`,
     security,
   );
 }

@@ -4,9 +4,9 @@ import { Type } from 'typebox';
 import type { Deps } from '../../../deps.ts';
 import type { App } from '../../../core/http/app-types.ts';
 import { clientIp } from '../../../core/http/authenticate.ts';
-import { unauthorized } from '../../../core/http/errors.ts';
+import { AppError, unauthorized } from '../../../core/http/errors.ts';
 import { errorResponses } from '../../../core/http/responses.ts';
-import { passwordPage, pageSecurity, storyboardPage } from './page.ts';
+import { gonePage, passwordPage, pageSecurity, storyboardPage } from './page.ts';
 import { addStoryboardSchemas } from '../storyboards.routes.ts';
 import { TokenAssetParamsSchema, TokenParamsSchema, UnlockSchema } from '../storyboards.schemas.ts';
 import {
@@ -75,17 +75,26 @@ export async function storyboardSharedRoutes(app: App, deps: Deps): Promise<void
         summary: 'The read-only HTML page of a share link',
         security: [],
         params: TokenParamsSchema,
+        description:
+          'An unknown, expired or revoked link (or a board no longer shared) is a 404: a page saying so for a browser (Accept: text/html), the JSON error otherwise.',
         response: { 200: Html, 401: Html, ...errorResponses('not_found') },
       },
     },
     async (request, reply) => {
       const { token } = request.params;
       const security = pageSecurity();
-      const opened = await unlocked(request, token);
-      if (!opened) return sendHtml(reply, 401, passwordPage(`${pagePath(token)}/unlock`, security), security.csp);
-      const view = await linkView(deps, opened, token);
-      await recordOpen(deps, opened);
-      return sendHtml(reply, 200, storyboardPage(view, `${pagePath(token)}/view`, security), security.csp);
+      try {
+        const opened = await unlocked(request, token);
+        if (!opened) return sendHtml(reply, 401, passwordPage(`${pagePath(token)}/unlock`, security), security.csp);
+        const view = await linkView(deps, opened, token);
+        await recordOpen(deps, opened);
+        return sendHtml(reply, 200, storyboardPage(view, `${pagePath(token)}/view`, security), security.csp);
+      } catch (error) {
+        // A person following a dead link gets a page that says so (still the same 404 for every cause); API clients keep the JSON error.
+        if (error instanceof AppError && error.status === 404 && /text\/html/.test(request.headers.accept ?? ''))
+          return sendHtml(reply, 404, gonePage(security), security.csp);
+        throw error;
+      }
     },
   );
 
