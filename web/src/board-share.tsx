@@ -92,7 +92,11 @@ export function BoardSharing({ board, userName }: { board: Board; userName: stri
         </div>
         <div class="field">
           <label class="inline">
-            <input type="checkbox" checked={expires} onChange={(e) => setExpires((e.target as HTMLInputElement).checked)} />{' '}
+            <input
+              type="checkbox"
+              checked={expires}
+              onChange={(e) => setExpires((e.target as HTMLInputElement).checked)}
+            />{' '}
             {t('boards.share.expires')}
           </label>
           {expires && (
@@ -141,7 +145,12 @@ export function BoardSharing({ board, userName }: { board: Board; userName: stri
             <label for="made-link-url" class="visually-hidden">
               {t('boards.share.address')}
             </label>
-            <input id="made-link-url" readOnly value={made.url} onFocus={(e) => (e.target as HTMLInputElement).select()} />
+            <input
+              id="made-link-url"
+              readOnly
+              value={made.url}
+              onFocus={(e) => (e.target as HTMLInputElement).select()}
+            />
             <button
               type="button"
               id="copy-link"
