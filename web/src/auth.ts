@@ -248,13 +248,18 @@ export async function token(): Promise<string> {
   return refresh();
 }
 
-function forget(): void {
+/** Drops this sign-in's tokens (the page keeps showing until emit). */
+function clearSession(): void {
   if (acting) void stopActing();
   accessToken = null;
   expiresAt = 0;
   clearTimeout(timer);
   localStorage.removeItem(REFRESH_KEY);
   idToken = null;
+}
+
+function forget(): void {
+  clearSession();
   emit(false);
 }
 
@@ -267,12 +272,18 @@ function forget(): void {
 export async function signOut(): Promise<void> {
   const stored = localStorage.getItem(REFRESH_KEY);
   const hint = idToken;
-  forget();
+  // With an id token the browser leaves for the end-session endpoint and the app says "signed out"
+  // when it comes back (returnedFromSignOut); saying it here first would flash it before the
+  // navigation, and a slow revocation made that flash last.
+  clearSession();
+  if (!hint) emit(false);
   if (stored) {
     await fetch('/v1/oauth2/revoke', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ client_id: CLIENT_ID, token: stored }),
+      // A server that does not answer must not keep the person from leaving.
+      signal: AbortSignal.timeout(5000),
     }).catch(() => undefined);
   }
   if (hint) {
