@@ -88,13 +88,29 @@ async function call(base: string, method: string, path: string, auth: Auth, body
 
 /** The organization's default template and its title attribute, read from the database as the servers see it. */
 async function templateOf(inst: Installation): Promise<{ templateId: string; titleId: string; securityId: string }> {
-  const deps = createDeps(parseConfig({ DATABASE_URL: inst.databaseUrl, TESSERA_DATA_DIR: inst.dataDir, TESSERA_SECRET_KEY: SECRET, TESSERA_LOG_LEVEL: 'silent' }));
+  const deps = createDeps(
+    parseConfig({
+      DATABASE_URL: inst.databaseUrl,
+      TESSERA_DATA_DIR: inst.dataDir,
+      TESSERA_SECRET_KEY: SECRET,
+      TESSERA_LOG_LEVEL: 'silent',
+    }),
+  );
   try {
     const org = await deps.db.selectFrom('organizations').select('id').executeTakeFirstOrThrow();
     const templateId = (await defaultTemplateId(deps.db, org.id))!;
     const template = (await loadTemplate(deps.db, org.id, templateId))!;
-    const security = await deps.db.selectFrom('security_templates').select('id').where('org_id', '=', org.id).orderBy('created_at').executeTakeFirstOrThrow();
-    return { templateId, titleId: template.attributes.find((a) => a.searchField === 'title')!.id, securityId: security.id };
+    const security = await deps.db
+      .selectFrom('security_templates')
+      .select('id')
+      .where('org_id', '=', org.id)
+      .orderBy('created_at')
+      .executeTakeFirstOrThrow();
+    return {
+      templateId,
+      titleId: template.attributes.find((a) => a.searchField === 'title')!.id,
+      securityId: security.id,
+    };
   } finally {
     await deps.close();
   }
@@ -105,9 +121,16 @@ async function signIn(base: string): Promise<Auth> {
   return { accesstoken: login.session.accessToken };
 }
 
-const jpegBytes = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#3b7bb2' } }).jpeg().toBuffer();
+const jpegBytes = await sharp({ create: { width: 320, height: 240, channels: 3, background: '#3b7bb2' } })
+  .jpeg()
+  .toBuffer();
 
-async function upload(base: string, auth: Auth, t: Awaited<ReturnType<typeof templateOf>>, name: string): Promise<string> {
+async function upload(
+  base: string,
+  auth: Auth,
+  t: Awaited<ReturnType<typeof templateOf>>,
+  name: string,
+): Promise<string> {
   const created = await call(base, 'POST', '/v1/asset', auth, {
     filename: name,
     metadataTemplateId: t.templateId,
@@ -115,7 +138,11 @@ async function upload(base: string, auth: Auth, t: Awaited<ReturnType<typeof tem
     securityTemplateIds: [t.securityId],
   });
   const url = new URL(created.url);
-  const put = await fetch(`${base}${url.pathname}${url.search}`, { method: 'PUT', body: jpegBytes, headers: { 'content-type': 'application/octet-stream' } });
+  const put = await fetch(`${base}${url.pathname}${url.search}`, {
+    method: 'PUT',
+    body: jpegBytes,
+    headers: { 'content-type': 'application/octet-stream' },
+  });
   if (put.status !== 200) throw new Error(`upload: ${put.status}`);
   return created.objectId;
 }
@@ -130,7 +157,9 @@ async function seed(base: string, auth: Auth, t: Awaited<ReturnType<typeof templ
       const created = await call(base, 'POST', '/v1/asset', auth, {
         filename: `seed-${i}.jpg`,
         metadataTemplateId: t.templateId,
-        metadata: [{ metadataDefinitionId: t.titleId, metadataDefinitionValue: `${WORDS[i % 10]} ${WORDS[(i * 7) % 10]} ${i}` }],
+        metadata: [
+          { metadataDefinitionId: t.titleId, metadataDefinitionValue: `${WORDS[i % 10]} ${WORDS[(i * 7) % 10]} ${i}` },
+        ],
         securityTemplateIds: [t.securityId],
       });
       ids.push(created.objectId);
@@ -148,7 +177,12 @@ interface MixResult {
 }
 
 /** CLIENTS clients for SECONDS: 50 % reads, 25 % searches, 15 % metadata edits, 10 % uploads. */
-async function mixedLoad(bases: string[], auth: Auth, t: Awaited<ReturnType<typeof templateOf>>, ids: string[]): Promise<MixResult> {
+async function mixedLoad(
+  bases: string[],
+  auth: Auth,
+  t: Awaited<ReturnType<typeof templateOf>>,
+  ids: string[],
+): Promise<MixResult> {
   const latencies: MixResult['latencies'] = { read: [], search: [], edit: [], upload: [] };
   let requests = 0;
   let errors = 0;
@@ -164,9 +198,12 @@ async function mixedLoad(bases: string[], auth: Auth, t: Awaited<ReturnType<type
       const start = performance.now();
       try {
         if (kind === 'read') await call(base, 'GET', `/v1/asset/${id}`, auth);
-        else if (kind === 'search') await call(base, 'POST', '/v1/search/keyword', auth, { searchTerm: [WORDS[i % 10]], limit: 25 });
+        else if (kind === 'search')
+          await call(base, 'POST', '/v1/search/keyword', auth, { searchTerm: [WORDS[i % 10]], limit: 25 });
         else if (kind === 'edit')
-          await call(base, 'PATCH', `/v1/asset/${id}`, auth, { metadata: [{ metadataDefinitionId: t.titleId, metadataDefinitionValue: `${WORDS[i % 10]} edited ${i}` }] });
+          await call(base, 'PATCH', `/v1/asset/${id}`, auth, {
+            metadata: [{ metadataDefinitionId: t.titleId, metadataDefinitionValue: `${WORDS[i % 10]} edited ${i}` }],
+          });
         else await upload(base, auth, t, `load-${c}-${i}.jpg`);
         latencies[kind].push(performance.now() - start);
         requests += kind === 'upload' ? 2 : 1;
@@ -181,7 +218,14 @@ async function mixedLoad(bases: string[], auth: Auth, t: Awaited<ReturnType<type
 }
 
 async function pendingRenditions(inst: Installation): Promise<number> {
-  const deps = createDeps(parseConfig({ DATABASE_URL: inst.databaseUrl, TESSERA_DATA_DIR: inst.dataDir, TESSERA_SECRET_KEY: SECRET, TESSERA_LOG_LEVEL: 'silent' }));
+  const deps = createDeps(
+    parseConfig({
+      DATABASE_URL: inst.databaseUrl,
+      TESSERA_DATA_DIR: inst.dataDir,
+      TESSERA_SECRET_KEY: SECRET,
+      TESSERA_LOG_LEVEL: 'silent',
+    }),
+  );
   try {
     const row = await deps.db
       .selectFrom('jobs')
@@ -238,10 +282,21 @@ for (const setup of [
 }
 printTable(
   `Mixed load, ${CLIENTS} clients, ${SECONDS} s each (load average ${load()})`,
-  ['setup', 'requests/s', '× 1 PG process', 'read p50 ms', 'search p50 ms', 'search p99 ms', 'edit p50 ms', 'upload p50 ms', 'errors'],
+  [
+    'setup',
+    'requests/s',
+    '× 1 PG process',
+    'read p50 ms',
+    'search p50 ms',
+    'search p99 ms',
+    'edit p50 ms',
+    'upload p50 ms',
+    'errors',
+  ],
   mixRows,
   {
-    setup: 'the processes serving the load (API processes behind round-robin; on PostgreSQL a separate worker runs the jobs)',
+    setup:
+      'the processes serving the load (API processes behind round-robin; on PostgreSQL a separate worker runs the jobs)',
     'requests/s': 'HTTP requests answered per second (an upload is two: create and PUT)',
     '× 1 PG process': 'requests/s against one PostgreSQL API process (target for two: ≥ 1.8)',
     'read p50 ms': 'GET /v1/asset/{id}',
@@ -284,7 +339,8 @@ printTable(
   ['workers', 'renditions jobs', 'seconds', 'jobs/s'],
   jobRows,
   {
-    workers: '`tessera worker --concurrency 2` processes draining the queue (started after the uploads; their start-up time is included)',
+    workers:
+      '`tessera worker --concurrency 2` processes draining the queue (started after the uploads; their start-up time is included)',
     'renditions jobs': 'assets.renditions jobs queued by the uploads',
     seconds: 'from starting the workers to an empty queue',
     'jobs/s': 'renditions jobs finished per second',
