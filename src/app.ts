@@ -16,6 +16,7 @@ import { registerRequestContext } from './core/http/request-context.ts';
 import { auditRoutes } from './features/audit/index.ts';
 import { ssoOAuthHooks, ssoRoutes } from './features/sso/index.ts';
 import { requestIdFor } from './core/http/request-id.ts';
+import { setActiveTraceparent, type RequestSpan } from './core/tracing.ts';
 import { ErrorBodySchema } from './core/http/responses.ts';
 import { lazySchemas, type LazySchemas } from './core/http/lazy-schemas.ts';
 import { apiKeyResolver, apiKeyRoutes, registerApiKeyAlongsideUser } from './features/api-keys/index.ts';
@@ -180,6 +181,22 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
       );
       done();
     });
+  // OpenTelemetry (core/tracing.ts): a server span per request, when an OTLP endpoint is configured.
+  const tracing = deps.tracing;
+  if (tracing) {
+    const spans = new WeakMap<object, RequestSpan>();
+    app.addHook('onRequest', (request, _reply, done) => {
+      const header = request.headers.traceparent;
+      const span = tracing.startRequest(request.method, typeof header === 'string' ? header : undefined);
+      spans.set(request, span);
+      setActiveTraceparent(request, span.traceparent);
+      done();
+    });
+    app.addHook('onResponse', (request, reply, done) => {
+      spans.get(request)?.end(request.routeOptions.url ?? 'unmatched', reply.statusCode, String(request.id));
+      done();
+    });
+  }
   registerErrorHandling(app);
   registerInputGuards(app);
   await app.register(helmet, { contentSecurityPolicy: false, global: true });

@@ -1,3 +1,4 @@
+import type { TracingSettings } from './core/tracing.ts';
 import { isIP } from 'node:net';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join, resolve } from 'node:path';
@@ -29,6 +30,8 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** `tessera worker` serves /healthz, /readyz and /metrics on this port when set (it has no API listener). */
   readonly metricsPort: number | undefined;
+  /** OpenTelemetry traces over OTLP/HTTP (docs/operations.md › Traces); unset, none are made. */
+  readonly tracing: TracingSettings | undefined;
   /** /readyz answers 503 when the data directory's disk has less free space than this (docs/operations.md › Health). */
   readonly readyMinFreeBytes: number;
   /** On SIGTERM, how long in-flight requests and job steps get to finish before the process exits (docs/operations.md › Stopping). */
@@ -221,6 +224,7 @@ export function parseConfig(env: Env = process.env): Config {
     host,
     metricsToken,
     metricsPort,
+    tracing: parseTracing(env),
     dataDir,
     database: parseDatabase(env, dataDir),
     databaseTimeouts: {
@@ -414,6 +418,45 @@ function onPath(env: Env, names: readonly string[]): string | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The standard OpenTelemetry settings: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT (the full URL) or
+ * OTEL_EXPORTER_OTLP_ENDPOINT (a base, to which /v1/traces is added), OTEL_EXPORTER_OTLP_HEADERS,
+ * OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER_ARG (the share of new traces kept) and OTEL_SDK_DISABLED.
+ */
+function parseTracing(env: Env): TracingSettings | undefined {
+  if (optional(env, 'OTEL_SDK_DISABLED')?.toLowerCase() === 'true') return undefined;
+  const full = optional(env, 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
+  const base = optional(env, 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (full === undefined && base === undefined) return undefined;
+  const name = full !== undefined ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+  const endpoint = full ?? `${base!.replace(/\/+$/, '')}/v1/traces`;
+  let url: URL;
+  try {
+    url = new URL(endpoint);
+  } catch {
+    throw new ConfigError(name, `must be an http(s) URL, got "${full ?? base}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ConfigError(name, `must be an http(s) URL, got "${full ?? base}"`);
+  const headers: Record<string, string> = Object.create(null);
+  for (const pair of (optional(env, 'OTEL_EXPORTER_OTLP_HEADERS') ?? '').split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf('=');
+    if (at <= 0) throw new ConfigError('OTEL_EXPORTER_OTLP_HEADERS', 'must be key=value pairs separated by commas');
+    headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+  }
+  const ratioText = optional(env, 'OTEL_TRACES_SAMPLER_ARG');
+  const sampleRatio = ratioText === undefined ? 1 : Number(ratioText);
+  if (!Number.isFinite(sampleRatio) || sampleRatio < 0 || sampleRatio > 1)
+    throw new ConfigError('OTEL_TRACES_SAMPLER_ARG', `must be a number from 0 to 1, got "${ratioText}"`);
+  return Object.freeze({
+    endpoint: url.href,
+    serviceName: optional(env, 'OTEL_SERVICE_NAME') ?? 'tessera',
+    headers: Object.freeze(headers),
+    sampleRatio,
+  });
 }
 
 function optional(env: Env, name: string): string | undefined {

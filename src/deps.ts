@@ -11,6 +11,7 @@ import { createTempFiles, type TempFiles } from './core/temp.ts';
 import { Lifecycle } from './core/lifecycle.ts';
 import { createMetrics, type Metrics } from './core/metrics.ts';
 import { collectJobQueue } from './core/jobs/queue-metrics.ts';
+import { createTracing, type Tracing } from './core/tracing.ts';
 
 /** Everything a service needs from the outside world, built once by main.ts (or a test). */
 export interface Deps {
@@ -29,6 +30,8 @@ export interface Deps {
   readonly jobs: JobSignal;
   /** Prometheus metrics (core/metrics.ts), kept only when TESSERA_METRICS_TOKEN turns /metrics on. */
   readonly metrics: Metrics | undefined;
+  /** OpenTelemetry traces (core/tracing.ts), only when an OTLP endpoint is configured. */
+  readonly tracing: Tracing | undefined;
   /** This process's long-lived state (caches, batched writers), by feature: see src/runtime.ts. */
   readonly runtime: Runtime;
   /** Closes the runtime (writing what it batched), then the database. */
@@ -59,11 +62,13 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     lifecycle: new Lifecycle(),
     jobs: new JobSignal(),
     metrics: config.metricsToken === undefined ? undefined : createMetrics(overrides.role ?? 'serve'),
+    tracing: config.tracing === undefined ? undefined : createTracing(config.tracing, overrides.role ?? 'serve'),
     runtime: undefined as unknown as Runtime,
     close: async () => {
       try {
         await runtime.close();
       } finally {
+        await deps.tracing?.shutdown().catch(() => {});
         await handle.close();
         await temp.close().catch(() => {});
       }

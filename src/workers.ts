@@ -40,6 +40,7 @@ export function startWorkers(deps: Deps): Worker {
     handlers: jobHandlers(deps),
     concurrency: deps.config.jobs.concurrency,
     leaseMs: deps.config.jobs.leaseMs,
+    tracing: deps.tracing,
   });
   // Webhook delivery has its own loop and tables (leases, per-endpoint queues, batched attempt log).
   const delivery = startDelivery(deps, { leaseMs: deps.config.webhookLeaseMs });

@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { it } from 'node:test';
 import { forEachEngine, TEST_SECRET } from './helpers/context.ts';
 import { freePort } from './helpers/net.ts';
+import { waitForValue } from './helpers/wait.ts';
 
 const ADMIN = { username: 'drain-admin', password: 'Drain-Admin-Password-1' };
 
@@ -21,16 +22,6 @@ function get(agent: Agent, port: number, path: string): Promise<{ status: number
     req.on('error', reject);
     req.end();
   });
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 forEachEngine('SIGTERM drain', (ctx) => {
@@ -62,7 +53,7 @@ forEachEngine('SIGTERM drain', (ctx) => {
     const probeAgent = new Agent({ keepAlive: true, maxSockets: 1 });
     const slowAgent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
-      await until('the server to listen', async () => {
+      await waitForValue('the server to listen', async () => {
         if (child.exitCode !== null) throw new Error(`server exited:\n${stdout}`);
         return get(probeAgent, port, '/readyz').then(
           (r) => (r.status === 200 ? true : undefined),
@@ -88,7 +79,7 @@ forEachEngine('SIGTERM drain', (ctx) => {
       slow.write(body.slice(0, half));
       slow.flushHeaders();
       // The server has the request (Fastify logs it as it arrives) before the signal.
-      await until('the server to receive the slow request', async () =>
+      await waitForValue('the server to receive the slow request', async () =>
         /"msg":"incoming request"[^\n]*\/v1\/auth\/token|\/v1\/auth\/token[^\n]*"msg":"incoming request"/.test(stdout)
           ? true
           : undefined,
@@ -96,7 +87,7 @@ forEachEngine('SIGTERM drain', (ctx) => {
 
       child.kill('SIGTERM');
       // Over the kept-alive connection a load balancer probes on: unready, and told to close.
-      const unready = await until('/readyz to answer 503', async () => {
+      const unready = await waitForValue('/readyz to answer 503', async () => {
         const r = await get(probeAgent, port, '/readyz');
         return r.status === 503 ? r : undefined;
       });
@@ -162,7 +153,7 @@ forEachEngine('SIGTERM drain', (ctx) => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
-      await until('the server to listen', async () => {
+      await waitForValue('the server to listen', async () => {
         if (child.exitCode !== null) throw new Error(`server exited:\n${stdout}`);
         return get(agent, port, '/healthz').then(
           (r) => (r.status === 200 ? true : undefined),
@@ -184,7 +175,7 @@ forEachEngine('SIGTERM drain', (ctx) => {
       });
       stuck.write('{"username":');
       stuck.flushHeaders();
-      await until('the server to receive the stuck request', async () =>
+      await waitForValue('the server to receive the stuck request', async () =>
         /"msg":"incoming request"[^\n]*\/v1\/auth\/token|\/v1\/auth\/token[^\n]*"msg":"incoming request"/.test(stdout)
           ? true
           : undefined,

@@ -15,20 +15,11 @@ import { defaultTemplate, jpeg } from './helpers/assets.ts';
 import { freePort } from './helpers/net.ts';
 import { startS3 } from './helpers/s3.ts';
 import { spawnTessera, tesseraEnv, type TesseraProcess } from './helpers/tessera-process.ts';
+import { waitForValue } from './helpers/wait.ts';
 import { fromJson } from '../src/core/db/json.ts';
 
 const postgres = ENGINES.find((e) => e.name === 'postgres');
 const DEADLINE_MS = 1000;
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== null && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('scaled out: two API processes, a worker and an edge on PostgreSQL and S3', {
   skip: postgres ? postgres.skip : 'PostgreSQL only',
@@ -242,7 +233,7 @@ describe('scaled out: two API processes, a worker and an edge on PostgreSQL and 
     assert.equal(done.status, 200, done.text);
     const id = created.body.objectId as string;
 
-    const ready = await until('renditions by the worker, seen through B', async () => {
+    const ready = await waitForValue('renditions by the worker, seen through B', async () => {
       const r = await api(b.url, 'GET', `/v1/asset/${id}`, admin);
       return r.status === 200 && r.body.renditionsState === 'ready' ? r.body : undefined;
     });
@@ -256,7 +247,7 @@ describe('scaled out: two API processes, a worker and an edge on PostgreSQL and 
     const download = await fetch(viaB(link.body.presignedURL));
     assert.ok(Buffer.from(await download.arrayBuffer()).equals(bytes), 'downloaded byte for byte');
 
-    const found = await until(
+    const found = await waitForValue(
       "the upload in B's search",
       async () => {
         const r = await api(b.url, 'POST', '/v1/search/keyword', admin, { searchTerm: [word] });
@@ -275,7 +266,7 @@ describe('scaled out: two API processes, a worker and an edge on PostgreSQL and 
     assert.ok(zone.status === 200 || zone.status === 201, zone.text);
     const published = await api(b.url, 'POST', '/v1/cdn/publish', admin, { assets: [id], pullZoneId: zone.body.id });
     assert.equal(published.status, 200, published.text);
-    const served = await until(
+    const served = await waitForValue(
       'the edge to serve the published asset',
       async () => {
         const res = await fetch(`${edgeUrl}/${zoneName}/${id}/${word}.jpg`);
@@ -335,7 +326,7 @@ describe('scaled out: two API processes, a worker and an edge on PostgreSQL and 
       })();
     const running = [traffic(a.url), traffic(b.url), traffic(a.url), traffic(b.url)];
     // The worker has begun the bulk edit (some items applied), then both are killed.
-    await until(
+    await waitForValue(
       'the bulk edit to be under way',
       async () => {
         const r = await api(b.url, 'GET', `/v1/action/${actionId}`, admin);
@@ -348,7 +339,7 @@ describe('scaled out: two API processes, a worker and an edge on PostgreSQL and 
     await Promise.all([a.p.exited, worker.exited]);
     await new Promise((r) => setTimeout(r, 300));
     const replacement = startWorker();
-    const action = await until(
+    const action = await waitForValue(
       'the bulk edit to finish on the new worker',
       async () => {
         const r = await api(b.url, 'GET', `/v1/action/${actionId}`, admin);

@@ -9,18 +9,9 @@ import { jpeg, uploadAsset } from './helpers/assets.ts';
 import { freePort } from './helpers/net.ts';
 import { login } from './helpers/auth.ts';
 import { spawnTessera, tesseraEnv } from './helpers/tessera-process.ts';
+import { waitForValue } from './helpers/wait.ts';
 
 const TOKEN = 'roles-metrics-token-0123456789';
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 90_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 forEachEngine('process roles', (ctx) => {
   it('refuses unknown flags and a bad --concurrency with exit 2 and the usage', async () => {
@@ -77,7 +68,7 @@ forEachEngine('process roles', (ctx) => {
       );
       const started = await worker.waitFor(/"concurrency":(\d+)[^\n]*"msg":"worker started"/);
       assert.equal(started[1], '2');
-      await until('the worker to finish the jobs', async () => ((await pendingJobs()) === 0 ? true : undefined)).catch(
+      await waitForValue('the worker to finish the jobs', async () => ((await pendingJobs()) === 0 ? true : undefined)).catch(
         async (error: Error) => {
           const jobs = await ctx()
             .deps.db.selectFrom('jobs')

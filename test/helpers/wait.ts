@@ -25,3 +25,21 @@ export const settlesWithin = (promise: Promise<unknown>, ms: number): Promise<bo
     ),
     new Promise<boolean>((r) => setTimeout(() => r(false), ms)),
   ]);
+
+/**
+ * Polls `probe` every 25 ms until it gives a value (anything but undefined, null or false) and returns
+ * that value; fails naming `what` after `limitMs`.
+ */
+export async function waitForValue<T>(
+  what: string,
+  probe: () => Promise<T | undefined | null | false>,
+  limitMs = 90_000,
+): Promise<T> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== null && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${limitMs} ms`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

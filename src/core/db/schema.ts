@@ -224,6 +224,8 @@ export interface JobsTable {
   last_error: string | null;
   /** The request that enqueued it (its X-Request-Id), for the logs of the process that runs it. */
   request_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** With traces on, the enqueuing request span's W3C traceparent (core/tracing.ts). */
+  trace_parent: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: number;
   updated_at: ColumnType<number, number, number>;
 }

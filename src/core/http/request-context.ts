@@ -36,6 +36,11 @@ export function requestOrigin(): RequestOrigin | undefined {
   };
 }
 
+/** The request being handled, or undefined outside a route handler. */
+export function currentRequest(): FastifyRequest | undefined {
+  return storage.getStore()?.request;
+}
+
 /** Wraps every route's handler (public ones too: sign-in) so that it runs with its request as the origin. */
 export function registerRequestContext(app: FastifyInstance): void {
   app.addHook('onRoute', (route) => {

@@ -1,4 +1,5 @@
-import { requestOrigin } from '../http/request-context.ts';
+import { currentRequest, requestOrigin } from '../http/request-context.ts';
+import { activeTraceparent } from '../tracing.ts';
 import { sql } from 'kysely';
 import type { DbOrTrx, Engine } from '../db/connect.ts';
 import { toJson } from '../db/json.ts';
@@ -50,6 +51,8 @@ export async function enqueueRawJob(db: DbOrTrx, now: number, spec: RawJobSpec):
       last_error: null,
       // Enqueued while a request is handled: its id follows the job into the worker's logs.
       request_id: requestOrigin()?.requestId ?? null,
+      // …and, with traces on, its span: the job's run joins the request's trace (core/tracing.ts).
+      trace_parent: activeTraceparent(currentRequest()),
       created_at: now,
       updated_at: now,
     })

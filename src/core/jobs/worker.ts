@@ -6,6 +6,7 @@ import type { JobsTable as JobsColumns } from '../db/schema.ts';
 
 type JobsTable = Selectable<JobsColumns>;
 import type { Log } from '../log.ts';
+import type { Tracing } from '../tracing.ts';
 import { FatalJobError, LeaseLost, RetryJob, type JobSignal } from './queue.ts';
 import { payloadProblem, type JobHandlers } from './catalog.ts';
 import { stripPaths } from '../recorded-error.ts';
@@ -44,6 +45,8 @@ export interface WorkerOptions {
   leaseMs?: number;
   /** How often a running job's lease is renewed (default: a third of the lease). */
   heartbeatMs?: number;
+  /** OpenTelemetry (core/tracing.ts): each run is a span of the trace of the request that enqueued it. */
+  tracing?: Tracing;
 }
 
 export interface Worker {
@@ -77,7 +80,7 @@ export function backoffMs(attempt: number): number {
  * worker died is picked up again when its lease runs out, so every job runs at least once.
  */
 export function startWorker(options: WorkerOptions): Worker {
-  const { db, engine, clock, log, signal } = options;
+  const { db, engine, clock, log, signal, tracing } = options;
   // The one widening of the typed handlers: runOne checks each payload against the catalog before calling one.
   const handlers = options.handlers as Readonly<Record<string, JobHandler | undefined>>;
   const concurrency = options.concurrency ?? 4;
@@ -266,7 +269,7 @@ export function startWorker(options: WorkerOptions): Worker {
       const problem = await payloadProblem(row.type, payload);
       if (problem !== null)
         throw new FatalJobError(`Payload of job type ${row.type} does not match the job catalog: ${problem}`);
-      await handler({
+      const job: ClaimedJob = {
         id: row.id,
         orgId: row.org_id,
         type: row.type,
@@ -283,7 +286,19 @@ export function startWorker(options: WorkerOptions): Worker {
             .where('attempts', '=', row.attempts)
             .where('status', '=', 'running')
             .executeTakeFirst()) !== undefined,
-      });
+      };
+      if (tracing)
+        await tracing.runJob(
+          {
+            id: row.id,
+            type: row.type,
+            attempt: row.attempts,
+            requestId: row.request_id ?? null,
+            traceparent: row.trace_parent ?? null,
+          },
+          () => handler(job),
+        );
+      else await handler(job);
     } catch (error) {
       failure = error ?? new Error('job failed');
     } finally {
