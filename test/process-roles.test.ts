@@ -68,16 +68,16 @@ forEachEngine('process roles', (ctx) => {
       );
       const started = await worker.waitFor(/"concurrency":(\d+)[^\n]*"msg":"worker started"/);
       assert.equal(started[1], '2');
-      await waitForValue('the worker to finish the jobs', async () => ((await pendingJobs()) === 0 ? true : undefined)).catch(
-        async (error: Error) => {
-          const jobs = await ctx()
-            .deps.db.selectFrom('jobs')
-            .select(['type', 'status', 'attempts', 'last_error', 'run_at'])
-            .where('org_id', '=', org.orgId)
-            .execute();
-          throw new Error(`${error.message}\n${JSON.stringify(jobs)}\n${worker?.output().slice(-3000)}`);
-        },
-      );
+      await waitForValue('the worker to finish the jobs', async () =>
+        (await pendingJobs()) === 0 ? true : undefined,
+      ).catch(async (error: Error) => {
+        const jobs = await ctx()
+          .deps.db.selectFrom('jobs')
+          .select(['type', 'status', 'attempts', 'last_error', 'run_at'])
+          .where('org_id', '=', org.orgId)
+          .execute();
+        throw new Error(`${error.message}\n${JSON.stringify(jobs)}\n${worker?.output().slice(-3000)}`);
+      });
 
       // The API process serves what the worker made.
       const detail = (await (await fetch(`${base}/v1/asset/${asset.objectId}`, { headers })).json()) as Record<

@@ -198,7 +198,10 @@ forEachEngine('OpenTelemetry traces are off without an endpoint', (ctx) => {
 
 it('refuses a malformed OTLP endpoint, headers or sampler ratio, naming the setting', () => {
   const base = { TESSERA_DATA_DIR: '/tmp/tessera-tracing-config' };
-  assert.throws(() => parseConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' }), /OTEL_EXPORTER_OTLP_ENDPOINT/);
+  assert.throws(
+    () => parseConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' }),
+    /OTEL_EXPORTER_OTLP_ENDPOINT/,
+  );
   assert.throws(
     () => parseConfig({ ...base, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'ftp://collector/v1/traces' }),
     /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT/,
@@ -213,7 +216,10 @@ it('refuses a malformed OTLP endpoint, headers or sampler ratio, naming the sett
   );
   const config = parseConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' });
   assert.equal(config.tracing?.endpoint, 'http://collector:4318/v1/traces');
-  assert.equal(parseConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' }).tracing, undefined);
+  assert.equal(
+    parseConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SDK_DISABLED: 'true' }).tracing,
+    undefined,
+  );
 });
 
 it('reads a W3C traceparent and refuses malformed or all-zero ones', () => {
@@ -222,6 +228,12 @@ it('reads a W3C traceparent and refuses malformed or all-zero ones', () => {
     spanId: 'b'.repeat(16),
     sampled: true,
   });
-  for (const bad of [undefined, '', '00-xyz', `00-${'0'.repeat(32)}-${'b'.repeat(16)}-01`, `00-${'a'.repeat(32)}-${'0'.repeat(16)}-00`])
+  for (const bad of [
+    undefined,
+    '',
+    '00-xyz',
+    `00-${'0'.repeat(32)}-${'b'.repeat(16)}-01`,
+    `00-${'a'.repeat(32)}-${'0'.repeat(16)}-00`,
+  ])
     assert.equal(parseTraceparent(bad), undefined, String(bad));
 });

@@ -72,12 +72,10 @@ export function activeTraceparent(request: object | undefined): string | null {
 export function createTracing(settings: TracingSettings, role: string): Tracing {
   const require = createRequire(import.meta.url);
   const api = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
-  const { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } = require(
-    '@opentelemetry/sdk-trace-base',
-  ) as typeof import('@opentelemetry/sdk-trace-base');
-  const { OTLPTraceExporter } = require(
-    '@opentelemetry/exporter-trace-otlp-http',
-  ) as typeof import('@opentelemetry/exporter-trace-otlp-http');
+  const { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } =
+    require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
+  const { OTLPTraceExporter } =
+    require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
 
   const exporter = new OTLPTraceExporter({ url: settings.endpoint, headers: { ...settings.headers } });
@@ -145,7 +143,10 @@ export function createTracing(settings: TracingSettings, role: string): Tracing 
       try {
         return await run();
       } catch (error) {
-        span.setStatus({ code: api.SpanStatusCode.ERROR, message: stripPaths(error instanceof Error ? error.message : 'failed').slice(0, 500) });
+        span.setStatus({
+          code: api.SpanStatusCode.ERROR,
+          message: stripPaths(error instanceof Error ? error.message : 'failed').slice(0, 500),
+        });
         throw error;
       } finally {
         span.end();
