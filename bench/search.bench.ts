@@ -3,214 +3,22 @@
 // FTS5 baseline in the same run (BM25 top 50 of the same terms, no visibility, no facets, no
 // total). Then GET collection with 10,000 members against reading the member rows alone.
 // SEARCH_BENCH_N changes the corpus size; the generated database is cached in the temp directory.
-import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { statSync } from 'node:fs';
 import { sql } from 'kysely';
-import { parseConfig } from '../src/config.ts';
-import { createDeps, type Deps } from '../src/deps.ts';
-import { PERMISSIONS } from '../src/core/authz/catalog.ts';
-import { writeTemplatePermissions } from '../src/core/authz/authorize.ts';
-import { migrateToLatest } from '../src/core/db/migrate.ts';
-import { toJson } from '../src/core/db/json.ts';
-import { newId } from '../src/core/ids.ts';
-import { createOrganization, loadUserPrincipal } from '../src/features/identity/index.ts';
-import { seedOrganizationMetadata } from '../src/features/metadata/index.ts';
+import { loadUserPrincipal } from '../src/features/identity/index.ts';
 import { memoryIndexStats, runSearch, specFromBody } from '../src/features/search/index.ts';
 import { getCollectionForViewer } from '../src/features/collections/index.ts';
 import { fmt, percentile, printTable } from './lib.ts';
-import { TEMPLATES, VISIBLE_TEMPLATES, generateCorpus, rng, termAt } from './search-corpus.ts';
+import { TEMPLATES, VISIBLE_TEMPLATES, rng, termAt } from './search-corpus.ts';
+import { corpusDb, ensureCorpus } from './search-corpus-db.ts';
 
 const N = Number(process.env.SEARCH_BENCH_N ?? 1_000_000);
 const RUNS = Number(process.env.SEARCH_BENCH_RUNS ?? 200);
-const dir = join(tmpdir(), 'tessera-search-bench');
-mkdirSync(dir, { recursive: true });
-const file = join(dir, `corpus-${N}-v3.sqlite`);
-const log = (s: string) => process.stderr.write(`${s}\n`);
+const { file, open } = corpusDb(N);
+const log = (line: string) => process.stderr.write(`${line}\n`);
 
-function open(): Deps {
-  const config = parseConfig({
-    TESSERA_DATA_DIR: dir,
-    TESSERA_LOG_LEVEL: 'silent',
-    TESSERA_SECRET_KEY: 'bench-secret-key-0123456789abcdef0123',
-    DATABASE_URL: `sqlite:${file}`,
-  });
-  return createDeps(config);
-}
-
-interface Setup {
-  orgId: string;
-  userId: string;
-  templateIds: string[];
-  collectionId: string;
-}
-
-async function setup(): Promise<Setup> {
-  if (existsSync(file)) {
-    const deps = open();
-    const row = await deps.db
-      .selectFrom('server_state')
-      .select('value')
-      .where('key', '=', 'search-bench')
-      .executeTakeFirst();
-    await deps.close();
-    if (row) return JSON.parse(row.value) as Setup;
-    throw new Error(`${file} exists but is incomplete: delete it`);
-  }
-  log(`Generating ${N} assets into ${file} (once; cached for later runs)`);
-  let deps = open();
-  await migrateToLatest(deps.db);
-  const now = Date.now();
-  const org = await deps.db.transaction().execute((trx) =>
-    createOrganization(
-      trx,
-      now,
-      {
-        name: 'Bench',
-        admin: { username: `bench-${now}`, email: 'b@example.test', passwordHash: null },
-      },
-      seedOrganizationMetadata,
-    ),
-  );
-  const viewers = newId();
-  const others = newId();
-  await deps.db
-    .insertInto('groups')
-    .values(
-      [viewers, others].map((id, i) => ({
-        id,
-        org_id: org.orgId,
-        name: `g${i}`,
-        name_key: `g${i}`,
-        description: '',
-        created_at: now,
-        updated_at: now,
-      })),
-    )
-    .execute();
-  const templateIds: string[] = [];
-  for (let i = 0; i < TEMPLATES; i++) {
-    const id = newId();
-    templateIds.push(id);
-    await deps.db
-      .insertInto('security_templates')
-      .values({
-        id,
-        org_id: org.orgId,
-        name: `st${i}`,
-        name_key: `st${i}`,
-        description: '',
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
-    await deps.db
-      .insertInto('security_template_grants')
-      .values({
-        org_id: org.orgId,
-        template_id: id,
-        group_id: i < VISIBLE_TEMPLATES ? viewers : others,
-        permissions: toJson([PERMISSIONS.view.id]),
-      })
-      .execute();
-  }
-  const userId = newId();
-  await deps.db
-    .insertInto('users')
-    .values({
-      id: userId,
-      org_id: org.orgId,
-      username: 'viewer',
-      username_key: `viewer-${now}`,
-      email: 'v@example.test',
-      first_name: 'V',
-      last_name: 'V',
-      friendly_name: 'v',
-      status: 'enabled',
-      account_type: 'local',
-      role_id: org.roles.editor,
-      password_hash: null,
-      phone: null,
-      company: null,
-      country: null,
-      contact: null,
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  await deps.db.insertInto('user_groups').values({ org_id: org.orgId, user_id: userId, group_id: viewers }).execute();
-  await deps.close();
-  generateCorpus(
-    file,
-    N,
-    { orgId: org.orgId, templateIds, metadataTemplateNames: Array.from({ length: 20 }, (_, i) => `Template ${i}`) },
-    log,
-  );
-  deps = open();
-  // A secured collection of 10,000 members (a tenth of them visible to the viewer, like the corpus).
-  const collectionId = newId();
-  await deps.db
-    .insertInto('collections')
-    .values({
-      id: collectionId,
-      org_id: org.orgId,
-      name: 'ten thousand',
-      name_key: 'ten thousand',
-      collection_type: 'secured',
-      owner_id: org.adminUserId,
-      metadata_template_id: null,
-      metadata: '[]',
-      shared: 'Y',
-      share_document: '[]',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  await deps.db
-    .insertInto('collection_templates')
-    .values({ org_id: org.orgId, collection_id: collectionId, template_id: templateIds[0]! })
-    .execute();
-  const members = await deps.db.selectFrom('search_docs').select('file_id').where('doc_no', '<=', 10_000).execute();
-  for (let i = 0; i < members.length; i += 1000) {
-    await deps.db
-      .insertInto('collection_members')
-      .values(
-        members.slice(i, i + 1000).map((m, j) => ({
-          org_id: org.orgId,
-          collection_id: collectionId,
-          file_id: m.file_id!,
-          position: i + j,
-          added_at: now,
-        })),
-      )
-      .execute();
-  }
-  const s: Setup = { orgId: org.orgId, userId, templateIds, collectionId };
-  await deps.db
-    .insertInto('server_state')
-    .values({ key: 'search-bench', value: JSON.stringify(s), updated_at: now })
-    .execute();
-  await deps.close();
-  return s;
-}
-
-const s = await setup();
+const s = await ensureCorpus(N, log);
 const deps = open();
-// Corpora generated before this index existed get it here (idempotent).
-await sql`create index if not exists search_docs_indexed_idx on search_docs (org_id, indexed_at)`.execute(deps.db);
-// Grants as the permission check reads them (security_template_permissions), idempotently.
-for (const g of await deps.db
-  .selectFrom('security_template_grants')
-  .select(['template_id', 'group_id', 'permissions'])
-  .where('org_id', '=', s.orgId)
-  .execute()) {
-  await writeTemplatePermissions(
-    deps.db,
-    s.orgId,
-    g.template_id,
-    new Map([[g.group_id, JSON.parse(g.permissions) as string[]]]),
-  );
-}
 const principal = (await loadUserPrincipal(deps.db, s.userId))!;
 
 // The embedded engine's in-memory index loads on an organization's first search: time that first

@@ -20,6 +20,7 @@ import { sweepTemp } from './core/temp.ts';
 import { analyzeTablesNeverAnalyzed } from './core/db/planner-stats.ts';
 import { parseRole, RoleError } from './roles.ts';
 import { startWorkerEndpoint } from './worker-endpoint.ts';
+import { startSearchIndexWarmup } from './features/search/index.ts';
 
 /** Temporary files a crashed earlier process left under `<data dir>/tmp` go at start (core/temp.ts). */
 async function sweepLeftovers(deps: Deps): Promise<void> {
@@ -99,6 +100,8 @@ async function serve(config: Config): Promise<void> {
     throw listenError(error, config) ?? error;
   }
   collectStartupGarbage(deps);
+  // SQLite: the in-memory search index loads in the background; searches answer the SQL way until it is ready.
+  startSearchIndexWarmup(deps);
   const inFlight = trackInFlight(app);
   let stopping = false;
   const stop = async (signal: string) => {

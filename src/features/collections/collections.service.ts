@@ -253,7 +253,8 @@ export async function getCollectionForViewer(deps: Deps, principal: Principal, i
   const [members, customerId] = await Promise.all([
     // SQLite: the members' doc_nos are cached in the search feature's in-memory index, which knows
     // nothing of hidden metadata templates: a caller with some takes the SQL read.
-    deps.engine === 'sqlite' && c.hidden.length === 0
+    // While the index loads (after a start), the SQL read answers.
+    (deps.engine === 'sqlite' && c.hidden.length === 0
       ? visibleCollectionMemberIds(
           deps.db,
           principal.orgId,
@@ -262,7 +263,8 @@ export async function getCollectionForViewer(deps: Deps, principal: Principal, i
           c.viewable,
           deps.clock.now(),
         )
-      : visibleMemberFileIds(deps.db, principal.orgId, c.row.id, c.viewable, c.hidden),
+      : Promise.resolve(null)
+    ).then((ids) => ids ?? visibleMemberFileIds(deps.db, principal.orgId, c.row.id, c.viewable, c.hidden)),
     customerIdOf(deps.db, principal.orgId),
   ]);
   const hidden =

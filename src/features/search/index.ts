@@ -10,5 +10,13 @@ export { runSavedSearchForViewer, getSavedSearch } from './saved-searches/saved-
 export type { SavedSearch } from './saved-searches/saved-searches.schemas.ts';
 export { syncSearchIndex, startSearchIndexer } from './indexing/search.indexer.ts';
 export { visibleCollectionMemberIds } from './memory-index/search.columns.ts';
-export { forgetCollectionMembers, memoryIndexStats, unloadMemoryIndex } from './memory-index/search.memindex.ts';
+export {
+  forgetCollectionMembers,
+  loadMemoryIndex,
+  memoryIndexLoaded,
+  memoryIndexSettled,
+  memoryIndexStats,
+  unloadMemoryIndex,
+} from './memory-index/search.memindex.ts';
+export { startSearchIndexWarmup } from './memory-index/search.warmup.ts';
 export { createSearchRuntime, type SearchRuntime } from './runtime.ts';

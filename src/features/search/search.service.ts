@@ -185,7 +185,7 @@ async function columnarSearch(
   const facetTerms = q.terms.some((t) => t.kind === 'facet');
   const anyAll = q.terms.some((t) => t.kind === 'all');
   const textRequired = text.length > 0 && (q.operation === 'AND' || (!facetTerms && !anyAll));
-  const { idx, docs } = await memoryMatches(
+  const matches = await memoryMatches(
     deps.db,
     {
       orgId: scope.orgId,
@@ -198,6 +198,9 @@ async function columnarSearch(
     },
     deps.clock.now(),
   );
+  // The organization's index is loading (after a start, or its first search): the SQL path answers.
+  if (!matches) return null;
+  const { idx, docs } = matches;
   const page = topDocs(idx, docs, column, key.order, options.from, options.limit);
   const records =
     page.length === 0

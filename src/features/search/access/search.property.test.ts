@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { forEachEngine, type TestContext } from '../../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
 import { createGroup, createTemplate, docInput, indexDocs } from '../../../../test/helpers/search.ts';
+import { loadMemoryIndex, memoryIndexLoaded, unloadMemoryIndex } from '../index.ts';
 
 /**
  * For random groups, security templates, users, assets, collections and metadata templates with
@@ -11,6 +12,8 @@ import { createGroup, createTemplate, docInput, indexDocs } from '../../../../te
  * over the caller's visible assets gives. Visible: View through one of the asset's security
  * templates, and the asset's metadata template not hidden from the caller (it has no access
  * templates, or the caller holds View through one of them; reference §8.1).
+ * On SQLite every query runs twice: with the organization's in-memory index not loaded (the SQL
+ * path, as right after a start) and loaded (search.memindex.ts); both must give that answer.
  */
 const WORDS = ['red', 'blue', 'car', 'cart', 'logo', 'sun', 'sunset', 'beach'];
 const AGENCIES = ['Sunset Images LLC', 'Moon Pictures', 'Élan'];
@@ -281,6 +284,12 @@ async function check(ctx: TestContext, world: WorldSpec, queries: QuerySpec[]): 
         sortBy: [{ metadataDefinitionSearchField: 'createdEpoch', order: 'asc' }],
       };
       const url = q.inCollection ? `/v1/collection/${collectionId}/search` : '/v1/search/keyword';
+      for (const path of ctx.deps.engine === 'sqlite' ? (['sql', 'memory'] as const) : (['sql'] as const)) {
+      if (path === 'sql') unloadMemoryIndex(ctx.deps.db);
+      else {
+        await loadMemoryIndex(ctx.deps.db, org.orgId);
+        assert.ok(memoryIndexLoaded(ctx.deps.db, org.orgId));
+      }
       const res = await ctx.inject({ method: 'POST', url, headers: user.headers, payload: body });
       if (q.inCollection && mine.length === 0) {
         assert.equal(res.statusCode, 404, 'a user in no group sees no secured collection');
@@ -288,7 +297,7 @@ async function check(ctx: TestContext, world: WorldSpec, queries: QuerySpec[]): 
       }
       assert.equal(res.statusCode, 200, res.body);
       const got = res.json();
-      const why = `query ${JSON.stringify(q)}`;
+      const why = `query ${JSON.stringify(q)} (${path} path)`;
       assert.deepEqual(
         got.result.map((r: { objectId: string }) => r.objectId),
         expected.map((d) => d.assetId),
@@ -333,6 +342,7 @@ async function check(ctx: TestContext, world: WorldSpec, queries: QuerySpec[]): 
           cursor = page.json().cursor;
         } while (cursor);
         assert.deepEqual(scanned.sort(), expected.map((d) => d.assetId).sort(), `scan of ${why}`);
+      }
       }
     }
   }

@@ -7,7 +7,7 @@ import {
   STATE_LIVE_CURRENT,
   STATE_LIVE_OLDER,
   collectionMembers,
-  orgIndex,
+  readyIndex,
   termBits,
   type OrgIndex,
 } from './search.memindex.ts';
@@ -69,9 +69,18 @@ async function textBits(db: Db, idx: OrgIndex, q: MemoryQuery): Promise<Bitset> 
   return out ?? newBitset(idx.capacity);
 }
 
-/** The matching doc_nos, ascending, and the index they were found in. */
-export async function memoryMatches(db: Db, q: MemoryQuery, now: number): Promise<{ idx: OrgIndex; docs: Int32Array }> {
-  const idx = await orgIndex(db, q.orgId, now);
+/**
+ * The matching doc_nos, ascending, and the index they were found in — or null while the
+ * organization's index is loading (the caller answers the SQL way).
+ */
+export async function memoryMatches(
+  db: Db,
+  q: MemoryQuery,
+  now: number,
+): Promise<{ idx: OrgIndex; docs: Int32Array } | null> {
+  const idx = await readyIndex(db, q.orgId, now);
+  if (!idx) return null;
+  idx.searches += 1;
   const visible = idx.visible(q.viewableTemplateIds, allowedStates(q.includeDeleted, q.includeVersions));
   if (q.text.length === 0) return { idx, docs: toDocs(visible) };
   const bits = await textBits(db, idx, q);
@@ -165,6 +174,7 @@ export function topDocs(
 /**
  * A collection's members (file ids, in collection order) whose document the viewer may see: one of
  * the viewer's templates, not in the recycle bin (any version), as the SQL of collections.repo.ts.
+ * Null while the organization's index is loading: the caller reads them the SQL way.
  */
 export async function visibleCollectionMemberIds(
   db: Db,
@@ -173,9 +183,10 @@ export async function visibleCollectionMemberIds(
   updatedAt: number,
   viewable: readonly string[],
   now: number,
-): Promise<string[]> {
+): Promise<string[] | null> {
   if (viewable.length === 0) return [];
-  const idx = await orgIndex(db, orgId, now);
+  const idx = await readyIndex(db, orgId, now);
+  if (!idx) return null;
   const members = await collectionMembers(db, idx, collectionId, updatedAt);
   const visible = idx.visible(viewable, [STATE_LIVE_CURRENT, STATE_LIVE_OLDER]);
   const out: string[] = [];

@@ -31,7 +31,7 @@ import {
  * documents are dropped through the removal log (`noteRemovedDocuments`). Idle organizations are
  * unloaded (IDLE_MS) and the total is bounded (MAX_TOTAL_BYTES).
  */
-export const IDLE_MS = 10 * 60_000;
+export const IDLE_MS = 24 * 3_600_000;
 export const MAX_TOTAL_BYTES = 1024 * 1024 * 1024;
 /** Cached term bitsets per organization. */
 export const TERM_BUDGET_BYTES = 64 * 1024 * 1024;
@@ -96,6 +96,8 @@ export class OrgIndex {
   version = 0;
   lastUsed = Date.now();
   loadMs = 0;
+  /** Searches answered from this index (diagnostics, tests). */
+  searches = 0;
   state: Uint8Array;
   /** stateBits[s - 1]: the documents in state s. */
   stateBits: Bitset[];
@@ -324,7 +326,17 @@ function forEachInt(list: string, fn: (n: number) => void): void {
   if (digits) fn(negative ? -n : n);
 }
 
-async function load(db: Db, orgId: string, now: number): Promise<OrgIndex> {
+/** Gives the event loop (and the SQLite connection) to requests between slices of a load. */
+const breathe = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Reads the organization's index from SQLite in slices of at most CHUNK documents or rows (each
+ * slice one short query over a covering index, then a turn of the event loop), so a search or a
+ * write arriving meanwhile waits for one slice at most, never for the whole load. Documents written
+ * during the load carry an `indexed_at` at or after the one read first, and are read again by the
+ * first look (`settled` stays false); removals go through the removal log from `seenRemovals`.
+ */
+async function load(db: Db, orgId: string, cancelled: () => boolean = () => false): Promise<OrgIndex> {
   const started = performance.now();
   const seenRemovals = removalSeq();
   const hi = Number(
@@ -337,49 +349,71 @@ async function load(db: Db, orgId: string, now: number): Promise<OrgIndex> {
     (await sql<{ m: number | null }>`select max(indexed_at) as m from search_docs where org_id = ${orgId}`.execute(db))
       .rows[0]?.m ?? -1,
   );
-  const facetDocs: number[] = [];
-  const facetVals: number[] = [];
-  // From the covering indexes (never the rows, whose `record` makes them large), each as one list
-  // built by SQLite: few JavaScript objects, whatever the size.
+  const step = async () => {
+    await breathe();
+    if (cancelled()) throw new LoadCancelled();
+  };
+  // States, from the (org_id, deleted, current_version, doc_no) index, a doc_no range at a time.
   for (const [deleted, current] of [
     [0, 1],
     [1, 1],
     [0, 0],
     [1, 0],
   ] as const) {
-    const { rows } = await sql<{
-      docs: string | null;
-    }>`select group_concat(doc_no) as docs from search_docs where org_id = ${orgId} and deleted = ${deleted} and current_version = ${current}`.execute(
-      db,
-    );
-    forEachInt(rows[0]?.docs ?? '', (d) => idx.setDoc(d, deleted === 1, current === 1, 0, 0));
+    for (let a = 0; a <= hi; a += CHUNK) {
+      const { rows } = await sql<{
+        docs: string | null;
+      }>`select group_concat(doc_no) as docs from search_docs where org_id = ${orgId} and deleted = ${deleted} and current_version = ${current} and doc_no > ${a} and doc_no <= ${a + CHUNK}`.execute(
+        db,
+      );
+      forEachInt(rows[0]?.docs ?? '', (d) => idx.setDoc(d, deleted === 1, current === 1, 0, 0));
+      await step();
+    }
   }
+  // Times, from the (org_id, <time>, doc_no) indexes, CHUNK entries at a time (keyset).
   for (const column of ['created_epoch', 'updated_epoch'] as const) {
     const target = column === 'created_epoch' ? idx.created : idx.updated;
-    const { rows } = await sql<{
-      pairs: string | null;
-    }>`select group_concat(doc_no || ':' || ${sql.ref(column)}) as pairs from search_docs where org_id = ${orgId}`.execute(
-      db,
-    );
-    let doc = -1;
-    forEachInt(rows[0]?.pairs ?? '', (n) => {
-      if (doc < 0) doc = n;
-      else {
-        if (doc < target.length) target[doc] = n;
-        doc = -1;
-      }
-    });
+    let after = [Number.MIN_SAFE_INTEGER, 0];
+    for (;;) {
+      const { rows } = await sql<{ pairs: string | null; n: number }>`
+        select group_concat(doc_no || ':' || t) as pairs, count(*) as n from (
+          select doc_no, ${sql.ref(column)} as t from search_docs
+          where org_id = ${orgId} and (${sql.ref(column)}, doc_no) > (${after[0]}, ${after[1]})
+          order by ${sql.ref(column)}, doc_no limit ${CHUNK})`.execute(db);
+      let doc = -1;
+      forEachInt(rows[0]?.pairs ?? '', (n) => {
+        if (doc < 0) doc = n;
+        else {
+          if (doc < target.length) target[doc] = n;
+          after = [n, doc];
+          doc = -1;
+        }
+      });
+      await step();
+      if (Number(rows[0]?.n ?? 0) < CHUNK) break;
+    }
   }
-  const tpls = await sql<{
-    template_id: string;
-    docs: string;
-  }>`select template_id, group_concat(doc_no) as docs from search_doc_templates where org_id = ${orgId} group by template_id`.execute(
-    db,
-  );
-  for (const t of tpls.rows) {
-    const id = idx.templateId(t.template_id);
-    forEachInt(t.docs, (d) => idx.addTemplate(d, id));
+  // Security templates, from the (org_id, template_id, doc_no) index, CHUNK rows at a time (keyset).
+  let afterTpl = ['', 0] as [string, number];
+  for (;;) {
+    const { rows } = await sql<{ template_id: string; docs: string; last: number; n: number }>`
+      select template_id, group_concat(doc_no) as docs, max(doc_no) as last, count(*) as n from (
+        select template_id, doc_no from search_doc_templates
+        where org_id = ${orgId} and (template_id, doc_no) > (${afterTpl[0]}, ${afterTpl[1]})
+        order by template_id, doc_no limit ${CHUNK})
+      group by template_id order by template_id`.execute(db);
+    let n = 0;
+    for (const t of rows) {
+      const id = idx.templateId(t.template_id);
+      forEachInt(t.docs, (d) => idx.addTemplate(d, id));
+      afterTpl = [t.template_id, Number(t.last)];
+      n += Number(t.n);
+    }
+    await step();
+    if (n < CHUNK) break;
   }
+  const facetDocs: number[] = [];
+  const facetVals: number[] = [];
   // Facet rows in rowid chunks, grouped by SQLite (one row per value and chunk, doc_nos as one string).
   const facetMax = Number(
     (await sql<{ m: number | null }>`select max(rowid) as m from search_doc_facets`.execute(db)).rows[0]?.m ?? 0,
@@ -395,20 +429,31 @@ async function load(db: Db, orgId: string, now: number): Promise<OrgIndex> {
         facetVals.push(id);
       });
     }
+    await step();
   }
   // Compressed rows: counting sort of (doc, value) by doc.
   const start = new Int32Array(idx.capacity + 1);
-  for (const d of facetDocs) start[d + 1]! += 1;
+  for (const d of facetDocs) if (d < idx.capacity) start[d + 1]! += 1;
   for (let i = 0; i < idx.capacity; i++) start[i + 1]! += start[i]!;
   const fill = start.slice(0, idx.capacity);
-  const values = new Int32Array(facetDocs.length);
-  for (let i = 0; i < facetDocs.length; i++) values[fill[facetDocs[i]!]!++] = facetVals[i]!;
+  const values = new Int32Array(start[idx.capacity]!);
+  for (let i = 0; i < facetDocs.length; i++) {
+    const d = facetDocs[i]!;
+    if (d < idx.capacity) values[fill[d]!++] = facetVals[i]!;
+  }
   idx.facetStart = start;
   idx.facetIds = values;
   idx.seenIndexedAt = maxIndexed;
-  idx.settled = now > maxIndexed;
+  // Documents of that very time may still be committed: the first look reads them again.
+  idx.settled = false;
   idx.loadMs = performance.now() - started;
   return idx;
+}
+
+class LoadCancelled extends Error {
+  constructor() {
+    super('search index load cancelled');
+  }
 }
 
 async function applyRemovals(db: Db, idx: OrgIndex): Promise<void> {
@@ -533,7 +578,10 @@ async function reaskTerms(db: Db, idx: OrgIndex, changed: readonly number[]): Pr
 
 interface Entry {
   idx: OrgIndex | null;
+  /** A look (removals and changes) under way: looks of one organization are serialized. */
   busy: Promise<void> | null;
+  /** The load under way, in the background (never awaited by a search). */
+  loading: Promise<void> | null;
 }
 const cache = new Map<object, Map<string, Entry>>();
 let sweeper: NodeJS.Timeout | null = null;
@@ -564,46 +612,90 @@ function sweep(now = Date.now()): void {
   }
 }
 
-/**
- * The organization's index, loaded on first use and brought up to date with every document
- * indexed or removed before the call. Calls for one organization are serialized.
- */
-export async function orgIndex(db: Db, orgId: string, now: number): Promise<OrgIndex> {
+function entryOf(db: Db, orgId: string): Entry {
   let byOrg = cache.get(db);
   if (!byOrg) cache.set(db, (byOrg = new Map()));
   let e = byOrg.get(orgId);
-  if (!e) byOrg.set(orgId, (e = { idx: null, busy: null }));
-  const entry = e;
-  // Another caller's failed load is retried by this one, not reported to it.
-  while (entry.busy) await entry.busy.catch(() => {});
-  entry.busy = (async () => {
-    if (!entry.idx) {
-      entry.idx = await load(db, orgId, now);
+  if (!e) byOrg.set(orgId, (e = { idx: null, busy: null, loading: null }));
+  return e;
+}
+
+export interface LoadOptions {
+  /** Checked between slices: true ends the load (the organization stays unloaded). */
+  cancelled?: () => boolean;
+  /** The load starts reading once this settles (tests hold a load under way with it). */
+  startAfter?: Promise<unknown>;
+}
+
+/**
+ * Starts loading the organization's index in the background, unless it is loaded or loading; the
+ * promise settles when the load is over (a failed load leaves it unloaded, for a later try).
+ */
+export function loadMemoryIndex(db: Db, orgId: string, options: LoadOptions = {}): Promise<void> {
+  const entry = entryOf(db, orgId);
+  if (entry.idx) return Promise.resolve();
+  entry.loading ??= (async () => {
+    try {
+      await options.startAfter;
+      const idx = await load(db, orgId, options.cancelled);
+      idx.lastUsed = Date.now();
+      // Unloaded meanwhile (unloadMemoryIndex): the load is dropped.
+      if (cache.get(db)?.get(orgId) !== entry) return;
+      entry.idx = idx;
       if (!sweeper) {
         sweeper = setInterval(() => sweep(), 60_000);
         sweeper.unref();
       }
+      sweep();
+    } finally {
+      entry.loading = null;
     }
-    await applyRemovals(db, entry.idx);
-    await applyChanges(db, entry.idx, now);
+  })();
+  return entry.loading;
+}
+
+/**
+ * The organization's index brought up to date with every document indexed or removed before the
+ * call — or null when it is not loaded yet: then its load is started in the background and the
+ * caller answers the SQL way (a search never waits for a load). Looks of one organization are
+ * serialized.
+ */
+export async function readyIndex(db: Db, orgId: string, now: number): Promise<OrgIndex | null> {
+  const entry = entryOf(db, orgId);
+  if (!entry.idx) {
+    if (!entry.loading) void loadMemoryIndex(db, orgId).catch(() => {});
+    return null;
+  }
+  // Another caller's failed look is retried by this one, not reported to it.
+  while (entry.busy) await entry.busy.catch(() => {});
+  if (!entry.idx) return null;
+  const idx = entry.idx;
+  entry.busy = (async () => {
+    await applyRemovals(db, idx);
+    await applyChanges(db, idx, now);
   })()
     .catch((error: unknown) => {
-      entry.idx = null;
+      if (entry.idx === idx) entry.idx = null;
       throw error;
     })
     .finally(() => {
       entry.busy = null;
     });
   await entry.busy;
-  const idx = entry.idx!;
   idx.lastUsed = Date.now();
-  if (byOrg.get(orgId) !== entry) byOrg.set(orgId, entry);
   sweep();
   return idx;
 }
 
+/** Waits for the organization's load under way, if any (tests, benchmarks). */
+export async function memoryIndexSettled(db: object, orgId: string): Promise<void> {
+  await cache.get(db)?.get(orgId)?.loading?.catch(() => {});
+}
+
 /** Loaded organizations and their bytes (benchmarks, diagnostics). */
-export function memoryIndexStats(db: object): { orgId: string; bytes: number; loadMs: number; cachedTerms: number }[] {
+export function memoryIndexStats(
+  db: object,
+): { orgId: string; bytes: number; loadMs: number; cachedTerms: number; searches: number }[] {
   return [...(cache.get(db)?.values() ?? [])]
     .filter((e) => e.idx)
     .map((e) => ({
@@ -611,7 +703,13 @@ export function memoryIndexStats(db: object): { orgId: string; bytes: number; lo
       bytes: e.idx!.bytes(),
       loadMs: e.idx!.loadMs,
       cachedTerms: e.idx!.terms.size,
+      searches: e.idx!.searches,
     }));
+}
+
+/** Whether the organization's index is loaded (and so answers its searches). */
+export function memoryIndexLoaded(db: object, orgId: string): boolean {
+  return cache.get(db)?.get(orgId)?.idx != null;
 }
 
 /** Unloads every organization of `db` (tests; memory). */

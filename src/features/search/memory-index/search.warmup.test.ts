@@ -1,0 +1,175 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
+import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../../../../test/helpers/factories.ts';
+import { createGroup, createTemplate, docInput, indexDocs } from '../../../../test/helpers/search.ts';
+import { freePort } from '../../../../test/helpers/net.ts';
+import { spawnTessera, tesseraEnv } from '../../../../test/helpers/tessera-process.ts';
+import {
+  loadMemoryIndex,
+  memoryIndexLoaded,
+  memoryIndexSettled,
+  memoryIndexStats,
+  startSearchIndexWarmup,
+  unloadMemoryIndex,
+} from '../index.ts';
+
+/**
+ * Issue 28 item 4 / issue 30 item 3: no search waits for the in-memory index (SQLite). It loads in
+ * the background — at the start of the processes that answer searches, or after an organization's
+ * first search — and until it is loaded searches take the SQL path, with the same answers.
+ * PostgreSQL has no in-memory index: the same searches, the SQL way, and nothing loads at start.
+ */
+interface World {
+  org: TestOrg;
+  viewer: TestUser;
+  open: string;
+  fileIds: string[];
+}
+
+async function world(ctx: TestContext, docs = 30): Promise<World> {
+  const org = await createTestOrg(ctx);
+  const g = await createGroup(ctx, org.orgId);
+  const open = await createTemplate(ctx, org.orgId, { [g]: ['view'] });
+  const hidden = await createTemplate(ctx, org.orgId, {});
+  const viewer = await createTestUser(ctx, org, { groupIds: [g], privileges: ['collection'] });
+  const inputs = Array.from({ length: docs }, (_, i) =>
+      docInput(org.orgId, {
+        filename: `w-${String(i).padStart(3, '0')}.jpg`,
+        securityTemplateIds: [i % 3 === 2 ? hidden : open],
+        metadataText: `warm ${i % 2 === 0 ? 'river' : 'stone'}`,
+        createdEpoch: 1_700_000_000_000 + i,
+        updatedEpoch: 1_700_000_000_000 + i,
+        facets: [{ facet: 'Colour', value: i % 2 === 0 ? 'Red' : 'Blue' }],
+      }),
+  );
+  await indexDocs(ctx, inputs);
+  return { org, viewer, open, fileIds: inputs.map((d) => d.fileId!) };
+}
+
+forEachEngine('search: the in-memory index loads in the background, never in a search', (ctx) => {
+  const search = async (user: TestUser, searchTerm: string[]) => {
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/v1/search/keyword',
+      headers: user.headers,
+      payload: { searchTerm, limit: 100, facets: ['Colour'] },
+    });
+    assert.equal(res.statusCode, 200, res.body);
+    const body = json(res);
+    return { total: body.totalCount, result: body.result, facets: body.facets };
+  };
+
+  it('a search while the index loads answers the SQL way; the loaded index then gives the same answer', async () => {
+    const { db, engine } = ctx().deps;
+    const w = await world(ctx());
+    unloadMemoryIndex(db);
+    // A load held at its start, as the warm-up after a start is while it reads a large organization.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const loading = engine === 'sqlite' ? loadMemoryIndex(db, w.org.orgId, { startAfter: held }) : held;
+    const during = [await search(w.viewer, ['warm']), await search(w.viewer, ['river']), await search(w.viewer, ['*'])];
+    assert.equal(during[0]!.total, 20);
+    assert.equal(during[1]!.total, 10);
+    assert.equal(during[2]!.total, 20);
+    assert.equal(memoryIndexLoaded(db, w.org.orgId), false, 'the searches did not wait for the load');
+    release();
+    await loading;
+    assert.equal(memoryIndexLoaded(db, w.org.orgId), engine === 'sqlite');
+    const afterwards = [
+      await search(w.viewer, ['warm']),
+      await search(w.viewer, ['river']),
+      await search(w.viewer, ['*']),
+    ];
+    assert.deepEqual(afterwards, during);
+    if (engine === 'sqlite') {
+      const stats = memoryIndexStats(db).find((s) => s.orgId === w.org.orgId)!;
+      assert.equal(stats.searches, 3, 'the searches after the load were answered from the index');
+    }
+  });
+
+  it('a collection read while the index loads takes the SQL read, with the same members', async () => {
+    const { db, engine } = ctx().deps;
+    const w = await world(ctx(), 12);
+    // Members the viewer may view (i % 3 !== 2) and one hidden from them.
+    const fileIds = [0, 1, 2, 3, 4, 6].map((i) => w.fileIds[i]!);
+    const created = await ctx().inject({
+      method: 'POST',
+      url: '/v1/collection',
+      headers: w.viewer.headers,
+      payload: {
+        collectionType: 'secured',
+        name: `warm ${Math.random()}`,
+        securityTemplateIds: [w.open],
+        collectionDocument: fileIds.filter((_, i) => i !== 2),
+      },
+    });
+    assert.equal(created.statusCode, 200, created.body);
+    const id = json(created).collectionId as string;
+    await ctx()
+      .deps.db.insertInto('collection_members')
+      .values({ org_id: w.org.orgId, collection_id: id, file_id: fileIds[2]!, position: 99, added_at: Date.now() })
+      .execute();
+    const members = async () => {
+      const res = await ctx().inject({ method: 'GET', url: `/v1/collection/${id}`, headers: w.viewer.headers });
+      assert.equal(res.statusCode, 200, res.body);
+      return json(res).collectionDocument as string[];
+    };
+    unloadMemoryIndex(db);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const loading = engine === 'sqlite' ? loadMemoryIndex(db, w.org.orgId, { startAfter: held }) : held;
+    const during = await members();
+    assert.equal(memoryIndexLoaded(db, w.org.orgId), false);
+    release();
+    await loading;
+    assert.deepEqual(await members(), during);
+    assert.deepEqual([...during].sort(), fileIds.filter((_, i) => i !== 2).sort(), 'the hidden member is left out');
+  });
+
+  it('the warm-up loads every organization in the background (SQLite), and nothing on PostgreSQL', async () => {
+    const deps = ctx().deps;
+    const a = await world(ctx(), 5);
+    const b = await world(ctx(), 9);
+    unloadMemoryIndex(deps.db);
+    startSearchIndexWarmup(deps);
+    if (deps.engine === 'sqlite') {
+      assert.ok(deps.runtime.search.warmup.running, 'the warm-up runs in the background');
+      await deps.runtime.search.warmup.running;
+    } else {
+      assert.equal(deps.runtime.search.warmup.running, null);
+    }
+    for (const w of [a, b]) {
+      await memoryIndexSettled(deps.db, w.org.orgId);
+      assert.equal(memoryIndexLoaded(deps.db, w.org.orgId), deps.engine === 'sqlite');
+    }
+  });
+
+  it('starts at `serve` and `serve --no-workers`, never in `worker`', { timeout: 180_000 }, async () => {
+    const w = await world(ctx(), 4);
+    const warmup = /"msg":"search index warm-up started"/;
+    for (const args of [['serve'], ['serve', '--no-workers']]) {
+      const port = await freePort();
+      const child = spawnTessera(args, tesseraEnv(ctx(), { PORT: String(port) }));
+      try {
+        await child.waitFor(/Server listening|"msg":"[^"]*listening/);
+        if (ctx().deps.engine === 'sqlite') {
+          await child.waitFor(warmup);
+          const loaded = await child.waitFor(new RegExp(`"orgId":"${w.org.orgId}"[^\\n]*"msg":"search index loaded"`));
+          assert.ok(loaded, `${args.join(' ')} loaded the organization's index`);
+        }
+      } finally {
+        await child.stop();
+      }
+      if (ctx().deps.engine === 'postgres') assert.doesNotMatch(child.output(), warmup);
+    }
+    const worker = spawnTessera(['worker'], tesseraEnv(ctx()));
+    try {
+      await worker.waitFor(/"msg":"worker started"/);
+    } finally {
+      await worker.stop();
+    }
+    assert.doesNotMatch(worker.output(), warmup, 'a worker answers no search and loads no index');
+    assert.doesNotMatch(worker.output(), /"msg":"search index loaded"/);
+  });
+});
