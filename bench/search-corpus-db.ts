@@ -214,4 +214,3 @@ async function generateOnce(n: number, file: string, open: () => Deps, log: (s: 
   await deps.close();
   return s;
 }
-

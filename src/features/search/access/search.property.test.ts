@@ -285,64 +285,64 @@ async function check(ctx: TestContext, world: WorldSpec, queries: QuerySpec[]): 
       };
       const url = q.inCollection ? `/v1/collection/${collectionId}/search` : '/v1/search/keyword';
       for (const path of ctx.deps.engine === 'sqlite' ? (['sql', 'memory'] as const) : (['sql'] as const)) {
-      if (path === 'sql') unloadMemoryIndex(ctx.deps.db);
-      else {
-        await loadMemoryIndex(ctx.deps.db, org.orgId);
-        assert.ok(memoryIndexLoaded(ctx.deps.db, org.orgId));
-      }
-      const res = await ctx.inject({ method: 'POST', url, headers: user.headers, payload: body });
-      if (q.inCollection && mine.length === 0) {
-        assert.equal(res.statusCode, 404, 'a user in no group sees no secured collection');
-        continue;
-      }
-      assert.equal(res.statusCode, 200, res.body);
-      const got = res.json();
-      const why = `query ${JSON.stringify(q)} (${path} path)`;
-      assert.deepEqual(
-        got.result.map((r: { objectId: string }) => r.objectId),
-        expected.map((d) => d.assetId),
-        why,
-      );
-      assert.equal(got.totalCount, expected.length, why);
-      for (const [name, of] of [
-        ['Agency', (d: BruteDoc) => d.agency],
-        ['Metadata Template', (d: BruteDoc) => d.meta],
-      ] as const) {
-        const counts = new Map<string, number>();
-        for (const d of expected) {
-          const v = of(d);
-          if (v) counts.set(v, (counts.get(v) ?? 0) + 1);
+        if (path === 'sql') unloadMemoryIndex(ctx.deps.db);
+        else {
+          await loadMemoryIndex(ctx.deps.db, org.orgId);
+          assert.ok(memoryIndexLoaded(ctx.deps.db, org.orgId));
         }
-        const facet = got.facets.find((f: { facet_name: string }) => f.facet_name === name);
-        const gotCounts = Object.fromEntries(
-          (facet?.values ?? []).map((v: { key: string; doc_count: number }) => [v.key, v.doc_count]),
+        const res = await ctx.inject({ method: 'POST', url, headers: user.headers, payload: body });
+        if (q.inCollection && mine.length === 0) {
+          assert.equal(res.statusCode, 404, 'a user in no group sees no secured collection');
+          continue;
+        }
+        assert.equal(res.statusCode, 200, res.body);
+        const got = res.json();
+        const why = `query ${JSON.stringify(q)} (${path} path)`;
+        assert.deepEqual(
+          got.result.map((r: { objectId: string }) => r.objectId),
+          expected.map((d) => d.assetId),
+          why,
         );
-        assert.deepEqual(gotCounts, Object.fromEntries(counts), `${name} facets of ${why}`);
-      }
-      // The scan walks the same set (outside collections).
-      if (!q.inCollection) {
-        const scanned: string[] = [];
-        let cursor: string | null | undefined;
-        do {
-          const page = await ctx.inject({
-            method: 'POST',
-            url: '/v1/asset/scan',
-            headers: user.headers,
-            payload: {
-              searchTerm: q.terms,
-              operation: q.operation,
-              includeDeleted: q.includeDeleted,
-              keywordSearchField: q.field,
-              limit: 7,
-              ...(cursor ? { cursor } : {}),
-            },
-          });
-          assert.equal(page.statusCode, 200, page.body);
-          scanned.push(...page.json().result.map((r: { objectId: string }) => r.objectId));
-          cursor = page.json().cursor;
-        } while (cursor);
-        assert.deepEqual(scanned.sort(), expected.map((d) => d.assetId).sort(), `scan of ${why}`);
-      }
+        assert.equal(got.totalCount, expected.length, why);
+        for (const [name, of] of [
+          ['Agency', (d: BruteDoc) => d.agency],
+          ['Metadata Template', (d: BruteDoc) => d.meta],
+        ] as const) {
+          const counts = new Map<string, number>();
+          for (const d of expected) {
+            const v = of(d);
+            if (v) counts.set(v, (counts.get(v) ?? 0) + 1);
+          }
+          const facet = got.facets.find((f: { facet_name: string }) => f.facet_name === name);
+          const gotCounts = Object.fromEntries(
+            (facet?.values ?? []).map((v: { key: string; doc_count: number }) => [v.key, v.doc_count]),
+          );
+          assert.deepEqual(gotCounts, Object.fromEntries(counts), `${name} facets of ${why}`);
+        }
+        // The scan walks the same set (outside collections).
+        if (!q.inCollection) {
+          const scanned: string[] = [];
+          let cursor: string | null | undefined;
+          do {
+            const page = await ctx.inject({
+              method: 'POST',
+              url: '/v1/asset/scan',
+              headers: user.headers,
+              payload: {
+                searchTerm: q.terms,
+                operation: q.operation,
+                includeDeleted: q.includeDeleted,
+                keywordSearchField: q.field,
+                limit: 7,
+                ...(cursor ? { cursor } : {}),
+              },
+            });
+            assert.equal(page.statusCode, 200, page.body);
+            scanned.push(...page.json().result.map((r: { objectId: string }) => r.objectId));
+            cursor = page.json().cursor;
+          } while (cursor);
+          assert.deepEqual(scanned.sort(), expected.map((d) => d.assetId).sort(), `scan of ${why}`);
+        }
       }
     }
   }

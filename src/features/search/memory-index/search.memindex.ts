@@ -689,7 +689,10 @@ export async function readyIndex(db: Db, orgId: string, now: number): Promise<Or
 
 /** Waits for the organization's load under way, if any (tests, benchmarks). */
 export async function memoryIndexSettled(db: object, orgId: string): Promise<void> {
-  await cache.get(db)?.get(orgId)?.loading?.catch(() => {});
+  await cache
+    .get(db)
+    ?.get(orgId)
+    ?.loading?.catch(() => {});
 }
 
 /** Loaded organizations and their bytes (benchmarks, diagnostics). */

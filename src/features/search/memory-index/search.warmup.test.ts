@@ -34,14 +34,14 @@ async function world(ctx: TestContext, docs = 30): Promise<World> {
   const hidden = await createTemplate(ctx, org.orgId, {});
   const viewer = await createTestUser(ctx, org, { groupIds: [g], privileges: ['collection'] });
   const inputs = Array.from({ length: docs }, (_, i) =>
-      docInput(org.orgId, {
-        filename: `w-${String(i).padStart(3, '0')}.jpg`,
-        securityTemplateIds: [i % 3 === 2 ? hidden : open],
-        metadataText: `warm ${i % 2 === 0 ? 'river' : 'stone'}`,
-        createdEpoch: 1_700_000_000_000 + i,
-        updatedEpoch: 1_700_000_000_000 + i,
-        facets: [{ facet: 'Colour', value: i % 2 === 0 ? 'Red' : 'Blue' }],
-      }),
+    docInput(org.orgId, {
+      filename: `w-${String(i).padStart(3, '0')}.jpg`,
+      securityTemplateIds: [i % 3 === 2 ? hidden : open],
+      metadataText: `warm ${i % 2 === 0 ? 'river' : 'stone'}`,
+      createdEpoch: 1_700_000_000_000 + i,
+      updatedEpoch: 1_700_000_000_000 + i,
+      facets: [{ facet: 'Colour', value: i % 2 === 0 ? 'Red' : 'Blue' }],
+    }),
   );
   await indexDocs(ctx, inputs);
   return { org, viewer, open, fileIds: inputs.map((d) => d.fileId!) };
