@@ -149,6 +149,53 @@ forEachEngine(
       assert.deepEqual(engine.stats(), { atFanOut: total + 1, byClaim: 0 });
     });
 
+    it('a fan-out and an outcome batch of 250 rows (one statement each on PostgreSQL) write every row exactly once', async () => {
+      const org = await createTestOrg(ctx());
+      const endpointId = await createEndpoint(ctx(), org, 'http://127.0.0.1:9/unused');
+      const total = 250;
+      await ctx()
+        .deps.db.transaction()
+        .execute((trx) =>
+          publishEvents(
+            trx,
+            Date.now(),
+            Array.from({ length: total }, () => assetEvent(org)),
+          ),
+        );
+      const workerId = newId();
+      const now = Date.now();
+      const fan = await fanOut(ctx().deps.db, ctx().deps.engine, now, {
+        workerId,
+        leaseMs: 60_000,
+        limit: 500,
+        canTake: () => true,
+      });
+      assert.equal(fan.events, total);
+      assert.equal(fan.held.length, total);
+      assert.equal(await count(ctx(), 'webhook_messages', endpointId), total);
+      const summary = await recordOutcomes(
+        ctx().deps.db,
+        workerId,
+        now + 1,
+        fan.held.map((message) => ({ message, at: now, ok: true, status: 200, latencyMs: 1, responseBody: 'ok' })),
+      );
+      assert.equal(summary.succeeded, total);
+      const attempts = await ctx()
+        .deps.db.selectFrom('webhook_attempts')
+        .select(['message_id', 'attempt'])
+        .where('endpoint_id', '=', endpointId)
+        .execute();
+      assert.equal(attempts.length, total);
+      assert.equal(new Set(attempts.map((a) => a.message_id)).size, total);
+      assert.ok(attempts.every((a) => a.attempt === 1));
+      const states = await ctx()
+        .deps.db.selectFrom('webhook_messages')
+        .select(['status', 'attempts', 'locked_by'])
+        .where('endpoint_id', '=', endpointId)
+        .execute();
+      assert.ok(states.every((m) => m.status === 'succeeded' && m.attempts === 1 && m.locked_by === null));
+    });
+
     it('a receiver answering with NUL characters is logged (replaced by U+FFFD), not a batch that fails on every retry', async () => {
       const org = await createTestOrg(ctx());
       const rx = await startReceiver((_req, res) => {

@@ -94,7 +94,9 @@ export async function recordOutcomes(
       response_body: o.responseBody === '' ? null : loggable(o.responseBody),
       error_class: o.ok ? null : (o.errorClass ?? 'other'),
     }));
-    for (let i = 0; i < attempts.length; i += 100) await insertAttempts(trx, attempts.slice(i, i + 100));
+    // One statement on PostgreSQL (the rows go as one JSON parameter); 100-row VALUES lists on SQLite.
+    const per = postgres ? Math.max(attempts.length, 1) : 100;
+    for (let i = 0; i < attempts.length; i += per) await insertAttempts(trx, attempts.slice(i, i + per));
 
     const successesByStatus = new Map<number, string[]>();
     const health = new Map<string, { ok: boolean; gone: boolean; firstFailure: number; orgId: string }>();
