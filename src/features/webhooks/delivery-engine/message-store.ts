@@ -170,7 +170,8 @@ export async function fanOut(
     }
     // PostgreSQL takes the whole batch as one JSON parameter (one statement); SQLite's VALUES lists
     // stay at 100 rows (its parameter limit).
-    for (const part of chunks(rows, engine === 'postgres' ? Math.max(rows.length, 1) : 100)) await insertMessages(trx, part);
+    for (const part of chunks(rows, engine === 'postgres' ? Math.max(rows.length, 1) : 100))
+      await insertMessages(trx, part);
     return { events: events.length, held, endpoints: touched };
   });
 }
