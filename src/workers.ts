@@ -41,6 +41,8 @@ export function startWorkers(deps: Deps): Worker {
     concurrency: deps.config.jobs.concurrency,
     leaseMs: deps.config.jobs.leaseMs,
     tracing: deps.tracing,
+    // Jobs other processes enqueue (an API process without workers) are claimed at their commit.
+    listenUrl: deps.config.database.kind === 'postgres' ? deps.config.database.url : undefined,
   });
   // Webhook delivery has its own loop and tables (leases, per-endpoint queues, batched attempt log).
   const delivery = startDelivery(deps, { leaseMs: deps.config.webhookLeaseMs });

@@ -123,7 +123,7 @@ export async function auditMany(db: DbOrTrx, entries: readonly AuditEntry[]): Pr
  * not recorded twice. Rendition completion is the system's own work, not a change anyone made.
  */
 const AUDITED_TOPICS = new Set(['assets', 'versions', 'collections', 'relationships', 'cdn', 'rights']);
-const NOT_AUDITED = new Set<string>(['asset.renditions.created']);
+const NOT_AUDITED = new Set<string>(['asset.renditions.created', 'asset.thumbnail.created']);
 
 export function isAuditedEvent(type: EventType): boolean {
   return AUDITED_TOPICS.has(EVENT_CATALOG[type].topic) && !NOT_AUDITED.has(type);

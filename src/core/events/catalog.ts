@@ -207,6 +207,14 @@ export const EVENT_CATALOG = {
     asset: Asset,
     changes: Type.Object({ securityTemplates: Type.Object({ current: Type.Array(Ref), previous: Type.Array(Ref) }) }),
   }),
+  'asset.thumbnail.created': def(
+    'assets',
+    "An asset's thumbnail is ready, before its larger renditions (Tessera's own; asset.renditions.created follows)",
+    {
+      asset: Type.Object({ ...Asset.properties, renditions: RenditionUrls }),
+      renditions: Type.Optional(RenditionUrls),
+    },
+  ),
   'asset.renditions.created': def('assets', 'The system renditions of an asset are ready', {
     asset: Type.Object({ ...Asset.properties, renditions: RenditionUrls }),
     renditions: Type.Optional(RenditionUrls),

@@ -10,6 +10,7 @@ import type { Tracing } from '../tracing.ts';
 import { FatalJobError, LeaseLost, RetryJob, type JobSignal } from './queue.ts';
 import { payloadProblem, type JobHandlers } from './catalog.ts';
 import { stripPaths } from '../recorded-error.ts';
+import { listenForJobs } from './listen.ts';
 import { outageOf } from '../outage.ts';
 
 export interface ClaimedJob {
@@ -47,6 +48,11 @@ export interface WorkerOptions {
   heartbeatMs?: number;
   /** OpenTelemetry (core/tracing.ts): each run is a span of the trace of the request that enqueued it. */
   tracing?: Tracing;
+  /**
+   * PostgreSQL's URL: the worker LISTENs for jobs other processes enqueue (listen.ts) and claims
+   * them at once; without it, only this process's enqueuers wake it and the poll finds the rest.
+   */
+  listenUrl?: string;
 }
 
 export interface Worker {
@@ -348,7 +354,7 @@ export function startWorker(options: WorkerOptions): Worker {
     }, delay);
   };
 
-  const unsubscribe = signal.subscribe(() => {
+  const wake = () => {
     if (!pending) {
       pending = true;
       queueMicrotask(() => {
@@ -356,7 +362,9 @@ export function startWorker(options: WorkerOptions): Worker {
         schedule(0);
       });
     }
-  });
+  };
+  const unsubscribe = signal.subscribe(wake);
+  const stopListening = options.listenUrl ? listenForJobs(options.listenUrl, wake) : undefined;
   schedule(0);
 
   return {
@@ -364,6 +372,7 @@ export function startWorker(options: WorkerOptions): Worker {
       running = false;
       clearTimeout(timer);
       unsubscribe();
+      await stopListening?.();
       // Jobs running now may finish within the grace period; then they are told to stop, and
       // their leases are released (the job is claimable again at once, no attempt spent).
       let grace: NodeJS.Timeout | undefined;

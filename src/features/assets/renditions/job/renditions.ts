@@ -4,14 +4,14 @@ import { readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Metadata, OutputInfo, SharpOptions } from 'sharp';
+import type { Metadata } from 'sharp';
 import type { JobPayload } from '../../../../core/jobs/catalog.ts';
 import type { Deps } from '../../../../deps.ts';
 import { loadSharp } from '../../../../core/sharp.ts';
 import { fromJson, toJson } from '../../../../core/db/json.ts';
 import { publishEvent } from '../../../../core/events/index.ts';
 import { FatalJobError } from '../../../../core/jobs/queue.ts';
-import { contentHeld, securityOf, templateNames } from '../../assets.repo.ts';
+import { type AssetRow, contentHeld, securityOf, templateNames } from '../../assets.repo.ts';
 import { isImage } from '../../upload/content-types.ts';
 import { humanSize, parseExif, parseIptc, parseXmp } from '../image-metadata/image-metadata.ts';
 import {
@@ -29,12 +29,16 @@ import type { MediaResult, RawRaster } from '../media/media-types.ts';
 import { rasteriseSvg } from '../media/images/svg-raster.ts';
 import { isAnimated, mediaDimensions, mergeMediaTechnical, renderAnimated, watchJob } from '../media/pipeline.ts';
 import { summaryOfThumbnail, writeVisualSummary } from '../visual-summary/visual-summary.service.ts';
-
-export interface RenditionSpec {
-  name: RenditionName;
-  /** The box the rendition fits inside (never upscaled). */
-  size: number;
-}
+import {
+  fitInside,
+  type ImageInput,
+  type RenderedImage,
+  renderImage,
+  type RenditionSpec,
+  source,
+  type SourceInfo,
+} from '../render/render-image.ts';
+import { renderInRenderProcess } from '../render/render-process.ts';
 
 export const RENDITION_SPECS: readonly RenditionSpec[] = [
   { name: 'imageThumb', size: 200 },
@@ -45,35 +49,12 @@ export const RENDITION_SPECS: readonly RenditionSpec[] = [
 
 /** Changes whenever the output of a recipe would: part of every rendition's storage key. */
 export const RECIPE_VERSION = createHash('sha256')
-  .update(JSON.stringify({ RENDITION_SPECS, jpeg: { quality: 80 }, png: { compressionLevel: 6 }, v: 1 }))
+  .update(JSON.stringify({ RENDITION_SPECS, jpeg: { quality: 80 }, png: { compressionLevel: 6 }, v: 2 }))
   .digest('hex')
   .slice(0, 12);
 
 export { RenditionError };
-
-export interface RenderedImage {
-  name: RenditionName;
-  data: Buffer;
-  width: number;
-  height: number;
-  contentType: string;
-}
-
-export interface SourceInfo {
-  format: string;
-  width: number;
-  height: number;
-  hasAlpha: boolean;
-  meta: Metadata;
-}
-
-/** A file path, encoded bytes, or decoded pixels (a PDF page, a HEIC or PSD composite). */
-export type ImageInput = string | Buffer | RawRaster;
-
-function source(sharp: Awaited<ReturnType<typeof loadSharp>>, input: ImageInput, options: SharpOptions) {
-  if (typeof input === 'string' || Buffer.isBuffer(input)) return sharp(input, options);
-  return sharp(input.data, { ...options, raw: { width: input.width, height: input.height, channels: input.channels } });
-}
+export { fitInside, renderImage, type ImageInput, type RenderedImage, type RenditionSpec, type SourceInfo };
 
 /** Header only: dimensions (after EXIF orientation), format, and the pixel limit. */
 export async function inspect(input: ImageInput, maxPixels: number): Promise<SourceInfo> {
@@ -98,67 +79,6 @@ export async function inspect(input: ImageInput, maxPixels: number): Promise<Sou
   };
 }
 
-export function fitInside(width: number, height: number, box: number): { width: number; height: number } {
-  const scale = Math.min(1, box / Math.max(width, height));
-  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
-}
-
-/**
- * Decodes the source once (shrink-on-load to the largest rendition wanted, EXIF orientation
- * applied, sRGB) and derives every rendition from that one decoded image.
- */
-export async function renderImage(
-  input: ImageInput,
-  specs: readonly RenditionSpec[],
-  info: SourceInfo,
-  maxPixels: number,
-  timeoutSeconds = 30,
-): Promise<RenderedImage[]> {
-  const largest = Math.max(...specs.map((s) => s.size));
-  const sharp = await loadSharp();
-  let base: { data: Buffer; info: OutputInfo };
-  const started = performance.now();
-  try {
-    base = await source(sharp, input, { limitInputPixels: maxPixels, failOn: 'error' })
-      .timeout({ seconds: timeoutSeconds })
-      .autoOrient()
-      .resize(largest, largest, { fit: 'inside', withoutEnlargement: true })
-      .toColourspace('srgb')
-      .raw()
-      .toBuffer({ resolveWithObject: true });
-  } catch (error) {
-    throw (
-      timedOut(error, timeoutSeconds) ??
-      new RenditionError(`the image could not be decoded: ${(error as Error).message}`)
-    );
-  }
-  // sharp checks its timeout only between pixel batches: a source drawn in one call (an SVG filter)
-  // can finish past the limit unchecked. The limit holds anyway: such a rendition is abandoned.
-  if (performance.now() - started > timeoutSeconds * 1000)
-    throw timedOut(new Error('timeout: decoding'), timeoutSeconds)!;
-  const raw = { width: base.info.width, height: base.info.height, channels: base.info.channels as 1 | 2 | 3 | 4 };
-  const alpha = info.hasAlpha && (raw.channels === 4 || raw.channels === 2);
-  return Promise.all(
-    specs.map(async (spec) => {
-      const target = fitInside(raw.width, raw.height, spec.size);
-      let img = sharp(base.data, { raw }).timeout({ seconds: timeoutSeconds });
-      if (target.width !== raw.width || target.height !== raw.height)
-        img = img.resize(target.width, target.height, { fit: 'fill' });
-      const encoded = alpha ? img.png({ compressionLevel: 6 }) : img.jpeg({ quality: 80 });
-      const data = await encoded.toBuffer().catch((error: unknown) => {
-        throw timedOut(error, timeoutSeconds) ?? error;
-      });
-      return {
-        name: spec.name,
-        data,
-        width: target.width,
-        height: target.height,
-        contentType: alpha ? 'image/png' : 'image/jpeg',
-      };
-    }),
-  );
-}
-
 /**
  * An SVG is drawn in a child process the time limit can kill (a filter bomb blocks inside one
  * librsvg call); its pixels then take the ordinary path.
@@ -173,12 +93,6 @@ async function svgRaster(
   if (typeof input !== 'string' && !Buffer.isBuffer(input)) return input;
   const bytes = typeof input === 'string' ? await readFile(input) : input;
   return rasteriseSvg(bytes, Math.max(...specs.map((s) => s.size)), maxPixels, timeoutSeconds, signal);
-}
-
-/** sharp's timeout error as a RenditionError naming the setting (undefined for any other error). */
-function timedOut(error: unknown, seconds: number): RenditionError | undefined {
-  if (!/^timeout:/.test((error as Error)?.message ?? '')) return undefined;
-  return new RenditionError(`the image took longer than ${seconds} s to render (TESSERA_RENDITION_TIMEOUT_SECONDS)`);
 }
 
 /** A labelled placeholder for content no converter handles yet (PDF, video, …). */
@@ -243,6 +157,76 @@ export const renditionPrefix = (orgId: string, sha256: string) => `renditions/${
 /** The payload of `assets.renditions` (core/jobs/catalog.ts). */
 export type RenditionJob = JobPayload<'assets.renditions'>;
 
+function storedRendition(
+  key: string,
+  r: { width: number; height: number; contentType: string; size: number },
+): StoredRendition {
+  return {
+    key,
+    width: r.width,
+    height: r.height,
+    contentType: r.contentType,
+    size: r.size,
+    etag: `"${createHash('sha256').update(key).digest('hex').slice(0, 32)}"`,
+  };
+}
+
+/**
+ * Whether the thumbnail is drawn, committed and announced on its own before the larger renditions:
+ * every still raster image's content (not a replacement preview, not an animation, not an SVG,
+ * which is rasterised once for all sizes, nor a converted medium).
+ */
+function thumbnailFirst(
+  job: RenditionJob,
+  kind: unknown,
+  animated: boolean,
+  info: SourceInfo,
+  specs: readonly RenditionSpec[],
+): boolean {
+  return !job.previewKey && !kind && !animated && info.format !== 'svg' && specs[0]?.name === 'imageThumb' && specs.length > 1;
+}
+
+/**
+ * The thumbnail made the asset's before the other renditions (its row, its placeholder) and
+ * `asset.thumbnail.created` published, in one transaction; nothing when the content changed meanwhile.
+ */
+async function publishThumbnail(
+  deps: Deps,
+  asset: AssetRow,
+  thumb: StoredRendition,
+  summary: Awaited<ReturnType<typeof summaryOfThumbnail>> | undefined,
+): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const current = await trx
+      .selectFrom('assets')
+      .select(['sha256', 'renditions'])
+      .where('id', '=', asset.id)
+      .executeTakeFirst();
+    if (!current || current.sha256 !== asset.sha256) return;
+    await trx
+      .updateTable('assets')
+      .set({
+        renditions: toJson({ ...fromJson<Record<string, StoredRendition>>(current.renditions, {}), imageThumb: thumb }),
+        ...(summary ? { placeholder: toJson(summary.placeholder) } : {}),
+        updated_at: now,
+      })
+      .where('id', '=', asset.id)
+      .execute();
+    const security = (await securityOf(trx, asset.org_id, [asset.id])).get(asset.id)!;
+    const urls = { [SHORT_NAMES.imageThumb]: renditionUrl(deps, asset.id, 'imageThumb') };
+    await publishEvent(trx, now, {
+      orgId: asset.org_id,
+      type: 'asset.thumbnail.created',
+      actor: null,
+      data: {
+        asset: { ...eventAsset(asset, await templateNames(trx, asset.org_id, security.templateIds)), renditions: urls },
+        renditions: urls,
+      },
+    });
+  });
+}
+
 /**
  * The background job after content arrives: technical metadata, then renditions written
  * atomically before the asset row points at them. A corrupt or hostile image fails the job and
@@ -279,6 +263,8 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
     const kind = job.previewKey ? undefined : mediaKind(asset.content_type, asset.filename);
     let media: MediaResult | undefined;
     let thumbData: Buffer | null = null;
+    /** The thumbnail's placeholder and hash, when the thumbnail went first (computed then). */
+    let early: Awaited<ReturnType<typeof summaryOfThumbnail>> | undefined;
     const watch = kind ? watchJob(deps, asset.id, asset.sha256, signal) : undefined;
     if (kind || isImage(sourceType) || job.previewKey) {
       try {
@@ -309,39 +295,55 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
           const sha = job.previewKey ? createHash('sha256').update(sourceKey).digest('hex') : asset.sha256;
           const keys = specs.map((s) => renditionKey(asset.org_id, sha, s.name, ext));
           const heads = job.force || kind ? [] : await Promise.all(keys.map((k) => deps.blobs.head(k)));
-          const rendered =
-            heads.length === keys.length && heads.every(Boolean)
-              ? specs.map((s, i) => ({
-                  name: s.name,
-                  size: heads[i]!.size,
-                  ...fitInside(info!.width, info!.height, s.size),
-                  contentType: outType,
-                  data: null as Buffer | null,
-                }))
-              : (animated
-                  ? await renderAnimated(file, specs, info, max, deps.config.renditionTimeoutSeconds)
-                  : await renderImage(
-                      info.format === 'svg'
-                        ? await svgRaster(input, specs, max, deps.config.renditionTimeoutSeconds, signal)
-                        : input,
-                      specs,
-                      info,
-                      max,
-                      deps.config.renditionTimeoutSeconds,
-                    )
-                ).map((r) => ({ ...r, size: r.data.length }));
+          const timeout = deps.config.renditionTimeoutSeconds;
+          const draw = async (subset: readonly RenditionSpec[]) =>
+            animated
+              ? renderAnimated(file, subset, info!, max, timeout)
+              : renderInRenderProcess(
+                  'rest',
+                  info!.format === 'svg' ? await svgRaster(input, subset, max, timeout, signal) : input,
+                  subset,
+                  { hasAlpha: info!.hasAlpha },
+                  max,
+                  timeout,
+                );
+          let rendered: { name: string; size: number; width: number; height: number; contentType: string; data: Buffer | null }[];
+          if (heads.length === keys.length && heads.every(Boolean)) {
+            rendered = specs.map((s, i) => ({
+              name: s.name,
+              size: heads[i]!.size,
+              ...fitInside(info!.width, info!.height, s.size),
+              contentType: outType,
+              data: null as Buffer | null,
+            }));
+          } else if (thumbnailFirst(job, kind, animated, info, specs)) {
+            // What a person waits for comes first: the thumbnail from a decode of its own (JPEG
+            // shrink-on-load makes it a fraction of the larger ones'), stored, committed and announced
+            // (asset.thumbnail.created) before the larger renditions are drawn.
+            let thumb: (typeof rendered)[number];
+            if (heads[0]) {
+              thumb = { name: 'imageThumb', size: heads[0].size, ...fitInside(info.width, info.height, specs[0]!.size), contentType: outType, data: null };
+            } else {
+              const [image] = await renderInRenderProcess('first', input, specs.slice(0, 1), { hasAlpha: info.hasAlpha }, max, timeout);
+              thumb = { ...image!, size: image!.data.length };
+              await deps.blobs.put(keys[0]!, image!.data, { contentType: image!.contentType });
+              thumbData = image!.data;
+            }
+            renditions.imageThumb = storedRendition(keys[0]!, thumb);
+            early = await summaryOfThumbnail(deps, keys[0]!, thumbData);
+            await publishThumbnail(deps, asset, renditions.imageThumb, early);
+            rendered = [
+              { ...thumb, data: null },
+              ...(await draw(specs.slice(1))).map((r) => ({ ...r, size: r.data.length })),
+            ];
+          } else {
+            rendered = (await draw(specs)).map((r) => ({ ...r, size: r.data.length }));
+          }
           for (const [i, r] of rendered.entries()) {
             const key = keys[i]!;
             if (r.name === 'imageThumb') thumbData = r.data;
             if (r.data) await deps.blobs.put(key, r.data, { contentType: r.contentType });
-            renditions[r.name] = {
-              key,
-              width: r.width,
-              height: r.height,
-              contentType: r.contentType,
-              size: r.size,
-              etag: `"${createHash('sha256').update(key).digest('hex').slice(0, 32)}"`,
-            };
+            renditions[r.name] = storedRendition(key, r);
           }
         }
         for (const extra of media?.extra ?? []) {
@@ -393,7 +395,7 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
     // Every visual asset (image, video poster, PDF page…): a placeholder to paint and a perceptual hash.
     const summary =
       !job.previewKey && state === 'ready' && renditions.imageThumb
-        ? await summaryOfThumbnail(deps, renditions.imageThumb.key, thumbData)
+        ? (early ?? (await summaryOfThumbnail(deps, renditions.imageThumb.key, thumbData)))
         : undefined;
     const now = deps.clock.now();
     const gone = await deps.db.transaction().execute(async (trx) => {

@@ -1,0 +1,133 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { RenditionError } from '../rendition-error.ts';
+import { renderImage, type RenderedImage } from './render-image.ts';
+
+const CHILD = fileURLToPath(new URL('./render-process.child.ts', import.meta.url));
+
+/**
+ * Where image renditions are drawn: one child process per Tessera process, started with the first
+ * rendition, at nice 10, with its libvips pool and its number of images in progress both capped at
+ * cores − 1 (at least 1). So renditions never take the server's CPU from it while requests wait
+ * (issue 30: 1 MB uploads' p99 was 20× their p50 while earlier uploads rendered on two cores), and
+ * they never hold the server's own libuv threads, which its file writes and fsyncs need.
+ * Worker threads cannot do this: sharp's work runs on the process-wide libuv and libvips threads,
+ * not on the worker's thread, so a worker thread's nice value does not reach it (measured; see
+ * docs/decisions/0014-renditions-off-the-request-path.md).
+ *
+ * Two lanes: `first` (thumbnails, what a person waits for) is served before `rest` (the larger
+ * renditions of earlier uploads) and has a slot of its own, so a new upload's thumbnail never
+ * queues behind a mezzanine. Outputs are byte-for-byte those of renderImage in-process (the same
+ * module, the same sharp).
+ */
+export type Lane = 'first' | 'rest';
+
+interface Task {
+  args: Parameters<typeof renderImage>;
+  resolve: (images: RenderedImage[]) => void;
+  reject: (error: unknown) => void;
+}
+
+type Reply =
+  | { ready: true }
+  | { id: number; images: RenderedImage[] }
+  | { id: number; error: string; rendition: boolean };
+
+const slots = Math.max(1, availableParallelism() - 1);
+const queues: Record<Lane, Task[]> = { first: [], rest: [] };
+const running: Record<Lane, number> = { first: 0, rest: 0 };
+const limits: Record<Lane, number> = { first: 1, rest: slots };
+const inFlight = new Map<number, { task: Task; lane: Lane; timer: NodeJS.Timeout }>();
+let child: ChildProcess | undefined;
+let nextId = 1;
+/** Set when no child process can be started here: renders in this process from then on. */
+let disabled = false;
+
+function start(): ChildProcess {
+  const proc = fork(CHILD, [JSON.stringify({ nice: 10, threads: slots })], {
+    serialization: 'advanced',
+    execArgv: [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  proc.on('message', (reply: Reply) => {
+    if ('ready' in reply) return;
+    const entry = inFlight.get(reply.id);
+    if (!entry) return;
+    inFlight.delete(reply.id);
+    clearTimeout(entry.timer);
+    running[entry.lane] -= 1;
+    if ('images' in reply)
+      entry.task.resolve(
+        reply.images.map((image) => ({
+          ...image,
+          data: Buffer.from(image.data.buffer, image.data.byteOffset, image.data.byteLength),
+        })),
+      );
+    else entry.task.reject(reply.rendition ? new RenditionError(reply.error) : new Error(reply.error));
+    pump();
+  });
+  const gone = (why: string) => {
+    if (child !== proc) return;
+    child = undefined;
+    // What it was drawing fails (the job retries it); the next rendition starts a new process.
+    for (const [id, entry] of inFlight) {
+      inFlight.delete(id);
+      clearTimeout(entry.timer);
+      running[entry.lane] -= 1;
+      entry.task.reject(new Error(`the render process ${why}`));
+    }
+    pump();
+  };
+  proc.on('exit', (code, signal) => gone(`exited (${signal ?? code})`));
+  proc.on('error', (error) => {
+    // Could not start at all (no fork here): render in this process from now on.
+    if (inFlight.size === 0 && !proc.pid) disabled = true;
+    gone(`failed: ${error.message}`);
+  });
+  proc.unref();
+  return proc;
+}
+
+/** Keeps the event loop alive only while something is being drawn (an idle render process never holds the server open). */
+function holdLoop(proc: ChildProcess): void {
+  const channel = proc.channel as { ref(): void; unref(): void } | undefined;
+  if (inFlight.size > 0) channel?.ref();
+  else channel?.unref();
+}
+
+function pump(): void {
+  for (const lane of ['first', 'rest'] as const) {
+    while (running[lane] < limits[lane] && queues[lane].length > 0) {
+      const task = queues[lane].shift()!;
+      if (disabled) {
+        renderImage(...task.args).then(task.resolve, task.reject);
+        continue;
+      }
+      child ??= start();
+      const id = nextId++;
+      running[lane] += 1;
+      // sharp's own timeout bounds each step; this bounds a process that stopped answering at all.
+      const timeoutSeconds = task.args[4] ?? 30;
+      const proc = child;
+      const timer = setTimeout(() => proc.kill('SIGKILL'), (timeoutSeconds * 2 + 30) * 1000);
+      timer.unref();
+      inFlight.set(id, { task, lane, timer });
+      proc.send({ id, args: task.args });
+    }
+  }
+  if (child) holdLoop(child);
+}
+
+/** renderImage, in the render process, in its lane. */
+export function renderInRenderProcess(lane: Lane, ...args: Parameters<typeof renderImage>): Promise<RenderedImage[]> {
+  return new Promise((resolve, reject) => {
+    queues[lane].push({ args, resolve, reject });
+    pump();
+  });
+}
+
+/** The render process's pid (undefined when none runs): for its own test. */
+export function renderProcessPid(): number | undefined {
+  return child?.pid;
+}
