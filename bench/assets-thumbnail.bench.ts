@@ -33,7 +33,13 @@ const load = () =>
 
 async function noiseJpeg(width: number, height: number, sigma: number, quality: number): Promise<Buffer> {
   return sharp({
-    create: { width, height, channels: 3, background: { r: 120, g: 130, b: 140 }, noise: { type: 'gaussian', mean: 128, sigma } },
+    create: {
+      width,
+      height,
+      channels: 3,
+      background: { r: 120, g: 130, b: 140 },
+      noise: { type: 'gaussian', mean: 128, sigma },
+    },
   })
     .jpeg({ quality })
     .toBuffer();
@@ -48,13 +54,19 @@ const big = await noiseJpeg(4000, 3000, 12, 85);
 const small = await noiseJpeg(1250, 1250, 40, 90);
 
 function startServer() {
-  const script = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  const script = (
+    JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } }
+  ).scripts.start.split(/\s+/);
   const flags = script.slice(1).filter((arg) => arg.startsWith('--'));
-  const child = spawn(process.execPath, [...flags, 'bench/assets-thumbnail-server.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const info = new Promise<{ url: string; token: string; templateId: string; securityTemplateId: string }>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
-    child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
+  const child = spawn(process.execPath, [...flags, 'bench/assets-thumbnail-server.ts'], {
+    stdio: ['pipe', 'pipe', 'inherit'],
   });
+  const info = new Promise<{ url: string; token: string; templateId: string; securityTemplateId: string }>(
+    (resolve, reject) => {
+      createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
+      child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
+    },
+  );
   return { child, info };
 }
 
@@ -63,7 +75,11 @@ const { url, token, templateId, securityTemplateId } = await server.info;
 const auth = { accesstoken: token };
 
 /** POST /v1/asset then PUT the bytes: returns the asset id and when the PUT was answered. */
-async function upload(bytes: Buffer, filename: string, type: string): Promise<{ id: string; ms: number; answered: number }> {
+async function upload(
+  bytes: Buffer,
+  filename: string,
+  type: string,
+): Promise<{ id: string; ms: number; answered: number }> {
   const start = performance.now();
   const created = await fetch(`${url}/v1/asset`, {
     method: 'POST',
@@ -72,7 +88,11 @@ async function upload(bytes: Buffer, filename: string, type: string): Promise<{ 
   });
   const body = (await created.json()) as { objectId: string; url: string };
   if (created.status !== 200) throw new Error(`create: ${created.status} ${JSON.stringify(body)}`);
-  const put = await fetch(body.url.replace(/^https?:\/\/[^/]+/, url), { method: 'PUT', headers: { 'content-type': type }, body: bytes });
+  const put = await fetch(body.url.replace(/^https?:\/\/[^/]+/, url), {
+    method: 'PUT',
+    headers: { 'content-type': type },
+    body: bytes,
+  });
   const answered = performance.now();
   if (put.status !== 200) throw new Error(`PUT: ${put.status} ${await put.text()}`);
   await put.arrayBuffer();
@@ -112,28 +132,52 @@ printTable(
   `First thumbnail of a 12 MP JPEG (4000×3000, ${(big.length / 1048576).toFixed(1)} MB), ${THUMB_RUNS} uploads, each from an idle queue; ${cpus().length} cores; load average ${load()}`,
   ['metric', 'p50 ms', 'p95 ms', 'target'],
   [
-    ['upload (POST /v1/asset + PUT, fsynced)', fmt(percentile(bigUpload, 50), 1), fmt(percentile(bigUpload, 95), 1), '—'],
-    ["first thumbnail served, after the PUT's answer", fmt(percentile(firstThumb, 50), 1), fmt(percentile(firstThumb, 95), 1), '≤ 150'],
-    ["every rendition served (mezzanine 3000 px), after the PUT's answer", fmt(percentile(allRenditions, 50), 1), fmt(percentile(allRenditions, 95), 1), '—'],
+    [
+      'upload (POST /v1/asset + PUT, fsynced)',
+      fmt(percentile(bigUpload, 50), 1),
+      fmt(percentile(bigUpload, 95), 1),
+      '—',
+    ],
+    [
+      "first thumbnail served, after the PUT's answer",
+      fmt(percentile(firstThumb, 50), 1),
+      fmt(percentile(firstThumb, 95), 1),
+      '≤ 150',
+    ],
+    [
+      "every rendition served (mezzanine 3000 px), after the PUT's answer",
+      fmt(percentile(allRenditions, 50), 1),
+      fmt(percentile(allRenditions, 95), 1),
+      '—',
+    ],
   ],
 );
 
 // 2. Small uploads, one after another: alone (non-image bytes) and while renditions run.
 const alone: number[] = [];
-for (let i = 0; i < SMALL_N; i++) alone.push((await upload(randomBytes(small.length), `blob-${i}.bin`, 'application/octet-stream')).ms);
+for (let i = 0; i < SMALL_N; i++)
+  alone.push((await upload(randomBytes(small.length), `blob-${i}.bin`, 'application/octet-stream')).ms);
 const loadBefore = load();
 const earlier = [];
 for (let i = 0; i < 6; i++) earlier.push(await upload(variant(big), `earlier-${i}.jpg`, 'image/jpeg'));
 const busy: number[] = [];
 for (let i = 0; i < SMALL_N; i++) busy.push((await upload(variant(small), `small-${i}.jpg`, 'image/jpeg')).ms);
-const stillRendering = await fetch(`${url}/v1/asset/${earlier.at(-1)!.id}/rendition/mezzaninePreview`, { headers: auth });
+const stillRendering = await fetch(`${url}/v1/asset/${earlier.at(-1)!.id}/rendition/mezzaninePreview`, {
+  headers: auth,
+});
 await stillRendering.arrayBuffer();
 const ratio = percentile(busy, 99) / percentile(busy, 50);
 printTable(
   `${SMALL_N} uploads of ${(small.length / 1048576).toFixed(2)} MB one after another (POST /v1/asset + PUT, fsynced); load average ${loadBefore} before, ${load()} after`,
   ['metric', 'p50 ms', 'p99 ms', 'p99 / p50', 'target'],
   [
-    ['non-image bytes, no renditions running', fmt(percentile(alone, 50), 1), fmt(percentile(alone, 99), 1), fmt(percentile(alone, 99) / percentile(alone, 50)), '—'],
+    [
+      'non-image bytes, no renditions running',
+      fmt(percentile(alone, 50), 1),
+      fmt(percentile(alone, 99), 1),
+      fmt(percentile(alone, 99) / percentile(alone, 50)),
+      '—',
+    ],
     [
       `1 MB JPEGs right after six 12 MP JPEGs (renditions running${stillRendering.status === 404 ? ', the last 12 MP one still rendering at the end' : ''})`,
       fmt(percentile(busy, 50), 1),
@@ -169,14 +213,26 @@ const rawMs = await fourAtATime(rawFile);
 const oursMs = await fourAtATime((i) => upload(variant(small), `four-${i}.jpg`, 'image/jpeg'));
 rmSync(dir, { recursive: true, force: true });
 const mb = (CONCURRENT_N * small.length) / 1048576;
-const directus = process.env.TESSERA_BENCH_DIRECTUS_URL ? 'not wired in this run' : 'skipped (TESSERA_BENCH_DIRECTUS_URL not set)';
+const directus = process.env.TESSERA_BENCH_DIRECTUS_URL
+  ? 'not wired in this run'
+  : 'skipped (TESSERA_BENCH_DIRECTUS_URL not set)';
 printTable(
   `${CONCURRENT_N} uploads of ${(small.length / 1048576).toFixed(2)} MB JPEGs, 4 at a time; load average ${load()}`,
   ['path', 'MB/s', 'vs raw', 'target'],
   [
     ['raw disk: write + fsync + rename, 4 at a time (this process)', fmt(mb / (rawMs / 1000), 1), '1.00', '—'],
-    ['Tessera POST /v1/asset + PUT (fsynced before the answer)', fmt(mb / (oursMs / 1000), 1), fmt(rawMs / oursMs), '≥ Directus'],
-    [`Directus 12.4.0 (does not fsync before answering): ${directus}`, '—', '—', 'issue 30: 49 MB/s on the idle machine'],
+    [
+      'Tessera POST /v1/asset + PUT (fsynced before the answer)',
+      fmt(mb / (oursMs / 1000), 1),
+      fmt(rawMs / oursMs),
+      '≥ Directus',
+    ],
+    [
+      `Directus 12.4.0 (does not fsync before answering): ${directus}`,
+      '—',
+      '—',
+      'issue 30: 49 MB/s on the idle machine',
+    ],
   ],
 );
 server.child.stdin!.end();

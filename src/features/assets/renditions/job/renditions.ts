@@ -183,7 +183,14 @@ function thumbnailFirst(
   info: SourceInfo,
   specs: readonly RenditionSpec[],
 ): boolean {
-  return !job.previewKey && !kind && !animated && info.format !== 'svg' && specs[0]?.name === 'imageThumb' && specs.length > 1;
+  return (
+    !job.previewKey &&
+    !kind &&
+    !animated &&
+    info.format !== 'svg' &&
+    specs[0]?.name === 'imageThumb' &&
+    specs.length > 1
+  );
 }
 
 /**
@@ -307,7 +314,14 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
                   max,
                   timeout,
                 );
-          let rendered: { name: string; size: number; width: number; height: number; contentType: string; data: Buffer | null }[];
+          let rendered: {
+            name: string;
+            size: number;
+            width: number;
+            height: number;
+            contentType: string;
+            data: Buffer | null;
+          }[];
           if (heads.length === keys.length && heads.every(Boolean)) {
             rendered = specs.map((s, i) => ({
               name: s.name,
@@ -322,9 +336,22 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
             // (asset.thumbnail.created) before the larger renditions are drawn.
             let thumb: (typeof rendered)[number];
             if (heads[0]) {
-              thumb = { name: 'imageThumb', size: heads[0].size, ...fitInside(info.width, info.height, specs[0]!.size), contentType: outType, data: null };
+              thumb = {
+                name: 'imageThumb',
+                size: heads[0].size,
+                ...fitInside(info.width, info.height, specs[0]!.size),
+                contentType: outType,
+                data: null,
+              };
             } else {
-              const [image] = await renderInRenderProcess('first', input, specs.slice(0, 1), { hasAlpha: info.hasAlpha }, max, timeout);
+              const [image] = await renderInRenderProcess(
+                'first',
+                input,
+                specs.slice(0, 1),
+                { hasAlpha: info.hasAlpha },
+                max,
+                timeout,
+              );
               thumb = { ...image!, size: image!.data.length };
               await deps.blobs.put(keys[0]!, image!.data, { contentType: image!.contentType });
               thumbData = image!.data;

@@ -41,7 +41,9 @@ forEachEngine('assets: the thumbnail first, and jobs claimed at their commit (is
           end if;
           return null;
         end $$`.execute(db);
-      await sql`create trigger thumb_snap after insert on events for each row execute function thumb_snap()`.execute(db);
+      await sql`create trigger thumb_snap after insert on events for each row execute function thumb_snap()`.execute(
+        db,
+      );
     } else {
       await sql`create trigger thumb_snap after insert on events when new.type = 'asset.thumbnail.created' begin
           insert into thumb_snapshot select id, renditions, renditions_state from assets where org_id = new.org_id;
@@ -52,7 +54,11 @@ forEachEngine('assets: the thumbnail first, and jobs claimed at their commit (is
     await w.drain();
     await w.stop();
 
-    const snapshot = await sql<{ asset_id: string; renditions: string; state: string }>`select * from thumb_snapshot`.execute(db);
+    const snapshot = await sql<{
+      asset_id: string;
+      renditions: string;
+      state: string;
+    }>`select * from thumb_snapshot`.execute(db);
     assert.equal(snapshot.rows.length, 1, 'one thumbnail event');
     assert.equal(snapshot.rows[0]!.asset_id, created.objectId);
     assert.deepEqual(Object.keys(JSON.parse(snapshot.rows[0]!.renditions)), ['imageThumb'], 'only the thumbnail yet');
@@ -67,12 +73,25 @@ forEachEngine('assets: the thumbnail first, and jobs claimed at their commit (is
     const thumbEvent = JSON.parse(events.find((e) => e.type === 'asset.thumbnail.created')!.body);
     assert.deepEqual(Object.keys(thumbEvent.renditions), ['thumbnail']);
     assert.equal(thumbEvent.asset.id, created.objectId);
-    assert.ok(events.some((e) => e.type === 'asset.renditions.created'), 'the full set follows');
+    assert.ok(
+      events.some((e) => e.type === 'asset.renditions.created'),
+      'the full set follows',
+    );
 
-    const asset = await db.selectFrom('assets').selectAll().where('id', '=', created.objectId).executeTakeFirstOrThrow();
+    const asset = await db
+      .selectFrom('assets')
+      .selectAll()
+      .where('id', '=', created.objectId)
+      .executeTakeFirstOrThrow();
     assert.equal(asset.renditions_state, 'ready');
     const renditions = JSON.parse(asset.renditions);
-    assert.deepEqual(Object.keys(renditions).sort(), ['fpo', 'imagePreview', 'imagePreviewLarge', 'imageThumb', 'mezzaninePreview']);
+    assert.deepEqual(Object.keys(renditions).sort(), [
+      'fpo',
+      'imagePreview',
+      'imagePreviewLarge',
+      'imageThumb',
+      'mezzaninePreview',
+    ]);
     assert.equal(renditions.imageThumb.key, JSON.parse(snapshot.rows[0]!.renditions).imageThumb.key);
     assert.ok(asset.placeholder, 'placeholder from the thumbnail');
     const thumb = await ctx().inject({

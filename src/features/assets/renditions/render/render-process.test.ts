@@ -64,7 +64,9 @@ describe('the render process (renditions at a lower priority, off the server pro
     assert.equal(thumb!.width, 200);
   });
 
-  it('runs every one of its threads (libuv and libvips included) at nice 10 on Linux', { skip: process.platform !== 'linux' }, async () => {
+  it('runs every one of its threads (libuv and libvips included) at nice 10 on Linux', {
+    skip: process.platform !== 'linux',
+  }, async () => {
     await renderInRenderProcess('rest', await noise(3).jpeg().toBuffer(), SPECS, { hasAlpha: false }, 100_000_000);
     const pid = renderProcessPid();
     assert.ok(pid, 'the render process runs');
@@ -73,7 +75,10 @@ describe('the render process (renditions at a lower priority, off the server pro
       const nice = Number(readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
       return { name, nice };
     });
-    assert.ok(threads.some((t) => /libvips|vips/.test(t.name)), JSON.stringify(threads));
+    assert.ok(
+      threads.some((t) => /libvips|vips/.test(t.name)),
+      JSON.stringify(threads),
+    );
     for (const t of threads) assert.ok(t.nice >= 10, `${t.name} runs at nice ${t.nice}`);
   });
 });
