@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db, DbOrTrx, Engine } from '../../../core/db/connect.ts';
 import type { AuditLogTable } from '../../../core/db/schema.ts';
 import type { Keyring } from '../../../core/keyring.ts';
@@ -87,19 +87,20 @@ export async function sealOrg(db: Db, engine: Engine, keys: Keyring, orgId: stri
         .limit(SEAL_BATCH)
         .execute();
       let { seq, hash } = head;
+      const links: ReturnType<typeof sql>[] = [];
       for (const row of rows) {
         seq += 1;
         const next = chainHash(keys, hash, row, seq);
-        await trx
-          .updateTable('audit_log')
-          .set({ seq, prev_hash: hash, hash: next })
-          .where('id', '=', row.id)
-          .where('seq', 'is', null)
-          .execute();
+        links.push(sql`(${row.id}, cast(${seq} as bigint), ${hash}, ${next})`);
         hash = next;
       }
-      if (rows.length > 0)
+      if (rows.length > 0) {
+        // One statement for the whole batch (a bulk creation audits up to 1,000 rows at once).
+        await sql`with link (id, seq, prev_hash, hash) as (values ${sql.join(links)})
+          update audit_log set seq = link.seq, prev_hash = link.prev_hash, hash = link.hash
+          from link where audit_log.id = link.id and audit_log.seq is null`.execute(trx);
         await trx.updateTable('audit_heads').set({ seq, hash }).where('org_id', '=', orgId).execute();
+      }
       return rows.length;
     });
     total += sealed;

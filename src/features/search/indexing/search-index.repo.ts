@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { DbOrTrx, Engine } from '../../../core/db/connect.ts';
+import { insertRows } from '../../../core/db/insert-rows.ts';
 import { toJson } from '../../../core/db/json.ts';
 import { noteRemovedDocuments } from '../memory-index/search.memindex.ts';
 import { aclText, documentTokens, foldKey, tsvectorLiteral } from '../search.tokenize.ts';
@@ -38,7 +39,9 @@ const chunk = <T>(items: readonly T[], size: number): T[][] => {
 
 /**
  * Writes documents into the index (insert or replace; an asset keeps its doc_no for life).
- * Call inside a transaction so a document is never half-indexed.
+ * Call inside a transaction so a document is never half-indexed. Up to 200 documents at a time go
+ * in with one multi-row statement per table (search_docs, the FTS table, templates, facets, sorts):
+ * a bulk creation of 1,000 assets is indexed with a few dozen statements, not five per asset.
  */
 export async function upsertDocuments(
   db: DbOrTrx,
@@ -59,7 +62,7 @@ export async function upsertDocuments(
       .execute();
     const docNo = new Map(existing.map((r) => [r.asset_id, Number(r.doc_no)]));
     if (existing.length > 0) await clearSideRows(db, engine, [...docNo.values()]);
-    for (const doc of batch) {
+    const prepared = batch.map((doc) => {
       const tokens = documentTokens({
         filename: doc.filename,
         asset: [doc.assetId, doc.fileId ?? '', doc.originalFileId ?? ''].join(' '),
@@ -81,36 +84,42 @@ export async function upsertDocuments(
         updated_epoch: doc.updatedEpoch,
         record: toJson(doc.record),
         indexed_at: now,
+        ...(engine === 'postgres' ? { tsv: sql`${tsvectorLiteral(tokens)}::tsvector` } : {}),
       };
-      const tsv = engine === 'postgres' ? { tsv: sql`${tsvectorLiteral(tokens)}::tsvector` } : {};
-      let no = docNo.get(doc.assetId);
-      if (no === undefined) {
-        const inserted = await db
-          .insertInto('search_docs')
-          .values({ ...row, ...tsv } as never)
-          .returning('doc_no')
-          .executeTakeFirstOrThrow();
-        no = Number(inserted.doc_no);
-      } else {
-        await db
-          .updateTable('search_docs')
-          .set({ ...row, ...tsv } as never)
-          .where('doc_no', '=', no)
-          .execute();
-      }
+      return { doc, tokens, row };
+    });
+    const fresh = prepared.filter((p) => !docNo.has(p.doc.assetId));
+    if (fresh.length > 0) {
+      const inserted = await db
+        .insertInto('search_docs')
+        .values(fresh.map((p) => p.row) as never)
+        .returning(['doc_no', 'asset_id'])
+        .execute();
+      for (const r of inserted) docNo.set(r.asset_id, Number(r.doc_no));
+    }
+    const isFresh = new Set(fresh);
+    for (const p of prepared) {
+      if (isFresh.has(p)) continue;
+      await db
+        .updateTable('search_docs')
+        .set(p.row as never)
+        .where('doc_no', '=', docNo.get(p.doc.assetId)!)
+        .execute();
+    }
+    const ftsRows: ReturnType<typeof sql>[] = [];
+    const templateRows: { org_id: string; doc_no: number; template_id: string }[] = [];
+    const facetRows: { org_id: string; doc_no: number; facet: string; value: string; facet_key: string; value_key: string }[] = [];
+    const sortRows: { org_id: string; doc_no: number; field: string; num: number | null; txt: string | null }[] = [];
+    for (const { doc, tokens } of prepared) {
+      const no = docNo.get(doc.assetId)!;
+      const templates = [...new Set(doc.securityTemplateIds)];
       if (engine === 'sqlite') {
-        const acl = aclText([...new Set(doc.securityTemplateIds)], doc.deleted, doc.currentVersion);
-        await sql`insert into search_fts (rowid, filename, asset, metadata, content, acl) values (${no}, ${tokens.filename.join(' ')}, ${tokens.asset.join(' ')}, ${tokens.metadata.join(' ')}, ${tokens.content.join(' ')}, ${acl})`.execute(
-          db,
+        const acl = aclText(templates, doc.deleted, doc.currentVersion);
+        ftsRows.push(
+          sql`(${no}, ${tokens.filename.join(' ')}, ${tokens.asset.join(' ')}, ${tokens.metadata.join(' ')}, ${tokens.content.join(' ')}, ${acl})`,
         );
       }
-      const templates = [...new Set(doc.securityTemplateIds)];
-      if (templates.length > 0) {
-        await db
-          .insertInto('search_doc_templates')
-          .values(templates.map((template_id) => ({ org_id: doc.orgId, doc_no: no, template_id })))
-          .execute();
-      }
+      for (const template_id of templates) templateRows.push({ org_id: doc.orgId, doc_no: no, template_id });
       const facets = new Map<string, { facet: string; value: string; facet_key: string; value_key: string }>();
       for (const f of doc.facets) {
         const facet_key = foldKey(f.facet);
@@ -123,25 +132,22 @@ export async function upsertDocuments(
           value_key,
         });
       }
-      if (facets.size > 0) {
-        await db
-          .insertInto('search_doc_facets')
-          .values([...facets.values()].map((f) => ({ org_id: doc.orgId, doc_no: no, ...f })))
-          .execute();
-      }
+      for (const f of facets.values()) facetRows.push({ org_id: doc.orgId, doc_no: no, ...f });
       const sorts = new Map<string, { num: number | null; txt: string | null }>();
       for (const s of doc.sorts)
         sorts.set(s.field.toLowerCase(), {
           num: s.num ?? null,
           txt: s.txt === undefined || s.txt === null ? null : s.txt.toLowerCase(),
         });
-      if (sorts.size > 0) {
-        await db
-          .insertInto('search_doc_sorts')
-          .values([...sorts].map(([field, v]) => ({ org_id: doc.orgId, doc_no: no, field, ...v })))
-          .execute();
-      }
+      for (const [field, v] of sorts) sortRows.push({ org_id: doc.orgId, doc_no: no, field, ...v });
     }
+    if (ftsRows.length > 0)
+      await sql`insert into search_fts (rowid, filename, asset, metadata, content, acl) values ${sql.join(ftsRows)}`.execute(
+        db,
+      );
+    await insertRows(db, 'search_doc_templates', templateRows);
+    await insertRows(db, 'search_doc_facets', facetRows);
+    await insertRows(db, 'search_doc_sorts', sortRows);
   }
 }
 
