@@ -66,11 +66,10 @@ interface HttpServer {
 /** `tessera serve` (workers on) in its own process, as `npm start` runs it. */
 async function startServe(env: Record<string, string>): Promise<HttpServer> {
   const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    ['--max-semi-space-size=2', ...SERVER_FLAGS, 'bin/tessera.mjs', 'serve'],
-    { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(process.execPath, ['--max-semi-space-size=2', ...SERVER_FLAGS, 'bin/tessera.mjs', 'serve'], {
+    env: { ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   // Kept until it listens (then only the last few KB, for an error message).
   const append = (c: Buffer) => (out = (out + c.toString()).slice(-8192));
@@ -156,7 +155,7 @@ async function countIndexed(deps: Deps, orgId: string): Promise<{ assets: number
   return { assets: Number(a.rows[0]!.n), indexed: Number(d.rows[0]!.n) };
 }
 
-async function overHttp(engine: string, pgUrl: string | undefined) {
+async function overHttp(pgUrl: string | undefined) {
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-bench-bulk-'));
   const databaseUrl = pgUrl ?? `sqlite:${join(dataDir, 'tessera.sqlite')}`;
   const env = {
@@ -172,11 +171,18 @@ async function overHttp(engine: string, pgUrl: string | undefined) {
   };
   const server = await startServe(env);
   const reader = createDeps(
-    parseConfig({ DATABASE_URL: databaseUrl, TESSERA_DATA_DIR: dataDir, TESSERA_SECRET_KEY: SECRET, TESSERA_LOG_LEVEL: 'silent' }),
+    parseConfig({
+      DATABASE_URL: databaseUrl,
+      TESSERA_DATA_DIR: dataDir,
+      TESSERA_SECRET_KEY: SECRET,
+      TESSERA_LOG_LEVEL: 'silent',
+    }),
   );
   try {
     const login = await post(server.url, '/v1/auth/token', {}, JSON.stringify(ADMIN));
-    const headers = { accesstoken: (JSON.parse(login.text) as { session: { accessToken: string } }).session.accessToken };
+    const headers = {
+      accesstoken: (JSON.parse(login.text) as { session: { accessToken: string } }).session.accessToken,
+    };
     const org = await reader.db.selectFrom('organizations').select('id').executeTakeFirstOrThrow();
     const templateId = (await defaultTemplateId(reader.db, org.id))!;
     const security = await reader.db
@@ -234,7 +240,9 @@ async function inProcess(pgUrl: string | undefined) {
     // Warm-up: both routes compiled and their caches filled before anything is timed.
     for (let i = 0; i < 100; i++)
       await server.app.inject({ method: 'POST', url: '/v1/assets/asset', headers, payload: body });
-    const batchPayload = JSON.stringify({ assets: Array.from({ length: MAX_BATCH }, (_, i) => item(templateId, org.defaultTemplateId, i)) });
+    const batchPayload = JSON.stringify({
+      assets: Array.from({ length: MAX_BATCH }, (_, i) => item(templateId, org.defaultTemplateId, i)),
+    });
     for (let i = 0; i < 2; i++)
       await server.app.inject({ method: 'POST', url: '/v1/assets/bulk', headers, payload: batchPayload });
 
@@ -346,7 +354,7 @@ for (const engine of ENGINES) {
   }
   const loadBefore = load();
   try {
-    const http = await overHttp(engine, pg?.url);
+    const http = await overHttp(pg?.url);
     const local = await inProcess(pgIn?.url);
     const best = Math.max(...http.rows.map((r) => r.rate));
     printTable(
@@ -354,15 +362,40 @@ for (const engine of ENGINES) {
       ['path', 'assets/s', 'vs target', 'server CPU µs/asset', 'load after row'],
       [
         ...http.rows.map((r) => [r.label, fmt(r.rate, 0), fmt(r.rate / TARGET), fmt(r.cpuUs, 0), r.load]),
-        [`in-process inject, no workers, ${MAX_BATCH} per request, 1 in flight (same engine, same run)`, fmt(local.bulk, 0), fmt(local.bulk / TARGET), '—', load()],
-        [`in-process inject POST /v1/assets/asset, one asset per request, 8 in flight`, fmt(local.single, 0), fmt(local.single / TARGET), '—', ''],
-        ['bare insert (asset + security row, one transaction each)', fmt(local.raw, 0), fmt(local.raw / TARGET), '—', ''],
-        [`bare multi-row insert (asset + security rows, ${MAX_BATCH} per transaction)`, fmt(local.rawMulti, 0), fmt(local.rawMulti / TARGET), '—', ''],
+        [
+          `in-process inject, no workers, ${MAX_BATCH} per request, 1 in flight (same engine, same run)`,
+          fmt(local.bulk, 0),
+          fmt(local.bulk / TARGET),
+          '—',
+          load(),
+        ],
+        [
+          `in-process inject POST /v1/assets/asset, one asset per request, 8 in flight`,
+          fmt(local.single, 0),
+          fmt(local.single / TARGET),
+          '—',
+          '',
+        ],
+        [
+          'bare insert (asset + security row, one transaction each)',
+          fmt(local.raw, 0),
+          fmt(local.raw / TARGET),
+          '—',
+          '',
+        ],
+        [
+          `bare multi-row insert (asset + security rows, ${MAX_BATCH} per transaction)`,
+          fmt(local.rawMulti, 0),
+          fmt(local.rawMulti / TARGET),
+          '—',
+          '',
+        ],
       ],
       {
         path: 'how the assets were created: over HTTP to a separate `tessera serve` process with its job workers, webhook delivery and search indexer running; in-process through Fastify inject (no sockets, no workers); or bare rows written straight to the database',
         'vs target': `assets/s divided by the target of ${TARGET}/s (1: met)`,
-        'server CPU µs/asset': 'CPU time (user + system, all threads) of the server process per created asset, from /proc/<pid>/stat, including its workers and indexer',
+        'server CPU µs/asset':
+          'CPU time (user + system, all threads) of the server process per created asset, from /proc/<pid>/stat, including its workers and indexer',
         'load after row': 'os.loadavg() when the row finished',
       },
     );

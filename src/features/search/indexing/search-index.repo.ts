@@ -108,7 +108,14 @@ export async function upsertDocuments(
     }
     const ftsRows: ReturnType<typeof sql>[] = [];
     const templateRows: { org_id: string; doc_no: number; template_id: string }[] = [];
-    const facetRows: { org_id: string; doc_no: number; facet: string; value: string; facet_key: string; value_key: string }[] = [];
+    const facetRows: {
+      org_id: string;
+      doc_no: number;
+      facet: string;
+      value: string;
+      facet_key: string;
+      value_key: string;
+    }[] = [];
     const sortRows: { org_id: string; doc_no: number; field: string; num: number | null; txt: string | null }[] = [];
     for (const { doc, tokens } of prepared) {
       const no = docNo.get(doc.assetId)!;
