@@ -8,6 +8,7 @@ import {
   pageOfHits,
   scanOrder,
   scanPage,
+  totalAndFacets,
   wherePredicate,
   type FacetResult,
   type SearchScope,
@@ -156,10 +157,18 @@ export async function runSearch(
   const fast = await columnarSearch(deps, q, where, scope, options);
   if (fast)
     return { total: fast.total, records: sensitive.records(fast.records), facets: sensitive.facets(fast.facets) };
+  if (deps.engine === 'postgres') {
+    // Two statements (two pooled connections) per search, not three: total and facets together.
+    const [{ total, facets }, hits] = await Promise.all([
+      totalAndFacets(deps.db, where, options.facets),
+      pageOfHits(deps.db, deps.engine, q, where, options.from, options.limit),
+    ]);
+    return { total, records: sensitive.records(hits.map((h) => h.record)), facets: sensitive.facets(facets) };
+  }
   const [total, hits, facets] = await Promise.all([
     countMatches(deps.db, where),
     pageOfHits(deps.db, deps.engine, q, where, options.from, options.limit),
-    options.facets ? facetCounts(deps.db, principal.orgId, where, options.facets) : Promise.resolve([]),
+    options.facets ? facetCounts(deps.db, deps.engine, principal.orgId, where, options.facets) : Promise.resolve([]),
   ]);
   return { total, records: sensitive.records(hits.map((h) => h.record)), facets: sensitive.facets(facets) };
 }
@@ -318,7 +327,7 @@ export async function scanAssets(deps: Deps, principal: Principal, body: ScanBod
   const where = wherePredicate(deps.engine, q, scope);
   const page = await scanPage(deps.db, deps.engine, where, order, after, body.limit ?? 100, body.from ?? 0);
   const facets =
-    body.aggregations && !body.cursor ? await facetCounts(deps.db, principal.orgId, where, { size: 20 }) : [];
+    body.aggregations && !body.cursor ? await facetCounts(deps.db, deps.engine, principal.orgId, where, { size: 20 }) : [];
   return {
     hitCount: page.hits.length,
     cursor: page.nextCursor,

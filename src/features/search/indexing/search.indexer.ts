@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { isUniqueViolation } from '../../../core/db/connect.ts';
+import { isUniqueViolation, type DbOrTrx } from '../../../core/db/connect.ts';
 import { eventDataSince } from '../../../core/events/index.ts';
 import type { Deps } from '../../../deps.ts';
 import { assetsForIndexing, existingAssetIds, type AssetWithOrg } from '../../assets/index.ts';
@@ -55,17 +55,79 @@ async function writeWatermark(deps: Deps, value: number): Promise<void> {
   }
 }
 
+const STALE = sql<boolean>`(d.doc_no is null or d.updated_epoch <> a.updated_at or d.current_version <> a.is_current
+           or d.deleted <> (case when a.deleted_at is null then 0 else 1 end))`;
+
+/** Assets changed since `since` whose document is missing or out of date, in id order. */
 async function changedAssetIds(deps: Deps, since: number): Promise<string[]> {
   const { rows } = await sql<{ id: string }>`
     select a.id from assets a left join search_docs d on d.asset_id = a.id
-    where a.updated_at >= ${since}
-      and (d.doc_no is null or d.updated_epoch <> a.updated_at or d.current_version <> a.is_current
-           or d.deleted <> (case when a.deleted_at is null then 0 else 1 end))
+    where a.updated_at >= ${since} and ${STALE}
     limit 50000`.execute(deps.db);
-  return rows.map((r) => r.id);
+  return rows.map((r) => r.id).sort();
+}
+
+/** Of `ids`, those whose document is (still) missing or out of date, as `db` sees them now. */
+async function staleAmong(db: DbOrTrx, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await sql<{ id: string }>`
+    select a.id from assets a left join search_docs d on d.asset_id = a.id
+    where a.id in (${sql.join([...ids])}) and ${STALE}`.execute(db);
+  return rows.map((r) => r.id).sort();
+}
+
+/** Advisory-lock namespace of "indexing asset X" (the second key is hashtext(asset id)). */
+export const INDEX_LOCK = 0x7e55_1d0c;
+
+/**
+ * Rebuilds the documents of `ids` (all of one organization) inside `trx`, reading the assets in
+ * the same transaction, so the document written is never older than the asset committed.
+ */
+async function rebuild(deps: Deps, trx: DbOrTrx, ids: readonly string[]): Promise<void> {
+  const assets = await assetsForIndexing(trx, ids);
+  const byOrg = new Map<string, AssetWithOrg[]>();
+  for (const a of assets) byOrg.set(a.org_id, [...(byOrg.get(a.org_id) ?? []), a]);
+  for (const group of byOrg.values()) {
+    const docs = await buildDocuments(deps, trx, group);
+    await upsertDocuments(trx, deps.engine, docs, deps.clock.now());
+  }
+}
+
+/**
+ * PostgreSQL, where several processes index at once (each API process before its searches, each
+ * worker in its loop). An asset is indexed by one process at a time: each batch's transaction
+ * claims its assets with `pg_try_advisory_xact_lock` — never waiting; an asset another process is
+ * indexing right now is skipped — then re-checks which are still stale (another process may have
+ * just committed them) and rebuilds only those. Two processes therefore never write the same
+ * document, never wait on each other's row locks, and never undo each other's batch with a
+ * unique-key conflict. The skipped assets are then waited for (a blocking lock, in key order, held
+ * for an instant) and re-checked, so a pass still returns only once every change committed before
+ * it is searchable — usually finding that the other process indexed them already.
+ */
+async function reindexClaimed(deps: Deps, ids: readonly string[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += BATCH) {
+    const batch = ids.slice(i, i + BATCH);
+    const skipped = await deps.db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ id: string; claimed: boolean }>`
+        select id, pg_try_advisory_xact_lock(${INDEX_LOCK}, hashtext(id)) as claimed
+        from unnest(${[...batch]}::text[]) as id order by id`.execute(trx);
+      const claimed = rows.filter((r) => r.claimed).map((r) => r.id);
+      await rebuild(deps, trx, await staleAmong(trx, claimed));
+      return rows.filter((r) => !r.claimed).map((r) => r.id);
+    });
+    if (skipped.length === 0) continue;
+    await deps.db.transaction().execute(async (trx) => {
+      // Blocking, in one order (by lock key) in every process, so two waiters never deadlock.
+      await sql`
+        select pg_advisory_xact_lock(${INDEX_LOCK}, k)
+        from (select distinct hashtext(id) as k from unnest(${skipped}::text[]) as id order by k) s`.execute(trx);
+      await rebuild(deps, trx, await staleAmong(trx, skipped));
+    });
+  }
 }
 
 async function reindex(deps: Deps, ids: readonly string[]): Promise<void> {
+  if (deps.engine === 'postgres') return reindexClaimed(deps, ids);
   for (let i = 0; i < ids.length; i += BATCH) {
     const assets = await assetsForIndexing(deps.db, ids.slice(i, i + BATCH));
     const byOrg = new Map<string, AssetWithOrg[]>();
