@@ -454,8 +454,7 @@ printTable(
     target: 'what issue 28 asks',
     measured: 'the numbers compared, from the table above (same run)',
     ratio: 'first ÷ second',
-    met:
-      'yes / no; "not reachable here" when the machine itself is the limit: the 2-process run would need more CPU than the cores hold (PostgreSQL, both API processes, the worker and the load generator share them)',
+    met: 'yes / no; "not reachable here" when the machine itself is the limit: the 2-process run would need more CPU than the cores hold (PostgreSQL, both API processes, the worker and the load generator share them)',
   },
 );
 

@@ -327,7 +327,9 @@ export async function scanAssets(deps: Deps, principal: Principal, body: ScanBod
   const where = wherePredicate(deps.engine, q, scope);
   const page = await scanPage(deps.db, deps.engine, where, order, after, body.limit ?? 100, body.from ?? 0);
   const facets =
-    body.aggregations && !body.cursor ? await facetCounts(deps.db, deps.engine, principal.orgId, where, { size: 20 }) : [];
+    body.aggregations && !body.cursor
+      ? await facetCounts(deps.db, deps.engine, principal.orgId, where, { size: 20 })
+      : [];
   return {
     hitCount: page.hits.length,
     cursor: page.nextCursor,
