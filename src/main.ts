@@ -103,18 +103,7 @@ async function serve(config: Config): Promise<void> {
   // SQLite: the in-memory search index loads in the background; searches answer the SQL way until it is ready.
   startSearchIndexWarmup(deps);
   const inFlight = trackInFlight(app);
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    // A drain that cannot end (a hook that never settles) still ends the process.
-    const force = setTimeout(() => process.exit(1), deps.config.drainTimeoutMs + 15_000);
-    force.unref();
-    await drain(deps, app, worker, inFlight, signal);
-    process.exit(0);
-  };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  exitOnSignal(deps, (signal) => drain(deps, app, worker, inFlight, signal));
 }
 
 /**
@@ -135,22 +124,32 @@ async function work(config: Config): Promise<void> {
     { concurrency: config.jobs.concurrency, port: typeof address === 'object' ? address?.port : undefined },
     'worker started',
   );
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    const force = setTimeout(() => process.exit(1), deps.config.drainTimeoutMs + 15_000);
-    force.unref();
+  exitOnSignal(deps, async (signal) => {
     deps.log.info({ signal }, 'worker stopping');
     deps.lifecycle.draining = true;
     await worker.stop(deps.config.drainTimeoutMs);
     endpoint?.close();
     await deps.close();
     deps.log.info('worker stopped');
+  });
+}
+
+/**
+ * On the first SIGINT or SIGTERM, runs `stop` and exits 0. A stop that cannot end (a hook that never
+ * settles) still ends the process, with 1, 15 s after the drain deadline.
+ */
+function exitOnSignal(deps: Deps, stop: (signal: string) => Promise<void>): void {
+  let stopping = false;
+  const handle = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    const force = setTimeout(() => process.exit(1), deps.config.drainTimeoutMs + 15_000);
+    force.unref();
+    await stop(signal);
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void handle('SIGINT'));
+  process.once('SIGTERM', () => void handle('SIGTERM'));
 }
 
 async function fileCommand(
