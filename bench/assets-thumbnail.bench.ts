@@ -186,7 +186,10 @@ printTable(
       '≤ 3.00',
     ],
   ],
-  { 'p99 / p50': '99th percentile divided by the median of the same row: how far the slow requests fall behind (target ≤ 3 while renditions run)' },
+  {
+    'p99 / p50':
+      '99th percentile divided by the median of the same row: how far the slow requests fall behind (target ≤ 3 while renditions run)',
+  },
 );
 
 // 3. 4 at a time: Tessera against the raw disk floor (write, fsync, rename).
