@@ -751,11 +751,11 @@ for (const engine of ENGINES) {
     ]);
     if (threaded && afterThreaded) {
       rows.push([
-        `  same, rows written on a second thread (against ${fmt(afterFloor.rate, 0)} and ${fmt(afterThreaded.rate, 0)} raw)`,
+        `  same, rows written on a second thread (against ${fmt(afterState.rate, 0)} and ${fmt(afterThreaded.rate, 0)} raw)`,
         engine,
         N,
         fmt(threaded.rate, 0),
-        fmt(threaded.rate / ((afterFloor.rate + afterThreaded.rate) / 2), 2),
+        fmt(threaded.rate / ((afterState.rate + afterThreaded.rate) / 2), 2),
         '—',
         '—',
         '—',
