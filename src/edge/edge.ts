@@ -787,10 +787,10 @@ export class Edge {
         cacheStatus = 'HIT';
       } else if (!entry.alwaysRevalidate && age < entry.ttlMs + entry.swrMs) {
         cacheStatus = 'STALE';
-        void this.fetchCoalesced(rt, base, variant, path, query, originHeaders(), entry).catch(() => {});
+        void this.fetchCoalesced(rt, base, variant, path, query, originHeaders(), req.headers, entry).catch(() => {});
       } else {
         try {
-          fetched = await this.fetchCoalesced(rt, base, variant, path, query, originHeaders(), entry);
+          fetched = await this.fetchCoalesced(rt, base, variant, path, query, originHeaders(), req.headers, entry);
           if (fetched.status >= 500 && age < entry.ttlMs + entry.sieMs) {
             cacheStatus = 'STALE';
             fetched = undefined;
@@ -805,7 +805,17 @@ export class Edge {
       }
     } else {
       try {
-        fetched = await this.fetchCoalesced(rt, base, variant, path, query, originHeaders(), undefined, bypass);
+        fetched = await this.fetchCoalesced(
+          rt,
+          base,
+          variant,
+          path,
+          query,
+          originHeaders(),
+          req.headers,
+          undefined,
+          bypass,
+        );
       } catch (error) {
         cacheStatus = 'MISS';
         return refuse(502, `Origin unavailable: ${(error as Error).message}`);
@@ -856,6 +866,7 @@ export class Edge {
             path,
             query,
             originHeaders(),
+            req.headers,
             undefined,
             this.epochs.get(zone.id) ?? 0,
             true,
@@ -1001,7 +1012,8 @@ export class Edge {
     const out: string[] = [];
     for (const k in headers)
       if (!STRIP_TO_CLIENT.has(k) && k !== 'vary' && k !== 'etag' && k !== 'cache-control') out.push(k, headers[k]!);
-    if ((s.enableAvifVary || s.enableWebpVary) && !/\baccept\b/i.test(vary ?? ''))
+    // A list member, not a word: `Vary: Accept-Encoding` does not cover Accept (`\baccept\b` matched it).
+    if ((s.enableAvifVary || s.enableWebpVary) && !parseVary(vary).includes('accept'))
       vary = vary ? `${vary}, Accept` : 'Accept';
     if (vary) out.push('vary', vary);
     if (etag) out.push('etag', etag);
@@ -1077,6 +1089,7 @@ export class Edge {
     path: string,
     query: string,
     headers: Record<string, string>,
+    clientHeaders: EdgeRequest['headers'],
     stale: CacheEntry | undefined,
     bypass = false,
   ): Promise<Fetched> {
@@ -1084,7 +1097,7 @@ export class Edge {
     const key = `${epoch}|${base}|${variant}`;
     let p = this.inflight.get(key);
     if (!p) {
-      p = this.fetchAndStore(rt, base, variant, path, query, headers, stale, epoch, bypass).finally(() =>
+      p = this.fetchAndStore(rt, base, variant, path, query, headers, clientHeaders, stale, epoch, bypass).finally(() =>
         this.inflight.delete(key),
       );
       this.inflight.set(key, p);
@@ -1099,6 +1112,7 @@ export class Edge {
     path: string,
     query: string,
     headers: Record<string, string>,
+    clientHeaders: EdgeRequest['headers'],
     stale: CacheEntry | undefined,
     epoch: number,
     bypass: boolean,
@@ -1208,7 +1222,10 @@ export class Edge {
     if (!f.storable || purged || bypass)
       return { status: origin.status, headers: stored, body, entry: null, revalidated: false };
     const vary = parseVary(origin.headers['vary']);
-    const header = (name: string) => headers[name];
+    // The variant is keyed by the client's headers, as lookups are — not by those sent to the origin
+    // (Accept-Encoding is always `identity` there): else a `Vary: Accept-Encoding` object's first copy
+    // sat under a key no client asks for, and the next request fetched it again.
+    const header = (name: string) => clientHeaders[name];
     let variantKey = variant;
     if (vary.join(',') !== (this.cache.varies.get(base) ?? []).join(',')) {
       this.cache.varies.set(base, vary);
