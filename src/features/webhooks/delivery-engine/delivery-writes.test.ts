@@ -102,7 +102,11 @@ forEachEngine(
       assert.equal(rx.received.length, total);
       assert.equal(await count(ctx(), 'webhook_attempts', endpointId), total);
       // Before, the fan-out wrote whatever did not fit as pending, and 90 % came back through a claim.
-      assert.deepEqual(engine.stats(), { atFanOut: total, byClaim: 0 });
+      const stats = engine.stats();
+      assert.deepEqual({ atFanOut: stats.atFanOut, byClaim: stats.byClaim }, { atFanOut: total, byClaim: 0 });
+      // No slivers: each fan-out but the last takes at least a quarter of the endpoint's capacity
+      // of 32 (8 events), where it used to fan out again as soon as a few sends had finished.
+      assert.ok(stats.fanOuts <= total / 8 + 1, `${stats.fanOuts} fan-outs for ${total} events`);
     });
 
     it('an endpoint that went idle does not count: the backlog of a busy one is still paced to its own room', async () => {
@@ -146,7 +150,8 @@ forEachEngine(
         await engine.stop();
         await rx.close();
       }
-      assert.deepEqual(engine.stats(), { atFanOut: total + 1, byClaim: 0 });
+      const stats = engine.stats();
+      assert.deepEqual({ atFanOut: stats.atFanOut, byClaim: stats.byClaim }, { atFanOut: total + 1, byClaim: 0 });
     });
 
     it('a fan-out and an outcome batch of 250 rows (one statement each on PostgreSQL) write every row exactly once', async () => {
