@@ -10,8 +10,13 @@ import { syncSearchIndex } from './features/search/index.ts';
 import { audit } from './core/audit.ts';
 import { isUniqueViolation } from './core/db/connect.ts';
 import { newId } from './core/ids.ts';
-import { auditedOrganizations, verifyOrganization } from './features/audit/index.ts';
-import { revokeUserSessions } from './features/auth/index.ts';
+import { auditedOrganizations, resealChainKey, verifyOrganization } from './features/audit/index.ts';
+import { recordCurrentSecretKey, revokeUserSessions, rotateAuthSecrets, verifiedKeyId } from './features/auth/index.ts';
+import { rotateApiKeySecrets } from './features/api-keys/index.ts';
+import { rotateSsoSecrets } from './features/sso/index.ts';
+import { rotateStoryboardSecrets } from './features/storyboards/index.ts';
+import { rotateWebhookSecrets } from './features/webhooks/index.ts';
+import type { RotationReport } from './core/secret-rotation.ts';
 import {
   createLocalUser,
   createOrganization,
@@ -55,6 +60,11 @@ const USAGE = `Usage: tessera <command>
               and, with --storage, its blobs into that store (credentials as for TESSERA_STORAGE);
               verifies every table (rows and checksum) and every blob's SHA-256 read back, prints
               the report and exits 1 on any mismatch
+  rotate-secrets                          re-encrypts every stored secret under the current TESSERA_SECRET_KEY
+              (in batches, safe while serving, idempotent), then records that key as the database's;
+              counts per table, and how many hashed credentials (API keys, refresh tokens, OAuth
+              client secrets, share links) are still under a previous key: they move to the current
+              key when next used. The rotation order: docs/operations.md › "Rotating the secret key"
   help                                    this text (also: no command at all)
 
 Configuration comes from environment variables (README.md, "Configuration"): TESSERA_DATA_DIR,
@@ -265,6 +275,61 @@ export async function auditVerify(deps: Deps, argv: string[]): Promise<{ ok: boo
   }
   if (orgs.length === 0) lines.push('No audit trail yet');
   return { ok, text: lines.join('\n') };
+}
+
+/**
+ * `tessera rotate-secrets` (decision 0013): re-encrypts every sealed value under the current key, then
+ * moves the database's key verifier to it (only when every value opened). Prints counts, never a secret.
+ */
+export async function rotateSecretsCommand(deps: Deps, argv: string[]): Promise<{ ok: boolean; text: string }> {
+  parseArgs({ args: argv, options: {} });
+  const legacy = await verifiedKeyId(deps);
+  // openDatabase refused a process none of whose keys the verifier names; this is a guard only.
+  if (legacy === undefined) return { ok: false, text: "None of this process's keys is the database's: nothing done" };
+  const now = deps.clock.now();
+  const reports: RotationReport[] = [];
+  for (const part of [
+    rotateAuthSecrets,
+    rotateWebhookSecrets,
+    rotateSsoSecrets,
+    rotateApiKeySecrets,
+    rotateStoryboardSecrets,
+  ])
+    reports.push(await part(deps, legacy, now));
+  const chain = await resealChainKey(deps.db, deps.keys);
+  const sealed = [
+    ...reports.flatMap((r) => r.sealed),
+    { table: 'server_state', column: 'audit chain key', ...chain, unreadable: 0 },
+  ];
+  const hashes = reports.flatMap((r) => r.hashes);
+  const unreadable = sealed.reduce((n, s) => n + s.unreadable, 0);
+  const lines = [`Current key id ${deps.keys.keyId}; held: ${deps.keys.keyIds.join(', ')}`, 'Encrypted secrets:'];
+  for (const s of sealed)
+    lines.push(
+      `  ${`${s.table}.${s.column}`.padEnd(42)} ${String(s.resealed).padStart(6)} re-encrypted, ${s.current} already current${s.unreadable ? `, ${s.unreadable} UNREADABLE (no held key opens them)` : ''}`,
+    );
+  lines.push(
+    'Hashed credentials (re-keyed when next used; the ones still under a previous key stop working when it is dropped):',
+  );
+  for (const h of hashes)
+    lines.push(
+      `  ${`${h.table}.${h.column}`.padEnd(42)} ${String(h.previousKey).padStart(6)} under a previous key, ${h.current} current`,
+    );
+  if (unreadable > 0) {
+    lines.push(
+      `${unreadable} encrypted value(s) open with no held key: the database's key stays as it was. Add the key they were sealed with to TESSERA_SECRET_KEY_PREVIOUS and run again.`,
+    );
+    return { ok: false, text: lines.join('\n') };
+  }
+  await recordCurrentSecretKey(deps);
+  const remaining = hashes.reduce((n, h) => n + h.previousKey, 0);
+  lines.push(
+    `Every encrypted secret is under the current key, and the database now names it: a process must hold it (as TESSERA_SECRET_KEY or in TESSERA_SECRET_KEY_PREVIOUS) to start.`,
+    remaining > 0
+      ? `${remaining} hashed credential(s) are still under a previous key: keep it in TESSERA_SECRET_KEY_PREVIOUS until they are used (run this again to count) or you accept that they stop working.`
+      : 'No hashed credential is under a previous key: TESSERA_SECRET_KEY_PREVIOUS can be dropped.',
+  );
+  return { ok: true, text: lines.join('\n') };
 }
 
 /** `tessera backup --out DIR` (core/backup): runs beside a serving installation. */

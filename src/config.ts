@@ -21,6 +21,11 @@ export interface Config {
   readonly adminUsername: string | undefined;
   readonly adminPassword: string | undefined;
   readonly secretKey: string | undefined;
+  /**
+   * TESSERA_SECRET_KEY_PREVIOUS: other keys this process accepts (verifies and decrypts with) but never
+   * hashes or encrypts with: the previous key during a rotation, or the next one staged before it.
+   */
+  readonly previousSecretKeys: readonly string[];
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly workers: boolean;
   /**
@@ -210,6 +215,16 @@ export function parseConfig(env: Env = process.env): Config {
   if (secretKey !== undefined && secretKey.length < 32) {
     throw new ConfigError('TESSERA_SECRET_KEY', 'must be at least 32 characters long');
   }
+  const previousSecretKeys = (optional(env, 'TESSERA_SECRET_KEY_PREVIOUS') ?? '')
+    .split(',')
+    .map((key) => key.trim())
+    .filter((key) => key !== '');
+  if (previousSecretKeys.some((key) => key.length < 32)) {
+    throw new ConfigError(
+      'TESSERA_SECRET_KEY_PREVIOUS',
+      'each comma-separated key must be at least 32 characters long',
+    );
+  }
   const metricsToken = optional(env, 'TESSERA_METRICS_TOKEN');
   if (
     metricsToken !== undefined &&
@@ -239,6 +254,7 @@ export function parseConfig(env: Env = process.env): Config {
     adminUsername,
     adminPassword,
     secretKey,
+    previousSecretKeys,
     logLevel,
     workers: boolean(env, 'TESSERA_WORKERS', true),
     readyMinFreeBytes: integer(env, 'TESSERA_READY_MIN_FREE_BYTES', 104_857_600, 0, Number.MAX_SAFE_INTEGER),

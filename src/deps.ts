@@ -57,7 +57,7 @@ export function createDeps(config: Config, overrides: DepsOverrides = {}): Deps 
     blobs: createBlobStore(config.storage, () => temp.mkdtemp('s3-')),
     log: overrides.log ?? createLog(config.logLevel),
     clock: overrides.clock ?? systemClock,
-    keys: createKeyring(secret),
+    keys: createKeyring(secret, config.previousSecretKeys),
     temp,
     lifecycle: new Lifecycle(),
     jobs: new JobSignal(),

@@ -65,9 +65,11 @@ function secretMismatch(config: Config): StartupError {
   const source = config.secretKey
     ? 'this TESSERA_SECRET_KEY'
     : `the secret in ${config.dataDir}/secret.key (TESSERA_SECRET_KEY is not set)`;
+  const previous =
+    config.previousSecretKeys.length > 0 ? ' (and so does every key in TESSERA_SECRET_KEY_PREVIOUS)' : '';
   return new StartupError(
     'TESSERA_SECRET_KEY',
-    `${source} differs from the secret the database was initialised with; give every process the same TESSERA_SECRET_KEY`,
+    `${source}${previous} differs from the secret the database was initialised with (or last rotated to by tessera rotate-secrets); give every process the same TESSERA_SECRET_KEY`,
   );
 }
 
@@ -209,6 +211,7 @@ async function main(argv: string[]): Promise<void> {
     (command === 'org' && sub === 'create') ||
     (command === 'user' && (sub === 'create' || sub === 'reset-password')) ||
     (command === 'audit' && sub === 'verify') ||
+    command === 'rotate-secrets' ||
     command === 'backup' ||
     command === 'restore' ||
     command === 'migrate-to-postgres';
@@ -251,10 +254,15 @@ async function main(argv: string[]): Promise<void> {
     await sweepLeftovers(deps);
     return (await import('./edge/run.ts')).runEdge(deps);
   }
-  const { auditVerify, orgCreate, usage, UsageError, userCreate, userResetPassword } = await cli();
+  const { auditVerify, orgCreate, rotateSecretsCommand, usage, UsageError, userCreate, userResetPassword } =
+    await cli();
   try {
     if (command === 'migrate') process.stdout.write('Database is up to date\n');
-    else if (command === 'org') process.stdout.write(`${await orgCreate(deps, rest)}\n`);
+    else if (command === 'rotate-secrets') {
+      const { ok, text } = await rotateSecretsCommand(deps, argv.slice(1));
+      process.stdout.write(`${text}\n`);
+      if (!ok) process.exitCode = 1;
+    } else if (command === 'org') process.stdout.write(`${await orgCreate(deps, rest)}\n`);
     else if (command === 'audit') {
       const { ok, text } = await auditVerify(deps, rest);
       process.stdout.write(`${text}\n`);

@@ -93,6 +93,11 @@ const ALLOWED: [string, string, string][] = [
     "the credential check reads the session, its user and the user's role in one prepared round trip on every principal-cache miss (identity supplies the group list: groupIdsJson)",
   ],
   [
+    'src/features/audit/chain/chain.ts',
+    'server_state',
+    "its own key (audit.chain_key, the chain's sealed key) in the shared key/value table",
+  ],
+  [
     'src/features/auth/keys/secret-check.ts',
     'server_state',
     'its own key (auth.secret_verifier) in the shared key/value table',

@@ -272,6 +272,8 @@ export interface AuthSessionsTable {
 export interface AuthRefreshTokensTable {
   token_hash: string;
   session_id: string;
+  /** Id of the key the hash was made under (migration 0043; null: made before it, under the key the database's verifier named). */
+  hash_key_id: string | null;
   org_id: string;
   generation: number;
   created_at: number;
@@ -296,6 +298,8 @@ export interface OAuthClientsTable {
   redirect_uris: string;
   /** Null for public clients (PKCE only). */
   secret_hash: string | null;
+  /** Id of the key the hash was made under (migration 0043; null: made before it, under the key the database's verifier named). */
+  hash_key_id: string | null;
   created_by: string | null;
   created_at: number;
   revoked_at: number | null;
@@ -391,6 +395,8 @@ export interface ApiKeysTable {
   name: string;
   /** keys.hash('api-key', key): never the key itself */
   key_hash: string;
+  /** Id of the key the hash was made under (migration 0043; null: made before it, under the key the database's verifier named). */
+  hash_key_id: string | null;
   key_hint: string;
   role_id: string;
   service_user_id: string;
@@ -1025,6 +1031,8 @@ export interface StoryboardLinksTable {
   storyboard_id: string;
   token_hash: string;
   token_hint: string;
+  /** Id of the key the hash was made under (migration 0043; null: made before it, under the key the database's verifier named). */
+  hash_key_id: string | null;
   password_hash: string | null;
   expires_at: number | null;
   revoked_at: number | null;

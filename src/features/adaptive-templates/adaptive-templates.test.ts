@@ -83,7 +83,7 @@ forEachEngine('adaptive templates: reference operations', (ctx) => {
     assert.equal(res.statusCode, 400);
     assert.deepEqual(json(res).details, [{ field: 'body.assetId', message: 'asset not found' }]);
     const forged = signLaunch(
-      { hash: () => 'x'.repeat(43), encrypt: (s) => s, decrypt: (s) => s },
+      { ...ctx().deps.keys, hash: () => 'x'.repeat(43) },
       { t: MISSING, u: org.admin.userId, o: org.orgId, e: Date.now() + 60_000 },
     );
     const expired = signLaunch(ctx().deps.keys, {

@@ -1,4 +1,3 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { Keyring } from '../../core/keyring.ts';
 
 /**
@@ -29,9 +28,7 @@ export function verifyLaunch(keys: Keyring, token: string, now: number): LaunchC
   const dot = token.indexOf('.');
   if (dot <= 0 || token.length > 600) return null;
   const payload = token.slice(0, dot);
-  const given = Buffer.from(token.slice(dot + 1));
-  const expected = Buffer.from(keys.hash('adaptive-template-launch', payload));
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  if (!keys.verify('adaptive-template-launch', payload, token.slice(dot + 1))) return null;
   try {
     const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as LaunchClaims;
     if (

@@ -89,6 +89,7 @@ export async function createApiKey(
       org_id: principal.orgId,
       name,
       key_hash: deps.keys.hash('api-key', key),
+      hash_key_id: deps.keys.keyId,
       key_hint: hint,
       role_id: role.id,
       service_user_id: serviceUserId,

@@ -9,3 +9,4 @@ export {
 export { flushApiKeyUsage } from './authenticate/usage.ts';
 export { generateKey, isWellFormedKey, secretPart, KEY_PATTERN, KEY_PREFIX } from './secrets/key-format.ts';
 export { createApiKeyRuntime, type ApiKeyRuntime } from './runtime.ts';
+export { rotateApiKeySecrets } from './secrets/secret-rotation.ts';

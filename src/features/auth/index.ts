@@ -16,7 +16,7 @@ export type { ProviderLogout } from './oauth/end-session.service.ts';
 export type { LoginProvider } from './oauth/login-page/oauth.page.ts';
 export { errorPage, noticePage, pageSecurity } from './oauth/login-page/oauth.page.ts';
 export { publicJwks } from './keys/signing-keys.ts';
-export { checkSecretKey, SECRET_VERIFIER_KEY } from './keys/secret-check.ts';
+export { checkSecretKey, recordCurrentSecretKey, SECRET_VERIFIER_KEY, verifiedKeyId } from './keys/secret-check.ts';
 export { revokeUserSessions } from './sessions/sessions.repo.ts';
 export { createAuthRuntime, type AuthRuntime } from './runtime.ts';
 export { linkPasswordSucceeded, reserveLinkPasswordAttempt } from './throttle/login-throttle.ts';
@@ -32,3 +32,4 @@ export function wellKnownRoutes(app: App, deps: Deps): void {
   jwksRoute(app, deps);
   discoveryRoute(app, deps);
 }
+export { rotateAuthSecrets } from './keys/secret-rotation.ts';

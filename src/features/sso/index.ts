@@ -12,3 +12,4 @@ export function ssoOAuthHooks(deps: Deps): Required<OAuthHooks> {
     providerLogout: providerLogout(deps),
   };
 }
+export { rotateSsoSecrets } from './secret-rotation.ts';

@@ -233,18 +233,19 @@ export async function finishSignIn(
   meta: RequestMeta,
 ): Promise<Outcome> {
   if (!query.state) return page(400, 'The sign-in answer has no state.');
-  const stateHash = deps.keys.hash('sso-state', query.state);
+  // Under any held key: a sign-in started before a secret rotation (on another process) still finishes.
   const login = await deps.db
     .selectFrom('sso_logins')
     .selectAll()
-    .where('state_hash', '=', stateHash)
+    .where('state_hash', 'in', deps.keys.hashes('sso-state', query.state))
     .executeTakeFirst();
   if (!login) return page(400, 'This sign-in is unknown or has expired. Start again.');
+  const stateHash = login.state_hash;
   const fail = async (status: number, reason: string, message: string, extra: Record<string, unknown> = {}) => {
     await failure(deps, login.org_id, login.provider_id, reason, meta, extra);
     return page(status, message);
   };
-  if (browserCookie !== deps.keys.hash('sso-browser', query.state))
+  if (browserCookie === undefined || !deps.keys.verify('sso-browser', query.state, browserCookie))
     return fail(400, 'browser_mismatch', 'This sign-in was started in another browser. Start again.');
   const now = deps.clock.now();
   // One use: of two answers carrying the same state, only the first gets further.
@@ -383,7 +384,7 @@ export function providerLogout(deps: Deps): ProviderLogout {
 /** GET /v1/sso/logged-out: back from the provider's sign-out; on to where the application asked, when it did. */
 export function loggedOut(deps: Deps, state: string | undefined): Outcome {
   const [payload, mac] = (state ?? '').split('.');
-  if (payload && mac && deps.keys.hash('sso-logout', payload) === mac) {
+  if (payload && mac && deps.keys.verify('sso-logout', payload, mac)) {
     const then = fromJson<{ u?: string; s?: string; e?: number }>(
       Buffer.from(payload, 'base64url').toString('utf8'),
       {},

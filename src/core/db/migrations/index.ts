@@ -33,6 +33,7 @@ import * as m0036 from './0036_rights_settings.ts';
 import * as m0037 from './0037_user_invitations.ts';
 import * as m0041 from './0041_webhook_endpoint_owners.ts';
 import * as m0042 from './0042_job_request_ids.ts';
+import * as m0043 from './0043_secret_key_ids.ts';
 import * as m0050 from './0050_jobs_notify.ts';
 import * as m0054 from './0054_job_trace_parents.ts';
 
@@ -72,6 +73,7 @@ export const migrations: Record<string, Migration> = {
   '0037_user_invitations': m0037,
   '0041_webhook_endpoint_owners': m0041,
   '0042_job_request_ids': m0042,
+  '0043_secret_key_ids': m0043,
   '0050_jobs_notify': m0050,
   '0054_job_trace_parents': m0054,
 };

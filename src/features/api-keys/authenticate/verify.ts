@@ -88,10 +88,32 @@ export function verifyApiKey(deps: Deps, key: string, ip: string): Principal | n
   const cached = cache.peek(cacheKey);
   if (cached !== undefined) return recordUse(deps, cached, ip);
   return cache
-    .get(cacheKey, () =>
-      isWellFormedKey(key) ? resolveKey(deps, deps.keys.hash('api-key', key)) : Promise.resolve(null),
-    )
+    .get(cacheKey, () => (isWellFormedKey(key) ? resolveKey(deps, key) : Promise.resolve(null)))
     .then((principal) => (principal ? recordUse(deps, principal, ip) : null));
+}
+
+/**
+ * The key's row by its hash under the current key (one query: the hot path), else (during a secret
+ * rotation, TESSERA_SECRET_KEY_PREVIOUS) under each previous key; a key found so is re-keyed to the
+ * current key, so it keeps working once the previous key is dropped.
+ */
+async function lookupAnyKey(deps: Deps, key: string): Promise<LookupRow | undefined> {
+  const [current, ...previous] = deps.keys.hashes('api-key', key);
+  const row = await lookup(deps, current!);
+  if (row || previous.length === 0) return row;
+  for (const hash of previous) {
+    const found = await lookup(deps, hash);
+    if (!found) continue;
+    await deps.db
+      .updateTable('api_keys')
+      .set({ key_hash: current!, hash_key_id: deps.keys.keyId })
+      .where('id', '=', found.id)
+      .where('org_id', '=', found.org_id)
+      .where('key_hash', '=', hash)
+      .execute();
+    return found;
+  }
+  return undefined;
 }
 
 function recordUse(deps: Deps, principal: Principal, ip: string): Principal | Promise<Principal> {
@@ -102,8 +124,8 @@ function recordUse(deps: Deps, principal: Principal, ip: string): Principal | Pr
   return firstFromIp ? firstFromIp.then(() => principal) : principal;
 }
 
-async function resolveKey(deps: Deps, hash: string): Promise<Loaded<Principal> | null> {
-  const row = await lookup(deps, hash);
+async function resolveKey(deps: Deps, key: string): Promise<Loaded<Principal> | null> {
+  const row = await lookupAnyKey(deps, key);
   // Read the clock after the lookup: a key expiring while the query ran is already expired.
   const now = deps.clock.now();
   if (!row || row.revoked_at !== null || (row.expires_at !== null && now >= row.expires_at)) return null;

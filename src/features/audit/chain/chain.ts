@@ -1,3 +1,4 @@
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
 import type { Db, DbOrTrx, Engine } from '../../../core/db/connect.ts';
 import type { AuditLogTable } from '../../../core/db/schema.ts';
@@ -15,6 +16,10 @@ import type { Keyring } from '../../../core/keyring.ts';
  * cannot fork. Keyed with the server's secret, so someone with only database access cannot rewrite
  * rows and re-chain them consistently. A sealed row cannot be updated (a trigger, migration 0024);
  * `verifyChain` recomputes everything and reports the first broken link.
+ *
+ * The chain's key outlives secret rotations (decision 0013): it is the `hash:audit-chain` subkey of the
+ * secret the chain was started under, kept in `server_state` sealed by the keyring (re-sealed by
+ * `tessera rotate-secrets`), so chains written before a rotation still verify after the old secret is gone.
  */
 export type AuditRow = Selectable<AuditLogTable>;
 
@@ -41,8 +46,73 @@ export function canonicalRow(row: AuditRow, seq: number): string {
   ]);
 }
 
-export function chainHash(keys: Keyring, prevHash: string, row: AuditRow, seq: number): string {
-  return keys.hash('audit-chain', `${prevHash}\n${canonicalRow(row, seq)}`);
+export function chainHash(key: KeyObject, prevHash: string, row: AuditRow, seq: number): string {
+  return createHmac('sha256', key)
+    .update(`${prevHash}\n${canonicalRow(row, seq)}`)
+    .digest('base64url');
+}
+
+/** server_state key of the chain's key, sealed (this module's own key there). */
+export const CHAIN_KEY = 'audit.chain_key';
+const chainKeys = new WeakMap<object, Promise<KeyObject>>();
+
+/**
+ * The chain's key, read once per database handle. The first time (a database from before the key was
+ * kept), it is the subkey of whichever held secret verifies the chain already written (the current
+ * secret when there is none), recorded once across racing processes.
+ */
+export function chainKey(db: Db, keys: Keyring): Promise<KeyObject> {
+  let key = chainKeys.get(db);
+  if (!key) {
+    key = loadChainKey(db, keys);
+    key.catch(() => chainKeys.delete(db));
+    chainKeys.set(db, key);
+  }
+  return key;
+}
+
+async function loadChainKey(db: Db, keys: Keyring): Promise<KeyObject> {
+  const read = async () =>
+    (await db.selectFrom('server_state').select('value').where('key', '=', CHAIN_KEY).executeTakeFirst())?.value;
+  let sealed = await read();
+  if (sealed === undefined) {
+    const row = await db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('seq', 'is not', null)
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    const subkeys = keys.keyIds.map((keyId) => keys.subkey(keyId, 'hash:audit-chain'));
+    const started =
+      (row &&
+        subkeys.find(
+          (subkey) => chainHash(createSecretKey(subkey), row.prev_hash ?? '', row, Number(row.seq)) === row.hash,
+        )) ??
+      subkeys[0]!;
+    await db
+      .insertInto('server_state')
+      .values({ key: CHAIN_KEY, value: keys.encrypt(started.toString('base64url')), updated_at: Date.now() })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    sealed = await read();
+  }
+  return createSecretKey(Buffer.from(keys.decrypt(sealed!), 'base64url'));
+}
+
+/** Re-seals the chain's key under the current secret (`tessera rotate-secrets`). Returns whether it changed. */
+export async function resealChainKey(db: Db, keys: Keyring): Promise<{ resealed: number; current: number }> {
+  await chainKey(db, keys);
+  const row = await db.selectFrom('server_state').select('value').where('key', '=', CHAIN_KEY).executeTakeFirst();
+  if (!row) return { resealed: 0, current: 0 };
+  if (keys.isCurrent(row.value)) return { resealed: 0, current: 1 };
+  const result = await db
+    .updateTable('server_state')
+    .set({ value: keys.encrypt(keys.decrypt(row.value)), updated_at: Date.now() })
+    .where('key', '=', CHAIN_KEY)
+    .where('value', '=', row.value)
+    .executeTakeFirst();
+  return { resealed: Number(result.numUpdatedRows), current: 0 };
 }
 
 interface Head {
@@ -74,6 +144,7 @@ const SEAL_BATCH = 500;
 /** Seals the organization's committed unsealed rows, oldest first. Returns how many. */
 export async function sealOrg(db: Db, engine: Engine, keys: Keyring, orgId: string): Promise<number> {
   let total = 0;
+  const key = await chainKey(db, keys);
   for (;;) {
     const sealed = await db.transaction().execute(async (trx) => {
       const head = await lockHead(trx, engine, orgId);
@@ -90,7 +161,7 @@ export async function sealOrg(db: Db, engine: Engine, keys: Keyring, orgId: stri
       const links: ReturnType<typeof sql>[] = [];
       for (const row of rows) {
         seq += 1;
-        const next = chainHash(keys, hash, row, seq);
+        const next = chainHash(key, hash, row, seq);
         links.push(sql`(${row.id}, cast(${seq} as bigint), ${hash}, ${next})`);
         hash = next;
       }
@@ -161,6 +232,7 @@ export async function verifyChain(db: Db, keys: Keyring, orgId: string): Promise
     broken: null,
   };
   const fail = (link: BrokenLink): ChainReport => ({ ...report, ok: false, broken: link });
+  const key = await chainKey(db, keys);
   let expected = anchorSeq + 1;
   let prev = head?.anchor_hash ?? '';
   for (;;) {
@@ -176,7 +248,7 @@ export async function verifyChain(db: Db, keys: Keyring, orgId: string): Promise
       const seq = Number(row.seq);
       if (seq !== expected) return fail({ seq: expected, id: null, reason: 'missing_row' });
       if (row.prev_hash !== prev) return fail({ seq, id: row.id, reason: 'previous_hash_mismatch' });
-      if (chainHash(keys, prev, row, seq) !== row.hash) return fail({ seq, id: row.id, reason: 'row_altered' });
+      if (chainHash(key, prev, row, seq) !== row.hash) return fail({ seq, id: row.id, reason: 'row_altered' });
       prev = row.hash;
       report.checked += 1;
       report.lastSeq = seq;

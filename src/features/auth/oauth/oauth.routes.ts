@@ -388,7 +388,7 @@ export async function oauthRoutes(v1: App, deps: Deps, hooks: OAuthHooks = {}): 
         async (request, reply) => {
           const form = request.body;
           const cookie = cookieValue(request, CSRF_COOKIE);
-          if (!cookie || !form.csrf || form.csrf !== deps.keys.hash('oauth-csrf', cookie)) {
+          if (!cookie || !form.csrf || !deps.keys.verify('oauth-csrf', cookie, form.csrf)) {
             const sec = pageSecurity();
             return sendPage(
               reply,

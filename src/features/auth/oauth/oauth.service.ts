@@ -18,7 +18,12 @@ import {
   revokeSession,
   type SessionRow,
 } from '../sessions/sessions.repo.ts';
-import { clientRedirectUris, findActiveClient, secretMatches } from './clients/oauth-clients.service.ts';
+import {
+  clientRedirectUris,
+  findActiveClient,
+  rehashClientSecret,
+  secretMatches,
+} from './clients/oauth-clients.service.ts';
 import { verifySignature } from '../keys/signing-keys.ts';
 import { groupNamesOfUser } from '../../identity/index.ts';
 import {
@@ -215,6 +220,7 @@ export async function authenticateClient(deps: Deps, creds: ClientCredentials): 
   if (client.secret_hash ? !secret || !secretMatches(deps, client, secret) : secret !== undefined && secret !== '') {
     throw new OAuthError('invalid_client', 'Client authentication failed', 401);
   }
+  if (client.secret_hash && secret) await rehashClientSecret(deps, client, secret);
   return client;
 }
 
@@ -262,17 +268,19 @@ export async function exchangeCode(
   if (!form.code) throw new OAuthError('invalid_request', 'code is required');
   if (!form.code_verifier || !VERIFIER.test(form.code_verifier))
     throw new OAuthError('invalid_request', 'code_verifier (43-128 unreserved characters) is required');
-  const hash = deps.keys.hash('oauth-code', form.code);
+  // Codes live minutes: one made under a previous key (a secret rotation under way) is still found.
+  const hashes = deps.keys.hashes('oauth-code', form.code);
   const challenge = createHash('sha256').update(form.code_verifier).digest('base64url');
   const outcome = await deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
     const code = await trx
       .selectFrom('oauth_codes')
       .selectAll()
-      .where('code_hash', '=', hash)
+      .where('code_hash', 'in', hashes)
       .$if(deps.engine === 'postgres', (q) => q.forUpdate())
       .executeTakeFirst();
     if (!code || !sameClient(client, code.client_id, code.org_id)) return { error: 'The code is invalid' };
+    const hash = code.code_hash;
     if (code.used_at !== null) {
       if (code.session_id) await revokeSession(trx, code.session_id, now, 'code_replay');
       return { error: 'The code was already used; the tokens issued for it are revoked' };
@@ -322,7 +330,7 @@ export async function refreshGrant(
     // The web app's refresh tokens belong to its row in the session's organization.
     const row =
       refreshToken.startsWith('rt_') && refreshToken.length <= 200
-        ? await findRefreshToken(deps.db, deps.keys.hash('refresh', refreshToken))
+        ? await findRefreshToken(deps.db, deps.keys.hashes('refresh', refreshToken))
         : undefined;
     if (!row) throw new OAuthError('invalid_grant', 'The refresh token is invalid, expired or revoked');
     clientId = webAppClientRowId(row.org_id);
@@ -343,7 +351,7 @@ export async function revokeToken(deps: Deps, client: OAuthClientsTable, token: 
   if (!token) throw new OAuthError('invalid_request', 'token is required');
   let sessionId: string | undefined;
   if (token.startsWith('rt_')) {
-    sessionId = (await findRefreshToken(deps.db, deps.keys.hash('refresh', token)))?.session_id;
+    sessionId = (await findRefreshToken(deps.db, deps.keys.hashes('refresh', token)))?.session_id;
   } else {
     sessionId = (await verifySignature(deps, token))?.sid;
   }

@@ -7,6 +7,7 @@ import {
   insertRefreshToken,
   lockRefreshToken,
   markRefreshTokenUsed,
+  rehashRefreshToken,
   revokeSession,
   touchSession,
   type SessionRow,
@@ -14,8 +15,9 @@ import {
 import {
   mintTokens,
   refreshHash,
+  refreshHashes,
   sessionResponse,
-  successorOf,
+  successorsOf,
   type SessionResponse,
   type TokenSubject,
 } from './tokens.service.ts';
@@ -42,36 +44,39 @@ export async function rotateRefreshToken(
   expect: { clientId: string | null; sessionId?: string },
 ): Promise<RotationOutcome> {
   if (!refreshToken.startsWith('rt_') || refreshToken.length > 200) return { ok: false, reason: 'unknown' };
-  const hash = refreshHash(deps, refreshToken);
+  const hashes = refreshHashes(deps, refreshToken);
   const graceMs = deps.config.refreshGraceSeconds * 1000;
   const outcome = await deps.db
     .transaction()
     .execute(async (trx): Promise<RotationOutcome & { sessionId?: string }> => {
       const now = deps.clock.now();
-      const row = await lockRefreshToken(trx, deps.engine, hash);
+      const row = await lockRefreshToken(trx, deps.engine, hashes);
       if (!row || (expect.sessionId !== undefined && row.session_id !== expect.sessionId))
         return { ok: false, reason: 'unknown' };
       const session = await findSession(trx, row.session_id);
       if (!session || session.revoked_at !== null || session.expires_at <= now || session.kind === 'impersonation')
         return { ok: false, reason: 'inactive' };
       if (session.client_id !== expect.clientId) return { ok: false, reason: 'client' };
-      const successor = successorOf(deps, refreshToken);
-      const successorHash = refreshHash(deps, successor);
+      // Under the current key; a retry may find the successor made under another held key (a rotation).
+      const successors = successorsOf(deps, refreshToken);
+      const { token: successor, hash: successorHash } = successors[0]!;
       if (row.used_at === null) {
         await insertRefreshToken(trx, {
           token_hash: successorHash,
+          hash_key_id: deps.keys.keyId,
           session_id: session.id,
           org_id: session.org_id,
           generation: row.generation + 1,
           created_at: now,
         });
-        await markRefreshTokenUsed(trx, hash, now, successorHash);
+        await markRefreshTokenUsed(trx, row.token_hash, now, successorHash);
         await touchSession(trx, session.id, now);
         return { ok: true, session, refreshToken: successor };
       }
-      if (now - row.used_at < graceMs && row.successor_hash === successorHash) {
-        const next = await findRefreshToken(trx, successorHash);
-        if (next && next.used_at === null) return { ok: true, session, refreshToken: successor };
+      const given = successors.find((s) => s.hash === row.successor_hash);
+      if (now - row.used_at < graceMs && given) {
+        const next = await findRefreshToken(trx, [given.hash]);
+        if (next && next.used_at === null) return { ok: true, session, refreshToken: given.token };
       }
       await revokeSession(trx, session.id, now, 'refresh_token_reuse');
       return { ok: false, reason: 'reuse', sessionId: session.id };
@@ -101,7 +106,7 @@ export async function refreshSession(
     sessionId = claims.sid;
   }
   if (!refreshToken.startsWith('rt_') || refreshToken.length > 200) throw unauthorized(INVALID_REFRESH);
-  const row = await findRefreshToken(deps.db, refreshHash(deps, refreshToken));
+  const row = await findRefreshToken(deps.db, refreshHashes(deps, refreshToken));
   // A token already rotated away (by an earlier version, which rotated) is refused, not revived.
   if (!row || row.used_at !== null || (sessionId !== undefined && row.session_id !== sessionId))
     throw unauthorized(INVALID_REFRESH);
@@ -118,6 +123,9 @@ export async function refreshSession(
   }
   const subject = await activeSubject(deps, session);
   await touchSession(deps.db, session.id, now);
+  // Found under a previous key (a secret rotation): re-keyed, so it outlives that key.
+  const current = refreshHash(deps, refreshToken);
+  if (row.token_hash !== current) await rehashRefreshToken(deps.db, row.token_hash, current, deps.keys.keyId);
   return sessionResponse(deps, subject, await mintTokens(deps, subject, session), refreshToken);
 }
 

@@ -49,11 +49,11 @@ export function findSession(db: DbOrTrx, id: string): Promise<SessionRow | undef
 }
 
 /** Reads a refresh token's row and, on PostgreSQL, locks it until the transaction ends (SQLite transactions are serialized anyway). */
-export function lockRefreshToken(trx: Trx, engine: Engine, tokenHash: string) {
+export function lockRefreshToken(trx: Trx, engine: Engine, tokenHashes: readonly string[]) {
   return trx
     .selectFrom('auth_refresh_tokens')
     .selectAll()
-    .where('token_hash', '=', tokenHash)
+    .where('token_hash', 'in', tokenHashes)
     .$if(engine === 'postgres', (q) => q.forUpdate())
     .executeTakeFirst();
 }
@@ -100,7 +100,14 @@ export function listActiveSessions(db: DbOrTrx, orgId: string, userId: string, n
 
 export function insertRefreshToken(
   db: DbOrTrx,
-  row: { token_hash: string; session_id: string; org_id: string; generation: number; created_at: number },
+  row: {
+    token_hash: string;
+    hash_key_id: string;
+    session_id: string;
+    org_id: string;
+    generation: number;
+    created_at: number;
+  },
 ): Promise<unknown> {
   return db
     .insertInto('auth_refresh_tokens')
@@ -108,8 +115,21 @@ export function insertRefreshToken(
     .execute();
 }
 
-export function findRefreshToken(db: DbOrTrx, tokenHash: string) {
-  return db.selectFrom('auth_refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+/**
+ * A refresh token's row by its hash under any held key (`keys.hashes`, current first: a token stored
+ * under a previous key during a secret rotation is still found).
+ */
+export function findRefreshToken(db: DbOrTrx, tokenHashes: readonly string[]) {
+  return db.selectFrom('auth_refresh_tokens').selectAll().where('token_hash', 'in', tokenHashes).executeTakeFirst();
+}
+
+/** Re-keys a token found by a previous key's hash to the current key's (it then outlives the previous key). */
+export function rehashRefreshToken(db: DbOrTrx, oldHash: string, newHash: string, keyId: string): Promise<unknown> {
+  return db
+    .updateTable('auth_refresh_tokens')
+    .set({ token_hash: newHash, hash_key_id: keyId })
+    .where('token_hash', '=', oldHash)
+    .execute();
 }
 
 export function markRefreshTokenUsed(

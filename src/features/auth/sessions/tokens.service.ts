@@ -44,13 +44,24 @@ export function newRefreshToken(): string {
   return `rt_${randomBytes(32).toString('base64url')}`;
 }
 
-/** The successor of a refresh token is derived from it, so retries inside the grace window get the same one without storing it. */
-export function successorOf(deps: Deps, refreshToken: string): string {
-  return `rt_${deps.keys.hash('refresh-successor', refreshToken)}`;
+/**
+ * The successor of a refresh token is derived from it, so retries inside the grace window get the same one
+ * without storing it: under each held key (current first), with its hash under the same key.
+ */
+export function successorsOf(deps: Deps, refreshToken: string): { token: string; hash: string }[] {
+  return deps.keys.keyIds.map((keyId) => {
+    const token = `rt_${deps.keys.hashWith(keyId, 'refresh-successor', refreshToken)}`;
+    return { token, hash: deps.keys.hashWith(keyId, 'refresh', token) };
+  });
 }
 
 export function refreshHash(deps: Deps, refreshToken: string): string {
   return deps.keys.hash('refresh', refreshToken);
+}
+
+/** The token's hash under every held key, current first (sessions.repo's lookups take them all). */
+export function refreshHashes(deps: Deps, refreshToken: string): string[] {
+  return deps.keys.hashes('refresh', refreshToken);
 }
 
 export interface TokenSubject {
@@ -229,6 +240,7 @@ export async function insertSessionRows(
   if (refreshToken) {
     await insertRefreshToken(trx, {
       token_hash: refreshHash(deps, refreshToken),
+      hash_key_id: deps.keys.keyId,
       session_id: session.id,
       org_id: session.org_id,
       generation: 0,

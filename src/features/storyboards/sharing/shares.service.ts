@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Deps } from '../../../deps.ts';
 import { audit } from '../../../core/audit.ts';
 import { requireOwnSignIn } from '../../../core/authz/authorize.ts';
@@ -218,6 +218,7 @@ export async function createLink(
     org_id: principal.orgId,
     storyboard_id: id,
     token_hash: tokenHash(deps, token),
+    hash_key_id: deps.keys.keyId,
     token_hint: token.slice(-4),
     password_hash: input.password ? await hashPassword(input.password) : null,
     expires_at: expiresAt,
@@ -304,10 +305,20 @@ export async function openLink(deps: Deps, token: string): Promise<OpenedLink> {
   const link = await deps.db
     .selectFrom('storyboard_links')
     .selectAll()
-    .where('token_hash', '=', tokenHash(deps, token))
+    .where('token_hash', 'in', deps.keys.hashes('storyboard-link', token))
     .executeTakeFirst();
   if (!link || link.revoked_at !== null || (link.expires_at !== null && link.expires_at <= now))
     throw notFound('Share link');
+  // Found under a previous key (a secret rotation): re-keyed, so it outlives that key.
+  const current = tokenHash(deps, token);
+  if (link.token_hash !== current)
+    await deps.db
+      .updateTable('storyboard_links')
+      .set({ token_hash: current, hash_key_id: deps.keys.keyId })
+      .where('id', '=', link.id)
+      .where('org_id', '=', link.org_id)
+      .where('token_hash', '=', link.token_hash)
+      .execute();
   const viewer = await loadUserPrincipal(deps.db, link.created_by);
   if (!viewer || viewer.orgId !== link.org_id || !mayViewStoryboards(viewer)) throw notFound('Share link');
   const board = await findVisibleBoard(deps.db, viewer, link.storyboard_id);
@@ -323,9 +334,7 @@ export function unlockProof(deps: Deps, opened: OpenedLink): string {
 export function isUnlocked(deps: Deps, opened: OpenedLink, cookieValue: string | undefined): boolean {
   if (opened.passwordHash === null) return true;
   if (!cookieValue) return false;
-  const expected = Buffer.from(unlockProof(deps, opened));
-  const given = Buffer.from(cookieValue);
-  return expected.length === given.length && timingSafeEqual(expected, given);
+  return deps.keys.verify('storyboard-link-unlock', `${opened.linkId}:${opened.passwordHash ?? ''}`, cookieValue);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Deps } from '../../../../deps.ts';
 import { audit } from '../../../../core/audit.ts';
 import { requireOwnSignIn, requirePrivileges } from '../../../../core/authz/authorize.ts';
@@ -81,6 +81,7 @@ export async function createClient(
     name: input.name,
     redirect_uris: toJson([...new Set(input.redirectUris)]),
     secret_hash: secret ? deps.keys.hash('oauth-client-secret', secret) : null,
+    hash_key_id: secret ? deps.keys.keyId : null,
     created_by: principal.userId,
     created_at: now,
     revoked_at: null,
@@ -195,7 +196,11 @@ export async function rotateClientSecret(
   const secretHash = deps.keys.hash('oauth-client-secret', secret);
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    await trx.updateTable('oauth_clients').set({ secret_hash: secretHash }).where('id', '=', id).execute();
+    await trx
+      .updateTable('oauth_clients')
+      .set({ secret_hash: secretHash, hash_key_id: deps.keys.keyId })
+      .where('id', '=', id)
+      .execute();
     await audit(trx, {
       orgId: principal.orgId,
       at: now,
@@ -206,7 +211,7 @@ export async function rotateClientSecret(
       ip,
     });
   });
-  return { ...view({ ...row, secret_hash: secretHash }), clientSecret: secret };
+  return { ...view({ ...row, secret_hash: secretHash, hash_key_id: deps.keys.keyId }), clientSecret: secret };
 }
 
 /** Deletes a client: its codes go, and every session it obtained ends at once. */
@@ -251,9 +256,24 @@ export function clientRedirectUris(row: OAuthClientsTable): string[] {
   return fromJson<string[]>(row.redirect_uris, []);
 }
 
+/** Under any held key (a secret rotation under way); `rehashClientSecret` then moves it to the current key. */
 export function secretMatches(deps: Deps, row: OAuthClientsTable, secret: string): boolean {
   if (!row.secret_hash) return false;
-  const a = Buffer.from(deps.keys.hash('oauth-client-secret', secret));
-  const b = Buffer.from(row.secret_hash);
-  return a.length === b.length && timingSafeEqual(a, b);
+  return deps.keys.verify('oauth-client-secret', secret, row.secret_hash);
+}
+
+/**
+ * A client that authenticated with a secret stored under a previous key gets it re-keyed to the current
+ * one (so it keeps working once the previous key is dropped). Only when still the same stored hash.
+ */
+export async function rehashClientSecret(deps: Deps, row: OAuthClientsTable, secret: string): Promise<void> {
+  const current = deps.keys.hash('oauth-client-secret', secret);
+  if (!row.secret_hash || row.secret_hash === current) return;
+  await deps.db
+    .updateTable('oauth_clients')
+    .set({ secret_hash: current, hash_key_id: deps.keys.keyId })
+    .where('id', '=', row.id)
+    .where('org_id', '=', row.org_id)
+    .where('secret_hash', '=', row.secret_hash)
+    .execute();
 }

@@ -30,6 +30,7 @@ export function webAppClient(): OAuthClientsTable {
     name: WEB_APP_CLIENT_NAME,
     redirect_uris: '[]',
     secret_hash: null,
+    hash_key_id: null,
     created_by: null,
     created_at: 0,
     revoked_at: null,
