@@ -92,6 +92,11 @@ async function serve(config: Config): Promise<void> {
     deps.log.warn({ err: error }, 'web app client seeding skipped'),
   );
   const app = await buildApp(deps);
+  // SQLite: the in-memory search index is read from its snapshots before listening (about a second per
+  // million assets); organizations without one are built in the background, answered the SQL way meanwhile.
+  await startSearchIndexWarmup(deps).catch((error: unknown) =>
+    deps.log.warn({ err: error }, 'search index warm-up failed'),
+  );
   const worker = deps.config.workers ? startWorkers(deps) : undefined;
   try {
     await app.listen({ port: deps.config.port, host: deps.config.host });
@@ -102,8 +107,6 @@ async function serve(config: Config): Promise<void> {
     throw listenError(error, config) ?? error;
   }
   collectStartupGarbage(deps);
-  // SQLite: the in-memory search index loads in the background; searches answer the SQL way until it is ready.
-  startSearchIndexWarmup(deps);
   const inFlight = trackInFlight(app);
   exitOnSignal(deps, (signal) => drain(deps, app, worker, inFlight, signal));
 }

@@ -45,7 +45,7 @@ export function createRuntime(deps: Deps): ClosableRuntime {
     apiKeys: createApiKeyRuntime(deps),
     identity: createIdentityRuntime(deps),
     assets: createAssetRuntime(deps),
-    search: createSearchRuntime(),
+    search: createSearchRuntime(deps),
     webhooks: createWebhookRuntime(),
     quotas: createQuotaRuntime(),
     sso: createSsoRuntime(deps),

@@ -1,5 +1,11 @@
 import { createIndexerState, type IndexerState } from './indexing/search.indexer.ts';
-import { createWarmupState, stopSearchIndexWarmup, type SearchIndexWarmup } from './memory-index/search.warmup.ts';
+import type { Deps } from '../../deps.ts';
+import {
+  createWarmupState,
+  stopSearchIndexWarmup,
+  writeSnapshots,
+  type SearchIndexWarmup,
+} from './memory-index/search.warmup.ts';
 
 /** The search feature's per-process state (deps.runtime.search), built by src/runtime.ts. */
 export interface SearchRuntime {
@@ -7,11 +13,12 @@ export interface SearchRuntime {
   readonly indexer: IndexerState;
   /** The in-memory index's load at start (serve roles, SQLite): search.warmup.ts. */
   readonly warmup: SearchIndexWarmup;
-  /** Ends the warm-up and waits for a pass under way. */
+  /** Ends the warm-up, writes the index snapshots (if it ran) and waits for a pass under way. */
   close(): Promise<void>;
 }
 
-export function createSearchRuntime(): SearchRuntime {
+/** `deps` may not have its runtime yet: only read at close. */
+export function createSearchRuntime(deps: Deps): SearchRuntime {
   const indexer = createIndexerState();
   const warmup = createWarmupState();
   return {
@@ -20,6 +27,7 @@ export function createSearchRuntime(): SearchRuntime {
     close: async () => {
       await stopSearchIndexWarmup(warmup);
       await indexer.running?.catch(() => 0);
+      await writeSnapshots(deps);
     },
   };
 }

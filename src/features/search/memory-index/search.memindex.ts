@@ -687,6 +687,32 @@ export async function readyIndex(db: Db, orgId: string, now: number): Promise<Or
   return idx;
 }
 
+/** The organization's loaded index as it is (no look), or null. */
+export function loadedIndex(db: object, orgId: string): OrgIndex | null {
+  return cache.get(db)?.get(orgId)?.idx ?? null;
+}
+
+/** Every loaded index of `db` (snapshots at close). */
+export function loadedIndexes(db: object): OrgIndex[] {
+  return [...(cache.get(db)?.values() ?? [])].flatMap((e) => (e.idx ? [e.idx] : []));
+}
+
+/** Installs an index read from a snapshot (search.snapshot.ts), unless one is loaded or loading. */
+export function installIndex(db: Db, idx: OrgIndex): boolean {
+  const entry = entryOf(db, idx.orgId);
+  if (entry.idx || entry.loading) return false;
+  idx.lastUsed = Date.now();
+  entry.idx = idx;
+  if (!sweeper) {
+    sweeper = setInterval(() => sweep(), 60_000);
+    sweeper.unref();
+  }
+  return true;
+}
+
+/** The removal log's position now (a snapshot's reader starts from it). */
+export const removalPosition = () => removalSeq();
+
 /** Waits for the organization's load under way, if any (tests, benchmarks). */
 export async function memoryIndexSettled(db: object, orgId: string): Promise<void> {
   await cache

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { it } from 'node:test';
 import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser, type TestOrg, type TestUser } from '../../../../test/helpers/factories.ts';
@@ -11,8 +13,11 @@ import {
   memoryIndexSettled,
   memoryIndexStats,
   startSearchIndexWarmup,
+  removeDocuments,
   unloadMemoryIndex,
 } from '../index.ts';
+import { loadedIndex } from './search.memindex.ts';
+import { readSnapshot, snapshotDir, writeSnapshot } from './search.snapshot.ts';
 
 /**
  * Issue 28 item 4 / issue 30 item 3: no search waits for the in-memory index (SQLite). It loads in
@@ -132,7 +137,7 @@ forEachEngine('search: the in-memory index loads in the background, never in a s
     const a = await world(ctx(), 5);
     const b = await world(ctx(), 9);
     unloadMemoryIndex(deps.db);
-    startSearchIndexWarmup(deps);
+    await startSearchIndexWarmup(deps);
     if (deps.engine === 'sqlite') {
       assert.ok(deps.runtime.search.warmup.running, 'the warm-up runs in the background');
       await deps.runtime.search.warmup.running;
@@ -143,6 +148,90 @@ forEachEngine('search: the in-memory index loads in the background, never in a s
       await memoryIndexSettled(deps.db, w.org.orgId);
       assert.equal(memoryIndexLoaded(deps.db, w.org.orgId), deps.engine === 'sqlite');
     }
+  });
+
+  it('a snapshot is read back with the same answers, following documents changed and removed since (SQLite)', async () => {
+    const { db, engine, config } = ctx().deps;
+    if (engine !== 'sqlite') return;
+    const w = await world(ctx(), 24);
+    unloadMemoryIndex(db);
+    await loadMemoryIndex(db, w.org.orgId);
+    await search(w.viewer, ['warm']);
+    await writeSnapshot(db, config.dataDir, loadedIndex(db, w.org.orgId)!);
+    unloadMemoryIndex(db);
+    // Changed after the snapshot: one document removed, one re-indexed with other words, one added.
+    const docs = await db.selectFrom('search_docs').select(['asset_id', 'file_id']).where('org_id', '=', w.org.orgId).orderBy('doc_no').execute();
+    await removeDocuments(db, engine, [docs[0]!.asset_id]);
+    await indexDocs(ctx(), [
+      docInput(w.org.orgId, { filename: 'late.jpg', securityTemplateIds: [w.open], metadataText: 'warm late river' }),
+    ]);
+    const sqlAnswers = [await search(w.viewer, ['warm']), await search(w.viewer, ['river']), await search(w.viewer, ['*'])];
+    unloadMemoryIndex(db);
+    assert.equal(await readSnapshot(db, config.dataDir, w.org.orgId), 'loaded');
+    assert.equal(memoryIndexLoaded(db, w.org.orgId), true);
+    const fromSnapshot = [await search(w.viewer, ['warm']), await search(w.viewer, ['river']), await search(w.viewer, ['*'])];
+    assert.deepEqual(fromSnapshot, sqlAnswers);
+    assert.equal(memoryIndexStats(db).find((x) => x.orgId === w.org.orgId)!.searches, 3);
+  });
+
+  it('a snapshot that is corrupt, from another schema version or not named by the database is deleted and not used (SQLite)', async () => {
+    const { db, engine, config } = ctx().deps;
+    if (engine !== 'sqlite') return;
+    const w = await world(ctx(), 8);
+    unloadMemoryIndex(db);
+    const file = join(snapshotDir(config.dataDir), `${w.org.orgId}.bin`);
+    const fresh = async () => {
+      unloadMemoryIndex(db);
+      await loadMemoryIndex(db, w.org.orgId);
+      await writeSnapshot(db, config.dataDir, loadedIndex(db, w.org.orgId)!);
+      unloadMemoryIndex(db);
+    };
+    // Corrupt: a flipped byte in the arrays.
+    await fresh();
+    const bytes = readFileSync(file);
+    bytes[bytes.length - 3]! ^= 0xff;
+    writeFileSync(file, bytes);
+    assert.equal(await readSnapshot(db, config.dataDir, w.org.orgId), 'corrupt');
+    assert.equal(await readSnapshot(db, config.dataDir, w.org.orgId), 'missing', 'the bad file was deleted');
+    // Another schema version.
+    await fresh();
+    const raw = readFileSync(file);
+    const len = raw.readUInt32LE(0);
+    const header = JSON.parse(raw.subarray(4, 4 + len).toString('utf8'));
+    header.schema = '0000_older';
+    const head = Buffer.from(JSON.stringify(header));
+    const prefix = Buffer.alloc(4);
+    prefix.writeUInt32LE(head.length);
+    writeFileSync(file, Buffer.concat([prefix, head, raw.subarray(4 + len)]));
+    assert.equal(await readSnapshot(db, config.dataDir, w.org.orgId), 'stale');
+    // A database that does not name it (a restored or other database).
+    await fresh();
+    await db.deleteFrom('search_index_state').where('key', '=', `memindex-snapshot:${w.org.orgId}`).execute();
+    assert.equal(await readSnapshot(db, config.dataDir, w.org.orgId), 'stale');
+    // A document indexed before the snapshot's time that it does not hold: another history. (All
+    // but the newest document indexed earlier, so the snapshot's time is past them.)
+    const newest = await db.selectFrom('search_docs').select((eb) => eb.fn.max('doc_no').as('m')).where('org_id', '=', w.org.orgId).executeTakeFirstOrThrow();
+    await db.updateTable('search_docs').set((eb) => ({ indexed_at: eb('indexed_at', '-', 1000) })).where('org_id', '=', w.org.orgId).where('doc_no', '!=', Number(newest.m)).execute();
+    await fresh();
+    const idxDoc = await db.selectFrom('search_docs').select('doc_no').where('org_id', '=', w.org.orgId).orderBy('doc_no').executeTakeFirstOrThrow();
+    const raw2 = readFileSync(file);
+    const len2 = raw2.readUInt32LE(0);
+    const body = Buffer.from(raw2.subarray(4 + len2));
+    body[Number(idxDoc.doc_no)] = 0; // its state: not in the index
+    const header2 = JSON.parse(raw2.subarray(4, 4 + len2).toString('utf8'));
+    header2.crc = (await import('node:zlib')).crc32(body);
+    const head2 = Buffer.from(JSON.stringify(header2));
+    const prefix2 = Buffer.alloc(4);
+    prefix2.writeUInt32LE(head2.length);
+    writeFileSync(file, Buffer.concat([prefix2, head2, body]));
+    assert.equal(await readSnapshot(db, config.dataDir, w.org.orgId), 'stale');
+    assert.equal(memoryIndexLoaded(db, w.org.orgId), false);
+    // Rebuilt by the warm-up, which writes a good one again.
+    await startSearchIndexWarmup(ctx().deps);
+    await ctx().deps.runtime.search.warmup.running;
+    assert.equal(memoryIndexLoaded(db, w.org.orgId), true);
+    unloadMemoryIndex(db);
+    assert.equal(await readSnapshot(db, config.dataDir, w.org.orgId), 'loaded');
   });
 
   it('starts at `serve` and `serve --no-workers`, never in `worker`', { timeout: 180_000 }, async () => {
