@@ -112,10 +112,7 @@ export async function writeSnapshot(db: Db, dataDir: string, idx: OrgIndex): Pro
   await writeFile(tmp, Buffer.concat([len, head, body]));
   await rename(tmp, file);
   // The database names the snapshot that belongs to it (a restored copy names an older one or none).
-  await db
-    .deleteFrom('search_index_state')
-    .where('key', '=', stateKey(idx.orgId))
-    .execute();
+  await db.deleteFrom('search_index_state').where('key', '=', stateKey(idx.orgId)).execute();
   await db
     .insertInto('search_index_state')
     .values({ key: stateKey(idx.orgId), value: header.id })
@@ -188,7 +185,8 @@ export async function readSnapshot(db: Db, dataDir: string, orgId: string): Prom
   const moreDocs = view('moreDocs', Int32Array, 4);
   const moreStart = view('moreStart', Int32Array, 4);
   const moreIds = view('moreIds', Int32Array, 4);
-  for (let i = 0; i < moreDocs.length; i++) idx.tplMore.set(moreDocs[i]!, moreIds.slice(moreStart[i]!, moreStart[i + 1]!));
+  for (let i = 0; i < moreDocs.length; i++)
+    idx.tplMore.set(moreDocs[i]!, moreIds.slice(moreStart[i]!, moreStart[i + 1]!));
   header.terms.forEach((key, i) => idx.cacheTerm(key, view(`term${i}`, Uint32Array, 4)));
   // Every document the database indexed up to the snapshot's time must be in it; documents it
   // holds that the database no longer has were removed since.

@@ -160,16 +160,29 @@ forEachEngine('search: the in-memory index loads in the background, never in a s
     await writeSnapshot(db, config.dataDir, loadedIndex(db, w.org.orgId)!);
     unloadMemoryIndex(db);
     // Changed after the snapshot: one document removed, one re-indexed with other words, one added.
-    const docs = await db.selectFrom('search_docs').select(['asset_id', 'file_id']).where('org_id', '=', w.org.orgId).orderBy('doc_no').execute();
+    const docs = await db
+      .selectFrom('search_docs')
+      .select(['asset_id', 'file_id'])
+      .where('org_id', '=', w.org.orgId)
+      .orderBy('doc_no')
+      .execute();
     await removeDocuments(db, engine, [docs[0]!.asset_id]);
     await indexDocs(ctx(), [
       docInput(w.org.orgId, { filename: 'late.jpg', securityTemplateIds: [w.open], metadataText: 'warm late river' }),
     ]);
-    const sqlAnswers = [await search(w.viewer, ['warm']), await search(w.viewer, ['river']), await search(w.viewer, ['*'])];
+    const sqlAnswers = [
+      await search(w.viewer, ['warm']),
+      await search(w.viewer, ['river']),
+      await search(w.viewer, ['*']),
+    ];
     unloadMemoryIndex(db);
     assert.equal(await readSnapshot(db, config.dataDir, w.org.orgId), 'loaded');
     assert.equal(memoryIndexLoaded(db, w.org.orgId), true);
-    const fromSnapshot = [await search(w.viewer, ['warm']), await search(w.viewer, ['river']), await search(w.viewer, ['*'])];
+    const fromSnapshot = [
+      await search(w.viewer, ['warm']),
+      await search(w.viewer, ['river']),
+      await search(w.viewer, ['*']),
+    ];
     assert.deepEqual(fromSnapshot, sqlAnswers);
     assert.equal(memoryIndexStats(db).find((x) => x.orgId === w.org.orgId)!.searches, 3);
   });
@@ -210,10 +223,24 @@ forEachEngine('search: the in-memory index loads in the background, never in a s
     assert.equal(await readSnapshot(db, config.dataDir, w.org.orgId), 'stale');
     // A document indexed before the snapshot's time that it does not hold: another history. (All
     // but the newest document indexed earlier, so the snapshot's time is past them.)
-    const newest = await db.selectFrom('search_docs').select((eb) => eb.fn.max('doc_no').as('m')).where('org_id', '=', w.org.orgId).executeTakeFirstOrThrow();
-    await db.updateTable('search_docs').set((eb) => ({ indexed_at: eb('indexed_at', '-', 1000) })).where('org_id', '=', w.org.orgId).where('doc_no', '!=', Number(newest.m)).execute();
+    const newest = await db
+      .selectFrom('search_docs')
+      .select((eb) => eb.fn.max('doc_no').as('m'))
+      .where('org_id', '=', w.org.orgId)
+      .executeTakeFirstOrThrow();
+    await db
+      .updateTable('search_docs')
+      .set((eb) => ({ indexed_at: eb('indexed_at', '-', 1000) }))
+      .where('org_id', '=', w.org.orgId)
+      .where('doc_no', '!=', Number(newest.m))
+      .execute();
     await fresh();
-    const idxDoc = await db.selectFrom('search_docs').select('doc_no').where('org_id', '=', w.org.orgId).orderBy('doc_no').executeTakeFirstOrThrow();
+    const idxDoc = await db
+      .selectFrom('search_docs')
+      .select('doc_no')
+      .where('org_id', '=', w.org.orgId)
+      .orderBy('doc_no')
+      .executeTakeFirstOrThrow();
     const raw2 = readFileSync(file);
     const len2 = raw2.readUInt32LE(0);
     const body = Buffer.from(raw2.subarray(4 + len2));

@@ -81,7 +81,13 @@ export async function startSearchIndexWarmup(deps: Deps): Promise<void> {
       const idx = loadedIndex(deps.db, r.orgId);
       built += 1;
       deps.log.info(
-        { orgId: r.orgId, documents: r.n, ms: Math.round(performance.now() - t0), bytes: idx?.bytes(), from: 'database' },
+        {
+          orgId: r.orgId,
+          documents: r.n,
+          ms: Math.round(performance.now() - t0),
+          bytes: idx?.bytes(),
+          from: 'database',
+        },
         'search index loaded',
       );
       if (idx)
