@@ -177,7 +177,9 @@ export async function readSnapshot(db: Db, dataDir: string, orgId: string): Prom
     const s = idx.state[d]!;
     if (s !== 0) idx.stateBits[s - 1]![d >>> 5]! |= 1 << (d & 31);
   }
-  header.tplIds.forEach((id, i) => idx.tplIds.set(id, i));
+  header.tplIds.forEach((id, i) => {
+    idx.tplIds.set(id, i);
+  });
   header.dict.forEach((e, i) => {
     idx.dict.push(e);
     idx.dictIds.set(`${e.facetKey}\u0000${e.valueKey}`, i);
@@ -187,7 +189,9 @@ export async function readSnapshot(db: Db, dataDir: string, orgId: string): Prom
   const moreIds = view('moreIds', Int32Array, 4);
   for (let i = 0; i < moreDocs.length; i++)
     idx.tplMore.set(moreDocs[i]!, moreIds.slice(moreStart[i]!, moreStart[i + 1]!));
-  header.terms.forEach((key, i) => idx.cacheTerm(key, view(`term${i}`, Uint32Array, 4)));
+  header.terms.forEach((key, i) => {
+    idx.cacheTerm(key, view(`term${i}`, Uint32Array, 4));
+  });
   // Every document the database indexed up to the snapshot's time must be in it; documents it
   // holds that the database no longer has were removed since.
   const { rows } = await sql<{ docs: string | null }>`
