@@ -59,7 +59,9 @@ async function unreachable(page: Browser['page']): Promise<string[]> {
     });
   const all = await describe();
   const reached = new Set<string>();
-  for (let i = 0; i < all.length + 15; i++) {
+  // Tab stops that are not controls of the list (scrollable regions, content that loads after the list
+  // is taken) take presses too: go on until every listed control is reached, or well past its count.
+  for (let i = 0; i < all.length * 3 + 50 && reached.size < all.length; i++) {
     await page.keyboard.press('Tab');
     const at = await page.evaluate(() => {
       const el = document.activeElement as HTMLElement | null;
