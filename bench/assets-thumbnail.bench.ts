@@ -235,7 +235,7 @@ printTable(
       `Directus 12.4.0 (does not fsync before answering): ${directus}`,
       '—',
       '—',
-      'issue 30: 49 MB/s on the idle machine',
+      '49 MB/s reported on an idle machine',
     ],
   ],
 );

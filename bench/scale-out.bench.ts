@@ -424,7 +424,7 @@ const scale = pg2.rate / pg1.rate;
 // the target cannot be shown on this machine whatever the code does.
 const reachable = pg2.rate > 0 && 1.8 * pg1.rate <= CORES / pg2.cpuPerRequest;
 printTable(
-  `Targets (issue 28, Benchmarks; load average ${load()})`,
+  `Targets (scale-out; load average ${load()})`,
   ['target', 'measured', 'ratio', 'met'],
   [
     [
@@ -451,7 +451,7 @@ printTable(
     ],
   ],
   {
-    target: 'what issue 28 asks',
+    target: 'the goal set for this measure',
     measured: 'the numbers compared, from the table above (same run)',
     ratio: 'first ÷ second',
     met: 'yes / no; "not reachable here" when the machine itself is the limit: the 2-process run would need more CPU than the cores hold (PostgreSQL, both API processes, the worker and the load generator share them)',
