@@ -231,12 +231,7 @@ printTable(
       fmt(rawMs / oursMs),
       '≥ Directus',
     ],
-    [
-      `Directus 12.4.0 (does not fsync before answering): ${directus}`,
-      '—',
-      '—',
-      '49 MB/s reported on an idle machine',
-    ],
+    [`Directus 12.4.0 (does not fsync before answering): ${directus}`, '—', '—', '49 MB/s reported on an idle machine'],
   ],
 );
 server.child.stdin!.end();

@@ -182,7 +182,8 @@ printTable(
   {
     'now (index loads in the background; SQL path meanwhile)':
       'this build: snapshots read before listening, the rest loaded in the background while searches take the SQL path',
-    'before (the first search loads the index)': 'the old behaviour, run in the same bench: the first search of an organization builds its index',
+    'before (the first search loads the index)':
+      'the old behaviour, run in the same bench: the first search of an organization builds its index',
   },
 );
 printTable(
