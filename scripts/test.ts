@@ -64,6 +64,9 @@ function runFile(file: string): Promise<Outcome> {
     const child = spawn(process.execPath, [`--test-timeout=${testTimeout}`, '--test-reporter=spec', file], {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
+      // Renditions at normal priority: several test files share the cores, and a niced render process
+      // (nice 10 in production, docs/decisions/0014) would wait behind every other file's work.
+      env: { ...process.env, TESSERA_RENDER_NICE: process.env.TESSERA_RENDER_NICE ?? '0' },
     });
     running.add(child);
     let output = '';

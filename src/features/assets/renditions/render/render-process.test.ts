@@ -4,7 +4,10 @@ import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { RenditionError } from '../rendition-error.ts';
 import { renderImage, type RenditionSpec } from './render-image.ts';
-import { renderInRenderProcess, renderProcessPid } from './render-process.ts';
+import { renderInRenderProcess, renderNice, renderProcessPid } from './render-process.ts';
+
+// Production's priority (the test runner sets TESSERA_RENDER_NICE=0 for the other files; this one checks 10).
+process.env.TESSERA_RENDER_NICE = '10';
 
 const SPECS: RenditionSpec[] = [
   { name: 'imageThumb', size: 200 },
@@ -62,6 +65,13 @@ describe('the render process (renditions at a lower priority, off the server pro
       100_000_000,
     );
     assert.equal(thumb!.width, 200);
+  });
+
+  it('reads TESSERA_RENDER_NICE (0–19), 10 when unset or malformed', () => {
+    assert.equal(renderNice(undefined), 10);
+    assert.equal(renderNice('0'), 0);
+    assert.equal(renderNice('19'), 19);
+    for (const bad of ['20', '-1', 'x', '', '3.5']) assert.equal(renderNice(bad), 10, bad);
   });
 
   it('runs every one of its threads (libuv and libvips included) at nice 10 on Linux', {

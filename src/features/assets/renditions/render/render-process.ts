@@ -44,8 +44,19 @@ let nextId = 1;
 /** Set when no child process can be started here: renders in this process from then on. */
 let disabled = false;
 
+/**
+ * The render process's nice value: TESSERA_RENDER_NICE (0–19), 10 by default. The test runner sets 0:
+ * with several test files sharing two busy cores, niced renditions starve and every test that waits
+ * for one waits for the whole machine.
+ */
+export function renderNice(setting: string | undefined = process.env.TESSERA_RENDER_NICE): number {
+  if (setting === undefined || !/^\d{1,2}$/.test(setting.trim())) return 10;
+  const value = Number(setting.trim());
+  return value <= 19 ? value : 10;
+}
+
 function start(): ChildProcess {
-  const proc = fork(CHILD, [JSON.stringify({ nice: 10, threads: slots })], {
+  const proc = fork(CHILD, [JSON.stringify({ nice: renderNice(), threads: slots })], {
     serialization: 'advanced',
     execArgv: [],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
