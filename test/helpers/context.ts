@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe } from 'node:test';
@@ -10,7 +10,7 @@ import { ManualClock, type Clock } from '../../src/core/clock.ts';
 import { migrateToLatest } from '../../src/core/db/migrate.ts';
 import type { App } from '../../src/core/http/app-types.ts';
 import { createLog } from '../../src/core/log.ts';
-import { createPgDatabase, engines, type EngineName } from './engines.ts';
+import { copyMigratedSqlite, createPgDatabase, engines, type EngineName } from './engines.ts';
 import { testResolver } from './credentials.ts';
 import { recordingChecker } from './openapi-check.ts';
 
@@ -56,7 +56,7 @@ export const TEST_SECRET = 'test-secret-key-for-tessera-0123456789abcdef';
 /** A fresh database (SQLite file or PostgreSQL database), migrated, with an app built on it. */
 export async function createTestContext(engine: EngineName, options: ContextOptions = {}): Promise<TestContext> {
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-test-'));
-  const pgDb = engine === 'postgres' ? await createPgDatabase() : undefined;
+  const pgDb = engine === 'postgres' ? await createPgDatabase({ migrated: true }) : undefined;
   const config = parseConfig({
     TESSERA_DATA_DIR: dataDir,
     TESSERA_LOG_LEVEL: process.env.TESSERA_TEST_LOG_LEVEL ?? 'silent',
@@ -65,6 +65,9 @@ export async function createTestContext(engine: EngineName, options: ContextOpti
     ...(pgDb ? { DATABASE_URL: pgDb.url } : {}),
     ...options.env,
   });
+  if (config.database.kind === 'sqlite' && config.database.file !== ':memory:' && !existsSync(config.database.file)) {
+    await copyMigratedSqlite(config.database.file);
+  }
   const clock = new ManualClock(options.now ?? Date.now());
   const useClock: Clock = options.realClock ? { now: () => Date.now() } : clock;
   const make = async () => {
