@@ -24,7 +24,8 @@ import { createGuardedDispatcher } from '../src/core/net/ssrf.ts';
 import { generateSecret, sendOnce, webhookHeaders } from '../src/features/webhooks/delivery/index.ts';
 import { createEndpoints } from '../src/features/webhooks/endpoints/endpoints.service.ts';
 import { createPgDatabase } from '../test/helpers/engines.ts';
-import { batchInsert } from '../src/core/db/batch-insert.ts';
+import { insertMessageRows } from '../src/features/webhooks/delivery-engine/message-store.ts';
+import { ATTEMPT_COLUMNS, insertAttemptRows } from '../src/features/webhooks/delivery-engine/record-outcomes.ts';
 import type { WebhookAttemptsTable } from '../src/core/db/schema.ts';
 import { fmt, percentile, printTable } from './lib.ts';
 
@@ -320,7 +321,7 @@ interface AttemptLog {
 /**
  * The same signed POSTs with no database: the ceiling the durable path is measured against. With
  * `attempt`, each send's attempt row is handed to it, and the run ends once it has settled (see
- * `attemptFloor`).
+ * `floorRun`).
  */
 async function rawBaseline(rx: ReceiverProcess, N: number, attempt?: AttemptLog) {
   const dispatcher = createGuardedDispatcher({ allowPrivate: true, connections: 32 });
@@ -370,31 +371,21 @@ async function rawBaseline(rx: ReceiverProcess, N: number, attempt?: AttemptLog)
   return { rate: (N / elapsed) * 1000, cpu };
 }
 
-const ATTEMPT_COLUMNS = [
-  'id',
-  'org_id',
-  'endpoint_id',
-  'message_id',
-  'attempt',
-  'at',
-  'ok',
-  'status_code',
-  'latency_ms',
-  'response_body',
-  'error_class',
-] as const;
-const insertAttempts = batchInsert('webhook_attempts', ATTEMPT_COLUMNS);
+/** What a floor writes beside the raw sends: one group commit's attempt rows, and what else it keeps. */
+interface FloorWriter {
+  /** The id of the next message to send (a row the writer committed ahead); a fresh id when absent. */
+  nextMessage?(): Promise<string>;
+  /** Writes one group commit (the commits run one after another, as the engine's do). */
+  commit(batch: WebhookAttemptsTable[]): Promise<unknown>;
+  /** After the run: stops whatever the writer runs beside the sends (a producer, a thread). */
+  close?(): Promise<unknown>;
+}
 
 /**
- * The floor of any delivery path that records every attempt: the raw loop above, plus each send's
- * attempt row written to the real `webhook_attempts` table (its indexes included) in group commits
- * of up to 256 rows or 20 ms, the batches of the delivery engine, with the same compiled insert. No
- * outbox, no fan-out, no message state, no queues or leases: whatever Tessera's engine does
- * besides this, it can only add to. Timed to the last commit (the warm-up sends' rows are written too).
+ * The raw loop plus a writer's group commits of up to 256 attempts or 20 ms (the delivery engine's
+ * batches), timed to the last commit (the warm-up sends' rows are written too).
  */
-async function attemptFloor(env: BenchEnv, rx: ReceiverProcess, N: number, endpointId: string) {
-  // As the engine: one statement per batch on PostgreSQL (one JSON parameter), 100-row VALUES on SQLite.
-  const per = env.deps.engine === 'postgres' ? 1_000_000 : 100;
+async function floorRun(env: BenchEnv, rx: ReceiverProcess, N: number, endpointId: string, writer: FloorWriter) {
   let rows: WebhookAttemptsTable[] = [];
   let commits: Promise<unknown> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
@@ -403,46 +394,59 @@ async function attemptFloor(env: BenchEnv, rx: ReceiverProcess, N: number, endpo
     timer = undefined;
     const batch = rows;
     rows = [];
-    if (batch.length > 0)
-      commits = commits.then(() =>
-        env.deps.db.transaction().execute(async (trx) => {
-          for (let i = 0; i < batch.length; i += per) await insertAttempts(trx, batch.slice(i, i + per));
-        }),
-      );
+    if (batch.length > 0) commits = commits.then(() => writer.commit(batch));
   };
-  return rawBaseline(rx, N, {
-    orgId: env.org.orgId,
-    endpointId,
-    record(row) {
-      rows.push(row);
-      if (rows.length >= 256) commit();
-      else timer ??= setTimeout(commit, 20);
-    },
-    settled() {
-      commit();
-      return commits;
-    },
-  });
+  try {
+    return await rawBaseline(rx, N, {
+      orgId: env.org.orgId,
+      endpointId,
+      ...(writer.nextMessage ? { nextMessage: writer.nextMessage } : {}),
+      record(row) {
+        rows.push(row);
+        if (rows.length >= 256) commit();
+        else timer ??= setTimeout(commit, 20);
+      },
+      settled() {
+        commit();
+        return commits;
+      },
+    });
+  } finally {
+    await writer.close?.();
+  }
 }
 
-const MESSAGE_COLUMNS = [
-  'id',
-  'org_id',
-  'endpoint_id',
-  'event_id',
-  'event_type',
-  'status',
-  'attempts',
-  'total_attempts',
-  'next_attempt_at',
-  'locked_until',
-  'locked_by',
-  'last_status',
-  'last_attempt_at',
-  'created_at',
-  'updated_at',
-] as const;
-const insertMessages = batchInsert('webhook_messages', MESSAGE_COLUMNS);
+/**
+ * The floor of any delivery path that records every attempt: each send's attempt row written to the
+ * real `webhook_attempts` table (its indexes included) with the delivery engine's own insert. No
+ * outbox, no fan-out, no message state, no queues or leases: whatever Tessera's engine does besides
+ * this, it can only add to.
+ */
+const attemptRows = (env: BenchEnv): FloorWriter => ({
+  commit: (batch) => env.deps.db.transaction().execute((trx) => insertAttemptRows(trx, batch)),
+});
+
+/** A message row as the delivery engine writes it (message-store), for the floors that keep one. */
+function messageRow(orgId: string, endpointId: string, id: string, at: number, state: 'leased' | 'succeeded') {
+  const leased = state === 'leased';
+  return {
+    id,
+    org_id: orgId,
+    endpoint_id: endpointId,
+    event_id: newId(at),
+    event_type: 'asset.created',
+    status: leased ? ('delivering' as const) : ('succeeded' as const),
+    attempts: leased ? 0 : 1,
+    total_attempts: leased ? 0 : 1,
+    next_attempt_at: at,
+    locked_until: leased ? at + 20_000 : null,
+    locked_by: leased ? 'floor' : null,
+    last_status: leased ? null : 200,
+    last_attempt_at: leased ? null : at,
+    created_at: at,
+    updated_at: at,
+  };
+}
 
 /**
  * The floor of a path that keeps each message's state as well as its attempts (the data model the
@@ -452,100 +456,73 @@ const insertMessages = batchInsert('webhook_messages', MESSAGE_COLUMNS);
  * attempt insert, message update), with no outbox, fan-out queue, event read, endpoint locks,
  * claims or leases renewed: what the engine could reach if all of those cost nothing.
  */
-async function stateFloor(env: BenchEnv, rx: ReceiverProcess, N: number, endpointId: string) {
-  const orgId = env.org.orgId;
-  const per = env.deps.engine === 'postgres' ? 1_000_000 : 100;
+function stateRows(env: BenchEnv, endpointId: string, total: number): FloorWriter {
   const ready: string[] = [];
   const waiters: (() => void)[] = [];
   let produced = 0;
-  const total = N + 100;
   const producer = (async () => {
     while (produced < total) {
       // Keep about two batches ahead of the senders, as the engine's fan-out does.
       while (ready.length >= 1000) await sleep(1);
       const at = Date.now();
-      const batch = Array.from({ length: Math.min(500, total - produced) }, () => ({
-        id: newId(at),
-        org_id: orgId,
-        endpoint_id: endpointId,
-        event_id: newId(at),
-        event_type: 'asset.created',
-        status: 'delivering' as const,
-        attempts: 0,
-        total_attempts: 0,
-        next_attempt_at: at,
-        locked_until: at + 20_000,
-        locked_by: 'floor',
-        last_status: null,
-        last_attempt_at: null,
-        created_at: at,
-        updated_at: at,
-      }));
-      await env.deps.db.transaction().execute(async (trx) => {
-        for (let i = 0; i < batch.length; i += per) await insertMessages(trx, batch.slice(i, i + per));
-      });
+      const batch = Array.from({ length: Math.min(500, total - produced) }, () =>
+        messageRow(env.org.orgId, endpointId, newId(at), at, 'leased'),
+      );
+      await env.deps.db.transaction().execute((trx) => insertMessageRows(trx, batch));
       produced += batch.length;
       for (const m of batch) ready.push(m.id);
       for (const wake of waiters.splice(0)) wake();
     }
   })();
-  const nextMessage = async () => {
-    while (ready.length === 0) await new Promise<void>((resolve) => waiters.push(resolve));
-    return ready.shift()!;
-  };
-  let rows: WebhookAttemptsTable[] = [];
-  let commits: Promise<unknown> = Promise.resolve();
-  let timer: NodeJS.Timeout | undefined;
-  const commit = () => {
-    clearTimeout(timer);
-    timer = undefined;
-    const batch = rows;
-    rows = [];
-    if (batch.length > 0)
-      commits = commits.then(() =>
-        env.deps.db.transaction().execute(async (trx) => {
-          for (let i = 0; i < batch.length; i += per) await insertAttempts(trx, batch.slice(i, i + per));
-          const at = Date.now();
-          for (let i = 0; i < batch.length; i += 500)
-            await trx
-              .updateTable('webhook_messages')
-              .set({
-                status: 'succeeded',
-                attempts: sql<number>`attempts + 1`,
-                total_attempts: sql<number>`total_attempts + 1`,
-                last_status: 200,
-                last_attempt_at: at,
-                locked_until: null,
-                locked_by: null,
-                updated_at: at,
-              })
-              .where(
-                'id',
-                'in',
-                batch.slice(i, i + 500).map((r) => r.message_id),
-              )
-              .where('locked_by', '=', 'floor')
-              .execute();
-        }),
-      );
-  };
-  const result = await rawBaseline(rx, N, {
-    orgId,
-    endpointId,
-    nextMessage,
-    record(row) {
-      rows.push(row);
-      if (rows.length >= 256) commit();
-      else timer ??= setTimeout(commit, 20);
+  return {
+    async nextMessage() {
+      while (ready.length === 0) await new Promise<void>((resolve) => waiters.push(resolve));
+      return ready.shift()!;
     },
-    settled() {
-      commit();
-      return commits;
-    },
-  });
-  await producer;
-  return result;
+    commit: (batch) =>
+      env.deps.db.transaction().execute(async (trx) => {
+        await insertAttemptRows(trx, batch);
+        const at = Date.now();
+        for (let i = 0; i < batch.length; i += 500)
+          await trx
+            .updateTable('webhook_messages')
+            .set({
+              status: 'succeeded',
+              attempts: sql<number>`attempts + 1`,
+              total_attempts: sql<number>`total_attempts + 1`,
+              last_status: 200,
+              last_attempt_at: at,
+              locked_until: null,
+              locked_by: null,
+              updated_at: at,
+            })
+            .where(
+              'id',
+              'in',
+              batch.slice(i, i + 500).map((r) => r.message_id),
+            )
+            .where('locked_by', '=', 'floor')
+            .execute();
+      }),
+    close: () => producer,
+  };
 }
+
+/**
+ * The floor of the design that writes each message once, at its outcome (decision 0017): no row
+ * before the send; the attempt's group commit inserts the message in its final state beside the
+ * attempt. Per delivery two row inserts, against the state floor's three row writes.
+ */
+const outcomeRows = (env: BenchEnv, endpointId: string): FloorWriter => ({
+  commit: (batch) =>
+    env.deps.db.transaction().execute(async (trx) => {
+      await insertMessageRows(
+        trx,
+        batch.map((r) => messageRow(env.org.orgId, endpointId, r.message_id, r.at, 'succeeded')),
+      );
+      await insertAttemptRows(trx, batch);
+    }),
+});
 
 // The SQLite floor's writer: its own connection to the same file (WAL, as Tessera opens it), on a
 // thread of its own; each posted batch (rows flattened column by column) is one immediate
@@ -571,7 +548,7 @@ parentPort.on('message', (flat) => { write.immediate(flat); parentPort.postMessa
  * posts them): what a path that records every attempt could reach if its database work cost the
  * sending thread nothing.
  */
-async function attemptFloorOnThread(env: BenchEnv, rx: ReceiverProcess, N: number, endpointId: string) {
+function attemptRowsOnThread(env: BenchEnv): FloorWriter {
   const database = env.deps.config.database;
   if (database.kind !== 'sqlite') throw new Error('the threaded floor is SQLite only');
   const writer = new Worker(FLOOR_WRITER, {
@@ -582,46 +559,17 @@ async function attemptFloorOnThread(env: BenchEnv, rx: ReceiverProcess, N: numbe
       columns: ATTEMPT_COLUMNS,
     },
   });
-  let posted = 0;
-  let written = 0;
-  let allWritten: (() => void) | undefined;
-  writer.on('message', (n: number) => {
-    written += n;
-    if (written === posted) allWritten?.();
-  });
-  let flat: unknown[] = [];
-  let timer: NodeJS.Timeout | undefined;
-  const post = () => {
-    clearTimeout(timer);
-    timer = undefined;
-    if (flat.length === 0) return;
-    posted += flat.length / ATTEMPT_COLUMNS.length;
-    writer.postMessage(flat);
-    flat = [];
+  return {
+    commit(batch) {
+      const flat: unknown[] = [];
+      for (const row of batch) for (const column of ATTEMPT_COLUMNS) flat.push(row[column]);
+      const written = new Promise((resolve) => writer.once('message', resolve));
+      writer.postMessage(flat);
+      return written;
+    },
+    close: () => writer.terminate(),
   };
-  try {
-    return await rawBaseline(rx, N, {
-      orgId: env.org.orgId,
-      endpointId,
-      record(row) {
-        for (const column of ATTEMPT_COLUMNS) flat.push(row[column]);
-        if (flat.length >= 256 * ATTEMPT_COLUMNS.length) post();
-        else timer ??= setTimeout(post, 20);
-      },
-      settled() {
-        post();
-        return written === posted
-          ? Promise.resolve()
-          : new Promise<void>((resolve) => {
-              allWritten = resolve;
-            });
-      },
-    });
-  } finally {
-    await writer.terminate();
-  }
 }
-
 const loadNow = () =>
   loadavg()
     .map((x) => x.toFixed(2))
@@ -654,17 +602,20 @@ for (const engine of ENGINES) {
     const t = await throughput(env, rx, N);
     const after = await rawBaseline(rx, N);
     // The floor, bracketed the same way (by the run above and one after it), after its own warm-up.
-    await attemptFloor(env, rx, WARMUP, endpoint!.id);
-    const floor = await attemptFloor(env, rx, N, endpoint!.id);
+    const floorOf = (n: number, writer: FloorWriter) => floorRun(env, rx, n, endpoint!.id, writer);
+    await floorOf(WARMUP, attemptRows(env));
+    const floor = await floorOf(N, attemptRows(env));
     const afterFloor = await rawBaseline(rx, N);
-    await stateFloor(env, rx, WARMUP, endpoint!.id);
-    const state = await stateFloor(env, rx, N, endpoint!.id);
+    // The raw loop sends 100 warm-up messages before the measured ones: the state floor's producer commits them too.
+    await floorOf(WARMUP, stateRows(env, endpoint!.id, WARMUP + 100));
+    const state = await floorOf(N, stateRows(env, endpoint!.id, N + 100));
     const afterState = await rawBaseline(rx, N);
+    await floorOf(WARMUP, outcomeRows(env, endpoint!.id));
+    const outcome = await floorOf(N, outcomeRows(env, endpoint!.id));
+    const afterOutcome = await rawBaseline(rx, N);
     const threaded =
       engine === 'sqlite'
-        ? await attemptFloorOnThread(env, rx, WARMUP, endpoint!.id).then(() =>
-            attemptFloorOnThread(env, rx, N, endpoint!.id),
-          )
+        ? await floorOf(WARMUP, attemptRowsOnThread(env)).then(() => floorOf(N, attemptRowsOnThread(env)))
         : undefined;
     const afterThreaded = threaded ? await rawBaseline(rx, N) : undefined;
     await env.close();
@@ -732,12 +683,25 @@ for (const engine of ENGINES) {
       '—',
       ...cpuCells(state.cpu, engine),
     ]);
+    const outcomeRaw = (afterState.rate + afterOutcome.rate) / 2;
+    rows.push([
+      `floor writing each message once, at its outcome: + its row inserted in its final state beside the attempt (against ${fmt(afterState.rate, 0)} and ${fmt(afterOutcome.rate, 0)} raw)`,
+      engine,
+      N,
+      fmt(outcome.rate, 0),
+      fmt(outcome.rate / outcomeRaw, 2),
+      '—',
+      '—',
+      '—',
+      ...cpuCells(outcome.cpu, engine),
+    ]);
     // The engine against the floor of the same run. Each is first divided by the raw send measured
     // beside it (the machine's speed drifts within minutes), then the two ratios are compared; the
     // plain quotient of the two rates is printed beside it.
     const engineRatio = t.rate / raw;
     const floorRatio = floor.rate / floorRaw;
     const stateRatio = state.rate / stateRaw;
+    const outcomeRatio = outcome.rate / outcomeRaw;
     floorRows.push([
       engine,
       fmt(t.rate, 0),
@@ -746,16 +710,19 @@ for (const engine of ENGINES) {
       fmt(t.rate / floor.rate, 2),
       fmt(state.rate, 0),
       fmt(engineRatio / stateRatio, 2),
+      fmt(stateRatio / floorRatio, 2),
+      fmt(outcome.rate, 0),
+      fmt(outcomeRatio / floorRatio, 2),
       '≥ 0.90',
       engineRatio / floorRatio >= 0.9 ? 'met' : 'not met',
     ]);
     if (threaded && afterThreaded) {
       rows.push([
-        `  same, rows written on a second thread (against ${fmt(afterState.rate, 0)} and ${fmt(afterThreaded.rate, 0)} raw)`,
+        `  attempt floor, rows written on a second thread (against ${fmt(afterOutcome.rate, 0)} and ${fmt(afterThreaded.rate, 0)} raw)`,
         engine,
         N,
         fmt(threaded.rate, 0),
-        fmt(threaded.rate / ((afterState.rate + afterThreaded.rate) / 2), 2),
+        fmt(threaded.rate / ((afterOutcome.rate + afterThreaded.rate) / 2), 2),
         '—',
         '—',
         '—',
@@ -795,7 +762,7 @@ printTable(
   ],
   rows,
   {
-    path: "what sent the webhooks: the raw loop (no database), Tessera's delivery engine, or the floor, the least any path that records every attempt must do: the raw loop plus one attempt row per send in group commits, with no outbox, fan-out or message state (attemptFloor in this file)",
+    path: "what sent the webhooks: the raw loop (no database), Tessera's delivery engine, or the floor, the least any path that records every attempt must do: the raw loop plus one attempt row per send in group commits, with no outbox, fan-out or message state (attemptRows in this file)",
     'sender CPU µs/delivery':
       'CPU of the sending process (all its threads) per delivery in the throughput run: the raw loop, or the delivery engine with its database work (SQLite runs inside it)',
     'receiver CPU µs/delivery': 'CPU of the receiver process per delivery',
@@ -812,6 +779,9 @@ printTable(
     'engine ÷ floor (rates)',
     'state floor deliveries/s',
     'engine ÷ state floor (each × raw)',
+    'state floor ÷ floor (each × raw)',
+    'outcome floor deliveries/s',
+    'outcome floor ÷ floor (each × raw)',
     'target',
     'verdict',
   ],
@@ -823,8 +793,13 @@ printTable(
       "the engine's × raw divided by the floor's × raw: each against the raw send measured beside it, so the machine's drift between the two runs cancels out",
     'engine ÷ floor (rates)': 'the plain quotient of the two rates',
     'state floor deliveries/s':
-      "the floor plus each message's row (inserted, leased, before its send; moved to succeeded in the attempt's commit): the three row writes per delivery of the engine's data model, nothing else (stateFloor in this file)",
+      "the floor plus each message's row (inserted, leased, before its send; moved to succeeded in the attempt's commit): the three row writes per delivery of the engine's data model, nothing else (stateRows in this file)",
     'engine ÷ state floor (each × raw)': "the engine's × raw divided by the state floor's × raw",
+    'state floor ÷ floor (each × raw)': 'what keeping a message row before the send costs against the attempt-only floor',
+    'outcome floor deliveries/s':
+      "the floor plus each message's row inserted once, in its final state, in the attempt's group commit (no row before the send): the two row inserts per delivery of a design that writes the message at its outcome (outcomeRows in this file)",
+    'outcome floor ÷ floor (each × raw)':
+      'the most such a design could reach against the attempt-only floor, if everything else it does cost nothing',
     verdict: 'whether engine ÷ floor (each × raw) reaches the target',
   },
 );

@@ -1,4 +1,4 @@
-import { sql, type Selectable } from 'kysely';
+import { PostgresAdapter, sql, type Selectable } from 'kysely';
 import type { Db, Engine, Trx } from '../../../core/db/connect.ts';
 import { fromJson } from '../../../core/db/json.ts';
 import type { Insertable } from 'kysely';
@@ -24,7 +24,7 @@ export interface HeldMessage {
 
 const CHUNK = 200;
 
-const insertMessages = batchInsert('webhook_messages', [
+const insertMessageBatch = batchInsert('webhook_messages', [
   'id',
   'org_id',
   'endpoint_id',
@@ -41,6 +41,15 @@ const insertMessages = batchInsert('webhook_messages', [
   'created_at',
   'updated_at',
 ]);
+
+/**
+ * Inserts message rows (every column given): on PostgreSQL the whole batch as one statement (one
+ * JSON parameter); on SQLite 100-row VALUES lists (its parameter limit).
+ */
+export async function insertMessageRows(db: Db | Trx, rows: readonly Insertable<WebhookMessagesTable>[]): Promise<void> {
+  const per = db.getExecutor().adapter instanceof PostgresAdapter ? Math.max(rows.length, 1) : 100;
+  for (let i = 0; i < rows.length; i += per) await insertMessageBatch(db, rows.slice(i, i + per));
+}
 
 function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
@@ -168,10 +177,7 @@ export async function fanOut(
         }
       }
     }
-    // PostgreSQL takes the whole batch as one JSON parameter (one statement); SQLite's VALUES lists
-    // stay at 100 rows (its parameter limit).
-    for (const part of chunks(rows, engine === 'postgres' ? Math.max(rows.length, 1) : 100))
-      await insertMessages(trx, part);
+    await insertMessageRows(trx, rows);
     return { events: events.length, held, endpoints: touched };
   });
 }

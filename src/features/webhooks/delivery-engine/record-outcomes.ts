@@ -1,5 +1,5 @@
 import { PostgresAdapter, sql } from 'kysely';
-import type { Db } from '../../../core/db/connect.ts';
+import type { Db, Trx } from '../../../core/db/connect.ts';
 import type { WebhookAttemptsTable } from '../../../core/db/schema.ts';
 import { OPERATIONAL_EVENT_TYPES, publishEvent } from '../../../core/events/index.ts';
 import { newId } from '../../../core/ids.ts';
@@ -10,7 +10,7 @@ import type { HeldMessage } from './message-store.ts';
 /** Kept of a receiver's response in the attempt log. */
 export const RESPONSE_LOG_CHARS = 1024;
 
-const insertAttempts = batchInsert('webhook_attempts', [
+export const ATTEMPT_COLUMNS = [
   'id',
   'org_id',
   'endpoint_id',
@@ -22,7 +22,17 @@ const insertAttempts = batchInsert('webhook_attempts', [
   'latency_ms',
   'response_body',
   'error_class',
-]);
+] as const;
+const insertAttemptBatch = batchInsert('webhook_attempts', ATTEMPT_COLUMNS);
+
+/**
+ * Inserts attempt rows: on PostgreSQL the whole batch as one statement (one JSON parameter); on
+ * SQLite 100-row VALUES lists.
+ */
+export async function insertAttemptRows(db: Db | Trx, rows: readonly WebhookAttemptsTable[]): Promise<void> {
+  const per = db.getExecutor().adapter instanceof PostgresAdapter ? Math.max(rows.length, 1) : 100;
+  for (let i = 0; i < rows.length; i += per) await insertAttemptBatch(db, rows.slice(i, i + per));
+}
 
 /**
  * What the log keeps of a receiver's answer: its first characters, with NUL characters replaced
@@ -94,9 +104,7 @@ export async function recordOutcomes(
       response_body: o.responseBody === '' ? null : loggable(o.responseBody),
       error_class: o.ok ? null : (o.errorClass ?? 'other'),
     }));
-    // One statement on PostgreSQL (the rows go as one JSON parameter); 100-row VALUES lists on SQLite.
-    const per = postgres ? Math.max(attempts.length, 1) : 100;
-    for (let i = 0; i < attempts.length; i += per) await insertAttempts(trx, attempts.slice(i, i + per));
+    await insertAttemptRows(trx, attempts);
 
     const successesByStatus = new Map<number, string[]>();
     const health = new Map<string, { ok: boolean; gone: boolean; firstFailure: number; orgId: string }>();
