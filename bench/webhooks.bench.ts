@@ -25,7 +25,11 @@ import { generateSecret, sendOnce, webhookHeaders } from '../src/features/webhoo
 import { createEndpoints } from '../src/features/webhooks/endpoints/endpoints.service.ts';
 import { createPgDatabase } from '../test/helpers/engines.ts';
 import { insertMessageRows } from '../src/features/webhooks/delivery-engine/message-store.ts';
-import { ATTEMPT_COLUMNS, insertAttemptRows } from '../src/features/webhooks/delivery-engine/record-outcomes.ts';
+import {
+  ATTEMPT_COLUMNS,
+  insertAttemptRows,
+  markSucceeded,
+} from '../src/features/webhooks/delivery-engine/record-outcomes.ts';
 import type { WebhookAttemptsTable } from '../src/core/db/schema.ts';
 import { fmt, percentile, printTable } from './lib.ts';
 
@@ -483,26 +487,8 @@ function stateRows(env: BenchEnv, endpointId: string, total: number): FloorWrite
       env.deps.db.transaction().execute(async (trx) => {
         await insertAttemptRows(trx, batch);
         const at = Date.now();
-        for (let i = 0; i < batch.length; i += 500)
-          await trx
-            .updateTable('webhook_messages')
-            .set({
-              status: 'succeeded',
-              attempts: sql<number>`attempts + 1`,
-              total_attempts: sql<number>`total_attempts + 1`,
-              last_status: 200,
-              last_attempt_at: at,
-              locked_until: null,
-              locked_by: null,
-              updated_at: at,
-            })
-            .where(
-              'id',
-              'in',
-              batch.slice(i, i + 500).map((r) => r.message_id),
-            )
-            .where('locked_by', '=', 'floor')
-            .execute();
+        const ids = batch.map((r) => r.message_id);
+        await markSucceeded(trx, 'floor', ids, { status: 200, at, now: at });
       }),
     close: () => producer,
   };
@@ -585,6 +571,18 @@ const cpuCells = (cpu: { own: number; rx: number; pg: number }, engine: string) 
   fmt(cpu.rx, 0),
   engine === 'postgres' ? fmt(cpu.pg, 0) : '—',
 ];
+/** A floor's row in the main table: its rate against the raw rate measured beside it. */
+const floorRow = (label: string, engine: string, run: Awaited<ReturnType<typeof floorRun>>, raw: number) => [
+  label,
+  engine,
+  N,
+  fmt(run.rate, 0),
+  fmt(run.rate / raw, 2),
+  '—',
+  '—',
+  '—',
+  ...cpuCells(run.cpu, engine),
+];
 for (const engine of ENGINES) {
   try {
     const env = await setup(engine);
@@ -660,41 +658,32 @@ for (const engine of ENGINES) {
       '—',
     ]);
     const floorRaw = (after.rate + afterFloor.rate) / 2;
-    rows.push([
-      `floor: raw POST + its attempt row, group-committed (against ${fmt(after.rate, 0)} and ${fmt(afterFloor.rate, 0)} raw)`,
-      engine,
-      N,
-      fmt(floor.rate, 0),
-      fmt(floor.rate / floorRaw, 2),
-      '—',
-      '—',
-      '—',
-      ...cpuCells(floor.cpu, engine),
-    ]);
+    rows.push(
+      floorRow(
+        `floor: raw POST + its attempt row, group-committed (against ${fmt(after.rate, 0)} and ${fmt(afterFloor.rate, 0)} raw)`,
+        engine,
+        floor,
+        floorRaw,
+      ),
+    );
     const stateRaw = (afterFloor.rate + afterState.rate) / 2;
-    rows.push([
-      `floor with message state: + each message's row inserted before its send and updated after (against ${fmt(afterFloor.rate, 0)} and ${fmt(afterState.rate, 0)} raw)`,
-      engine,
-      N,
-      fmt(state.rate, 0),
-      fmt(state.rate / stateRaw, 2),
-      '—',
-      '—',
-      '—',
-      ...cpuCells(state.cpu, engine),
-    ]);
+    rows.push(
+      floorRow(
+        `floor with message state: + each message's row inserted before its send and updated after (against ${fmt(afterFloor.rate, 0)} and ${fmt(afterState.rate, 0)} raw)`,
+        engine,
+        state,
+        stateRaw,
+      ),
+    );
     const outcomeRaw = (afterState.rate + afterOutcome.rate) / 2;
-    rows.push([
-      `floor writing each message once, at its outcome: + its row inserted in its final state beside the attempt (against ${fmt(afterState.rate, 0)} and ${fmt(afterOutcome.rate, 0)} raw)`,
-      engine,
-      N,
-      fmt(outcome.rate, 0),
-      fmt(outcome.rate / outcomeRaw, 2),
-      '—',
-      '—',
-      '—',
-      ...cpuCells(outcome.cpu, engine),
-    ]);
+    rows.push(
+      floorRow(
+        `floor writing each message once, at its outcome: + its row inserted in its final state beside the attempt (against ${fmt(afterState.rate, 0)} and ${fmt(afterOutcome.rate, 0)} raw)`,
+        engine,
+        outcome,
+        outcomeRaw,
+      ),
+    );
     // The engine against the floor of the same run. Each is first divided by the raw send measured
     // beside it (the machine's speed drifts within minutes), then the two ratios are compared; the
     // plain quotient of the two rates is printed beside it.
@@ -717,17 +706,14 @@ for (const engine of ENGINES) {
       engineRatio / floorRatio >= 0.9 ? 'met' : 'not met',
     ]);
     if (threaded && afterThreaded) {
-      rows.push([
-        `  attempt floor, rows written on a second thread (against ${fmt(afterOutcome.rate, 0)} and ${fmt(afterThreaded.rate, 0)} raw)`,
-        engine,
-        N,
-        fmt(threaded.rate, 0),
-        fmt(threaded.rate / ((afterOutcome.rate + afterThreaded.rate) / 2), 2),
-        '—',
-        '—',
-        '—',
-        ...cpuCells(threaded.cpu, engine),
-      ]);
+      rows.push(
+        floorRow(
+          `  attempt floor, rows written on a second thread (against ${fmt(afterOutcome.rate, 0)} and ${fmt(afterThreaded.rate, 0)} raw)`,
+          engine,
+          threaded,
+          (afterOutcome.rate + afterThreaded.rate) / 2,
+        ),
+      );
     }
   } catch (error) {
     rows.push([
@@ -795,7 +781,8 @@ printTable(
     'state floor deliveries/s':
       "the floor plus each message's row (inserted, leased, before its send; moved to succeeded in the attempt's commit): the three row writes per delivery of the engine's data model, nothing else (stateRows in this file)",
     'engine ÷ state floor (each × raw)': "the engine's × raw divided by the state floor's × raw",
-    'state floor ÷ floor (each × raw)': 'what keeping a message row before the send costs against the attempt-only floor',
+    'state floor ÷ floor (each × raw)':
+      'what keeping a message row before the send costs against the attempt-only floor',
     'outcome floor deliveries/s':
       "the floor plus each message's row inserted once, in its final state, in the attempt's group commit (no row before the send): the two row inserts per delivery of a design that writes the message at its outcome (outcomeRows in this file)",
     'outcome floor ÷ floor (each × raw)':

@@ -46,7 +46,10 @@ const insertMessageBatch = batchInsert('webhook_messages', [
  * Inserts message rows (every column given): on PostgreSQL the whole batch as one statement (one
  * JSON parameter); on SQLite 100-row VALUES lists (its parameter limit).
  */
-export async function insertMessageRows(db: Db | Trx, rows: readonly Insertable<WebhookMessagesTable>[]): Promise<void> {
+export async function insertMessageRows(
+  db: Db | Trx,
+  rows: readonly Insertable<WebhookMessagesTable>[],
+): Promise<void> {
   const per = db.getExecutor().adapter instanceof PostgresAdapter ? Math.max(rows.length, 1) : 100;
   for (let i = 0; i < rows.length; i += per) await insertMessageBatch(db, rows.slice(i, i + per));
 }

@@ -40,6 +40,32 @@ export async function insertAttemptRows(db: Db | Trx, rows: readonly WebhookAtte
  */
 const loggable = (body: string): string => body.slice(0, RESPONSE_LOG_CHARS).replaceAll('\u0000', '\uFFFD');
 
+/** Moves messages this worker holds to `succeeded` after an attempt answered `status` at `at`. */
+export async function markSucceeded(
+  trx: Trx,
+  workerId: string,
+  ids: readonly string[],
+  outcome: { status: number; at: number; now: number },
+): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) {
+    await trx
+      .updateTable('webhook_messages')
+      .set({
+        status: 'succeeded',
+        attempts: sql<number>`attempts + 1`,
+        total_attempts: sql<number>`total_attempts + 1`,
+        last_status: outcome.status,
+        last_attempt_at: outcome.at,
+        locked_until: null,
+        locked_by: null,
+        updated_at: outcome.now,
+      })
+      .where('id', 'in', ids.slice(i, i + 500))
+      .where('locked_by', '=', workerId)
+      .execute();
+  }
+}
+
 export interface AttemptOutcome {
   message: HeldMessage;
   /** Epoch ms (deps.clock) when the attempt started. */
@@ -178,23 +204,7 @@ export async function recordOutcomes(
     }
     for (const [status, ids] of successesByStatus) {
       const at = Math.max(...outcomes.filter((o) => o.ok).map((o) => o.at));
-      for (let i = 0; i < ids.length; i += 500) {
-        await trx
-          .updateTable('webhook_messages')
-          .set({
-            status: 'succeeded',
-            attempts: sql<number>`attempts + 1`,
-            total_attempts: sql<number>`total_attempts + 1`,
-            last_status: status,
-            last_attempt_at: at,
-            locked_until: null,
-            locked_by: null,
-            updated_at: now,
-          })
-          .where('id', 'in', ids.slice(i, i + 500))
-          .where('locked_by', '=', workerId)
-          .execute();
-      }
+      await markSucceeded(trx, workerId, ids, { status, at, now });
     }
     for (const [endpointId, h] of health) {
       if (h.ok) {
