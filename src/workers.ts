@@ -14,6 +14,7 @@ import {
 } from './features/assets/index.ts';
 import { collectionJobHandlers } from './features/collections/index.ts';
 import { startSearchIndexer } from './features/search/index.ts';
+import { startUsageFold } from './features/quotas/index.ts';
 
 /**
  * Every background job's handler, by feature (each feature's `<feature>.jobs.ts`). The names and
@@ -50,6 +51,8 @@ export function startWorkers(deps: Deps): Worker {
   const indexer = startSearchIndexer(deps);
   // Audit rows committed since the last pass are chained every second (features/audit/chain/sealer.ts).
   const sealer = startAuditSealer(deps);
+  // Usage deltas appended by uploads and purges are folded into each organization's total every second.
+  const usageFold = startUsageFold(deps);
   // Renditions left pending with no live job (lost to a crash or an old outage) are enqueued again, at start and every 5 min.
   const sweep = startPendingRenditionSweep(deps);
   // Placeholders and perceptual hashes for assets rendered before they existed: enqueued at start only
@@ -70,7 +73,7 @@ export function startWorkers(deps: Deps): Worker {
   return {
     async stop(graceMs?: number) {
       clearInterval(rightsTimer);
-      await Promise.all([jobs.stop(graceMs), delivery.stop(), indexer.stop(), sealer.stop(), sweep.stop()]);
+      await Promise.all([jobs.stop(graceMs), delivery.stop(), indexer.stop(), sealer.stop(), sweep.stop(), usageFold.stop()]);
     },
     drain: () => jobs.drain(),
   };

@@ -67,6 +67,7 @@ export interface Database {
   delivery_presets: DeliveryPresetsTable;
   org_quotas: OrgQuotasTable;
   org_usage: OrgUsageTable;
+  org_usage_deltas: OrgUsageDeltasTable;
   quota_windows: QuotaWindowsTable;
   asset_rights_expiries: AssetRightsExpiriesTable;
   org_rights_settings: OrgRightsSettingsTable;
@@ -1086,6 +1087,18 @@ export interface OrgUsageTable {
   storage_bytes: number;
   assets: number;
   updated_at: number;
+}
+
+/**
+ * Changes to what an organization holds not yet folded into org_usage (negative for a purge):
+ * appended by changes no quota limits, so concurrent uploads share no row (decision 0021).
+ */
+export interface OrgUsageDeltasTable {
+  id: string;
+  org_id: string;
+  storage_bytes: number;
+  assets: number;
+  created_at: number;
 }
 
 /** Fixed-window rate counters: one row per quota, subject (user or API key) and window start (epoch ms). */

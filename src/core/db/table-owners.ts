@@ -66,6 +66,7 @@ export const TABLE_OWNERS = {
   delivery_presets: 'assets',
   org_quotas: 'quotas',
   org_usage: 'quotas',
+  org_usage_deltas: 'quotas',
   quota_windows: 'quotas',
   asset_rights_expiries: 'assets',
   org_rights_settings: 'assets',

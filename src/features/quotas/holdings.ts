@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { DbOrTrx, Trx } from '../../core/db/connect.ts';
+import type { Db, DbOrTrx, Trx } from '../../core/db/connect.ts';
+import { newId } from '../../core/ids.ts';
 import { AppError } from '../../core/http/errors.ts';
 import type { Config } from '../../config.ts';
 import { orgLimits, type Limits } from './limits.ts';
@@ -13,12 +14,79 @@ export interface Holdings {
 }
 
 export async function orgHoldings(db: DbOrTrx, orgId: string): Promise<Holdings> {
+  const [row, pending] = await Promise.all([
+    db.selectFrom('org_usage').select(['storage_bytes', 'assets']).where('org_id', '=', orgId).executeTakeFirst(),
+    pendingDeltas(db, orgId),
+  ]);
+  return {
+    storageBytes: Math.max(0, Number(row?.storage_bytes ?? 0) + pending.storageBytes),
+    assets: Math.max(0, Number(row?.assets ?? 0) + pending.assets),
+  };
+}
+
+/** The sum of the organization's deltas not yet folded into org_usage (see `foldUsage`). */
+async function pendingDeltas(db: DbOrTrx, orgId: string): Promise<Holdings> {
   const row = await db
-    .selectFrom('org_usage')
-    .select(['storage_bytes', 'assets'])
+    .selectFrom('org_usage_deltas')
+    .select((eb) => [eb.fn.sum<number>('storage_bytes').as('bytes'), eb.fn.sum<number>('assets').as('assets')])
     .where('org_id', '=', orgId)
     .executeTakeFirst();
-  return { storageBytes: Number(row?.storage_bytes ?? 0), assets: Number(row?.assets ?? 0) };
+  return { storageBytes: Number(row?.bytes ?? 0), assets: Number(row?.assets ?? 0) };
+}
+
+/** Records a change of what the organization holds as a row of its own: no shared row is locked. */
+async function appendDelta(trx: Trx, orgId: string, now: number, bytes: number, assets: number): Promise<void> {
+  await trx
+    .insertInto('org_usage_deltas')
+    .values({ id: newId(now), org_id: orgId, storage_bytes: bytes, assets, created_at: now })
+    .execute();
+}
+
+/**
+ * Folds the organization's deltas into its org_usage row, in the caller's transaction, and leaves
+ * that row locked until it ends. The row is locked before the deltas are taken, so two folds of one
+ * organization cannot deadlock on each other's delta rows; `delete … returning` hands each delta to
+ * exactly one fold. Never below zero (a purge's negative delta may come before the add it undoes
+ * is folded, never after it is counted twice).
+ */
+async function foldOrg(trx: Trx, orgId: string, now: number): Promise<void> {
+  await trx
+    .insertInto('org_usage')
+    .values({ org_id: orgId, storage_bytes: 0, assets: 0, updated_at: now })
+    .onConflict((oc) => oc.column('org_id').doNothing())
+    .execute();
+  await trx.updateTable('org_usage').set({ updated_at: now }).where('org_id', '=', orgId).execute();
+  const taken = await trx
+    .deleteFrom('org_usage_deltas')
+    .where('org_id', '=', orgId)
+    .returning(['storage_bytes', 'assets'])
+    .execute();
+  if (taken.length === 0) return;
+  let bytes = 0;
+  let assets = 0;
+  for (const d of taken) {
+    bytes += Number(d.storage_bytes);
+    assets += Number(d.assets);
+  }
+  await trx
+    .updateTable('org_usage')
+    .set({
+      storage_bytes: sql<number>`case when storage_bytes + ${bytes} > 0 then storage_bytes + ${bytes} else 0 end`,
+      assets: sql<number>`case when assets + ${assets} > 0 then assets + ${assets} else 0 end`,
+    })
+    .where('org_id', '=', orgId)
+    .execute();
+}
+
+/**
+ * Folds every organization's pending deltas into org_usage, one short transaction per organization
+ * (run every second by the workers, src/workers.ts). Only this and quota-limited reservations lock an
+ * org_usage row, never for longer than the fold. Returns how many organizations were folded.
+ */
+export async function foldUsage(db: Db, now: number): Promise<number> {
+  const orgs = await db.selectFrom('org_usage_deltas').select('org_id').distinct().execute();
+  for (const { org_id } of orgs) await db.transaction().execute((trx) => foldOrg(trx, org_id, now));
+  return orgs.length;
 }
 
 function storageRefused(limit: number, used: number, bytes: number): AppError {
@@ -63,11 +131,16 @@ export async function checkRoom(
 
 /**
  * Adds `bytes` and `assets` to what the organization holds, in the transaction of the change that
- * stores them, or throws (413 storage, 409 assets) when that would pass a quota. One conditional
- * UPDATE does both the check and the addition, so concurrent requests in any number of processes
- * cannot together pass the quota: the row is locked by the first until it commits (PostgreSQL
- * re-reads it for the next; SQLite has one writer at a time), and each sees the others' additions.
- * Committed holdings therefore never exceed a quota (set below current use, nothing more is added).
+ * stores them, or throws (413 storage, 409 assets) when that would pass a quota.
+ *
+ * With no quota on what is added, the change appends a delta row (`org_usage_deltas`): concurrent
+ * uploads of one organization, in any number of processes, share no row and never wait on each
+ * other (decision 0021). With a quota, the organization's row is locked and its pending deltas are
+ * folded into it, then one conditional UPDATE does both the check and the addition, so concurrent
+ * requests cannot together pass the quota: the row is held by the first until it commits
+ * (PostgreSQL re-reads it for the next; SQLite has one writer at a time), and each sees the others'
+ * additions. Every addition to a limited quantity takes this path, so a committed total never
+ * exceeds a quota (set below current use, nothing more is added).
  */
 export async function reserveHoldings(
   trx: Trx,
@@ -80,11 +153,10 @@ export async function reserveHoldings(
   const assets = Math.max(0, add.assets ?? 0);
   if (bytes === 0 && assets === 0) return;
   const limits = await orgLimits(trx, config, orgId);
-  await trx
-    .insertInto('org_usage')
-    .values({ org_id: orgId, storage_bytes: 0, assets: 0, updated_at: now })
-    .onConflict((oc) => oc.column('org_id').doNothing())
-    .execute();
+  const byteLimit = bytes > 0 ? limits.storageBytes.limit : null;
+  const assetLimit = assets > 0 ? limits.assets.limit : null;
+  if (byteLimit === null && assetLimit === null) return appendDelta(trx, orgId, now, bytes, assets);
+  await foldOrg(trx, orgId, now);
   let update = trx
     .updateTable('org_usage')
     .set((eb) => ({
@@ -93,8 +165,6 @@ export async function reserveHoldings(
       updated_at: now,
     }))
     .where('org_id', '=', orgId);
-  const byteLimit = bytes > 0 ? limits.storageBytes.limit : null;
-  const assetLimit = assets > 0 ? limits.assets.limit : null;
   if (byteLimit !== null) update = update.where((eb) => eb(eb('storage_bytes', '+', bytes), '<=', byteLimit));
   if (assetLimit !== null) update = update.where((eb) => eb(eb('assets', '+', assets), '<=', assetLimit));
   const result = await update.executeTakeFirst();
@@ -105,7 +175,11 @@ export async function reserveHoldings(
   throw assetsRefused(assetLimit ?? 0, held.assets, assets);
 }
 
-/** Takes purged content and assets off what the organization holds (never below zero), in the purge's transaction. */
+/**
+ * Takes purged content and assets off what the organization holds, in the purge's transaction, as a
+ * negative delta (no row lock; the fold keeps the total at zero or above). A reservation racing it
+ * may not see it yet and refuse: the safe side of a quota.
+ */
 export async function releaseHoldings(
   trx: Trx,
   orgId: string,
@@ -115,13 +189,5 @@ export async function releaseHoldings(
   const bytes = Math.max(0, remove.bytes ?? 0);
   const assets = Math.max(0, remove.assets ?? 0);
   if (bytes === 0 && assets === 0) return;
-  await trx
-    .updateTable('org_usage')
-    .set({
-      storage_bytes: sql<number>`case when storage_bytes > ${bytes} then storage_bytes - ${bytes} else 0 end`,
-      assets: sql<number>`case when assets > ${assets} then assets - ${assets} else 0 end`,
-      updated_at: now,
-    })
-    .where('org_id', '=', orgId)
-    .execute();
+  await appendDelta(trx, orgId, now, -bytes, -assets);
 }
