@@ -73,7 +73,14 @@ export function startWorkers(deps: Deps): Worker {
   return {
     async stop(graceMs?: number) {
       clearInterval(rightsTimer);
-      await Promise.all([jobs.stop(graceMs), delivery.stop(), indexer.stop(), sealer.stop(), sweep.stop(), usageFold.stop()]);
+      await Promise.all([
+        jobs.stop(graceMs),
+        delivery.stop(),
+        indexer.stop(),
+        sealer.stop(),
+        sweep.stop(),
+        usageFold.stop(),
+      ]);
     },
     drain: () => jobs.drain(),
   };
