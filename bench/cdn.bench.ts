@@ -188,30 +188,13 @@ http {
   }
 }`;
   writeFileSync(join(prefix, 'nginx.conf'), conf);
-  const child = spawn(
+  return startPeer(
     'nginx',
     ['-p', prefix, '-c', join(prefix, 'nginx.conf'), '-e', join(prefix, 'logs/error.log'), '-g', 'daemon off;'],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
+    port,
+    'SIGQUIT',
+    'inherit',
   );
-  children.push(child);
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 100; i++) {
-    try {
-      const res = await fetch(`${url}/20k.bin`);
-      await res.arrayBuffer();
-      if (res.ok) break;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  return {
-    url,
-    pid: child.pid!,
-    stop: async () => {
-      child.kill('SIGQUIT');
-      await new Promise((r) => child.once('exit', r));
-    },
-  };
 }
 
 async function startVarnish(): Promise<{ url: string; pid: number; stop(): Promise<void> } | string> {
@@ -221,23 +204,23 @@ async function startVarnish(): Promise<{ url: string; pid: number; stop(): Promi
   const work = join(dir, 'varnish');
   mkdirSync(work, { recursive: true });
   // -F: foreground (the manager is our child, its cache process a grandchild: both counted for CPU).
-  const child = spawn(
-    'varnishd',
-    [
-      '-F',
-      '-a',
-      `127.0.0.1:${port}`,
-      '-b',
-      originUrl.replace('http://', ''),
-      '-s',
-      'malloc,256m',
-      '-n',
-      work,
-      '-p',
-      'default_ttl=3600',
-    ],
-    { stdio: 'ignore' }, // varnishd -F logs its start and stop to stderr; a failed start shows as its exit code
-  );
+  // varnishd -F logs its start and stop to stderr; a failed start shows as its exit code.
+  const args = ['-F', '-a', `127.0.0.1:${port}`, '-b', originUrl.replace('http://', ''), '-s', 'malloc,256m'];
+  return startPeer('varnishd', [...args, '-n', work, '-p', 'default_ttl=3600'], port, 'SIGTERM', 'ignore');
+}
+
+/**
+ * Starts a peer cache in the foreground (a child of this process, so its CPU is counted) and waits until it
+ * answers a hit for the 20 KB object (up to 20 s); a peer that exits first is a skipped column, with its code.
+ */
+async function startPeer(
+  command: string,
+  args: string[],
+  port: number,
+  stopSignal: NodeJS.Signals,
+  stderr: 'inherit' | 'ignore',
+): Promise<{ url: string; pid: number; stop(): Promise<void> } | string> {
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', stderr] });
   children.push(child);
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200; i++) {
@@ -248,14 +231,14 @@ async function startVarnish(): Promise<{ url: string; pid: number; stop(): Promi
     } catch {
       // not listening yet
     }
-    if (child.exitCode !== null) return `varnishd exited with code ${child.exitCode}: Varnish column skipped`;
+    if (child.exitCode !== null) return `${command} exited with code ${child.exitCode}: its column skipped`;
     await new Promise((r) => setTimeout(r, 100));
   }
   return {
     url,
     pid: child.pid!,
     stop: async () => {
-      child.kill('SIGTERM');
+      child.kill(stopSignal);
       await new Promise((r) => child.once('exit', r));
     },
   };
