@@ -566,6 +566,8 @@ const rows: (string | number)[][] = [];
 /** Per engine: the engine's rate against the floor's, both as × raw of their own brackets and absolute. */
 const floorRows: (string | number)[][] = [];
 await rawBaseline(rx, WARMUP);
+/** CPU per delivery of everything the delivery needs on this machine: sender, receiver, PostgreSQL. */
+const cpuTotal = (cpu: { own: number; rx: number; pg: number }) => cpu.own + cpu.rx + cpu.pg;
 const cpuCells = (cpu: { own: number; rx: number; pg: number }, engine: string) => [
   fmt(cpu.own, 0),
   fmt(cpu.rx, 0),
@@ -702,6 +704,8 @@ for (const engine of ENGINES) {
       fmt(stateRatio / floorRatio, 2),
       fmt(outcome.rate, 0),
       fmt(outcomeRatio / floorRatio, 2),
+      fmt(cpuTotal(floor.cpu) / cpuTotal(t.cpu), 2),
+      fmt(cpuTotal(floor.cpu) / cpuTotal(outcome.cpu), 2),
       '≥ 0.90',
       engineRatio / floorRatio >= 0.9 ? 'met' : 'not met',
     ]);
@@ -768,6 +772,8 @@ printTable(
     'state floor ÷ floor (each × raw)',
     'outcome floor deliveries/s',
     'outcome floor ÷ floor (each × raw)',
+    'engine ÷ floor by CPU',
+    'outcome floor ÷ floor by CPU',
     'target',
     'verdict',
   ],
@@ -787,6 +793,9 @@ printTable(
       "the floor plus each message's row inserted once, in its final state, in the attempt's group commit (no row before the send): the two row inserts per delivery of a design that writes the message at its outcome (outcomeRows in this file)",
     'outcome floor ÷ floor (each × raw)':
       'the most such a design could reach against the attempt-only floor, if everything else it does cost nothing',
+    'engine ÷ floor by CPU':
+      "the floor's CPU per delivery (sender + receiver + PostgreSQL) divided by the engine's: where all of it shares the machine's cores, the rate it allows relative to the floor, less swayed by load than the rates (on PostgreSQL it counts every server process on the machine, other databases' too)",
+    'outcome floor ÷ floor by CPU': "the floor's CPU per delivery divided by the outcome floor's",
     verdict: 'whether engine ÷ floor (each × raw) reaches the target',
   },
 );
