@@ -19,11 +19,10 @@ import { newId } from '../src/core/ids.ts';
 import { insertRows } from '../src/core/db/insert-rows.ts';
 import { parseConfig } from '../src/config.ts';
 import { createDeps, type Deps } from '../src/deps.ts';
-import type { AssetRow } from '../src/features/assets/index.ts';
 import { defaultTemplateId } from '../src/features/metadata/index.ts';
 import { createPgDatabase, postgresProblem } from '../test/helpers/engines.ts';
 import { freePort } from '../test/helpers/net.ts';
-import { benchOrg } from './assets-fixture.ts';
+import { benchAssetRow, benchOrg } from './assets-fixture.ts';
 import { fmt, printTable, startBenchServer } from './lib.ts';
 
 const N = Number(process.env.ASSETS_BENCH_CREATE ?? 20_000);
@@ -63,10 +62,10 @@ interface HttpServer {
   stop(): Promise<void>;
 }
 
-/** `tessera serve` (workers on) in its own process, as `npm start` runs it. */
-async function startServe(env: Record<string, string>): Promise<HttpServer> {
+/** `tessera serve` (workers on) in its own process, as `npm start` runs it; or the floor's server (assets-create-floor.ts). */
+async function startServe(env: Record<string, string>, args = ['bin/tessera.mjs', 'serve']): Promise<HttpServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--max-semi-space-size=2', ...SERVER_FLAGS, 'bin/tessera.mjs', 'serve'], {
+  const child = spawn(process.execPath, ['--max-semi-space-size=2', ...SERVER_FLAGS, ...args], {
     env: { ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -84,6 +83,7 @@ async function startServe(env: Record<string, string>): Promise<HttpServer> {
     url: `http://127.0.0.1:${port}`,
     child,
     async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
       await exited;
@@ -203,6 +203,7 @@ async function overHttp(pgUrl: string | undefined) {
     await bulkOverHttp(server.url, headers, small, 10 * SMALL_BATCH, SMALL_BATCH, 2, server.child.pid!);
     await new Promise((r) => setTimeout(r, 2000));
     const rows: { label: string; rate: number; cpuUs: number; load: string }[] = [];
+    const floor: typeof rows = [];
     for (const [batch, inFlight, payloads] of [
       [MAX_BATCH, 1, big],
       [MAX_BATCH, 2, big],
@@ -224,7 +225,33 @@ async function overHttp(pgUrl: string | undefined) {
       counts = await countIndexed(reader, org.id);
     }
     const catchUpMs = performance.now() - tIndex;
-    return { rows, catchUpMs, counts };
+    await server.stop();
+    // The floor on the same database, from the same client with the same bodies, after the engine.
+    const admin = await reader.db
+      .selectFrom('users')
+      .select('id')
+      .where('org_id', '=', org.id)
+      .where('username', '=', ADMIN.username)
+      .executeTakeFirstOrThrow();
+    const floorServer = await startServe({ ...env, FLOOR_ORG: org.id, FLOOR_USER: admin.id }, [
+      'bench/assets-create-floor.ts',
+    ]);
+    try {
+      const pid = floorServer.child.pid!;
+      await bulkOverHttp(floorServer.url, {}, big, 3 * MAX_BATCH, MAX_BATCH, 1, pid);
+      for (const inFlight of [1, 2] as const) {
+        const r = await bulkOverHttp(floorServer.url, {}, big, N, MAX_BATCH, inFlight, pid);
+        floor.push({
+          label: `floor: the same requests to a bare HTTP server that only parses them and multi-row inserts the asset and security rows, ${MAX_BATCH} per request, ${inFlight} in flight`,
+          rate: r.rate,
+          cpuUs: r.cpuUs,
+          load: load(),
+        });
+      }
+    } finally {
+      await floorServer.stop();
+    }
+    return { rows, floor, catchUpMs, counts };
   } finally {
     await reader.close();
     await server.stop();
@@ -267,41 +294,8 @@ async function inProcess(pgUrl: string | undefined) {
     const bulk = (Math.ceil(N / MAX_BATCH) * MAX_BATCH) / ((performance.now() - tb) / 1000);
 
     const db = server.deps.db;
-    const bareRow = (id: string, now: number): AssetRow => ({
-      id,
-      org_id: org.orgId,
-      file_id: id,
-      original_file_id: id,
-      version_number: 1,
-      is_current: 1,
-      object_type: 'Asset',
-      filename: 'metadata-only',
-      content_type: null,
-      content_state: 'none',
-      size: null,
-      sha256: null,
-      md5: null,
-      blob_key: null,
-      federated: 0,
-      content_path: null,
-      skip_transcode: 0,
-      metadata_template_id: templateId,
-      metadata: '[]',
-      metadata_denormalized: '{}',
-      technical_metadata: '{}',
-      renditions: '{}',
-      renditions_state: 'none',
-      width: null,
-      height: null,
-      placeholder: null,
-      deleted_at: null,
-      deleted_by: null,
-      created_event_sent: 1,
-      created_by: org.adminUserId,
-      updated_by: org.adminUserId,
-      created_at: now,
-      updated_at: now,
-    });
+    const bareRow = (id: string, now: number) =>
+      benchAssetRow({ id, orgId: org.orgId, templateId, userId: org.adminUserId, now });
     const t1 = performance.now();
     for (let i = 0; i < SINGLE_N; i++) {
       const now = Date.now();
@@ -357,15 +351,24 @@ for (const engine of ENGINES) {
     const http = await overHttp(pg?.url);
     const local = await inProcess(pgIn?.url);
     const best = Math.max(...http.rows.map((r) => r.rate));
+    const floorBest = Math.max(...http.floor.map((r) => r.rate));
     printTable(
-      `Metadata-only asset creation, ${engine}, ${N} assets per bulk row (${cpus().length} CPUs; load average before ${loadBefore}, after ${load()}); target over HTTP ≥ ${TARGET}/s: best ${fmt(best, 0)}/s = ${fmt(best / TARGET)}× the target`,
-      ['path', 'assets/s', 'vs target', 'server CPU µs/asset', 'load after row'],
+      `Metadata-only asset creation, ${engine}, ${N} assets per bulk row (${cpus().length} CPUs; load average before ${loadBefore}, after ${load()}); target over HTTP ≥ ${TARGET}/s: best ${fmt(best, 0)}/s = ${fmt(best / TARGET)}× the target; floor over HTTP ${fmt(floorBest, 0)}/s = ${fmt(floorBest / TARGET)}× the target; engine ÷ floor ${fmt(best / floorBest)}`,
+      ['path', 'assets/s', 'vs target', 'vs floor', 'server CPU µs/asset', 'load after row'],
       [
-        ...http.rows.map((r) => [r.label, fmt(r.rate, 0), fmt(r.rate / TARGET), fmt(r.cpuUs, 0), r.load]),
+        ...[...http.rows, ...http.floor].map((r) => [
+          r.label,
+          fmt(r.rate, 0),
+          fmt(r.rate / TARGET),
+          fmt(r.rate / floorBest),
+          fmt(r.cpuUs, 0),
+          r.load,
+        ]),
         [
           `in-process inject, no workers, ${MAX_BATCH} per request, 1 in flight (same engine, same run)`,
           fmt(local.bulk, 0),
           fmt(local.bulk / TARGET),
+          fmt(local.bulk / floorBest),
           '—',
           load(),
         ],
@@ -373,6 +376,7 @@ for (const engine of ENGINES) {
           `in-process inject POST /v1/assets/asset, one asset per request, 8 in flight`,
           fmt(local.single, 0),
           fmt(local.single / TARGET),
+          fmt(local.single / floorBest),
           '—',
           '',
         ],
@@ -380,6 +384,7 @@ for (const engine of ENGINES) {
           'bare insert (asset + security row, one transaction each)',
           fmt(local.raw, 0),
           fmt(local.raw / TARGET),
+          fmt(local.raw / floorBest),
           '—',
           '',
         ],
@@ -387,13 +392,16 @@ for (const engine of ENGINES) {
           `bare multi-row insert (asset + security rows, ${MAX_BATCH} per transaction)`,
           fmt(local.rawMulti, 0),
           fmt(local.rawMulti / TARGET),
+          fmt(local.rawMulti / floorBest),
           '—',
           '',
         ],
       ],
       {
-        path: 'how the assets were created: over HTTP to a separate `tessera serve` process with its job workers, webhook delivery and search indexer running; in-process through Fastify inject (no sockets, no workers); or bare rows written straight to the database',
+        path: 'how the assets were created: over HTTP to a separate `tessera serve` process with its job workers, webhook delivery and search indexer running; over HTTP to the floor server; in-process through Fastify inject (no sockets, no workers); or bare rows written straight to the database',
         'vs target': `assets/s divided by the target of ${TARGET}/s (1: met)`,
+        'vs floor':
+          'assets/s divided by the best floor row of this run: the same HTTP requests answered by a bare server that writes only the asset and security rows (bench/assets-create-floor.ts), the most any path over HTTP can reach here',
         'server CPU µs/asset':
           'CPU time (user + system, all threads) of the server process per created asset, from /proc/<pid>/stat, including its workers and indexer',
         'load after row': 'os.loadavg() when the row finished',

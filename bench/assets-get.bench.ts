@@ -2,10 +2,9 @@
 // for PostgreSQL): p50/p99 over the full HTTP stack (inject: routing, token check, permission
 // join, template-aware presentation) against the bare primary-key lookup in the same run.
 import { randomInt } from 'node:crypto';
-import type { Insertable } from 'kysely';
-import type { AssetsTable } from '../src/core/db/schema.ts';
+import type { AssetRow } from '../src/features/assets/index.ts';
 import { newId } from '../src/core/ids.ts';
-import { benchOrg } from './assets-fixture.ts';
+import { benchAssetRow, benchOrg } from './assets-fixture.ts';
 import { fmt, percentile, printTable, startBenchServer } from './lib.ts';
 
 const N = Number(process.env.ASSETS_BENCH_ASSETS ?? 100_000);
@@ -16,50 +15,28 @@ const db = server.deps.db;
 const ids: string[] = [];
 const now = Date.now();
 for (let i = 0; i < N; i += 1000) {
-  const rows: Insertable<AssetsTable>[] = [];
+  const rows: AssetRow[] = [];
   for (let j = i; j < Math.min(N, i + 1000); j++) {
     const id = newId(now + j);
     const fileId = newId(now + j);
     ids.push(id);
-    rows.push({
-      id,
-      org_id: org.orgId,
-      file_id: fileId,
-      original_file_id: fileId,
-      version_number: 1,
-      is_current: 1,
-      object_type: 'Asset',
-      filename: `asset-${j}.jpg`,
-      content_type: 'image/jpeg',
-      content_state: 'available' as const,
-      size: 1000 + j,
-      sha256: null,
-      md5: null,
-      blob_key: null,
-      federated: 0,
-      content_path: null,
-      skip_transcode: 0,
-      metadata_template_id: templateId,
-      metadata: '[]',
-      metadata_denormalized: '{}',
-      technical_metadata: '{}',
-      renditions: '{}',
-      renditions_state: 'none' as const,
-      width: null,
-      height: null,
-      deleted_at: null,
-      created_event_sent: 1,
-      created_by: org.adminUserId,
-      updated_by: org.adminUserId,
-      created_at: now,
-      updated_at: now,
-    });
+    rows.push(
+      benchAssetRow(
+        { id, fileId, orgId: org.orgId, templateId, userId: org.adminUserId, now },
+        {
+          filename: `asset-${j}.jpg`,
+          content_type: 'image/jpeg',
+          content_state: 'available',
+          size: 1000 + j,
+        },
+      ),
+    );
   }
   await db.transaction().execute(async (trx) => {
     await trx.insertInto('assets').values(rows).execute();
     await trx
       .insertInto('asset_security')
-      .values(rows.map((r) => ({ org_id: org.orgId, asset_id: r.id as string, template_id: org.defaultTemplateId })))
+      .values(rows.map((r) => ({ org_id: org.orgId, asset_id: r.id, template_id: org.defaultTemplateId })))
       .execute();
   });
 }
