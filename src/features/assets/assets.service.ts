@@ -34,6 +34,7 @@ import {
   type AssetWithOrg,
 } from './assets.repo.ts';
 import { checkMediaType, typeFromFilename } from './upload/content-types.ts';
+import { firstVersionRow } from './new-row.ts';
 import {
   prepareCreate,
   preparePatch,
@@ -431,41 +432,22 @@ export function newAssetRow(
   const { chain, filename, expectsContent, federated } = p;
   const id = newId(now);
   const fileId = newId(now);
-  return {
-    id,
-    org_id: principal.orgId,
-    file_id: fileId,
-    original_file_id: chain?.original_file_id ?? fileId,
-    version_number: 1,
-    is_current: 1,
-    object_type: 'Asset',
-    filename: filename ?? (chain ? chain.filename : 'metadata-only'),
-    content_type: filename ? (p.contentType ?? typeFromFilename(filename) ?? null) : null,
-    content_state: expectsContent ? 'pending' : federated ? 'available' : 'none',
-    size: federated ? (p.filesize ?? null) : null,
-    sha256: null,
-    md5: null,
-    blob_key: null,
-    federated: federated ? 1 : 0,
-    content_path: p.contentPath ?? null,
-    skip_transcode: p.skipTranscode ? 1 : 0,
-    metadata_template_id: p.templateId,
-    metadata: toJson(p.metadata.doc),
-    metadata_denormalized: toJson(p.metadata.denormalized),
-    technical_metadata: '{}',
-    renditions: '{}',
-    renditions_state: 'none',
-    width: null,
-    height: null,
-    placeholder: null,
-    deleted_at: null,
-    deleted_by: null,
-    created_event_sent: expectsContent ? 0 : 1,
-    created_by: principal.userId,
-    updated_by: principal.userId,
-    created_at: now,
-    updated_at: now,
-  };
+  return firstVersionRow(
+    { id, fileId, orgId: principal.orgId, templateId: p.templateId, userId: principal.userId, now },
+    {
+      original_file_id: chain?.original_file_id ?? fileId,
+      filename: filename ?? (chain ? chain.filename : 'metadata-only'),
+      content_type: filename ? (p.contentType ?? typeFromFilename(filename) ?? null) : null,
+      content_state: expectsContent ? 'pending' : federated ? 'available' : 'none',
+      size: federated ? (p.filesize ?? null) : null,
+      federated: federated ? 1 : 0,
+      content_path: p.contentPath ?? null,
+      skip_transcode: p.skipTranscode ? 1 : 0,
+      metadata: toJson(p.metadata.doc),
+      metadata_denormalized: toJson(p.metadata.denormalized),
+      created_event_sent: expectsContent ? 0 : 1,
+    },
+  );
 }
 
 /** The `asset.created` event of a new asset (single and bulk create publish the same). */

@@ -30,6 +30,7 @@ export {
   type AssetSecurity,
 } from './assets.repo.ts';
 export { createAsset, updateAsset, type CreateAssetInput } from './assets.service.ts';
+export { firstVersionRow } from './new-row.ts';
 export {
   checkShareMailLimits,
   shareMailsLastHour,

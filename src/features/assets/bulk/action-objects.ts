@@ -18,7 +18,8 @@ import {
 } from '../../metadata/index.ts';
 import { defaultSecurityTemplateId } from '../../identity/index.ts';
 import { callerPermissions } from '../access.ts';
-import { findAsset, securityOf, setAssetSecurity, type AssetRow } from '../assets.repo.ts';
+import { findAsset, securityOf, setAssetSecurity } from '../assets.repo.ts';
+import { firstVersionRow } from '../new-row.ts';
 import { project, templateOf, withSystemValues, type LegacyItem } from '../metadata-seam/metadata-seam.ts';
 import { hiddenOf, presentLegacy } from '../views/present.ts';
 
@@ -110,41 +111,16 @@ async function sync(deps: Deps, orgId: string, job: ActionObjectJob): Promise<vo
     const prepared = documentFor(t, [], info.name);
     const id = newId(now);
     const fileId = newId(now);
-    const row: AssetRow = {
-      id,
-      org_id: orgId,
-      file_id: fileId,
-      original_file_id: fileId,
-      version_number: 1,
-      is_current: 1,
-      object_type: ACTION_OBJECT_TYPE,
-      filename: info.name,
-      content_type: null,
-      content_state: 'none',
-      size: null,
-      sha256: null,
-      md5: null,
-      blob_key: null,
-      federated: 0,
-      content_path: null,
-      skip_transcode: 1,
-      metadata_template_id: info.id,
-      metadata: toJson(prepared.doc),
-      metadata_denormalized: toJson(prepared.denormalized),
-      technical_metadata: '{}',
-      renditions: '{}',
-      renditions_state: 'none',
-      width: null,
-      height: null,
-      placeholder: null,
-      deleted_at: null,
-      deleted_by: null,
-      created_event_sent: 1,
-      created_by: createdBy,
-      updated_by: createdBy,
-      created_at: now,
-      updated_at: now,
-    };
+    const row = firstVersionRow(
+      { id, fileId, orgId, templateId: info.id, userId: createdBy, now },
+      {
+        object_type: ACTION_OBJECT_TYPE,
+        filename: info.name,
+        skip_transcode: 1,
+        metadata: toJson(prepared.doc),
+        metadata_denormalized: toJson(prepared.denormalized),
+      },
+    );
     await trx.insertInto('assets').values(row).execute();
     await setAssetSecurity(trx, orgId, id, security);
     // Deleted meanwhile (its delete saw no object yet): roll back, nothing to keep.
