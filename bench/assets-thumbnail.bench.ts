@@ -8,9 +8,9 @@
 //    with non-image bytes and no renditions running beside them, as the reference. Target: p99 ≤ 3× p50.
 // 3. 1 MB JPEGs, 4 at a time: MB/s, against writing the same files straight to disk (write, fsync,
 //    rename, 4 at a time) in this process.
-// Directus 12.4.0 (TESSERA_BENCH_DIRECTUS_URL / TESSERA_BENCH_DIRECTUS_TOKEN of a running
-// Directus, SQLite and local disk) runs the same small uploads when given; Directus does not fsync
-// an upload before answering, Tessera does.
+// Directus 12.4.0 (bench/directus-peer.ts: installed outside the repository, started here fresh on
+// SQLite and local disk) runs the same three in the same run, its rounds alternated with Tessera's;
+// Directus does not fsync an upload before answering, Tessera does. Absent, a row says how to install it.
 // ASSETS_THUMB_RUNS (default 10) sets the first-thumbnail uploads, ASSETS_SMALL_N (50) the small ones.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -20,6 +20,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import sharp from 'sharp';
+import { DIRECTUS_INSTALL, DIRECTUS_VERSION, type DirectusPeer, findDirectus, startDirectus } from './directus-peer.ts';
 import { fmt, percentile, printTable } from './lib.ts';
 
 const THUMB_RUNS = Number(process.env.ASSETS_THUMB_RUNS ?? 10);
@@ -72,6 +73,30 @@ function startServer() {
 
 const server = startServer();
 const { url, token, templateId, securityTemplateId } = await server.info;
+const found = findDirectus();
+let absent = 'missing' in found ? `${found.missing}; install: ${DIRECTUS_INSTALL}` : '';
+const directus: DirectusPeer | undefined =
+  'cli' in found
+    ? await startDirectus(found.cli).catch((error: Error) => {
+        absent = `installed but did not start: ${error.message.split('\n').find((l) => /Error/.test(l)) ?? error.message.slice(0, 300)}`;
+        return undefined;
+      })
+    : undefined;
+const DIRECTUS = `Directus ${DIRECTUS_VERSION} (does not fsync before answering)`;
+/** Directus: POST /files, then its thumbnail asked for until served (drawn at the first request). */
+async function directusThumb(bytes: Buffer, i: number): Promise<{ ms: number; thumb: number }> {
+  const start = performance.now();
+  const id = await directus!.upload(bytes, `photo-${i}.jpg`, 'image/jpeg');
+  const answered = performance.now();
+  const status = await directus!.thumbnail(id);
+  if (status !== 200) throw new Error(`Directus thumbnail: ${status}`);
+  return { ms: answered - start, thumb: performance.now() - answered };
+}
+async function directusUpload(bytes: Buffer, name: string, type: string): Promise<number> {
+  const start = performance.now();
+  await directus!.upload(bytes, name, type);
+  return performance.now() - start;
+}
 const auth = { accesstoken: token };
 
 /** POST /v1/asset then PUT the bytes: returns the asset id and when the PUT was answered. */
@@ -116,18 +141,30 @@ async function whenServed(id: string, name: string): Promise<number> {
 for (let i = 0; i < 2; i++) {
   const u = await upload(variant(big), 'warm.jpg', 'image/jpeg');
   await whenServed(u.id, 'mezzaninePreview');
+  if (directus) await directusThumb(variant(big), -1 - i);
 }
 
 // 1. First thumbnail of a 12 MP JPEG after the upload's answer.
 const firstThumb: number[] = [];
 const allRenditions: number[] = [];
 const bigUpload: number[] = [];
+const directusBig: number[] = [];
+const directusFirst: number[] = [];
 for (let i = 0; i < THUMB_RUNS; i++) {
   const u = await upload(variant(big), `photo-${i}.jpg`, 'image/jpeg');
   bigUpload.push(u.ms);
   firstThumb.push((await whenServed(u.id, 'imageThumb')) - u.answered);
   allRenditions.push((await whenServed(u.id, 'mezzaninePreview')) - u.answered);
+  if (directus) {
+    const d = await directusThumb(variant(big), i);
+    directusBig.push(d.ms);
+    directusFirst.push(d.thumb);
+  }
 }
+const peerRow = (metric: string, values: number[]) =>
+  directus
+    ? [`${DIRECTUS}: ${metric}`, fmt(percentile(values, 50), 1), fmt(percentile(values, 95), 1), '—']
+    : [`${DIRECTUS}: ${absent}`, '—', '—', '—'];
 printTable(
   `First thumbnail of a 12 MP JPEG (4000×3000, ${(big.length / 1048576).toFixed(1)} MB), ${THUMB_RUNS} uploads, each from an idle queue; ${cpus().length} cores; load average ${load()}`,
   ['metric', 'p50 ms', 'p95 ms', 'target'],
@@ -150,6 +187,8 @@ printTable(
       fmt(percentile(allRenditions, 95), 1),
       '—',
     ],
+    peerRow('upload (POST /files, not fsynced)', directusBig),
+    ...(directus ? [peerRow("200-pixel thumbnail served (GET /assets/{id}), after the upload's answer", directusFirst)] : []),
   ],
 );
 
@@ -161,7 +200,12 @@ const loadBefore = load();
 const earlier = [];
 for (let i = 0; i < 6; i++) earlier.push(await upload(variant(big), `earlier-${i}.jpg`, 'image/jpeg'));
 const busy: number[] = [];
-for (let i = 0; i < SMALL_N; i++) busy.push((await upload(variant(small), `small-${i}.jpg`, 'image/jpeg')).ms);
+const directusBusy: number[] = [];
+// Alternated one for one: whatever else the machine does falls on both alike.
+for (let i = 0; i < SMALL_N; i++) {
+  busy.push((await upload(variant(small), `small-${i}.jpg`, 'image/jpeg')).ms);
+  if (directus) directusBusy.push(await directusUpload(variant(small), `small-${i}.jpg`, 'image/jpeg'));
+}
 const stillRendering = await fetch(`${url}/v1/asset/${earlier.at(-1)!.id}/rendition/mezzaninePreview`, {
   headers: auth,
 });
@@ -185,6 +229,15 @@ printTable(
       fmt(ratio),
       '≤ 3.00',
     ],
+    directus
+      ? [
+          `${DIRECTUS}: the same JPEGs, alternated with the row above`,
+          fmt(percentile(directusBusy, 50), 1),
+          fmt(percentile(directusBusy, 99), 1),
+          fmt(percentile(directusBusy, 99) / percentile(directusBusy, 50)),
+          '—',
+        ]
+      : [`${DIRECTUS}: ${absent}`, '—', '—', '—', '—'],
   ],
   {
     'p99 / p50':
@@ -194,16 +247,6 @@ printTable(
 
 // 3. 4 at a time: Tessera against the raw disk floor (write, fsync, rename).
 const dir = mkdtempSync(join(tmpdir(), 'tessera-thumb-raw-'));
-async function fourAtATime(fn: (i: number) => Promise<unknown>): Promise<number> {
-  let next = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: 4 }, async () => {
-      while (next < CONCURRENT_N) await fn(next++);
-    }),
-  );
-  return performance.now() - start;
-}
 const rawFile = async (i: number) => {
   const bytes = variant(small);
   const path = join(dir, `f-${i}`);
@@ -213,27 +256,51 @@ const rawFile = async (i: number) => {
   await handle.close();
   await rename(`${path}.tmp`, path);
 };
-const rawMs = await fourAtATime(rawFile);
-const oursMs = await fourAtATime((i) => upload(variant(small), `four-${i}.jpg`, 'image/jpeg'));
+// Rounds alternated (Tessera, Directus, Tessera, Directus), each CONCURRENT_N / ROUNDS uploads.
+const ROUNDS = 2;
+async function fourAtATime(count: number, fn: (i: number) => Promise<unknown>): Promise<number> {
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < count) await fn(next++);
+    }),
+  );
+  return performance.now() - start;
+}
+const rawMs = await fourAtATime(CONCURRENT_N, rawFile);
+let oursMs = 0;
+let directusMs = 0;
+for (let round = 0; round < ROUNDS; round++) {
+  const n = CONCURRENT_N / ROUNDS;
+  oursMs += await fourAtATime(n, (i) => upload(variant(small), `four-${round}-${i}.jpg`, 'image/jpeg'));
+  if (directus)
+    directusMs += await fourAtATime(n, (i) => directusUpload(variant(small), `four-${round}-${i}.jpg`, 'image/jpeg'));
+}
 rmSync(dir, { recursive: true, force: true });
 const mb = (CONCURRENT_N * small.length) / 1048576;
-const directus = process.env.TESSERA_BENCH_DIRECTUS_URL
-  ? 'not wired in this run'
-  : 'skipped (TESSERA_BENCH_DIRECTUS_URL not set)';
 printTable(
-  `${CONCURRENT_N} uploads of ${(small.length / 1048576).toFixed(2)} MB JPEGs, 4 at a time; load average ${load()}`,
-  ['path', 'MB/s', 'vs raw', 'target'],
+  `${CONCURRENT_N} uploads of ${(small.length / 1048576).toFixed(2)} MB JPEGs, 4 at a time${directus ? `, in ${ROUNDS} rounds each alternated with Directus'` : ''}; load average ${load()}`,
+  ['path', 'MB/s', 'vs raw', 'vs Directus', 'target'],
   [
-    ['raw disk: write + fsync + rename, 4 at a time (this process)', fmt(mb / (rawMs / 1000), 1), '1.00', '—'],
+    ['raw disk: write + fsync + rename, 4 at a time (this process)', fmt(mb / (rawMs / 1000), 1), '1.00', '—', '—'],
     [
       'Tessera POST /v1/asset + PUT (fsynced before the answer)',
       fmt(mb / (oursMs / 1000), 1),
       fmt(rawMs / oursMs),
-      '≥ Directus',
+      directus ? fmt(directusMs / oursMs) : '—',
+      '≥ 1.00 vs Directus',
     ],
-    [`Directus 12.4.0 (does not fsync before answering): ${directus}`, '—', '—', '49 MB/s reported on an idle machine'],
+    directus
+      ? [`${DIRECTUS}: POST /files`, fmt(mb / (directusMs / 1000), 1), fmt(rawMs / directusMs), '1.00', '—']
+      : [`${DIRECTUS}: ${absent}`, '—', '—', '—', '—'],
   ],
+  {
+    'vs raw': "the raw disk's time divided by this row's for the same bytes (1: as fast as the disk)",
+    'vs Directus': "Directus' time divided by this row's for the same uploads (≥ 1: at least as fast)",
+  },
 );
+await directus?.stop();
 server.child.stdin!.end();
 await new Promise((r) => server.child.once('exit', r));
 process.exit(0);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { RenditionError } from '../rendition-error.ts';
@@ -78,7 +79,7 @@ describe('the render process (renditions at a lower priority, off the server pro
     skip: process.platform !== 'linux',
   }, async () => {
     await renderInRenderProcess('rest', await noise(3).jpeg().toBuffer(), SPECS, { hasAlpha: false }, 100_000_000);
-    const pid = renderProcessPid();
+    const pid = renderProcessPid('rest');
     assert.ok(pid, 'the render process runs');
     const threads = readdirSync(`/proc/${pid}/task`).map((tid) => {
       const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
@@ -90,5 +91,24 @@ describe('the render process (renditions at a lower priority, off the server pro
       JSON.stringify(threads),
     );
     for (const t of threads) assert.ok(t.nice >= 10, `${t.name} runs at nice ${t.nice}`);
+  });
+
+  it("draws thumbnails in a process of their own at the server's priority, apart from the larger renditions", {
+    skip: process.platform !== 'linux',
+  }, async () => {
+    const jpeg = await noise(3).jpeg().toBuffer();
+    await renderInRenderProcess('first', jpeg, SPECS.slice(0, 1), { hasAlpha: false }, 100_000_000);
+    await renderInRenderProcess('rest', jpeg, SPECS.slice(1), { hasAlpha: false }, 100_000_000);
+    const first = renderProcessPid('first');
+    const rest = renderProcessPid('rest');
+    assert.ok(first && rest, 'both lanes run');
+    assert.notEqual(first, rest, 'one process per lane');
+    const nices = readdirSync(`/proc/${first}/task`).map((tid) =>
+      Number(readFileSync(`/proc/${first}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]),
+    );
+    assert.ok(
+      nices.every((n) => n === getPriority()),
+      `thumbnail threads at ${nices.join(', ')}`,
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, getPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { RenditionError } from '../rendition-error.ts';
 import { renderImage, type RenderedImage } from './render-image.ts';
@@ -7,8 +7,8 @@ import { renderImage, type RenderedImage } from './render-image.ts';
 const CHILD = fileURLToPath(new URL('./render-process.child.ts', import.meta.url));
 
 /**
- * Where image renditions are drawn: one child process per Tessera process, started with the first
- * rendition, at nice 10, with its libvips pool and its number of images in progress both capped at
+ * Where image renditions are drawn: child processes of each Tessera process (one per lane, below),
+ * started with the lane's first rendition; the larger renditions at nice 10, with their libvips pool and its number of images in progress both capped at
  * cores − 1 (at least 1). So renditions never take the server's CPU from it while requests wait
  * (issue 30: 1 MB uploads' p99 was 20× their p50 while earlier uploads rendered on two cores), and
  * they never hold the server's own libuv threads, which its file writes and fsyncs need.
@@ -16,10 +16,13 @@ const CHILD = fileURLToPath(new URL('./render-process.child.ts', import.meta.url
  * not on the worker's thread, so a worker thread's nice value does not reach it (measured; see
  * docs/decisions/0014-renditions-off-the-request-path.md).
  *
- * Two lanes: `first` (thumbnails, what a person waits for) is served before `rest` (the larger
- * renditions of earlier uploads) and has a slot of its own, so a new upload's thumbnail never
- * queues behind a mezzanine. Outputs are byte-for-byte those of renderImage in-process (the same
- * module, the same sharp).
+ * Two lanes, each in a process of its own: `first` (thumbnails, what a person waits for) at the
+ * server's own priority (its nice value, 0 as a rule), one image at a time, so a new upload's thumbnail neither queues
+ * behind a mezzanine nor waits for the CPU the niced renditions get last (measured on a loaded
+ * machine: the thumbnail came 166 ms after the upload at nice 10 against the 150 ms target); `rest`
+ * (the larger renditions) at TESSERA_RENDER_NICE. A thumbnail is a JPEG shrink-on-load decode at an
+ * eighth of each side: its share of the CPU is small and bounded (one image, cores − 1 threads).
+ * Outputs are byte-for-byte those of renderImage in-process (the same module, the same sharp).
  */
 export type Lane = 'first' | 'rest';
 
@@ -39,7 +42,7 @@ const queues: Record<Lane, Task[]> = { first: [], rest: [] };
 const running: Record<Lane, number> = { first: 0, rest: 0 };
 const limits: Record<Lane, number> = { first: 1, rest: slots };
 const inFlight = new Map<number, { task: Task; lane: Lane; timer: NodeJS.Timeout }>();
-let child: ChildProcess | undefined;
+const children: Record<Lane, ChildProcess | undefined> = { first: undefined, rest: undefined };
 let nextId = 1;
 /** Set when no child process can be started here: renders in this process from then on. */
 let disabled = false;
@@ -55,8 +58,13 @@ export function renderNice(setting: string | undefined = process.env.TESSERA_REN
   return value <= 19 ? value : 10;
 }
 
-function start(): ChildProcess {
-  const proc = fork(CHILD, [JSON.stringify({ nice: renderNice(), threads: slots })], {
+/** Each lane's nice value: thumbnails at the server's own, the larger renditions at TESSERA_RENDER_NICE. */
+export function laneNice(lane: Lane): number {
+  return lane === 'first' ? getPriority() : renderNice();
+}
+
+function start(lane: Lane): ChildProcess {
+  const proc = fork(CHILD, [JSON.stringify({ nice: laneNice(lane), threads: slots })], {
     serialization: 'advanced',
     execArgv: [],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -79,10 +87,11 @@ function start(): ChildProcess {
     pump();
   });
   const gone = (why: string) => {
-    if (child !== proc) return;
-    child = undefined;
+    if (children[lane] !== proc) return;
+    children[lane] = undefined;
     // What it was drawing fails (the job retries it); the next rendition starts a new process.
     for (const [id, entry] of inFlight) {
+      if (entry.lane !== lane) continue;
       inFlight.delete(id);
       clearTimeout(entry.timer);
       running[entry.lane] -= 1;
@@ -101,9 +110,9 @@ function start(): ChildProcess {
 }
 
 /** Keeps the event loop alive only while something is being drawn (an idle render process never holds the server open). */
-function holdLoop(proc: ChildProcess): void {
-  const channel = proc.channel as { ref(): void; unref(): void } | undefined;
-  if (inFlight.size > 0) channel?.ref();
+function holdLoop(lane: Lane): void {
+  const channel = children[lane]?.channel as { ref(): void; unref(): void } | undefined;
+  if (running[lane] > 0) channel?.ref();
   else channel?.unref();
 }
 
@@ -115,19 +124,20 @@ function pump(): void {
         renderImage(...task.args).then(task.resolve, task.reject);
         continue;
       }
-      child ??= start();
+      children[lane] ??= start(lane);
       const id = nextId++;
       running[lane] += 1;
       // sharp's own timeout bounds each step; this bounds a process that stopped answering at all.
       const timeoutSeconds = task.args[4] ?? 30;
-      const proc = child;
+      const proc = children[lane]!;
       const timer = setTimeout(() => proc.kill('SIGKILL'), (timeoutSeconds * 2 + 30) * 1000);
       timer.unref();
       inFlight.set(id, { task, lane, timer });
       proc.send({ id, args: task.args });
     }
   }
-  if (child) holdLoop(child);
+  holdLoop('first');
+  holdLoop('rest');
 }
 
 /** renderImage, in the render process, in its lane. */
@@ -138,7 +148,7 @@ export function renderInRenderProcess(lane: Lane, ...args: Parameters<typeof ren
   });
 }
 
-/** The render process's pid (undefined when none runs): for its own test. */
-export function renderProcessPid(): number | undefined {
-  return child?.pid;
+/** A lane's render process's pid (undefined when none runs): for its own test. */
+export function renderProcessPid(lane: Lane = 'rest'): number | undefined {
+  return children[lane]?.pid;
 }
