@@ -188,7 +188,9 @@ printTable(
       '—',
     ],
     peerRow('upload (POST /files, not fsynced)', directusBig),
-    ...(directus ? [peerRow("200-pixel thumbnail served (GET /assets/{id}), after the upload's answer", directusFirst)] : []),
+    ...(directus
+      ? [peerRow("200-pixel thumbnail served (GET /assets/{id}), after the upload's answer", directusFirst)]
+      : []),
   ],
 );
 

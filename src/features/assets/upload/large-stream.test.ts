@@ -16,7 +16,7 @@ const CHUNKS = [65_536, 1_048_576, 4_099, 333_333];
 /** The i-th chunk: bytes that depend on their position, so a lost, repeated or reordered chunk shows. */
 function chunkAt(offset: number, length: number): Buffer {
   const chunk = Buffer.allocUnsafe(length);
-  for (let i = 0; i < length; i++) chunk[i] = (offset + i) * 2654435761 >>> 24;
+  for (let i = 0; i < length; i++) chunk[i] = Math.imul(offset + i, 2654435761) >>> 24;
   return chunk;
 }
 
