@@ -81,6 +81,8 @@ export async function startDirectus(cli: string): Promise<DirectusPeer> {
     TELEMETRY: 'false',
     LOG_LEVEL: 'warn',
     RATE_LIMITER_ENABLED: 'false',
+    // Its event-loop-lag guard answers 503 on a busy machine: off, so every upload is measured.
+    PRESSURE_LIMITER_ENABLED: 'false',
     CACHE_ENABLED: 'false',
     WEBSOCKETS_ENABLED: 'false',
   };
