@@ -16,6 +16,7 @@ import { newId } from '../src/core/ids.ts';
 import { createOrganization } from '../src/features/identity/index.ts';
 import { seedOrganizationMetadata } from '../src/features/metadata/index.ts';
 import { TEMPLATES, VISIBLE_TEMPLATES, generateCorpus } from './search-corpus.ts';
+import { insertSecuredCollection } from '../test/helpers/search.ts';
 
 export interface CorpusSetup {
   orgId: string;
@@ -170,42 +171,16 @@ async function generateOnce(n: number, file: string, open: () => Deps, log: (s: 
   deps = open();
   // A secured collection of 10,000 members (a tenth of them visible to the viewer, like the corpus).
   const collectionId = newId();
-  await deps.db
-    .insertInto('collections')
-    .values({
-      id: collectionId,
-      org_id: org.orgId,
-      name: 'ten thousand',
-      name_key: 'ten thousand',
-      collection_type: 'secured',
-      owner_id: org.adminUserId,
-      metadata_template_id: null,
-      metadata: '[]',
-      shared: 'Y',
-      share_document: '[]',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  await deps.db
-    .insertInto('collection_templates')
-    .values({ org_id: org.orgId, collection_id: collectionId, template_id: templateIds[0]! })
-    .execute();
   const members = await deps.db.selectFrom('search_docs').select('file_id').where('doc_no', '<=', 10_000).execute();
-  for (let i = 0; i < members.length; i += 1000) {
-    await deps.db
-      .insertInto('collection_members')
-      .values(
-        members.slice(i, i + 1000).map((m, j) => ({
-          org_id: org.orgId,
-          collection_id: collectionId,
-          file_id: m.file_id!,
-          position: i + j,
-          added_at: now,
-        })),
-      )
-      .execute();
-  }
+  await insertSecuredCollection(deps.db, {
+    id: collectionId,
+    orgId: org.orgId,
+    name: 'ten thousand',
+    ownerId: org.adminUserId,
+    templateId: templateIds[0]!,
+    fileIds: members.map((m) => m.file_id!),
+    now,
+  });
   const s: CorpusSetup = { orgId: org.orgId, userId, templateIds, collectionId };
   await deps.db
     .insertInto('server_state')

@@ -1,6 +1,7 @@
 // Test support: security set-ups and index documents written straight into the index.
 import { writeTemplatePermissions } from '../../src/core/authz/authorize.ts';
 import { PERMISSIONS, type Permission } from '../../src/core/authz/catalog.ts';
+import type { DbOrTrx } from '../../src/core/db/connect.ts';
 import { toJson } from '../../src/core/db/json.ts';
 import { newId } from '../../src/core/ids.ts';
 import type { TestContext } from './context.ts';
@@ -106,4 +107,50 @@ export function docInput(
 
 export async function indexDocs(ctx: TestContext, docs: SearchDocumentInput[]): Promise<void> {
   await ctx.deps.db.transaction().execute((trx) => upsertDocuments(trx, ctx.deps.engine, docs, ctx.deps.clock.now()));
+}
+
+/**
+ * A secured collection written straight into its tables (no API, no events): through `templateId`,
+ * owned by `ownerId`, holding `fileIds` in that order. The search property test and the search
+ * benchmarks' corpus use it.
+ */
+export async function insertSecuredCollection(
+  db: DbOrTrx,
+  c: { id: string; orgId: string; name: string; ownerId: string; templateId: string; fileIds: string[]; now: number },
+): Promise<void> {
+  await db
+    .insertInto('collections')
+    .values({
+      id: c.id,
+      org_id: c.orgId,
+      name: c.name,
+      name_key: c.name,
+      collection_type: 'secured',
+      owner_id: c.ownerId,
+      metadata_template_id: null,
+      metadata: '[]',
+      shared: 'Y',
+      share_document: '[]',
+      created_at: c.now,
+      updated_at: c.now,
+    })
+    .execute();
+  await db
+    .insertInto('collection_templates')
+    .values({ org_id: c.orgId, collection_id: c.id, template_id: c.templateId })
+    .execute();
+  for (let i = 0; i < c.fileIds.length; i += 1000) {
+    await db
+      .insertInto('collection_members')
+      .values(
+        c.fileIds.slice(i, i + 1000).map((file_id, j) => ({
+          org_id: c.orgId,
+          collection_id: c.id,
+          file_id,
+          position: i + j,
+          added_at: c.now,
+        })),
+      )
+      .execute();
+  }
 }

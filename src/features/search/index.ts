@@ -20,3 +20,4 @@ export {
 } from './memory-index/search.memindex.ts';
 export { startSearchIndexWarmup } from './memory-index/search.warmup.ts';
 export { createSearchRuntime, type SearchRuntime } from './runtime.ts';
+export { snapshotDir as searchSnapshotDir } from './memory-index/search.snapshot.ts';

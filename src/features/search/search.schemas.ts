@@ -147,6 +147,12 @@ export const SearchResultSchema = Type.Object({
   limit: Type.Integer(),
   result: Type.Array(AssetRecord),
   facets: Type.Array(Facet),
+  estimated: Type.Optional(
+    Type.Boolean({
+      description:
+        'Present (true) only while the search index loads after a start and many assets match: totalCount and the facet counts are then estimates; the page itself is exact',
+    }),
+  ),
 });
 
 export const ScanResultSchema = Type.Object({

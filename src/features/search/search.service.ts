@@ -16,6 +16,7 @@ import {
 import { fromJson } from '../../core/db/json.ts';
 import { bag, hasOwn, lookupTable, ownPath } from '../../core/lookup.ts';
 import { countFacets, memoryMatches, topDocs } from './memory-index/search.columns.ts';
+import { boundedSearch } from './query/search.bounded.ts';
 import {
   SYSTEM_SORTS,
   facetTerm,
@@ -128,6 +129,8 @@ export interface RunResult {
   total: number;
   records: Record<string, unknown>[];
   facets: FacetResult[];
+  /** True when the total and the facet counts are estimates (search.bounded.ts); the page is exact. */
+  estimated?: boolean;
 }
 
 /**
@@ -156,7 +159,12 @@ export async function runSearch(
   const where = wherePredicate(deps.engine, q, scope);
   const fast = await columnarSearch(deps, q, where, scope, options);
   if (fast)
-    return { total: fast.total, records: sensitive.records(fast.records), facets: sensitive.facets(fast.facets) };
+    return {
+      total: fast.total,
+      records: sensitive.records(fast.records),
+      facets: sensitive.facets(fast.facets),
+      ...(fast.estimated ? { estimated: true } : {}),
+    };
   if (deps.engine === 'postgres') {
     // Two statements (two pooled connections) per search, not three: total and facets together.
     const [{ total, facets }, hits] = await Promise.all([
@@ -207,8 +215,18 @@ async function columnarSearch(
     },
     deps.clock.now(),
   );
-  // The organization's index is loading (after a start, or its first search): the SQL path answers.
-  if (!matches) return null;
+  // The organization's index is loading or catching up (after a start, or its first search): a
+  // bounded answer when many documents match, else the exact SQL path (search.bounded.ts).
+  if (!matches)
+    return boundedSearch(deps.db, {
+      orgId: scope.orgId,
+      match: where.ftsOnly,
+      column,
+      order: key.order,
+      from: options.from,
+      limit: options.limit,
+      facets: options.facets,
+    });
   const { idx, docs } = matches;
   const page = topDocs(idx, docs, column, key.order, options.from, options.limit);
   const records =
@@ -288,6 +306,7 @@ export async function keywordSearch(deps: Deps, principal: Principal, body: Keyw
     limit,
     result: result.records.map((r) => applyExcludes(r, body.excludes ?? [])),
     facets: result.facets,
+    ...(result.estimated ? { estimated: true } : {}),
   };
 }
 
@@ -307,6 +326,7 @@ export async function streamlinedSearch(deps: Deps, principal: Principal, body: 
     limit,
     result: result.records.map((r) => slimRecord(r, body.includes ?? [])),
     facets: result.facets,
+    ...(result.estimated ? { estimated: true } : {}),
   };
 }
 

@@ -3,7 +3,13 @@ import { it } from 'node:test';
 import fc from 'fast-check';
 import { forEachEngine, type TestContext } from '../../../../test/helpers/context.ts';
 import { createTestOrg, createTestUser } from '../../../../test/helpers/factories.ts';
-import { createGroup, createTemplate, docInput, indexDocs } from '../../../../test/helpers/search.ts';
+import {
+  createGroup,
+  createTemplate,
+  docInput,
+  indexDocs,
+  insertSecuredCollection,
+} from '../../../../test/helpers/search.ts';
 import { loadMemoryIndex, memoryIndexLoaded, unloadMemoryIndex } from '../index.ts';
 
 /**
@@ -221,40 +227,15 @@ async function check(ctx: TestContext, world: WorldSpec, queries: QuerySpec[]): 
   const members = world.members.filter((m) => m < inputs.length).map((m) => inputs[m]!.fileId!);
   const now = ctx.deps.clock.now();
   const collectionId = `00000000-0000-7000-8000-${String(Math.floor(Math.random() * 1e12)).padStart(12, '0')}`;
-  await ctx.deps.db
-    .insertInto('collections')
-    .values({
-      id: collectionId,
-      org_id: org.orgId,
-      name: `c ${collectionId}`,
-      name_key: `c ${collectionId}`,
-      collection_type: 'secured',
-      owner_id: org.adminUserId,
-      metadata_template_id: null,
-      metadata: '[]',
-      shared: 'Y',
-      share_document: '[]',
-      created_at: now,
-      updated_at: now,
-    })
-    .execute();
-  await ctx.deps.db
-    .insertInto('collection_templates')
-    .values({ org_id: org.orgId, collection_id: collectionId, template_id: shelf })
-    .execute();
-  if (members.length > 0)
-    await ctx.deps.db
-      .insertInto('collection_members')
-      .values(
-        members.map((file_id, position) => ({
-          org_id: org.orgId,
-          collection_id: collectionId,
-          file_id,
-          position,
-          added_at: now,
-        })),
-      )
-      .execute();
+  await insertSecuredCollection(ctx.deps.db, {
+    id: collectionId,
+    orgId: org.orgId,
+    name: `c ${collectionId}`,
+    ownerId: org.adminUserId,
+    templateId: shelf,
+    fileIds: members,
+    now,
+  });
 
   for (const { groups: mine, user } of users) {
     const views = (t: string) => [...(viewers.get(t) ?? [])].some((g) => mine.includes(g));

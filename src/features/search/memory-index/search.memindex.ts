@@ -25,10 +25,11 @@ import {
  * - per viewer, the visibility bitset (templates the caller may view × allowed states), rebuilt
  *   when anything changed;
  * - per collection, its members' doc_nos in collection order.
- * It loads on the first search of the organization (never at start) and is brought up to date by
- * every query: documents indexed since the last look (`search_docs (org_id, indexed_at)`) are
+ * It loads in the background (at start, or after the organization's first search; never inside a
+ * search) and is brought up to date by every query: documents indexed since the last look (`search_docs (org_id, indexed_at)`) are
  * re-read, cached term bitsets are re-asked of FTS5 for those documents only, and removed
- * documents are dropped through the removal log (`noteRemovedDocuments`). Idle organizations are
+ * documents are dropped through the removal log (`noteRemovedDocuments`); more changed documents
+ * than CATCHUP_LIMITS.inlineMax are read by a background catch-up instead. Idle organizations are
  * unloaded (IDLE_MS) and the total is bounded (MAX_TOTAL_BYTES).
  */
 export const IDLE_MS = 24 * 3_600_000;
@@ -39,7 +40,8 @@ export const TERM_BUDGET_BYTES = 64 * 1024 * 1024;
 export const TERM_CACHE_MIN = 2000;
 /** More changed documents than this in one look: cached terms are dropped instead of re-asked. */
 const TERM_REASK_MAX = 2000;
-const CHUNK = 65_536;
+/** Rows per slice of a load: a search arriving meanwhile waits for one slice at most. */
+const CHUNK = 16_384;
 
 /** States as the `acl` tokens of FTS5 name them: a live current, b deleted current, c live older, d deleted older. */
 export const STATE_LIVE_CURRENT = 1;
@@ -98,6 +100,8 @@ export class OrgIndex {
   loadMs = 0;
   /** Searches answered from this index (diagnostics, tests). */
   searches = 0;
+  /** `version` when the last snapshot was taken (the periodic writer skips unchanged indexes). */
+  snapshotVersion = -1;
   state: Uint8Array;
   /** stateBits[s - 1]: the documents in state s. */
   stateBits: Bitset[];
@@ -503,6 +507,14 @@ async function applyChanges(db: Db, idx: OrgIndex, now: number): Promise<void> {
       db,
     )
   ).rows;
+  await applyDocs(db, idx, docs);
+  idx.seenIndexedAt = max;
+  idx.settled = now > max;
+  idx.version += 1;
+}
+
+/** Re-reads these documents' templates and facets into the index (a look, or a slice of a catch-up). */
+async function applyDocs(db: Db, idx: OrgIndex, docs: readonly DocRow[]): Promise<void> {
   const changed = docs.map((d) => Number(d.doc_no));
   const templates = new Map<number, number[]>(changed.map((d) => [d, []]));
   const facets = new Map<number, number[]>(changed.map((d) => [d, []]));
@@ -540,9 +552,52 @@ async function applyChanges(db: Db, idx: OrgIndex, now: number): Promise<void> {
   }
   for (const [id, c] of idx.collections) if ([...fileIds].some((f) => c.fileIdSet.has(f))) idx.collections.delete(id);
   await reaskTerms(db, idx, changed);
-  idx.seenIndexedAt = max;
-  idx.settled = now > max;
-  idx.version += 1;
+}
+
+/**
+ * More documents indexed since the last look than `inlineMax` (a crash left an old snapshot, or a
+ * bulk write): they are read in the background in slices (catchUp) while the organization's
+ * searches take the bounded path (search.bounded.ts), so no search runs a large look inline.
+ */
+export const CATCHUP_LIMITS = { inlineMax: 2000, slice: 4096 };
+
+/**
+ * Whether more than `inlineMax` documents were indexed after the index's last look's time (those of
+ * that very time, when it is not settled, were read by it and are read again inline).
+ */
+async function farBehind(db: Db, idx: OrgIndex): Promise<boolean> {
+  const { rows } = await sql<{ n: number }>`select count(*) as n from (select 1 from search_docs
+    where org_id = ${idx.orgId} and indexed_at > ${idx.seenIndexedAt} limit ${CATCHUP_LIMITS.inlineMax + 1})`.execute(
+    db,
+  );
+  return Number(rows[0]?.n ?? 0) > CATCHUP_LIMITS.inlineMax;
+}
+
+/**
+ * Reads the documents indexed since the last look, a slice at a time in (indexed_at, doc_no) order
+ * with a turn of the event loop between slices. Cached term bitsets are dropped (re-asking FTS5
+ * for that many documents costs more than asking again). Unless the clock is past the last slice's
+ * time, the next look reads that time's documents again, with any written meanwhile.
+ */
+async function catchUp(db: Db, idx: OrgIndex, now: () => number, cancelled: () => boolean): Promise<void> {
+  idx.dropTerms();
+  let after: [number, number] = [idx.seenIndexedAt, idx.settled ? Number.MAX_SAFE_INTEGER : -1];
+  for (;;) {
+    const { rows } = await sql<DocRow>`
+      select doc_no, deleted, current_version, created_epoch, updated_epoch, indexed_at, file_id from search_docs
+      where org_id = ${idx.orgId} and (indexed_at > ${after[0]} or (indexed_at = ${after[0]} and doc_no > ${after[1]}))
+      order by indexed_at, doc_no limit ${CATCHUP_LIMITS.slice}`.execute(db);
+    if (rows.length === 0) break;
+    await applyDocs(db, idx, rows);
+    idx.version += 1;
+    const last = rows[rows.length - 1]!;
+    after = [Number(last.indexed_at), Number(last.doc_no)];
+    if (rows.length < CATCHUP_LIMITS.slice) break;
+    await breathe();
+    if (cancelled()) throw new LoadCancelled();
+  }
+  idx.seenIndexedAt = after[0];
+  idx.settled = now() > after[0];
 }
 
 /**
@@ -582,6 +637,8 @@ interface Entry {
   busy: Promise<void> | null;
   /** The load under way, in the background (never awaited by a search). */
   loading: Promise<void> | null;
+  /** A catch-up under way (catchUp): until it ends, the index answers no search. */
+  catchingUp: Promise<void> | null;
 }
 const cache = new Map<object, Map<string, Entry>>();
 let sweeper: NodeJS.Timeout | null = null;
@@ -591,7 +648,7 @@ function sweep(now = Date.now()): void {
   const all: { byOrg: Map<string, Entry>; orgId: string; idx: OrgIndex }[] = [];
   for (const [db, byOrg] of cache) {
     for (const [orgId, e] of byOrg) {
-      if (!e.idx || e.busy) continue;
+      if (!e.idx || e.busy || e.catchingUp) continue;
       if (now - e.idx.lastUsed > IDLE_MS) byOrg.delete(orgId);
       else {
         total += e.idx.bytes();
@@ -616,7 +673,7 @@ function entryOf(db: Db, orgId: string): Entry {
   let byOrg = cache.get(db);
   if (!byOrg) cache.set(db, (byOrg = new Map()));
   let e = byOrg.get(orgId);
-  if (!e) byOrg.set(orgId, (e = { idx: null, busy: null, loading: null }));
+  if (!e) byOrg.set(orgId, (e = { idx: null, busy: null, loading: null, catchingUp: null }));
   return e;
 }
 
@@ -668,11 +725,14 @@ export async function readyIndex(db: Db, orgId: string, now: number): Promise<Or
   }
   // Another caller's failed look is retried by this one, not reported to it.
   while (entry.busy) await entry.busy.catch(() => {});
-  if (!entry.idx) return null;
+  if (!entry.idx || entry.catchingUp) return null;
   const idx = entry.idx;
+  let behind = false;
   entry.busy = (async () => {
     await applyRemovals(db, idx);
-    await applyChanges(db, idx, now);
+    behind = await farBehind(db, idx);
+    if (behind) startCatchUp(db, entry, idx, () => now);
+    else await applyChanges(db, idx, now);
   })()
     .catch((error: unknown) => {
       if (entry.idx === idx) entry.idx = null;
@@ -683,8 +743,43 @@ export async function readyIndex(db: Db, orgId: string, now: number): Promise<Or
     });
   await entry.busy;
   idx.lastUsed = Date.now();
+  if (behind) return null;
   sweep();
   return idx;
+}
+
+function startCatchUp(
+  db: Db,
+  entry: Entry,
+  idx: OrgIndex,
+  now: () => number,
+  cancelled: () => boolean = () => false,
+): void {
+  entry.catchingUp ??= catchUp(db, idx, now, cancelled)
+    .catch(() => {
+      // Half caught up is not an index to answer from: unloaded, loaded again by a later search.
+      if (entry.idx === idx) entry.idx = null;
+    })
+    .finally(() => {
+      entry.catchingUp = null;
+    });
+}
+
+/**
+ * After a snapshot is installed (search.warmup.ts): starts the catch-up in the background when the
+ * database indexed many documents since the snapshot's time; the promise settles when it is over.
+ */
+export async function catchUpInBackground(
+  db: Db,
+  orgId: string,
+  now: () => number,
+  cancelled?: () => boolean,
+): Promise<void> {
+  const entry = entryOf(db, orgId);
+  const idx = entry.idx;
+  if (!idx || entry.busy || entry.catchingUp) return;
+  if (await farBehind(db, idx)) startCatchUp(db, entry, idx, now, cancelled);
+  await entry.catchingUp;
 }
 
 /** The organization's loaded index as it is (no look), or null. */
@@ -715,10 +810,9 @@ export const removalPosition = () => removalSeq();
 
 /** Waits for the organization's load under way, if any (tests, benchmarks). */
 export async function memoryIndexSettled(db: object, orgId: string): Promise<void> {
-  await cache
-    .get(db)
-    ?.get(orgId)
-    ?.loading?.catch(() => {});
+  const e = cache.get(db)?.get(orgId);
+  await e?.loading?.catch(() => {});
+  await e?.catchingUp;
 }
 
 /** Loaded organizations and their bytes (benchmarks, diagnostics). */
@@ -738,7 +832,8 @@ export function memoryIndexStats(
 
 /** Whether the organization's index is loaded (and so answers its searches). */
 export function memoryIndexLoaded(db: object, orgId: string): boolean {
-  return cache.get(db)?.get(orgId)?.idx != null;
+  const e = cache.get(db)?.get(orgId);
+  return e?.idx != null && e.catchingUp === null;
 }
 
 /** Unloads every organization of `db` (tests; memory). */

@@ -52,6 +52,7 @@ const bytesOf = (a: ArrayBufferView) => Buffer.from(a.buffer, a.byteOffset, a.by
 /** Writes the organization's index as it stands (copied at once, written in the background). */
 export async function writeSnapshot(db: Db, dataDir: string, idx: OrgIndex): Promise<void> {
   const schema = await schemaVersion(db);
+  const version = idx.version;
   // Facet rows compacted (the load's rows with the changed documents' rows in place).
   const facetStart = new Int32Array(idx.capacity + 1);
   const facetParts: Int32Array[] = [];
@@ -111,6 +112,7 @@ export async function writeSnapshot(db: Db, dataDir: string, idx: OrgIndex): Pro
   const tmp = `${file}.${process.pid}.tmp`;
   await writeFile(tmp, Buffer.concat([len, head, body]));
   await rename(tmp, file);
+  idx.snapshotVersion = version;
   // The database names the snapshot that belongs to it (a restored copy names an older one or none).
   await db.deleteFrom('search_index_state').where('key', '=', stateKey(idx.orgId)).execute();
   await db

@@ -16,7 +16,9 @@ import {
   removeDocuments,
   unloadMemoryIndex,
 } from '../index.ts';
-import { loadedIndex } from './search.memindex.ts';
+import { writeTemplatePermissions } from '../../../core/authz/authorize.ts';
+import { BOUNDED_LIMITS } from '../query/search.bounded.ts';
+import { CATCHUP_LIMITS, loadedIndex } from './search.memindex.ts';
 import { readSnapshot, snapshotDir, writeSnapshot } from './search.snapshot.ts';
 
 /**
@@ -90,6 +92,128 @@ forEachEngine('search: the in-memory index loads in the background, never in a s
     if (engine === 'sqlite') {
       const stats = memoryIndexStats(db).find((s) => s.orgId === w.org.orgId)!;
       assert.equal(stats.searches, 3, 'the searches after the load were answered from the index');
+    }
+  });
+
+  it('a search while the index loads reads a bounded part of the matches: the same page and total as the loaded index, facets flagged estimated', async () => {
+    const { db, engine } = ctx().deps;
+    const w = await world(ctx(), 60);
+    const keyword = async (payload: Record<string, unknown>) => {
+      const res = await ctx().inject({
+        method: 'POST',
+        url: '/v1/search/keyword',
+        headers: w.viewer.headers,
+        payload: { limit: 7, facets: ['Colour'], ...payload },
+      });
+      assert.equal(res.statusCode, 200, res.body);
+      const body = json(res);
+      return {
+        ids: (body.result as { fileId: string }[]).map((r) => r.fileId),
+        total: body.totalCount as number,
+        estimated: body.estimated === true,
+        facets: body.facets as { values: { key: string; doc_count: number }[] }[],
+      };
+    };
+    const queries: Record<string, unknown>[] = [
+      { searchTerm: ['warm'] },
+      { searchTerm: ['river'], from: 3 },
+      { searchTerm: ['*'], sortBy: [{ metadataDefinitionSearchField: 'createdEpoch', order: 'asc' }] },
+      { searchTerm: ['warm'], sortBy: [{ metadataDefinitionSearchField: 'lastUpdatedEpoch', order: 'asc' }], from: 30 },
+    ];
+    const saved = { ...BOUNDED_LIMITS };
+    unloadMemoryIndex(db);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const loading = engine === 'sqlite' ? loadMemoryIndex(db, w.org.orgId, { startAfter: held }) : held;
+    const during: Awaited<ReturnType<typeof keyword>>[] = [];
+    try {
+      // Any count of matches takes the bounded way; each way of testing documents in turn.
+      BOUNDED_LIMITS.exactMax = 0;
+      BOUNDED_LIMITS.facetSample = 4;
+      for (const readBelow of [0, 1]) {
+        BOUNDED_LIMITS.readMatchesBelow = readBelow;
+        for (const q of queries) during.push(await keyword(q));
+      }
+    } finally {
+      Object.assign(BOUNDED_LIMITS, saved);
+    }
+    assert.equal(memoryIndexLoaded(db, w.org.orgId), false, 'the searches did not wait for the load');
+    release();
+    await loading;
+    const loaded: Awaited<ReturnType<typeof keyword>>[] = [];
+    for (const q of queries) loaded.push(await keyword(q));
+    for (const [i, d] of during.entries()) {
+      const full = loaded[i % queries.length]!;
+      assert.deepEqual(d.ids, full.ids, `query ${i}: the same page`);
+      assert.equal(d.total, full.total, `query ${i}: the same total`);
+      assert.equal(full.estimated, false);
+      // PostgreSQL has no in-memory index: its answers are the SQL path's, never estimated.
+      assert.equal(d.estimated, engine === 'sqlite', `query ${i}: flagged`);
+      if (d.estimated) {
+        const count = (f: typeof d.facets) => f.flatMap((x) => x.values.map((v) => v.key)).sort();
+        assert.deepEqual(count(d.facets).length > 0, true, 'estimated facets are present');
+        for (const key of count(d.facets)) assert.ok(count(full.facets).includes(key), `facet value ${key} exists`);
+      } else {
+        assert.deepEqual(d.facets, full.facets);
+      }
+    }
+  });
+
+  it('a search during the catch-up after an old snapshot does not wait for it and hides what was revoked while the process was down (SQLite)', async () => {
+    const { db, engine, config } = ctx().deps;
+    if (engine !== 'sqlite') return;
+    const org = await createTestOrg(ctx());
+    const g = await createGroup(ctx(), org.orgId);
+    const keep = await createTemplate(ctx(), org.orgId, { [g]: ['view'] });
+    const revoked = await createTemplate(ctx(), org.orgId, { [g]: ['view'] });
+    const hidden = await createTemplate(ctx(), org.orgId, {});
+    const viewer = await createTestUser(ctx(), org, { groupIds: [g] });
+    const docs = Array.from({ length: 20 }, (_, i) =>
+      docInput(org.orgId, {
+        filename: `c-${i}.jpg`,
+        securityTemplateIds: [i < 4 ? revoked : keep],
+        metadataText: 'catch up',
+        createdEpoch: 1_700_000_000_000 + i,
+        updatedEpoch: 1_700_000_000_000 + i,
+      }),
+    );
+    await indexDocs(ctx(), docs);
+    unloadMemoryIndex(db);
+    await loadMemoryIndex(db, org.orgId);
+    await search(viewer, ['catch']);
+    await writeSnapshot(db, config.dataDir, loadedIndex(db, org.orgId)!);
+    unloadMemoryIndex(db);
+    // While the process is down: the group loses View on one template, one document moves to a
+    // template nobody views, and eight more are indexed again (more than the inline catch-up).
+    ctx().clock.advance(5_000);
+    await db.deleteFrom('security_template_grants').where('template_id', '=', revoked).execute();
+    await writeTemplatePermissions(db, org.orgId, revoked, new Map());
+    await indexDocs(ctx(), [
+      { ...docs[10]!, securityTemplateIds: [hidden] },
+      ...docs.slice(11, 19).map((d) => ({ ...d, metadataText: 'catch up again' })),
+    ]);
+    const saved = { ...CATCHUP_LIMITS };
+    CATCHUP_LIMITS.inlineMax = 3;
+    CATCHUP_LIMITS.slice = 2;
+    try {
+      assert.equal(await readSnapshot(db, config.dataDir, org.orgId), 'loaded');
+      const during = await search(viewer, ['catch']);
+      const stats = () => memoryIndexStats(db).find((x) => x.orgId === org.orgId)?.searches ?? 0;
+      assert.equal(stats(), 0, 'not answered by the index while it catches up');
+      const expected = docs
+        .map((d, i) => ({ d, i }))
+        .filter(({ i }) => i >= 4 && i !== 10)
+        .map(({ d }) => d.fileId);
+      const ids = (r: { result: { fileId: string }[] }) => r.result.map((x) => x.fileId).sort();
+      assert.deepEqual(ids(during), [...expected].sort(), 'revoked and re-secured documents are hidden');
+      assert.equal(during.total, 15);
+      await memoryIndexSettled(db, org.orgId);
+      assert.equal(memoryIndexLoaded(db, org.orgId), true, 'caught up in the background');
+      const after = await search(viewer, ['catch']);
+      assert.equal(stats(), 1, 'answered by the index once caught up');
+      assert.deepEqual(after, during);
+    } finally {
+      Object.assign(CATCHUP_LIMITS, saved);
     }
   });
 

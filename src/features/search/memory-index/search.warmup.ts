@@ -1,6 +1,13 @@
 import { sql } from 'kysely';
 import type { Deps } from '../../../deps.ts';
-import { MAX_TOTAL_BYTES, loadMemoryIndex, loadedIndex, loadedIndexes, memoryIndexStats } from './search.memindex.ts';
+import {
+  MAX_TOTAL_BYTES,
+  catchUpInBackground,
+  loadMemoryIndex,
+  loadedIndex,
+  loadedIndexes,
+  memoryIndexStats,
+} from './search.memindex.ts';
 import { readSnapshot, writeSnapshot } from './search.snapshot.ts';
 
 /**
@@ -13,13 +20,23 @@ import { readSnapshot, writeSnapshot } from './search.snapshot.ts';
 export interface SearchIndexWarmup {
   cancelled: boolean;
   running: Promise<void> | null;
-  /** Started in this process: its indexes are written as snapshots at close. */
+  /** Started in this process: its indexes are written as snapshots at close and every SNAPSHOT_EVERY_MS. */
   started: boolean;
+  /** The periodic snapshot writer. */
+  timer: NodeJS.Timeout | null;
+  /** Snapshot writes under way (one writer at a time). */
+  writing: Promise<void> | null;
 }
 
 export function createWarmupState(): SearchIndexWarmup {
-  return { cancelled: false, running: null, started: false };
+  return { cancelled: false, running: null, started: false, timer: null, writing: null };
 }
+
+/**
+ * Changed indexes are written as snapshots this often, so a crash (no snapshot at close) leaves
+ * one at most this old, and the catch-up after it stays small.
+ */
+export const SNAPSHOT_EVERY_MS = 5 * 60_000;
 
 /** Bytes per document the estimate uses (docs/search.md: 45.4 MiB for 1,000,000 documents). */
 const BYTES_PER_DOC = 48;
@@ -36,6 +53,8 @@ export async function startSearchIndexWarmup(deps: Deps): Promise<void> {
   if (state.running) return;
   state.cancelled = false;
   state.started = true;
+  state.timer ??= setInterval(() => void writeSnapshots(deps, { changedOnly: true }), SNAPSHOT_EVERY_MS);
+  state.timer.unref();
   deps.log.info('search index warm-up started');
   const started = performance.now();
   // One scan of the (org_id, deleted, current_version, doc_no) index.
@@ -67,6 +86,17 @@ export async function startSearchIndexWarmup(deps: Deps): Promise<void> {
     }
   }
   state.running = (async () => {
+    // Snapshots far behind the database catch up first, in slices, while their searches take the
+    // bounded path (search.bounded.ts); never inside a search.
+    for (const r of rows) {
+      if (state.cancelled) return;
+      await catchUpInBackground(
+        deps.db,
+        r.org_id,
+        () => deps.clock.now(),
+        () => state.cancelled,
+      );
+    }
     let built = 0;
     for (const r of toBuild) {
       if (state.cancelled) return;
@@ -108,18 +138,31 @@ export async function startSearchIndexWarmup(deps: Deps): Promise<void> {
     });
 }
 
-/** Writes a snapshot of every loaded index (at close, in processes that ran the warm-up). */
-export async function writeSnapshots(deps: Deps): Promise<void> {
-  if (deps.engine !== 'sqlite' || !deps.runtime.search.warmup.started) return;
-  for (const idx of loadedIndexes(deps.db)) {
-    await writeSnapshot(deps.db, deps.config.dataDir, idx).catch((error: unknown) =>
-      deps.log.warn({ err: error, orgId: idx.orgId }, 'search index snapshot could not be written'),
-    );
-  }
+/**
+ * Writes a snapshot of every loaded index — or, with `changedOnly`, of those changed since their
+ * last snapshot (the periodic writer) — in processes that ran the warm-up. One writer at a time.
+ */
+export async function writeSnapshots(deps: Deps, options: { changedOnly?: boolean } = {}): Promise<void> {
+  const state = deps.runtime.search.warmup;
+  if (deps.engine !== 'sqlite' || !state.started) return;
+  while (state.writing) await state.writing;
+  state.writing = (async () => {
+    for (const idx of loadedIndexes(deps.db)) {
+      if (options.changedOnly && idx.snapshotVersion === idx.version) continue;
+      await writeSnapshot(deps.db, deps.config.dataDir, idx).catch((error: unknown) =>
+        deps.log.warn({ err: error, orgId: idx.orgId }, 'search index snapshot could not be written'),
+      );
+    }
+  })().finally(() => {
+    state.writing = null;
+  });
+  await state.writing;
 }
 
-/** Ends the warm-up at its next slice (deps.close()). */
+/** Ends the warm-up at its next slice and the periodic snapshots (deps.close()). */
 export async function stopSearchIndexWarmup(state: SearchIndexWarmup): Promise<void> {
   state.cancelled = true;
+  if (state.timer) clearInterval(state.timer);
+  state.timer = null;
   await state.running;
 }

@@ -255,14 +255,36 @@ export async function facetCounts(
   request: FacetRequest,
 ): Promise<FacetResult[]> {
   if (engine === 'postgres') return (await totalAndFacets(db, p, request)).facets;
+  return facetCountsOf(
+    db,
+    orgId,
+    p.ftsOnly !== null
+      ? sql`select rowid from search_fts where search_fts match ${p.ftsOnly}`
+      : sql`select d.doc_no from search_docs d where ${p.where}`,
+    request,
+  );
+}
+
+/**
+ * SQLite: facet counts over the documents a subquery names (all the matches, or a bounded sample
+ * of them: search.bounded.ts), each count multiplied by `scale` (1 unless sampled).
+ */
+export async function facetCountsOf(
+  db: DbOrTrx,
+  orgId: string,
+  docs: RawBuilder<unknown>,
+  request: FacetRequest,
+  scale = 1,
+): Promise<FacetResult[]> {
   const names = facetNames(request);
   if (names && names.length === 0) return [];
   const nameFilter = names ? sql`and f.facet_key in (${sql.join(names)})` : sql``;
   const { rows } = await sql<FacetRow>`
     select f.facet_key, f.value_key, min(f.facet) as facet, min(f.value) as value, count(*) as n
     from search_doc_facets f
-    where f.org_id = ${orgId} ${nameFilter} and f.doc_no in (${p.ftsOnly !== null ? sql`select rowid from search_fts where search_fts match ${p.ftsOnly}` : sql`select d.doc_no from search_docs d where ${p.where}`})
+    where f.org_id = ${orgId} ${nameFilter} and f.doc_no in (${docs})
     group by f.facet_key, f.value_key`.execute(db);
+  if (scale !== 1) for (const r of rows) r.n = Math.max(1, Math.round(Number(r.n) * scale));
   return shapeFacets(rows, names, request.size);
 }
 

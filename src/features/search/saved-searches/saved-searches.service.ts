@@ -240,5 +240,6 @@ export async function runSavedSearch(
     limit,
     result: result.records,
     facets: result.facets,
+    ...(result.estimated ? { estimated: true } : {}),
   };
 }
