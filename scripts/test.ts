@@ -7,7 +7,7 @@
 // CI is killed. Here a file that passes its limit is killed with everything it started, and reported as failed.
 // A real-browser file (*.browser.test.ts) that fails is run once more on its own, and both runs are printed.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 function collect(dir: string, out: string[]): string[] {
@@ -23,12 +23,18 @@ function collect(dir: string, out: string[]): string[] {
 }
 
 const filters = process.argv.slice(2);
+const durations = JSON.parse(readFileSync(new URL('./test-durations.json', import.meta.url), 'utf8')) as Record<
+  string,
+  number
+>;
+const expectedSeconds = (file: string) => durations[file] ?? 30;
 const isBrowser = (file: string) => file.endsWith('.browser.test.ts');
 const files = [...collect('src', []), ...collect('test', []), ...collect('web/test', [])]
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)))
   .sort()
-  // The long real-browser files start first, so that they do not end the run alone.
-  .sort((a, b) => Number(isBrowser(b)) - Number(isBrowser(a)));
+  // Longest first (each file's seconds in a CI run, scripts/test-durations.json), so that no long file starts
+  // near the end and runs alone while the other lanes sit idle. A file not listed yet counts as 30 s.
+  .sort((a, b) => expectedSeconds(b) - expectedSeconds(a));
 if (files.length === 0) {
   console.error(`No test files match ${filters.join(' ')}`);
   process.exit(1);
