@@ -7,7 +7,8 @@
 // CI is killed. Here a file that passes its limit is killed with everything it started, and reported as failed.
 // A real-browser file (*.browser.test.ts) that fails is run once more on its own, and both runs are printed.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 function collect(dir: string, out: string[]): string[] {
@@ -53,7 +54,16 @@ interface Outcome {
   counts: Counts;
   output: string;
   note?: string;
+  /** Wall seconds, and CPU seconds of the file's process and every child it waited for (GNU time), when known. */
+  wall: number;
+  cpu?: number;
 }
+
+// Each file's CPU seconds (user + system, its own process and the children it reaped: servers, Chromium), read
+// with GNU time where the machine has it, so that the summary can say which files cost the cores the most.
+const GNU_TIME = '/usr/bin/time';
+const timesDir = existsSync(GNU_TIME) ? mkdtempSync(join(tmpdir(), 'tessera-test-times-')) : undefined;
+let fileSeq = 0;
 
 const running = new Set<ChildProcess>();
 
@@ -67,7 +77,13 @@ function killGroup(child: ChildProcess): void {
 
 function runFile(file: string): Promise<Outcome> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [`--test-timeout=${testTimeout}`, '--test-reporter=spec', file], {
+    const args = [`--test-timeout=${testTimeout}`, '--test-reporter=spec', file];
+    const timesFile = timesDir ? join(timesDir, `${fileSeq++}.txt`) : undefined;
+    const begun = Date.now();
+    const [command, argv] = timesFile
+      ? [GNU_TIME, ['-q', '-f', '%U %S', '-o', timesFile, process.execPath, ...args]]
+      : [process.execPath, args];
+    const child = spawn(command, argv, {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
       // Renditions at normal priority: several test files share the cores, and a niced render process
@@ -102,7 +118,17 @@ function runFile(file: string): Promise<Outcome> {
         const ok = code === 0 && note === undefined && counts.fail === 0 && counts.cancelled === 0;
         if (!ok && counts.fail + counts.cancelled === 0) counts.fail = 1;
         if (note === undefined && code !== 0) note = `exited with ${signal ?? `code ${code}`}`;
-        resolve({ file, ok, counts, output, note });
+        let cpu: number | undefined;
+        try {
+          const [user, system] = readFileSync(timesFile ?? '', 'utf8')
+            .trim()
+            .split(/\s+/)
+            .map(Number);
+          if (Number.isFinite(user) && Number.isFinite(system)) cpu = user + system;
+        } catch {
+          // no GNU time, or the file was killed
+        }
+        resolve({ file, ok, counts, output, note, wall: (Date.now() - begun) / 1000, cpu });
       }, 500);
     });
   });
@@ -149,6 +175,23 @@ async function main(): Promise<number> {
       if (at >= 0) process.stdout.write(`${o.output.slice(at)}\n`);
     }
   }
+  // The files that cost the most CPU (they decide how long a run on two cores takes), and the sum over all files.
+  const byCpu = [...outcomes].sort((a, b) => (b.cpu ?? b.wall) - (a.cpu ?? a.wall));
+  const cpuSum = outcomes.reduce((sum, o) => sum + (o.cpu ?? 0), 0);
+  const wallSum = outcomes.reduce((sum, o) => sum + o.wall, 0);
+  process.stdout.write(`\nℹ per-file seconds: wall ${wallSum.toFixed(0)} in sum, CPU ${cpuSum.toFixed(0)} in sum\n`);
+  for (const o of byCpu.slice(0, 25)) {
+    process.stdout.write(
+      `ℹ   ${(o.cpu ?? Number.NaN).toFixed(1).padStart(6)} CPU s ${o.wall.toFixed(1).padStart(6)} wall s  ${o.file}\n`,
+    );
+  }
+  if (process.env.TESSERA_TEST_TIMES_OUT) {
+    const rows = Object.fromEntries(
+      outcomes.map((o) => [o.file, { wall: Math.round(o.wall), cpu: Math.round(o.cpu ?? 0) }]),
+    );
+    writeFileSync(process.env.TESSERA_TEST_TIMES_OUT, `${JSON.stringify(rows, null, 2)}\n`);
+  }
+  if (timesDir) rmSync(timesDir, { recursive: true, force: true });
   process.stdout.write(`\nℹ files ${outcomes.length}\n`);
   for (const name of COUNTS) process.stdout.write(`ℹ ${name} ${total[name]}\n`);
   process.stdout.write(`ℹ duration_ms ${Date.now() - started}\n`);
