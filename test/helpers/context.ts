@@ -62,6 +62,10 @@ export async function createTestContext(engine: EngineName, options: ContextOpti
     TESSERA_LOG_LEVEL: process.env.TESSERA_TEST_LOG_LEVEL ?? 'silent',
     TESSERA_SECRET_KEY: TEST_SECRET,
     TESSERA_ALLOW_PRIVATE_TARGETS: 'true',
+    // A second instance here (secondInstance) shares this process's one thread: when it waits for SQLite's write
+    // lock, synchronously, the instance holding the lock cannot run to release it, so every such wait lasts the
+    // whole busy timeout (10 s by default) and ends in SQLITE_BUSY. Between processes the default stands.
+    TESSERA_SQLITE_BUSY_TIMEOUT_MS: '500',
     ...(pgDb ? { DATABASE_URL: pgDb.url } : {}),
     ...options.env,
   });
