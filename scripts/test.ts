@@ -7,7 +7,17 @@
 // CI is killed. Here a file that passes its limit is killed with everything it started, and reported as failed.
 // A real-browser file (*.browser.test.ts) that fails is run once more on its own, and both runs are printed.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -59,11 +69,34 @@ interface Outcome {
   cpu?: number;
 }
 
-// Each file's CPU seconds (user + system, its own process and the children it reaped: servers, Chromium), read
-// with GNU time where the machine has it, so that the summary can say which files cost the cores the most.
+// Each file's CPU seconds, so that the summary can say which files cost the cores the most. Where the machine lets
+// us make cpuacct cgroups (CI runs as root), each file runs in its own, which counts every process the file started,
+// even one orphaned and killed with its group; elsewhere GNU time counts the file's process and the children it
+// reaped. PostgreSQL's server processes are counted by neither.
+const CPUACCT = '/sys/fs/cgroup/cpuacct';
 const GNU_TIME = '/usr/bin/time';
-const timesDir = existsSync(GNU_TIME) ? mkdtempSync(join(tmpdir(), 'tessera-test-times-')) : undefined;
+const runId = `tessera-test-${process.pid}`;
+const useCgroups = (() => {
+  try {
+    mkdirSync(join(CPUACCT, runId));
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const timesDir = !useCgroups && existsSync(GNU_TIME) ? mkdtempSync(join(tmpdir(), 'tessera-test-times-')) : undefined;
 let fileSeq = 0;
+
+/** The machine's busy and total CPU time so far (/proc/stat, in clock ticks), for the run's busy share. */
+function machineTicks(): { busy: number; total: number } | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const total = fields.reduce((a, b) => a + b, 0);
+    return { busy: total - (fields[3] ?? 0) - (fields[4] ?? 0), total };
+  } catch {
+    return undefined;
+  }
+}
 
 const running = new Set<ChildProcess>();
 
@@ -78,11 +111,16 @@ function killGroup(child: ChildProcess): void {
 function runFile(file: string): Promise<Outcome> {
   return new Promise((resolve) => {
     const args = [`--test-timeout=${testTimeout}`, '--test-reporter=spec', file];
-    const timesFile = timesDir ? join(timesDir, `${fileSeq++}.txt`) : undefined;
+    const seq = fileSeq++;
+    const timesFile = timesDir ? join(timesDir, `${seq}.txt`) : undefined;
+    const cgroup = useCgroups ? join(CPUACCT, runId, String(seq)) : undefined;
+    if (cgroup) mkdirSync(cgroup);
     const begun = Date.now();
-    const [command, argv] = timesFile
-      ? [GNU_TIME, ['-q', '-f', '%U %S', '-o', timesFile, process.execPath, ...args]]
-      : [process.execPath, args];
+    const [command, argv] = cgroup
+      ? ['/bin/sh', ['-c', `echo $$ > ${cgroup}/cgroup.procs && exec "$0" "$@"`, process.execPath, ...args]]
+      : timesFile
+        ? [GNU_TIME, ['-q', '-f', '%U %S', '-o', timesFile, process.execPath, ...args]]
+        : [process.execPath, args];
     const child = spawn(command, argv, {
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -120,11 +158,21 @@ function runFile(file: string): Promise<Outcome> {
         if (note === undefined && code !== 0) note = `exited with ${signal ?? `code ${code}`}`;
         let cpu: number | undefined;
         try {
-          const [user, system] = readFileSync(timesFile ?? '', 'utf8')
-            .trim()
-            .split(/\s+/)
-            .map(Number);
-          if (Number.isFinite(user) && Number.isFinite(system)) cpu = user + system;
+          if (cgroup) {
+            cpu = Number(readFileSync(join(cgroup, 'cpuacct.usage'), 'utf8')) / 1e9;
+            rmdirSync(cgroup);
+          }
+        } catch {
+          // a process of the file's is still leaving: the cgroup stays until the run's end
+        }
+        try {
+          if (!cgroup) {
+            const [user, system] = readFileSync(timesFile ?? '', 'utf8')
+              .trim()
+              .split(/\s+/)
+              .map(Number);
+            if (Number.isFinite(user) && Number.isFinite(system)) cpu = user + system;
+          }
         } catch {
           // no GNU time, or the file was killed
         }
@@ -141,6 +189,7 @@ function print(outcome: Outcome, label = ''): void {
 
 async function main(): Promise<number> {
   const started = Date.now();
+  const ticksAtStart = machineTicks();
   const queue = [...files];
   const outcomes: Outcome[] = [];
   const retried: string[] = [];
@@ -179,6 +228,11 @@ async function main(): Promise<number> {
   const byCpu = [...outcomes].sort((a, b) => (b.cpu ?? b.wall) - (a.cpu ?? a.wall));
   const cpuSum = outcomes.reduce((sum, o) => sum + (o.cpu ?? 0), 0);
   const wallSum = outcomes.reduce((sum, o) => sum + o.wall, 0);
+  const ticksAtEnd = machineTicks();
+  if (ticksAtStart && ticksAtEnd) {
+    const share = (ticksAtEnd.busy - ticksAtStart.busy) / (ticksAtEnd.total - ticksAtStart.total);
+    process.stdout.write(`\nℹ the machine's CPUs were busy ${(100 * share).toFixed(0)} % of the run (all processes)\n`);
+  }
   process.stdout.write(`\nℹ per-file seconds: wall ${wallSum.toFixed(0)} in sum, CPU ${cpuSum.toFixed(0)} in sum\n`);
   for (const o of byCpu.slice(0, 25)) {
     process.stdout.write(
@@ -192,6 +246,7 @@ async function main(): Promise<number> {
     writeFileSync(process.env.TESSERA_TEST_TIMES_OUT, `${JSON.stringify(rows, null, 2)}\n`);
   }
   if (timesDir) rmSync(timesDir, { recursive: true, force: true });
+  if (useCgroups) removeCgroups();
   process.stdout.write(`\nℹ files ${outcomes.length}\n`);
   for (const name of COUNTS) process.stdout.write(`ℹ ${name} ${total[name]}\n`);
   process.stdout.write(`ℹ duration_ms ${Date.now() - started}\n`);
@@ -199,9 +254,27 @@ async function main(): Promise<number> {
   return failed.length === 0 ? 0 : 1;
 }
 
+function removeCgroups(): void {
+  try {
+    for (const name of readdirSync(join(CPUACCT, runId))) {
+      if (/^\d+$/.test(name)) {
+        try {
+          rmdirSync(join(CPUACCT, runId, name));
+        } catch {
+          // still has a process
+        }
+      }
+    }
+    rmdirSync(join(CPUACCT, runId));
+  } catch {
+    // left for the machine's next boot
+  }
+}
+
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.on(signal, () => {
     for (const child of running) killGroup(child);
+    if (useCgroups) removeCgroups();
     process.exit(1);
   });
 }
