@@ -1,6 +1,6 @@
 import type { Deps } from './deps.ts';
 import type { AllJobHandlers } from './core/jobs/catalog.ts';
-import { startWorker, type Worker } from './core/jobs/worker.ts';
+import { JOB_PROBE_MS, startWorker, type Worker } from './core/jobs/worker.ts';
 import { auditJobHandlers, startAuditSealer } from './features/audit/index.ts';
 import { authJobHandlers } from './features/auth/index.ts';
 import { startDelivery } from './features/webhooks/index.ts';
@@ -42,8 +42,8 @@ export function startWorkers(deps: Deps): Worker {
     concurrency: deps.config.jobs.concurrency,
     leaseMs: deps.config.jobs.leaseMs,
     tracing: deps.tracing,
-    // Jobs other processes enqueue (an API process without workers) are claimed at their commit.
-    listenUrl: deps.config.database.kind === 'postgres' ? deps.config.database.url : undefined,
+    // Jobs other processes enqueue (an API process without workers) are claimed within 250 ms.
+    probeMs: deps.config.database.kind === 'postgres' ? JOB_PROBE_MS : undefined,
   });
   // Webhook delivery has its own loop and tables (leases, per-endpoint queues, batched attempt log).
   const delivery = startDelivery(deps, { leaseMs: deps.config.webhookLeaseMs });

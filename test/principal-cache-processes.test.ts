@@ -1,6 +1,6 @@
 // Issue 14, item 1, across processes: a second instance in its own process on the same database
 // (PostgreSQL, and a SQLite file) honours every change made through the first within 1 s
-// (PostgreSQL: LISTEN/NOTIFY, in practice milliseconds; SQLite: the 250 ms poll).
+// (the 250 ms poll of the revision counters, on both engines; no NOTIFY since decision 0022).
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { ALL_PRIVILEGES } from '../src/core/authz/catalog.ts';

@@ -18,9 +18,11 @@ import { DependencyUnavailable, isDatabaseOutage } from '../outage.ts';
  * and are stale as soon as it moves. It moves:
  * - on this instance, before the writing call returns: the driver below notices a committed write
  *   to an identity table and re-reads the counter on the same connection;
- * - on other instances within POLL_MS: every instance polls the counter (a one-row primary-key
- *   read) and, on PostgreSQL, also LISTENs on `tessera_revision`, which the triggers NOTIFY at
- *   commit, so in practice it moves within milliseconds.
+ * - on other instances within POLL_MS: every instance polls the counters (one small read of a
+ *   handful of rows) on PostgreSQL over a connection of its own, so a poll never queues for a pooled
+ *   connection behind busy requests. There is no LISTEN/NOTIFY (migration 0064 removed it): a
+ *   notifying commit takes a database-wide lock held across its WAL flush, which serialized every
+ *   asset write of every process (decision 0022).
  * When the counter cannot be read (database down, table missing) the generation moves on every
  * attempt: caches then miss rather than serve what can no longer be checked.
  *
@@ -30,13 +32,11 @@ import { DependencyUnavailable, isDatabaseOutage } from '../outage.ts';
  * flush the principal caches while asset views still go stale on identity changes (template
  * grants and names, groups, the organization's customer id).
  */
-export const REVISION_CHANNEL = 'tessera_revision';
-export const CONTENT_REVISION_CHANNEL = 'tessera_content_revision';
 export const POLL_MS = 250;
 /** Default of TESSERA_DB_FRESHNESS_MS: how long cached credentials may go unconfirmed by the database. */
 export const FRESHNESS_MS = 1000;
-/** A poll over the LISTEN connection that takes this long ends that connection (it is reopened). */
-const LISTENER_POLL_TIMEOUT_MS = 5000;
+/** A poll over the poll connection that takes this long ends that connection (it is reopened). */
+const POLL_CONNECTION_TIMEOUT_MS = 5000;
 
 /** Tables whose writes can change a principal or a permission decision (the triggers of 0012 cover these). */
 export const IDENTITY_TABLES: ReadonlySet<string> = new Set([
@@ -109,8 +109,8 @@ class Feed implements RevisionFeed {
   private started = false;
   private closed = false;
   private timer: NodeJS.Timeout | undefined;
-  private listener: pg.Client | undefined;
-  private listenRetry: NodeJS.Timeout | undefined;
+  private connection: pg.Client | undefined;
+  private reconnect: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
   /** Runs a query on a pooled connection (set once the Kysely instance exists). */
   run: Runner | undefined;
@@ -125,8 +125,8 @@ class Feed implements RevisionFeed {
   private pollStartedAt: number | undefined;
   /** The last read failed. */
   private failing = false;
-  /** The LISTEN connection is up: polls go over it, never queuing for a pooled connection behind busy requests. */
-  private listenerReady = false;
+  /** The poll connection (PostgreSQL) is up: polls go over it, never queuing for a pooled connection behind busy requests. */
+  private connectionReady = false;
 
   constructor(pgUrl: string | undefined, pollMs: number, database: string, freshnessMs = FRESHNESS_MS) {
     this.pgUrl = pgUrl;
@@ -151,7 +151,7 @@ class Feed implements RevisionFeed {
   }
 
   /**
-   * Records counter values read anywhere (driver, poll, NOTIFY); any change moves the generation(s).
+   * Records counter values read anywhere (driver, poll); any change moves the generation(s).
    * `undefined`: unknown (unreadable), which always moves. Content views depend on both counters.
    */
   observe(identity: string | undefined, content: string | undefined): void {
@@ -189,29 +189,6 @@ class Feed implements RevisionFeed {
     for (const sibling of siblings.get(this.database) ?? []) if (sibling !== this) sibling.observe(identity, content);
   }
 
-  /**
-   * A NOTIFY on the content channel. Since migration 0019 it names the stripe and its new value
-   * (`<id>:<value>`, as readOn records stripes): a value this instance already read (its own write,
-   * re-read by the driver before the call returned) moves nothing, so one write stales the views
-   * once, not twice. Anything else (an unknown stripe, the older value-only payload) moves it.
-   */
-  private contentChanged(payload: string): void {
-    const colon = payload.indexOf(':');
-    const stripes = this.knownContent?.split(',');
-    if (colon > 0 && stripes !== undefined) {
-      if (stripes.includes(payload)) return;
-      const prefix = payload.slice(0, colon + 1);
-      const at = stripes.findIndex((s) => s.startsWith(prefix));
-      if (at >= 0) {
-        // A value older than the one read already (the poll was faster) is nothing new.
-        if (Number(payload.slice(colon + 1)) <= Number(stripes[at]!.slice(colon + 1))) return;
-        stripes[at] = payload;
-        this.knownContent = stripes.join(',');
-      }
-    }
-    this.contentGen += 1;
-  }
-
   assertFresh(): void {
     // SQLite is a local file: a poll waits only for this process's own transaction, never a network.
     if (this.pgUrl === undefined || !this.started) return;
@@ -228,12 +205,12 @@ class Feed implements RevisionFeed {
 
   check(): Promise<void> {
     if (this.polling) return this.polling;
-    const listener = this.listenerReady ? this.listener : undefined;
-    const run: Runner | undefined = listener ? (q) => listener.query(q.sql, q.parameters as unknown[]) : this.run;
+    const own = this.connectionReady ? this.connection : undefined;
+    const run: Runner | undefined = own ? (q) => own.query(q.sql, q.parameters as unknown[]) : this.run;
     if (!run) return Promise.resolve();
     this.pollStartedAt = performance.now();
-    // A LISTEN connection hung with no reset would hold the poll for ever: it is ended and reopened.
-    const timer = listener ? setTimeout(() => dropConnection(listener), LISTENER_POLL_TIMEOUT_MS) : undefined;
+    // A poll connection hung with no reset would hold the poll for ever: it is ended and reopened.
+    const timer = own ? setTimeout(() => dropConnection(own), POLL_CONNECTION_TIMEOUT_MS) : undefined;
     timer?.unref();
     this.polling = this.readOn(run).finally(() => {
       clearTimeout(timer);
@@ -249,36 +226,30 @@ class Feed implements RevisionFeed {
     this.timer = setInterval(() => void this.check(), this.pollMs);
     this.timer.unref();
     void this.check();
-    if (this.pgUrl) void this.listen();
+    if (this.pgUrl) void this.connect();
   }
 
-  private async listen(): Promise<void> {
+  /** PostgreSQL: opens the connection the polls go over (until it is up, they use the pool). */
+  private async connect(): Promise<void> {
     if (this.closed) return;
     const { default: pgModule } = await import('pg');
     const client = new pgModule.Client({ connectionString: this.pgUrl });
-    this.listener = client;
+    this.connection = client;
     const retry = () => {
-      if (this.listener !== client) return;
-      this.listener = undefined;
-      this.listenerReady = false;
-      client.removeAllListeners('notification');
+      if (this.connection !== client) return;
+      this.connection = undefined;
+      this.connectionReady = false;
       void client.end().catch(() => {});
       if (this.closed) return;
-      // Nothing missed while reconnecting goes unseen: the poll keeps running, and one check follows.
-      this.listenRetry = setTimeout(() => void this.listen().then(() => this.check()), 1000);
-      this.listenRetry.unref();
+      // Meanwhile the polls go over the pool; one check follows the reconnection.
+      this.reconnect = setTimeout(() => void this.connect().then(() => this.check()), 1000);
+      this.reconnect.unref();
     };
     client.on('error', retry);
     client.on('end', retry);
-    client.on('notification', (message) => {
-      if (message.channel === REVISION_CHANNEL) this.observe(message.payload, this.knownContent);
-      else if (message.channel === CONTENT_REVISION_CHANNEL) this.contentChanged(message.payload ?? '');
-    });
     try {
       await client.connect();
-      await client.query(`LISTEN ${REVISION_CHANNEL}`);
-      await client.query(`LISTEN ${CONTENT_REVISION_CHANNEL}`);
-      if (this.listener === client) this.listenerReady = true;
+      if (this.connection === client) this.connectionReady = true;
       // The socket must not keep a finished process alive.
       (client as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
     } catch {
@@ -291,10 +262,10 @@ class Feed implements RevisionFeed {
     siblings.get(this.database)?.delete(this);
     if (siblings.get(this.database)?.size === 0) siblings.delete(this.database);
     clearInterval(this.timer);
-    clearTimeout(this.listenRetry);
-    const listener = this.listener;
-    this.listener = undefined;
-    if (listener) await listener.end().catch(() => {});
+    clearTimeout(this.reconnect);
+    const connection = this.connection;
+    this.connection = undefined;
+    if (connection) await connection.end().catch(() => {});
     await this.polling;
   }
 }

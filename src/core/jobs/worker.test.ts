@@ -6,7 +6,7 @@ import { enqueueRawJob, FatalJobError, RetryJob } from './queue.ts';
 import { startWorker, type ClaimedJob, type JobHandler } from './worker.ts';
 
 forEachEngine('jobs', (ctx) => {
-  const worker = (handlers: Record<string, JobHandler>, extra: { leaseMs?: number } = {}) =>
+  const worker = (handlers: Record<string, JobHandler>, extra: { leaseMs?: number; probeMs?: number } = {}) =>
     startWorker({
       db: ctx().deps.db,
       engine: ctx().engine,
@@ -102,6 +102,32 @@ forEachEngine('jobs', (ctx) => {
       assert.equal((await statusOf(id3)).status, 'dead');
     } finally {
       await w3.stop();
+    }
+  });
+
+  it('an idle worker whose poll is a minute claims, within its probe, a job another process enqueued', async () => {
+    // Another process's enqueue wakes nobody here (no in-process signal, and no NOTIFY: decision 0022).
+    const type = `t-${Math.random()}`;
+    let ran: (() => void) | undefined;
+    const done = new Promise<void>((resolve) => {
+      ran = resolve;
+    });
+    const w = worker({ [type]: async () => ran!() }, { probeMs: 50 });
+    try {
+      assert.equal(await w.drain(), 0, 'its first look at the queue is over before the job exists');
+      await enqueueRawJob(ctx().deps.db, ctx().clock.now(), { type, payload: null });
+      // Without the probe the next claim is a minute away.
+      let timer: NodeJS.Timeout | undefined;
+      const claimed = await Promise.race([
+        done.then(() => true),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), 20_000);
+        }),
+      ]);
+      clearTimeout(timer);
+      assert.ok(claimed, 'the job waits for the minute poll: nothing looked for it meanwhile');
+    } finally {
+      await w.stop();
     }
   });
 

@@ -10,7 +10,6 @@ import type { Tracing } from '../tracing.ts';
 import { FatalJobError, LeaseLost, RetryJob, type JobSignal } from './queue.ts';
 import { payloadProblem, type JobHandlers } from './catalog.ts';
 import { stripPaths } from '../recorded-error.ts';
-import { listenForJobs } from './listen.ts';
 import { outageOf } from '../outage.ts';
 
 export interface ClaimedJob {
@@ -49,10 +48,12 @@ export interface WorkerOptions {
   /** OpenTelemetry (core/tracing.ts): each run is a span of the trace of the request that enqueued it. */
   tracing?: Tracing;
   /**
-   * PostgreSQL's URL: the worker LISTENs for jobs other processes enqueue (listen.ts) and claims
-   * them at once; without it, only this process's enqueuers wake it and the poll finds the rest.
+   * How often an idle worker looks for due jobs that other processes enqueued (a one-row read of
+   * the claim index), so it claims them within this many ms rather than at its next poll (pollMs,
+   * the full claim). Without it, only this process's enqueuers wake it and the poll finds the rest.
+   * (No LISTEN/NOTIFY: a notifying commit serializes every commit of the database, decision 0022.)
    */
-  listenUrl?: string;
+  probeMs?: number;
 }
 
 export interface Worker {
@@ -61,6 +62,9 @@ export interface Worker {
   /** Runs until no due job is left (tests use it to drive work deterministically). */
   drain(): Promise<number>;
 }
+
+/** The probe interval (WorkerOptions.probeMs) of the workers of `serve` and `worker` on PostgreSQL. */
+export const JOB_PROBE_MS = 250;
 
 /** How far back "when was this organization last served" looks (older history changes no order). */
 const SERVED_WINDOW_MS = 10 * 60_000;
@@ -99,6 +103,8 @@ export function startWorker(options: WorkerOptions): Worker {
   const types = Object.keys(handlers);
   let running = true;
   let active = 0;
+  /** A tick (claims and the runs they started) is under way. */
+  let ticking = false;
   let timer: NodeJS.Timeout | undefined;
   let loop: Promise<void> = Promise.resolve();
   let pending = false;
@@ -322,6 +328,15 @@ export function startWorker(options: WorkerOptions): Worker {
   };
 
   const tick = async (): Promise<number> => {
+    ticking = true;
+    try {
+      return await claimAndRun();
+    } finally {
+      ticking = false;
+    }
+  };
+
+  const claimAndRun = async (): Promise<number> => {
     let started = 0;
     for (;;) {
       if (!running) return started;
@@ -364,15 +379,39 @@ export function startWorker(options: WorkerOptions): Worker {
     }
   };
   const unsubscribe = signal.subscribe(wake);
-  const stopListening = options.listenUrl ? listenForJobs(options.listenUrl, wake) : undefined;
+
+  // The probe: while idle, is any job of ours due? Then a tick claims it now.
+  let probing = false;
+  const probe = async () => {
+    if (!running || ticking || probing || types.length === 0) return;
+    probing = true;
+    try {
+      const due = await db
+        .selectFrom('jobs')
+        .select('id')
+        .where('status', '=', 'pending')
+        .where('run_at', '<=', clock.now())
+        .where('type', 'in', types)
+        .limit(1)
+        .executeTakeFirst();
+      if (due && running && !ticking) wake();
+    } catch (error) {
+      // The next poll tells; an outage is logged by the tick that meets it.
+      log.debug({ err: error }, 'job probe failed');
+    } finally {
+      probing = false;
+    }
+  };
+  const probeTimer = options.probeMs === undefined ? undefined : setInterval(() => void probe(), options.probeMs);
+  probeTimer?.unref();
   schedule(0);
 
   return {
     async stop(graceMs = 0) {
       running = false;
       clearTimeout(timer);
+      clearInterval(probeTimer);
       unsubscribe();
-      await stopListening?.();
       // Jobs running now may finish within the grace period; then they are told to stop, and
       // their leases are released (the job is claimable again at once, no attempt spent).
       let grace: NodeJS.Timeout | undefined;

@@ -6,7 +6,7 @@ import { forEachEngine } from '../../../../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../../../../test/helpers/factories.ts';
 import { assetWorker, uploadAsset } from '../../../../../test/helpers/assets.ts';
 import { waitFor } from '../../../../../test/helpers/wait.ts';
-import { startWorker, type Worker } from '../../../../core/jobs/worker.ts';
+import { JOB_PROBE_MS, startWorker, type Worker } from '../../../../core/jobs/worker.ts';
 import { assetJobHandlers } from '../../assets.jobs.ts';
 
 const photo = () =>
@@ -103,9 +103,9 @@ forEachEngine('assets: the thumbnail first, and jobs claimed at their commit (is
     assert.deepEqual((await sharp(thumb.rawPayload).metadata()).width, 200);
   });
 
-  it("claims an upload's renditions job at the upload's commit, with the poll interval at a minute", async () => {
+  it("claims an upload's renditions job soon after the upload's commit, with the poll interval at a minute", async () => {
     // PostgreSQL: a worker of another instance (its own in-process signal, which nobody wakes),
-    // woken by NOTIFY. SQLite has no NOTIFY: a worker of this instance, woken in-process.
+    // woken by its probe (no NOTIFY). SQLite: a worker of this instance, woken in-process.
     const other = ctx().engine === 'postgres' ? await ctx().secondInstance() : undefined;
     const deps = other?.deps ?? ctx().deps;
     const database = ctx().database;
@@ -117,7 +117,7 @@ forEachEngine('assets: the thumbnail first, and jobs claimed at their commit (is
       signal: deps.jobs,
       handlers: assetJobHandlers(deps),
       pollMs: 60_000,
-      listenUrl: database.kind === 'postgres' ? database.url : undefined,
+      probeMs: database.kind === 'postgres' ? JOB_PROBE_MS : undefined,
     });
     // Its first look at the queue is over before the upload: only a wake-up can claim the job now.
     await worker.drain();
