@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { createPgDatabase, postgresProblem } from '../../../test/helpers/engines.ts';
-import { connectDb } from './connect.ts';
+import { connectDb, SQLITE_CACHE_KIB } from './connect.ts';
 
 it('PostgreSQL: a connection terminated between two queries of a transaction rejects the transaction, and the next query works', async (t) => {
   const problem = await postgresProblem();
@@ -36,6 +36,19 @@ it('PostgreSQL: a connection terminated between two queries of a transaction rej
     await admin.end();
     await handle.close();
     await database.drop();
+  }
+});
+
+it('SQLite: each connection keeps a page cache of SQLITE_CACHE_KIB, not the default 2 MB', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tessera-sqlite-'));
+  const handle = connectDb({ kind: 'sqlite', file: join(dir, 'db.sqlite') });
+  try {
+    const { rows } = await sql<{ cache_size: number }>`pragma cache_size`.execute(handle.db);
+    assert.equal(rows[0]!.cache_size, -SQLITE_CACHE_KIB);
+    assert.ok(SQLITE_CACHE_KIB >= 32_768);
+  } finally {
+    await handle.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
