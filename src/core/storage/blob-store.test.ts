@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomBytes, createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -133,6 +142,37 @@ contract(
   },
   false,
 );
+
+describe('local blob store: in-place reads', () => {
+  it('names the file holding an object (readers open it themselves); unsafe keys refused, S3 has none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-blobs-'));
+    try {
+      const store = createLocalBlobStore(dir);
+      const bytes = randomBytes(4096);
+      await store.put('content/o1/ab/abc', bytes);
+      assert.equal(store.localPath!('content/o1/ab/abc'), join(dir, 'content/o1/ab/abc'));
+      assert.deepEqual(readFileSync(store.localPath!('content/o1/ab/abc')), bytes);
+      assert.throws(() => store.localPath!('../outside'));
+      assert.equal(
+        createS3BlobStore({
+          kind: 's3',
+          bucket: 'b',
+          prefix: '',
+          endpoint: 'http://127.0.0.1:9',
+          region: 'us-east-1',
+          accessKeyId: 'x',
+          secretAccessKey: 'x',
+          forcePathStyle: true,
+          connectTimeoutMs: 1000,
+          requestTimeoutMs: 1000,
+        }).localPath,
+        undefined,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('local blob store atomicity', () => {
   it('clears files a crashed process left half-written in the staging folder (older than a day), on the first write', async () => {

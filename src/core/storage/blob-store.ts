@@ -38,6 +38,12 @@ export interface BlobStore {
   deletePrefix(prefix: string): Promise<void>;
   /** Moves an object to another key (rename on disk; copy + delete on S3). */
   move(from: string, to: string): Promise<void>;
+  /**
+   * The file holding an object, for a reader that opens it itself (local disk only; undefined on
+   * S3). Objects are written to a temporary file renamed into place, never rewritten where they
+   * are, so a reader sees a whole object; it may be deleted meanwhile.
+   */
+  localPath?(key: string): string;
   /** Direct-to-store uploads with presigned URLs; only stores that can sign (S3) have them. */
   readonly presign?: PresignedUploads;
 }

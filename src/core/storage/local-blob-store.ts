@@ -59,6 +59,7 @@ export function createLocalBlobStore(root: string): BlobStore {
       }
       return createReadStream(path, range ? { start: range.start, end: range.end } : {});
     },
+    localPath: pathOf,
     async head(key) {
       try {
         const info = await stat(pathOf(key));

@@ -103,6 +103,37 @@ forEachEngine('assets: the thumbnail first, and jobs claimed at their commit (is
     assert.deepEqual((await sharp(thumb.rawPayload).metadata()).width, 200);
   });
 
+  it('reads a still image where local storage keeps it: no copy of the source, no temporary folder', async () => {
+    const deps = ctx().deps;
+    const created = await uploadAsset(ctx(), org, await photo(), 'in-place.jpg');
+    const made: string[] = [];
+    const mkdtemp = deps.temp.mkdtemp;
+    deps.temp.mkdtemp = (prefix) => {
+      made.push(prefix);
+      return mkdtemp.call(deps.temp, prefix);
+    };
+    try {
+      const w = assetWorker(ctx());
+      await w.drain();
+      await w.stop();
+    } finally {
+      deps.temp.mkdtemp = mkdtemp;
+    }
+    assert.deepEqual(
+      made.filter((p) => p.startsWith('rend')),
+      [],
+      'no copy of the source',
+    );
+    const asset = await deps.db
+      .selectFrom('assets')
+      .select(['renditions_state', 'md5', 'renditions'])
+      .where('id', '=', created.objectId)
+      .executeTakeFirstOrThrow();
+    assert.equal(asset.renditions_state, 'ready');
+    assert.match(asset.md5 ?? '', /^[0-9a-f]{32}$/, 'MD5 read from the stored file');
+    assert.equal(Object.keys(JSON.parse(asset.renditions)).length, 5);
+  });
+
   it("claims an upload's renditions job soon after the upload's commit, with the poll interval at a minute", async () => {
     // PostgreSQL: a worker of another instance (its own in-process signal, which nobody wakes),
     // woken by its probe (no NOTIFY). SQLite: a worker of this instance, woken in-process.

@@ -33,16 +33,20 @@ const hex = (n: number) =>
  */
 export async function visualSummary(input: Buffer): Promise<VisualSummary> {
   const sharp = await loadSharp();
-  const small = await sharp(input, { failOn: 'error' })
-    .resize(100, 100, { fit: 'inside' })
-    .ensureAlpha()
-    .raw()
-    .toBuffer({ resolveWithObject: true });
+  // Three reads of the same small picture, at once (one after another, each waited for a thread).
+  const [small, { dominant }, hash] = await Promise.all([
+    sharp(input, { failOn: 'error' })
+      .resize(100, 100, { fit: 'inside' })
+      .ensureAlpha()
+      .raw()
+      .toBuffer({ resolveWithObject: true }),
+    sharp(input).stats(),
+    dHash(input),
+  ]);
   const thumbhash = Buffer.from(rgbaToThumbHash(small.info.width, small.info.height, small.data)).toString('base64');
-  const { dominant } = await sharp(input).stats();
   return {
     placeholder: { thumbhash, dominantColor: `#${hex(dominant.r)}${hex(dominant.g)}${hex(dominant.b)}` },
-    hash: await dHash(input),
+    hash,
   };
 }
 
