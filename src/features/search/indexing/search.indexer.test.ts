@@ -5,7 +5,9 @@ import { forEachEngine, json, type TestContext } from '../../../../test/helpers/
 import { createAsset } from '../../../../test/helpers/assets.ts';
 import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
 import { waitFor } from '../../../../test/helpers/wait.ts';
-import { INDEX_LOCK, syncSearchIndex } from './search.indexer.ts';
+import { sql } from 'kysely';
+import type { DbOrTrx } from '../../../core/db/connect.ts';
+import { INDEX_LOCK, indexingTransaction, syncSearchIndex } from './search.indexer.ts';
 
 /**
  * Several processes index one PostgreSQL database at once (every API process before its searches,
@@ -115,5 +117,16 @@ forEachEngine('search indexer across processes', (ctx) => {
     } finally {
       await other.end();
     }
+  });
+
+  it("PostgreSQL: the indexer's transactions commit without waiting for their WAL flush; other transactions still wait", async (t) => {
+    if (ctx().engine !== 'postgres') return t.skip('SQLite has no synchronous_commit');
+    const c = ctx();
+    const setting = async (db: DbOrTrx) =>
+      (await sql<{ v: string }>`select current_setting('synchronous_commit') as v`.execute(db)).rows[0]!.v;
+    // Its claims are released at commit: a search waiting for them waits for the work, not an fsync.
+    assert.equal(await indexingTransaction(c.deps, (trx) => setting(trx)), 'off');
+    assert.equal(await c.deps.db.transaction().execute((trx) => setting(trx)), 'on', 'only for the indexer');
+    assert.equal(await setting(c.deps.db), 'on');
   });
 });

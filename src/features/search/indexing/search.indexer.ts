@@ -94,6 +94,22 @@ async function rebuild(deps: Deps, trx: DbOrTrx, ids: readonly string[]): Promis
 }
 
 /**
+ * PostgreSQL: a transaction of the indexer, committed without waiting for its WAL flush
+ * (`synchronous_commit = off` for this transaction only). Its commit is visible to every session at
+ * once, and its claims (advisory locks) are released at once, so a search of another process
+ * waiting for assets this one is indexing waits for the work, not for an fsync (decision 0022). The
+ * documents are derived data: a crash can lose only the last few hundred milliseconds of commits,
+ * and WAL is a sequence, so a later durable commit (the watermark, any asset write) makes these
+ * durable too; what is lost is still stale and the next pass rebuilds it.
+ */
+export function indexingTransaction<T>(deps: Deps, work: (trx: DbOrTrx) => Promise<T>): Promise<T> {
+  return deps.db.transaction().execute(async (trx) => {
+    await sql`set local synchronous_commit = off`.execute(trx);
+    return work(trx);
+  });
+}
+
+/**
  * PostgreSQL, where several processes index at once (each API process before its searches, each
  * worker in its loop). An asset is indexed by one process at a time: each batch's transaction
  * claims its assets with `pg_try_advisory_xact_lock` — never waiting; an asset another process is
@@ -107,7 +123,7 @@ async function rebuild(deps: Deps, trx: DbOrTrx, ids: readonly string[]): Promis
 async function reindexClaimed(deps: Deps, ids: readonly string[]): Promise<void> {
   for (let i = 0; i < ids.length; i += BATCH) {
     const batch = ids.slice(i, i + BATCH);
-    const skipped = await deps.db.transaction().execute(async (trx) => {
+    const skipped = await indexingTransaction(deps, async (trx) => {
       const { rows } = await sql<{ id: string; claimed: boolean }>`
         select id, pg_try_advisory_xact_lock(${INDEX_LOCK}, hashtext(id)) as claimed
         from unnest(${[...batch]}::text[]) as id order by id`.execute(trx);
@@ -116,7 +132,7 @@ async function reindexClaimed(deps: Deps, ids: readonly string[]): Promise<void>
       return rows.filter((r) => !r.claimed).map((r) => r.id);
     });
     if (skipped.length === 0) continue;
-    await deps.db.transaction().execute(async (trx) => {
+    await indexingTransaction(deps, async (trx) => {
       // Blocking, in one order (by lock key) in every process, so two waiters never deadlock.
       await sql`
         select pg_advisory_xact_lock(${INDEX_LOCK}, k)
