@@ -208,7 +208,7 @@ async function floorPass(profile?: Session) {
 async function pass(profile?: Session) {
   if (process.env.FLOOR) return floorPass(profile);
   await publish(deps, N);
-  const engine = createDeliveryEngine(deps, { pollMs: 20 });
+  const engine = createDeliveryEngine(deps, { pollMs: 20, flushMs: Number(process.env.FLUSH_MS ?? 20) });
   if (profile) await profile.post('Profiler.start');
   counting = Boolean(profile);
   const cpu = process.cpuUsage();
