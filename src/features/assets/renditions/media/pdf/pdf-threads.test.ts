@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,5 +68,33 @@ describe('PDF threads: kept warm, one job each, replaced when a job fails them',
     const ok = await analysePdf(media, big, { page: 1, box: 50, text: false });
     assert.equal(ok.pageCount, 200);
     assert.equal(ok.raster?.height, 50);
+  });
+
+  it('an idle thread does not hold the process open: a process that converted a PDF ends on its own', async () => {
+    // The idle thread lives 60 s; a process with nothing else to do must not wait for it. (Reading a worker's
+    // piped stdio held the event loop open after unref(): every test file that rendered a PDF or an office
+    // document ran a minute longer than its tests.)
+    const pdf = await file('exit.pdf', makePdf(['exit promptly']));
+    const script = `
+      const { analysePdf } = await import(${JSON.stringify(new URL('./pdf.ts', import.meta.url).href)});
+      const r = await analysePdf(${JSON.stringify(media)}, ${JSON.stringify(pdf)}, { page: 0, box: 50, text: true });
+      console.log(r.pageCount);`;
+    const scriptFile = join(dir, 'convert-and-exit.mjs');
+    await writeFile(scriptFile, script);
+    const child = spawn(process.execPath, [scriptFile], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += String(chunk);
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.once('exit', (c, s) => resolve([c, s])),
+    );
+    clearTimeout(killer);
+    assert.equal(signal, null, 'the process was still running 30 s after its PDF was converted');
+    assert.equal(code, 0);
+    assert.equal(out.trim(), '1');
   });
 });

@@ -21,7 +21,9 @@ type WorkerReply =
       ok: true;
       result: Omit<PdfAnalysis, 'raster'> & { raster?: { data: Uint8Array; width: number; height: number } };
     }
-  | { id: number; ok: false; message: string };
+  | { id: number; ok: false; message: string }
+  /** What the thread wrote to stderr (pdf.worker.ts forwards it): its tail is the reason of a crash. */
+  | { stderr: string };
 
 interface Job {
   file: string;
@@ -61,15 +63,16 @@ let nextId = 1;
 function startThread(memoryMb: number): Thread {
   const worker = new Worker(new URL('./pdf.worker.ts', import.meta.url), {
     resourceLimits: { maxOldGenerationSizeMb: memoryMb, maxYoungGenerationSizeMb: YOUNG_MB },
-    stderr: true,
-    stdout: true,
+    // Not piped: a worker whose piped stdio has been read holds the event loop open even after unref(), so an
+    // idle thread kept a finished process (a test file, a CLI command) alive until its idle timer ended it.
+    // The worker sends its stderr as messages instead, and discards its stdout.
   });
   const thread: Thread = { worker, memoryMb, jobs: 0, stderr: '', dead: false };
-  worker.stderr.on('data', (chunk: Buffer) => {
-    thread.stderr = (thread.stderr + chunk.toString('utf8')).slice(-4000);
-  });
-  worker.stdout.resume();
   worker.on('message', (msg: WorkerReply) => {
+    if ('stderr' in msg) {
+      thread.stderr = (thread.stderr + msg.stderr).slice(-4000);
+      return;
+    }
     const current = thread.current;
     if (!current || msg.id !== current.id) return;
     if (!msg.ok)

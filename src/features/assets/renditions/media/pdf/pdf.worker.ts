@@ -16,6 +16,14 @@ interface Request {
   textMaxChars: number;
 }
 
+// MuPDF's warnings and an abort's last words go to the pool as messages (pdf.ts keeps their tail for the reason of a
+// crashed thread); stdout is discarded. Piped worker stdio would hold the server's event loop open (see pdf.ts).
+process.stderr.write = ((chunk: string | Uint8Array) => {
+  parentPort!.postMessage({ stderr: typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8') });
+  return true;
+}) as typeof process.stderr.write;
+process.stdout.write = (() => true) as typeof process.stdout.write;
+
 const META_KEYS: Record<string, string> = {
   title: 'info:Title',
   author: 'info:Author',
