@@ -349,7 +349,7 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
                 contentType: outType,
                 data: null,
               };
-              early = await summaryOfThumbnail(deps, keys[0]!, null);
+              early = await summaryOfThumbnail(deps, keys[0]!, null, 'first');
             } else {
               const [image] = await renderInRenderProcess(
                 'first',
@@ -361,11 +361,11 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
               );
               thumb = { ...image!, size: image!.data.length };
               thumbData = image!.data;
-              // Stored (fsynced) while its placeholder and hash are computed: each took 15–70 ms
-              // on a loaded machine, one after the other before.
+              // Stored (fsynced) while its placeholder and hash are computed (in the thumbnail's render
+              // process): each took 15–70 ms on a loaded machine, one after the other before.
               [, early] = await Promise.all([
                 deps.blobs.put(keys[0]!, image!.data, { contentType: image!.contentType }),
-                summaryOfThumbnail(deps, keys[0]!, thumbData),
+                summaryOfThumbnail(deps, keys[0]!, thumbData, 'first'),
               ]);
             }
             renditions.imageThumb = storedRendition(keys[0]!, thumb);

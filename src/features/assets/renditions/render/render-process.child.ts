@@ -20,33 +20,37 @@ try {
 const { loadSharp } = await import('../../../../core/sharp.ts');
 const { renderImage } = await import('./render-image.ts');
 const { RenditionError } = await import('../rendition-error.ts');
+const { visualSummary } = await import('../visual-summary/visual-summary.ts');
 const sharp = await loadSharp();
 sharp.concurrency(threads);
 
-interface Request {
-  id: number;
-  args: Parameters<typeof renderImage>;
-}
+type Request = { id: number } & ({ args: Parameters<typeof renderImage> } | { summaryOf: Uint8Array });
+
+const fail = (id: number) => (error: unknown) =>
+  process.send!({
+    id,
+    error: error instanceof Error ? error.message : String(error),
+    rendition: error instanceof RenditionError,
+  });
 
 process.on('message', (message: Request) => {
-  const [input, ...rest] = message.args;
   // Buffers arrive as Uint8Arrays through the advanced serialization.
   const asBuffer = (data: Uint8Array) => Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  if ('summaryOf' in message) {
+    visualSummary(asBuffer(message.summaryOf)).then(
+      (summary) => process.send!({ id: message.id, summary }),
+      fail(message.id),
+    );
+    return;
+  }
+  const [input, ...rest] = message.args;
   const decoded =
     typeof input === 'string'
       ? input
       : input instanceof Uint8Array
         ? asBuffer(input)
         : { ...input, data: asBuffer(input.data) };
-  renderImage(decoded, ...rest).then(
-    (images) => process.send!({ id: message.id, images }),
-    (error: unknown) =>
-      process.send!({
-        id: message.id,
-        error: error instanceof Error ? error.message : String(error),
-        rendition: error instanceof RenditionError,
-      }),
-  );
+  renderImage(decoded, ...rest).then((images) => process.send!({ id: message.id, images }), fail(message.id));
 });
 // The server went away: so does its render process.
 process.on('disconnect', () => process.exit(0));

@@ -5,7 +5,8 @@ import { describe, it } from 'node:test';
 import sharp from 'sharp';
 import { RenditionError } from '../rendition-error.ts';
 import { renderImage, type RenditionSpec } from './render-image.ts';
-import { renderInRenderProcess, renderNice, renderProcessPid } from './render-process.ts';
+import { visualSummary } from '../visual-summary/visual-summary.ts';
+import { renderInRenderProcess, renderNice, renderProcessPid, summaryInRenderProcess } from './render-process.ts';
 
 // Production's priority (the test runner sets TESSERA_RENDER_NICE=0 for the other files; this one checks 10).
 process.env.TESSERA_RENDER_NICE = '10';
@@ -66,6 +67,20 @@ describe('the render process (renditions at a lower priority, off the server pro
       100_000_000,
     );
     assert.equal(thumb!.width, 200);
+  });
+
+  it("computes a thumbnail's placeholder and hash in the render process, as visualSummary does in-process", async () => {
+    const [thumb] = await renderInRenderProcess(
+      'first',
+      await noise(4).png().toBuffer(),
+      SPECS.slice(0, 1),
+      { hasAlpha: true },
+      100_000_000,
+    );
+    assert.deepEqual(await summaryInRenderProcess('first', thumb!.data), await visualSummary(thumb!.data));
+    await assert.rejects(summaryInRenderProcess('rest', Buffer.from('not a picture')));
+    // The lane keeps working after a failure.
+    assert.deepEqual(await summaryInRenderProcess('rest', thumb!.data), await visualSummary(thumb!.data));
   });
 
   it('reads TESSERA_RENDER_NICE (0–19), 10 when unset or malformed', () => {

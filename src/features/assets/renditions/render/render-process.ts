@@ -2,6 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { availableParallelism, getPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { RenditionError } from '../rendition-error.ts';
+import { visualSummary, type VisualSummary } from '../visual-summary/visual-summary.ts';
 import { renderImage, type RenderedImage } from './render-image.ts';
 
 const CHILD = fileURLToPath(new URL('./render-process.child.ts', import.meta.url));
@@ -26,15 +27,19 @@ const CHILD = fileURLToPath(new URL('./render-process.child.ts', import.meta.url
  */
 export type Lane = 'first' | 'rest';
 
+/** What the render process is asked: renditions drawn (renderImage), or a picture's placeholder and hash (visualSummary). */
+export type RenderRequest = { args: Parameters<typeof renderImage> } | { summaryOf: Buffer };
+
 interface Task {
-  args: Parameters<typeof renderImage>;
-  resolve: (images: RenderedImage[]) => void;
+  request: RenderRequest;
+  resolve: (result: RenderedImage[] | VisualSummary) => void;
   reject: (error: unknown) => void;
 }
 
 type Reply =
   | { ready: true }
   | { id: number; images: RenderedImage[] }
+  | { id: number; summary: VisualSummary }
   | { id: number; error: string; rendition: boolean };
 
 const slots = Math.max(1, availableParallelism() - 1);
@@ -76,7 +81,8 @@ function start(lane: Lane): ChildProcess {
     inFlight.delete(reply.id);
     clearTimeout(entry.timer);
     running[entry.lane] -= 1;
-    if ('images' in reply)
+    if ('summary' in reply) entry.task.resolve(reply.summary);
+    else if ('images' in reply)
       entry.task.resolve(
         reply.images.map((image) => ({
           ...image,
@@ -121,19 +127,23 @@ function pump(): void {
     while (running[lane] < limits[lane] && queues[lane].length > 0) {
       const task = queues[lane].shift()!;
       if (disabled) {
-        renderImage(...task.args).then(task.resolve, task.reject);
+        const { request } = task;
+        ('args' in request ? renderImage(...request.args) : visualSummary(request.summaryOf)).then(
+          task.resolve,
+          task.reject,
+        );
         continue;
       }
       children[lane] ??= start(lane);
       const id = nextId++;
       running[lane] += 1;
       // sharp's own timeout bounds each step; this bounds a process that stopped answering at all.
-      const timeoutSeconds = task.args[4] ?? 30;
+      const timeoutSeconds = ('args' in task.request ? task.request.args[4] : undefined) ?? 30;
       const proc = children[lane]!;
       const timer = setTimeout(() => proc.kill('SIGKILL'), (timeoutSeconds * 2 + 30) * 1000);
       timer.unref();
       inFlight.set(id, { task, lane, timer });
-      proc.send({ id, args: task.args });
+      proc.send({ id, ...task.request });
     }
   }
   holdLoop('first');
@@ -143,7 +153,18 @@ function pump(): void {
 /** renderImage, in the render process, in its lane. */
 export function renderInRenderProcess(lane: Lane, ...args: Parameters<typeof renderImage>): Promise<RenderedImage[]> {
   return new Promise((resolve, reject) => {
-    queues[lane].push({ args, resolve, reject });
+    queues[lane].push({ request: { args }, resolve: resolve as Task['resolve'], reject });
+    pump();
+  });
+}
+
+/**
+ * visualSummary (placeholder and perceptual hash) of a small picture, in the render process's
+ * lane: sharp's work there, not on the server's own threads, which its requests' file writes need.
+ */
+export function summaryInRenderProcess(lane: Lane, picture: Buffer): Promise<VisualSummary> {
+  return new Promise((resolve, reject) => {
+    queues[lane].push({ request: { summaryOf: picture }, resolve: resolve as Task['resolve'], reject });
     pump();
   });
 }

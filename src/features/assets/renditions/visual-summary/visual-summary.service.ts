@@ -1,17 +1,20 @@
 import { buffer } from 'node:stream/consumers';
 import type { DbOrTrx } from '../../../../core/db/connect.ts';
 import type { Deps } from '../../../../deps.ts';
-import { type VisualHash, type VisualSummary, visualSummary } from './visual-summary.ts';
+import { type Lane, summaryInRenderProcess } from '../render/render-process.ts';
+import type { VisualHash, VisualSummary } from './visual-summary.ts';
 
 /**
  * The placeholder and perceptual hash of an asset from its thumbnail rendition: the bytes just
  * rendered, or the stored file when the rendition was reused. A thumbnail that cannot be read
- * leaves the asset without them (the renditions themselves are fine).
+ * leaves the asset without them (the renditions themselves are fine). Computed in the render
+ * process's `lane` (sharp's work off the server's threads, which its uploads' writes and fsyncs need).
  */
 export async function summaryOfThumbnail(
   deps: Deps,
   key: string,
   rendered: Buffer | null,
+  lane: Lane = 'rest',
 ): Promise<VisualSummary | undefined> {
   try {
     let data = rendered;
@@ -20,7 +23,7 @@ export async function summaryOfThumbnail(
       if (!stream) return undefined;
       data = await buffer(stream);
     }
-    return await visualSummary(data);
+    return await summaryInRenderProcess(lane, data);
   } catch (error) {
     deps.log.warn({ err: error, key }, 'thumbnail placeholder could not be computed');
     return undefined;
