@@ -239,6 +239,20 @@ async function main(): Promise<number> {
       `ℹ   ${(o.cpu ?? Number.NaN).toFixed(1).padStart(6)} CPU s ${o.wall.toFixed(1).padStart(6)} wall s  ${o.file}\n`,
     );
   }
+  // A file whose process lived on well after its last test (a timer, a socket or a worker left holding the event loop)
+  // costs its lane that time for nothing: node:test's duration_ms against the sum of its top-level tests and suites.
+  const heldOpen = outcomes
+    .map((o) => {
+      const duration = Number(/^ℹ duration_ms ([\d.]+)$/m.exec(o.output)?.[1] ?? Number.NaN) / 1000;
+      const tests =
+        [...o.output.matchAll(/^[✔✖﹣] .*\(([\d.]+)ms\)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0) / 1000;
+      return { file: o.file, held: duration - tests };
+    })
+    .filter((o) => o.held > 5)
+    .sort((a, b) => b.held - a.held);
+  for (const o of heldOpen) {
+    process.stdout.write(`ℹ held open ${o.held.toFixed(1)} s after its last test (a handle left alive): ${o.file}\n`);
+  }
   if (process.env.TESSERA_TEST_TIMES_OUT) {
     const rows = Object.fromEntries(
       outcomes.map((o) => [o.file, { wall: Math.round(o.wall), cpu: Math.round(o.cpu ?? 0) }]),

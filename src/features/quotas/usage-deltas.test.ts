@@ -45,7 +45,8 @@ forEachEngine('quotas: usage deltas', (ctx) => {
             finishedWhileHeld = true;
           });
           // Released after 15 s at most: without deltas the uploads wait for this and the test fails.
-          await Promise.race([done, new Promise((r) => setTimeout(r, 15_000))]);
+          // (The timer is unref'd: once the test is done it must not hold the file's process open.)
+          await Promise.race([done, new Promise((r) => setTimeout(r, 15_000).unref())]);
         });
       await done;
       assert.ok(finishedWhileHeld, 'creates and uploads waited for the usage row lock held by another transaction');
