@@ -150,9 +150,16 @@ describe('local blob store: in-place reads', () => {
       const store = createLocalBlobStore(dir);
       const bytes = randomBytes(4096);
       await store.put('content/o1/ab/abc', bytes);
-      assert.equal(store.localPath!('content/o1/ab/abc'), join(dir, 'content/o1/ab/abc'));
-      assert.deepEqual(readFileSync(store.localPath!('content/o1/ab/abc')), bytes);
-      assert.throws(() => store.localPath!('../outside'));
+      const pinned = (await store.pin!('content/o1/ab/abc'))!;
+      assert.deepEqual(readFileSync(pinned.path), bytes);
+      // The object purged while a reader holds it: the reader still reads every byte, the store no longer has it.
+      await store.delete('content/o1/ab/abc');
+      assert.equal(await store.head('content/o1/ab/abc'), null);
+      assert.deepEqual(readFileSync(pinned.path), bytes);
+      await pinned.release();
+      assert.equal(existsSync(pinned.path), false);
+      assert.equal(await store.pin!('content/o1/ab/abc'), null, 'a missing object cannot be pinned');
+      await assert.rejects(store.pin!('../outside'));
       assert.equal(
         createS3BlobStore({
           kind: 's3',
@@ -165,7 +172,7 @@ describe('local blob store: in-place reads', () => {
           forcePathStyle: true,
           connectTimeoutMs: 1000,
           requestTimeoutMs: 1000,
-        }).localPath,
+        }).pin,
         undefined,
       );
     } finally {

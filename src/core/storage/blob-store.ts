@@ -20,6 +20,11 @@ export class BlobTooLarge extends Error {
 }
 
 /** Where file bytes live. Keys are slash-separated relative paths chosen by the server. */
+export interface PinnedObject {
+  readonly path: string;
+  release(): Promise<void>;
+}
+
 export interface BlobStore {
   readonly kind: 'local' | 's3';
   /**
@@ -39,11 +44,12 @@ export interface BlobStore {
   /** Moves an object to another key (rename on disk; copy + delete on S3). */
   move(from: string, to: string): Promise<void>;
   /**
-   * The file holding an object, for a reader that opens it itself (local disk only; undefined on
-   * S3). Objects are written to a temporary file renamed into place, never rewritten where they
-   * are, so a reader sees a whole object; it may be deleted meanwhile.
+   * A file holding an object, for a reader that opens it itself, without a copy (local disk only;
+   * undefined on S3): a hard link to the stored file in the store's staging folder, so the bytes stay
+   * readable until release() even if the object is purged or replaced meanwhile (objects are renamed
+   * into place, never rewritten). Null when the object is missing.
    */
-  localPath?(key: string): string;
+  pin?(key: string): Promise<PinnedObject | null>;
   /** Direct-to-store uploads with presigned URLs; only stores that can sign (S3) have them. */
   readonly presign?: PresignedUploads;
 }

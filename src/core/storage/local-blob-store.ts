@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, access, constants } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, access, constants, link } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { finished, pipeline } from 'node:stream/promises';
 import { assertSafeKey, type BlobStore, type PutResult } from './blob-store.ts';
@@ -59,7 +59,20 @@ export function createLocalBlobStore(root: string): BlobStore {
       }
       return createReadStream(path, range ? { start: range.start, end: range.end } : {});
     },
-    localPath: pathOf,
+    async pin(key) {
+      const source = pathOf(key);
+      await mkdir(staging, { recursive: true });
+      // A second name for the same file (no bytes copied): a purge or a replacement that removes the
+      // object's name meanwhile leaves the bytes readable here until release().
+      const path = join(staging, `${randomBytes(12).toString('hex')}.pinned`);
+      try {
+        await link(source, path);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw error;
+      }
+      return { path, release: () => rm(path, { force: true }) };
+    },
     async head(key) {
       try {
         const info = await stat(pathOf(key));

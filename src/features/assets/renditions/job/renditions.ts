@@ -256,13 +256,14 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
   // On local disk a picture is read where it is stored (objects are renamed into place, never
   // rewritten there): copying 3 MB through the server's event loop first took 10–260 ms of a 12 MP
   // JPEG's first thumbnail on a loaded machine. Converters, and S3, get a copy in a folder of the job's.
-  const stored = kind ? undefined : deps.blobs.localPath?.(sourceKey);
-  const dir = stored ? undefined : await deps.temp.mkdtemp('rend-');
-  const file = stored ?? join(dir!, 'source');
+  // The stored file is pinned (a hard link, no copy): a purge or a new version while this job reads it
+  // leaves its bytes readable until the job ends.
+  const pinned = kind ? undefined : await deps.blobs.pin?.(sourceKey);
+  if (pinned === null) throw new FatalJobError(`content ${sourceKey} is missing from storage`);
+  const dir = pinned ? undefined : await deps.temp.mkdtemp('rend-');
+  const file = pinned?.path ?? join(dir!, 'source');
   try {
-    if (stored) {
-      if (!(await deps.blobs.head(sourceKey))) throw new FatalJobError(`content ${sourceKey} is missing from storage`);
-    } else {
+    if (!pinned) {
       const stream = await deps.blobs.get(sourceKey);
       if (!stream) throw new FatalJobError(`content ${sourceKey} is missing from storage`);
       // A plain copy: the MD5 (technical metadata) is read from it after the thumbnail is out, so the
@@ -501,5 +502,6 @@ export async function runRenditions(deps: Deps, job: RenditionJob, signal?: Abor
     if (failure) throw new FatalJobError(`renditions failed: ${failure}`);
   } finally {
     if (dir) await rm(dir, { recursive: true, force: true });
+    await pinned?.release();
   }
 }
