@@ -32,11 +32,16 @@ export function slowClient(
       socket.destroy();
       resolve({ text, closed });
     };
-    const dripping = setInterval(() => {
-      if (socket.writable) socket.write(drip);
-    }, options.everyMs ?? 50);
+    let dripping: NodeJS.Timeout | undefined;
     const giveUp = setTimeout(() => finish(false), options.giveUpMs ?? 30_000);
-    socket.on('connect', () => socket.write(head));
+    // The drip starts once the head is written: started before the connection was up (a loaded machine), its first
+    // byte was queued ahead of the head ("xGET /healthz …"), and the server rightly answered 400, not 408.
+    socket.on('connect', () => {
+      socket.write(head);
+      dripping = setInterval(() => {
+        if (socket.writable) socket.write(drip);
+      }, options.everyMs ?? 50);
+    });
     socket.on('data', (d) => {
       text += d.toString('latin1');
     });
