@@ -14,6 +14,7 @@ import { createDeps, type Deps } from '../src/deps.ts';
 import { migrateToLatest } from '../src/core/db/migrate.ts';
 import { publishEvent } from '../src/core/events/index.ts';
 import { newId } from '../src/core/ids.ts';
+import { assetData, settled as settledFor } from './webhooks-shared.ts';
 import { createOrganization, loadUserPrincipal } from '../src/features/identity/index.ts';
 import { seedOrganizationMetadata } from '../src/features/metadata/index.ts';
 import { createDeliveryEngine } from '../src/features/webhooks/index.ts';
@@ -113,26 +114,9 @@ async function publish(d: Deps, count: number) {
           orgId: org.orgId,
           type: 'asset.created',
           actor: null,
-          data: {
-            asset: {
-              id: newId(),
-              filename: 'campaign-hero.jpg',
-              metadataTemplate: { id: newId(), name: 'M' },
-              securityTemplates: [{ id: newId(), name: 'Everyone' }],
-            },
-          },
+          data: assetData(),
         });
     });
-}
-async function settled(): Promise<boolean> {
-  const open =
-    (await deps.db.selectFrom('event_fanout_queue').select('event_id').limit(1).executeTakeFirst()) ??
-    (
-      await sql<{
-        id: string;
-      }>`select id from webhook_messages where status in ('pending', 'delivering') limit 1`.execute(deps.db)
-    ).rows[0];
-  return open === undefined;
 }
 /** The bench's attempt floor: signed sends, 32 at a time, each attempt row group-committed (256 / 20 ms). */
 async function floorPass(profile?: Session) {
@@ -141,14 +125,7 @@ async function floorPass(profile?: Session) {
   const body = JSON.stringify({
     eventType: 'asset.created',
     event: { id: `asset-created-${newId()}`, time: new Date().toISOString(), user: null },
-    data: {
-      asset: {
-        id: newId(),
-        filename: 'campaign-hero.jpg',
-        metadataTemplate: { id: newId(), name: 'M' },
-        securityTemplates: [{ id: newId(), name: 'Everyone' }],
-      },
-    },
+    data: assetData(),
   });
   let rows: WebhookAttemptsTable[] = [];
   let commits: Promise<unknown> = Promise.resolve();
@@ -214,7 +191,7 @@ async function pass(profile?: Session) {
   const cpu = process.cpuUsage();
   const started = performance.now();
   engine.start();
-  while (!(await settled())) await sleep(20);
+  while (!(await settledFor(deps))) await sleep(20);
   const elapsed = performance.now() - started;
   const used = process.cpuUsage(cpu);
   counting = false;

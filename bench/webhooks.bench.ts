@@ -11,12 +11,12 @@ import { Worker } from 'node:worker_threads';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sql } from 'kysely';
 import { parseConfig } from '../src/config.ts';
 import { createDeps, type Deps } from '../src/deps.ts';
 import { migrateToLatest } from '../src/core/db/migrate.ts';
 import { publishEvent } from '../src/core/events/index.ts';
 import { newId } from '../src/core/ids.ts';
+import { assetData, settled } from './webhooks-shared.ts';
 import { createOrganization, loadUserPrincipal } from '../src/features/identity/index.ts';
 import { seedOrganizationMetadata } from '../src/features/metadata/index.ts';
 import { createDeliveryEngine } from '../src/features/webhooks/index.ts';
@@ -148,14 +148,6 @@ function cpuMeter(rx: ReceiverProcess) {
   };
 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const assetData = () => ({
-  asset: {
-    id: newId(),
-    filename: 'campaign-hero.jpg',
-    metadataTemplate: { id: newId(), name: 'Marketing' },
-    securityTemplates: [{ id: newId(), name: 'Everyone' }],
-  },
-});
 
 async function setup(engine: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'tessera-bench-wh-'));
@@ -209,23 +201,6 @@ async function countSucceeded(deps: Deps): Promise<number> {
     .where('status', '=', 'succeeded')
     .executeTakeFirstOrThrow();
   return Number(row.n);
-}
-
-/**
- * True once every event is fanned out and no message is waiting or in flight. Polled every 20 ms
- * while the engine runs, so it is two index probes: counting the succeeded rows instead grew with
- * the run (20,000 rows read 50 times a second by the end) and took its CPU from the run measured.
- */
-async function settled(deps: Deps): Promise<boolean> {
-  const open =
-    (await deps.db.selectFrom('event_fanout_queue').select('event_id').limit(1).executeTakeFirst()) ??
-    // Written as the partial due index's predicate (constants, not parameters), so SQLite uses it.
-    (
-      await sql<{
-        id: string;
-      }>`select id from webhook_messages where status in ('pending', 'delivering') limit 1`.execute(deps.db)
-    ).rows[0];
-  return open === undefined;
 }
 
 /** Waits until the run is settled, then checks that every message succeeded. */
