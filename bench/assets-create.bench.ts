@@ -7,7 +7,8 @@
 // (POST /v1/assets/asset) and bare inserts of the same rows, one per transaction and multi-row.
 // After the HTTP rows, the time the running search indexer took to make the last asset searchable.
 // Run: `npm run bench -- assets-create` (BENCH_ENGINES=sqlite,postgres; ASSETS_BENCH_CREATE assets
-// per row, default 20,000; ASSETS_BENCH_SERVER_FLAGS adds node flags to the server, e.g.
+// per row, default 20,000; ASSETS_BENCH_SERVER_FLAGS adds node flags to the server and ASSETS_BENCH_SERVER_ENV
+// variables (NAME=value …), e.g.
 // `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -168,6 +169,13 @@ async function overHttp(pgUrl: string | undefined) {
     TESSERA_LOG_LEVEL: 'info', // as `tessera serve` runs by default
     TESSERA_ADMIN_USERNAME: ADMIN.username,
     TESSERA_ADMIN_PASSWORD: ADMIN.password,
+    // ASSETS_BENCH_SERVER_ENV="NAME=value …" (A/B runs, e.g. TESSERA_SEARCH_INDEXER_THREAD=false).
+    ...Object.fromEntries(
+      (process.env.ASSETS_BENCH_SERVER_ENV ?? '')
+        .split(' ')
+        .filter(Boolean)
+        .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+    ),
   };
   const server = await startServe(env);
   const reader = createDeps(

@@ -29,6 +29,11 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   readonly workers: boolean;
   /**
+   * The workers' search indexer and audit sealer run on a thread of their own with its own database
+   * connection (src/background-thread.ts, decision 0024); TESSERA_BACKGROUND_THREAD=false keeps them in the main thread.
+   */
+  readonly backgroundThread: boolean;
+  /**
    * GET /metrics (docs/operations.md › Metrics) answers only a scraper that sends this as a Bearer token;
    * unset, /metrics is off (404) and no request is counted.
    */
@@ -257,6 +262,7 @@ export function parseConfig(env: Env = process.env): Config {
     previousSecretKeys,
     logLevel,
     workers: boolean(env, 'TESSERA_WORKERS', true),
+    backgroundThread: boolean(env, 'TESSERA_BACKGROUND_THREAD', true),
     readyMinFreeBytes: integer(env, 'TESSERA_READY_MIN_FREE_BYTES', 104_857_600, 0, Number.MAX_SAFE_INTEGER),
     drainTimeoutMs: integer(env, 'TESSERA_DRAIN_TIMEOUT_MS', 25_000, 0, 3_600_000),
     jobs: {

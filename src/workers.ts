@@ -13,7 +13,8 @@ import {
   startPendingRenditionSweep,
 } from './features/assets/index.ts';
 import { collectionJobHandlers } from './features/collections/index.ts';
-import { startSearchIndexer } from './features/search/index.ts';
+import { delegateSearchIndexing, startSearchIndexer, syncSearchIndex } from './features/search/index.ts';
+import { backgroundThreadPossible, startBackgroundThread } from './background-thread.ts';
 import { startUsageFold } from './features/quotas/index.ts';
 
 /**
@@ -28,6 +29,30 @@ export function jobHandlers(deps: Deps): AllJobHandlers {
     ...assetJobHandlers(deps),
     ...collectionJobHandlers(deps),
     ...auditJobHandlers(deps),
+  };
+}
+
+type Loop = { stop(): Promise<void> };
+
+function startIndexerAndSealer(deps: Deps): { indexer: Loop; sealer: Loop } {
+  if (!backgroundThreadPossible(deps)) return { indexer: startSearchIndexer(deps), sealer: startAuditSealer(deps) };
+  let local: Loop[] = [];
+  let undelegate = () => {};
+  const thread = startBackgroundThread(deps, () => {
+    undelegate();
+    local = [startSearchIndexer(deps), startAuditSealer(deps)];
+    return () => syncSearchIndex(deps);
+  });
+  undelegate = delegateSearchIndexing(deps, () => thread.syncSearchIndex());
+  return {
+    indexer: {
+      async stop() {
+        undelegate();
+        await thread.stop();
+        await Promise.all(local.map((l) => l.stop()));
+      },
+    },
+    sealer: { stop: async () => {} },
   };
 }
 
@@ -47,10 +72,10 @@ export function startWorkers(deps: Deps): Worker {
   });
   // Webhook delivery has its own loop and tables (leases, per-endpoint queues, batched attempt log).
   const delivery = startDelivery(deps, { leaseMs: deps.config.webhookLeaseMs });
-  // Search index: assets changed since the last pass are re-indexed every 250 ms.
-  const indexer = startSearchIndexer(deps);
-  // Audit rows committed since the last pass are chained every second (features/audit/chain/sealer.ts).
-  const sealer = startAuditSealer(deps);
+  // Search index: assets changed since the last pass are re-indexed every 250 ms. Audit rows committed
+  // since the last pass are chained every second (features/audit/chain/sealer.ts). Both on the background
+  // thread (its own connection) when it can run, so their work leaves the thread that answers requests.
+  const { indexer, sealer } = startIndexerAndSealer(deps);
   // Usage deltas appended by uploads and purges are folded into each organization's total every second.
   const usageFold = startUsageFold(deps);
   // Renditions left pending with no live job (lost to a crash or an old outage) are enqueued again, at start and every 5 min.

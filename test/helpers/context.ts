@@ -6,7 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type BuildAppOptions } from '../../src/app.ts';
 import { parseConfig, type Config } from '../../src/config.ts';
 import { createDeps, type Deps } from '../../src/deps.ts';
-import { ManualClock, type Clock } from '../../src/core/clock.ts';
+import { ManualClock, systemClock, type Clock } from '../../src/core/clock.ts';
 import { migrateToLatest } from '../../src/core/db/migrate.ts';
 import type { App } from '../../src/core/http/app-types.ts';
 import { createLog } from '../../src/core/log.ts';
@@ -73,7 +73,7 @@ export async function createTestContext(engine: EngineName, options: ContextOpti
     await copyMigratedSqlite(config.database.file);
   }
   const clock = new ManualClock(options.now ?? Date.now());
-  const useClock: Clock = options.realClock ? { now: () => Date.now() } : clock;
+  const useClock: Clock = options.realClock ? systemClock : clock;
   const make = async () => {
     const deps = createDeps(config, { clock: useClock, log: createLog(config.logLevel, options.logTo), poolSize: 5 });
     await migrateToLatest(deps.db);

@@ -8,7 +8,12 @@ export { KeywordSearchBodySchema, SearchResultSchema } from './search.schemas.ts
 export { savedSearchRoutes } from './saved-searches/saved-searches.routes.ts';
 export { runSavedSearchForViewer, getSavedSearch } from './saved-searches/saved-searches.service.ts';
 export type { SavedSearch } from './saved-searches/saved-searches.schemas.ts';
-export { syncSearchIndex, startSearchIndexer } from './indexing/search.indexer.ts';
+export {
+  syncSearchIndex,
+  startSearchIndexer,
+  delegateSearchIndexing,
+  indexInShortTransactions,
+} from './indexing/search.indexer.ts';
 export { visibleCollectionMemberIds } from './memory-index/search.columns.ts';
 export {
   forgetCollectionMembers,
@@ -16,6 +21,8 @@ export {
   memoryIndexLoaded,
   memoryIndexSettled,
   memoryIndexStats,
+  noteRemovedDocuments,
+  forwardRemovedDocuments,
   unloadMemoryIndex,
 } from './memory-index/search.memindex.ts';
 export { startSearchIndexWarmup } from './memory-index/search.warmup.ts';

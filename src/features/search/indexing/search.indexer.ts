@@ -22,10 +22,21 @@ const WATERMARK = 'assets-watermark';
 export interface IndexerState {
   running: Promise<number> | null;
   next: Promise<number> | null;
+  /** The background thread's passes (src/background-thread.ts) when the workers run it there. */
+  thread: { sync(): Promise<number> } | null;
 }
 
 export function createIndexerState(): IndexerState {
-  return { running: null, next: null };
+  return { running: null, next: null, thread: null };
+}
+
+/**
+ * SQLite documents per write transaction: the whole batch in the calling thread; 100 on the
+ * background thread, whose transactions hold the one write lock that requests wait for.
+ */
+let sqliteDocsPerTransaction = Number.POSITIVE_INFINITY;
+export function indexInShortTransactions(): void {
+  sqliteDocsPerTransaction = 100;
 }
 
 async function readWatermark(deps: Deps): Promise<number> {
@@ -150,11 +161,14 @@ async function reindex(deps: Deps, ids: readonly string[]): Promise<void> {
     for (const a of assets) byOrg.set(a.org_id, [...(byOrg.get(a.org_id) ?? []), a]);
     for (const group of byOrg.values()) {
       const docs = await buildDocuments(deps, deps.db, group);
-      try {
-        await deps.db.transaction().execute((trx) => upsertDocuments(trx, deps.engine, docs, deps.clock.now()));
-      } catch (error) {
-        // Another process indexed the same asset at the same moment: the next pass settles it.
-        if (!isUniqueViolation(error)) throw error;
+      for (let j = 0; j < docs.length; j += sqliteDocsPerTransaction) {
+        const part = docs.slice(j, j + sqliteDocsPerTransaction);
+        try {
+          await deps.db.transaction().execute((trx) => upsertDocuments(trx, deps.engine, part, deps.clock.now()));
+        } catch (error) {
+          // Another process indexed the same asset at the same moment: the next pass settles it.
+          if (!isUniqueViolation(error)) throw error;
+        }
       }
     }
   }
@@ -211,6 +225,7 @@ async function pass(deps: Deps): Promise<number> {
  */
 export function syncSearchIndex(deps: Deps): Promise<number> {
   const state = deps.runtime.search.indexer;
+  if (state.thread) return state.thread.sync();
   if (state.next) return state.next;
   const run = (): Promise<number> => {
     const p = pass(deps).finally(() => {
@@ -229,7 +244,20 @@ export function syncSearchIndex(deps: Deps): Promise<number> {
   return state.next;
 }
 
-/** The background loop (started with the workers). */
+/**
+ * Passes of this Deps are asked of another thread (src/background-thread.ts) until the returned
+ * function is called.
+ */
+export function delegateSearchIndexing(deps: Deps, sync: () => Promise<number>): () => void {
+  const state = deps.runtime.search.indexer;
+  const thread = { sync };
+  state.thread = thread;
+  return () => {
+    if (state.thread === thread) state.thread = null;
+  };
+}
+
+/** The background loop (started with the workers, in this thread or the background thread). */
 export function startSearchIndexer(deps: Deps, intervalMs = 250): { stop(): Promise<void> } {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;

@@ -73,8 +73,16 @@ interface CollectionMembers {
 const removals = { start: 0, docs: [] as number[] };
 const REMOVAL_LOG_MAX = 100_000;
 
+let forward: ((docNos: number[]) => void) | undefined;
+
+/** The indexer's thread (indexing/indexer.worker.ts) sends its removals to the main thread's log instead. */
+export function forwardRemovedDocuments(to: (docNos: number[]) => void): void {
+  forward = to;
+}
+
 /** Called by removeDocuments: these doc_nos may be gone (verified against the database before use). */
 export function noteRemovedDocuments(docNos: readonly number[]): void {
+  if (forward) return forward([...docNos]);
   removals.docs.push(...docNos);
   if (removals.docs.length > REMOVAL_LOG_MAX) {
     const drop = removals.docs.length - REMOVAL_LOG_MAX / 2;
