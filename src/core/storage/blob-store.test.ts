@@ -248,6 +248,28 @@ describe('local blob store: one pass, limits and writeback', () => {
     }
   });
 
+  it('keeps the order of distinct chunks of uneven sizes taken while earlier writes are in flight', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tessera-blobs-'));
+    try {
+      const store = createLocalBlobStore(dir);
+      // 70 MB in chunks of 1 byte to 2 MB, each different: any write at a wrong offset, lost or
+      // repeated chunk shows in the bytes and the hash.
+      const chunks: Buffer[] = [];
+      let total = 0;
+      for (let i = 0; total < 70 << 20; i++) {
+        const chunk = randomBytes(i % 7 === 0 ? 1 + (i % 13) : ((i * 7919) % (2 << 20)) + 1);
+        chunks.push(chunk);
+        total += chunk.length;
+      }
+      const whole = Buffer.concat(chunks);
+      const put = await store.put('order/file.bin', Readable.from(chunks));
+      assert.deepEqual(put, { size: whole.length, sha256: createHash('sha256').update(whole).digest('hex') });
+      assert.ok((await bytes(await store.get('order/file.bin'))).equals(whole));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('drains a body longer than maxBytes without keeping it and fails with BlobTooLarge', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tessera-blobs-'));
     try {

@@ -3,7 +3,7 @@ import { close, fdatasync, fsync, open, writev } from 'node:fs';
 import { Writable } from 'node:stream';
 import { BlobTooLarge } from './blob-store.ts';
 
-/** Bytes buffered while a write is in flight: the socket is paused beyond it (bounds memory). */
+/** The stream's own buffer, in front of the queue below. */
 const BUFFER_BYTES = 1 << 20;
 /**
  * Written bytes after which the disk is asked to start writing them back (fdatasync in the
@@ -27,21 +27,38 @@ let pacer: number[] = [];
 type Done = (error?: Error | null) => void;
 
 /**
- * A new file written from a stream in one pass per chunk: the hash update, the byte count and the
- * size limit are one synchronous step, then everything buffered meanwhile goes to disk in one
- * vectored write. `finish` comes only after fsync, so the bytes are durable before the caller
- * makes the file visible. Past `maxBytes` nothing more is written; the rest is drained and counted
- * and the stream fails with BlobTooLarge at its end (the caller removes the file).
+ * Bytes taken (hashed) but not yet on their way to the disk, plus those being written: up to this
+ * much, a chunk is acknowledged as soon as it is hashed, so the next chunks are read and hashed on
+ * the event loop while the previous ones are written in the thread pool (the two overlap instead of
+ * taking turns). Beyond it the stream waits for the write, and the socket is paused (bounds memory).
+ */
+const QUEUED_BYTES = 1 << 20;
+
+/**
+ * A new file written from a stream: each chunk is hashed, counted and checked against the size
+ * limit in one synchronous step as it arrives, and everything taken while a write was in flight goes
+ * to disk in the next vectored write (one write at a time, in order, at its own offset). `finish`
+ * comes only after every write and the fsync, so the bytes are durable before the caller makes the
+ * file visible. Past `maxBytes` nothing more is written; the rest is drained and counted and the
+ * stream fails with BlobTooLarge at its end (the caller removes the file).
  */
 export class HashingFileSink extends Writable {
   readonly hash = createHash('sha256');
   size = 0;
   private fd = -1;
+  /** Where the next write goes (bytes already written or being written). */
   private position = 0;
   private unsynced = 0;
-  private inFlight = 0;
+  /** Taken and hashed, waiting for the write in flight to finish. */
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** Bytes of the write in flight (0: none). */
+  private writing = 0;
+  private syncing = false;
+  /** The stream's callback held back while QUEUED_BYTES are queued. */
+  private held: Done | null = null;
   private whenIdle: (() => void)[] = [];
-  private writebackError: Error | null = null;
+  private ioError: Error | null = null;
 
   private readonly path: string;
   private readonly maxBytes: number;
@@ -74,38 +91,81 @@ export class HashingFileSink extends Writable {
   }
 
   private take(buffers: Buffer[], bytes: number, done: Done): void {
+    if (this.ioError) return done(this.ioError);
     this.size += bytes;
     if (this.size > this.maxBytes) return done();
-    for (const buffer of buffers) this.hash.update(buffer);
+    for (const buffer of buffers) {
+      this.hash.update(buffer);
+      this.pending.push(buffer);
+    }
+    this.pendingBytes += bytes;
     pacer = new Array<number>(Math.min(16_384, Math.ceil(bytes / PACE_BYTES))).fill(0);
-    this.writeAll(buffers, bytes, done);
+    if (this.writing === 0) this.writePending();
+    if (this.pendingBytes + this.writing < QUEUED_BYTES) done();
+    else this.held = done;
   }
 
-  private writeAll(buffers: Buffer[], bytes: number, done: Done): void {
-    this.inFlight++;
-    writev(this.fd, buffers, this.position, (error, written) => {
-      this.settled();
-      if (error) return done(error);
-      this.position += written;
-      if (written < bytes) return this.writeAll(remainder(buffers, written), bytes - written, done);
-      this.unsynced += written;
-      if (this.unsynced >= WRITEBACK_BYTES && this.inFlight === 0) this.startWriteback();
-      done();
+  /** Writes everything pending in one vectored write at the next offset. */
+  private writePending(): void {
+    const buffers = this.pending;
+    const bytes = this.pendingBytes;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.writing = bytes;
+    const position = this.position;
+    this.position += bytes;
+    this.writeAt(buffers, bytes, position);
+  }
+
+  private writeAt(buffers: Buffer[], bytes: number, position: number): void {
+    writev(this.fd, buffers, position, (error, written) => {
+      if (error) return this.failed(error);
+      if (written < bytes) return this.writeAt(remainder(buffers, written), bytes - written, position + written);
+      this.unsynced += this.writing;
+      this.writing = 0;
+      if (this.unsynced >= WRITEBACK_BYTES && !this.syncing) this.startWriteback();
+      if (this.pendingBytes > 0) this.writePending();
+      this.release();
+      this.settle();
     });
+  }
+
+  /** Lets the stream go on once the queue is below its bound again. */
+  private release(): void {
+    if (this.held && this.pendingBytes + this.writing < QUEUED_BYTES) {
+      const done = this.held;
+      this.held = null;
+      done();
+    }
+  }
+
+  private failed(error: Error): void {
+    this.ioError ??= error;
+    this.writing = 0;
+    this.pending = [];
+    this.pendingBytes = 0;
+    const done = this.held;
+    this.held = null;
+    done?.(error);
+    this.settle();
   }
 
   private startWriteback(): void {
     this.unsynced = 0;
-    this.inFlight++;
+    this.syncing = true;
     fdatasync(this.fd, (error) => {
-      if (error) this.writebackError ??= error;
-      this.settled();
+      if (error) this.ioError ??= error;
+      this.syncing = false;
+      this.settle();
     });
   }
 
-  private settled(): void {
-    this.inFlight--;
-    if (this.inFlight === 0 && this.whenIdle.length > 0) {
+  private get idle(): boolean {
+    return this.writing === 0 && this.pendingBytes === 0 && !this.syncing;
+  }
+
+  private settle(): void {
+    if (this.idle && this.whenIdle.length > 0) {
       const waiting = this.whenIdle;
       this.whenIdle = [];
       for (const next of waiting) next();
@@ -113,17 +173,18 @@ export class HashingFileSink extends Writable {
   }
 
   private afterIo(next: () => void): void {
-    if (this.inFlight === 0) next();
+    if (this.idle) next();
     else this.whenIdle.push(next);
   }
 
   override _final(done: Done): void {
     if (this.size > this.maxBytes) return done(new BlobTooLarge(this.maxBytes, this.size));
     this.afterIo(() => {
-      if (this.writebackError) return done(this.writebackError);
-      this.inFlight++;
+      if (this.ioError) return done(this.ioError);
+      this.syncing = true;
       fsync(this.fd, (error) => {
-        this.settled();
+        this.syncing = false;
+        this.settle();
         done(error);
       });
     });
