@@ -34,7 +34,7 @@ import {
   shareMailsLastHour,
 } from './features/assets/index.ts';
 import { quotaRoutes, registerApiKeyRequestLimit } from './features/quotas/index.ts';
-import { savedSearchRoutes, searchRoutes } from './features/search/index.ts';
+import { indexBeforeAnswer, savedSearchRoutes, searchRoutes } from './features/search/index.ts';
 import { collectionRoutes } from './features/collections/index.ts';
 import { storyboardRoutes, storyboardSharedRoutes } from './features/storyboards/index.ts';
 import { adaptiveTemplateLaunchRoutes, adaptiveTemplateRoutes } from './features/adaptive-templates/index.ts';
@@ -164,6 +164,12 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   registerRequestContext(app);
   app.removeContentTypeParser('text/plain');
   acceptEmptyJsonBodies(app);
+  // A request that committed an asset write answers once the search index covers it, so its
+  // client's next search (on any process) finds it, and searches need not index first (decision 0027).
+  app.addHook('onSend', async (request, _reply, payload) => {
+    await indexBeforeAnswer(deps, request);
+    return payload;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     // Draining (SIGTERM): each answer ends its connection, so clients reconnect to another process.

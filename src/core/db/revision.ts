@@ -83,6 +83,13 @@ export function writesTo(sqlText: string, tables: ReadonlySet<string>): boolean 
   return m !== null && tables.has(m[1]!);
 }
 
+/** The table a statement writes to (insert, update, delete), or null for anything else. */
+function writtenTable(sqlText: string): string | null {
+  const first = sqlText.charCodeAt(0) | 0x20;
+  if (first === 0x73 /* s */) return null;
+  return WRITE_TARGET.exec(sqlText)?.[1] ?? null;
+}
+
 export interface RevisionFeed {
   /** Moves whenever the identity revision may have changed. Reading it starts the watcher. */
   readonly generation: number;
@@ -114,6 +121,12 @@ class Feed implements RevisionFeed {
   private polling: Promise<void> | undefined;
   /** Runs a query on a pooled connection (set once the Kysely instance exists). */
   run: Runner | undefined;
+  /** Called after this process commits a write to a table (onCommittedWrite), in the writer's async context. */
+  readonly writeListeners = new Map<string, Set<() => void>>();
+
+  committed(tables: ReadonlySet<string>): void {
+    for (const table of tables) for (const listener of this.writeListeners.get(table) ?? []) listener();
+  }
   private readonly pgUrl: string | undefined;
   private readonly pollMs: number;
 
@@ -308,6 +321,21 @@ export function revisionFeed(db: object): RevisionFeed {
 }
 
 /**
+ * Calls `listener` each time this process commits a write to `table` through `db` (or any handle
+ * derived from it): after the commit of the transaction that wrote it, or after the statement
+ * outside a transaction, before the writing call returns and in the writer's async context (so
+ * the listener sees the request the write belongs to). Returns the unsubscribe.
+ */
+export function onCommittedWrite(db: object, table: string, listener: () => void): () => void {
+  const feed = feeds.get((db as HasExecutor).getExecutor().adapter);
+  if (!feed) throw new Error('This database handle was not made by connectDb');
+  let set = feed.writeListeners.get(table);
+  if (!set) feed.writeListeners.set(table, (set = new Set()));
+  set.add(listener);
+  return () => set.delete(listener);
+}
+
+/**
  * Feeds of handles on the same database in this process (a second app instance in one process,
  * as tests and embedders make): a change one of them commits moves the others at once too.
  */
@@ -342,6 +370,8 @@ export function trackRevisions(
 class TrackedConnection implements DatabaseConnection {
   inTransaction = false;
   wrote = false;
+  /** Tables with write listeners written in the open transaction (onCommittedWrite). */
+  written: Set<string> | null = null;
   readonly inner: DatabaseConnection;
   private readonly feed: Feed;
 
@@ -352,9 +382,15 @@ class TrackedConnection implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<import('kysely').QueryResult<R>> {
     const result = await guarded(this.inner.executeQuery<R>(query));
-    if (writesTo(query.sql, TRACKED_TABLES)) {
-      if (this.inTransaction) this.wrote = true;
-      else await this.feed.readOn((q) => this.inner.executeQuery(q));
+    const table = writtenTable(query.sql);
+    if (table === null) return result;
+    const listened = this.feed.writeListeners.has(table);
+    if (this.inTransaction) {
+      if (TRACKED_TABLES.has(table)) this.wrote = true;
+      if (listened) (this.written ??= new Set()).add(table);
+    } else {
+      if (TRACKED_TABLES.has(table)) await this.feed.readOn((q) => this.inner.executeQuery(q));
+      if (listened) this.feed.committed(new Set([table]));
     }
     return result;
   }
@@ -386,6 +422,7 @@ class TrackingDriver implements Driver {
     await guarded(this.inner.beginTransaction(c.inner, settings));
     c.inTransaction = true;
     c.wrote = false;
+    c.written = null;
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -396,12 +433,18 @@ class TrackingDriver implements Driver {
       c.wrote = false;
       await this.feed.readOn((q) => c.inner.executeQuery(q));
     }
+    if (c.written) {
+      const written = c.written;
+      c.written = null;
+      this.feed.committed(written);
+    }
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const c = connection as TrackedConnection;
     c.inTransaction = false;
     c.wrote = false;
+    c.written = null;
     await guarded(this.inner.rollbackTransaction(c.inner));
   }
 

@@ -14,6 +14,7 @@ export {
   delegateSearchIndexing,
   indexInShortTransactions,
 } from './indexing/search.indexer.ts';
+export { indexBeforeAnswer } from './indexing/search.freshness.ts';
 export { visibleCollectionMemberIds } from './memory-index/search.columns.ts';
 export {
   forgetCollectionMembers,

@@ -1,5 +1,6 @@
 import { createIndexerState, type IndexerState } from './indexing/search.indexer.ts';
 import type { Deps } from '../../deps.ts';
+import { watchAssetWrites } from './indexing/search.freshness.ts';
 import {
   createWarmupState,
   stopSearchIndexWarmup,
@@ -20,6 +21,7 @@ export interface SearchRuntime {
 /** `deps` may not have its runtime yet: only read at close. */
 export function createSearchRuntime(deps: Deps): SearchRuntime {
   const indexer = createIndexerState();
+  watchAssetWrites(deps.db, indexer);
   const warmup = createWarmupState();
   return {
     indexer,

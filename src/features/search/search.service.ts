@@ -30,7 +30,7 @@ import {
 } from './query/search.query.ts';
 import type { KeywordSearchBody, ScanBody, SearchBody } from './search.schemas.ts';
 import { searchVisibility } from './access/visibility.ts';
-import { syncSearchIndex } from './indexing/search.indexer.ts';
+import { syncForSearch } from './indexing/search.freshness.ts';
 import { sensitiveView } from './access/sensitive.ts';
 
 type CommonBody = Pick<
@@ -150,7 +150,7 @@ export async function runSearch(
       'from + limit may reach at most 10000 results; use POST /v1/asset/scan to walk further',
     );
   const sensitive = await sensitiveView(deps.db, principal, q);
-  await syncSearchIndex(deps);
+  await syncForSearch(deps);
   const scope: SearchScope = {
     orgId: principal.orgId,
     ...(await searchVisibility(deps.db, principal)),
@@ -342,7 +342,7 @@ export async function scanAssets(deps: Deps, principal: Principal, body: ScanBod
     throw invalidField('body.from', 'from starts a scan: send it on the first call only, not with a cursor');
   const after = body.cursor ? decodeScanCursor(body.cursor, order) : null;
   const sensitive = await sensitiveView(deps.db, principal, q);
-  await syncSearchIndex(deps);
+  await syncForSearch(deps);
   const scope: SearchScope = { orgId: principal.orgId, ...(await searchVisibility(deps.db, principal)) };
   const where = wherePredicate(deps.engine, q, scope);
   const page = await scanPage(deps.db, deps.engine, where, order, after, body.limit ?? 100, body.from ?? 0);

@@ -100,6 +100,11 @@ forEachEngine('search indexer across processes', (ctx) => {
     const other = new pg.Client({ connectionString: c.database.kind === 'postgres' ? c.database.url : '' });
     await other.connect();
     try {
+      // An answered edit is indexed before its answer (decision 0027): X and Y change again
+      // outside any request of this instance (as a job of another process would), so they are stale.
+      c.clock.advance(1000);
+      await other.query('update assets set updated_at = $1 where id = any($2)', [c.clock.now(), [x, y]]);
+      assert.equal(await indexed(c, x), false);
       await other.query('begin');
       await other.query('select pg_advisory_xact_lock($1, hashtext($2))', [INDEX_LOCK, x]);
       await other.query('select 1 from search_docs where asset_id = $1 for update', [x]);

@@ -10,9 +10,10 @@ import { removeDocuments, upsertDocuments } from './search-index.repo.ts';
  * Keeps the index in step with the assets. A change is noticed by the asset's `updated_at`
  * (every asset write sets it): each pass looks at assets changed since the last pass (minus a
  * margin for transactions that committed late) whose index document differs, rebuilds those
- * documents, and drops documents of purged assets. Searches and collection writes call
- * `syncSearchIndex` first (one indexed query when nothing changed), and the background loop runs it every 250 ms, so a change
- * is searchable well within a second of its commit without any coupling from assets to search.
+ * documents, and drops documents of purged assets. A request that wrote assets runs it before its
+ * answer, searches when this process's own writes or the time ask for it (search.freshness.ts),
+ * collection writes first, and the background loop every 250 ms, so a change is searchable well
+ * within a second of its commit without any coupling from assets to search.
  */
 const MARGIN_MS = 5_000;
 const BATCH = 500;
@@ -24,10 +25,18 @@ export interface IndexerState {
   next: Promise<number> | null;
   /** The background thread's passes (src/background-thread.ts) when the workers run it there. */
   thread: { sync(): Promise<number> } | null;
+  /** Asset writes this process has committed so far (a counter; search.freshness.ts moves it). */
+  writes: number;
+  /** `writes` at the latest asset write committed outside a request (or after its answer). */
+  outsideWrites: number;
+  /** The last pass that finished without error: when it started (performance.now()) and `writes` then. */
+  lastPass: { startedAt: number; writes: number } | null;
+  /** `writes` when the pass under way (in this thread) started. */
+  runningFrom: number;
 }
 
 export function createIndexerState(): IndexerState {
-  return { running: null, next: null, thread: null };
+  return { running: null, next: null, thread: null, writes: 0, outsideWrites: 0, lastPass: null, runningFrom: 0 };
 }
 
 /**
@@ -66,8 +75,11 @@ async function writeWatermark(deps: Deps, value: number): Promise<void> {
   }
 }
 
+// The last clause: a document built in the same millisecond as the asset's last write may predate a
+// second write of that millisecond (same updated_at); it is rebuilt once the clock has moved on. Writes
+// are indexed as soon as they are answered (decision 0027), so a job's write can follow within it.
 const STALE = sql<boolean>`(d.doc_no is null or d.updated_epoch <> a.updated_at or d.current_version <> a.is_current
-           or d.deleted <> (case when a.deleted_at is null then 0 else 1 end))`;
+           or d.deleted <> (case when a.deleted_at is null then 0 else 1 end) or a.updated_at >= d.indexed_at)`;
 
 /** Assets changed since `since` whose document is missing or out of date, in id order. */
 async function changedAssetIds(deps: Deps, since: number): Promise<string[]> {
@@ -225,13 +237,22 @@ async function pass(deps: Deps): Promise<number> {
  */
 export function syncSearchIndex(deps: Deps): Promise<number> {
   const state = deps.runtime.search.indexer;
-  if (state.thread) return state.thread.sync();
+  // Every write committed before `begun` is seen by the pass's first read (the thread's pass starts after the call).
+  const finished = (begun: { startedAt: number; writes: number }) => (n: number) => {
+    if (!state.lastPass || state.lastPass.startedAt < begun.startedAt) state.lastPass = begun;
+    return n;
+  };
+  if (state.thread) return state.thread.sync().then(finished({ startedAt: performance.now(), writes: state.writes }));
   if (state.next) return state.next;
   const run = (): Promise<number> => {
-    const p = pass(deps).finally(() => {
-      if (state.running === p) state.running = null;
-    });
+    const begun = { startedAt: performance.now(), writes: state.writes };
+    const p = pass(deps)
+      .then(finished(begun))
+      .finally(() => {
+        if (state.running === p) state.running = null;
+      });
     state.running = p;
+    state.runningFrom = begun.writes;
     return p;
   };
   if (!state.running) return run();

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import { sql } from 'kysely';
+import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
+import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
+import { jpeg, uploadAsset } from '../../../../test/helpers/assets.ts';
+
+/** The asset's index document as stored: its updated time and whether it is marked deleted. */
+async function documentOf(c: TestContext, assetId: string) {
+  const { rows } = await sql<{ updated_epoch: number | string; deleted: number | string; asset_updated: number | string }>`
+    select d.updated_epoch, d.deleted, a.updated_at as asset_updated
+    from assets a join search_docs d on d.asset_id = a.id where a.id = ${assetId}`.execute(c.deps.db);
+  const row = rows[0];
+  assert.ok(row, 'the asset has an index document');
+  return { updated: Number(row.updated_epoch), deleted: Number(row.deleted), assetUpdated: Number(row.asset_updated) };
+}
+
+const search = async (c: TestContext, org: TestOrg, term: string) =>
+  json(
+    await c.inject({
+      method: 'POST',
+      url: '/v1/search/keyword',
+      headers: org.admin.headers,
+      payload: { searchTerm: [term] },
+    }),
+  );
+
+forEachEngine('search index freshness (decision 0027)', (ctx) => {
+  it('an asset write answered over HTTP is already indexed when its answer arrives, before any search', async () => {
+    const c = ctx();
+    const org = await createTestOrg(c);
+    const a = await uploadAsset(c, org, await jpeg(8, 8), 'quay.jpg');
+    c.clock.advance(1000);
+    const patch = await c.inject({
+      method: 'PATCH',
+      url: `/v1/assets/asset/${a.objectId}`,
+      headers: org.admin.headers,
+      payload: { metadata: [{ name: 'Title', value: 'Lighthouse keeper' }] },
+    });
+    assert.equal(patch.statusCode, 200, patch.body);
+    // No search and no indexer loop ran since: the answer itself waited for the index.
+    const doc = await documentOf(c, a.objectId);
+    assert.equal(doc.updated, doc.assetUpdated, 'the document reflects the edit');
+    assert.equal((await search(c, org, 'lighthouse')).totalCount, 1);
+  });
+
+  it('a write this process made outside a request (a job, a service call) is searchable by its next search', async () => {
+    const c = ctx();
+    const org = await createTestOrg(c);
+    const a = await uploadAsset(c, org, await jpeg(8, 8), 'breakwater.jpg');
+    assert.equal((await search(c, org, 'breakwater')).totalCount, 1);
+    c.clock.advance(1000);
+    const now = c.clock.now();
+    await c.deps.db.updateTable('assets').set({ deleted_at: now, updated_at: now }).where('id', '=', a.objectId).execute();
+    // Right after a search's pass (well within the freshness window): the write still makes it index first.
+    assert.equal((await search(c, org, 'breakwater')).totalCount, 0, 'the soft delete is seen at once');
+    assert.equal((await documentOf(c, a.objectId)).deleted, 1);
+  });
+
+  it("another instance's answered write is searchable on this one at once", async () => {
+    const c = ctx();
+    const org = await createTestOrg(c);
+    const other = await c.secondInstance();
+    try {
+      const a = await uploadAsset(c, org, await jpeg(8, 8), 'pier.jpg');
+      assert.equal((await search(c, org, 'pier')).totalCount, 1);
+      c.clock.advance(1000);
+      const patch = await other.app.inject({
+        method: 'PATCH',
+        url: `/v1/assets/asset/${a.objectId}`,
+        headers: org.admin.headers,
+        payload: { metadata: [{ name: 'Title', value: 'Jetty at noon' }] },
+      });
+      assert.equal(patch.statusCode, 200, patch.body);
+      assert.equal((await search(c, org, 'jetty')).totalCount, 1);
+    } finally {
+      await other.close();
+    }
+  });
+});

@@ -1,0 +1,62 @@
+import type { FastifyRequest } from 'fastify';
+import { onCommittedWrite } from '../../../core/db/revision.ts';
+import { currentRequest } from '../../../core/http/request-context.ts';
+import type { Deps } from '../../../deps.ts';
+import { syncSearchIndex, type IndexerState } from './search.indexer.ts';
+
+/**
+ * When a search needs an indexing pass first (decision 0027).
+ *
+ * Read-your-writes used to be bought by every search: each ran a pass first, so it waited for
+ * whatever any process had changed since the last pass — on PostgreSQL under a mixed load, one to
+ * two passes of ~50–100 ms each, most of a search's time. Now:
+ * - **A request that commits an asset write is answered only after a pass that started after that
+ *   commit** (`indexBeforeAnswer`, an onSend hook in app.ts): once a client holds the answer of
+ *   its write, the write is searchable, on this process and — PostgreSQL's index being shared —
+ *   on every other.
+ * - **A search runs a pass first only when it may be needed** (`syncForSearch`): an asset write
+ *   this process committed outside a request (a job, a service call) that no finished pass has
+ *   seen, or no pass having started in the last FRESH_MS (writes of other processes made outside
+ *   their requests, when no worker's loop indexes them). Otherwise it reads the index as it is.
+ */
+export const FRESH_MS = 250;
+
+const written = new WeakMap<FastifyRequest, number>();
+const answered = new WeakSet<FastifyRequest>();
+
+/** Counts this process's asset commits into `state` (once per Deps, by the search runtime). */
+export function watchAssetWrites(db: Deps['db'], state: IndexerState): () => void {
+  return onCommittedWrite(db, 'assets', () => {
+    state.writes += 1;
+    const request = currentRequest();
+    if (request && !answered.has(request)) written.set(request, state.writes);
+    else state.outsideWrites = state.writes;
+  });
+}
+
+/** Before a request's answer: when it committed an asset write, the index covers it first. */
+export async function indexBeforeAnswer(deps: Deps, request: FastifyRequest): Promise<void> {
+  answered.add(request);
+  const upTo = written.get(request);
+  if (upTo === undefined) return;
+  written.delete(request);
+  const state = deps.runtime.search.indexer;
+  if (state.lastPass && state.lastPass.writes >= upTo) return;
+  try {
+    // The pass under way covers the write when it started after its commit; else the next one.
+    if (state.running && state.runningFrom >= upTo) await state.running;
+    else await syncSearchIndex(deps);
+  } catch (error) {
+    // The write is committed; the next pass (a search's or the loop's) indexes it.
+    state.outsideWrites = Math.max(state.outsideWrites, upTo);
+    deps.log.warn({ err: error }, 'search index pass before an answer failed');
+  }
+}
+
+/** Before a search: a pass only when this process's own writes or the time since the last pass ask for one. */
+export async function syncForSearch(deps: Deps): Promise<void> {
+  const state = deps.runtime.search.indexer;
+  const last = state.lastPass;
+  if (last && last.writes >= state.outsideWrites && performance.now() - last.startedAt <= FRESH_MS) return;
+  await syncSearchIndex(deps);
+}
