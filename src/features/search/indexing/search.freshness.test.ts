@@ -7,7 +7,11 @@ import { jpeg, uploadAsset } from '../../../../test/helpers/assets.ts';
 
 /** The asset's index document as stored: its updated time and whether it is marked deleted. */
 async function documentOf(c: TestContext, assetId: string) {
-  const { rows } = await sql<{ updated_epoch: number | string; deleted: number | string; asset_updated: number | string }>`
+  const { rows } = await sql<{
+    updated_epoch: number | string;
+    deleted: number | string;
+    asset_updated: number | string;
+  }>`
     select d.updated_epoch, d.deleted, a.updated_at as asset_updated
     from assets a join search_docs d on d.asset_id = a.id where a.id = ${assetId}`.execute(c.deps.db);
   const row = rows[0];
@@ -51,7 +55,11 @@ forEachEngine('search index freshness (decision 0027)', (ctx) => {
     assert.equal((await search(c, org, 'breakwater')).totalCount, 1);
     c.clock.advance(1000);
     const now = c.clock.now();
-    await c.deps.db.updateTable('assets').set({ deleted_at: now, updated_at: now }).where('id', '=', a.objectId).execute();
+    await c.deps.db
+      .updateTable('assets')
+      .set({ deleted_at: now, updated_at: now })
+      .where('id', '=', a.objectId)
+      .execute();
     // Right after a search's pass (well within the freshness window): the write still makes it index first.
     assert.equal((await search(c, org, 'breakwater')).totalCount, 0, 'the soft delete is seen at once');
     assert.equal((await documentOf(c, a.objectId)).deleted, 1);
