@@ -51,6 +51,19 @@ export function batchInsert<T extends keyof Database & string>(
   };
 }
 
+const jsonTextCache = new Map<string, string>();
+
+/** PostgreSQL: the insert of plain `rows` of `columns` as one JSON parameter (insert-rows.ts). */
+export function jsonRowsInsert(table: string, columns: readonly string[], rows: readonly object[]): CompiledQuery {
+  const key = `${table}\u0000${columns.join('\u0000')}`;
+  let text = jsonTextCache.get(key);
+  if (text === undefined) {
+    text = jsonText(table, columns);
+    if (jsonTextCache.size < 512) jsonTextCache.set(key, text);
+  }
+  return CompiledQuery.raw(text, [jsonRows(rows)]);
+}
+
 /**
  * Escapes PostgreSQL's `json` refuses to turn into text: a NUL (`\u0000`) and a lone surrogate
  * (`JSON.stringify` escapes only those; a well-formed pair is written as is), not preceded by an

@@ -44,4 +44,30 @@ forEachEngine('insertRows', (ctx) => {
       0,
     );
   });
+
+  it('PostgreSQL: plain rows go as one statement (one JSON parameter) whatever their number, so a failing row leaves none written even outside a transaction', async () => {
+    const db = ctx().deps.db;
+    const n = rowsPerInsert(2) + 7;
+    const rows = Array.from({ length: n }, (_, i) => ({
+      key: `json-${i}`,
+      value: i % 2 ? `é "${i}" \\ 🎉` : String(i),
+    }));
+    // The last row repeats the first key: on SQLite the first chunk is already written by then.
+    await assert.rejects(insertRows(db, 'search_index_state', [...rows, { key: 'json-0', value: 'again' }]));
+    const written = await db
+      .selectFrom('search_index_state')
+      .select(['key', 'value'])
+      .where('key', 'like', 'json-%')
+      .execute();
+    if (ctx().engine === 'postgres') {
+      assert.equal(written.length, 0);
+      await insertRows(db, 'search_index_state', rows);
+      const stored = new Map(
+        (
+          await db.selectFrom('search_index_state').select(['key', 'value']).where('key', 'like', 'json-%').execute()
+        ).map((r) => [r.key, r.value]),
+      );
+      for (const row of rows) assert.equal(stored.get(row.key), row.value, row.key);
+    } else assert.equal(written.length, rowsPerInsert(2));
+  });
 });
