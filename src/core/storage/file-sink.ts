@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { BlobTooLarge } from './blob-store.ts';
 
 /** The stream's own buffer, in front of the queue below. */
-const BUFFER_BYTES = 1 << 20;
+const BUFFER_BYTES = 256 << 10;
 /**
  * Written bytes after which the disk is asked to start writing them back (fdatasync in the
  * thread pool, not awaited): the disk works while the rest arrives, so the final fsync has little
