@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { anyJsonDoc, docAs, openApiTransform, openApiTransformObject } from './core/http/doc-schema.ts';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { Deps } from './deps.ts';
 import type { App } from './core/http/app-types.ts';
@@ -166,9 +167,20 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   acceptEmptyJsonBodies(app);
   // A request that committed an asset write answers once the search index covers it, so its
   // client's next search (on any process) finds it, and searches need not index first (decision 0027).
-  app.addHook('onSend', async (request, _reply, payload) => {
-    await indexBeforeAnswer(deps, request);
-    return payload;
+  // The hook is synchronous unless there is a pass to wait for. While an answer waits, a second
+  // send of the same request is dropped: a handler that calls `reply.send` and then resolves to
+  // `undefined` makes Fastify send again (its reply is not yet written), and that empty second
+  // answer would otherwise go out first or fail with ERR_HTTP_HEADERS_SENT.
+  const waitingForIndex = new WeakSet<FastifyRequest>();
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    if (waitingForIndex.has(request)) return;
+    const wait = indexBeforeAnswer(deps, request);
+    if (wait === undefined) return done(null, payload);
+    waitingForIndex.add(request);
+    void wait.then(() => {
+      waitingForIndex.delete(request);
+      done(null, payload);
+    });
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -34,14 +34,22 @@ export function watchAssetWrites(db: Deps['db'], state: IndexerState): () => voi
   });
 }
 
-/** Before a request's answer: when it committed an asset write, the index covers it first. */
-export async function indexBeforeAnswer(deps: Deps, request: FastifyRequest): Promise<void> {
+/**
+ * Before a request's answer: when it committed an asset write that no pass has covered yet, a
+ * promise that settles (never rejects) once the index covers it; otherwise `undefined`, and the
+ * answer goes out at once, in the same tick (so the hook stays synchronous for every other request).
+ */
+export function indexBeforeAnswer(deps: Deps, request: FastifyRequest): Promise<void> | undefined {
   answered.add(request);
   const upTo = written.get(request);
-  if (upTo === undefined) return;
+  if (upTo === undefined) return undefined;
   written.delete(request);
   const state = deps.runtime.search.indexer;
-  if (state.lastPass && state.lastPass.writes >= upTo) return;
+  if (state.lastPass && state.lastPass.writes >= upTo) return undefined;
+  return coverWrite(deps, state, upTo);
+}
+
+async function coverWrite(deps: Deps, state: IndexerState, upTo: number): Promise<void> {
   try {
     // The pass under way covers the write when it started after its commit; else the next one.
     if (state.running && state.runningFrom >= upTo) await state.running;
