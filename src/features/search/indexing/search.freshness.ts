@@ -66,5 +66,11 @@ export async function syncForSearch(deps: Deps): Promise<void> {
   const state = deps.runtime.search.indexer;
   const last = state.lastPass;
   if (last && last.writes >= state.outsideWrites && performance.now() - last.startedAt <= FRESH_MS) return;
+  // A pass under way that saw this process's writes will do: under load a pass can outlast
+  // FRESH_MS, and waiting for the one after it too doubled the wait (decision 0027).
+  if (state.running && state.runningFrom >= state.outsideWrites) {
+    await state.running;
+    return;
+  }
   await syncSearchIndex(deps);
 }
