@@ -231,9 +231,13 @@ forEachEngine('asset views: every change shows on the next GET of this instance'
 
   it('rendition completion (a job on this instance) and purge', async () => {
     const org = await createTestOrg(ctx());
+    // No worker while the asset is uploaded and its view cached: the signalled worker would otherwise
+    // render it before the upload's answer whenever that answer waits (an index pass under load).
+    await worker.stop();
     const asset = await uploadAsset(ctx(), org, await jpeg(300, 200), 'views.jpg');
     const before = json(await warm(ctx, legacy(asset.objectId), org.admin.headers));
     assert.notEqual(before.renditionsState, 'ready');
+    worker = assetWorker(ctx());
     await worker.drain();
     const done = json(await get(ctx, legacy(asset.objectId), org.admin.headers));
     assert.equal(done.renditionsState, 'ready');
