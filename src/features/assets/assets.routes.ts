@@ -272,6 +272,9 @@ export function assetRoutes(app: App, deps: Deps): void {
     '/assets/bulk',
     {
       bodyLimit: Math.max(deps.config.bodyLimitBytes, BULK_BODY_LIMIT),
+      // Its answer does not wait for the indexing of up to 1000 documents: this process's next search
+      // indexes them first, other processes within a pass (decision 0027, update).
+      config: { indexAfterAnswer: true },
       schema: {
         operationId: 'CreateAssetsBulk',
         tags,

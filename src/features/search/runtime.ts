@@ -21,7 +21,8 @@ export interface SearchRuntime {
 /** `deps` may not have its runtime yet: only read at close. */
 export function createSearchRuntime(deps: Deps): SearchRuntime {
   const indexer = createIndexerState();
-  watchAssetWrites(deps.db, indexer);
+  // Writes wait for the index before their answers only where processes share it (decision 0027).
+  watchAssetWrites(deps.db, indexer, deps.engine === 'postgres');
   const warmup = createWarmupState();
   return {
     indexer,

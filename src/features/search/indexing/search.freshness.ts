@@ -24,12 +24,29 @@ export const FRESH_MS = 250;
 const written = new WeakMap<FastifyRequest, number>();
 const answered = new WeakSet<FastifyRequest>();
 
-/** Counts this process's asset commits into `state` (once per Deps, by the search runtime). */
-export function watchAssetWrites(db: Deps['db'], state: IndexerState): () => void {
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route's asset writes are indexed after its answer, not before (decision 0027's update):
+     * bulk creation, whose answer would otherwise wait for the indexing of up to 1000 documents.
+     * This process's next search indexes them first; other processes within FRESH_MS.
+     */
+    indexAfterAnswer?: boolean;
+  }
+}
+
+/**
+ * Counts this process's asset commits into `state` (once per Deps, by the search runtime). With
+ * `beforeAnswer` (PostgreSQL, whose index every process shares) a request's writes are held for
+ * its answer; otherwise (SQLite, or a route with `indexAfterAnswer`) every write is one the next
+ * search of this process indexes first.
+ */
+export function watchAssetWrites(db: Deps['db'], state: IndexerState, beforeAnswer: boolean): () => void {
   return onCommittedWrite(db, 'assets', () => {
     state.writes += 1;
     const request = currentRequest();
-    if (request && !answered.has(request)) written.set(request, state.writes);
+    if (beforeAnswer && request && !answered.has(request) && request.routeOptions.config.indexAfterAnswer !== true)
+      written.set(request, state.writes);
     else state.outsideWrites = state.writes;
   });
 }
@@ -61,8 +78,16 @@ async function coverWrite(deps: Deps, state: IndexerState, upTo: number): Promis
   }
 }
 
-/** Before a search: a pass only when this process's own writes or the time since the last pass ask for one. */
+/**
+ * Before a search: on PostgreSQL a pass only when this process's own writes or the time since the
+ * last pass ask for one; on SQLite always (a pass that finds nothing costs about a millisecond, and
+ * other instances on the same file hold no answers for the index).
+ */
 export async function syncForSearch(deps: Deps): Promise<void> {
+  if (deps.engine !== 'postgres') {
+    await syncSearchIndex(deps);
+    return;
+  }
   const state = deps.runtime.search.indexer;
   const last = state.lastPass;
   if (last && last.writes >= state.outsideWrites && performance.now() - last.startedAt <= FRESH_MS) return;
