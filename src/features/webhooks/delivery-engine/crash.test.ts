@@ -122,7 +122,11 @@ forEachEngine('webhook delivery survives SIGKILL', (ctx) => {
         await kill();
         await start();
       }
-      await sleep(1000);
+      // Keep producing after the last restart until enough writes were acknowledged to mean something
+      // (a loaded machine restarts slowly, and few requests land between kills), within 30 s.
+      const enough = Date.now() + 30_000;
+      do await sleep(1000);
+      while (acknowledged <= 20 && Date.now() < enough);
       producing = false;
       await Promise.all(lanes);
 
