@@ -154,3 +154,9 @@ export async function insertSecuredCollection(
       .execute();
   }
 }
+
+/** POST /v1/search/keyword for one term: the answer's totalCount. */
+export async function keywordTotal(ctx: TestContext, headers: Record<string, string>, term: string): Promise<number> {
+  const res = await ctx.inject({ method: 'POST', url: '/v1/search/keyword', headers, payload: { searchTerm: [term] } });
+  return (JSON.parse(res.body) as { totalCount: number }).totalCount;
+}

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { it } from 'node:test';
-import { forEachEngine, json } from '../../../../test/helpers/context.ts';
+import { forEachEngine } from '../../../../test/helpers/context.ts';
 import { createTestOrg } from '../../../../test/helpers/factories.ts';
 import { jpeg, uploadAsset } from '../../../../test/helpers/assets.ts';
+import { keywordTotal } from '../../../../test/helpers/search.ts';
 
 /**
  * The app's onSend hook that holds an asset write's answer until the index covers it (decision
@@ -49,15 +50,7 @@ forEachEngine(
       });
       assert.equal(patch.statusCode, 200, patch.body);
       assert.ok(patch.body.length > 0, 'the answer has its body');
-      const found = json(
-        await c.inject({
-          method: 'POST',
-          url: '/v1/search/keyword',
-          headers: org.admin.headers,
-          payload: { searchTerm: ['lights'] },
-        }),
-      );
-      assert.equal(found.totalCount, 1);
+      assert.equal(await keywordTotal(c, org.admin.headers, 'lights'), 1);
       assert.deepEqual(doubleAnswers(), []);
     });
   },

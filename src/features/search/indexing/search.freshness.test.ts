@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { sql } from 'kysely';
 import { forEachEngine, json, type TestContext } from '../../../../test/helpers/context.ts';
-import { createTestOrg, type TestOrg } from '../../../../test/helpers/factories.ts';
+import { createTestOrg } from '../../../../test/helpers/factories.ts';
 import { defaultTemplate, jpeg, uploadAsset } from '../../../../test/helpers/assets.ts';
+import { keywordTotal } from '../../../../test/helpers/search.ts';
 
 /** The asset's index document as stored: its updated time and whether it is marked deleted. */
 async function documentOf(c: TestContext, assetId: string) {
@@ -19,22 +20,12 @@ async function documentOf(c: TestContext, assetId: string) {
   return { updated: Number(row.updated_epoch), deleted: Number(row.deleted), assetUpdated: Number(row.asset_updated) };
 }
 
-const search = async (c: TestContext, org: TestOrg, term: string) =>
-  json(
-    await c.inject({
-      method: 'POST',
-      url: '/v1/search/keyword',
-      headers: org.admin.headers,
-      payload: { searchTerm: [term] },
-    }),
-  );
-
 forEachEngine('search index freshness (decision 0027)', (ctx) => {
   it('an asset write answered over HTTP is already indexed when its answer arrives, before any search', async () => {
     const c = ctx();
     const org = await createTestOrg(c);
     const a = await uploadAsset(c, org, await jpeg(8, 8), 'quay.jpg');
-    assert.equal((await search(c, org, 'quay')).totalCount, 1);
+    assert.equal(await keywordTotal(c, org.admin.headers, 'quay'), 1);
     c.clock.advance(1000);
     const patch = await c.inject({
       method: 'PATCH',
@@ -51,14 +42,14 @@ forEachEngine('search index freshness (decision 0027)', (ctx) => {
       // SQLite: the answer does not wait; the next search indexes first.
       assert.notEqual(doc.updated, doc.assetUpdated, 'the answer did not wait for the index');
     }
-    assert.equal((await search(c, org, 'lighthouse')).totalCount, 1);
+    assert.equal(await keywordTotal(c, org.admin.headers, 'lighthouse'), 1);
   });
 
   it('a write this process made outside a request (a job, a service call) is searchable by its next search', async () => {
     const c = ctx();
     const org = await createTestOrg(c);
     const a = await uploadAsset(c, org, await jpeg(8, 8), 'breakwater.jpg');
-    assert.equal((await search(c, org, 'breakwater')).totalCount, 1);
+    assert.equal(await keywordTotal(c, org.admin.headers, 'breakwater'), 1);
     c.clock.advance(1000);
     const now = c.clock.now();
     await c.deps.db
@@ -67,7 +58,7 @@ forEachEngine('search index freshness (decision 0027)', (ctx) => {
       .where('id', '=', a.objectId)
       .execute();
     // Right after a search's pass (well within the freshness window): the write still makes it index first.
-    assert.equal((await search(c, org, 'breakwater')).totalCount, 0, 'the soft delete is seen at once');
+    assert.equal(await keywordTotal(c, org.admin.headers, 'breakwater'), 0, 'the soft delete is seen at once');
     assert.equal((await documentOf(c, a.objectId)).deleted, 1);
   });
 
@@ -77,7 +68,7 @@ forEachEngine('search index freshness (decision 0027)', (ctx) => {
     const other = await c.secondInstance();
     try {
       const a = await uploadAsset(c, org, await jpeg(8, 8), 'pier.jpg');
-      assert.equal((await search(c, org, 'pier')).totalCount, 1);
+      assert.equal(await keywordTotal(c, org.admin.headers, 'pier'), 1);
       c.clock.advance(1000);
       const patch = await other.app.inject({
         method: 'PATCH',
@@ -86,7 +77,7 @@ forEachEngine('search index freshness (decision 0027)', (ctx) => {
         payload: { metadata: [{ name: 'Title', value: 'Jetty at noon' }] },
       });
       assert.equal(patch.statusCode, 200, patch.body);
-      assert.equal((await search(c, org, 'jetty')).totalCount, 1);
+      assert.equal(await keywordTotal(c, org.admin.headers, 'jetty'), 1);
     } finally {
       await other.close();
     }
@@ -114,6 +105,6 @@ forEachEngine('search index freshness (decision 0027)', (ctx) => {
     const { rows } = await sql<{ n: number | string }>`
       select count(*) as n from search_docs where asset_id in (${sql.join(ids)})`.execute(c.deps.db);
     assert.equal(Number(rows[0]!.n), 0, 'not indexed before the answer');
-    assert.equal((await search(c, org, 'puffin')).totalCount, 3);
+    assert.equal(await keywordTotal(c, org.admin.headers, 'puffin'), 3);
   });
 });
