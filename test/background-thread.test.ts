@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { forEachEngine, json } from './helpers/context.ts';
+import { forEachEngine } from './helpers/context.ts';
 import { createTestOrg } from './helpers/factories.ts';
 import { defaultTemplate } from './helpers/assets.ts';
+import { keywordTotal } from './helpers/search.ts';
 import { startWorkers } from '../src/workers.ts';
 
 // Decision 0024: with the workers on (system clock, a database file or PostgreSQL), the search
@@ -16,15 +17,6 @@ forEachEngine(
       const org = await createTestOrg(c);
       const { id: template } = await defaultTemplate(c, org);
       const worker = startWorkers(c.deps);
-      const search = async (term: string) =>
-        json(
-          await c.inject({
-            method: 'POST',
-            url: '/v1/search/keyword',
-            headers: org.admin.headers,
-            payload: { searchTerm: [term], limit: 1 },
-          }),
-        );
       try {
         assert.ok(c.deps.runtime.search.indexer.thread, 'passes are asked of the background thread');
         for (let round = 0; round < 3; round++) {
@@ -42,7 +34,7 @@ forEachEngine(
           });
           assert.equal(res.statusCode, 200, res.body);
           // The search right after the commit finds every asset: its pass ran on the thread after the request.
-          assert.equal((await search(`wombat${round}`)).totalCount, 400);
+          assert.equal(await keywordTotal(c, org.admin.headers, `wombat${round}`), 400);
         }
         // The thread's sealer chains the audit rows (every second).
         const unsealed = async () =>
@@ -78,7 +70,7 @@ forEachEngine(
         },
       });
       assert.equal(res.statusCode, 200, res.body);
-      assert.equal((await search('numbat')).totalCount, 1);
+      assert.equal(await keywordTotal(c, org.admin.headers, 'numbat'), 1);
     });
   },
   { realClock: true },
