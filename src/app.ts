@@ -167,10 +167,11 @@ export async function buildApp(deps: Deps, options: BuildAppOptions = {}): Promi
   acceptEmptyJsonBodies(app);
   // A request that committed an asset write answers once the search index covers it, so its
   // client's next search (on any process) finds it, and searches need not index first (decision 0027).
-  // The hook is synchronous unless there is a pass to wait for. While an answer waits, a second
-  // send of the same request is dropped: a handler that calls `reply.send` and then resolves to
-  // `undefined` makes Fastify send again (its reply is not yet written), and that empty second
-  // answer would otherwise go out first or fail with ERR_HTTP_HEADERS_SENT.
+  // The hook is synchronous unless there is a pass to wait for. A handler that calls `reply.send`
+  // and then resolves to `undefined` would make Fastify send again while the first answer waits (its
+  // reply is not yet written): such handlers await the reply instead (GET /v1/user, GET
+  // /v1/asset/{id}), and as a guard for any other, a second send while an answer waits is dropped
+  // rather than going out first, empty, or failing with ERR_HTTP_HEADERS_SENT.
   const waitingForIndex = new WeakSet<FastifyRequest>();
   app.addHook('onSend', (request, _reply, payload, done) => {
     if (waitingForIndex.has(request)) return;

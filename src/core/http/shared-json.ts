@@ -6,7 +6,7 @@ import type { FastifyReply } from 'fastify';
  * JSON text. On a hot read path that saves the serializer and the garbage it makes on every call.
  * One sender per route: the text is that route's serialization (its schema, status 200).
  */
-export function sharedJsonSender(): (reply: FastifyReply, value: object) => FastifyReply {
+export function sharedJsonSender(): <R extends FastifyReply>(reply: R, value: object) => R {
   const texts = new WeakMap<object, string>();
   return (reply, value) => {
     let text = texts.get(value);
@@ -20,8 +20,10 @@ export function sharedJsonSender(): (reply: FastifyReply, value: object) => Fast
 
 /**
  * Sends JSON text the route's own serializer already made (`reply.serialize`): a string goes out
- * as is, with the content type Fastify sets for a serialized object.
+ * as is, with the content type Fastify sets for a serialized object. Returns the reply, for the
+ * handler to return: Fastify then waits for the answer to be written instead of sending again.
  */
-export function sendJsonText(reply: FastifyReply, text: string): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(text);
+export function sendJsonText<R extends FastifyReply>(reply: R, text: string): R {
+  reply.type('application/json; charset=utf-8').send(text);
+  return reply;
 }

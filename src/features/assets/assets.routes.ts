@@ -108,10 +108,10 @@ export function assetRoutes(app: App, deps: Deps): void {
     (request, reply) => {
       // Served from the asset view cache (asset-views.ts): the body is serialized once per view.
       // A cached view is answered synchronously (nothing returned: the reply is sent).
-      const send = (view: AssetView): void => {
+      const send = (view: AssetView) => {
         // Restricted attributes are left out for a caller without Sensitive Data: one body per kind of reader.
         const sensitive = seesSensitiveData(principal);
-        sendJsonText(
+        return sendJsonText(
           reply,
           view.body(
             `GetAsset:${sensitive}`,
@@ -322,7 +322,7 @@ export function assetRoutes(app: App, deps: Deps): void {
         const options = request.query;
         const principal = principalOf(request);
         const sensitive = seesSensitiveData(principal);
-        const send = (view: AssetView): void => {
+        const send = (view: AssetView) =>
           sendJsonText(
             reply,
             view.body(
@@ -343,7 +343,6 @@ export function assetRoutes(app: App, deps: Deps): void {
                 }) as string,
             ),
           );
-        };
         return withAssetView(deps, principal, request.params.id, send);
       },
     );

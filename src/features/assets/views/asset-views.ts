@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import type { Principal } from '../../../core/authz/principal.ts';
 import { createRevisionCache, type RevisionCache } from '../../../core/db/revision-cache.ts';
 import type { Deps } from '../../../deps.ts';
@@ -113,17 +114,22 @@ async function viewAsset(deps: Deps, principal: Principal, id: string): Promise<
 }
 
 /**
- * Calls `send` with the view of an asset the caller may view: at once (nothing returned) when a
- * current view is cached, so a hit costs the route no promise; else once it is loaded. 404 as viewAsset.
+ * Calls `send` with the view of an asset the caller may view: at once (nothing returned: the reply
+ * is sent) when a current view is cached, so a hit costs the route no promise; else once it is
+ * loaded, and the promise settles when the answer is written (the reply is a thenable), so Fastify
+ * never sends a second, empty answer while the first is on its way. 404 as viewAsset.
  */
 export function withAssetView(
   deps: Deps,
   principal: Principal,
   id: string,
-  send: (view: AssetView) => void,
+  send: (view: AssetView) => FastifyReply,
 ): Promise<void> | undefined {
   const cached = cachedAssetView(deps, principal, id);
-  if (cached === undefined) return viewAsset(deps, principal, id).then(send);
+  if (cached === undefined)
+    return viewAsset(deps, principal, id).then(async (view) => {
+      await send(view);
+    });
   send(cached);
   return undefined;
 }

@@ -48,11 +48,13 @@ export function userRoutes(app: App, deps: Deps): void {
     },
     (request, reply) => {
       const principal = principalOf(request);
-      // A cached profile is answered synchronously (nothing returned: the reply is sent).
+      // A cached profile is answered synchronously (nothing returned: the reply is sent). Else the
+      // promise settles when the answer is written (the reply is a thenable), so Fastify never sends
+      // a second, empty answer while the first is on its way.
       const cached = cachedCurrentUser(deps, principal);
       if (cached === undefined)
-        return getCurrentUser(deps, principal).then((user) => {
-          sendCurrentUser(reply, user);
+        return getCurrentUser(deps, principal).then(async (user) => {
+          await sendCurrentUser(reply, user);
         });
       sendCurrentUser(reply, cached);
       return undefined;
