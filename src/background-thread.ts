@@ -2,6 +2,8 @@ import { Worker } from 'node:worker_threads';
 import type { Deps } from './deps.ts';
 import { systemClock } from './core/clock.ts';
 import { noteRemovedDocuments } from './features/search/index.ts';
+import { setSqliteAutoCheckpoint, shareSqliteWrites } from './core/db/connect.ts';
+import { createWriteTurnsBuffer, writeTurns } from './core/db/write-turns.ts';
 
 /**
  * The background thread (decision 0024): the search indexer and the audit sealer on a worker thread
@@ -33,7 +35,17 @@ type FromThread =
 /** What the thread is given (workerData). */
 export interface BackgroundThreadData {
   config: Deps['config'];
+  /** SQLite: the write turns shared with the main thread (core/db/write-turns.ts). */
+  writeTurns: SharedArrayBuffer;
 }
+
+/** How long either thread waits for the other's write before SQLite's busy handling decides. */
+export function writeTurnWaitMs(config: Deps['config']): number {
+  return Math.max(config.databaseTimeouts.sqliteBusyMs, 10_000);
+}
+
+/** SQLite's default automatic checkpoint (pages), which the main thread gets back when the thread ends. */
+const SQLITE_AUTO_CHECKPOINT = 1000;
 
 const STOP_GRACE_MS = 5_000;
 
@@ -51,8 +63,18 @@ export function startBackgroundThread(
 ): BackgroundThread {
   // Metrics and traces stay with the main thread (the thread has no listener and no exporter of its own).
   const config = { ...deps.config, metricsToken: undefined, tracing: undefined, backgroundThread: false };
+  const turns = createWriteTurnsBuffer();
+  // SQLite (decision 0028): the main thread's writes go first and never sleep in SQLite's busy handler
+  // waiting for the thread's, and its commits no longer checkpoint (the thread does, outside any write).
+  const sqlite = shareSqliteWrites(deps.db, writeTurns(turns, 'main', writeTurnWaitMs(deps.config)));
+  if (sqlite) setSqliteAutoCheckpoint(deps.db, 0);
+  const alone = () => {
+    if (!sqlite) return;
+    shareSqliteWrites(deps.db, undefined);
+    setSqliteAutoCheckpoint(deps.db, SQLITE_AUTO_CHECKPOINT);
+  };
   const worker = new Worker(new URL('./background.worker.ts', import.meta.url), {
-    workerData: { config } satisfies BackgroundThreadData,
+    workerData: { config, writeTurns: turns } satisfies BackgroundThreadData,
   });
   // Holds the process open only while a caller waits for a pass.
   worker.unref();
@@ -63,6 +85,7 @@ export function startBackgroundThread(
   const exit = new Promise<void>((resolve) => {
     worker.once('exit', (code) => {
       exited = true;
+      alone();
       resolve();
       if (stopping) return;
       deps.log.error(

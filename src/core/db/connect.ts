@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect, SqliteDialect, type Transaction } from 'kysely
 import type Pg from 'pg';
 import type { Config, DatabaseTimeouts } from '../../config.ts';
 import type { Database } from './schema.ts';
+import type { WriteTurns } from './write-turns.ts';
 import { trackRevisions } from './revision.ts';
 
 export type Db = Kysely<Database>;
@@ -89,11 +90,13 @@ export function connectDb(
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${timeouts.sqliteBusyMs}`);
   sqlite.pragma(`cache_size = -${SQLITE_CACHE_KIB}`);
-  const tracked = trackRevisions(new SqliteDialect({ database: withStatementCache(sqlite) }), {
+  const cached = withStatementCache(sqlite);
+  const tracked = trackRevisions(new SqliteDialect({ database: cached }), {
     database: config.file === ':memory:' ? ':memory:' : resolve(config.file),
   });
   const db = new Kysely<Database>({ dialect: tracked.dialect });
   tracked.register(db);
+  sqliteConnections.set(db, { sqlite, setTurns: cached.setTurns });
   return { db, engine: 'sqlite', pool: () => ({ total: 1, idle: 0, waiting: 0 }), close: () => db.destroy() };
 }
 
@@ -113,7 +116,15 @@ export const SQLITE_CACHE_KIB = 65_536;
  */
 function withStatementCache(sqlite: SQLite.Database, size = 500) {
   const cache = new Map<string, SQLite.Statement>();
+  let turns: WriteTurns | undefined;
+  // Statements as run with write turns (below), per cached statement; dropped when turns change.
+  let inTurns = new WeakMap<SQLite.Statement, SQLite.Statement>();
+  const state = { inTransaction: false };
   return {
+    setTurns(next: WriteTurns | undefined) {
+      turns = next;
+      inTurns = new WeakMap();
+    },
     close: () => {
       cache.clear();
       sqlite.close();
@@ -132,9 +143,108 @@ function withStatementCache(sqlite: SQLite.Database, size = 500) {
         if (cache.size >= size) cache.delete(cache.keys().next().value!);
       }
       cache.set(text, statement);
-      return statement;
+      let run = statement;
+      if (turns) {
+        run = inTurns.get(statement) ?? withTurns(statement, text, turns, state);
+        inTurns.set(statement, run);
+      }
+      return run;
     },
   };
+}
+
+/** The better-sqlite3 connection behind a SQLite Db, and its write turns. */
+const sqliteConnections = new WeakMap<
+  Db,
+  { sqlite: SQLite.Database; setTurns(turns: WriteTurns | undefined): void }
+>();
+
+/**
+ * Lets this SQLite connection's writes take turns with another thread's connection to the same
+ * file (core/db/write-turns.ts, decision 0028), or stops it (`undefined`). False on PostgreSQL.
+ */
+export function shareSqliteWrites(db: Db, turns: WriteTurns | undefined): boolean {
+  const connection = sqliteConnections.get(db);
+  connection?.setTurns(turns);
+  return connection !== undefined;
+}
+
+/**
+ * SQLite's automatic checkpoint after a commit that left the WAL over `pages` pages (0: never; SQLite's
+ * default is 1000). The commit that crosses it copies the WAL into the database and fsyncs both, in the
+ * thread that committed (decision 0028). Returns false on PostgreSQL.
+ */
+export function setSqliteAutoCheckpoint(db: Db, pages: number): boolean {
+  const connection = sqliteConnections.get(db);
+  connection?.sqlite.pragma(`wal_autocheckpoint = ${pages}`);
+  return connection !== undefined;
+}
+
+/** A passive checkpoint on this connection (never waits for readers or writers); false on PostgreSQL. */
+export function checkpointSqlite(db: Db): boolean {
+  const connection = sqliteConnections.get(db);
+  connection?.sqlite.pragma('wal_checkpoint(PASSIVE)');
+  return connection !== undefined;
+}
+
+/**
+ * A statement run within write turns: `begin` takes the turn and `commit`/`rollback` gives it back; a
+ * write statement outside a transaction takes it for its own run. Reads never take it (WAL readers do
+ * not wait for the writer).
+ */
+function withTurns(
+  statement: SQLite.Statement,
+  text: string,
+  turns: WriteTurns,
+  state: { inTransaction: boolean },
+): SQLite.Statement {
+  if (text === 'begin immediate') {
+    const run = (...args: unknown[]) => {
+      turns.take();
+      try {
+        const result = statement.run(...args);
+        state.inTransaction = true;
+        return result;
+      } catch (error) {
+        turns.release();
+        throw error;
+      }
+    };
+    return { reader: false, run } as unknown as SQLite.Statement;
+  }
+  if (text === 'commit' || text === 'rollback') {
+    const run = (...args: unknown[]) => {
+      try {
+        return statement.run(...args);
+      } finally {
+        // A failed commit leaves the transaction open: the rollback that follows gives the turn back.
+        if (text === 'rollback' || !statement.database.inTransaction) {
+          state.inTransaction = false;
+          turns.release();
+        }
+      }
+    };
+    return { reader: false, run } as unknown as SQLite.Statement;
+  }
+  if (statement.readonly) return statement;
+  const alone =
+    <A extends unknown[], R>(fn: (...a: A) => R) =>
+    (...args: A): R => {
+      if (state.inTransaction) return fn.apply(statement, args);
+      turns.take();
+      try {
+        return fn.apply(statement, args);
+      } finally {
+        turns.release();
+      }
+    };
+  return {
+    reader: statement.reader,
+    run: alone(statement.run),
+    all: alone(statement.all),
+    // Iterated statements are reads (Kysely streams only selects).
+    iterate: statement.iterate.bind(statement),
+  } as unknown as SQLite.Statement;
 }
 
 /**
