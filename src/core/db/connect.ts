@@ -154,10 +154,7 @@ function withStatementCache(sqlite: SQLite.Database, size = 500) {
 }
 
 /** The better-sqlite3 connection behind a SQLite Db, and its write turns. */
-const sqliteConnections = new WeakMap<
-  Db,
-  { sqlite: SQLite.Database; setTurns(turns: WriteTurns | undefined): void }
->();
+const sqliteConnections = new WeakMap<Db, { sqlite: SQLite.Database; setTurns(turns: WriteTurns | undefined): void }>();
 
 /**
  * Lets this SQLite connection's writes take turns with another thread's connection to the same
