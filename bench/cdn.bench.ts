@@ -6,7 +6,11 @@
 // Then 1,000 concurrent cold requests for one object → origin fetch count.
 //
 // Equivalence: same origin, same wrk load, 2 nginx workers against 2 edge workers (node:cluster
-// sharing the port); access logging off in nginx (the edge writes no per-request log, it only
+// sharing the port). The target pair has each server's workers pinned one per core by the server's
+// own setting (nginx `worker_cpu_affinity auto`, the edge's EDGE_CPU_AFFINITY=auto; decision 0034:
+// unpinned, the kernel at times kept both edge workers on one core with the other idle); the same
+// pair unpinned is measured beside it. wrk is never pinned (its two threads go where the kernel puts
+// them, for every server alike); access logging off in nginx (the edge writes no per-request log, it only
 // counts); keep-alive without a request cap on both; the same stored headers passed on (ETag,
 // Cache-Control, Content-Type) plus each server's own (Date, Age/CDN-Cache against X-Cache, Server).
 // nginx gets sendfile, tcp_nopush and open_file_cache (its closest match to the edge's in-memory hot
@@ -29,7 +33,7 @@ import { defaultSettings } from '../src/features/cdn/edge-contract/zone-model.ts
 import { fmt, printTable } from './lib.ts';
 
 const SECRET = 'bench-secret-key-0123456789abcdef0123';
-const DURATION = process.env.CDN_BENCH_SECONDS ?? '5';
+const DURATION = process.env.CDN_BENCH_SECONDS ?? '4';
 const dir = mkdtempSync(join(tmpdir(), 'tessera-cdn-bench-'));
 const children: ChildProcess[] = [];
 
@@ -114,7 +118,10 @@ await deps.db
   .execute();
 await deps.close();
 
-async function startEdge(workers: number): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+async function startEdge(
+  workers: number,
+  affinity: 'off' | 'auto' = 'off',
+): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['src/main.ts', 'edge'], {
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -124,7 +131,8 @@ async function startEdge(workers: number): Promise<{ url: string; pid: number; s
       EDGE_PORT: String(port),
       EDGE_HOST: '127.0.0.1',
       EDGE_WORKERS: String(workers),
-      EDGE_CACHE_DIR: join(dir, `edge-${workers}`),
+      EDGE_CPU_AFFINITY: affinity,
+      EDGE_CACHE_DIR: join(dir, `edge-${workers}-${affinity}`),
     },
   });
   children.push(child);
@@ -151,16 +159,17 @@ async function startEdge(workers: number): Promise<{ url: string; pid: number; s
   };
 }
 
-async function startNginx(): Promise<{ url: string; pid: number; stop(): Promise<void> } | string> {
+async function startNginx(pinned: boolean): Promise<{ url: string; pid: number; stop(): Promise<void> } | string> {
   if (spawnSync('sh', ['-c', 'command -v nginx']).status !== 0)
     return 'nginx is not installed (apt-get install nginx-light): peer column skipped';
   const port = await freePort();
-  const prefix = join(dir, 'nginx');
+  const prefix = join(dir, pinned ? 'nginx-pinned' : 'nginx');
   mkdirSync(join(prefix, 'cache'), { recursive: true });
   mkdirSync(join(prefix, 'logs'), { recursive: true });
   const conf = `
 ${process.getuid?.() === 0 ? 'user root;' : ''}
 worker_processes 2;
+${pinned ? 'worker_cpu_affinity auto;' : ''}
 pid ${prefix}/nginx.pid;
 error_log ${prefix}/logs/error.log error;
 events { worker_connections 4096; }
@@ -270,11 +279,30 @@ interface Wrk {
   p99: number;
   mbs: number;
   cpuUs: number;
+  /** wrk's own CPU time per request (µs): the load generator's share of the same two cores. */
+  wrkUs: number;
+  /** Share of the machine's CPU time left idle during the run (%), from /proc/stat. */
+  idle: number;
 }
-function wrk(url: string, pid: number): Wrk {
+/** The machine's CPU time counters (user, nice, system, idle, …) from /proc/stat. */
+function machineTicks(): number[] {
+  return readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+}
+function wrk(url: string, pid: number, seconds = DURATION): Wrk {
   const cpu0 = cpuMs(pid);
-  const out = spawnSync('wrk', ['-t2', '-c64', `-d${DURATION}s`, '--latency', url], { encoding: 'utf8' }).stdout;
+  const ticks0 = machineTicks();
+  // `times` after wrk prints the CPU time of the shell's children: wrk's own user and system time.
+  const out = spawnSync('sh', ['-c', `wrk -t2 -c64 -d${seconds}s --latency '${url}'; times`], {
+    encoding: 'utf8',
+  }).stdout;
   const cpu1 = cpuMs(pid);
+  const ticks = machineTicks().map((t, i) => t - ticks0[i]!);
+  const children = out.trim().split('\n').pop()!.split(/\s+/);
+  const seconds_ = (t: string | undefined) => {
+    const m = /(\d+)m([\d.]+)s/.exec(t ?? '');
+    return m ? Number(m[1]) * 60 + Number(m[2]) : NaN;
+  };
+  const wrkCpu = seconds_(children[0]) + seconds_(children[1]);
   if (process.env.CDN_BENCH_DEBUG) console.log(out);
   const ms = (s: string | undefined) => {
     if (!s) return NaN;
@@ -294,12 +322,29 @@ function wrk(url: string, pid: number): Wrk {
     p99: ms(/99%\s+(\S+)/.exec(out)?.[1]),
     mbs,
     cpuUs: ((cpu1 - cpu0) * 1000) / requests,
+    wrkUs: (wrkCpu * 1e6) / requests,
+    idle: (100 * ticks[3]!) / ticks.reduce((a, b) => a + b, 0),
   };
 }
 
 const hasWrk = spawnSync('sh', ['-c', 'command -v wrk']).status === 0;
 const rows: (string | number)[][] = [];
 const results = new Map<string, Wrk>();
+/** Per object, the req/s ratio of each pair (edge ÷ nginx, run next to each other in the same round). */
+const pairRatios = new Map<string, number[]>();
+const median = (list: number[]) => {
+  const sorted = [...list].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+/** A GET that survives a keep-alive connection the server closed just as it was reused (nginx's idle timeout). */
+async function warmFetch(url: string): Promise<void> {
+  try {
+    await (await fetch(url)).arrayBuffer();
+  } catch {
+    await (await fetch(url)).arrayBuffer();
+  }
+}
 try {
   if (!hasWrk) console.log('wrk is not installed (apt-get install wrk): throughput table skipped');
   const load = () =>
@@ -307,37 +352,69 @@ try {
       .map((x) => x.toFixed(2))
       .join(' ');
   console.log(`Load average before the run (1, 5, 15 min): ${load()} (2-core machine: compare ratios, not req/s)`);
-  const nginx = await startNginx();
-  if (typeof nginx === 'string') console.log(nginx);
+  const nginxPinned = await startNginx(true);
+  if (typeof nginxPinned === 'string') console.log(nginxPinned);
+  const nginx = await startNginx(false);
   const varnish = await startVarnish();
   if (typeof varnish === 'string') console.log(varnish);
   const targets: [string, string, number][] = [];
+  const NGINX_PINNED = 'nginx proxy_cache (2 workers, pinned)';
   const NGINX = 'nginx proxy_cache (2 workers)';
   const VARNISH = 'Varnish malloc (threads)';
+  const EDGE_PINNED = 'Tessera edge (2 workers, pinned)';
+  const EDGE = 'Tessera edge (2 workers)';
+  const EDGE_ONE = 'Tessera edge (1 process)';
+  // Pairs side by side (each edge right after its nginx): drift in the machine's other load hits both alike.
+  if (typeof nginxPinned !== 'string') targets.push([NGINX_PINNED, nginxPinned.url, nginxPinned.pid]);
+  const edgePinned = await startEdge(2, 'auto');
+  targets.push([EDGE_PINNED, `${edgePinned.url}/bench`, edgePinned.pid]);
   if (typeof nginx !== 'string') targets.push([NGINX, nginx.url, nginx.pid]);
+  const edge2 = await startEdge(2);
+  targets.push([EDGE, `${edge2.url}/bench`, edge2.pid]);
   if (typeof varnish !== 'string') targets.push([VARNISH, varnish.url, varnish.pid]);
   const edge1 = await startEdge(1);
-  targets.push(['Tessera edge (1 process)', `${edge1.url}/bench`, edge1.pid]);
-  const edge2 = await startEdge(2);
-  targets.push(['Tessera edge (2 workers)', `${edge2.url}/bench`, edge2.pid]);
+  targets.push([EDGE_ONE, `${edge1.url}/bench`, edge1.pid]);
+  const pairs: [string, string][] = [
+    [EDGE_PINNED, NGINX_PINNED],
+    [EDGE, NGINX],
+    [EDGE, VARNISH],
+  ];
   if (hasWrk) {
-    // The machine is shared: targets take turns, ROUNDS times each, and the median run counts.
-    const rounds = Number(process.env.CDN_BENCH_ROUNDS ?? 3);
-    const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)]!;
+    // The machine is shared: targets take turns, ROUNDS times each, in forward then reverse order (no
+    // target always runs first or after the same neighbour), and the median run counts.
+    const rounds = Number(process.env.CDN_BENCH_ROUNDS ?? 5);
     for (const object of ['/20k.bin', '/200k.bin']) {
       const runs = new Map<string, Wrk[]>();
-      for (const [, base] of targets)
-        for (let i = 0; i < 20; i++) await (await fetch(`${base}${object}`)).arrayBuffer(); // warm every worker
+      // Warm every worker (JIT, caches, open files): requests, then one second of load per target.
+      for (const [, base] of targets) for (let i = 0; i < 20; i++) await warmFetch(`${base}${object}`);
+      for (const [, base, pid] of targets) wrk(`${base}${object}`, pid, '1');
       for (let round = 0; round < rounds; round++) {
-        for (const [name, base, pid] of targets) {
+        const order = round % 2 === 0 ? targets : [...targets].reverse();
+        for (const [name, base, pid] of order) {
           const list = runs.get(name) ?? [];
           list.push(wrk(`${base}${object}`, pid));
           runs.set(name, list);
         }
       }
+      for (const [edge, peer] of pairs) {
+        const e = runs.get(edge);
+        const n = runs.get(peer);
+        if (e && n)
+          pairRatios.set(
+            `${edge} ${peer} ${object}`,
+            e.map((r, k) => r.rps / n[k]!.rps),
+          );
+      }
       for (const [name] of targets) {
-        const list = runs.get(name)!.sort((a, b) => a.rps - b.rps);
-        const r = { ...list[Math.floor(list.length / 2)]!, cpuUs: median(list.map((x) => x.cpuUs)) };
+        const list = runs.get(name)!;
+        const byRps = [...list].sort((a, b) => a.rps - b.rps);
+        const r = {
+          ...byRps[Math.floor(list.length / 2)]!,
+          rps: median(list.map((x) => x.rps)),
+          cpuUs: median(list.map((x) => x.cpuUs)),
+          wrkUs: median(list.map((x) => x.wrkUs)),
+          idle: median(list.map((x) => x.idle)),
+        };
         results.set(`${name} ${object}`, r);
         rows.push([
           object === '/20k.bin' ? '20 KB' : '200 KB',
@@ -347,70 +424,98 @@ try {
           fmt(r.p50),
           fmt(r.p99),
           fmt(r.cpuUs, 0),
+          fmt(r.wrkUs, 0),
+          fmt(r.idle, 0),
           list.map((x) => fmt(x.rps, 0)).join(' / '),
         ]);
       }
     }
     printTable(
-      `Cache hits, wrk -t2 -c64 -d${DURATION}s, median of alternating runs (same machine, same run)`,
-      ['Object', 'Server', 'req/s', 'MB/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'all runs req/s'],
+      `Cache hits, wrk -t2 -c64 -d${DURATION}s, median of ${rounds} alternating runs (same machine, same run)`,
+      [
+        'Object',
+        'Server',
+        'req/s',
+        'MB/s',
+        'p50 ms',
+        'p99 ms',
+        'CPU µs/req',
+        'wrk CPU µs/req',
+        'idle %',
+        'all runs req/s',
+      ],
       rows,
+      {
+        'wrk CPU µs/req': "the load generator's own CPU time (user + system) per request, in microseconds",
+        'idle %': 'share of the two cores left idle during the runs (median, from /proc/stat)',
+      },
     );
     console.log(`Load average after the throughput runs (1, 5, 15 min): ${load()}`);
-    // Issue 30's targets: 2 workers against nginx's 2 workers, ≥ 0.9× at 20 KB and ≥ 1.0× at 200 KB.
+    // The targets: 2 workers against nginx's 2 workers, ≥ 0.9× at 20 KB and ≥ 1.0× at 200 KB.
     const TARGET: Record<string, number> = { '20k.bin': 0.9, '200k.bin': 1.0 };
-    const ratioTable = (peer: string, title: string, withTarget: boolean) => {
-      const line = (object: string, edge: string, label: string) => {
-        const e = results.get(`Tessera edge (${edge}) /${object}`)!;
+    const ratioTable = (title: string, lines: [string, string, string, boolean][]) => {
+      const line = ([object, edge, peer, withTarget]: [string, string, string, boolean]) => {
+        const e = results.get(`${edge} /${object}`)!;
         const n = results.get(`${peer} /${object}`)!;
-        const ratio = e.rps / n.rps;
-        const row = [
-          label,
-          edge,
+        const paired = pairRatios.get(`${edge} ${peer} /${object}`);
+        const ratio = paired ? median(paired) : e.rps / n.rps;
+        return [
+          object === '20k.bin' ? '20 KB' : '200 KB',
+          edge.replace('Tessera edge ', ''),
+          peer,
           fmt(ratio),
+          paired ? paired.map((x) => fmt(x)).join(' / ') : '—',
           fmt(e.p99 / n.p99),
           fmt(e.cpuUs, 0),
           fmt(n.cpuUs, 0),
           fmt(n.cpuUs / e.cpuUs),
+          withTarget ? `≥ ${TARGET[object]!.toFixed(1)}×: ${ratio >= TARGET[object]! ? 'met' : 'NOT met'}` : '',
         ];
-        row.push(
-          withTarget && edge === '2 workers'
-            ? `≥ ${TARGET[object]!.toFixed(1)}×: ${ratio >= TARGET[object]! ? 'met' : 'NOT met'}`
-            : '',
-        );
-        return row;
       };
       printTable(
         title,
         [
           'Object',
           'Tessera edge',
+          'peer',
           'req/s ratio',
+          'each round',
           'p99 ratio (lower is better)',
           'edge CPU µs/hit',
           'peer CPU µs/hit',
           'CPU efficiency ratio',
-          'target (2 workers)',
+          'target (pinned pair)',
         ],
-        [
-          line('20k.bin', '2 workers', '20 KB'),
-          line('200k.bin', '2 workers', '200 KB'),
-          line('20k.bin', '1 process', '20 KB'),
-          line('200k.bin', '1 process', '200 KB'),
-        ],
+        lines
+          .filter(([object, edge, peer]) => results.has(`${edge} /${object}`) && results.has(`${peer} /${object}`))
+          .map(line),
         {
+          peer: 'the server the edge is compared with',
+          'each round':
+            "edge ÷ peer req/s of each round (the two ran next to each other); the req/s ratio is these rounds' median",
           'edge CPU µs/hit': "CPU time (user + system) of all the edge's processes per cache hit, in microseconds",
           'peer CPU µs/hit':
             "the same for the peer's processes (nginx master + workers, or varnishd and its cache process)",
-          'target (2 workers)':
-            "the goal for the req/s ratio of 2 edge workers against nginx's 2 workers (empty against other peers)",
+          'target (pinned pair)':
+            "the goal for 2 edge workers against nginx's 2 workers, each server's workers pinned one per core by its own setting",
         },
       );
     };
-    if (typeof nginx !== 'string')
-      ratioTable(NGINX, 'Tessera / nginx (target: ≥ 0.9× at 20 KB, ≥ 1.0× at 200 KB, 2 workers each)', true);
+    const nginxLines: [string, string, string, boolean][] = [];
+    for (const object of ['20k.bin', '200k.bin']) {
+      nginxLines.push([object, EDGE_PINNED, NGINX_PINNED, true]);
+      nginxLines.push([object, EDGE, NGINX, false]);
+      nginxLines.push([object, EDGE_ONE, NGINX, false]);
+    }
+    ratioTable('Tessera / nginx (target: ≥ 0.9× at 20 KB, ≥ 1.0× at 200 KB, 2 pinned workers each)', nginxLines);
     if (typeof varnish !== 'string')
-      ratioTable(VARNISH, 'Tessera / Varnish (no target: the other engine the edge could have driven)', false);
+      ratioTable(
+        'Tessera / Varnish (no target: the other engine the edge could have driven)',
+        ['20k.bin', '200k.bin'].flatMap((object) => [
+          [object, EDGE, VARNISH, false] as [string, string, string, boolean],
+          [object, EDGE_ONE, VARNISH, false] as [string, string, string, boolean],
+        ]),
+      );
   }
 
   // Cold object, 1,000 concurrent requests.
@@ -443,7 +548,9 @@ try {
   );
   await edge1.stop();
   await edge2.stop();
+  await edgePinned.stop();
   if (typeof nginx !== 'string') await nginx.stop();
+  if (typeof nginxPinned !== 'string') await nginxPinned.stop();
   if (typeof varnish !== 'string') await varnish.stop();
 } finally {
   // SIGTERM, not SIGKILL: a killed nginx master would leave its workers running.

@@ -74,6 +74,7 @@ describe('config', () => {
     [{ TESSERA_WORKERS: 'maybe' }, 'TESSERA_WORKERS'],
     [{ TESSERA_LOG_LEVEL: 'loud' }, 'TESSERA_LOG_LEVEL'],
     [{ EDGE_WORKERS: '2', EDGE_CONTROL_URL: 'http://edge.internal:9000' }, 'EDGE_CONTROL_URL'],
+    [{ EDGE_CPU_AFFINITY: 'always' }, 'EDGE_CPU_AFFINITY'],
   ];
   for (const [env, variable] of bad) {
     it(`rejects a bad ${variable} (${Object.values(env)[0]}) naming the variable`, () => {

@@ -1,61 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, it } from 'node:test';
 import { Agent, request } from 'undici';
-import { forEachEngine, json, TEST_SECRET, type TestContext } from '../../test/helpers/context.ts';
+import { forEachEngine, json } from '../../test/helpers/context.ts';
 import { createTestOrg, type TestOrg } from '../../test/helpers/factories.ts';
-import { freePort } from '../../test/helpers/net.ts';
-import { TestOrigin } from '../../test/helpers/cdn.ts';
-
-/** `tessera edge` as a separate OS process on the test database; resolves when it listens. */
-async function spawnEdge(
-  ctx: TestContext,
-  name: string,
-  env: Record<string, string> = {},
-  workers = 1,
-): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['src/main.ts', 'edge'], {
-    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    env: {
-      ...process.env,
-      TESSERA_DATA_DIR: ctx.dataDir,
-      TESSERA_SECRET_KEY: TEST_SECRET,
-      TESSERA_LOG_LEVEL: 'error',
-      TESSERA_ALLOW_PRIVATE_TARGETS: 'true',
-      DATABASE_URL: ctx.database.kind === 'postgres' ? ctx.database.url : `sqlite:${ctx.database.file}`,
-      EDGE_PORT: String(port),
-      EDGE_HOST: '127.0.0.1',
-      EDGE_CACHE_DIR: join(ctx.dataDir, `edge-${name}`),
-      EDGE_HEARTBEAT_MS: '500',
-      ...env,
-    },
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => {
-    stderr += d;
-  });
-  await new Promise<void>((resolve, reject) => {
-    // A slow start must not leave an orphan edge holding this test process open.
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`edge ${name} did not start: ${stderr}`));
-    }, 60_000);
-    let ready = 0;
-    child.on('message', (m: { type?: string }) => {
-      if (m.type === 'edge-ready' && ++ready === workers) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`edge ${name} exited ${code}: ${stderr}`));
-    });
-  });
-  return { url: `http://127.0.0.1:${port}`, child };
-}
+import { spawnEdge, TestOrigin } from '../../test/helpers/cdn.ts';
 
 forEachEngine('CDN purge across edge processes', (ctx) => {
   const origin = new TestOrigin();

@@ -1,11 +1,13 @@
 import cluster from 'node:cluster';
 import type { Deps } from '../deps.ts';
 import { deliveringAssetOrigin } from '../features/cdn/index.ts';
+import { pinThisWorker } from './affinity.ts';
 import { Edge } from './edge.ts';
 
 /**
  * `tessera edge`: one edge process, or with EDGE_WORKERS=n a primary that keeps n edge workers
- * (each with its own cache and control port) sharing EDGE_PORT.
+ * (each with its own cache and control port) sharing EDGE_PORT; with EDGE_CPU_AFFINITY=auto each
+ * worker pins itself to one CPU before it listens.
  */
 export async function runEdge(deps: Deps): Promise<void> {
   const workers = deps.config.edge.workers;
@@ -36,6 +38,12 @@ export async function runEdge(deps: Deps): Promise<void> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
     return;
+  }
+  if (deps.config.edge.cpuAffinity === 'auto' && cluster.isWorker) {
+    const index = Number(process.env.EDGE_WORKER_INDEX ?? 0);
+    const pinned = pinThisWorker(index);
+    if ('cpu' in pinned) deps.log.info({ worker: index, cpu: pinned.cpu }, 'edge worker pinned to a CPU');
+    else deps.log.warn({ worker: index, reason: pinned.error }, 'EDGE_CPU_AFFINITY=auto: worker left unpinned');
   }
   const edge = new Edge({
     config: deps.config.edge,

@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -6,7 +7,8 @@ import type { EdgeConfig } from '../../src/config.ts';
 import { createLog } from '../../src/core/log.ts';
 import { Edge } from '../../src/edge/edge.ts';
 import { deliveringAssetOrigin } from '../../src/features/cdn/index.ts';
-import { json, type TestContext } from './context.ts';
+import { json, TEST_SECRET, type TestContext } from './context.ts';
+import { freePort } from './net.ts';
 import type { TestOrg } from './factories.ts';
 
 /** A real HTTP origin on loopback whose answers a test sets per path; counts requests per path. */
@@ -70,6 +72,7 @@ export function edgeConfig(ctx: TestContext, overrides: Partial<EdgeConfig> = {}
     heartbeatMs: 60_000,
     trustedProxies: ['loopback'],
     workers: 1,
+    cpuAffinity: 'off',
     geoipDb: undefined,
     http: { headersTimeoutMs: 20_000, requestTimeoutMs: 60_000, idleTimeoutMs: 65_000 },
     ...overrides,
@@ -115,4 +118,53 @@ export async function makeZone(
   });
   assert.equal(res.statusCode, 201, res.body);
   return json(res);
+}
+
+/** `tessera edge` as a separate OS process on the test database; resolves when it listens. */
+export async function spawnEdge(
+  ctx: TestContext,
+  name: string,
+  env: Record<string, string> = {},
+  workers = 1,
+): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['src/main.ts', 'edge'], {
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    env: {
+      ...process.env,
+      TESSERA_DATA_DIR: ctx.dataDir,
+      TESSERA_SECRET_KEY: TEST_SECRET,
+      TESSERA_LOG_LEVEL: 'error',
+      TESSERA_ALLOW_PRIVATE_TARGETS: 'true',
+      DATABASE_URL: ctx.database.kind === 'postgres' ? ctx.database.url : `sqlite:${ctx.database.file}`,
+      EDGE_PORT: String(port),
+      EDGE_HOST: '127.0.0.1',
+      EDGE_CACHE_DIR: join(ctx.dataDir, `edge-${name}`),
+      EDGE_HEARTBEAT_MS: '500',
+      ...env,
+    },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
+  await new Promise<void>((resolve, reject) => {
+    // A slow start must not leave an orphan edge holding this test process open.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`edge ${name} did not start: ${stderr}`));
+    }, 60_000);
+    let ready = 0;
+    child.on('message', (m: { type?: string }) => {
+      if (m.type === 'edge-ready' && ++ready === workers) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`edge ${name} exited ${code}: ${stderr}`));
+    });
+  });
+  return { url: `http://127.0.0.1:${port}`, child };
 }
