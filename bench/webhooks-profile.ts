@@ -1,10 +1,11 @@
 // Profiles the delivery engine alone under the webhooks bench's load: N backlogged events, one
 // endpoint on a loopback receiver in another process, SQLite (or BENCH_ENGINE=postgres). Prints the
 // functions with the most self time in the measured pass and writes the .cpuprofile beside it.
-// Run: `node bench/webhooks-profile.ts` (BENCH_N, BENCH_ENGINE, PROFILE_OUT).
+// Run: `node bench/webhooks-profile.ts` (BENCH_N, BENCH_ENGINE, PROFILE_OUT; SQL_STATS=1 times each SQLite
+// statement; WAL_AUTOCHECKPOINT=0 also prints the WAL pages written per delivery).
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { writeFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -66,6 +67,8 @@ const server = http.createServer((req, res) => {
 });
 server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
+// Gone with the harness, even when it fails (else it holds the harness's stdout open).
+process.on('disconnect', () => process.exit(0));
 `;
 const child = spawn(process.execPath, ['-e', RECEIVER], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
@@ -206,12 +209,25 @@ interface Profile {
   timeDeltas: number[];
 }
 
+// SQLite: the WAL's frames written by the measured pass (pages, with WAL_AUTOCHECKPOINT=0 so none is
+// copied back meanwhile): what the commits wrote, independent of how loaded the machine is.
+const pageSize =
+  ENGINE === 'sqlite' ? (await sql<{ page_size: number }>`pragma page_size`.execute(deps.db)).rows[0]!.page_size : 0;
+const walFrames = () => {
+  if (ENGINE !== 'sqlite') return 0;
+  const wal = readdirSync(dataDir, { recursive: true, encoding: 'utf8' }).find((f) => f.endsWith('-wal'));
+  // A WAL is a 32-byte header and frames of a 24-byte header and one page.
+  return wal ? Math.max(0, statSync(join(dataDir, wal)).size - 32) / (pageSize + 24) : 0;
+};
 await pass();
+if (ENGINE === 'sqlite') await sql.raw('pragma wal_checkpoint(truncate)').execute(deps.db);
+const framesBefore = walFrames();
 const session = new Session();
 session.connect();
 await session.post('Profiler.enable');
 await session.post('Profiler.setSamplingInterval', { interval: 200 });
 const measured = await pass(session);
+const frames = walFrames() - framesBefore;
 const profile = measured.profile!;
 writeFileSync(OUT, JSON.stringify(profile));
 const self = new Map<number, number>();
@@ -229,7 +245,7 @@ for (const node of profile.nodes) {
 console.log(
   `${process.env.FLOOR ? 'floor' : 'engine'} ${ENGINE}: ${N} deliveries, ${measured.rate.toFixed(0)}/s, ${measured.cpuUs.toFixed(1)} µs CPU per delivery (this process), load ${loadavg()
     .map((x) => x.toFixed(2))
-    .join(' ')}, ${JSON.stringify(measured.stats)}`,
+    .join(' ')}, ${JSON.stringify(measured.stats)}${frames ? `, WAL pages ${(frames / N).toFixed(2)} per delivery (incl. publishing)` : ''}`,
 );
 const idle = [...byFunction].filter(([k]) => k.startsWith('(idle)')).reduce((s, [, v]) => s + v, 0);
 for (const [key, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 45)))
