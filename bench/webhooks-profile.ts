@@ -245,7 +245,9 @@ for (const node of profile.nodes) {
 console.log(
   `${process.env.FLOOR ? 'floor' : 'engine'} ${ENGINE}: ${N} deliveries, ${measured.rate.toFixed(0)}/s, ${measured.cpuUs.toFixed(1)} µs CPU per delivery (this process), load ${loadavg()
     .map((x) => x.toFixed(2))
-    .join(' ')}, ${JSON.stringify(measured.stats)}${frames ? `, WAL pages ${(frames / N).toFixed(2)} per delivery (incl. publishing)` : ''}`,
+    .join(
+      ' ',
+    )}, ${JSON.stringify(measured.stats)}${frames ? `, WAL pages ${(frames / N).toFixed(2)} per delivery (incl. publishing)` : ''}`,
 );
 const idle = [...byFunction].filter(([k]) => k.startsWith('(idle)')).reduce((s, [, v]) => s + v, 0);
 for (const [key, us] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.TOP ?? 45)))
