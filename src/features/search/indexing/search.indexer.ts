@@ -41,11 +41,12 @@ export function createIndexerState(): IndexerState {
 
 /**
  * SQLite documents per write transaction: the whole batch in the calling thread; 100 on the
- * background thread, whose transactions hold the one write lock that requests wait for.
+ * background thread, whose transactions hold the one write lock that requests wait for
+ * (`docs` other than 100: bench/assets-create-profile.ts measures the commits' cost by size).
  */
 let sqliteDocsPerTransaction = Number.POSITIVE_INFINITY;
-export function indexInShortTransactions(): void {
-  sqliteDocsPerTransaction = 100;
+export function indexInShortTransactions(docs = 100): void {
+  sqliteDocsPerTransaction = docs;
 }
 
 async function readWatermark(deps: Deps): Promise<number> {

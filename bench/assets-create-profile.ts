@@ -1,0 +1,132 @@
+// Where a bulk-created asset's CPU goes, phase by phase, in one process (decision 0018's method):
+// a 1000-asset POST /v1/assets/bulk through Fastify inject, then one search indexer pass, then one
+// audit seal, ROUNDS times; thread CPU (process.threadCpuUsage) per asset of each phase, so the
+// other processes on the machine inflate it less than wall time. With SQL_STATS=1 (SQLite) also the
+// statement CPU by statement text; on PostgreSQL the server's backends' CPU (/proc) per phase.
+// Run: `node bench/assets-create-profile.ts` (ROUNDS, BENCH_ENGINE=sqlite|postgres, SQL_STATS).
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { sql } from 'kysely';
+import { sealPending } from '../src/features/audit/chain/chain.ts';
+import { syncSearchIndex, indexInShortTransactions } from '../src/features/search/index.ts';
+import { createPgDatabase } from '../test/helpers/engines.ts';
+import { benchOrg } from './assets-fixture.ts';
+import { startBenchServer } from './lib.ts';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 20);
+const ENGINE = process.env.BENCH_ENGINE ?? 'sqlite';
+const BATCH = 1000;
+
+const sqlStats = new Map<string, { n: number; us: number }>();
+let counting = false;
+let current = '';
+if (process.env.SQL_STATS && ENGINE === 'sqlite') {
+  const Sqlite = createRequire(import.meta.url)('better-sqlite3');
+  const proto = Object.getPrototypeOf(new Sqlite(':memory:').prepare('select 1'));
+  for (const method of ['all', 'run', 'get', 'iterate']) {
+    const inner = proto[method];
+    proto[method] = function (this: { source: string }, ...args: unknown[]) {
+      if (!counting) return inner.apply(this, args);
+      const t = process.threadCpuUsage();
+      try {
+        return inner.apply(this, args);
+      } finally {
+        const d = process.threadCpuUsage(t);
+        const key = current + ': ' + this.source.replace(/\(\?(, \?)*\)(, \(\?(, \?)*\))*/g, '(…)').slice(0, 110);
+        const s = sqlStats.get(key) ?? { n: 0, us: 0 };
+        s.n++;
+        s.us += d.user + d.system;
+        sqlStats.set(key, s);
+      }
+    };
+  }
+}
+
+const pg = ENGINE === 'postgres' ? await createPgDatabase() : undefined;
+const server = await startBenchServer(pg ? { DATABASE_URL: pg.url } : {});
+const { org, headers, templateId } = await benchOrg(server);
+const deps = server.deps;
+if (process.env.SHORT_TRANSACTIONS) indexInShortTransactions(Number(process.env.SHORT_TRANSACTIONS));
+
+/** CPU seconds of this database's PostgreSQL backends so far. */
+async function pgBackendCpu(): Promise<number> {
+  if (!pg) return 0;
+  const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database()`.execute(
+    deps.db,
+  );
+  let total = 0;
+  for (const { pid } of rows) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      total += (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      // ended
+    }
+  }
+  return total;
+}
+
+let serial = 0;
+const body = () =>
+  JSON.stringify({
+    assets: Array.from({ length: BATCH }, () => ({
+      metadataTemplateId: templateId,
+      securityTemplateIds: [org.defaultTemplateId],
+      metadata: [
+        { name: 'Title', value: `Bulk asset ${serial++}` },
+        { name: 'Creator', value: 'Bench' },
+      ],
+    })),
+  });
+
+const phases = ['request', 'index', 'seal'] as const;
+const cpu = { request: [] as number[], index: [] as number[], seal: [] as number[] };
+const pgCpu = { request: 0, index: 0, seal: 0 };
+async function phase(name: (typeof phases)[number], fn: () => Promise<unknown>, measured: boolean) {
+  const pg0 = measured ? await pgBackendCpu() : 0;
+  const t = process.threadCpuUsage();
+  counting = measured;
+  current = name;
+  await fn();
+  counting = false;
+  const d = process.threadCpuUsage(t);
+  if (!measured) return;
+  cpu[name].push((d.user + d.system) / BATCH);
+  pgCpu[name] += ((await pgBackendCpu()) - pg0) * 1e6;
+}
+
+const load0 = loadavg()[0]!.toFixed(2);
+for (let round = -3; round < ROUNDS; round++) {
+  const payload = body();
+  const measured = round >= 0;
+  await phase(
+    'request',
+    async () => {
+      const res = await server.app.inject({ method: 'POST', url: '/v1/assets/bulk', headers, payload });
+      if (res.statusCode !== 200) throw new Error(res.body.slice(0, 300));
+    },
+    measured,
+  );
+  await phase('index', () => syncSearchIndex(deps), measured);
+  await phase('seal', () => sealPending(deps.db, deps.engine, deps.keys), measured);
+}
+const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+console.log(
+  `${ENGINE}, ${ROUNDS} rounds of ${BATCH}, load ${load0} → ${loadavg()[0]!.toFixed(2)}: thread CPU µs/asset (median; min–max)`,
+);
+for (const p of phases) {
+  const xs = cpu[p];
+  console.log(
+    `  ${p.padEnd(8)} ${med(xs).toFixed(1).padStart(7)}  (${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)})${pg ? `   PostgreSQL backends ${(pgCpu[p] / (ROUNDS * BATCH)).toFixed(1)} µs/asset` : ''}`,
+  );
+}
+const total = phases.reduce((a, p) => a + med(cpu[p]), 0);
+console.log(`  total    ${total.toFixed(1).padStart(7)}`);
+if (sqlStats.size > 0) {
+  console.log('statement CPU µs/asset (all phases):');
+  for (const [k, s] of [...sqlStats].sort((a, b) => b[1].us - a[1].us).slice(0, 25))
+    console.log(`  ${(s.us / (ROUNDS * BATCH)).toFixed(2).padStart(6)}  ×${String(s.n).padStart(5)}  ${k}`);
+}
+await server.close();
+await pg?.drop();
