@@ -1,13 +1,15 @@
 // Where a bulk-created asset's CPU goes, phase by phase, in one process (decision 0018's method):
 // a 1000-asset POST /v1/assets/bulk through Fastify inject, then one search indexer pass, then one
 // audit seal, ROUNDS times; thread CPU (process.threadCpuUsage) per asset of each phase, so the
-// other processes on the machine inflate it less than wall time. With SQL_STATS=1 (SQLite) also the
+// other processes on the machine inflate it less than wall time. SQLite's WAL is checkpointed between
+// rounds, as the background thread does it in `tessera serve` (decision 0028). With SQL_STATS=1 (SQLite) also the
 // statement CPU by statement text; on PostgreSQL the server's backends' CPU (/proc) per phase.
 // Run: `node bench/assets-create-profile.ts` (ROUNDS, BENCH_ENGINE=sqlite|postgres, SQL_STATS).
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
+import { checkpointSqlite, setSqliteAutoCheckpoint } from '../src/core/db/connect.ts';
 import { sealPending } from '../src/features/audit/chain/chain.ts';
 import { syncSearchIndex, indexInShortTransactions } from '../src/features/search/index.ts';
 import { createPgDatabase } from '../test/helpers/engines.ts';
@@ -48,6 +50,9 @@ const server = await startBenchServer(pg ? { DATABASE_URL: pg.url } : {});
 const { org, headers, templateId } = await benchOrg(server);
 const deps = server.deps;
 if (process.env.SHORT_TRANSACTIONS) indexInShortTransactions(Number(process.env.SHORT_TRANSACTIONS));
+// As `tessera serve` runs SQLite with its background thread (decision 0028): no checkpoint inside a
+// commit; here one between rounds, outside the phases measured.
+setSqliteAutoCheckpoint(deps.db, 0);
 
 /** CPU seconds of this database's PostgreSQL backends so far. */
 async function pgBackendCpu(): Promise<number> {
@@ -110,6 +115,7 @@ for (let round = -3; round < ROUNDS; round++) {
   );
   await phase('index', () => syncSearchIndex(deps), measured);
   await phase('seal', () => sealPending(deps.db, deps.engine, deps.keys), measured);
+  checkpointSqlite(deps.db);
 }
 const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log(
