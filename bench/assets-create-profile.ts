@@ -57,9 +57,9 @@ setSqliteAutoCheckpoint(deps.db, 0);
 /** CPU seconds of this database's PostgreSQL backends so far. */
 async function pgBackendCpu(): Promise<number> {
   if (!pg) return 0;
-  const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database()`.execute(
-    deps.db,
-  );
+  const { rows } = await sql<{
+    pid: number;
+  }>`select pid from pg_stat_activity where datname = current_database()`.execute(deps.db);
   let total = 0;
   for (const { pid } of rows) {
     try {
