@@ -5,7 +5,6 @@
 // rounds, as the background thread does it in `tessera serve` (decision 0028). With SQL_STATS=1 (SQLite) also the
 // statement CPU by statement text; on PostgreSQL the server's backends' CPU (/proc) per phase.
 // Run: `node bench/assets-create-profile.ts` (ROUNDS, BENCH_ENGINE=sqlite|postgres, SQL_STATS).
-import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
@@ -14,7 +13,7 @@ import { sealPending } from '../src/features/audit/chain/chain.ts';
 import { syncSearchIndex, indexInShortTransactions } from '../src/features/search/index.ts';
 import { createPgDatabase } from '../test/helpers/engines.ts';
 import { benchOrg } from './assets-fixture.ts';
-import { startBenchServer } from './lib.ts';
+import { aroundSqliteStatements, startBenchServer } from './lib.ts';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 20);
 const ENGINE = process.env.BENCH_ENGINE ?? 'sqlite';
@@ -24,25 +23,20 @@ const sqlStats = new Map<string, { n: number; us: number }>();
 let counting = false;
 let current = '';
 if (process.env.SQL_STATS && ENGINE === 'sqlite') {
-  const Sqlite = createRequire(import.meta.url)('better-sqlite3');
-  const proto = Object.getPrototypeOf(new Sqlite(':memory:').prepare('select 1'));
-  for (const method of ['all', 'run', 'get', 'iterate']) {
-    const inner = proto[method];
-    proto[method] = function (this: { source: string }, ...args: unknown[]) {
-      if (!counting) return inner.apply(this, args);
-      const t = process.threadCpuUsage();
-      try {
-        return inner.apply(this, args);
-      } finally {
-        const d = process.threadCpuUsage(t);
-        const key = current + ': ' + this.source.replace(/\(\?(, \?)*\)(, \(\?(, \?)*\))*/g, '(…)').slice(0, 110);
-        const s = sqlStats.get(key) ?? { n: 0, us: 0 };
-        s.n++;
-        s.us += d.user + d.system;
-        sqlStats.set(key, s);
-      }
-    };
-  }
+  aroundSqliteStatements((source, run) => {
+    if (!counting) return run();
+    const t = process.threadCpuUsage();
+    try {
+      return run();
+    } finally {
+      const d = process.threadCpuUsage(t);
+      const key = current + ': ' + source.replace(/\(\?(, \?)*\)(, \(\?(, \?)*\))*/g, '(…)').slice(0, 110);
+      const s = sqlStats.get(key) ?? { n: 0, us: 0 };
+      s.n++;
+      s.us += d.user + d.system;
+      sqlStats.set(key, s);
+    }
+  });
 }
 
 const pg = ENGINE === 'postgres' ? await createPgDatabase() : undefined;

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -205,4 +206,19 @@ export async function measure(
   };
   await Promise.all(Array.from({ length: options.concurrency ?? 1 }, lane));
   return times;
+}
+
+/**
+ * Runs every better-sqlite3 statement of this thread (all, run, get, iterate) through `around`, with
+ * the statement's text: for the profilers' SQL_STATS timings (bench/*-profile.ts).
+ */
+export function aroundSqliteStatements(around: (source: string, run: () => unknown) => unknown): void {
+  const Sqlite = createRequire(import.meta.url)('better-sqlite3');
+  const proto = Object.getPrototypeOf(new Sqlite(':memory:').prepare('select 1'));
+  for (const method of ['all', 'run', 'get', 'iterate']) {
+    const inner = proto[method];
+    proto[method] = function (this: { source: string }, ...args: unknown[]) {
+      return around(this.source, () => inner.apply(this, args));
+    };
+  }
 }

@@ -3,8 +3,8 @@
 // functions with the most self time in the measured pass and writes the .cpuprofile beside it.
 // Run: `node bench/webhooks-profile.ts` (BENCH_N, BENCH_ENGINE, PROFILE_OUT; SQL_STATS=1 times each SQLite
 // statement; WAL_AUTOCHECKPOINT=0 also prints the WAL pages written per delivery).
+import { aroundSqliteStatements } from './lib.ts';
 import { spawn } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { writeFileSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -31,30 +31,25 @@ const N = Number(process.env.BENCH_N ?? 20_000);
 const sqlStats = new Map<string, { n: number; us: number; max: number; slow: number }>();
 let counting = false;
 if (process.env.SQL_STATS) {
-  const Sqlite = createRequire(import.meta.url)('better-sqlite3');
-  const proto = Object.getPrototypeOf(new Sqlite(':memory:').prepare('select 1'));
-  for (const method of ['all', 'run', 'get', 'iterate']) {
-    const inner = proto[method];
-    proto[method] = function (this: { source: string }, ...args: unknown[]) {
-      if (!counting) return inner.apply(this, args);
-      const t = performance.now();
-      try {
-        return inner.apply(this, args);
-      } finally {
-        const key = this.source
-          .replace(/(\?, )+\?/g, '?…')
-          .replace(/(\(\?…\), )+\(\?…\)/g, '(…)…')
-          .slice(0, 150);
-        const s = sqlStats.get(key) ?? { n: 0, us: 0, max: 0, slow: 0 };
-        const us = (performance.now() - t) * 1000;
-        s.n += 1;
-        s.us += us;
-        s.max = Math.max(s.max, us);
-        if (us > 1000) s.slow += 1;
-        sqlStats.set(key, s);
-      }
-    };
-  }
+  aroundSqliteStatements((source, run) => {
+    if (!counting) return run();
+    const t = performance.now();
+    try {
+      return run();
+    } finally {
+      const key = source
+        .replace(/(\?, )+\?/g, '?…')
+        .replace(/(\(\?…\), )+\(\?…\)/g, '(…)…')
+        .slice(0, 150);
+      const s = sqlStats.get(key) ?? { n: 0, us: 0, max: 0, slow: 0 };
+      const us = (performance.now() - t) * 1000;
+      s.n += 1;
+      s.us += us;
+      s.max = Math.max(s.max, us);
+      if (us > 1000) s.slow += 1;
+      sqlStats.set(key, s);
+    }
+  });
 }
 const ENGINE = process.env.BENCH_ENGINE ?? 'sqlite';
 const OUT = process.env.PROFILE_OUT ?? `/tmp/webhooks-${ENGINE}.cpuprofile`;
