@@ -15,7 +15,7 @@
 // the server only (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -132,6 +132,26 @@ async function upload(url: string): Promise<{ ms: number; cpuMs: number }> {
   return JSON.parse(out) as { ms: number; cpuMs: number };
 }
 
+/**
+ * CPU milliseconds per kind of thread of a process so far: the event loop (MainThread), libuv's pool
+ * (libuv-worker: the writes and fsyncs), worker threads (WorkerThread) and the rest (V8's helpers, GC).
+ */
+function threadCpuMs(pid: number): Map<string, number> {
+  const byKind = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const kind = comm === 'MainThread' || comm === 'WorkerThread' || comm.startsWith('libuv') ? comm : 'other';
+      byKind.set(kind, (byKind.get(kind) ?? 0) + ((Number(fields[11]) + Number(fields[12])) * 1000) / 100);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return byKind;
+}
+
 /** CPU milliseconds (user + system, all threads) a process has used so far. */
 function cpuMs(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -158,10 +178,13 @@ const raws = [await rawWrite()];
 const ours: number[] = [];
 let serverCpuMs = 0;
 let clientCpuMs = 0;
+const threadsMs = new Map<string, number>();
 for (const url of urls) {
   const serverCpuBefore = cpuMs(pid);
+  const threadsBefore = threadCpuMs(pid);
   const round = await upload(url);
   serverCpuMs += cpuMs(pid) - serverCpuBefore;
+  for (const [kind, ms] of threadCpuMs(pid)) threadsMs.set(kind, (threadsMs.get(kind) ?? 0) + ms - (threadsBefore.get(kind) ?? 0));
   clientCpuMs += round.cpuMs;
   ours.push(round.ms);
   raws.push(await rawWrite());
@@ -187,7 +210,7 @@ const load = loadavg()
   .map((l) => l.toFixed(2))
   .join(', ');
 printTable(
-  `Upload of ${MB} MB (local disk, loopback HTTP); server flags ${server.flags.join(' ') || 'none'}; load average ${load}`,
+  `Upload of ${MB} MB (local disk, loopback HTTP); server flags ${server.flags.join(' ') || 'none'}; load average ${load}; ${new Date().toISOString()}`,
   ['path', 'MB/s', 'time (s)', 'vs raw', 'target', 'rounds (s)'],
   [
     [
@@ -250,6 +273,18 @@ printTable(
   ['process', 'CPU s', 'CPU s per GB'],
   [
     ['server (mean of the rounds)', fmt(serverCpuMs / 1000), fmt(serverCpuMs / 1000 / (MB / 1024))],
+    ...(
+      [
+        ['MainThread', 'event loop'],
+        ['libuv-worker', "libuv's pool (the writes, the fsyncs)"],
+        ['WorkerThread', 'worker threads (the background thread)'],
+        ['other', "other (V8's helpers, garbage collection)"],
+      ] as const
+    ).map(([kind, name]) => [
+      `  server: ${name}`,
+      fmt((threadsMs.get(kind) ?? 0) / ROUNDS / 1000),
+      fmt((threadsMs.get(kind) ?? 0) / ROUNDS / 1000 / (MB / 1024)),
+    ]),
     ['upload client (mean of the rounds)', fmt(clientCpuMs / 1000), fmt(clientCpuMs / 1000 / (MB / 1024))],
   ],
 );
