@@ -184,7 +184,8 @@ for (const url of urls) {
   const threadsBefore = threadCpuMs(pid);
   const round = await upload(url);
   serverCpuMs += cpuMs(pid) - serverCpuBefore;
-  for (const [kind, ms] of threadCpuMs(pid)) threadsMs.set(kind, (threadsMs.get(kind) ?? 0) + ms - (threadsBefore.get(kind) ?? 0));
+  for (const [kind, ms] of threadCpuMs(pid))
+    threadsMs.set(kind, (threadsMs.get(kind) ?? 0) + ms - (threadsBefore.get(kind) ?? 0));
   clientCpuMs += round.cpuMs;
   ours.push(round.ms);
   raws.push(await rawWrite());
