@@ -21,7 +21,8 @@ import { migrations } from '../../../core/db/migrations/index.ts';
 import { publishEvent, publishEvents } from '../../../core/events/index.ts';
 import { newId } from '../../../core/ids.ts';
 import { claimDue, extendLeases, fanOut } from './message-store.ts';
-import { pruneDeliveryLog, RETENTION_MS, runDeliveryOnce } from '../index.ts';
+import { createDeliveryEngine, pruneDeliveryLog, RETENTION_MS, runDeliveryOnce } from '../index.ts';
+import { waitFor } from '../../../../test/helpers/wait.ts';
 
 const assetEvent = (ctx: TestContext, org: TestOrg) => ({
   orgId: org.orgId,
@@ -54,7 +55,57 @@ async function withSubscribedReceiver(
   }
 }
 
+/**
+ * The database with every query recorded (Kysely's plugin hook, which also sees the queries run in a
+ * transaction) and every transaction counted.
+ */
+function observed(db: Db): { db: Db; queries: CompiledQuery[]; transactions: () => number } {
+  const queries: CompiledQuery[] = [];
+  let transactions = 0;
+  const recorder: KyselyPlugin = {
+    transformQuery: (args) => {
+      queries.push(db.getExecutor().compileQuery(args.node, args.queryId));
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  };
+  const spied = db.withPlugin(recorder);
+  const counted = new Proxy(spied, {
+    get(target, key) {
+      if (key === 'transaction') {
+        transactions += 1;
+        return () => target.transaction();
+      }
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { db: counted, queries, transactions: () => transactions };
+}
+
 forEachEngine('webhook fan-out queue', (ctx) => {
+  it('an idle engine polls by reading: no write transaction and no write statement while nothing is queued or due (decision 0035)', async () => {
+    // Anything earlier setup queued is fanned out first (to no endpoint).
+    await runDeliveryOnce(ctx().deps);
+    const seen = observed(ctx().deps.db);
+    const engine = createDeliveryEngine({ ...ctx().deps, db: seen.db }, { pollMs: 2 });
+    const polls = () => seen.queries.filter((q) => /event_fanout_queue/.test(q.sql)).length;
+    engine.start();
+    try {
+      // Twenty polls of the queue (the claim's poll runs with each of them).
+      await waitFor(() => polls() >= 20, 'twenty idle polls');
+    } finally {
+      await engine.stop();
+    }
+    const writes = seen.queries.filter((q) => /^\s*(with|update|insert|delete)\b/i.test(q.sql)).map((q) => q.sql);
+    assert.deepEqual(writes, [], 'no write statement');
+    assert.equal(seen.transactions(), 0, 'no transaction');
+    assert.ok(
+      seen.queries.some((q) => /webhook_messages/.test(q.sql)),
+      'the claim still looks for due messages',
+    );
+  });
+
   it('queues an event exactly when its transaction commits; the fan-out empties the queue and leaves the event row as written', async () => {
     const db = ctx().deps.db;
     await withSubscribedReceiver(ctx(), async (org, rx) => {
@@ -136,6 +187,15 @@ forEachEngine('webhook fan-out queue', (ctx) => {
 
   it('the fan-out, claim and lease queries read indexes (the claims the partial due index), on this engine', async () => {
     const db = ctx().deps.db;
+    // Rows for each query to find (an empty queue or no due message is answered by the peek alone):
+    // two queued events for an endpoint, the first fanned out leased (its lease expired by the claim's
+    // time below), the second pending.
+    // (Nothing is sent: the receiver only gives the endpoint an address.)
+    await withSubscribedReceiver(ctx(), async (org) => {
+      await db
+        .transaction()
+        .execute((trx) => publishEvents(trx, ctx().clock.now(), [assetEvent(ctx(), org), assetEvent(ctx(), org)]));
+    });
     const seen: CompiledQuery[] = [];
     // Records the SQL the delivery functions run (Kysely's plugin hook), to EXPLAIN each of them.
     const recorder: KyselyPlugin = {
@@ -146,23 +206,39 @@ forEachEngine('webhook fan-out queue', (ctx) => {
       transformResult: async (args) => args.result,
     };
     const spied = db.withPlugin(recorder);
+    const isPeek = (q: CompiledQuery) => /^select 1 as one /.test(q.sql);
     const now = ctx().clock.now();
-    await fanOut(spied, ctx().engine, now, { workerId: 'w', leaseMs: 1000, limit: 10, canTake: () => true });
-    const take = seen.filter((q) => /event_fanout_queue/.test(q.sql));
+    let first = true;
+    const fan = await fanOut(spied, ctx().engine, now, {
+      workerId: 'w',
+      leaseMs: 1000,
+      limit: 10,
+      canTake: () => {
+        const take = first;
+        first = false;
+        return take;
+      },
+    });
+    assert.equal(fan.events, 2);
+    const take = seen.filter((q) => /event_fanout_queue/.test(q.sql) && !isPeek(q));
     seen.length = 0;
-    await claimDue(spied, ctx().engine, now, {
+    const claimed = await claimDue(spied, ctx().engine, now + 5000, {
       workerId: 'w',
       leaseMs: 1000,
       limit: 10,
       skipEndpoints: ['e1'],
       expired: true,
     });
-    const claims = seen.filter((q) => /webhook_messages/.test(q.sql));
+    assert.equal(claimed.length, 2);
+    const claims = seen.filter((q) => /webhook_messages/.test(q.sql) && !isPeek(q));
+    const claimPeeks = seen.filter(isPeek);
     assert.equal(claims.length, 2, 'expired leases, then due messages');
+    assert.equal(claimPeeks.length, 2, 'a peek before each');
     seen.length = 0;
     await extendLeases(spied, ctx().engine, 'w', now);
     const lease = seen.filter((q) => /webhook_messages/.test(q.sql));
-    assert.equal(take.length, 1);
+    // SQLite reads the rows, then deletes them by rowid; PostgreSQL does both in one statement.
+    assert.equal(take.length, ctx().engine === 'sqlite' ? 2 : 1);
     assert.equal(lease.length, 1);
 
     const plan = async (q: CompiledQuery): Promise<string> => {
@@ -197,7 +273,8 @@ forEachEngine('webhook fan-out queue', (ctx) => {
     );
     assert.ok(!/TEMP B-TREE/.test(takePlan), takePlan);
     if (ctx().engine === 'postgres') assert.match(takePlan, /Tid Scan on event_fanout_queue/, takePlan);
-    for (const q of claims) assert.match(await plan(q), /webhook_messages_due_idx/);
+    for (const q of take.slice(1)) await plan(q);
+    for (const q of [...claims, ...claimPeeks]) assert.match(await plan(q), /webhook_messages_due_idx/);
     await plan(lease[0]!);
   });
 });

@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type Selectable } from 'kysely';
+import { PostgresAdapter, sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db, Engine, Trx } from '../../../core/db/connect.ts';
 import { fromJson } from '../../../core/db/json.ts';
 import type { Insertable } from 'kysely';
@@ -58,6 +58,11 @@ function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
+}
+
+/** Whether a read-only query finds a row: the peek before a write that would otherwise find nothing. */
+async function anyRow(db: Db, query: RawBuilder<unknown>): Promise<boolean> {
+  return (await query.execute(db)).rows.length > 0;
 }
 
 const lockClause = (engine: Engine) => (engine === 'postgres' ? sql`for update skip locked` : sql``);
@@ -121,6 +126,10 @@ export async function fanOut(
 ) {
   const nothing = () => ({ events: 0, held: [] as HeldMessage[], endpoints: new Map<string, EndpointRow>() });
   if (options.limit <= 0) return nothing();
+  // Idle, the loop asks every poll interval: a read of the queue's first key answers it without a
+  // write transaction (on SQLite `begin immediate` takes the write lock and, with write turns,
+  // waits for the background thread's write; decision 0035).
+  if (!(await anyRow(db, sql`select 1 as one from event_fanout_queue limit 1`))) return nothing();
   return db.transaction().execute(async (trx) => {
     const events = await takeQueuedEvents(trx, engine, options.limit);
     if (events.length === 0) return nothing();
@@ -208,8 +217,14 @@ export async function claimDue(
   const skip =
     options.skipEndpoints.length > 0 ? sql`and endpoint_id not in (${sql.join([...options.skipEndpoints])})` : sql``;
   // Each claimed message comes back with its event's body: no second round trip for the bodies.
-  const lease = (due: ReturnType<typeof sql>, limit: number) =>
-    sql<{
+  // Each lease is an UPDATE, a write (on SQLite it takes the write lock, and with write turns waits
+  // for the background thread's write) even when it finds nothing: a read of the same index range
+  // first, so an idle poll writes nothing (decision 0035).
+  const lease = async (due: ReturnType<typeof sql>, limit: number) => {
+    if (!(await anyRow(db, sql`select 1 as one from webhook_messages where ${DUE_INDEX} and ${due} ${skip} limit 1`)))
+      return [];
+    return (
+      await sql<{
       id: string;
       org_id: string;
       endpoint_id: string;
@@ -225,14 +240,12 @@ export async function claimDue(
       order by next_attempt_at limit ${limit} ${lockClause(engine)}
     )
     returning id, org_id, endpoint_id, event_id, event_type, attempts, total_attempts,
-      coalesce((select e.body from events e where e.id = webhook_messages.event_id), '{}') as body`.execute(db);
-  const claimed = options.expired
-    ? (await lease(sql`status = 'delivering' and locked_until < ${now}`, options.limit)).rows
-    : [];
+      coalesce((select e.body from events e where e.id = webhook_messages.event_id), '{}') as body`.execute(db)
+    ).rows;
+  };
+  const claimed = options.expired ? await lease(sql`status = 'delivering' and locked_until < ${now}`, options.limit) : [];
   if (claimed.length < options.limit)
-    claimed.push(
-      ...(await lease(sql`status = 'pending' and next_attempt_at <= ${now}`, options.limit - claimed.length)).rows,
-    );
+    claimed.push(...(await lease(sql`status = 'pending' and next_attempt_at <= ${now}`, options.limit - claimed.length)));
   return claimed.map((m) => ({
     id: m.id,
     orgId: m.org_id,
