@@ -225,15 +225,15 @@ export async function claimDue(
       return [];
     return (
       await sql<{
-      id: string;
-      org_id: string;
-      endpoint_id: string;
-      event_id: string;
-      event_type: string;
-      attempts: number;
-      total_attempts: number;
-      body: string;
-    }>`
+        id: string;
+        org_id: string;
+        endpoint_id: string;
+        event_id: string;
+        event_type: string;
+        attempts: number;
+        total_attempts: number;
+        body: string;
+      }>`
     update webhook_messages set status = 'delivering', locked_until = ${now + options.leaseMs}, locked_by = ${options.workerId}, updated_at = ${now}
     where id in (
       select id from webhook_messages where ${DUE_INDEX} and ${due} ${skip}
@@ -243,9 +243,13 @@ export async function claimDue(
       coalesce((select e.body from events e where e.id = webhook_messages.event_id), '{}') as body`.execute(db)
     ).rows;
   };
-  const claimed = options.expired ? await lease(sql`status = 'delivering' and locked_until < ${now}`, options.limit) : [];
+  const claimed = options.expired
+    ? await lease(sql`status = 'delivering' and locked_until < ${now}`, options.limit)
+    : [];
   if (claimed.length < options.limit)
-    claimed.push(...(await lease(sql`status = 'pending' and next_attempt_at <= ${now}`, options.limit - claimed.length)));
+    claimed.push(
+      ...(await lease(sql`status = 'pending' and next_attempt_at <= ${now}`, options.limit - claimed.length)),
+    );
   return claimed.map((m) => ({
     id: m.id,
     orgId: m.org_id,
