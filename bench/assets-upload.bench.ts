@@ -8,6 +8,10 @@
 // SHA-256 of the same bytes alone is timed after the rounds: one stream's hash runs on one core, so
 // when the disk writes faster than a core hashes, no upload that hashes can reach the raw write (the
 // floor printed is the slower of the two).
+// After the rounds the same client sends the bytes to a bare node:http server that drains them, and
+// to one that also hashes them on its one thread (decision 0036): what receiving costs before any
+// disk, and the floor of any upload that hashes on the event loop. The server's CPU is printed per
+// thread (event loop, libuv's pool, worker threads, the rest) from /proc/<pid>/task.
 // Rounds alternate (raw, Tessera, raw, Tessera, …, raw; ASSETS_BENCH_ROUNDS Tessera uploads, default 2)
 // and each path's best round is compared: on a shared machine one round of either can fall on a
 // moment when other programs flush the disk or take the CPU.
@@ -198,6 +202,36 @@ await exited;
 serverCpuMs /= ROUNDS;
 clientCpuMs /= ROUNDS;
 
+// The same client against a bare node:http server (same node flags) that drains the body, and one
+// that also hashes it on its one thread: what receiving the bytes costs before any disk, and the
+// floor of any upload that hashes on the event loop (the two add up on one thread).
+const plainServer = `
+  const http = require('node:http');
+  const { createHash } = require('node:crypto');
+  const server = http.createServer((req, res) => {
+    const hash = req.url === '/hash' ? createHash('sha256') : null;
+    req.on('data', (chunk) => hash && hash.update(chunk));
+    req.on('end', () => res.end(hash ? hash.digest('hex') : 'drained'));
+  });
+  server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: server.address().port }) + '\\n'));
+  process.stdin.resume();
+  process.stdin.once('end', () => process.exit(0));`;
+const plain = spawn(process.execPath, [...server.flags, '-e', plainServer], { stdio: ['pipe', 'pipe', 'inherit'] });
+const plainPort = await new Promise<number>((resolve) =>
+  createInterface({ input: plain.stdout! }).once('line', (line) => resolve((JSON.parse(line) as { port: number }).port)),
+);
+const receive = { drain: [] as number[], hash: [] as number[], drainCpuMs: 0, hashCpuMs: 0 };
+for (let i = 0; i < 2; i++) {
+  for (const path of ['drain', 'hash'] as const) {
+    const cpuBefore = cpuMs(plain.pid!);
+    receive[path].push((await upload(`http://127.0.0.1:${plainPort}/${path}`)).ms);
+    receive[`${path}CpuMs`] += (cpuMs(plain.pid!) - cpuBefore) / 2;
+  }
+}
+plain.stdin!.end();
+const receiveMs = Math.min(...receive.drain);
+const receiveHashMs = Math.min(...receive.hash);
+
 const writebackMs = await rawWriteWithWriteback();
 const rawMs = Math.min(...raws);
 const ourMs = Math.min(...ours);
@@ -239,6 +273,22 @@ printTable(
       fmt(hashMs / 1000, 1),
     ],
     [
+      'node:http receive alone, body drained (same client; no hash, no disk), best of 2',
+      fmt(rate(receiveMs), 0),
+      fmt(receiveMs / 1000),
+      fmt(rawMs / receiveMs),
+      '—',
+      rounds(receive.drain),
+    ],
+    [
+      'node:http receive + SHA-256 on its one thread (no disk), best of 2: the floor of hashing on the event loop',
+      fmt(rate(receiveHashMs), 0),
+      fmt(receiveHashMs / 1000),
+      fmt(rawMs / receiveHashMs),
+      '—',
+      rounds(receive.hash),
+    ],
+    [
       `Tessera PUT /v1/uploads/{id} (SHA-256, fsync, rename), best of ${ROUNDS} rounds`,
       fmt(rate(ourMs), 0),
       fmt(ourMs / 1000),
@@ -257,6 +307,8 @@ printTable(
   [
     ['Tessera ÷ floor (throughput)', fmt(floorMs / ourMs)],
     ['floor ÷ raw write + fsync', fmt(rawMs / floorMs)],
+    ['Tessera ÷ (node:http receive + SHA-256 on one thread)', fmt(receiveHashMs / ourMs)],
+    ['(node:http receive + SHA-256 on one thread) ÷ raw write + fsync', fmt(rawMs / receiveHashMs)],
   ],
   { value: 'ratio of throughputs in this run (above 1: the first is faster)' },
 );
@@ -286,6 +338,16 @@ printTable(
       fmt((threadsMs.get(kind) ?? 0) / ROUNDS / 1000),
       fmt((threadsMs.get(kind) ?? 0) / ROUNDS / 1000 / (MB / 1024)),
     ]),
+    [
+      'bare node:http server draining (mean of 2)',
+      fmt(receive.drainCpuMs / 1000),
+      fmt(receive.drainCpuMs / 1000 / (MB / 1024)),
+    ],
+    [
+      'bare node:http server draining and hashing (mean of 2)',
+      fmt(receive.hashCpuMs / 1000),
+      fmt(receive.hashCpuMs / 1000 / (MB / 1024)),
+    ],
     ['upload client (mean of the rounds)', fmt(clientCpuMs / 1000), fmt(clientCpuMs / 1000 / (MB / 1024))],
   ],
 );
