@@ -218,7 +218,9 @@ const plainServer = `
   process.stdin.once('end', () => process.exit(0));`;
 const plain = spawn(process.execPath, [...server.flags, '-e', plainServer], { stdio: ['pipe', 'pipe', 'inherit'] });
 const plainPort = await new Promise<number>((resolve) =>
-  createInterface({ input: plain.stdout! }).once('line', (line) => resolve((JSON.parse(line) as { port: number }).port)),
+  createInterface({ input: plain.stdout! }).once('line', (line) =>
+    resolve((JSON.parse(line) as { port: number }).port),
+  ),
 );
 const receive = { drain: [] as number[], hash: [] as number[], drainCpuMs: 0, hashCpuMs: 0 };
 for (let i = 0; i < 2; i++) {
