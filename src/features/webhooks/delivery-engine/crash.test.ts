@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { forEachEngine, TEST_SECRET } from '../../../../test/helpers/context.ts';
 import { startReceiver } from '../../../../test/helpers/receiver.ts';
 import { freePort } from '../../../../test/helpers/net.ts';
+import { waitFor } from '../../../../test/helpers/wait.ts';
+import { messageIdFor } from './message-store.ts';
 
 const ADMIN = { username: 'crash-admin', password: 'Crash-Test-Password-1' };
 const KILLS = 5;
@@ -17,6 +19,121 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // while users are created over HTTP. Every committed user.created event must reach the receiver
 // at least once with one stable webhook-id; no event of an uncommitted change may arrive.
 forEachEngine('webhook delivery survives SIGKILL', (ctx) => {
+  it('a SIGKILL between a send and its outcome commit: the re-send carries the same webhook-id, and the message has one row (decision 0035)', {
+    timeout: 180_000,
+  }, async () => {
+    const database = ctx().database;
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const env = {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: database.kind === 'postgres' ? database.url : `sqlite:${database.file}`,
+      TESSERA_DATA_DIR: ctx().dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      TESSERA_SECRET_KEY: TEST_SECRET,
+      TESSERA_ALLOW_PRIVATE_TARGETS: 'true',
+      TESSERA_LOG_LEVEL: 'error',
+      TESSERA_ADMIN_USERNAME: ADMIN.username,
+      TESSERA_ADMIN_PASSWORD: ADMIN.password,
+      TESSERA_WEBHOOK_LEASE_MS: '2000',
+    };
+    let child: ChildProcess | undefined;
+    const start = async () => {
+      child = spawn(process.execPath, [MAIN, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+        try {
+          if ((await fetch(`${base}/healthz`)).ok) return;
+        } catch {
+          /* not up yet */
+        }
+        await sleep(25);
+      }
+      throw new Error('server did not start');
+    };
+    const kill = async () => {
+      const exited = new Promise((r) => child!.once('exit', r));
+      child!.kill('SIGKILL');
+      await exited;
+    };
+    // The first delivery of the user.created event is received, and the server is killed before it is
+    // answered: the send happened, its outcome was never committed.
+    let killed: Promise<void> | undefined;
+    const rx = await startReceiver(async (req, res) => {
+      if (JSON.parse(req.body).eventType !== 'user.created') return res.end();
+      if (!killed) {
+        killed = kill();
+        await killed;
+      }
+      res.end();
+    });
+    try {
+      await start();
+      const login = await fetch(`${base}/v1/auth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(ADMIN),
+      });
+      assert.equal(login.status, 200, await login.clone().text());
+      const token = ((await login.json()) as { session: { accessToken: string } }).session.accessToken;
+      const headers = { 'content-type': 'application/json', accesstoken: token };
+      const me = (await (await fetch(`${base}/v1/user`, { headers })).json()) as { roleId: string; groups: string[] };
+      const created = await fetch(`${base}/webhooks/endpoint`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify([{ description: 'Kill receiver', url: rx.url, eventTypes: ['user.created'] }]),
+      });
+      assert.equal(created.status, 200, await created.clone().text());
+      const endpointId = ((await created.json()) as { id: string }).id;
+      const username = `killed-${Date.now().toString(36)}`;
+      const user = await fetch(`${base}/v1/user`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({
+          firstName: 'Kill',
+          lastName: 'Test',
+          friendlyName: username,
+          email: `${username}@example.test`,
+          username,
+          password: 'long enough password',
+          accountType: 'local',
+          userRoleId: me.roleId,
+          groups: me.groups,
+        }),
+      });
+      assert.equal(user.status, 200, await user.clone().text());
+      await waitFor(() => killed !== undefined, 'the first delivery');
+      await killed;
+      await start();
+      const db = ctx().deps.db;
+      const message = () =>
+        db.selectFrom('webhook_messages').selectAll().where('endpoint_id', '=', endpointId).execute();
+      // Re-sent once the dead process's lease ran out, and recorded.
+      await waitFor(
+        async () => (await message()).some((m) => m.status === 'succeeded'),
+        'the re-send to be recorded',
+        120_000,
+      );
+      const ids = rx.received
+        .filter((r) => JSON.parse(r.body).eventType === 'user.created')
+        .map((r) => String(r.headers['webhook-id']));
+      assert.ok(ids.length >= 2, `deliveries: ${ids.length}`);
+      assert.equal(new Set(ids).size, 1, 'one webhook-id');
+      const rows = await message();
+      assert.equal(rows.length, 1, 'one message row');
+      assert.equal(rows[0]!.id, ids[0]);
+      const event = await db
+        .selectFrom('events')
+        .select(['id', 'created_at'])
+        .where('id', '=', rows[0]!.event_id)
+        .executeTakeFirstOrThrow();
+      assert.equal(ids[0], messageIdFor(event.id, Number(event.created_at), endpointId));
+    } finally {
+      if (child && child.exitCode === null && child.signalCode === null) await kill();
+      await rx.close();
+    }
+  });
+
   it('delivers every committed event at least once, with a stable webhook-id, and nothing uncommitted', {
     timeout: 240_000,
   }, async (t) => {

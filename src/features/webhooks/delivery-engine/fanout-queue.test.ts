@@ -20,7 +20,7 @@ import { migrateToLatest } from '../../../core/db/migrate.ts';
 import { migrations } from '../../../core/db/migrations/index.ts';
 import { publishEvent, publishEvents } from '../../../core/events/index.ts';
 import { newId } from '../../../core/ids.ts';
-import { claimDue, extendLeases, fanOut } from './message-store.ts';
+import { claimDue, extendLeases, fanOut, messageIdFor } from './message-store.ts';
 import { createDeliveryEngine, pruneDeliveryLog, RETENTION_MS, runDeliveryOnce } from '../index.ts';
 import { waitFor } from '../../../../test/helpers/wait.ts';
 
@@ -138,6 +138,29 @@ forEachEngine('webhook fan-out queue', (ctx) => {
         before,
       );
       assert.deepEqual(rx.received.map((r) => JSON.parse(r.body).event.id).sort(), ids);
+    });
+  });
+
+  it("a message's id, its webhook-id, is derived from its event and endpoint: a UUIDv7 with the event's time (decision 0035)", async () => {
+    const db = ctx().deps.db;
+    await withSubscribedReceiver(ctx(), async (org, rx) => {
+      const ids = await db
+        .transaction()
+        .execute((trx) => publishEvents(trx, ctx().clock.now(), [assetEvent(ctx(), org), assetEvent(ctx(), org)]));
+      ctx().clock.advance(5000); // fanned out later than the events were written
+      await runDeliveryOnce(ctx().deps);
+      const messages = await db
+        .selectFrom('webhook_messages')
+        .innerJoin('events', 'events.id', 'webhook_messages.event_id')
+        .select(['webhook_messages.id', 'webhook_messages.endpoint_id', 'events.id as event_id', 'events.created_at'])
+        .where('events.id', 'in', ids)
+        .execute();
+      assert.equal(messages.length, 2);
+      for (const m of messages) {
+        assert.equal(m.id, messageIdFor(m.event_id, Number(m.created_at), m.endpoint_id));
+        assert.equal(parseInt(m.id.slice(0, 8) + m.id.slice(9, 13), 16), Number(m.created_at));
+      }
+      assert.deepEqual(rx.received.map((r) => r.headers['webhook-id']).sort(), messages.map((m) => m.id).sort());
     });
   });
 

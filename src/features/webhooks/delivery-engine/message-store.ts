@@ -3,7 +3,7 @@ import type { Db, Engine, Trx } from '../../../core/db/connect.ts';
 import { fromJson } from '../../../core/db/json.ts';
 import type { Insertable } from 'kysely';
 import type { WebhookEndpointsTable, WebhookMessagesTable } from '../../../core/db/schema.ts';
-import { newId } from '../../../core/ids.ts';
+import { derivedId } from '../../../core/ids.ts';
 import { batchInsert } from '../../../core/db/batch-insert.ts';
 import { matchesEventType } from '../event-types.ts';
 
@@ -46,6 +46,14 @@ const insertMessageBatch = batchInsert('webhook_messages', [
  * Inserts message rows (every column given): on PostgreSQL the whole batch as one statement (one
  * JSON parameter); on SQLite 100-row VALUES lists (its parameter limit).
  */
+/**
+ * The id of the message of an event to an endpoint, its `webhook-id`: a UUIDv7 with the event's time
+ * and the rest from SHA-256(event id ‖ endpoint id) (decision 0035). Whoever writes the message, and
+ * whenever, writes this id: a delivery re-sent after a crash carries the same `webhook-id`.
+ */
+export const messageIdFor = (eventId: string, eventCreatedAt: number, endpointId: string): string =>
+  derivedId(eventCreatedAt, eventId + endpointId);
+
 export async function insertMessageRows(
   db: Db | Trx,
   rows: readonly Insertable<WebhookMessagesTable>[],
@@ -155,7 +163,7 @@ export async function fanOut(
         // An endpoint hears of what happened after it subscribed, not of an older backlog that
         // happened to be fanned out late.
         if (row.created_at > event.created_at || !matchesEventType(types, event.type)) continue;
-        const id = newId(now);
+        const id = messageIdFor(event.id, event.created_at, row.id);
         const take = options.canTake(row);
         rows.push({
           id,
