@@ -6,6 +6,7 @@
 // statement CPU by statement text; on PostgreSQL the server's backends' CPU (/proc) per phase.
 // Run: `node bench/assets-create-profile.ts` (ROUNDS, BENCH_ENGINE=sqlite|postgres, SQL_STATS).
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { checkpointSqlite, setSqliteAutoCheckpoint } from '../src/core/db/connect.ts';
@@ -39,6 +40,45 @@ if (process.env.SQL_STATS && ENGINE === 'sqlite') {
   });
 }
 
+/** On CPU so far of a PostgreSQL backend, in µs (/proc/<pid>/schedstat: nanosecond precision, unlike ticks). */
+function backendOnCpuUs(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+  } catch {
+    return 0;
+  }
+}
+if (process.env.SQL_STATS && ENGINE === 'postgres') {
+  // The backend's CPU per statement text: the driver's client knows its backend's pid.
+  const Client = createRequire(import.meta.url)('pg').Client;
+  const inner = Client.prototype.query;
+  Client.prototype.query = function (this: { processID: number }, ...args: unknown[]) {
+    const result = inner.apply(this, args);
+    if (!counting || typeof args[0] !== 'string' || !(result instanceof Promise)) return result;
+    const text = args[0] as string;
+    const pid = this.processID;
+    const t = backendOnCpuUs(pid);
+    const key = current;
+    const done = () => {
+      const full = `${key}: ${text.replace(/\s+/g, ' ').slice(0, 110)}`;
+      const s = sqlStats.get(full) ?? { n: 0, us: 0 };
+      s.n++;
+      s.us += backendOnCpuUs(pid) - t;
+      sqlStats.set(full, s);
+    };
+    return result.then(
+      (r: unknown) => {
+        done();
+        return r;
+      },
+      (e: unknown) => {
+        done();
+        throw e;
+      },
+    );
+  };
+}
+
 const pg = ENGINE === 'postgres' ? await createPgDatabase() : undefined;
 const server = await startBenchServer(pg ? { DATABASE_URL: pg.url } : {});
 const { org, headers, templateId } = await benchOrg(server);
@@ -55,16 +95,14 @@ async function pgBackendCpu(): Promise<number> {
     pid: number;
   }>`select pid from pg_stat_activity where datname = current_database()`.execute(deps.db);
   let total = 0;
-  for (const { pid } of rows) {
-    try {
-      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      total += (Number(f[11]) + Number(f[12])) / 100;
-    } catch {
-      // ended
-    }
-  }
+  for (const { pid } of rows) total += backendOnCpuUs(pid) / 1e6;
   return total;
 }
+
+// PROFILE_SETUP_SQL: statements (separated by `;;`) run once after the migrations, to measure a
+// schema variant before it becomes a migration.
+for (const statement of (process.env.PROFILE_SETUP_SQL ?? '').split(';;').filter((x) => x.trim() !== ''))
+  await sql.raw(statement).execute(deps.db);
 
 let serial = 0;
 const body = () =>
@@ -129,4 +167,5 @@ if (sqlStats.size > 0) {
     console.log(`  ${(s.us / (ROUNDS * BATCH)).toFixed(2).padStart(6)}  ×${String(s.n).padStart(5)}  ${k}`);
 }
 await server.close();
-await pg?.drop();
+if (process.env.KEEP_DB && pg) console.log(`kept ${pg.url}`);
+else await pg?.drop();

@@ -1,5 +1,6 @@
 import { CompiledQuery, sql, type Insertable } from 'kysely';
 import type { DbOrTrx, Engine } from '../../../core/db/connect.ts';
+import { jsonRowsInsert } from '../../../core/db/batch-insert.ts';
 import { insertRows } from '../../../core/db/insert-rows.ts';
 import { toJson } from '../../../core/db/json.ts';
 import type { SearchDocsTable } from '../../../core/db/schema.ts';
@@ -96,22 +97,28 @@ export async function upsertDocuments(
     });
     const fresh = prepared.filter((p) => !docNo.has(p.doc.assetId));
     if (fresh.length > 0) {
-      // Plain multi-row insert (no Kysely tree for 200 × 15 values), then the numbers it was given.
-      await insertRows(
-        db,
-        'search_docs',
-        fresh.map((p) => p.row as Insertable<SearchDocsTable>),
-      );
-      const inserted = await db
-        .selectFrom('search_docs')
-        .select(['doc_no', 'asset_id'])
-        .where(
-          'asset_id',
-          'in',
-          fresh.map((p) => p.doc.assetId),
-        )
-        .execute();
-      for (const r of inserted) docNo.set(r.asset_id, Number(r.doc_no));
+      // Plain multi-row insert (no Kysely tree for 200 × 15 values), then the numbers it was given:
+      // on PostgreSQL returned by the insert itself, on SQLite read back with one indexed select.
+      const rows = fresh.map((p) => p.row as Insertable<SearchDocsTable>);
+      if (engine === 'postgres') {
+        const insert = jsonRowsInsert('search_docs', Object.keys(rows[0]!), rows);
+        const { rows: inserted } = await db.executeQuery<{ doc_no: number | string; asset_id: string }>(
+          CompiledQuery.raw(`${insert.sql} returning doc_no, asset_id`, [...insert.parameters]),
+        );
+        for (const r of inserted) docNo.set(r.asset_id, Number(r.doc_no));
+      } else {
+        await insertRows(db, 'search_docs', rows);
+        const inserted = await db
+          .selectFrom('search_docs')
+          .select(['doc_no', 'asset_id'])
+          .where(
+            'asset_id',
+            'in',
+            fresh.map((p) => p.doc.assetId),
+          )
+          .execute();
+        for (const r of inserted) docNo.set(r.asset_id, Number(r.doc_no));
+      }
     }
     const isFresh = new Set(fresh);
     for (const p of prepared) {
