@@ -96,10 +96,21 @@ describe('adaptive templates in a real browser', { skip }, () => {
     await page.waitForURL((u) => u.pathname === '/app/templates');
     await page.waitForSelector('text=No adaptive templates yet.');
     await page.fill('#adaptive-find', 'banner');
-    // The search index catches up with the uploads by itself; the picker follows the typing.
-    await page.waitForSelector('.adaptive-choices >> text=banner.svg', { timeout: 30_000 });
+    // The search index catches up with the uploads by itself; the picker follows the typing. Until the
+    // answer for "banner" arrives the list is the one for no words (both SVGs): wait for the list to settle
+    // (a slow machine answered after the first look), then say what it shows if it never does.
+    await page
+      .waitForFunction(
+        () => {
+          const names = [...document.querySelectorAll('.adaptive-choice-name')].map((x) => x.textContent);
+          return names.length === 1 && names[0] === 'banner.svg';
+        },
+        undefined,
+        { timeout: 30_000 },
+      )
+      .catch(() => {});
     const choices = await page.$$eval('.adaptive-choice-name', (e) => e.map((x) => x.textContent));
-    assert.deepEqual(choices, ['banner.svg'], 'the JPEG named banner is not offered');
+    assert.deepEqual(choices, ['banner.svg'], 'only the SVG named banner is offered (not badge.svg, not the JPEG)');
     // Nothing chosen: the picker says so.
     await page.click('#adaptive-register-submit');
     await page.waitForSelector('#adaptive-asset-error >> text=Choose an SVG asset first.');
