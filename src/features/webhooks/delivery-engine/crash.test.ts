@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { forEachEngine, TEST_SECRET } from '../../../../test/helpers/context.ts';
+import { forEachEngine, TEST_SECRET, type TestContext } from '../../../../test/helpers/context.ts';
 import { startReceiver } from '../../../../test/helpers/receiver.ts';
 import { freePort } from '../../../../test/helpers/net.ts';
 import { waitFor } from '../../../../test/helpers/wait.ts';
@@ -18,44 +18,51 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 // Runs the real server (`node src/main.ts serve`) as a child process and SIGKILLs it repeatedly
 // while users are created over HTTP. Every committed user.created event must reach the receiver
 // at least once with one stable webhook-id; no event of an uncommitted change may arrive.
+/** `tessera serve` on the test's database in its own process, started (bounded wait) and SIGKILLed on demand. */
+async function killableServer(c: TestContext) {
+  const database = c.database;
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const env = {
+    PATH: process.env.PATH ?? '',
+    DATABASE_URL: database.kind === 'postgres' ? database.url : `sqlite:${database.file}`,
+    TESSERA_DATA_DIR: c.dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    TESSERA_SECRET_KEY: TEST_SECRET,
+    TESSERA_ALLOW_PRIVATE_TARGETS: 'true',
+    TESSERA_LOG_LEVEL: 'error',
+    TESSERA_ADMIN_USERNAME: ADMIN.username,
+    TESSERA_ADMIN_PASSWORD: ADMIN.password,
+    TESSERA_WEBHOOK_LEASE_MS: '2000',
+  };
+  let running: ChildProcess | undefined;
+  const start = async () => {
+    running = spawn(process.execPath, [MAIN, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+    // Generous: a loaded CI machine can take many seconds to start a process (no timing is asserted).
+    for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
+      try {
+        if ((await fetch(`${base}/healthz`)).ok) return;
+      } catch {
+        /* not up yet */
+      }
+      await sleep(25);
+    }
+    throw new Error('server did not start');
+  };
+  const kill = async () => {
+    const exited = new Promise((r) => running!.once('exit', r));
+    running!.kill('SIGKILL');
+    await exited;
+  };
+  return { base, start, kill, child: () => running };
+}
+
 forEachEngine('webhook delivery survives SIGKILL', (ctx) => {
   it('a SIGKILL between a send and its outcome commit: the re-send carries the same webhook-id, and the message has one row (decision 0035)', {
     timeout: 180_000,
   }, async () => {
-    const database = ctx().database;
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const env = {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: database.kind === 'postgres' ? database.url : `sqlite:${database.file}`,
-      TESSERA_DATA_DIR: ctx().dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      TESSERA_SECRET_KEY: TEST_SECRET,
-      TESSERA_ALLOW_PRIVATE_TARGETS: 'true',
-      TESSERA_LOG_LEVEL: 'error',
-      TESSERA_ADMIN_USERNAME: ADMIN.username,
-      TESSERA_ADMIN_PASSWORD: ADMIN.password,
-      TESSERA_WEBHOOK_LEASE_MS: '2000',
-    };
-    let child: ChildProcess | undefined;
-    const start = async () => {
-      child = spawn(process.execPath, [MAIN, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
-      for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
-        try {
-          if ((await fetch(`${base}/healthz`)).ok) return;
-        } catch {
-          /* not up yet */
-        }
-        await sleep(25);
-      }
-      throw new Error('server did not start');
-    };
-    const kill = async () => {
-      const exited = new Promise((r) => child!.once('exit', r));
-      child!.kill('SIGKILL');
-      await exited;
-    };
+    const { base, start, kill, child } = await killableServer(ctx());
     // The first delivery of the user.created event is received, and the server is killed before it is
     // answered: the send happened, its outcome was never committed.
     let killed: Promise<void> | undefined;
@@ -129,7 +136,8 @@ forEachEngine('webhook delivery survives SIGKILL', (ctx) => {
         .executeTakeFirstOrThrow();
       assert.equal(ids[0], messageIdFor(event.id, Number(event.created_at), endpointId));
     } finally {
-      if (child && child.exitCode === null && child.signalCode === null) await kill();
+      const running = child();
+      if (running && running.exitCode === null && running.signalCode === null) await kill();
       await rx.close();
     }
   });
@@ -137,41 +145,7 @@ forEachEngine('webhook delivery survives SIGKILL', (ctx) => {
   it('delivers every committed event at least once, with a stable webhook-id, and nothing uncommitted', {
     timeout: 240_000,
   }, async (t) => {
-    const database = ctx().database;
-    const port = await freePort();
-    const base = `http://127.0.0.1:${port}`;
-    const env = {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: database.kind === 'postgres' ? database.url : `sqlite:${database.file}`,
-      TESSERA_DATA_DIR: ctx().dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      TESSERA_SECRET_KEY: TEST_SECRET,
-      TESSERA_ALLOW_PRIVATE_TARGETS: 'true',
-      TESSERA_LOG_LEVEL: 'error',
-      TESSERA_ADMIN_USERNAME: ADMIN.username,
-      TESSERA_ADMIN_PASSWORD: ADMIN.password,
-      TESSERA_WEBHOOK_LEASE_MS: '2000',
-    };
-    let child: ChildProcess | undefined;
-    const start = async () => {
-      child = spawn(process.execPath, [MAIN, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
-      // Generous: a loaded CI machine can take many seconds to start a process (no timing is asserted).
-      for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
-        try {
-          if ((await fetch(`${base}/healthz`)).ok) return;
-        } catch {
-          /* not up yet */
-        }
-        await sleep(25);
-      }
-      throw new Error('server did not start');
-    };
-    const kill = async () => {
-      const exited = new Promise((r) => child!.once('exit', r));
-      child!.kill('SIGKILL');
-      await exited;
-    };
+    const { base, start, kill, child } = await killableServer(ctx());
 
     const deliveries: { webhookId: string; eventId: string; userId: string }[] = [];
     const rx = await startReceiver((req, res) => {
@@ -320,7 +294,7 @@ forEachEngine('webhook delivery survives SIGKILL', (ctx) => {
         `${KILLS} SIGKILLs; requests ${sent}, acknowledged ${acknowledged}, committed ${committed.size}, deliveries ${deliveries.length} (duplicates ${deliveries.length - idsByEvent.size})`,
       );
     } finally {
-      if (child && child.exitCode === null) await kill();
+      if (child()?.exitCode === null) await kill();
       await rx.close();
     }
   });
