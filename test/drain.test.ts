@@ -5,8 +5,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Agent, request, type IncomingMessage } from 'node:http';
 import { connect } from 'node:net';
 import { it } from 'node:test';
-import { forEachEngine, TEST_SECRET } from './helpers/context.ts';
+import { forEachEngine } from './helpers/context.ts';
 import { freePort } from './helpers/net.ts';
+import { tesseraEnv } from './helpers/tessera-process.ts';
 import { waitForValue } from './helpers/wait.ts';
 
 const ADMIN = { username: 'drain-admin', password: 'Drain-Admin-Password-1' };
@@ -28,21 +29,14 @@ forEachEngine('SIGTERM drain', (ctx) => {
   it('answers /readyz 503 draining at once, accepts no new connection, completes the request in flight, exits 0', {
     timeout: 120_000,
   }, async () => {
-    const database = ctx().database;
     const port = await freePort();
-    const env = {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: database.kind === 'postgres' ? database.url : `sqlite:${database.file}`,
-      TESSERA_DATA_DIR: ctx().dataDir,
+    const env = tesseraEnv(ctx(), {
       PORT: String(port),
-      HOST: '127.0.0.1',
-      TESSERA_SECRET_KEY: TEST_SECRET,
-      TESSERA_LOG_LEVEL: 'info',
       TESSERA_ADMIN_USERNAME: ADMIN.username,
       TESSERA_ADMIN_PASSWORD: ADMIN.password,
       // Long enough that only the request's own end finishes the drain here.
       TESSERA_DRAIN_TIMEOUT_MS: '120000',
-    };
+    });
     let stdout = '';
     const child: ChildProcess = spawn(process.execPath, ['src/main.ts', 'serve'], {
       env,
@@ -133,20 +127,10 @@ forEachEngine('SIGTERM drain', (ctx) => {
   it('cuts a request still in flight when TESSERA_DRAIN_TIMEOUT_MS is over, and still exits 0', {
     timeout: 120_000,
   }, async () => {
-    const database = ctx().database;
     const port = await freePort();
     let stdout = '';
     const child: ChildProcess = spawn(process.execPath, ['src/main.ts', 'serve'], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        DATABASE_URL: database.kind === 'postgres' ? database.url : `sqlite:${database.file}`,
-        TESSERA_DATA_DIR: ctx().dataDir,
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        TESSERA_SECRET_KEY: TEST_SECRET,
-        TESSERA_LOG_LEVEL: 'info',
-        TESSERA_DRAIN_TIMEOUT_MS: '200',
-      },
+      env: tesseraEnv(ctx(), { PORT: String(port), TESSERA_DRAIN_TIMEOUT_MS: '200' }),
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     child.stdout!.on('data', (d) => (stdout += d));

@@ -5,8 +5,9 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { forEachEngine, TEST_SECRET } from '../../../../test/helpers/context.ts';
+import { forEachEngine } from '../../../../test/helpers/context.ts';
 import { freePort } from '../../../../test/helpers/net.ts';
+import { tesseraEnv } from '../../../../test/helpers/tessera-process.ts';
 import { defaultTemplateId } from '../../metadata/index.ts';
 
 const ADMIN = { username: 'upload-crash-admin', password: 'Upload-Crash-Password-1' };
@@ -20,20 +21,15 @@ forEachEngine('a killed server mid-upload', (ctx) => {
   it('leaves the asset with its content pending and no stored content; the upload can be sent again after restart', {
     timeout: 150_000,
   }, async () => {
-    const database = ctx().database;
     const port = await freePort();
     const base = `http://127.0.0.1:${port}`;
-    const env = {
-      PATH: process.env.PATH ?? '',
-      DATABASE_URL: database.kind === 'postgres' ? database.url : `sqlite:${database.file}`,
-      TESSERA_DATA_DIR: ctx().dataDir,
+    const env = tesseraEnv(ctx(), {
       PORT: String(port),
-      HOST: '127.0.0.1',
-      TESSERA_SECRET_KEY: TEST_SECRET,
+      TESSERA_PUBLIC_URL: base,
       TESSERA_LOG_LEVEL: 'error',
       TESSERA_ADMIN_USERNAME: ADMIN.username,
       TESSERA_ADMIN_PASSWORD: ADMIN.password,
-    };
+    });
     let child: ChildProcess | undefined;
     const start = async () => {
       child = spawn(process.execPath, [MAIN, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
