@@ -9,7 +9,8 @@
 // sharing the port). The target pair has each server's workers pinned one per core by the server's
 // own setting (nginx `worker_cpu_affinity auto`, the edge's EDGE_CPU_AFFINITY=auto; decision 0034:
 // unpinned, the kernel at times kept both edge workers on one core with the other idle); the same
-// pair unpinned is measured beside it. wrk is never pinned (its two threads go where the kernel puts
+// pair unpinned is measured beside it, and so is an edge with only each worker's event-loop thread
+// pinned (EDGE_CPU_AFFINITY=main: its garbage-collector and compiler threads left to the kernel). wrk is never pinned (its two threads go where the kernel puts
 // them, for every server alike); access logging off in nginx (the edge writes no per-request log, it only
 // counts); keep-alive without a request cap on both; the same stored headers passed on (ETag,
 // Cache-Control, Content-Type) plus each server's own (Date, Age/CDN-Cache against X-Cache, Server).
@@ -120,7 +121,7 @@ await deps.close();
 
 async function startEdge(
   workers: number,
-  affinity: 'off' | 'auto' = 'off',
+  affinity: 'off' | 'auto' | 'main' = 'off',
 ): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['src/main.ts', 'edge'], {
@@ -362,12 +363,16 @@ try {
   const NGINX = 'nginx proxy_cache (2 workers)';
   const VARNISH = 'Varnish malloc (threads)';
   const EDGE_PINNED = 'Tessera edge (2 workers, pinned)';
+  const EDGE_MAIN = 'Tessera edge (2 workers, event loop pinned)';
   const EDGE = 'Tessera edge (2 workers)';
   const EDGE_ONE = 'Tessera edge (1 process)';
   // Pairs side by side (each edge right after its nginx): drift in the machine's other load hits both alike.
   if (typeof nginxPinned !== 'string') targets.push([NGINX_PINNED, nginxPinned.url, nginxPinned.pid]);
   const edgePinned = await startEdge(2, 'auto');
   targets.push([EDGE_PINNED, `${edgePinned.url}/bench`, edgePinned.pid]);
+  // EDGE_CPU_AFFINITY=main: only each worker's event-loop thread pinned, its GC/compiler threads free.
+  const edgeMain = await startEdge(2, 'main');
+  targets.push([EDGE_MAIN, `${edgeMain.url}/bench`, edgeMain.pid]);
   if (typeof nginx !== 'string') targets.push([NGINX, nginx.url, nginx.pid]);
   const edge2 = await startEdge(2);
   targets.push([EDGE, `${edge2.url}/bench`, edge2.pid]);
@@ -376,6 +381,7 @@ try {
   targets.push([EDGE_ONE, `${edge1.url}/bench`, edge1.pid]);
   const pairs: [string, string][] = [
     [EDGE_PINNED, NGINX_PINNED],
+    [EDGE_MAIN, NGINX_PINNED],
     [EDGE, NGINX],
     [EDGE, VARNISH],
   ];
@@ -504,6 +510,7 @@ try {
     const nginxLines: [string, string, string, boolean][] = [];
     for (const object of ['20k.bin', '200k.bin']) {
       nginxLines.push([object, EDGE_PINNED, NGINX_PINNED, true]);
+      nginxLines.push([object, EDGE_MAIN, NGINX_PINNED, true]);
       nginxLines.push([object, EDGE, NGINX, false]);
       nginxLines.push([object, EDGE_ONE, NGINX, false]);
     }
