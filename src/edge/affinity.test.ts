@@ -76,7 +76,7 @@ forEachEngine('EDGE_CPU_AFFINITY with EDGE_WORKERS=2', (ctx) => {
     assert.deepEqual(pinned.sort(), [cpuForWorker(allowed, 0)!, cpuForWorker(allowed, 1)!].sort());
   });
 
-  it('main pins only each worker\'s event-loop thread to its own CPU; its helper threads stay free', {
+  it("main pins only each worker's event-loop thread to its own CPU; its helper threads stay free", {
     skip: linuxWithTaskset === true ? false : linuxWithTaskset,
   }, async () => {
     const edge = await spawnEdge(ctx(), 'main-pinned', { EDGE_WORKERS: '2', EDGE_CPU_AFFINITY: 'main' }, 2);
