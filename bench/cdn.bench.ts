@@ -10,8 +10,8 @@
 // own setting (nginx `worker_cpu_affinity auto`, the edge's EDGE_CPU_AFFINITY=auto; decision 0034:
 // unpinned, the kernel at times kept both edge workers on one core with the other idle); the same
 // pair unpinned is measured beside it, and so is an edge with only each worker's event-loop thread
-// pinned (EDGE_CPU_AFFINITY=main: its garbage-collector and compiler threads left to the kernel). wrk is never pinned (its two threads go where the kernel puts
-// them, for every server alike); access logging off in nginx (the edge writes no per-request log, it only
+// pinned (EDGE_CPU_AFFINITY=main: its garbage-collector and compiler threads left to the kernel).
+// wrk is never pinned (its two threads go where the kernel puts them, for every server alike); access logging off in nginx (the edge writes no per-request log, it only
 // counts); keep-alive without a request cap on both; the same stored headers passed on (ETag,
 // Cache-Control, Content-Type) plus each server's own (Date, Age/CDN-Cache against X-Cache, Server).
 // nginx gets sendfile, tcp_nopush and open_file_cache (its closest match to the edge's in-memory hot
