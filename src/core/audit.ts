@@ -40,6 +40,17 @@ export interface AuditEntry {
 
 type Row = Omit<AuditLogTable, 'seq' | 'prev_hash' | 'hash'>;
 
+/** A row as inserted: unsealed (the chain's columns left for the sealer), or sealed at insert by an AuditSeal. */
+export type AuditInsertRow = Row & Partial<Pick<AuditLogTable, 'seq' | 'prev_hash' | 'hash'>>;
+
+/**
+ * Places rows in their organization's audit chain as they are inserted (features/audit's
+ * `insertSealer`): sets `seq`, `prev_hash` and `hash` of each, under the chain head's lock, which the
+ * transaction then holds to its commit. For a large writer (bulk creation) that is one write per row
+ * instead of an insert and a later sealing `UPDATE`; other writers leave rows to the sealer.
+ */
+export type AuditSeal = (trx: DbOrTrx, rows: AuditInsertRow[]) => Promise<void>;
+
 const SECRET_KEY = /pass(word)?|secret|token|credential|private|hash$|^key$|apikey/i;
 
 /** A copy of `value` with every property that names a secret replaced by "[redacted]". */
@@ -101,16 +112,20 @@ export async function audit(db: DbOrTrx, entry: AuditEntry): Promise<void> {
   await auditMany(db, [entry]);
 }
 
-/** Records many entries with multi-row inserts (bulk operations), in the caller's transaction. */
-export async function auditMany(db: DbOrTrx, entries: readonly AuditEntry[]): Promise<void> {
+/**
+ * Records many entries with multi-row inserts (bulk operations), in the caller's transaction;
+ * with `seal`, sealed as they are inserted (`AuditSeal`).
+ */
+export async function auditMany(db: DbOrTrx, entries: readonly AuditEntry[], seal?: AuditSeal): Promise<void> {
   if (entries.length === 0) return;
-  const rows: Row[] = [];
+  const rows: AuditInsertRow[] = [];
   const objects: AuditObjectsTable[] = [];
   for (const entry of entries) {
     const row = rowOf(entry);
     rows.push(row);
     objects.push(...objectRows(row, entry));
   }
+  if (seal) await seal(db, rows);
   await insertRows(db, 'audit_log', rows);
   await insertRows(db, 'audit_objects', objects);
 }

@@ -1,4 +1,4 @@
-import { auditMany, eventAuditEntry, isAuditedEvent } from '../audit.ts';
+import { auditMany, eventAuditEntry, isAuditedEvent, type AuditSeal } from '../audit.ts';
 import type { Trx } from '../db/connect.ts';
 import { insertRows } from '../db/insert-rows.ts';
 import { toJson } from '../db/json.ts';
@@ -44,11 +44,14 @@ export async function publishEvent<T extends EventType>(trx: Trx, now: number, i
 /**
  * Publishes many events in the caller's transaction, each exactly as `publishEvent` would write it,
  * with multi-row inserts (bulk operations); an actor is looked up once. Returns the ids in order.
+ * With `sealAudit` their audit rows are sealed as they are inserted (core/audit.ts `AuditSeal`):
+ * the chain head's lock is then held to the commit, so call it as the transaction's last write.
  */
 export async function publishEvents<T extends EventType>(
   trx: Trx,
   now: number,
   inputs: readonly EventInput<T>[],
+  sealAudit?: AuditSeal,
 ): Promise<string[]> {
   if (inputs.length === 0) return [];
   const actors = new Map<string, EventActor | null>();
@@ -72,6 +75,7 @@ export async function publishEvents<T extends EventType>(
     inputs.flatMap((input, i) =>
       isAuditedEvent(input.type) ? [auditEntryOf(now, input, users[i]!, rows[i]!.id)] : [],
     ),
+    sealAudit,
   );
   setTimeout(() => eventsPublished.wake(), 1).unref?.();
   return rows.map((r) => r.id);

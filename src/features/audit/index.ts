@@ -6,6 +6,7 @@ export { startAuditSealer } from './chain/sealer.ts';
 export { verifyOrganization } from './audit.service.ts';
 export {
   auditedOrganizations,
+  insertSealer,
   resealChainKey,
   sealOrg,
   sealPending,

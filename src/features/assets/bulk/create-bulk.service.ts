@@ -1,3 +1,4 @@
+import { insertSealer } from '../../audit/index.ts';
 import { reserveHoldings } from '../../quotas/index.ts';
 import type { Deps } from '../../../deps.ts';
 import { requireAction } from '../../../core/authz/permissions.ts';
@@ -138,6 +139,9 @@ export async function createAssetsBulk(
       { details: problems },
     );
   }
+  // The audit rows (one per asset, from the events) are sealed as they are inserted, not by a
+  // second write of each after commit (decision 0039): they go in last, under the chain head's lock.
+  const sealAudit = await insertSealer(deps.db, deps.engine, deps.keys);
   await deps.db.transaction().execute(async (trx) => {
     // All or nothing against the asset quota too (features/quotas).
     await reserveHoldings(trx, deps.config, principal.orgId, now, { assets: prepared.length });
@@ -157,6 +161,7 @@ export async function createAssetsBulk(
       trx,
       now,
       prepared.map((p) => assetCreatedEvent(principal, p.row, p.templates.named)),
+      sealAudit,
     );
   });
   return prepared.map((p) => p.row);

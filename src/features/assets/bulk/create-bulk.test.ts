@@ -5,6 +5,7 @@ import { createTestOrg, createTestUser, type TestOrg } from '../../../../test/he
 import { securitySuite } from '../../../../test/helpers/security.ts';
 import { createTemplate } from '../../../../test/helpers/search.ts';
 import { defaultTemplate } from '../../../../test/helpers/assets.ts';
+import { sealPending, verifyChain } from '../../audit/index.ts';
 
 const OTHER_UUID = '0190a4b2-0000-7000-8000-000000000000';
 
@@ -121,6 +122,53 @@ forEachEngine('assets: bulk creation of metadata-only assets (POST /v1/assets/bu
     const strip = (e: any) => ({ ...e, event: { ...e.event, id: 'x', time: 'x' }, asset: { ...e.asset, id: 'x' } });
     assert.deepEqual(strip(bulkEvents[0]), strip(singleEvent));
     assert.equal(bulkEvents[0].event.user.id, org.admin.userId);
+  });
+
+  it('writes each audit row sealed into the chain at insert (no second write); rows written unsealed before it are sealed after it, and the chain verifies', async () => {
+    const { db, keys } = ctx().deps;
+    const auditRows = (ids: string[]) =>
+      db.selectFrom('audit_log').select(['target_id', 'seq', 'hash']).where('target_id', 'in', ids).execute();
+    // A single create leaves its audit row for the sealer.
+    const single = json(
+      await ctx().inject({ method: 'POST', url: '/v1/assets/asset', headers: org.admin.headers, payload: item('Lone') }),
+    ).data;
+    assert.equal((await auditRows([single.objectId]))[0]!.seq, null);
+    const res = await bulk(Array.from({ length: 30 }, (_, i) => item(`Sealed ${i}`)));
+    assert.equal(res.statusCode, 200, res.body);
+    const ids: string[] = json(res).data.map((d: { objectId: string }) => d.objectId);
+    const rows = await auditRows(ids);
+    assert.equal(rows.length, 30);
+    const seqs = rows.map((r) => Number(r.seq)).sort((a, b) => a - b);
+    assert.ok(
+      rows.every((r) => r.seq !== null && r.hash),
+      'sealed when the answer arrives, with no sealer run',
+    );
+    assert.deepEqual(
+      seqs,
+      seqs.map((_, i) => seqs[0]! + i),
+      'consecutive chain positions',
+    );
+    await sealPending(db, ctx().deps.engine, keys);
+    assert.ok(Number((await auditRows([single.objectId]))[0]!.seq) > seqs.at(-1)!);
+    const report = await verifyChain(db, keys, org.orgId);
+    assert.equal(report.ok, true, JSON.stringify(report.broken));
+    assert.equal(report.unsealed, 0);
+  });
+
+  it('keeps one chain when bulk creations, single creates and the sealer of one organization run at once', async () => {
+    const { db, keys, engine } = ctx().deps;
+    const results = await Promise.all([
+      bulk(Array.from({ length: 40 }, (_, i) => item(`Racing A ${i}`))),
+      bulk(Array.from({ length: 40 }, (_, i) => item(`Racing B ${i}`))),
+      ctx().inject({ method: 'POST', url: '/v1/assets/asset', headers: org.admin.headers, payload: item('Racing C') }),
+      sealPending(db, engine, keys),
+      bulk(Array.from({ length: 40 }, (_, i) => item(`Racing D ${i}`))),
+    ]);
+    for (const r of results) if (typeof r !== 'number') assert.equal(r.statusCode, 200, r.body);
+    await sealPending(db, engine, keys);
+    const report = await verifyChain(db, keys, org.orgId);
+    assert.equal(report.ok, true, JSON.stringify(report.broken));
+    assert.equal(report.unsealed, 0);
   });
 
   it('creates nothing when any item is invalid, and names every bad item (400)', async () => {

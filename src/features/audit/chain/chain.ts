@@ -1,6 +1,7 @@
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
 import type { Db, DbOrTrx, Engine } from '../../../core/db/connect.ts';
+import type { AuditInsertRow, AuditSeal } from '../../../core/audit.ts';
 import type { AuditLogTable } from '../../../core/db/schema.ts';
 import type { Keyring } from '../../../core/keyring.ts';
 
@@ -177,6 +178,40 @@ export async function sealOrg(db: Db, engine: Engine, keys: Keyring, orgId: stri
     total += sealed;
     if (sealed < SEAL_BATCH) return total;
   }
+}
+
+/**
+ * An `AuditSeal` (core/audit.ts): rows sealed as they are inserted, in the writer's transaction. Per
+ * organization (in id order, one lock order for every writer) it locks the head, gives the rows the
+ * next `seq`s and their hashes, and moves the head; the lock is held to the writer's commit, so a
+ * concurrent sealer or another sealing writer of that organization waits for it and continues from
+ * the new head. Rows inserted unsealed by others meanwhile are sealed later by the sealer, after
+ * these (the chain's order is the order of sealing). No second write of each row, no dead tuples.
+ * The key is read here, before the writer's transaction (on SQLite one connection serves both).
+ */
+export async function insertSealer(db: Db, engine: Engine, keys: Keyring): Promise<AuditSeal> {
+  const key = await chainKey(db, keys);
+  return async (trx: DbOrTrx, rows: AuditInsertRow[]) => {
+    const byOrg = new Map<string, AuditInsertRow[]>();
+    for (const row of rows) {
+      const list = byOrg.get(row.org_id);
+      if (list) list.push(row);
+      else byOrg.set(row.org_id, [row]);
+    }
+    for (const orgId of [...byOrg.keys()].sort()) {
+      const head = await lockHead(trx, engine, orgId);
+      let { seq, hash } = head;
+      for (const row of byOrg.get(orgId)!) {
+        seq += 1;
+        const next = chainHash(key, hash, row as AuditRow, seq);
+        row.seq = seq;
+        row.prev_hash = hash;
+        row.hash = next;
+        hash = next;
+      }
+      await trx.updateTable('audit_heads').set({ seq, hash }).where('org_id', '=', orgId).execute();
+    }
+  };
 }
 
 /** Seals every organization with unsealed rows (the background loop, and before reads). */
