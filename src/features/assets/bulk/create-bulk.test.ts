@@ -130,7 +130,12 @@ forEachEngine('assets: bulk creation of metadata-only assets (POST /v1/assets/bu
       db.selectFrom('audit_log').select(['target_id', 'seq', 'hash']).where('target_id', 'in', ids).execute();
     // A single create leaves its audit row for the sealer.
     const single = json(
-      await ctx().inject({ method: 'POST', url: '/v1/assets/asset', headers: org.admin.headers, payload: item('Lone') }),
+      await ctx().inject({
+        method: 'POST',
+        url: '/v1/assets/asset',
+        headers: org.admin.headers,
+        payload: item('Lone'),
+      }),
     ).data;
     assert.equal((await auditRows([single.objectId]))[0]!.seq, null);
     const res = await bulk(Array.from({ length: 30 }, (_, i) => item(`Sealed ${i}`)));
