@@ -10,7 +10,9 @@
 // floor printed is the slower of the two).
 // After the rounds the same client sends the bytes to a bare node:http server that drains them, and
 // to one that also hashes them on its one thread (decision 0036): what receiving costs before any
-// disk, and the floor of any upload that hashes on the event loop. The server's CPU is printed per
+// disk, and the floor of any upload that hashes on the event loop; then to one that also stores them
+// durably (write stream, fsync, rename): the smallest durable upload a node:http server can make on
+// this machine, the floor Tessera's PUT is compared with. The server's CPU is printed per
 // thread (event loop, libuv's pool, worker threads, the rest) from /proc/<pid>/task.
 // Rounds alternate (raw, Tessera, raw, Tessera, …, raw; ASSETS_BENCH_ROUNDS Tessera uploads, default 2)
 // and each path's best round is compared: on a shared machine one round of either can fall on a
@@ -205,13 +207,26 @@ clientCpuMs /= ROUNDS;
 // The same client against a bare node:http server (same node flags) that drains the body, and one
 // that also hashes it on its one thread: what receiving the bytes costs before any disk, and the
 // floor of any upload that hashes on the event loop (the two add up on one thread).
+const storeDir = mkdtempSync(join(tmpdir(), 'tessera-bare-store-'));
 const plainServer = `
   const http = require('node:http');
+  const fs = require('node:fs');
+  const { join } = require('node:path');
   const { createHash } = require('node:crypto');
+  const dir = ${JSON.stringify(storeDir)};
+  let n = 0;
   const server = http.createServer((req, res) => {
-    const hash = req.url === '/hash' ? createHash('sha256') : null;
+    const hash = req.url === '/drain' ? null : createHash('sha256');
     req.on('data', (chunk) => hash && hash.update(chunk));
-    req.on('end', () => res.end(hash ? hash.digest('hex') : 'drained'));
+    if (req.url !== '/store') return void req.on('end', () => res.end(hash ? hash.digest('hex') : 'drained'));
+    // The smallest durable upload: the body to a temporary file (fsync before close), then renamed.
+    const tmp = join(dir, 'part-' + ++n);
+    const file = fs.createWriteStream(tmp, { flush: true });
+    req.pipe(file);
+    file.on('close', () => {
+      fs.renameSync(tmp, join(dir, hash.digest('hex')));
+      res.end('stored');
+    });
   });
   server.listen(0, '127.0.0.1', () => process.stdout.write(JSON.stringify({ port: server.address().port }) + '\\n'));
   process.stdin.resume();
@@ -222,17 +237,26 @@ const plainPort = await new Promise<number>((resolve) =>
     resolve((JSON.parse(line) as { port: number }).port),
   ),
 );
-const receive = { drain: [] as number[], hash: [] as number[], drainCpuMs: 0, hashCpuMs: 0 };
+const receive = {
+  drain: [] as number[],
+  hash: [] as number[],
+  store: [] as number[],
+  drainCpuMs: 0,
+  hashCpuMs: 0,
+  storeCpuMs: 0,
+};
 for (let i = 0; i < 2; i++) {
-  for (const path of ['drain', 'hash'] as const) {
+  for (const path of ['drain', 'hash', 'store'] as const) {
     const cpuBefore = cpuMs(plain.pid!);
     receive[path].push((await upload(`http://127.0.0.1:${plainPort}/${path}`)).ms);
     receive[`${path}CpuMs`] += (cpuMs(plain.pid!) - cpuBefore) / 2;
   }
 }
 plain.stdin!.end();
+rmSync(storeDir, { recursive: true, force: true });
 const receiveMs = Math.min(...receive.drain);
 const receiveHashMs = Math.min(...receive.hash);
+const storeMs = Math.min(...receive.store);
 
 const writebackMs = await rawWriteWithWriteback();
 const rawMs = Math.min(...raws);
@@ -291,6 +315,14 @@ printTable(
       rounds(receive.hash),
     ],
     [
+      'node:http receive + SHA-256 + write + fsync + rename (bare durable upload, one thread), best of 2',
+      fmt(rate(storeMs), 0),
+      fmt(storeMs / 1000),
+      fmt(rawMs / storeMs),
+      '—',
+      rounds(receive.store),
+    ],
+    [
       `Tessera PUT /v1/uploads/{id} (SHA-256, fsync, rename), best of ${ROUNDS} rounds`,
       fmt(rate(ourMs), 0),
       fmt(ourMs / 1000),
@@ -311,6 +343,8 @@ printTable(
     ['floor ÷ raw write + fsync', fmt(rawMs / floorMs)],
     ['Tessera ÷ (node:http receive + SHA-256 on one thread)', fmt(receiveHashMs / ourMs)],
     ['(node:http receive + SHA-256 on one thread) ÷ raw write + fsync', fmt(rawMs / receiveHashMs)],
+    ['Tessera ÷ bare durable upload (node:http, SHA-256, write, fsync, rename)', fmt(storeMs / ourMs)],
+    ['bare durable upload ÷ raw write + fsync', fmt(rawMs / storeMs)],
   ],
   { value: 'ratio of throughputs in this run (above 1: the first is faster)' },
 );
@@ -349,6 +383,11 @@ printTable(
       'bare node:http server draining and hashing (mean of 2)',
       fmt(receive.hashCpuMs / 1000),
       fmt(receive.hashCpuMs / 1000 / (MB / 1024)),
+    ],
+    [
+      'bare node:http server storing durably (hash, write, fsync; mean of 2)',
+      fmt(receive.storeCpuMs / 1000),
+      fmt(receive.storeCpuMs / 1000 / (MB / 1024)),
     ],
     ['upload client (mean of the rounds)', fmt(clientCpuMs / 1000), fmt(clientCpuMs / 1000 / (MB / 1024))],
   ],
