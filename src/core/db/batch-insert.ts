@@ -17,7 +17,11 @@ import type { Database } from './schema.ts';
 export function batchInsert<T extends keyof Database & string>(
   table: T,
   columns: readonly (keyof Insertable<Database[T]> & string)[],
+  options: { ignoreConflictOn?: readonly (keyof Insertable<Database[T]> & string)[] } = {},
 ) {
+  const suffix = options.ignoreConflictOn
+    ? ` on conflict (${options.ignoreConflictOn.map((c) => `"${c}"`).join(', ')}) do nothing`
+    : '';
   const texts = new WeakMap<object, Map<number, string>>();
   const jsonTexts = new WeakMap<object, string>();
   const blank = Object.fromEntries(columns.map((c) => [c, null]));
@@ -29,7 +33,7 @@ export function batchInsert<T extends keyof Database & string>(
     const adapter = db.getExecutor().adapter;
     if (adapter instanceof PostgresAdapter) {
       let text = jsonTexts.get(adapter);
-      if (text === undefined) jsonTexts.set(adapter, (text = jsonText(table, columns)));
+      if (text === undefined) jsonTexts.set(adapter, (text = jsonText(table, columns) + suffix));
       await db.executeQuery(CompiledQuery.raw(text, [jsonRows(rows)]));
       return;
     }
@@ -41,7 +45,7 @@ export function batchInsert<T extends keyof Database & string>(
       text = db
         .insertInto(table)
         .values(rows.map(() => blank) as never)
-        .compile().sql;
+        .compile().sql + suffix;
       byCount.set(rows.length, text);
     }
     const parameters: unknown[] = new Array(rows.length * columns.length);

@@ -432,6 +432,9 @@ export interface EventsTable {
 export interface EventFanoutQueueTable {
   created_at: number;
   event_id: string;
+  /** The worker whose fan-out holds the event's messages in memory until their outcomes are recorded (0068). */
+  locked_by: string | null;
+  locked_until: number | null;
 }
 
 export interface WebhookEndpointsTable {

@@ -38,6 +38,7 @@ import * as m0050 from './0050_jobs_notify.ts';
 import * as m0054 from './0054_job_trace_parents.ts';
 import * as m0063 from './0063_org_usage_deltas.ts';
 import * as m0064 from './0064_revisions_polled_not_notified.ts';
+import * as m0068 from './0068_fanout_queue_leases.ts';
 import * as m0069 from './0069_bulk_write_cost.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
@@ -81,5 +82,6 @@ export const migrations: Record<string, Migration> = {
   '0054_job_trace_parents': m0054,
   '0063_org_usage_deltas': m0063,
   '0064_revisions_polled_not_notified': m0064,
+  '0068_fanout_queue_leases': m0068,
   '0069_bulk_write_cost': m0069,
 };

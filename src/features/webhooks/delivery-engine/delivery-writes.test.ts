@@ -177,7 +177,15 @@ forEachEngine(
       });
       assert.equal(fan.events, total);
       assert.equal(fan.held.length, total);
-      assert.equal(await count(ctx(), 'webhook_messages', endpointId), total);
+      // Held without a row (decision 0035 C): the events' queue rows are leased to this worker instead.
+      assert.equal(await count(ctx(), 'webhook_messages', endpointId), 0);
+      const eventIds = fan.held.map((m) => m.eventId);
+      const queued = () =>
+        ctx().deps.db.selectFrom('event_fanout_queue').select('locked_by').where('event_id', 'in', eventIds).execute();
+      assert.deepEqual(
+        (await queued()).map((q) => q.locked_by),
+        eventIds.map(() => workerId),
+      );
       const summary = await recordOutcomes(
         ctx().deps.db,
         workerId,
@@ -185,6 +193,7 @@ forEachEngine(
         fan.held.map((message) => ({ message, at: now, ok: true, status: 200, latencyMs: 1, responseBody: 'ok' })),
       );
       assert.equal(summary.succeeded, total);
+      assert.deepEqual(await queued(), [], 'every event recorded: its queue row is gone');
       const attempts = await ctx()
         .deps.db.selectFrom('webhook_attempts')
         .select(['message_id', 'attempt'])

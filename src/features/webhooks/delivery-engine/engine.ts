@@ -12,7 +12,7 @@ import {
   fanOut,
   loadEndpoints,
   pruneDeliveryLog,
-  releaseMessages,
+  releaseHeld,
   type EndpointRow,
   type HeldMessage,
 } from './message-store.ts';
@@ -123,12 +123,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
     }
     const refused = messages.filter((m) => need.has(m.endpointId) && !got.has(m.endpointId));
     if (refused.length === 0) return messages;
-    await releaseMessages(
-      deps.db,
-      workerId,
-      refused.map((m) => m.id),
-      at,
-    );
+    await releaseHeld(deps.db, workerId, refused, at, now());
     return messages.filter((m) => !(need.has(m.endpointId) && !got.has(m.endpointId)));
   }
 
@@ -439,12 +434,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
       }
       held -= leftovers.length;
       if (leftovers.length > 0)
-        await releaseMessages(
-          deps.db,
-          workerId,
-          leftovers.map((m) => m.id),
-          now() + Math.max(wait, 1),
-        );
+        await releaseHeld(deps.db, workerId, leftovers, now() + Math.max(wait, 1), now());
       if (ownedUntil.size > 0) {
         ownedUntil.clear();
         await releaseEndpoints(deps.db, workerId);
@@ -527,12 +517,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
       while (inFlight.size > 0) await Promise.all([...inFlight]);
       await flush();
       if (queued.length > 0)
-        await releaseMessages(
-          deps.db,
-          workerId,
-          queued.map((m) => m.id),
-          now(),
-        ).catch(() => {});
+        await releaseHeld(deps.db, workerId, queued, now(), now()).catch(() => {});
       if (ownedUntil.size > 0) await releaseEndpoints(deps.db, workerId).catch(() => {});
       await agent?.close();
     },

@@ -20,11 +20,23 @@ export interface HeldMessage {
   attempts: number;
   totalAttempts: number;
   body: string;
+  /**
+   * Set while the message has no row (decision 0035 C): its event's queue row is leased to this
+   * worker, and the outcome commit inserts the message in its final state.
+   */
+  hold?: QueueHold;
+}
+
+/** An event's leased queue row and how many of its messages this worker still holds unrecorded. */
+export interface QueueHold {
+  createdAt: number;
+  eventId: string;
+  remaining: number;
 }
 
 const CHUNK = 200;
 
-const insertMessageBatch = batchInsert('webhook_messages', [
+const MESSAGE_COLUMNS = [
   'id',
   'org_id',
   'endpoint_id',
@@ -40,7 +52,9 @@ const insertMessageBatch = batchInsert('webhook_messages', [
   'last_attempt_at',
   'created_at',
   'updated_at',
-]);
+] as const;
+const insertMessageBatch = batchInsert('webhook_messages', MESSAGE_COLUMNS);
+const insertNewMessageBatch = batchInsert('webhook_messages', MESSAGE_COLUMNS, { ignoreConflictOn: ['event_id', 'endpoint_id'] });
 
 /**
  * Inserts message rows (every column given): on PostgreSQL the whole batch as one statement (one
@@ -60,6 +74,70 @@ export async function insertMessageRows(
 ): Promise<void> {
   const per = db.getExecutor().adapter instanceof PostgresAdapter ? Math.max(rows.length, 1) : 100;
   for (let i = 0; i < rows.length; i += per) await insertMessageBatch(db, rows.slice(i, i + per));
+}
+
+/**
+ * Inserts the rows of messages held without one (at their outcome, or given back unsent); a row
+ * already there for the same event and endpoint (a re-fan-out after an expired lease that raced a
+ * slow holder) is kept as it is.
+ */
+export async function insertNewMessageRows(
+  db: Db | Trx,
+  rows: readonly Insertable<WebhookMessagesTable>[],
+): Promise<void> {
+  const per = db.getExecutor().adapter instanceof PostgresAdapter ? Math.max(rows.length, 1) : 100;
+  for (let i = 0; i < rows.length; i += per) await insertNewMessageBatch(db, rows.slice(i, i + per));
+}
+
+/**
+ * Counts recorded messages off their events' holds, and deletes the queue rows (leased to this
+ * worker) of the events none of whose messages is still held unrecorded.
+ */
+export async function settleHolds(trx: Trx, workerId: string, recorded: readonly HeldMessage[]): Promise<void> {
+  const done: QueueHold[] = [];
+  for (const m of recorded) {
+    const hold = m.hold;
+    if (!hold) continue;
+    m.hold = undefined;
+    hold.remaining -= 1;
+    if (hold.remaining === 0) done.push(hold);
+  }
+  await deleteQueueRows(trx, workerId, done);
+}
+
+async function deleteQueueRows(trx: Trx, workerId: string, holds: readonly QueueHold[]): Promise<void> {
+  for (const part of chunks(holds, 400))
+    await sql`delete from event_fanout_queue where (created_at, event_id) in (values ${sql.join(
+      part.map((h) => sql`(cast(${h.createdAt} as bigint), ${h.eventId})`),
+    )}) and locked_by = ${workerId}`.execute(trx);
+}
+
+/** The row of a message held without one, in the state given. */
+export function newMessageRow(
+  m: HeldMessage,
+  state: Pick<
+    Insertable<WebhookMessagesTable>,
+    'status' | 'attempts' | 'total_attempts' | 'next_attempt_at' | 'last_status' | 'last_attempt_at'
+  >,
+  now: number,
+): Insertable<WebhookMessagesTable> {
+  return {
+    id: m.id,
+    org_id: m.orgId,
+    endpoint_id: m.endpointId,
+    event_id: m.eventId,
+    event_type: m.eventType,
+    status: state.status,
+    attempts: state.attempts,
+    total_attempts: state.total_attempts,
+    next_attempt_at: state.next_attempt_at,
+    locked_until: null,
+    locked_by: null,
+    last_status: state.last_status,
+    last_attempt_at: state.last_attempt_at,
+    created_at: m.hold!.createdAt,
+    updated_at: now,
+  };
 }
 
 function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
@@ -84,39 +162,49 @@ export async function loadEndpoints(db: Db | Trx, ids: readonly string[]): Promi
   return out;
 }
 
-type QueuedEvent = { id: string; org_id: string; type: string; body: string; created_at: number };
+type QueuedEvent = { id: string; org_id: string; type: string; body: string; created_at: number; relet: unknown };
 
 /**
- * Takes up to `limit` events off the fan-out queue (oldest first) with their rows, in the caller's
- * transaction: if it rolls back, they are queued again. On PostgreSQL one statement; rows another
- * worker is taking are skipped, and the queue rows go by `ctid` (a direct lookup, where a
- * semi-join on the key could read the whole queue).
+ * Leases up to `limit` events of the fan-out queue (oldest first, skipping rows another worker's
+ * lease still covers) with their rows, in the caller's transaction. `relet` is set for a row whose
+ * earlier lease ran out (its holder died before recording every message).
  */
-async function takeQueuedEvents(trx: Trx, engine: Engine, limit: number): Promise<QueuedEvent[]> {
+async function leaseQueuedEvents(
+  trx: Trx,
+  engine: Engine,
+  limit: number,
+  now: number,
+  workerId: string,
+  until: number,
+): Promise<QueuedEvent[]> {
   if (engine === 'postgres') {
     return (
       await sql<QueuedEvent>`
-      with taken as (
-        delete from event_fanout_queue where ctid = any(array(
-          select ctid from event_fanout_queue order by created_at, event_id limit ${limit} for update skip locked))
-        returning event_id)
-      select e.id, e.org_id, e.type, e.body, e.created_at from taken join events e on e.id = taken.event_id
+      with picked as (
+        select ctid, locked_until from event_fanout_queue where locked_until is null or locked_until < ${now}
+        order by created_at, event_id limit ${limit} for update skip locked),
+      taken as (
+        update event_fanout_queue q set locked_by = ${workerId}, locked_until = ${until}
+        from picked where q.ctid = picked.ctid
+        returning q.event_id, picked.locked_until is not null as relet)
+      select e.id, e.org_id, e.type, e.body, e.created_at, taken.relet from taken join events e on e.id = taken.event_id
       order by e.created_at, e.id`.execute(trx)
     ).rows;
   }
-  // SQLite has one writer at a time: a fan-out in another process that read the same rows cannot
-  // commit (its first write fails on its stale snapshot, and its transaction rolls back).
   const rows = (
     await sql<QueuedEvent & { queue_row: number }>`
-    select q.rowid as queue_row, e.id, e.org_id, e.type, e.body, e.created_at
+    select q.rowid as queue_row, q.locked_until is not null as relet, e.id, e.org_id, e.type, e.body, e.created_at
     from event_fanout_queue q join events e on e.id = q.event_id
+    where q.locked_until is null or q.locked_until < ${now}
     order by q.created_at, q.event_id limit ${limit}`.execute(trx)
   ).rows;
   for (const part of chunks(
     rows.map((r) => r.queue_row),
     500,
   ))
-    await sql`delete from event_fanout_queue where rowid in (${sql.join(part)})`.execute(trx);
+    await sql`update event_fanout_queue set locked_by = ${workerId}, locked_until = ${until} where rowid in (${sql.join(part)})`.execute(
+      trx,
+    );
   return rows;
 }
 
@@ -137,10 +225,26 @@ export async function fanOut(
   // Idle, the loop asks every poll interval: a read of the queue's first key answers it without a
   // write transaction (on SQLite `begin immediate` takes the write lock and, with write turns,
   // waits for the background thread's write; decision 0035).
-  if (!(await anyRow(db, sql`select 1 as one from event_fanout_queue limit 1`))) return nothing();
+  if (
+    !(await anyRow(
+      db,
+      sql`select 1 as one from event_fanout_queue where locked_until is null or locked_until < ${now} limit 1`,
+    ))
+  )
+    return nothing();
   return db.transaction().execute(async (trx) => {
-    const events = await takeQueuedEvents(trx, engine, options.limit);
+    const events = await leaseQueuedEvents(trx, engine, options.limit, now, options.workerId, now + options.leaseMs);
     if (events.length === 0) return nothing();
+    // Fanned out again after a lease ran out: the messages its holder recorded keep their rows.
+    const relet = events.filter((e) => Boolean(Number(e.relet)) || e.relet === true).map((e) => e.id);
+    const recorded = new Set<string>();
+    for (const part of chunks(relet))
+      for (const m of await trx
+        .selectFrom('webhook_messages')
+        .select(['event_id', 'endpoint_id'])
+        .where('event_id', 'in', part)
+        .execute())
+        recorded.add(`${m.event_id}\u0000${m.endpoint_id}`);
     const orgIds = [...new Set(events.map((e) => e.org_id))];
     // Locked against deletion until the messages are in (on PostgreSQL they have no foreign key).
     const query = trx
@@ -158,31 +262,19 @@ export async function fanOut(
     const rows: Insertable<WebhookMessagesTable>[] = [];
     const held: HeldMessage[] = [];
     const touched = new Map<string, EndpointRow>();
+    const done: QueueHold[] = [];
     for (const event of events) {
+      const hold: QueueHold = { createdAt: Number(event.created_at), eventId: event.id, remaining: 0 };
       for (const { row, types } of byOrg.get(event.org_id) ?? []) {
         // An endpoint hears of what happened after it subscribed, not of an older backlog that
         // happened to be fanned out late.
         if (row.created_at > event.created_at || !matchesEventType(types, event.type)) continue;
+        if (recorded.has(`${event.id}\u0000${row.id}`)) continue;
         const id = messageIdFor(event.id, event.created_at, row.id);
         const take = options.canTake(row);
-        rows.push({
-          id,
-          org_id: event.org_id,
-          endpoint_id: row.id,
-          event_id: event.id,
-          event_type: event.type,
-          status: take ? 'delivering' : 'pending',
-          attempts: 0,
-          total_attempts: 0,
-          next_attempt_at: now,
-          locked_until: take ? now + options.leaseMs : null,
-          locked_by: take ? options.workerId : null,
-          last_status: null,
-          last_attempt_at: null,
-          created_at: event.created_at,
-          updated_at: now,
-        });
+        // Held: no row until its outcome (decision 0035 C); the event's queue row stands for it.
         if (take) {
+          hold.remaining += 1;
           held.push({
             id,
             orgId: event.org_id,
@@ -192,12 +284,33 @@ export async function fanOut(
             attempts: 0,
             totalAttempts: 0,
             body: event.body,
+            hold,
           });
           touched.set(row.id, row);
+          continue;
         }
+        rows.push({
+          id,
+          org_id: event.org_id,
+          endpoint_id: row.id,
+          event_id: event.id,
+          event_type: event.type,
+          status: 'pending',
+          attempts: 0,
+          total_attempts: 0,
+          next_attempt_at: now,
+          locked_until: null,
+          locked_by: null,
+          last_status: null,
+          last_attempt_at: null,
+          created_at: event.created_at,
+          updated_at: now,
+        });
       }
+      if (hold.remaining === 0) done.push(hold);
     }
     await insertMessageRows(trx, rows);
+    await deleteQueueRows(trx, options.workerId, done);
     return { events: events.length, held, endpoints: touched };
   });
 }
@@ -276,6 +389,43 @@ export async function extendLeases(db: Db, engine: Engine, workerId: string, unt
   await sql`update webhook_messages set locked_until = ${until}
     where id in (select id from webhook_messages where ${DUE_INDEX} and status = 'delivering' and locked_by = ${workerId} ${lockClause(engine)})`.execute(
     db,
+  );
+  await sql`update event_fanout_queue set locked_until = ${until} where locked_by = ${workerId}`.execute(db);
+}
+
+/**
+ * Gives messages back unsent (rate-limited, shutting down), due again at `at`: those with a row are
+ * moved back to pending; those held without one are inserted pending, and their events' queue rows
+ * deleted once none of their messages is held.
+ */
+export async function releaseHeld(db: Db, workerId: string, messages: readonly HeldMessage[], at: number, now: number) {
+  const fresh = messages.filter((m) => m.hold);
+  if (fresh.length > 0)
+    await db.transaction().execute(async (trx) => {
+      await insertNewMessageRows(
+        trx,
+        fresh.map((m) =>
+          newMessageRow(
+            m,
+            {
+              status: 'pending',
+              attempts: 0,
+              total_attempts: 0,
+              next_attempt_at: at,
+              last_status: null,
+              last_attempt_at: null,
+            },
+            now,
+          ),
+        ),
+      );
+      await settleHolds(trx, workerId, fresh);
+    });
+  await releaseMessages(
+    db,
+    workerId,
+    messages.filter((m) => !fresh.includes(m)).map((m) => m.id),
+    at,
   );
 }
 

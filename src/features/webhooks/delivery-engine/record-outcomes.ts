@@ -5,7 +5,9 @@ import { OPERATIONAL_EVENT_TYPES, publishEvent } from '../../../core/events/inde
 import { newId } from '../../../core/ids.ts';
 import { nextDelayMs, shouldDisable } from '../delivery/pacing/schedule.ts';
 import { batchInsert } from '../../../core/db/batch-insert.ts';
-import type { HeldMessage } from './message-store.ts';
+import { insertNewMessageRows, newMessageRow, settleHolds, type HeldMessage } from './message-store.ts';
+import type { Insertable } from 'kysely';
+import type { WebhookMessagesTable } from '../../../core/db/schema.ts';
 
 /** Kept of a receiver's response in the attempt log. */
 export const RESPONSE_LOG_CHARS = 1024;
@@ -106,7 +108,9 @@ export async function recordOutcomes(
     // An endpoint deleted while its messages were in flight took its messages and log with it. On
     // PostgreSQL the endpoints stay locked against deletion until this batch commits (the log has no
     // foreign key, migration 0020): a delete waits, then removes what this batch wrote too.
-    const endpointIds = [...new Set(outcomes.map((o) => o.message.endpointId))];
+    const endpointIds = [
+      ...new Set([...outcomes.map((o) => o.message.endpointId), ...dropped.map((m) => m.endpointId)]),
+    ];
     const existing = new Set<string>();
     const postgres = trx.getExecutor().adapter instanceof PostgresAdapter;
     for (let i = 0; i < endpointIds.length; i += 500) {
@@ -116,6 +120,11 @@ export async function recordOutcomes(
         .where('id', 'in', endpointIds.slice(i, i + 500));
       for (const row of await (postgres ? query.forKeyShare() : query).execute()) existing.add(row.id);
     }
+    // Messages held without a row (decision 0035 C) are inserted in their final state below; their
+    // events' queue rows go once none of their messages is held (an endpoint gone counts as recorded).
+    const fresh = new Set(outcomes.filter((o) => o.message.hold).map((o) => o.message));
+    const newRows: Insertable<WebhookMessagesTable>[] = [];
+    const recordedFresh = [...fresh, ...dropped.filter((m) => m.hold)];
     outcomes = outcomes.filter((o) => existing.has(o.message.endpointId));
     const attempts: WebhookAttemptsTable[] = outcomes.map((o) => ({
       id: newId(o.at),
@@ -141,11 +150,29 @@ export async function recordOutcomes(
         firstFailure: Number.MAX_SAFE_INTEGER,
         orgId: o.message.orgId,
       };
+      const isFresh = fresh.has(o.message);
       if (o.ok) {
         h.ok = true;
-        const list = successesByStatus.get(o.status ?? 200) ?? [];
-        list.push(o.message.id);
-        successesByStatus.set(o.status ?? 200, list);
+        if (isFresh)
+          newRows.push(
+            newMessageRow(
+              o.message,
+              {
+                status: 'succeeded',
+                attempts: 1,
+                total_attempts: 1,
+                next_attempt_at: o.at,
+                last_status: o.status ?? 200,
+                last_attempt_at: o.at,
+              },
+              now,
+            ),
+          );
+        else {
+          const list = successesByStatus.get(o.status ?? 200) ?? [];
+          list.push(o.message.id);
+          successesByStatus.set(o.status ?? 200, list);
+        }
         summary.succeeded += 1;
       } else {
         h.firstFailure = Math.min(h.firstFailure, o.at);
@@ -170,13 +197,32 @@ export async function recordOutcomes(
           delay === null
             ? { ...base, status: 'failed' as const }
             : { ...base, status: 'pending' as const, next_attempt_at: now + delay };
-        const result = await trx
-          .updateTable('webhook_messages')
-          .set(update)
-          .where('id', '=', o.message.id)
-          .where('locked_by', '=', workerId)
-          .executeTakeFirst();
-        if (delay === null && !o.abort && Number(result.numUpdatedRows) > 0) {
+        let moved = true;
+        if (isFresh)
+          newRows.push(
+            newMessageRow(
+              o.message,
+              {
+                status: update.status,
+                attempts: update.attempts,
+                total_attempts: update.total_attempts,
+                next_attempt_at: delay === null ? o.at : now + delay,
+                last_status: update.last_status,
+                last_attempt_at: update.last_attempt_at,
+              },
+              now,
+            ),
+          );
+        else {
+          const result = await trx
+            .updateTable('webhook_messages')
+            .set(update)
+            .where('id', '=', o.message.id)
+            .where('locked_by', '=', workerId)
+            .executeTakeFirst();
+          moved = Number(result.numUpdatedRows) > 0;
+        }
+        if (delay === null && !o.abort && moved) {
           summary.exhausted += 1;
           // An exhaustion notice about an exhaustion notice would chain forever: stop at one level.
           if (!OPERATIONAL_EVENT_TYPES.has(o.message.eventType)) {
@@ -202,6 +248,7 @@ export async function recordOutcomes(
       }
       health.set(o.message.endpointId, h);
     }
+    await insertNewMessageRows(trx, newRows);
     for (const [status, ids] of successesByStatus) {
       const at = Math.max(...outcomes.filter((o) => o.ok).map((o) => o.at));
       await markSucceeded(trx, workerId, ids, { status, at, now });
@@ -242,6 +289,19 @@ export async function recordOutcomes(
       }
     }
     // Messages whose endpoint was disabled or removed meanwhile: not attempted, marked failed (recoverable).
+    const droppedFresh = dropped.filter((m) => m.hold && existing.has(m.endpointId));
+    await insertNewMessageRows(
+      trx,
+      droppedFresh.map((m) =>
+        newMessageRow(
+          m,
+          { status: 'failed', attempts: 0, total_attempts: 0, next_attempt_at: now, last_status: null, last_attempt_at: null },
+          now,
+        ),
+      ),
+    );
+    dropped = dropped.filter((m) => !m.hold);
+    await settleHolds(trx, workerId, recordedFresh);
     for (let i = 0; i < dropped.length; i += 500) {
       await trx
         .updateTable('webhook_messages')
