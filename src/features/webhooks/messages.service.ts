@@ -8,6 +8,7 @@ import { eventsPublished } from '../../core/events/index.ts';
 import { conflict, invalidField, notFound } from '../../core/http/errors.ts';
 import { isUuid } from '../../core/ids.ts';
 import { findEndpoint } from './endpoints/endpoints.repo.ts';
+import { unrecordedMessages, type UnrecordedMessage } from './delivery-engine/message-store.ts';
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
@@ -23,6 +24,24 @@ function toMessage(row: Selectable<WebhookMessagesTable>) {
     lastStatusCode: row.last_status,
     lastAttemptDate: iso(row.last_attempt_at),
     createdDate: new Date(row.created_at).toISOString(),
+  };
+}
+
+/**
+ * A message a worker is delivering for the first time, before its first outcome writes its row
+ * (decision 0035 C): `delivering`, no attempt recorded yet.
+ */
+function toUnrecordedMessage(m: UnrecordedMessage) {
+  return {
+    id: m.id,
+    eventId: m.eventId,
+    eventType: m.eventType,
+    status: 'delivering' as const,
+    attempts: 0,
+    nextAttemptDate: iso(m.createdAt),
+    lastStatusCode: null,
+    lastAttemptDate: null,
+    createdDate: new Date(m.createdAt).toISOString(),
   };
 }
 
@@ -59,19 +78,35 @@ export async function listMessages(
   endpointId: string,
   query: { after?: string; limit?: number; status?: WebhookMessagesTable['status']; eventType?: string },
 ) {
-  await ownEndpoint(deps, principal, endpointId);
+  const endpoint = await ownEndpoint(deps, principal, endpointId);
   const limit = query.limit ?? 50;
+  const after = cursor(query.after, 'query.after');
+  // Messages in flight for the first time have no row yet: read before the rows, so that one
+  // recorded in between is found by the second read (and then listed once, from its row).
+  const unrecorded =
+    query.status === undefined || query.status === 'delivering'
+      ? (await unrecordedMessages(deps.db, endpoint)).filter(
+          (m) =>
+            (after === undefined || m.id < after) && (query.eventType === undefined || m.eventType === query.eventType),
+        )
+      : [];
   let q = deps.db
     .selectFrom('webhook_messages')
     .selectAll()
     .where('org_id', '=', principal.orgId)
     .where('endpoint_id', '=', endpointId);
-  const after = cursor(query.after, 'query.after');
   if (after) q = q.where('id', '<', after);
   if (query.status) q = q.where('status', '=', query.status);
   if (query.eventType) q = q.where('event_type', '=', query.eventType);
   const rows = await q.orderBy('id', 'desc').limit(limit).execute();
-  return { messages: rows.map(toMessage), pagination: { nextCursor: rows.length === limit ? rows.at(-1)!.id : null } };
+  const recorded = new Set(rows.map((r) => r.id));
+  const messages = [
+    ...rows.map(toMessage),
+    ...unrecorded.filter((m) => !recorded.has(m.id)).map(toUnrecordedMessage),
+  ]
+    .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+    .slice(0, limit);
+  return { messages, pagination: { nextCursor: messages.length === limit ? messages.at(-1)!.id : null } };
 }
 
 export async function listAttempts(
@@ -113,7 +148,12 @@ export async function resendMessage(
       .where('endpoint_id', '=', endpointId)
       .where('id', '=', messageId)
       .executeTakeFirst();
-    if (!row) throw notFound('Message');
+    if (!row) {
+      // In flight for the first time, before its first outcome writes its row (decision 0035 C).
+      if ((await unrecordedMessages(trx, endpoint)).some((m) => m.id === messageId))
+        throw conflict('The message is being delivered for the first time; its outcome is not recorded yet', 'path.messageId');
+      throw notFound('Message');
+    }
     if (row.status === 'delivering' || row.status === 'pending')
       throw conflict('The message is already queued for delivery');
     await trx

@@ -15,6 +15,7 @@ import {
   releaseHeld,
   type EndpointRow,
   type HeldMessage,
+  type QueueHold,
 } from './message-store.ts';
 
 export interface DeliveryOptions {
@@ -77,6 +78,8 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
   const states = new Map<string, EndpointState>();
   const inFlight = new Set<Promise<void>>();
   let held = 0;
+  /** Holds whose outcome commit failed (since when): their queue rows are left to run out. */
+  const stuck = new Map<QueueHold, number>();
   let outcomes: AttemptOutcome[] = [];
   let dropped: HeldMessage[] = [];
   let flushing: Promise<void> = Promise.resolve();
@@ -246,7 +249,9 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
             });
         if (dropped.length > 0) scheduleFlush();
       } catch (error) {
-        // Unrecorded outcomes are retried when the leases run out: at least once, never lost.
+        // Unrecorded outcomes are retried when the leases run out: at least once, never lost. The
+        // queue rows of held messages (no row yet) are no longer renewed, so that they run out too.
+        for (const m of [...batch.map((o) => o.message), ...gone]) if (m.hold) stuck.set(m.hold, now());
         deps.log.error({ err: error, count: batch.length }, 'could not record webhook attempts');
       }
     };
@@ -452,8 +457,9 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
       unsubscribe = eventsPublished.subscribe(() => wake?.());
       heartbeat = setInterval(
         () => {
+          for (const [hold, since] of stuck) if (now() - since > 2 * leaseMs) stuck.delete(hold);
           if (held > 0)
-            extendLeases(deps.db, deps.engine, workerId, now() + leaseMs).catch((error: unknown) =>
+            extendLeases(deps.db, deps.engine, workerId, now() + leaseMs, [...stuck.keys()]).catch((error: unknown) =>
               deps.log.error({ err: error }, 'could not extend webhook leases'),
             );
           const keep = [...ownedUntil.keys()].filter((id) => load(id) > 0);

@@ -90,19 +90,35 @@ export async function insertNewMessageRows(
 }
 
 /**
- * Counts recorded messages off their events' holds, and deletes the queue rows (leased to this
- * worker) of the events none of whose messages is still held unrecorded.
+ * What recording some held messages does to their events' holds: the queue rows (leased to this
+ * worker) of the events none of whose messages would be held unrecorded any more are deleted in
+ * the caller's transaction; `committed` counts the messages off their holds, to be called only once
+ * that transaction has committed (if it fails, nothing moves: the messages' events keep their
+ * queue rows, fanned out again when the lease runs out). Returns the holds that reached zero
+ * without their row being deleted here (a concurrent settle of the same event committed first),
+ * whose rows the caller deletes after.
  */
-export async function settleHolds(trx: Trx, workerId: string, recorded: readonly HeldMessage[]): Promise<void> {
-  const done: QueueHold[] = [];
-  for (const m of recorded) {
-    const hold = m.hold;
-    if (!hold) continue;
-    m.hold = undefined;
-    hold.remaining -= 1;
-    if (hold.remaining === 0) done.push(hold);
-  }
-  await deleteQueueRows(trx, workerId, done);
+export function settleHolds(recorded: readonly HeldMessage[]) {
+  const counts = new Map<QueueHold, number>();
+  for (const m of recorded) if (m.hold) counts.set(m.hold, (counts.get(m.hold) ?? 0) + 1);
+  const done = [...counts].filter(([hold, n]) => hold.remaining - n === 0).map(([hold]) => hold);
+  return {
+    deleteDone: (trx: Trx, workerId: string) => deleteQueueRows(trx, workerId, done),
+    committed(): QueueHold[] {
+      const late: QueueHold[] = [];
+      for (const m of recorded) m.hold = undefined;
+      for (const [hold, n] of counts) {
+        hold.remaining -= n;
+        if (hold.remaining === 0 && !done.includes(hold)) late.push(hold);
+      }
+      return late;
+    },
+  };
+}
+
+/** Deletes the queue rows of holds that reached zero outside the transaction that recorded them. */
+export async function deleteSettledQueueRows(db: Db, workerId: string, holds: readonly QueueHold[]): Promise<void> {
+  if (holds.length > 0) await db.transaction().execute((trx) => deleteQueueRows(trx, workerId, holds));
 }
 
 async function deleteQueueRows(trx: Trx, workerId: string, holds: readonly QueueHold[]): Promise<void> {
@@ -383,14 +399,30 @@ export async function claimDue(
   }));
 }
 
-/** Keeps this worker's leases alive while messages wait in its queues or are in flight. */
-export async function extendLeases(db: Db, engine: Engine, workerId: string, until: number): Promise<void> {
+/**
+ * Keeps this worker's leases alive while messages wait in its queues or are in flight; not the
+ * queue rows of `stuck` holds (an outcome commit failed: they are left to run out and be fanned
+ * out again).
+ */
+export async function extendLeases(
+  db: Db,
+  engine: Engine,
+  workerId: string,
+  until: number,
+  stuck: readonly QueueHold[] = [],
+): Promise<void> {
   // Rows a concurrent outcome write holds are skipped (their lease ends there anyway): no lock-order deadlock.
   await sql`update webhook_messages set locked_until = ${until}
     where id in (select id from webhook_messages where ${DUE_INDEX} and status = 'delivering' and locked_by = ${workerId} ${lockClause(engine)})`.execute(
     db,
   );
-  await sql`update event_fanout_queue set locked_until = ${until} where locked_by = ${workerId}`.execute(db);
+  const except =
+    stuck.length > 0
+      ? sql`and (created_at, event_id) not in (values ${sql.join(
+          stuck.map((h) => sql`(cast(${h.createdAt} as bigint), ${h.eventId})`),
+        )})`
+      : sql``;
+  await sql`update event_fanout_queue set locked_until = ${until} where locked_by = ${workerId} ${except}`.execute(db);
 }
 
 /**
@@ -400,7 +432,8 @@ export async function extendLeases(db: Db, engine: Engine, workerId: string, unt
  */
 export async function releaseHeld(db: Db, workerId: string, messages: readonly HeldMessage[], at: number, now: number) {
   const fresh = messages.filter((m) => m.hold);
-  if (fresh.length > 0)
+  const settle = settleHolds(fresh);
+  if (fresh.length > 0) {
     await db.transaction().execute(async (trx) => {
       await insertNewMessageRows(
         trx,
@@ -419,8 +452,10 @@ export async function releaseHeld(db: Db, workerId: string, messages: readonly H
           ),
         ),
       );
-      await settleHolds(trx, workerId, fresh);
+      await settle.deleteDone(trx, workerId);
     });
+    await deleteSettledQueueRows(db, workerId, settle.committed());
+  }
   await releaseMessages(
     db,
     workerId,
@@ -487,4 +522,45 @@ export async function pruneDeliveryLog(
     messages: Number(messages.numDeletedRows),
     events: Number(events.numDeletedRows),
   };
+}
+
+/** A message a worker holds without a row yet (decision 0035 C), as the API shows it. */
+export interface UnrecordedMessage {
+  id: string;
+  eventId: string;
+  eventType: string;
+  createdAt: number;
+}
+
+/**
+ * The messages of an endpoint that are being delivered for the first time and have no row yet: the
+ * events of the endpoint's organization whose fan-out queue row is leased (by a live worker, or by
+ * one that died and whose lease has not been taken over yet), that the endpoint hears (its event
+ * types, subscribed before the event) and that have no message row for it. Newest first. Reads
+ * the queue's leased rows (bounded by what the workers hold, at most `maxHeld` each) and the events
+ * they name.
+ */
+export async function unrecordedMessages(
+  db: Db | Trx,
+  endpoint: Pick<EndpointRow, 'id' | 'org_id' | 'created_at' | 'event_types' | 'disabled'>,
+): Promise<UnrecordedMessage[]> {
+  if (endpoint.disabled === 1) return [];
+  const types = fromJson<string[]>(endpoint.event_types, []);
+  const rows = (
+    await sql<{ id: string; type: string; created_at: number | string }>`
+    select e.id, e.type, e.created_at from event_fanout_queue q join events e on e.id = q.event_id
+    where q.locked_by is not null and e.org_id = ${endpoint.org_id} and e.created_at >= ${endpoint.created_at}
+      and not exists (select 1 from webhook_messages m where m.event_id = e.id and m.endpoint_id = ${endpoint.id})`.execute(
+      db,
+    )
+  ).rows;
+  return rows
+    .filter((r) => matchesEventType(types, r.type))
+    .map((r) => ({
+      id: messageIdFor(r.id, Number(r.created_at), endpoint.id),
+      eventId: r.id,
+      eventType: r.type,
+      createdAt: Number(r.created_at),
+    }))
+    .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
 }

@@ -5,7 +5,13 @@ import { OPERATIONAL_EVENT_TYPES, publishEvent } from '../../../core/events/inde
 import { newId } from '../../../core/ids.ts';
 import { nextDelayMs, shouldDisable } from '../delivery/pacing/schedule.ts';
 import { batchInsert } from '../../../core/db/batch-insert.ts';
-import { insertNewMessageRows, newMessageRow, settleHolds, type HeldMessage } from './message-store.ts';
+import {
+  deleteSettledQueueRows,
+  insertNewMessageRows,
+  newMessageRow,
+  settleHolds,
+  type HeldMessage,
+} from './message-store.ts';
 import type { Insertable } from 'kysely';
 import type { WebhookMessagesTable } from '../../../core/db/schema.ts';
 
@@ -104,6 +110,9 @@ export async function recordOutcomes(
 ): Promise<RecordSummary> {
   const summary: RecordSummary = { succeeded: 0, retrying: 0, exhausted: 0, disabledEndpoints: [] };
   if (outcomes.length === 0 && dropped.length === 0) return summary;
+  // Held messages (no row yet, decision 0035 C) recorded here, their endpoint gone or not: their
+  // holds move only once this transaction has committed.
+  const settle = settleHolds([...outcomes.filter((o) => o.message.hold).map((o) => o.message), ...dropped.filter((m) => m.hold)]);
   await db.transaction().execute(async (trx) => {
     // An endpoint deleted while its messages were in flight took its messages and log with it. On
     // PostgreSQL the endpoints stay locked against deletion until this batch commits (the log has no
@@ -124,7 +133,6 @@ export async function recordOutcomes(
     // events' queue rows go once none of their messages is held (an endpoint gone counts as recorded).
     const fresh = new Set(outcomes.filter((o) => o.message.hold).map((o) => o.message));
     const newRows: Insertable<WebhookMessagesTable>[] = [];
-    const recordedFresh = [...fresh, ...dropped.filter((m) => m.hold)];
     outcomes = outcomes.filter((o) => existing.has(o.message.endpointId));
     const attempts: WebhookAttemptsTable[] = outcomes.map((o) => ({
       id: newId(o.at),
@@ -301,7 +309,7 @@ export async function recordOutcomes(
       ),
     );
     dropped = dropped.filter((m) => !m.hold);
-    await settleHolds(trx, workerId, recordedFresh);
+    await settle.deleteDone(trx, workerId);
     for (let i = 0; i < dropped.length; i += 500) {
       await trx
         .updateTable('webhook_messages')
@@ -315,5 +323,6 @@ export async function recordOutcomes(
         .execute();
     }
   });
+  await deleteSettledQueueRows(db, workerId, settle.committed());
   return summary;
 }
