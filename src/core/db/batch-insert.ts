@@ -42,10 +42,11 @@ export function batchInsert<T extends keyof Database & string>(
     let text = byCount.get(rows.length);
     if (text === undefined) {
       // Kysely writes the shape (the engine's quoting and placeholders); only the values change.
-      text = db
-        .insertInto(table)
-        .values(rows.map(() => blank) as never)
-        .compile().sql + suffix;
+      text =
+        db
+          .insertInto(table)
+          .values(rows.map(() => blank) as never)
+          .compile().sql + suffix;
       byCount.set(rows.length, text);
     }
     const parameters: unknown[] = new Array(rows.length * columns.length);

@@ -100,10 +100,7 @@ export async function listMessages(
   if (query.eventType) q = q.where('event_type', '=', query.eventType);
   const rows = await q.orderBy('id', 'desc').limit(limit).execute();
   const recorded = new Set(rows.map((r) => r.id));
-  const messages = [
-    ...rows.map(toMessage),
-    ...unrecorded.filter((m) => !recorded.has(m.id)).map(toUnrecordedMessage),
-  ]
+  const messages = [...rows.map(toMessage), ...unrecorded.filter((m) => !recorded.has(m.id)).map(toUnrecordedMessage)]
     .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
     .slice(0, limit);
   return { messages, pagination: { nextCursor: messages.length === limit ? messages.at(-1)!.id : null } };
@@ -151,7 +148,10 @@ export async function resendMessage(
     if (!row) {
       // In flight for the first time, before its first outcome writes its row (decision 0035 C).
       if ((await unrecordedMessages(trx, endpoint)).some((m) => m.id === messageId))
-        throw conflict('The message is being delivered for the first time; its outcome is not recorded yet', 'path.messageId');
+        throw conflict(
+          'The message is being delivered for the first time; its outcome is not recorded yet',
+          'path.messageId',
+        );
       throw notFound('Message');
     }
     if (row.status === 'delivering' || row.status === 'pending')

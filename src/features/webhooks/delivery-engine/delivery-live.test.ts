@@ -212,8 +212,12 @@ forEachEngine(
       // message was never sent again. (SQLite has no deferred trigger: there the INSERT fails.)
       if (ctx().deps.engine === 'postgres') {
         await sql`create function refuse_attempt() returns trigger language plpgsql as $$
-          begin if new.endpoint_id = ${sql.lit(fastId)} then raise exception 'refused by the test'; end if; return new; end $$`.execute(db);
-        await sql`create constraint trigger refuse_attempt after insert on webhook_attempts deferrable initially deferred for each row execute function refuse_attempt()`.execute(db);
+          begin if new.endpoint_id = ${sql.lit(fastId)} then raise exception 'refused by the test'; end if; return new; end $$`.execute(
+          db,
+        );
+        await sql`create constraint trigger refuse_attempt after insert on webhook_attempts deferrable initially deferred for each row execute function refuse_attempt()`.execute(
+          db,
+        );
       } else {
         await sql`create trigger refuse_attempt before insert on webhook_attempts when new.endpoint_id = ${sql.lit(fastId)}
           begin select raise(abort, 'refused by the test'); end`.execute(db);
@@ -224,11 +228,14 @@ forEachEngine(
         const eventId = await publishAsset(org.orgId);
         await waitFor(
           async () =>
-            (await db.selectFrom('webhook_messages').select('id').where('org_id', '=', org.orgId).execute()).length === 1,
+            (await db.selectFrom('webhook_messages').select('id').where('org_id', '=', org.orgId).execute()).length ===
+            1,
           "the slow endpoint's outcome",
         );
         assert.equal(fast.received.length, 1);
-        await sql`drop trigger refuse_attempt${ctx().deps.engine === 'postgres' ? sql` on webhook_attempts` : sql``}`.execute(db);
+        await sql`drop trigger refuse_attempt${ctx().deps.engine === 'postgres' ? sql` on webhook_attempts` : sql``}`.execute(
+          db,
+        );
         // Its event's queue row was kept and runs out: fanned out again, the message is sent again and recorded.
         await waitFor(
           async () =>

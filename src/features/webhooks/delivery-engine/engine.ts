@@ -438,8 +438,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
         leftovers.push(...state.queue.splice(0));
       }
       held -= leftovers.length;
-      if (leftovers.length > 0)
-        await releaseHeld(deps.db, workerId, leftovers, now() + Math.max(wait, 1), now());
+      if (leftovers.length > 0) await releaseHeld(deps.db, workerId, leftovers, now() + Math.max(wait, 1), now());
       if (ownedUntil.size > 0) {
         ownedUntil.clear();
         await releaseEndpoints(deps.db, workerId);
@@ -522,8 +521,7 @@ export function createDeliveryEngine(deps: Deps, options: DeliveryOptions & { ma
       held -= queued.length;
       while (inFlight.size > 0) await Promise.all([...inFlight]);
       await flush();
-      if (queued.length > 0)
-        await releaseHeld(deps.db, workerId, queued, now(), now()).catch(() => {});
+      if (queued.length > 0) await releaseHeld(deps.db, workerId, queued, now(), now()).catch(() => {});
       if (ownedUntil.size > 0) await releaseEndpoints(deps.db, workerId).catch(() => {});
       await agent?.close();
     },

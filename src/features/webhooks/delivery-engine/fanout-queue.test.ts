@@ -231,7 +231,12 @@ forEachEngine('webhook fan-out queue', (ctx) => {
     const spied = db.withPlugin(recorder);
     const isPeek = (q: CompiledQuery) => /^select 1 as one /.test(q.sql);
     const now = ctx().clock.now();
-    const fan = await fanOut(spied, ctx().engine, now, { workerId: 'w', leaseMs: 1000, limit: 10, canTake: () => false });
+    const fan = await fanOut(spied, ctx().engine, now, {
+      workerId: 'w',
+      leaseMs: 1000,
+      limit: 10,
+      canTake: () => false,
+    });
     assert.equal(fan.events, 2);
     const take = seen.filter((q) => /event_fanout_queue/.test(q.sql) && !isPeek(q));
     assert.equal(

@@ -54,7 +54,9 @@ const MESSAGE_COLUMNS = [
   'updated_at',
 ] as const;
 const insertMessageBatch = batchInsert('webhook_messages', MESSAGE_COLUMNS);
-const insertNewMessageBatch = batchInsert('webhook_messages', MESSAGE_COLUMNS, { ignoreConflictOn: ['event_id', 'endpoint_id'] });
+const insertNewMessageBatch = batchInsert('webhook_messages', MESSAGE_COLUMNS, {
+  ignoreConflictOn: ['event_id', 'endpoint_id'],
+});
 
 /**
  * Inserts message rows (every column given): on PostgreSQL the whole batch as one statement (one

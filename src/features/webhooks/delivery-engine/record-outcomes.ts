@@ -112,7 +112,10 @@ export async function recordOutcomes(
   if (outcomes.length === 0 && dropped.length === 0) return summary;
   // Held messages (no row yet, decision 0035 C) recorded here, their endpoint gone or not: their
   // holds move only once this transaction has committed.
-  const settle = settleHolds([...outcomes.filter((o) => o.message.hold).map((o) => o.message), ...dropped.filter((m) => m.hold)]);
+  const settle = settleHolds([
+    ...outcomes.filter((o) => o.message.hold).map((o) => o.message),
+    ...dropped.filter((m) => m.hold),
+  ]);
   await db.transaction().execute(async (trx) => {
     // An endpoint deleted while its messages were in flight took its messages and log with it. On
     // PostgreSQL the endpoints stay locked against deletion until this batch commits (the log has no
@@ -303,7 +306,14 @@ export async function recordOutcomes(
       droppedFresh.map((m) =>
         newMessageRow(
           m,
-          { status: 'failed', attempts: 0, total_attempts: 0, next_attempt_at: now, last_status: null, last_attempt_at: null },
+          {
+            status: 'failed',
+            attempts: 0,
+            total_attempts: 0,
+            next_attempt_at: now,
+            last_status: null,
+            last_attempt_at: null,
+          },
           now,
         ),
       ),
