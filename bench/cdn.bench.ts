@@ -11,6 +11,8 @@
 // unpinned, the kernel at times kept both edge workers on one core with the other idle); the same
 // pair unpinned is measured beside it, and so is an edge with only each worker's event-loop thread
 // pinned (EDGE_CPU_AFFINITY=main: its garbage-collector and compiler threads left to the kernel).
+// A bare node:net server (bench/cdn-floor-server.ts: 2 pinned workers, one prebuilt answer per request)
+// is Node's floor for a hit on this machine, measured in the same rounds.
 // wrk is never pinned (its two threads go where the kernel puts them, for every server alike); access logging off in nginx (the edge writes no per-request log, it only
 // counts); keep-alive without a request cap on both; the same stored headers passed on (ETag,
 // Cache-Control, Content-Type) plus each server's own (Date, Age/CDN-Cache against X-Cache, Server).
@@ -158,6 +160,24 @@ async function startEdge(
       await new Promise((r) => child.once('exit', r));
     },
   };
+}
+
+/** bench/cdn-floor-server.ts: 2 pinned node:cluster workers answering a prebuilt response (Node's floor for a hit). */
+async function startNodeFloor(): Promise<{ url: string; pid: number }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['bench/cdn-floor-server.ts', String(port)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.push(child);
+  let ready = 0;
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      ready += d.toString().split('ready').length - 1;
+      if (ready >= 2) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`the Node floor server exited with code ${code}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid! };
 }
 
 async function startNginx(pinned: boolean): Promise<{ url: string; pid: number; stop(): Promise<void> } | string> {
@@ -364,6 +384,7 @@ try {
   const VARNISH = 'Varnish malloc (threads)';
   const EDGE_PINNED = 'Tessera edge (2 workers, pinned)';
   const EDGE_MAIN = 'Tessera edge (2 workers, event loop pinned)';
+  const NODE_FLOOR = 'bare node:net, prebuilt answer (2 workers, pinned)';
   const EDGE = 'Tessera edge (2 workers)';
   const EDGE_ONE = 'Tessera edge (1 process)';
   // Pairs side by side (each edge right after its nginx): drift in the machine's other load hits both alike.
@@ -373,6 +394,9 @@ try {
   // EDGE_CPU_AFFINITY=main: only each worker's event-loop thread pinned, its GC/compiler threads free.
   const edgeMain = await startEdge(2, 'main');
   targets.push([EDGE_MAIN, `${edgeMain.url}/bench`, edgeMain.pid]);
+  // Node's floor for a hit: no parsing, routing or lookup, one prebuilt answer per request.
+  const nodeFloor = await startNodeFloor();
+  targets.push([NODE_FLOOR, nodeFloor.url, nodeFloor.pid]);
   if (typeof nginx !== 'string') targets.push([NGINX, nginx.url, nginx.pid]);
   const edge2 = await startEdge(2);
   targets.push([EDGE, `${edge2.url}/bench`, edge2.pid]);
@@ -382,6 +406,8 @@ try {
   const pairs: [string, string][] = [
     [EDGE_PINNED, NGINX_PINNED],
     [EDGE_MAIN, NGINX_PINNED],
+    [NODE_FLOOR, NGINX_PINNED],
+    [EDGE_PINNED, NODE_FLOOR],
     [EDGE, NGINX],
     [EDGE, VARNISH],
   ];
@@ -511,6 +537,8 @@ try {
     for (const object of ['20k.bin', '200k.bin']) {
       nginxLines.push([object, EDGE_PINNED, NGINX_PINNED, true]);
       nginxLines.push([object, EDGE_MAIN, NGINX_PINNED, true]);
+      nginxLines.push([object, NODE_FLOOR, NGINX_PINNED, false]);
+      nginxLines.push([object, EDGE_PINNED, NODE_FLOOR, false]);
       nginxLines.push([object, EDGE, NGINX, false]);
       nginxLines.push([object, EDGE_ONE, NGINX, false]);
     }
