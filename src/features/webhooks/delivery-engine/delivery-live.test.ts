@@ -263,6 +263,53 @@ forEachEngine(
         await slow.close();
       }
     });
+
+    // A holder whose queue lease ran out while it was sending records after the message's new holder did.
+    it('a slow holder records its attempt beside the row its successor wrote (the plain insert conflicts, the batch is written again)', async () => {
+      const org = await createTestOrg(ctx());
+      const waiting: ServerResponse[] = [];
+      const receiver = await startReceiver((_req, res) => {
+        if (waiting.length === 0) waiting.push(res);
+        else res.end('ok');
+      });
+      const endpoint = await endpointFor(org, receiver.url);
+      const db = ctx().deps.db;
+      const slow = createDeliveryEngine(ctx().deps, { pollMs: 10 });
+      slow.start();
+      try {
+        const eventId = await publishAsset(org.orgId);
+        await waitFor(() => waiting.length === 1, 'the first send to hang');
+        // Its lease runs out (as when its renewals fail): another engine fans the event out again.
+        await db.updateTable('event_fanout_queue').set({ locked_until: 0 }).where('event_id', '=', eventId).execute();
+        const successor = createDeliveryEngine(ctx().deps, { manual: true });
+        assert.equal((await successor.runOnce()).succeeded, 1);
+        assert.equal(receiver.received.length, 2);
+        waiting[0]!.end('ok');
+        const attempts = () =>
+          db.selectFrom('webhook_attempts').select(['message_id', 'ok']).where('endpoint_id', '=', endpoint).execute();
+        await waitFor(async () => (await attempts()).length === 2, "the slow holder's attempt to be recorded");
+        const messages = await db
+          .selectFrom('webhook_messages')
+          .select(['id', 'status', 'total_attempts'])
+          .where('endpoint_id', '=', endpoint)
+          .execute();
+        assert.deepEqual(
+          messages.map((m) => [m.id, m.status]),
+          [[receiver.received[0]!.headers['webhook-id'], 'succeeded']],
+        );
+        assert.deepEqual(
+          (await attempts()).map((a) => [a.message_id, a.ok]),
+          [
+            [messages[0]!.id, 1],
+            [messages[0]!.id, 1],
+          ],
+        );
+      } finally {
+        for (const res of waiting) if (!res.writableEnded) res.end('ok');
+        await slow.stop();
+        await receiver.close();
+      }
+    });
   },
   { realClock: true },
 );

@@ -1,5 +1,5 @@
 import { PostgresAdapter, sql } from 'kysely';
-import type { Db, Trx } from '../../../core/db/connect.ts';
+import { isUniqueViolation, type Db, type Trx } from '../../../core/db/connect.ts';
 import type { WebhookAttemptsTable } from '../../../core/db/schema.ts';
 import { OPERATIONAL_EVENT_TYPES, publishEvent } from '../../../core/events/index.ts';
 import { newId } from '../../../core/ids.ts';
@@ -7,6 +7,7 @@ import { nextDelayMs, shouldDisable } from '../delivery/pacing/schedule.ts';
 import { batchInsert } from '../../../core/db/batch-insert.ts';
 import {
   deleteSettledQueueRows,
+  insertMessageRows,
   insertNewMessageRows,
   newMessageRow,
   settleHolds,
@@ -108,14 +109,40 @@ export async function recordOutcomes(
   outcomes: readonly AttemptOutcome[],
   dropped: readonly HeldMessage[] = [],
 ): Promise<RecordSummary> {
-  const summary: RecordSummary = { succeeded: 0, retrying: 0, exhausted: 0, disabledEndpoints: [] };
-  if (outcomes.length === 0 && dropped.length === 0) return summary;
+  if (outcomes.length === 0 && dropped.length === 0)
+    return { succeeded: 0, retrying: 0, exhausted: 0, disabledEndpoints: [] };
   // Held messages (no row yet, decision 0035 C) recorded here, their endpoint gone or not: their
   // holds move only once this transaction has committed.
   const settle = settleHolds([
     ...outcomes.filter((o) => o.message.hold).map((o) => o.message),
     ...dropped.filter((m) => m.hold),
   ]);
+  // Held messages are inserted with a plain INSERT: on PostgreSQL `on conflict do nothing` costs
+  // 6-11 µs more per row (a speculative insertion), as much again as the attempt's whole insert. A
+  // conflict needs a re-fan-out after an expired lease racing its slow holder; then the batch is
+  // written again, keeping the row already there.
+  let summary: RecordSummary;
+  try {
+    summary = await writeOutcomes(db, workerId, now, outcomes, dropped, settle, false);
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    summary = await writeOutcomes(db, workerId, now, outcomes, dropped, settle, true);
+  }
+  await deleteSettledQueueRows(db, workerId, settle.committed());
+  return summary;
+}
+
+async function writeOutcomes(
+  db: Db,
+  workerId: string,
+  now: number,
+  outcomes: readonly AttemptOutcome[],
+  dropped: readonly HeldMessage[],
+  settle: ReturnType<typeof settleHolds>,
+  keepExisting: boolean,
+): Promise<RecordSummary> {
+  const summary: RecordSummary = { succeeded: 0, retrying: 0, exhausted: 0, disabledEndpoints: [] };
+  const insertNew = keepExisting ? insertNewMessageRows : insertMessageRows;
   await db.transaction().execute(async (trx) => {
     // An endpoint deleted while its messages were in flight took its messages and log with it. On
     // PostgreSQL the endpoints stay locked against deletion until this batch commits (the log has no
@@ -259,7 +286,7 @@ export async function recordOutcomes(
       }
       health.set(o.message.endpointId, h);
     }
-    await insertNewMessageRows(trx, newRows);
+    await insertNew(trx, newRows);
     for (const [status, ids] of successesByStatus) {
       const at = Math.max(...outcomes.filter((o) => o.ok).map((o) => o.at));
       await markSucceeded(trx, workerId, ids, { status, at, now });
@@ -301,7 +328,7 @@ export async function recordOutcomes(
     }
     // Messages whose endpoint was disabled or removed meanwhile: not attempted, marked failed (recoverable).
     const droppedFresh = dropped.filter((m) => m.hold && existing.has(m.endpointId));
-    await insertNewMessageRows(
+    await insertNew(
       trx,
       droppedFresh.map((m) =>
         newMessageRow(
@@ -333,6 +360,5 @@ export async function recordOutcomes(
         .execute();
     }
   });
-  await deleteSettledQueueRows(db, workerId, settle.committed());
   return summary;
 }
