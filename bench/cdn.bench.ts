@@ -12,7 +12,8 @@
 // pair unpinned is measured beside it, and so is an edge with only each worker's event-loop thread
 // pinned (EDGE_CPU_AFFINITY=main: its garbage-collector and compiler threads left to the kernel).
 // A bare node:net server (bench/cdn-floor-server.ts: 2 pinned workers, one prebuilt answer per request)
-// is Node's floor for a hit on this machine, measured in the same rounds.
+// is Node's floor for a hit on this machine, measured in the same rounds. CDN_BENCH_PINNED_ONLY=1 runs
+// only the pinned servers' rounds (half the time); CDN_BENCH_ROUNDS (5) and CDN_BENCH_SECONDS (4) set the rest.
 // wrk is never pinned (its two threads go where the kernel puts them, for every server alike); access logging off in nginx (the edge writes no per-request log, it only
 // counts); keep-alive without a request cap on both; the same stored headers passed on (ETag,
 // Cache-Control, Content-Type) plus each server's own (Date, Age/CDN-Cache against X-Cache, Server).
@@ -397,12 +398,14 @@ try {
   // Node's floor for a hit: no parsing, routing or lookup, one prebuilt answer per request.
   const nodeFloor = await startNodeFloor();
   targets.push([NODE_FLOOR, nodeFloor.url, nodeFloor.pid]);
-  if (typeof nginx !== 'string') targets.push([NGINX, nginx.url, nginx.pid]);
+  // CDN_BENCH_PINNED_ONLY=1: only the pinned servers take turns (the targets' pairs and Node's floor).
+  const pinnedOnly = process.env.CDN_BENCH_PINNED_ONLY === '1';
+  if (typeof nginx !== 'string' && !pinnedOnly) targets.push([NGINX, nginx.url, nginx.pid]);
   const edge2 = await startEdge(2);
-  targets.push([EDGE, `${edge2.url}/bench`, edge2.pid]);
-  if (typeof varnish !== 'string') targets.push([VARNISH, varnish.url, varnish.pid]);
+  if (!pinnedOnly) targets.push([EDGE, `${edge2.url}/bench`, edge2.pid]);
+  if (typeof varnish !== 'string' && !pinnedOnly) targets.push([VARNISH, varnish.url, varnish.pid]);
   const edge1 = await startEdge(1);
-  targets.push([EDGE_ONE, `${edge1.url}/bench`, edge1.pid]);
+  if (!pinnedOnly) targets.push([EDGE_ONE, `${edge1.url}/bench`, edge1.pid]);
   const pairs: [string, string][] = [
     [EDGE_PINNED, NGINX_PINNED],
     [EDGE_MAIN, NGINX_PINNED],
