@@ -911,6 +911,8 @@ export interface SearchDocsTable {
   /** JSON asset record returned in results */
   record: string;
   indexed_at: number;
+  /** The version of the asset row the document was built from (decision 0039; 0 before migration 0070). */
+  asset_version: ColumnType<number, number | undefined, number>;
 }
 
 export interface SearchDocTemplatesTable {

@@ -210,15 +210,22 @@ export async function previousVersionOf(db: DbOrTrx, orgId: string, originalFile
 }
 
 /** Assets by id in any organization, with their organization's customer id (the search indexer; at most a batch of ids). */
-export async function assetsForIndexing(db: DbOrTrx, ids: readonly string[]): Promise<AssetWithOrg[]> {
+export async function assetsForIndexing(db: DbOrTrx, ids: readonly string[]): Promise<AssetToIndex[]> {
   if (ids.length === 0) return [];
   return (await db
     .selectFrom('assets')
     .selectAll('assets')
     .select((eb) => customerIdColumn(db, eb.ref('assets.org_id')).as('customer_id'))
     .where('assets.id', 'in', [...ids])
-    .execute()) as AssetWithOrg[];
+    .execute()) as AssetToIndex[];
 }
+
+/**
+ * An asset as the search indexer reads it: with its organization's customer id and `row_version`,
+ * which a trigger moves on every update of the row (migration 0070, decision 0039; bigint, so a
+ * string on PostgreSQL). Not in AssetsTable: no code writes it.
+ */
+export type AssetToIndex = AssetWithOrg & { row_version: number | string };
 
 /** Which of `ids` are still stored assets (any organization, any state). */
 /** The ids among `ids` of the organization's assets that are not in the recycle bin. */

@@ -21,6 +21,7 @@ export {
   findAsset,
   securityOf,
   assetsForIndexing,
+  type AssetToIndex,
   existingAssetIds,
   liveAssetIds,
   objectIdsByAnyId,

@@ -40,6 +40,7 @@ import * as m0063 from './0063_org_usage_deltas.ts';
 import * as m0064 from './0064_revisions_polled_not_notified.ts';
 import * as m0068 from './0068_fanout_queue_leases.ts';
 import * as m0069 from './0069_bulk_write_cost.ts';
+import * as m0070 from './0070_index_by_row_version.ts';
 
 /** Every migration, in order. Names sort lexically; never rename or edit one that has landed. */
 export const migrations: Record<string, Migration> = {
@@ -84,4 +85,5 @@ export const migrations: Record<string, Migration> = {
   '0064_revisions_polled_not_notified': m0064,
   '0068_fanout_queue_leases': m0068,
   '0069_bulk_write_cost': m0069,
+  '0070_index_by_row_version': m0070,
 };

@@ -22,6 +22,8 @@ export interface SearchDocumentInput {
   currentVersion: boolean;
   createdEpoch: number;
   updatedEpoch: number;
+  /** The version of the asset row it was built from (assetRowVersion; decision 0039); 0 when not known. */
+  assetVersion?: number;
   /** Searchable text: metadata values (keywordSearchField `metadata`) and extracted content. */
   metadataText: string;
   contentText: string;
@@ -50,6 +52,8 @@ export async function upsertDocuments(
   engine: Engine,
   docs: readonly SearchDocumentInput[],
   now: number,
+  /** The documents' existing numbers (by asset id; absent: none yet), read by the caller in this transaction. */
+  known?: ReadonlyMap<string, number>,
 ): Promise<void> {
   if (docs.length === 0) return;
   // SQLite: the FTS5 rows of every batch, written last. FTS5 keeps new terms in memory and writes
@@ -57,15 +61,17 @@ export async function upsertDocuments(
   // one segment per call instead of one per batch, and no segment write charged to the side tables.
   const ftsRows: unknown[] = [];
   for (const batch of chunk(docs, 200)) {
-    const existing = await db
-      .selectFrom('search_docs')
-      .select(['doc_no', 'asset_id'])
-      .where(
-        'asset_id',
-        'in',
-        batch.map((d) => d.assetId),
-      )
-      .execute();
+    const existing = known
+      ? batch.flatMap((d) => (known.has(d.assetId) ? [{ asset_id: d.assetId, doc_no: known.get(d.assetId)! }] : []))
+      : await db
+          .selectFrom('search_docs')
+          .select(['doc_no', 'asset_id'])
+          .where(
+            'asset_id',
+            'in',
+            batch.map((d) => d.assetId),
+          )
+          .execute();
     const docNo = new Map(existing.map((r) => [r.asset_id, Number(r.doc_no)]));
     if (existing.length > 0) await clearSideRows(db, engine, [...docNo.values()]);
     const prepared = batch.map((doc) => {
@@ -90,6 +96,7 @@ export async function upsertDocuments(
         updated_epoch: doc.updatedEpoch,
         record: toJson(doc.record),
         indexed_at: now,
+        asset_version: doc.assetVersion ?? 0,
         // A plain parameter: PostgreSQL types it from the column and parses it as `::tsvector` would.
         ...(engine === 'postgres' ? { tsv: tsvectorLiteral(tokens) } : {}),
       };

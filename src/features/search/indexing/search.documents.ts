@@ -1,7 +1,7 @@
 import type { DbOrTrx } from '../../../core/db/connect.ts';
 import { fromJson } from '../../../core/db/json.ts';
 import type { Deps } from '../../../deps.ts';
-import { presentLegacy, securityOf, type AssetWithOrg } from '../../assets/index.ts';
+import { presentLegacy, securityOf, type AssetToIndex } from '../../assets/index.ts';
 import type { SearchDocumentInput } from './search-index.repo.ts';
 import { loadTemplate, NO_RESTRICTED, type CompiledTemplate } from '../../metadata/index.ts';
 
@@ -49,7 +49,7 @@ function fileTypeOf(filename: string, contentType: string | null): string {
 export async function buildDocuments(
   deps: Deps,
   db: DbOrTrx,
-  assets: readonly AssetWithOrg[],
+  assets: readonly AssetToIndex[],
 ): Promise<SearchDocumentInput[]> {
   if (assets.length === 0) return [];
   const orgId = assets[0]!.org_id;
@@ -105,6 +105,7 @@ export async function buildDocuments(
       currentVersion: asset.is_current === 1,
       createdEpoch: Number(asset.created_at),
       updatedEpoch: Number(asset.updated_at),
+      assetVersion: Number(asset.row_version),
       metadataText: text.join(' '),
       contentText: content,
       facets,

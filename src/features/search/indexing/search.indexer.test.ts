@@ -84,6 +84,24 @@ forEachEngine('search indexer across processes', (ctx) => {
     assert.equal(Number(docs.n), 12, 'one document per asset');
   });
 
+  it('notices a write made in the millisecond its asset was indexed, and does not rebuild an unchanged document again', async () => {
+    const c = ctx();
+    const org = await createTestOrg(c);
+    const id = (await createAsset(c, org, { filename: 'ocelot.jpg' })).objectId;
+    await syncSearchIndex(c.deps);
+    // The test clock is stopped: every write and pass below happens in one millisecond.
+    assert.equal(await syncSearchIndex(c.deps), 0, 'an indexed asset that did not change is not rebuilt');
+    // A second write in that millisecond, outside any request (as a job's): same updated_at as the document.
+    await c.deps.db
+      .updateTable('assets')
+      .set({ filename: 'narwhal.jpg', updated_at: c.clock.now() })
+      .where('id', '=', id)
+      .execute();
+    assert.equal(await syncSearchIndex(c.deps), 1, 'the write is noticed by the row version');
+    assert.equal(await totalFor(c, org, 'narwhal'), 1);
+    assert.equal(await syncSearchIndex(c.deps), 0, 'and indexed once');
+  });
+
   it('skips an asset another process is indexing instead of waiting on its locks, then waits for it before returning', async (t) => {
     if (ctx().engine !== 'postgres') return t.skip('SQLite has one writer at a time: no second indexer to overlap');
     const c = ctx();

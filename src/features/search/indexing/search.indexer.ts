@@ -2,15 +2,16 @@ import { sql } from 'kysely';
 import { isUniqueViolation, type DbOrTrx } from '../../../core/db/connect.ts';
 import { eventDataSince } from '../../../core/events/index.ts';
 import type { Deps } from '../../../deps.ts';
-import { assetsForIndexing, existingAssetIds, type AssetWithOrg } from '../../assets/index.ts';
+import { assetsForIndexing, existingAssetIds, type AssetToIndex } from '../../assets/index.ts';
 import { buildDocuments } from './search.documents.ts';
 import { removeDocuments, upsertDocuments } from './search-index.repo.ts';
 
 /**
- * Keeps the index in step with the assets. A change is noticed by the asset's `updated_at`
- * (every asset write sets it): each pass looks at assets changed since the last pass (minus a
- * margin for transactions that committed late) whose index document differs, rebuilds those
- * documents, and drops documents of purged assets. A request that wrote assets runs it before its
+ * Keeps the index in step with the assets. Each pass looks at assets changed since the last pass
+ * by their `updated_at` (every asset write sets it; minus a margin for transactions that committed
+ * late) whose document was built from another version of the asset row (its `asset_version` against
+ * the row's version, which every update moves: decision 0039), rebuilds those documents, and drops
+ * documents of purged assets. A request that wrote assets runs it before its
  * answer, searches when this process's own writes or the time ask for it (search.freshness.ts),
  * collection writes first, and the background loop every 250 ms, so a change is searchable well
  * within a second of its commit without any coupling from assets to search.
@@ -76,27 +77,16 @@ async function writeWatermark(deps: Deps, value: number): Promise<void> {
   }
 }
 
-// The last clause: a document built in the same millisecond as the asset's last write may predate a
-// second write of that millisecond (same updated_at); it is rebuilt once the clock has moved on. Writes
-// are indexed as soon as they are answered (decision 0027), so a job's write can follow within it.
-const STALE = sql<boolean>`(d.doc_no is null or d.updated_epoch <> a.updated_at or d.current_version <> a.is_current
-           or d.deleted <> (case when a.deleted_at is null then 0 else 1 end) or a.updated_at >= d.indexed_at)`;
-
-/** Assets changed since `since` whose document is missing or out of date, in id order. */
+/**
+ * Assets changed since `since` whose document is missing or was built from another version of the
+ * row, in id order. By the row version, not by time: a second write in the millisecond of a
+ * document's build has the same `updated_at`, but not the same version (decision 0039).
+ */
 async function changedAssetIds(deps: Deps, since: number): Promise<string[]> {
   const { rows } = await sql<{ id: string }>`
     select a.id from assets a left join search_docs d on d.asset_id = a.id
-    where a.updated_at >= ${since} and ${STALE}
+    where a.updated_at >= ${since} and (d.doc_no is null or d.asset_version <> a.row_version)
     limit 50000`.execute(deps.db);
-  return rows.map((r) => r.id).sort();
-}
-
-/** Of `ids`, those whose document is (still) missing or out of date, as `db` sees them now. */
-async function staleAmong(db: DbOrTrx, ids: readonly string[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await sql<{ id: string }>`
-    select a.id from assets a left join search_docs d on d.asset_id = a.id
-    where a.id in (${sql.join([...ids])}) and ${STALE}`.execute(db);
   return rows.map((r) => r.id).sort();
 }
 
@@ -104,16 +94,31 @@ async function staleAmong(db: DbOrTrx, ids: readonly string[]): Promise<string[]
 export const INDEX_LOCK = 0x7e55_1d0c;
 
 /**
- * Rebuilds the documents of `ids` (all of one organization) inside `trx`, reading the assets in
- * the same transaction, so the document written is never older than the asset committed.
+ * Rebuilds, inside `trx`, the documents of those of `ids` whose document is (still) missing or built
+ * from another version of the asset row: the assets are read in the same transaction, so the
+ * document written is never older than the asset committed, and the same read is the re-check
+ * (another process may have just indexed them).
  */
 async function rebuild(deps: Deps, trx: DbOrTrx, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
   const assets = await assetsForIndexing(trx, ids);
-  const byOrg = new Map<string, AssetWithOrg[]>();
-  for (const a of assets) byOrg.set(a.org_id, [...(byOrg.get(a.org_id) ?? []), a]);
+  const docs = await trx
+    .selectFrom('search_docs')
+    .select(['asset_id', 'doc_no', 'asset_version'])
+    .where('asset_id', 'in', [...ids])
+    .execute();
+  const known = new Map(docs.map((d) => [d.asset_id, { docNo: Number(d.doc_no), version: Number(d.asset_version) }]));
+  const byOrg = new Map<string, AssetToIndex[]>();
+  for (const a of assets) {
+    if (known.get(a.id)?.version === Number(a.row_version)) continue;
+    const group = byOrg.get(a.org_id);
+    if (group) group.push(a);
+    else byOrg.set(a.org_id, [a]);
+  }
+  const docNos = new Map([...known].map(([id, d]) => [id, d.docNo]));
   for (const group of byOrg.values()) {
-    const docs = await buildDocuments(deps, trx, group);
-    await upsertDocuments(trx, deps.engine, docs, deps.clock.now());
+    const built = await buildDocuments(deps, trx, group);
+    await upsertDocuments(trx, deps.engine, built, deps.clock.now(), docNos);
   }
 }
 
@@ -151,8 +156,11 @@ async function reindexClaimed(deps: Deps, ids: readonly string[]): Promise<void>
       const { rows } = await sql<{ id: string; claimed: boolean }>`
         select id, pg_try_advisory_xact_lock(${INDEX_LOCK}, hashtext(id)) as claimed
         from unnest(${[...batch]}::text[]) as id order by id`.execute(trx);
-      const claimed = rows.filter((r) => r.claimed).map((r) => r.id);
-      await rebuild(deps, trx, await staleAmong(trx, claimed));
+      await rebuild(
+        deps,
+        trx,
+        rows.filter((r) => r.claimed).map((r) => r.id),
+      );
       return rows.filter((r) => !r.claimed).map((r) => r.id);
     });
     if (skipped.length === 0) continue;
@@ -161,7 +169,7 @@ async function reindexClaimed(deps: Deps, ids: readonly string[]): Promise<void>
       await sql`
         select pg_advisory_xact_lock(${INDEX_LOCK}, k)
         from (select distinct hashtext(id) as k from unnest(${skipped}::text[]) as id order by k) s`.execute(trx);
-      await rebuild(deps, trx, await staleAmong(trx, skipped));
+      await rebuild(deps, trx, skipped);
     });
   }
 }
@@ -170,7 +178,7 @@ async function reindex(deps: Deps, ids: readonly string[]): Promise<void> {
   if (deps.engine === 'postgres') return reindexClaimed(deps, ids);
   for (let i = 0; i < ids.length; i += BATCH) {
     const assets = await assetsForIndexing(deps.db, ids.slice(i, i + BATCH));
-    const byOrg = new Map<string, AssetWithOrg[]>();
+    const byOrg = new Map<string, AssetToIndex[]>();
     for (const a of assets) byOrg.set(a.org_id, [...(byOrg.get(a.org_id) ?? []), a]);
     for (const group of byOrg.values()) {
       const docs = await buildDocuments(deps, deps.db, group);
