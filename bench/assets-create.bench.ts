@@ -150,6 +150,23 @@ async function bulkOverHttp(
   return { rate: (requests * batch) / seconds, cpuUs: ((cpuSeconds(pid) - cpu0) * 1e6) / (requests * batch), bytes };
 }
 
+/** On CPU so far of the database's backends (PostgreSQL: /proc/<pid>/schedstat of each; SQLite: none), in µs. */
+async function backendsCpuUs(deps: Deps): Promise<number> {
+  if (deps.engine !== 'postgres') return 0;
+  const { rows } = await sql<{
+    pid: number;
+  }>`select pid from pg_stat_activity where datname = current_database()`.execute(deps.db);
+  let total = 0;
+  for (const { pid } of rows) {
+    try {
+      total += Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1000;
+    } catch {
+      // Exited, or another machine's server: not counted.
+    }
+  }
+  return total;
+}
+
 async function countIndexed(deps: Deps, orgId: string): Promise<{ assets: number; indexed: number }> {
   const a = await sql<{ n: number }>`select count(*) as n from assets where org_id = ${orgId}`.execute(deps.db);
   const d = await sql<{ n: number }>`select count(*) as n from search_docs where org_id = ${orgId}`.execute(deps.db);
@@ -212,6 +229,9 @@ async function overHttp(pgUrl: string | undefined) {
     await new Promise((r) => setTimeout(r, 2000));
     const rows: { label: string; rate: number; cpuUs: number; load: string }[] = [];
     const floor: typeof rows = [];
+    // The whole engine phase per asset, the indexer's catching up after the rows included: the
+    // server's CPU and (PostgreSQL) its database backends' (connections that close meanwhile are lost).
+    const whole0 = { server: cpuSeconds(server.child.pid!), backends: await backendsCpuUs(reader) };
     for (const [batch, inFlight, payloads] of [
       [MAX_BATCH, 1, big],
       [MAX_BATCH, 2, big],
@@ -233,6 +253,11 @@ async function overHttp(pgUrl: string | undefined) {
       counts = await countIndexed(reader, org.id);
     }
     const catchUpMs = performance.now() - tIndex;
+    const created = 3 * N;
+    const whole = {
+      serverUs: ((cpuSeconds(server.child.pid!) - whole0.server) * 1e6) / created,
+      backendsUs: ((await backendsCpuUs(reader)) - whole0.backends) / created,
+    };
     await server.stop();
     // The floor on the same database, from the same client with the same bodies, after the engine.
     const admin = await reader.db
@@ -259,7 +284,7 @@ async function overHttp(pgUrl: string | undefined) {
     } finally {
       await floorServer.stop();
     }
-    return { rows, floor, catchUpMs, counts };
+    return { rows, floor, catchUpMs, counts, whole };
   } finally {
     await reader.close();
     await server.stop();
@@ -417,6 +442,9 @@ for (const engine of ENGINES) {
     );
     console.log(
       `Search freshness: after the last HTTP row, the server's indexer made all ${http.counts.assets} assets searchable in ${fmt(http.catchUpMs, 0)} ms (${http.counts.indexed} indexed).`,
+    );
+    console.log(
+      `CPU per asset of the three HTTP rows and the indexing after them: server ${fmt(http.whole.serverUs, 0)} µs${engine === 'postgres' ? `, PostgreSQL backends ${fmt(http.whole.backendsUs, 0)} µs` : ''}.`,
     );
   } finally {
     await pg?.drop();
