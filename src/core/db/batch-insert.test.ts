@@ -1,5 +1,6 @@
 // The once-compiled multi-row insert of the delivery hot path, on both engines.
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { it } from 'node:test';
 import { forEachEngine, json } from '../../../test/helpers/context.ts';
 import { createTestOrg } from '../../../test/helpers/factories.ts';
@@ -104,5 +105,59 @@ forEachEngine('webhook batch insert', (ctx) => {
     );
     const { error_class: _left, ...short } = row(31);
     await assert.rejects(insertAttempts(ctx().deps.db, [short as WebhookAttemptsTable]), /exactly the columns/);
+  });
+  it('SQLite: batches of any size run as power-of-two chunks, so few statement texts are ever prepared', async (t) => {
+    if (ctx().engine !== 'sqlite') return t.skip('SQLite only');
+    const org = await createTestOrg(ctx());
+    const res = await ctx().inject({
+      method: 'POST',
+      url: '/webhooks/endpoint',
+      headers: org.admin.headers,
+      payload: [{ description: 'Chunks', url: 'http://127.0.0.1:9/hook', eventTypes: ['*'] }],
+    });
+    const endpointId = json(res).id as string;
+    const row = (i: number): WebhookAttemptsTable => ({
+      id: newId(),
+      org_id: org.orgId,
+      endpoint_id: endpointId,
+      message_id: `c-${i}`,
+      attempt: i,
+      at: 1_764_000_000_000 + i,
+      ok: 1,
+      status_code: 200,
+      latency_ms: i,
+      response_body: null,
+      error_class: null,
+    });
+    // Every statement text run, seen at better-sqlite3's statements.
+    const Sqlite = createRequire(import.meta.url)('better-sqlite3');
+    const proto = Object.getPrototypeOf(new Sqlite(':memory:').prepare('select 1'));
+    const texts = new Set<string>();
+    const inner = proto.run;
+    proto.run = function (this: { source: string }, ...args: unknown[]) {
+      if (this.source.startsWith('insert into "webhook_attempts"')) texts.add(this.source);
+      return inner.apply(this, args);
+    };
+    let next = 0;
+    try {
+      for (let size = 1; size <= 40; size++) {
+        const batch = Array.from({ length: size }, () => row(next++));
+        await insertAttempts(ctx().deps.db, batch);
+      }
+    } finally {
+      proto.run = inner;
+    }
+    // 1, 2, 4, 8, 16, 32 rows; one text per batch size would be forty.
+    assert.equal(texts.size, 6);
+    const stored = await ctx()
+      .deps.db.selectFrom('webhook_attempts')
+      .select('attempt')
+      .where('endpoint_id', '=', endpointId)
+      .orderBy('attempt')
+      .execute();
+    assert.deepEqual(
+      stored.map((r) => r.attempt),
+      Array.from({ length: next }, (_, i) => i),
+    );
   });
 });

@@ -4,7 +4,7 @@ import type { Database } from './schema.ts';
 
 /**
  * A multi-row insert of a fixed column list for hot paths (webhook messages and attempts), whose SQL
- * is compiled once per engine and row count. (`insert-rows.ts` is the general one: any columns,
+ * is compiled once per engine and chunk size (SQLite: powers of two). (`insert-rows.ts` is the general one: any columns,
  * chunked by the parameter budget, a query-builder tree per call.) Kysely builds and
  * compiles an operation tree for every value of a batch (a few µs per row, and every delivery
  * inserts two rows: its message and its attempt); here a batch only flattens its values. With
@@ -39,22 +39,33 @@ export function batchInsert<T extends keyof Database & string>(
     }
     let byCount = texts.get(adapter);
     if (!byCount) texts.set(adapter, (byCount = new Map()));
-    let text = byCount.get(rows.length);
-    if (text === undefined) {
-      // Kysely writes the shape (the engine's quoting and placeholders); only the values change.
-      text =
-        db
-          .insertInto(table)
-          .values(rows.map(() => blank) as never)
-          .compile().sql + suffix;
-      byCount.set(rows.length, text);
+    // In chunks of powers of two, largest first (78 rows: 64, 8, 4, 2): at most nine texts per table,
+    // so SQLite's statement cache keeps them all. One text per batch size had most group commits
+    // (their sizes vary) parse and plan a statement of hundreds of placeholders anew.
+    for (let start = 0; start < rows.length; ) {
+      const size = Math.min(MAX_CHUNK, 2 ** Math.floor(Math.log2(rows.length - start)));
+      let text = byCount.get(size);
+      if (text === undefined) {
+        // Kysely writes the shape (the engine's quoting and placeholders); only the values change.
+        text =
+          db
+            .insertInto(table)
+            .values(Array.from({ length: size }, () => blank) as never)
+            .compile().sql + suffix;
+        byCount.set(size, text);
+      }
+      const parameters: unknown[] = new Array(size * columns.length);
+      let i = 0;
+      for (let r = start; r < start + size; r++)
+        for (const column of columns) parameters[i++] = (rows[r] as Record<string, unknown>)[column];
+      await db.executeQuery(CompiledQuery.raw(text, parameters));
+      start += size;
     }
-    const parameters: unknown[] = new Array(rows.length * columns.length);
-    let i = 0;
-    for (const row of rows) for (const column of columns) parameters[i++] = (row as Record<string, unknown>)[column];
-    await db.executeQuery(CompiledQuery.raw(text, parameters));
   };
 }
+
+/** SQLite: the largest chunk (a power of two; 256 rows of 20 columns stay far below its 32,766 parameters). */
+const MAX_CHUNK = 256;
 
 const jsonTextCache = new Map<string, string>();
 
