@@ -9,8 +9,7 @@
 // sharing the port). The target pair has each server's workers pinned one per core by the server's
 // own setting (nginx `worker_cpu_affinity auto`, the edge's EDGE_CPU_AFFINITY=auto; decision 0034:
 // unpinned, the kernel at times kept both edge workers on one core with the other idle); the same
-// pair unpinned is measured beside it, and so is an edge with only each worker's event-loop thread
-// pinned (EDGE_CPU_AFFINITY=main: its garbage-collector and compiler threads left to the kernel).
+// pair unpinned is measured beside it.
 // A bare node:net server (bench/cdn-floor-server.ts: 2 pinned workers, one prebuilt answer per request)
 // is Node's floor for a hit on this machine, measured in the same rounds. CDN_BENCH_PINNED_ONLY=1 runs
 // only the pinned servers' rounds (half the time); CDN_BENCH_ROUNDS (5) and CDN_BENCH_SECONDS (4) set the rest.
@@ -124,7 +123,7 @@ await deps.close();
 
 async function startEdge(
   workers: number,
-  affinity: 'off' | 'auto' | 'main' = 'off',
+  affinity: 'off' | 'auto' = 'off',
 ): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['src/main.ts', 'edge'], {
@@ -384,7 +383,6 @@ try {
   const NGINX = 'nginx proxy_cache (2 workers)';
   const VARNISH = 'Varnish malloc (threads)';
   const EDGE_PINNED = 'Tessera edge (2 workers, pinned)';
-  const EDGE_MAIN = 'Tessera edge (2 workers, event loop pinned)';
   const NODE_FLOOR = 'bare node:net, prebuilt answer (2 workers, pinned)';
   const EDGE = 'Tessera edge (2 workers)';
   const EDGE_ONE = 'Tessera edge (1 process)';
@@ -392,9 +390,6 @@ try {
   if (typeof nginxPinned !== 'string') targets.push([NGINX_PINNED, nginxPinned.url, nginxPinned.pid]);
   const edgePinned = await startEdge(2, 'auto');
   targets.push([EDGE_PINNED, `${edgePinned.url}/bench`, edgePinned.pid]);
-  // EDGE_CPU_AFFINITY=main: only each worker's event-loop thread pinned, its GC/compiler threads free.
-  const edgeMain = await startEdge(2, 'main');
-  targets.push([EDGE_MAIN, `${edgeMain.url}/bench`, edgeMain.pid]);
   // Node's floor for a hit: no parsing, routing or lookup, one prebuilt answer per request.
   const nodeFloor = await startNodeFloor();
   targets.push([NODE_FLOOR, nodeFloor.url, nodeFloor.pid]);
@@ -408,7 +403,6 @@ try {
   if (!pinnedOnly) targets.push([EDGE_ONE, `${edge1.url}/bench`, edge1.pid]);
   const pairs: [string, string][] = [
     [EDGE_PINNED, NGINX_PINNED],
-    [EDGE_MAIN, NGINX_PINNED],
     [NODE_FLOOR, NGINX_PINNED],
     [EDGE_PINNED, NODE_FLOOR],
     [EDGE, NGINX],
@@ -539,7 +533,6 @@ try {
     const nginxLines: [string, string, string, boolean][] = [];
     for (const object of ['20k.bin', '200k.bin']) {
       nginxLines.push([object, EDGE_PINNED, NGINX_PINNED, true]);
-      nginxLines.push([object, EDGE_MAIN, NGINX_PINNED, true]);
       nginxLines.push([object, NODE_FLOOR, NGINX_PINNED, false]);
       nginxLines.push([object, EDGE_PINNED, NODE_FLOOR, false]);
       nginxLines.push([object, EDGE, NGINX, false]);

@@ -164,12 +164,8 @@ export interface EdgeConfig {
   readonly trustedProxies: readonly string[];
   /** Worker processes (each is an edge with its own cache, sharing the port). */
   readonly workers: number;
-  /**
-   * EDGE_CPU_AFFINITY: `auto` pins worker i (every thread) to CPU i mod the CPU count (nginx's
-   * `worker_cpu_affinity auto`); `main` pins only its event-loop thread there, leaving V8's and libuv's
-   * helper threads (garbage collection, compilation) to the kernel; `off` leaves placement to the kernel.
-   */
-  readonly cpuAffinity: 'off' | 'auto' | 'main';
+  /** EDGE_CPU_AFFINITY: `auto` pins worker i to CPU i mod the CPU count (nginx's `worker_cpu_affinity auto`); `off` leaves placement to the kernel. */
+  readonly cpuAffinity: 'off' | 'auto';
   /** An .mmdb country database (default: the bundled CC0 geo-whois-asn-country). */
   readonly geoipDb: string | undefined;
   /** Timeouts of the edge's own HTTP/1.1 server (keep-alive = idle there). */
@@ -594,7 +590,7 @@ function parseEdge(env: Env, dataDir: string): EdgeConfig {
     heartbeatMs: integer(env, 'EDGE_HEARTBEAT_MS', 1000, 50, 60_000),
     trustedProxies: proxies,
     workers,
-    cpuAffinity: oneOf(env, 'EDGE_CPU_AFFINITY', ['off', 'auto', 'main'] as const, 'off'),
+    cpuAffinity: oneOf(env, 'EDGE_CPU_AFFINITY', ['off', 'auto'] as const, 'off'),
     geoipDb: optional(env, 'EDGE_GEOIP_DB'),
     http: parseEdgeHttpTimeouts(env),
   };

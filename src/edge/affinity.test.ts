@@ -76,29 +76,6 @@ forEachEngine('EDGE_CPU_AFFINITY with EDGE_WORKERS=2', (ctx) => {
     assert.deepEqual(pinned.sort(), [cpuForWorker(allowed, 0)!, cpuForWorker(allowed, 1)!].sort());
   });
 
-  it("main pins only each worker's event-loop thread to its own CPU; its helper threads stay free", {
-    skip: linuxWithTaskset === true ? false : linuxWithTaskset,
-  }, async () => {
-    const edge = await spawnEdge(ctx(), 'main-pinned', { EDGE_WORKERS: '2', EDGE_CPU_AFFINITY: 'main' }, 2);
-    started.push(edge);
-    const allowed = allowedCpus(edge.child.pid!);
-    const workers = childrenOf(edge.child.pid!);
-    assert.equal(workers.length, 2);
-    const pinned = workers.map((pid) => {
-      const main = allowedCpus(pid);
-      assert.equal(main.length, 1, `worker ${pid}'s event-loop thread runs on one CPU, not ${main}`);
-      const helpers = readdirSync(`/proc/${pid}/task`).filter((tid) => Number(tid) !== pid);
-      assert.ok(helpers.length > 0, `worker ${pid} has helper threads`);
-      // V8's platform threads exist before the pin and keep every CPU the edge may use.
-      assert.ok(
-        helpers.some((tid) => allowedCpus(Number(tid)).length === allowed.length),
-        `some helper thread of worker ${pid} left on every allowed CPU`,
-      );
-      return main[0]!;
-    });
-    assert.deepEqual(pinned.sort(), [cpuForWorker(allowed, 0)!, cpuForWorker(allowed, 1)!].sort());
-  });
-
   it('off (the default) leaves the workers on every CPU the edge may use', {
     skip: linuxWithTaskset === true ? false : linuxWithTaskset,
   }, async () => {

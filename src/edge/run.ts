@@ -6,8 +6,8 @@ import { Edge } from './edge.ts';
 
 /**
  * `tessera edge`: one edge process, or with EDGE_WORKERS=n a primary that keeps n edge workers
- * (each with its own cache and control port) sharing EDGE_PORT; with EDGE_CPU_AFFINITY=auto (or main) each
- * worker pins itself (or its event-loop thread) to one CPU before it listens.
+ * (each with its own cache and control port) sharing EDGE_PORT; with EDGE_CPU_AFFINITY=auto each
+ * worker pins itself to one CPU before it listens.
  */
 export async function runEdge(deps: Deps): Promise<void> {
   const workers = deps.config.edge.workers;
@@ -39,13 +39,11 @@ export async function runEdge(deps: Deps): Promise<void> {
     process.once('SIGTERM', stop);
     return;
   }
-  const affinity = deps.config.edge.cpuAffinity;
-  if (affinity !== 'off' && cluster.isWorker) {
+  if (deps.config.edge.cpuAffinity === 'auto' && cluster.isWorker) {
     const index = Number(process.env.EDGE_WORKER_INDEX ?? 0);
-    const threads = affinity === 'main' ? 'main' : 'all';
-    const pinned = pinThisWorker(index, threads);
-    if ('cpu' in pinned) deps.log.info({ worker: index, cpu: pinned.cpu, threads }, 'edge worker pinned to a CPU');
-    else deps.log.warn({ worker: index, reason: pinned.error }, `EDGE_CPU_AFFINITY=${affinity}: worker left unpinned`);
+    const pinned = pinThisWorker(index);
+    if ('cpu' in pinned) deps.log.info({ worker: index, cpu: pinned.cpu }, 'edge worker pinned to a CPU');
+    else deps.log.warn({ worker: index, reason: pinned.error }, 'EDGE_CPU_AFFINITY=auto: worker left unpinned');
   }
   const edge = new Edge({
     config: deps.config.edge,
