@@ -1,6 +1,7 @@
 import type { Deps } from './deps.ts';
 import { createApiKeyRuntime, type ApiKeyRuntime } from './features/api-keys/index.ts';
 import { createAssetRuntime, type AssetRuntime } from './features/assets/index.ts';
+import { insertSealer } from './features/audit/index.ts';
 import { createAuthRuntime, type AuthRuntime } from './features/auth/index.ts';
 import { createIdentityRuntime, type IdentityRuntime } from './features/identity/index.ts';
 import { createQuotaRuntime, type QuotaRuntime } from './features/quotas/index.ts';
@@ -44,7 +45,7 @@ export function createRuntime(deps: Deps): ClosableRuntime {
     auth: createAuthRuntime(deps),
     apiKeys: createApiKeyRuntime(deps),
     identity: createIdentityRuntime(deps),
-    assets: createAssetRuntime(deps),
+    assets: createAssetRuntime(deps, () => insertSealer(deps.db, deps.engine, deps.keys)),
     search: createSearchRuntime(deps),
     webhooks: createWebhookRuntime(),
     quotas: createQuotaRuntime(),

@@ -1,4 +1,5 @@
 import type { Deps } from '../../deps.ts';
+import type { AuditSeal } from '../../core/audit.ts';
 import type { RevisionCache } from '../../core/db/revision-cache.ts';
 import { createAssetViewCache, type AssetView } from './views/asset-views.ts';
 import { createSimilarIndex, type SimilarIndex } from './similar/similar-index.ts';
@@ -9,8 +10,13 @@ export interface AssetRuntime {
   readonly views: RevisionCache<AssetView>;
   /** Perceptual hashes per organization for near-duplicate search (POST /v1/search/similar). */
   readonly similar: SimilarIndex;
+  /**
+   * Seals audit rows as they are inserted (bulk creation, decision 0039): the audit feature's
+   * `insertSealer`, handed over by src/runtime.ts so that assets does not import audit (which reads assets).
+   */
+  readonly auditSealer: () => Promise<AuditSeal>;
 }
 
-export function createAssetRuntime(deps: Deps): AssetRuntime {
-  return { views: createAssetViewCache(deps), similar: createSimilarIndex() };
+export function createAssetRuntime(deps: Deps, auditSealer: () => Promise<AuditSeal>): AssetRuntime {
+  return { views: createAssetViewCache(deps), similar: createSimilarIndex(), auditSealer };
 }

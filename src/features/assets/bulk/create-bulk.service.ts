@@ -1,4 +1,3 @@
-import { insertSealer } from '../../audit/index.ts';
 import { reserveHoldings } from '../../quotas/index.ts';
 import type { Deps } from '../../../deps.ts';
 import { requireAction } from '../../../core/authz/permissions.ts';
@@ -141,7 +140,7 @@ export async function createAssetsBulk(
   }
   // The audit rows (one per asset, from the events) are sealed as they are inserted, not by a
   // second write of each after commit (decision 0039): they go in last, under the chain head's lock.
-  const sealAudit = await insertSealer(deps.db, deps.engine, deps.keys);
+  const sealAudit = await deps.runtime.assets.auditSealer();
   await deps.db.transaction().execute(async (trx) => {
     // All or nothing against the asset quota too (features/quotas).
     await reserveHoldings(trx, deps.config, principal.orgId, now, { assets: prepared.length });
